@@ -1,0 +1,86 @@
+// Command benchci runs LLM serving benchmarks declared in Jsonnet suites,
+// checks their SLOs and writes versioned results.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is set at build time with -ldflags "-X main.Version=...".
+var Version = "dev"
+
+// Exit codes, documented in the CLI contract.
+const (
+	exitOK      = 0
+	exitFailed  = 1 // a regression or an SLO failure
+	exitUsage   = 2 // usage, configuration or run error
+	exitSignals = 2
+)
+
+// exitError carries an exit code with an error.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// errSLO is returned when every step worked but an assertion failed.
+var errSLO = errors.New("SLO assertions failed")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // a second Ctrl-C ends the process at once
+	}()
+	os.Exit(run(ctx, os.Stdout, os.Stderr, os.Args[1:]))
+}
+
+// run executes the command line and returns the exit code.
+func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
+	root := rootCmd(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "benchci:", err)
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, errSLO):
+		return exitFailed
+	}
+	return exitUsage
+}
+
+func rootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "benchci",
+		Short: "Benchmark-as-code for LLM inference serving",
+		Long: `benchci runs the benchmark suites a repository declares in Jsonnet against an
+OpenAI-compatible streaming endpoint (or its embedded simulator), measures
+TTFT, TPOT, ITL and E2E latency percentiles with throughput, checks SLOs and
+writes results/<suite>.json.
+
+Exit codes: 0 pass, 1 regression or SLO failure, 2 usage/config/run error.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(runCmd(), validateCmd(), simCmd(), reportCmd())
+	return root
+}

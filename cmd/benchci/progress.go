@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/benchci/benchci/framework/loadgen"
+	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/runner"
+)
+
+// progress shows a live bar on a terminal, and a line every few seconds
+// elsewhere (CI logs), where carriage returns would only add noise.
+type progress struct {
+	w     io.Writer
+	suite string
+	tty   bool
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+func newProgress(w io.Writer, suite string) *progress {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	return &progress{w: w, suite: suite, tty: tty}
+}
+
+func (p *progress) PointStarted(pt runner.PointInfo, prog *loadgen.Progress) {
+	p.stop, p.done = make(chan struct{}), make(chan struct{})
+	name := fmt.Sprintf("%s %s (%d/%d)", p.suite, pt.Label, pt.Index+1, pt.Total)
+	status := func() string {
+		return fmt.Sprintf("%s: %d sent, %d done, %d failed, %d in flight",
+			name, prog.Sent.Load(), prog.Done.Load(), prog.Failed.Load(), prog.InFlight.Load())
+	}
+	start := time.Now()
+	go func() {
+		defer close(p.done)
+		if !p.tty {
+			t := time.NewTicker(10 * time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-t.C:
+					fmt.Fprintf(p.w, "  %s [%s]\n", status(), time.Since(start).Round(time.Second))
+				case <-p.stop:
+					return
+				}
+			}
+		}
+		// The bar tracks the planned time in tenths of a second; the drain
+		// after it shows as a full bar with live counts.
+		bar := progressbar.NewOptions64(max(int64(pt.Planned/(100*time.Millisecond)), 1),
+			progressbar.OptionSetWriter(p.w),
+			progressbar.OptionSetWidth(24),
+			progressbar.OptionSetElapsedTime(false),
+			progressbar.OptionSetPredictTime(false),
+			progressbar.OptionShowCount(),
+			progressbar.OptionClearOnFinish(),
+		)
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				bar.Describe(status())
+				bar.Set64(min(int64(time.Since(start)/(100*time.Millisecond)), bar.GetMax64()))
+			case <-p.stop:
+				bar.Finish()
+				return
+			}
+		}
+	}()
+}
+
+func (p *progress) PointFinished(pt runner.PointInfo, r *result.Point) {
+	close(p.stop)
+	<-p.done
+	ttft := r.Latency[metrics.TTFT]
+	fmt.Fprintf(p.w, "  %s %s (%d/%d): %d requests, %d failed, %.2f req/s, %.0f tok/s, TTFT p50 %.1fms p99 %.1fms\n",
+		p.suite, pt.Label, pt.Index+1, pt.Total, r.Requests.Sent, r.Requests.Failed,
+		r.Throughput.Requests, r.Throughput.OutputTokens, ttft.P50, ttft.P99)
+}

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/benchci/benchci/framework/report"
+	"github.com/benchci/benchci/framework/result"
+)
+
+func reportCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "report RESULT...",
+		Short: "Print the table of results files",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, path := range args {
+				f, err := result.Read(path)
+				if err != nil {
+					return err
+				}
+				if err := report.Table(cmd.OutOrStdout(), f); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}

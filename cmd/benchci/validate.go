@@ -1,0 +1,43 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchci/benchci/framework/suite"
+)
+
+func validateCmd() *cobra.Command {
+	var sf suiteFlags
+	cmd := &cobra.Command{
+		Use:   "validate SUITE...",
+		Short: "Evaluate and check suites without running them, listing every problem",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := sf.options()
+			if err != nil {
+				return err
+			}
+			bad := 0
+			for _, path := range args {
+				l, err := suite.LoadFile(path, opts)
+				if err != nil {
+					fmt.Fprintln(cmd.ErrOrStderr(), err)
+					bad++
+					continue
+				}
+				s := l.Suite
+				points := len(s.Sweep.Rates) + len(s.Sweep.Concurrencies)
+				fmt.Fprintf(cmd.OutOrStdout(), "ok  %s  (suite %s: %d %s point(s) x %d trial(s), %d SLO(s))\n",
+					path, s.Name, points, s.Sweep.Kind, s.Trials, len(s.SLOs))
+			}
+			if bad > 0 {
+				return &exitError{exitUsage, fmt.Errorf("%d of %d suite(s) invalid", bad, len(args))}
+			}
+			return nil
+		},
+	}
+	sf.register(cmd)
+	return cmd
+}

@@ -1,0 +1,355 @@
+// Package client is an OpenAI-compatible streaming client that measures
+// each request: time to first token, the time of every content chunk, the
+// end of the stream, token counts, and how it failed if it did.
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options configure a Client.
+type Options struct {
+	// BaseURL is the server's root, e.g. http://127.0.0.1:8000.
+	BaseURL string
+	// API is "chat" or "completions".
+	API string
+	// Model is sent as "model".
+	Model string
+	// APIKey, when set, is sent as a bearer token.
+	APIKey string
+	// IgnoreEOS asks for exactly max_tokens (ignore_eos and min_tokens, as
+	// vLLM and SGLang accept), so output lengths hold.
+	IgnoreEOS bool
+	// Extra is merged into every body.
+	Extra map[string]any
+	// Timeout bounds a request from send to the end of its stream.
+	Timeout time.Duration
+	// MaxConns bounds connections to the server (0: no bound).
+	MaxConns int
+	// MaxLine bounds one SSE line (default 8 MiB); MaxStream one response
+	// body (default 256 MiB).
+	MaxLine   int
+	MaxStream int64
+	// Counter counts tokens in streamed text when the server gives no usage
+	// (default: Words).
+	Counter Counter
+}
+
+// Counter counts tokens in text.
+type Counter interface {
+	Count(text string) int
+}
+
+// CounterFunc adapts a function to Counter.
+type CounterFunc func(string) int
+
+// Count calls f.
+func (f CounterFunc) Count(s string) int { return f(s) }
+
+// Words counts whitespace-separated words: a rough tokenizer, exact for the
+// simulator, which emits one word per token.
+var Words Counter = CounterFunc(func(s string) int {
+	n, in := 0, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		space := c == ' ' || c == '\n' || c == '\t' || c == '\r'
+		if !space && !in {
+			n++
+		}
+		in = !space
+	}
+	return n
+})
+
+// Client sends requests and measures their streams. It is safe for
+// concurrent use.
+type Client struct {
+	opts Options
+	url  string
+	http *http.Client
+	bufs sync.Pool // *bufio.Reader
+}
+
+// New returns a client.
+func New(opts Options) (*Client, error) {
+	if opts.API != "chat" && opts.API != "completions" {
+		return nil, fmt.Errorf("client: unknown API %q", opts.API)
+	}
+	if opts.MaxLine == 0 {
+		opts.MaxLine = 8 << 20
+	}
+	if opts.MaxStream == 0 {
+		opts.MaxStream = 256 << 20
+	}
+	if opts.Counter == nil {
+		opts.Counter = Words
+	}
+	path := "/v1/chat/completions"
+	if opts.API == "completions" {
+		path = "/v1/completions"
+	}
+	tr := &http.Transport{
+		Proxy:               nil, // a benchmark measures the path it was given
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        0,
+		MaxIdleConnsPerHost: 4096,
+		MaxConnsPerHost:     opts.MaxConns,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true, // gzip would buffer the stream and skew chunk times
+		// Long prompts go out in few writes; the read side is buffered by
+		// the EventReader.
+		WriteBufferSize: 32 << 10,
+		ReadBufferSize:  4 << 10,
+	}
+	c := &Client{
+		opts: opts,
+		url:  strings.TrimRight(opts.BaseURL, "/") + path,
+		http: &http.Client{Transport: tr},
+	}
+	c.bufs.New = func() any { return bufio.NewReaderSize(nil, 16<<10) }
+	return c, nil
+}
+
+// CloseIdle closes idle connections.
+func (c *Client) CloseIdle() { c.http.CloseIdleConnections() }
+
+// Body builds the JSON body of a streaming request for prompt and maxTokens.
+// Bodies are built before a run starts, off the timed path.
+func (c *Client) Body(prompt string, maxTokens int) ([]byte, error) {
+	m := make(map[string]any, 8+len(c.opts.Extra))
+	for k, v := range c.opts.Extra {
+		m[k] = v
+	}
+	m["model"] = c.opts.Model
+	if c.opts.API == "chat" {
+		m["messages"] = []map[string]string{{"role": "user", "content": prompt}}
+	} else {
+		m["prompt"] = prompt
+	}
+	m["max_tokens"] = maxTokens
+	m["stream"] = true
+	m["stream_options"] = map[string]bool{"include_usage": true}
+	if c.opts.IgnoreEOS {
+		m["ignore_eos"] = true
+		m["min_tokens"] = maxTokens
+	}
+	return json.Marshal(m)
+}
+
+// chunk is the part of a streamed chunk we read. Pointers tell absent from
+// empty; error is raw because servers send it as a string or an object.
+type chunk struct {
+	Choices []struct {
+		Text  *string `json:"text"`
+		Delta *struct {
+			Content          *string `json:"content"`
+			ReasoningContent *string `json:"reasoning_content"`
+			Reasoning        *string `json:"reasoning"`
+		} `json:"delta"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// Do sends one request with body and measures its stream into res, which it
+// resets first. Failures are recorded in res, never returned: a failed
+// request is a measurement too.
+func (c *Client) Do(ctx context.Context, body []byte, id string, res *Result) {
+	res.Reset()
+	res.ID = id
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		res.Sent = time.Now()
+		res.fail(ErrConnect, err.Error())
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if id != "" {
+		req.Header.Set("X-Request-Id", id)
+	}
+	if c.opts.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
+	}
+
+	res.Sent = time.Now()
+	resp, err := c.http.Do(req)
+	if err != nil {
+		res.End = time.Since(res.Sent)
+		res.fail(classify(ctx, err, ErrConnect), err.Error())
+		return
+	}
+	defer resp.Body.Close()
+	res.Status = resp.StatusCode
+	if resp.StatusCode/100 != 2 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		res.End = time.Since(res.Sent)
+		res.fail(ErrHTTP, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, msg))
+		return
+	}
+	c.stream(ctx, resp.Body, res)
+}
+
+func (c *Client) stream(ctx context.Context, body io.Reader, res *Result) {
+	br := c.bufs.Get().(*bufio.Reader)
+	lim := &io.LimitedReader{R: body, N: c.opts.MaxStream + 1}
+	br.Reset(lim)
+	defer func() {
+		br.Reset(nil)
+		c.bufs.Put(br)
+	}()
+	events := NewEventReader(br, c.opts.MaxLine)
+
+	var (
+		done         bool
+		usageTokens  = -1 // completion_tokens from the latest usage seen
+		lastUsage    = 0  // for per-chunk deltas of continuous usage
+		countedTotal = 0
+	)
+	for {
+		data, err := events.Next()
+		now := time.Since(res.Sent)
+		if done {
+			// After [DONE] only the end of the body is awaited, so that the
+			// connection can be reused; what a server sends later, or how it
+			// ends, no longer changes the measurement.
+			if err != nil {
+				break
+			}
+			continue
+		}
+		if err != nil {
+			res.End = now
+			switch {
+			case lim.N <= 0:
+				res.fail(ErrStreamLimit, fmt.Sprintf("response exceeded %d bytes", c.opts.MaxStream))
+				return
+			case errors.Is(err, ErrLineTooLong):
+				res.fail(ErrMalformed, err.Error())
+				return
+			case err == io.EOF:
+			default:
+				res.fail(classify(ctx, err, ErrStreamCut), err.Error())
+				return
+			}
+			break
+		}
+		if bytes.Equal(data, doneMarker) {
+			done = true
+			res.End = now
+			continue
+		}
+		var ch chunk
+		if err := json.Unmarshal(data, &ch); err != nil {
+			res.End = now
+			res.fail(ErrMalformed, "bad chunk: "+truncate(string(data), 200))
+			return
+		}
+		if len(ch.Error) > 0 && string(ch.Error) != "null" {
+			res.End = now
+			res.fail(ErrServer, truncate(string(ch.Error), 300))
+			return
+		}
+		var answer, reasoning string
+		for _, choice := range ch.Choices {
+			if choice.Text != nil {
+				answer += *choice.Text
+			}
+			if d := choice.Delta; d != nil {
+				if d.Content != nil {
+					answer += *d.Content
+				}
+				if d.ReasoningContent != nil {
+					reasoning += *d.ReasoningContent
+				} else if d.Reasoning != nil {
+					reasoning += *d.Reasoning
+				}
+			}
+		}
+		if u := ch.Usage; u != nil {
+			// Some servers put usage on every chunk, zeros included; keep
+			// the latest non-zero figure.
+			if u.PromptTokens > 0 {
+				res.PromptTokens = u.PromptTokens
+			}
+			if u.CompletionTokens > 0 || usageTokens < 0 {
+				usageTokens = u.CompletionTokens
+			}
+		}
+		if answer == "" && reasoning == "" {
+			continue // role-only deltas, usage-only chunks, keep-alive JSON
+		}
+		if res.FirstToken == 0 {
+			res.FirstToken = now
+		}
+		if answer != "" && res.FirstAnswer == 0 {
+			res.FirstAnswer = now
+		}
+		n := c.opts.Counter.Count(answer) + c.opts.Counter.Count(reasoning)
+		if ch.Usage != nil && usageTokens > lastUsage {
+			n = usageTokens - lastUsage // continuous usage: exact tokens in this chunk
+			lastUsage = usageTokens
+		}
+		n = max(n, 1) // a chunk with output carries at least one token
+		if reasoning != "" {
+			res.ReasoningTokens += c.opts.Counter.Count(reasoning)
+		}
+		countedTotal += n
+		res.ChunkAt = append(res.ChunkAt, now)
+		res.ChunkTokens = append(res.ChunkTokens, int32(n))
+	}
+	switch {
+	case usageTokens > 0:
+		res.OutputTokens, res.TokenSource = usageTokens, TokensFromUsage
+	default:
+		res.OutputTokens, res.TokenSource = countedTotal, TokensFromCounter
+	}
+	switch {
+	case !done:
+		res.fail(ErrStreamCut, "stream ended without [DONE]")
+	case len(res.ChunkAt) == 0:
+		res.fail(ErrEmpty, "stream carried no content")
+	}
+}
+
+var doneMarker = []byte("[DONE]")
+
+func (r *Result) fail(kind ErrorKind, detail string) {
+	r.Err = kind
+	r.Detail = truncate(detail, 300)
+}
+
+// classify tells a timeout or a cancellation from the fallback kind.
+func classify(ctx context.Context, err error, fallback ErrorKind) ErrorKind {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
+		return ErrTimeout
+	case errors.Is(ctx.Err(), context.Canceled), errors.Is(err, context.Canceled):
+		return ErrCanceled
+	}
+	return fallback
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…(" + strconv.Itoa(len(s)-n) + " more bytes)"
+}

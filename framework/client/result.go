@@ -1,0 +1,71 @@
+package client
+
+import "time"
+
+// ErrorKind classifies a failed request. Every kind is counted on its own and
+// stays in the denominator of error rates.
+type ErrorKind string
+
+// Error kinds.
+const (
+	ErrNone        ErrorKind = ""
+	ErrConnect     ErrorKind = "connect"      // dial or write failed before a response
+	ErrTimeout     ErrorKind = "timeout"      // the per-request timeout ran out
+	ErrHTTP        ErrorKind = "http"         // non-2xx status; see Result.Status
+	ErrStreamCut   ErrorKind = "stream_cut"   // the stream ended before [DONE]
+	ErrMalformed   ErrorKind = "malformed"    // a chunk that is not the JSON we expect, or a line over the limit
+	ErrServer      ErrorKind = "server_error" // an error object inside the stream
+	ErrEmpty       ErrorKind = "empty"        // the stream finished without content
+	ErrStreamLimit ErrorKind = "stream_limit" // the stream exceeded the byte limit
+	ErrCanceled    ErrorKind = "canceled"     // the run was stopped (Ctrl-C, deadline)
+)
+
+// TokenSource says where an output token count came from.
+type TokenSource string
+
+// Token sources.
+const (
+	TokensFromUsage   TokenSource = "usage"   // the server's usage.completion_tokens
+	TokensFromCounter TokenSource = "counted" // the client's tokenizer over the streamed text
+)
+
+// Result is what one request measured. Times are offsets from Sent, taken
+// from the monotonic clock, so wall-clock steps cannot distort them.
+type Result struct {
+	// ID is the X-Request-Id the client sent.
+	ID string
+	// Sent is when the request was handed to the HTTP client.
+	Sent time.Time
+	// FirstToken is the offset of the first chunk carrying output of any kind
+	// (answer or reasoning); 0 if none came.
+	FirstToken time.Duration
+	// FirstAnswer is the offset of the first chunk carrying answer content,
+	// which trails FirstToken on reasoning models.
+	FirstAnswer time.Duration
+	// End is the offset of the last byte of the stream.
+	End time.Duration
+	// ChunkAt holds the offset of every chunk that carried output, and
+	// ChunkTokens how many tokens each carried (by usage deltas where the
+	// server streams them, else by the client's count).
+	ChunkAt     []time.Duration
+	ChunkTokens []int32
+
+	PromptTokens int
+	OutputTokens int
+	TokenSource  TokenSource
+	// ReasoningTokens counts output tokens that arrived as reasoning content.
+	ReasoningTokens int
+
+	Status int
+	Err    ErrorKind
+	// Detail is a short, truncated description of the error.
+	Detail string
+}
+
+// Reset clears r for reuse, keeping its slices' memory.
+func (r *Result) Reset() {
+	*r = Result{ChunkAt: r.ChunkAt[:0], ChunkTokens: r.ChunkTokens[:0]}
+}
+
+// OK reports whether the request succeeded.
+func (r *Result) OK() bool { return r.Err == ErrNone }

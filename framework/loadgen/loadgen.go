@@ -1,0 +1,369 @@
+// Package loadgen drives requests at a server: open loop at a request rate
+// from a precomputed timeline, or closed loop at a fixed concurrency. It
+// measures how far actual sends trail the schedule, so a client that cannot
+// keep up is detected instead of being reported as a slow server.
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/benchci/benchci/framework/client"
+	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/workload"
+)
+
+// Doer sends one request and measures it into res (client.Client).
+type Doer interface {
+	Do(ctx context.Context, body []byte, id string, res *client.Result)
+}
+
+// Item is one request ready to send.
+type Item struct {
+	Body                  []byte
+	WantInput, WantOutput int
+}
+
+// Source yields the requests to send, in order. It is called from one
+// goroutine, ahead of the schedule.
+type Source func() (Item, error)
+
+// Config describes one load point.
+type Config struct {
+	// Mode is "rate" (open loop) or "concurrency" (closed loop).
+	Mode string
+	// Rate in requests/s and Arrival ("poisson", "constant") for open loop.
+	Rate    float64
+	Arrival string
+	// Concurrency is the number of closed-loop workers.
+	Concurrency int
+	// MaxConcurrency caps open-loop requests in flight (0: none).
+	MaxConcurrency int
+	// Warmup runs first and is excluded from latencies; Duration is the
+	// measured window; Requests bounds measured requests (0: none).
+	Warmup, Duration time.Duration
+	Requests         int
+	// Seed and Point seed the arrival process.
+	Seed  int64
+	Point int
+	// Progress, when set, is updated as the point runs.
+	Progress *Progress
+}
+
+// Progress is read by progress displays while a point runs.
+type Progress struct {
+	Scheduled atomic.Int64 // requests in the plan (open loop; 0 when unknown)
+	Sent      atomic.Int64
+	Done      atomic.Int64
+	Failed    atomic.Int64
+	InFlight  atomic.Int64
+}
+
+// Outcome is one point's result.
+type Outcome struct {
+	metrics.Point
+	Schedule metrics.Schedule `json:"schedule"`
+	// Incomplete is set when the run was stopped before the point ended.
+	Incomplete bool `json:"incomplete,omitempty"`
+}
+
+// Thresholds for flagging a saturated client.
+const (
+	// MinSendRatio is the least fraction of the scheduled rate that must be sent.
+	MinSendRatio = 0.99
+	// MaxLagP99 is the most the 99th percentile send lag may be.
+	MaxLagP99 = 10 * time.Millisecond
+)
+
+// Run runs one point and returns its outcome. A canceled ctx stops it
+// early; the outcome then holds what was measured, marked incomplete.
+func Run(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, error) {
+	if cfg.Progress == nil {
+		cfg.Progress = &Progress{}
+	}
+	switch cfg.Mode {
+	case "rate":
+		return runOpen(ctx, d, cfg, src)
+	case "concurrency":
+		return runClosed(ctx, d, cfg, src)
+	}
+	return nil, fmt.Errorf("loadgen: unknown mode %q", cfg.Mode)
+}
+
+// ahead builds requests on its own goroutine ahead of the dispatcher, so the
+// dispatcher's loop is only "wait, then send".
+func ahead(ctx context.Context, src Source, n int) (<-chan Item, <-chan error) {
+	items := make(chan Item, 256)
+	errc := make(chan error, 1)
+	go func() {
+		defer close(items)
+		for i := 0; n < 0 || i < n; i++ {
+			it, err := src()
+			if err != nil {
+				errc <- err
+				return
+			}
+			select {
+			case items <- it:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return items, errc
+}
+
+// collector records finished requests on one goroutine.
+type collector struct {
+	rec     *metrics.Recorder
+	results chan metrics.Sample
+	pool    sync.Pool
+	done    chan struct{}
+	prog    *Progress
+	ids     atomic.Int64
+}
+
+func newCollector(rec *metrics.Recorder, prog *Progress) *collector {
+	c := &collector{rec: rec, results: make(chan metrics.Sample, 4096), done: make(chan struct{}), prog: prog}
+	c.pool.New = func() any { return new(client.Result) }
+	go func() {
+		defer close(c.done)
+		for s := range c.results {
+			c.rec.Add(s)
+			c.pool.Put(s.Result)
+		}
+	}()
+	return c
+}
+
+// send runs one request and hands its sample to the collector.
+func (c *collector) send(ctx context.Context, d Doer, it Item, scheduled time.Time, warmup bool) {
+	res := c.pool.Get().(*client.Result)
+	c.prog.Sent.Add(1)
+	c.prog.InFlight.Add(1)
+	d.Do(ctx, it.Body, "benchci-"+strconv.FormatInt(c.ids.Add(1), 10), res)
+	c.prog.InFlight.Add(-1)
+	c.prog.Done.Add(1)
+	if !res.OK() && res.Err != client.ErrCanceled {
+		c.prog.Failed.Add(1)
+	}
+	c.results <- metrics.Sample{Result: res, Scheduled: scheduled, Warmup: warmup, WantInput: it.WantInput, WantOutput: it.WantOutput}
+}
+
+func (c *collector) finish() (metrics.Point, error) {
+	close(c.results)
+	<-c.done
+	return c.rec.Point()
+}
+
+func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, error) {
+	end := time.Duration(0)
+	if cfg.Duration > 0 {
+		end = cfg.Warmup + cfg.Duration
+	}
+	// With only a request bound, draw enough of the timeline for warm-up
+	// plus the measured requests.
+	limit := 0
+	if cfg.Requests > 0 {
+		limit = cfg.Requests + int(cfg.Rate*cfg.Warmup.Seconds()+0.5)
+		if end == 0 {
+			end = time.Duration(1<<62 - 1)
+		}
+	}
+	timeline, err := workload.Timeline(cfg.Arrival, cfg.Rate, end, limit, workload.ArrivalSource(cfg.Seed, cfg.Point))
+	if err != nil {
+		return nil, err
+	}
+	cfg.Progress.Scheduled.Store(int64(len(timeline)))
+	// The window is fixed when the timeline spans the whole duration;
+	// when the request bound cut it short it stays open to the last completion.
+	fixed := cfg.Duration > 0 && (limit == 0 || len(timeline) < limit)
+
+	runCtx, cancelItems := context.WithCancel(ctx)
+	defer cancelItems()
+	items, errc := ahead(runCtx, src, len(timeline))
+	var sem chan struct{}
+	if cfg.MaxConcurrency > 0 {
+		sem = make(chan struct{}, cfg.MaxConcurrency)
+	}
+
+	// Let the source fill its buffer before the clock starts.
+	warm := min(len(timeline), 64)
+	buffered := make([]Item, 0, warm)
+	for range warm {
+		it, ok := <-items
+		if !ok {
+			break
+		}
+		buffered = append(buffered, it)
+	}
+	select {
+	case err := <-errc:
+		return nil, fmt.Errorf("build requests: %w", err)
+	default:
+	}
+
+	t0 := time.Now()
+	winStart := t0.Add(cfg.Warmup)
+	winEnd := time.Time{}
+	if fixed {
+		winEnd = winStart.Add(cfg.Duration)
+	}
+	col := newCollector(metrics.NewRecorder(winStart, winEnd), cfg.Progress)
+	var wg sync.WaitGroup
+	var capWaits, sentIn, schedIn int
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	spin := cfg.Rate <= spinBelowRate
+	stopped := false
+dispatch:
+	for i, off := range timeline {
+		at := t0.Add(off)
+		if !waitUntil(ctx, timer, at, spin) {
+			stopped = true
+			break dispatch
+		}
+		var it Item
+		if i < len(buffered) {
+			it = buffered[i]
+		} else {
+			var ok bool
+			select {
+			case it, ok = <-items:
+			case <-ctx.Done():
+			}
+			if !ok {
+				stopped = true
+				break dispatch
+			}
+		}
+		if sem != nil {
+			select {
+			case sem <- struct{}{}:
+			default:
+				capWaits++
+				select {
+				case sem <- struct{}{}:
+				case <-ctx.Done():
+					stopped = true
+					break dispatch
+				}
+			}
+		}
+		warmup := off < cfg.Warmup
+		if !warmup && (winEnd.IsZero() || at.Before(winEnd)) {
+			schedIn++
+			if now := time.Now(); winEnd.IsZero() || now.Before(winEnd) {
+				sentIn++
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			col.send(ctx, d, it, at, warmup)
+			if sem != nil {
+				<-sem
+			}
+		}()
+	}
+	cancelItems()
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return nil, fmt.Errorf("build requests: %w", err)
+	default:
+	}
+	p, err := col.finish()
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Point: p, Incomplete: stopped || ctx.Err() != nil}
+	out.Schedule = metrics.Schedule{TargetRate: cfg.Rate, CapWaits: capWaits}
+	if secs := p.Window.Seconds; secs > 0 {
+		out.Schedule.ScheduledRate = float64(schedIn) / secs
+		out.Schedule.SendRate = float64(sentIn) / secs
+	}
+	judge(&out.Schedule, p.Latency[metrics.Lag].P99, cfg.MaxConcurrency)
+	return out, nil
+}
+
+// judge flags a client that fell behind its own schedule.
+func judge(s *metrics.Schedule, lagP99ms float64, maxConc int) {
+	lagLimit := float64(MaxLagP99) / float64(time.Millisecond)
+	switch {
+	case s.ScheduledRate > 0 && s.SendRate < MinSendRatio*s.ScheduledRate:
+		s.ClientSaturated = true
+		s.Reason = fmt.Sprintf("sent %.1f req/s of %.1f scheduled (below %.0f%%)", s.SendRate, s.ScheduledRate, MinSendRatio*100)
+	case lagP99ms > lagLimit:
+		s.ClientSaturated = true
+		s.Reason = fmt.Sprintf("P99 send lag %.1f ms exceeds %.0f ms", lagP99ms, lagLimit)
+	}
+	if s.ClientSaturated && maxConc > 0 && s.CapWaits > 0 {
+		s.Reason += fmt.Sprintf("; max_concurrency %d delayed %d sends, so the server may be the bottleneck", maxConc, s.CapWaits)
+	}
+}
+
+func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, error) {
+	runCtx, cancelItems := context.WithCancel(ctx)
+	defer cancelItems()
+	items, errc := ahead(runCtx, src, -1)
+
+	t0 := time.Now()
+	winStart := t0.Add(cfg.Warmup)
+	winEnd := time.Time{}
+	if cfg.Duration > 0 && cfg.Requests == 0 {
+		winEnd = winStart.Add(cfg.Duration)
+	}
+	stopAt := time.Time{}
+	if cfg.Duration > 0 {
+		stopAt = winStart.Add(cfg.Duration)
+	}
+	col := newCollector(metrics.NewRecorder(winStart, winEnd), cfg.Progress)
+	var measured atomic.Int64
+	var sentIn atomic.Int64
+	var wg sync.WaitGroup
+	for range cfg.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				now := time.Now()
+				if !stopAt.IsZero() && !now.Before(stopAt) {
+					return
+				}
+				warmup := now.Before(winStart)
+				if !warmup && cfg.Requests > 0 && measured.Add(1) > int64(cfg.Requests) {
+					return
+				}
+				it, ok := <-items
+				if !ok {
+					return
+				}
+				if !warmup {
+					sentIn.Add(1)
+				}
+				col.send(ctx, d, it, time.Now(), warmup)
+			}
+		}()
+	}
+	wg.Wait()
+	cancelItems()
+	select {
+	case err := <-errc:
+		return nil, fmt.Errorf("build requests: %w", err)
+	default:
+	}
+	p, err := col.finish()
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Point: p, Incomplete: ctx.Err() != nil}
+	if secs := p.Window.Seconds; secs > 0 {
+		out.Schedule.SendRate = float64(sentIn.Load()) / secs
+	}
+	return out, nil
+}

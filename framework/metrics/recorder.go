@@ -1,0 +1,313 @@
+package metrics
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/benchci/benchci/framework/client"
+)
+
+// Latency histogram names.
+const (
+	TTFT       = "ttft"        // send -> first chunk with output (answer or reasoning)
+	TTFTAnswer = "ttft_answer" // send -> first chunk with answer content
+	TPOT       = "tpot"        // (e2e - ttft) / (output tokens - 1), per request
+	ITL        = "itl"         // gap between consecutive output chunks
+	E2E        = "e2e"         // send -> last byte of the stream
+	TTFTSched  = "ttft_sched"  // intended send -> first output chunk
+	E2ESched   = "e2e_sched"   // intended send -> last byte
+	Lag        = "sched_lag"   // intended send -> actual send
+)
+
+// Token histogram names.
+const (
+	PromptTokens = "prompt_tokens"
+	OutputTokens = "output_tokens"
+)
+
+// LatencyNames lists the latency histograms in report order.
+var LatencyNames = []string{TTFT, TTFTAnswer, TPOT, ITL, E2E, TTFTSched, E2ESched, Lag}
+
+// Histogram ranges: latencies in microseconds from 1 µs to 1 h, token counts
+// up to 10M, both to 3 significant digits (0.1% relative error).
+const (
+	maxLatencyMicros = int64(time.Hour / time.Microsecond)
+	maxTokens        = 10_000_000
+	sigFigs          = 3
+)
+
+// Sample is one request as the load generator saw it.
+type Sample struct {
+	*client.Result
+	// Scheduled is when the request was meant to be sent.
+	Scheduled time.Time
+	// Warmup marks requests scheduled before the measured window; they
+	// count towards throughput inside the window but not towards latencies.
+	Warmup bool
+	// WantInput and WantOutput are the requested token counts.
+	WantInput, WantOutput int
+}
+
+// Recorder accumulates one point's samples. It is not safe for concurrent
+// use: the load generator feeds it from one goroutine.
+type Recorder struct {
+	start, end time.Time // measured window; end zero: open until the last completion
+	lastEnd    time.Time
+
+	hists map[string]*hdrhistogram.Histogram
+
+	sent, ok, warmup int
+	canceled         int
+	errs             map[string]int
+	lastErr          map[string]string
+	completedIn      int     // successful requests that ended inside the window
+	outputIn         float64 // output tokens streamed inside the window
+	promptIn         int     // prompt tokens of requests whose first token came inside the window
+	sources          map[client.TokenSource]int
+	outputMismatch   int // successful requests whose output differs from the request
+	promptMismatch   int // ... whose server prompt count differs by more than 5%
+	chunks, tokens   int
+	reasoning        int
+	outOfRange       int
+}
+
+// NewRecorder records a point whose measured window starts at start and
+// ends at end (zero: at the last completion).
+func NewRecorder(start, end time.Time) *Recorder {
+	r := &Recorder{
+		start: start, end: end,
+		hists:   map[string]*hdrhistogram.Histogram{},
+		errs:    map[string]int{},
+		lastErr: map[string]string{},
+		sources: map[client.TokenSource]int{},
+	}
+	for _, n := range LatencyNames {
+		r.hists[n] = hdrhistogram.New(1, maxLatencyMicros, sigFigs)
+	}
+	r.hists[PromptTokens] = hdrhistogram.New(1, maxTokens, sigFigs)
+	r.hists[OutputTokens] = hdrhistogram.New(1, maxTokens, sigFigs)
+	return r
+}
+
+func (r *Recorder) inWindow(t time.Time) bool {
+	return !t.Before(r.start) && (r.end.IsZero() || t.Before(r.end))
+}
+
+func (r *Recorder) record(name string, v int64) {
+	if err := r.hists[name].RecordValue(v); err != nil {
+		r.outOfRange++
+	}
+}
+
+func micros(d time.Duration) int64 { return max(int64(d/time.Microsecond), 1) }
+
+// Add records one finished request.
+func (r *Recorder) Add(s Sample) {
+	res := s.Result
+	end := res.Sent.Add(res.End)
+	if end.After(r.lastEnd) {
+		r.lastEnd = end
+	}
+	// Throughput counts work done inside the window whoever asked for it,
+	// so warm-up requests still streaming there count, and requests still
+	// streaming after it (cool-down) count only up to its end.
+	total := 0
+	for _, n := range res.ChunkTokens {
+		total += int(n)
+	}
+	scale := 1.0
+	if res.OutputTokens > 0 && total > 0 {
+		scale = float64(res.OutputTokens) / float64(total) // trust usage over the per-chunk count
+	}
+	for i, at := range res.ChunkAt {
+		if r.inWindow(res.Sent.Add(at)) {
+			r.outputIn += float64(res.ChunkTokens[i]) * scale
+		}
+	}
+	if res.FirstToken > 0 && r.inWindow(res.Sent.Add(res.FirstToken)) {
+		r.promptIn += res.PromptTokens
+	}
+	if res.OK() && r.inWindow(end) {
+		r.completedIn++
+	}
+	if s.Warmup {
+		r.warmup++
+		return
+	}
+	if res.Err == client.ErrCanceled {
+		// Stopped by the run, not failed by the server: kept out of the
+		// error rate, and the point is marked incomplete by the caller.
+		r.canceled++
+		return
+	}
+
+	r.sent++
+	if !res.OK() {
+		kind := string(res.Err)
+		if res.Err == client.ErrHTTP {
+			kind = fmt.Sprintf("http_%d", res.Status)
+		}
+		r.errs[kind]++
+		r.lastErr[kind] = res.Detail
+		return
+	}
+	r.ok++
+	lag := res.Sent.Sub(s.Scheduled)
+	r.record(Lag, micros(lag))
+	r.record(TTFT, micros(res.FirstToken))
+	if res.FirstAnswer > 0 {
+		r.record(TTFTAnswer, micros(res.FirstAnswer))
+	}
+	r.record(E2E, micros(res.End))
+	r.record(TTFTSched, micros(res.FirstToken+lag))
+	r.record(E2ESched, micros(res.End+lag))
+	if res.OutputTokens > 1 {
+		r.record(TPOT, micros((res.End-res.FirstToken)/time.Duration(res.OutputTokens-1)))
+	}
+	for i := 1; i < len(res.ChunkAt); i++ {
+		r.record(ITL, micros(res.ChunkAt[i]-res.ChunkAt[i-1]))
+	}
+	if res.PromptTokens > 0 {
+		r.record(PromptTokens, int64(res.PromptTokens))
+		if d := res.PromptTokens - s.WantInput; d*20 > s.WantInput || -d*20 > s.WantInput {
+			r.promptMismatch++
+		}
+	}
+	r.record(OutputTokens, int64(max(res.OutputTokens, 1)))
+	if s.WantOutput > 0 && res.OutputTokens != s.WantOutput {
+		r.outputMismatch++
+	}
+	r.sources[res.TokenSource]++
+	r.chunks += len(res.ChunkAt)
+	r.tokens += res.OutputTokens
+	r.reasoning += res.ReasoningTokens
+}
+
+// Point is the summary of one load point.
+type Point struct {
+	Requests   Requests           `json:"requests"`
+	Window     Window             `json:"window"`
+	Throughput Throughput         `json:"throughput"`
+	Latency    map[string]Summary `json:"latency_ms"`
+	Tokens     Tokens             `json:"tokens"`
+	// Histograms holds every histogram, encoded, so points can be merged
+	// and compared again later without re-running.
+	Histograms map[string]string `json:"histograms"`
+}
+
+// Requests counts requests. Errors count every failure by kind; the error
+// rate's denominator is every measured request sent.
+type Requests struct {
+	Sent      int               `json:"sent"`
+	Completed int               `json:"completed"`
+	Failed    int               `json:"failed"`
+	ErrorRate float64           `json:"error_rate"`
+	Errors    map[string]int    `json:"errors,omitempty"`
+	LastError map[string]string `json:"last_error,omitempty"`
+	Warmup    int               `json:"warmup"`
+	// Canceled counts requests cut short by stopping the run.
+	Canceled int `json:"canceled,omitempty"`
+}
+
+// Window is the measured interval.
+type Window struct {
+	Start   time.Time `json:"start"`
+	Seconds float64   `json:"seconds"`
+}
+
+// Throughput is per second over the window.
+type Throughput struct {
+	Requests     float64 `json:"requests"`
+	OutputTokens float64 `json:"output_tokens"`
+	TotalTokens  float64 `json:"total_tokens"`
+}
+
+// Tokens describes token counts and where they came from.
+type Tokens struct {
+	Prompt Summary `json:"prompt"`
+	Output Summary `json:"output"`
+	// Source counts requests by where their output count came from.
+	Source map[string]int `json:"source"`
+	// OutputMismatch counts requests whose output length differs from the
+	// one requested; PromptMismatch those whose server-side prompt count
+	// differs from the requested input by more than 5% (chat templates add
+	// tokens).
+	OutputMismatch int `json:"output_mismatch"`
+	PromptMismatch int `json:"prompt_mismatch"`
+	// PerChunk is output tokens per content chunk: above 1 means chunks
+	// carry several tokens (speculative decoding, server-side batching).
+	PerChunk  float64 `json:"per_chunk"`
+	Reasoning int     `json:"reasoning"`
+	// OutOfRange counts values the histograms could not hold.
+	OutOfRange int `json:"out_of_range,omitempty"`
+}
+
+// Point summarizes what was recorded.
+func (r *Recorder) Point() (Point, error) {
+	end := r.end
+	if end.IsZero() {
+		end = r.lastEnd
+	}
+	secs := end.Sub(r.start).Seconds()
+	p := Point{
+		Requests: Requests{Sent: r.sent, Completed: r.ok, Failed: r.sent - r.ok, Errors: r.errs, LastError: r.lastErr, Warmup: r.warmup, Canceled: r.canceled},
+		Window:   Window{Start: r.start, Seconds: secs},
+		Latency:  map[string]Summary{},
+		Tokens: Tokens{
+			Prompt: Summarize(r.hists[PromptTokens], 1), Output: Summarize(r.hists[OutputTokens], 1),
+			Source: map[string]int{}, OutputMismatch: r.outputMismatch, PromptMismatch: r.promptMismatch,
+			Reasoning: r.reasoning, OutOfRange: r.outOfRange,
+		},
+		Histograms: map[string]string{},
+	}
+	if r.sent > 0 {
+		p.Requests.ErrorRate = float64(r.sent-r.ok) / float64(r.sent)
+	}
+	if secs > 0 {
+		p.Throughput = Throughput{
+			Requests:     float64(r.completedIn) / secs,
+			OutputTokens: r.outputIn / secs,
+			TotalTokens:  (r.outputIn + float64(r.promptIn)) / secs,
+		}
+	}
+	if r.chunks > 0 {
+		p.Tokens.PerChunk = float64(r.tokens) / float64(r.chunks)
+	}
+	for src, n := range r.sources {
+		p.Tokens.Source[string(src)] = n
+	}
+	for _, n := range LatencyNames {
+		p.Latency[n] = Summarize(r.hists[n], 1000)
+	}
+	names := make([]string, 0, len(r.hists))
+	for n := range r.hists {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		enc, err := EncodeHistogram(r.hists[n])
+		if err != nil {
+			return p, fmt.Errorf("%s: %w", n, err)
+		}
+		p.Histograms[n] = enc
+	}
+	return p, nil
+}
+
+// Schedule reports how well the client kept to the plan.
+type Schedule struct {
+	// TargetRate is the configured rate; ScheduledRate the rate of the
+	// drawn timeline inside the window; SendRate the rate actually sent.
+	TargetRate    float64 `json:"target_rate,omitempty"`
+	ScheduledRate float64 `json:"scheduled_rate,omitempty"`
+	SendRate      float64 `json:"send_rate"`
+	// CapWaits counts sends delayed by MaxConcurrency.
+	CapWaits int `json:"cap_waits,omitempty"`
+	// ClientSaturated is set when the client, not the server, limited the
+	// load; Reason says why.
+	ClientSaturated bool   `json:"client_saturated"`
+	Reason          string `json:"reason,omitempty"`
+}

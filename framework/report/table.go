@@ -1,0 +1,114 @@
+// Package report renders results for people: a terminal table here;
+// markdown and JSON views build on the same figures.
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/benchci/benchci/framework/cost"
+	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/result"
+)
+
+// Table writes one row per point: load, requests, errors, throughput, and
+// TTFT/TPOT/ITL/E2E at P50 and P99, so throughput is never shown without
+// the latency it cost.
+func Table(w io.Writer, f *result.File) error {
+	fmt.Fprintf(w, "suite %s  target %s (%s, model %s)\n", f.Suite.Name, f.Target.Kind, f.Target.URL, f.Target.Model)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "point\ttrial\treqs\terr%\treq/s\tout tok/s\tTTFT p50\tp99\tTPOT p50\tp99\tITL p50\tp99\tE2E p50\tp99\tlag p99\t$/1M out\t")
+	for _, p := range f.Points {
+		l := p.Latency
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.2f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			p.Label, p.Trial, p.Requests.Sent, 100*p.Requests.ErrorRate, p.Throughput.Requests, p.Throughput.OutputTokens,
+			ms(l[metrics.TTFT].P50), ms(l[metrics.TTFT].P99),
+			ms(l[metrics.TPOT].P50), ms(l[metrics.TPOT].P99),
+			ms(l[metrics.ITL].P50), ms(l[metrics.ITL].P99),
+			ms(l[metrics.E2E].P50), ms(l[metrics.E2E].P99),
+			ms(l[metrics.Lag].P99), usd(p.Cost), flags(p))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, p := range f.Points {
+		for _, n := range notes(p) {
+			fmt.Fprintf(w, "  %s: %s\n", p.Label, n)
+		}
+	}
+	if len(f.SLOs) > 0 {
+		fmt.Fprintln(w, "SLOs:")
+		for _, s := range f.SLOs {
+			verdict := "PASS"
+			if !s.Pass {
+				verdict = "FAIL"
+			}
+			line := fmt.Sprintf("  %s  %s", verdict, s.Name)
+			if s.Point != "" {
+				line += fmt.Sprintf("  [%s: %.4g %s]", s.Point, s.Measured, s.Unit)
+			}
+			if s.Note != "" {
+				line += "  (" + s.Note + ")"
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	if f.Incomplete {
+		fmt.Fprintf(w, "INCOMPLETE: %s\n", f.Error)
+	}
+	return nil
+}
+
+func ms(v float64) string {
+	switch {
+	case v == 0:
+		return "-"
+	case v < 10:
+		return fmt.Sprintf("%.2fms", v)
+	case v < 1000:
+		return fmt.Sprintf("%.1fms", v)
+	}
+	return fmt.Sprintf("%.2fs", v/1000)
+}
+
+func usd(c *cost.Point) string {
+	if c == nil || c.PerMOutput == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("$%.2f", c.PerMOutput)
+}
+
+// flags marks points whose figures need a second look.
+func flags(p result.Point) string {
+	var f []string
+	if p.Schedule.ClientSaturated {
+		f = append(f, "CLIENT-SATURATED")
+	}
+	if p.Incomplete {
+		f = append(f, "INCOMPLETE")
+	}
+	return strings.Join(f, " ")
+}
+
+// notes explain flags and errors under the table.
+func notes(p result.Point) []string {
+	var n []string
+	if p.Schedule.ClientSaturated {
+		n = append(n, "client could not keep the schedule: "+p.Schedule.Reason)
+	}
+	kinds := make([]string, 0, len(p.Requests.Errors))
+	for k := range p.Requests.Errors {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		n = append(n, fmt.Sprintf("%d × %s, last: %s", p.Requests.Errors[k], k, p.Requests.LastError[k]))
+	}
+	if p.Tokens.OutputMismatch > 0 {
+		n = append(n, fmt.Sprintf("%d requests returned a different output length than requested (does the server honour ignore_eos/min_tokens?)", p.Tokens.OutputMismatch))
+	}
+	return n
+}

@@ -1,0 +1,171 @@
+// Package result is the results file format: one JSON file per suite run,
+// versioned, holding the evaluated suite, the target, per-point summaries
+// and the encoded histograms behind them.
+package result
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/benchci/benchci/framework/cost"
+	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/target"
+)
+
+// Schema names this file format; readers refuse other versions.
+const Schema = "benchci.result/v1"
+
+// File is one suite run.
+type File struct {
+	Schema   string      `json:"schema"`
+	Tool     Tool        `json:"tool"`
+	Suite    Suite       `json:"suite"`
+	Target   target.Info `json:"target"`
+	Started  time.Time   `json:"started"`
+	Finished time.Time   `json:"finished"`
+	// Incomplete is set when the run was stopped or failed part-way; the
+	// points it holds are what was measured until then.
+	Incomplete bool    `json:"incomplete,omitempty"`
+	Error      string  `json:"error,omitempty"`
+	Points     []Point `json:"points"`
+	SLOs       []SLO   `json:"slos,omitempty"`
+}
+
+// Tool identifies the benchci build.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Suite identifies the suite; Definition is the evaluated suite as JSON.
+type Suite struct {
+	Name       string          `json:"name"`
+	Path       string          `json:"path"`
+	Hash       string          `json:"hash"`
+	Definition json.RawMessage `json:"definition"`
+}
+
+// Point is one load point of one trial.
+type Point struct {
+	// Label names the point, e.g. "rate=4" or "concurrency=16".
+	Label       string  `json:"label"`
+	Mode        string  `json:"mode"`
+	Rate        float64 `json:"rate,omitempty"`
+	Concurrency int     `json:"concurrency,omitempty"`
+	Trial       int     `json:"trial"`
+	metrics.Point
+	Schedule metrics.Schedule `json:"schedule"`
+	// Cost is set when the suite declares cost inputs.
+	Cost       *cost.Point `json:"cost,omitempty"`
+	Incomplete bool        `json:"incomplete,omitempty"`
+}
+
+// SLO is one assertion's verdict at one point.
+type SLO struct {
+	// Name reads like the assertion, e.g. "ttft p99 < 500ms @ rate=8".
+	Name     string  `json:"name"`
+	Point    string  `json:"point"`
+	Measured float64 `json:"measured"`
+	Limit    float64 `json:"limit"`
+	Unit     string  `json:"unit"`
+	Pass     bool    `json:"pass"`
+	// Note explains a verdict that is not a plain comparison, such as a
+	// point without samples.
+	Note string `json:"note,omitempty"`
+}
+
+// Write writes f to path atomically: to a temporary file in the same
+// directory, synced, then renamed, so a crash or a full disk never leaves a
+// half-written results file where a good one was.
+func Write(path string, f *File) error {
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	data = append(data, '\n')
+	return WriteFileAtomic(path, data)
+}
+
+// WriteFileAtomic writes data to path through a temporary file and rename.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	cleanup := func(err error) error {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return cleanup(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return cleanup(err)
+	}
+	if err := tmp.Close(); err != nil {
+		return cleanup(err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return cleanup(err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// Read reads and checks a results file.
+func Read(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read results: %w", err)
+	}
+	f, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("read results %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// Parse decodes and checks a results file's contents.
+func Parse(data []byte) (*File, error) {
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte{'\n'})
+			return nil, fmt.Errorf("not valid JSON at line %d (truncated or corrupt?): %w", line, err)
+		}
+		return nil, fmt.Errorf("not a results file: %w", err)
+	}
+	if head.Schema != Schema {
+		return nil, fmt.Errorf("schema %q, want %q", head.Schema, Schema)
+	}
+	var f File
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	for i, p := range f.Points {
+		for name, h := range p.Histograms {
+			if _, err := metrics.DecodeHistogram(h); err != nil {
+				return nil, fmt.Errorf("points[%d] (%s) histogram %s: %w", i, p.Label, name, err)
+			}
+		}
+	}
+	return &f, nil
+}

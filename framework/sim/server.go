@@ -1,0 +1,392 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// Trace is the server's own account of one request, for measuring what a
+// client adds on top of the engine's true timings.
+type Trace struct {
+	// ID is the request's X-Request-Id header, if any.
+	ID string
+	// Arrived is when the handler started; FirstToken when the first chunk
+	// with content was flushed; Done when the stream ended.
+	Arrived, FirstToken, Done time.Time
+	PromptTokens              int
+	OutputTokens              int
+	Chunks                    int
+}
+
+// Server is an OpenAI-compatible HTTP server over a simulated
+// continuous-batching engine. Start must be called before serving.
+type Server struct {
+	p      Profile
+	eng    *engine
+	nextID atomic.Uint64
+	model  []byte // JSON-quoted model name
+	// OnTrace, when set before serving, receives each finished request's trace.
+	OnTrace func(Trace)
+}
+
+// New returns a server for the profile.
+func New(p Profile) *Server {
+	if p.TokensPerStep < 1 {
+		p.TokensPerStep = 1
+	}
+	m, _ := json.Marshal(p.Model)
+	return &Server{p: p, eng: newEngine(p), model: m}
+}
+
+// Profile returns the server's profile.
+func (s *Server) Profile() Profile { return s.p }
+
+// Start runs the engine until ctx ends.
+func (s *Server) Start(ctx context.Context) { go s.eng.loop(ctx) }
+
+// Listen starts the engine and serves it on addr (e.g. "127.0.0.1:0") until
+// ctx ends. It returns the base URL.
+func (s *Server) Listen(ctx context.Context, addr string) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("sim: listen %s: %w", addr, err)
+	}
+	s.Start(ctx)
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	go srv.Serve(ln)
+	return "http://" + ln.Addr().String(), nil
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/v1/chat/completions":
+		s.completion(w, r, true)
+	case "/v1/completions":
+		s.completion(w, r, false)
+	case "/v1/models":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"object":"list","data":[{"id":%s,"object":"model","owned_by":"benchci-sim","max_model_len":%d}]}`, s.model, s.p.MaxModelLen)
+	case "/health":
+		w.WriteHeader(http.StatusOK)
+	case "/metrics":
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		fmt.Fprintf(w, "vllm:num_requests_running %d\nvllm:num_requests_waiting %d\n", s.eng.running.Load(), s.eng.waiting.Load())
+	default:
+		writeError(w, http.StatusNotFound, "not found: "+r.URL.Path)
+	}
+}
+
+type message struct {
+	Role    string `json:"role"`
+	Content any    `json:"content"`
+}
+
+type request struct {
+	Model               string    `json:"model"`
+	Prompt              any       `json:"prompt"`
+	Messages            []message `json:"messages"`
+	MaxTokens           *int      `json:"max_tokens"`
+	MaxCompletionTokens *int      `json:"max_completion_tokens"`
+	Stream              bool      `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage         bool `json:"include_usage"`
+		ContinuousUsageStats bool `json:"continuous_usage_stats"`
+	} `json:"stream_options"`
+}
+
+func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
+	tr := Trace{ID: r.Header.Get("X-Request-Id"), Arrived: time.Now()}
+	if r.Method != http.MethodPost {
+		writeError(w, http.StatusMethodNotAllowed, "use POST")
+		return
+	}
+	var req request
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<20)).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "bad JSON body: "+err.Error())
+		return
+	}
+	prompt, err := s.promptTokens(&req, chat)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	maxTokens := 16
+	if chat {
+		maxTokens = s.p.MaxModelLen - prompt
+	}
+	if req.MaxCompletionTokens != nil {
+		maxTokens = *req.MaxCompletionTokens
+	}
+	if req.MaxTokens != nil {
+		maxTokens = *req.MaxTokens
+	}
+	if maxTokens < 1 {
+		writeError(w, http.StatusBadRequest, "max_tokens must be at least 1")
+		return
+	}
+	if prompt+maxTokens > s.p.MaxModelLen {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion).", s.p.MaxModelLen, prompt+maxTokens, prompt, maxTokens))
+		return
+	}
+	tr.PromptTokens = prompt
+
+	sq := newSeq(prompt, maxTokens)
+	ctx := r.Context()
+	if err := s.eng.submit(ctx, sq); err != nil {
+		return
+	}
+	defer sq.canceled.Store(true) // harmless once finished; stops work if the client left
+
+	id := s.nextID.Add(1)
+	if !req.Stream {
+		s.whole(ctx, w, sq, id, chat, &tr)
+		return
+	}
+	var includeUsage, continuous bool
+	if o := req.StreamOptions; o != nil {
+		includeUsage, continuous = o.IncludeUsage, o.ContinuousUsageStats
+	}
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	cw := chunkWriter{chat: chat, model: s.model, id: id, created: tr.Arrived.Unix(), buf: make([]byte, 0, 512)}
+	if chat {
+		// vLLM opens a chat stream with a role-only delta; its empty content
+		// must not count as the first token.
+		cw.roleChunk()
+		if _, err := w.Write(cw.buf); err != nil {
+			return
+		}
+		rc.Flush()
+	}
+	var sent int64
+	for !sq.finished.Load() || sent < sq.produced.Load() {
+		select {
+		case <-sq.notify:
+		case <-ctx.Done():
+			return
+		}
+		n := sq.produced.Load()
+		if n == sent {
+			continue
+		}
+		var usage *[3]int
+		if continuous {
+			usage = &[3]int{prompt, int(n), prompt + int(n)}
+		}
+		cw.tokenChunk(int(sent), int(n), sq.finished.Load() && n >= int64(maxTokens), usage)
+		if _, err := w.Write(cw.buf); err != nil {
+			return
+		}
+		if err := rc.Flush(); err != nil {
+			return
+		}
+		if sent == 0 {
+			tr.FirstToken = time.Now()
+		}
+		tr.Chunks++
+		sent = n
+	}
+	if includeUsage {
+		cw.usageChunk(prompt, int(sent))
+		if _, err := w.Write(cw.buf); err != nil {
+			return
+		}
+	}
+	if _, err := w.Write([]byte("data: [DONE]\n\n")); err != nil {
+		return
+	}
+	rc.Flush()
+	tr.Done = time.Now()
+	tr.OutputTokens = int(sent)
+	if s.OnTrace != nil {
+		s.OnTrace(tr)
+	}
+}
+
+// whole answers a non-streaming request once generation ends.
+func (s *Server) whole(ctx context.Context, w http.ResponseWriter, sq *seq, id uint64, chat bool, tr *Trace) {
+	for !sq.finished.Load() {
+		select {
+		case <-sq.notify:
+		case <-ctx.Done():
+			return
+		}
+	}
+	n := int(sq.produced.Load())
+	text := make([]byte, 0, n*6)
+	for i := range n {
+		text = append(text, word(i)...)
+	}
+	t, _ := json.Marshal(string(text))
+	w.Header().Set("Content-Type", "application/json")
+	usage := fmt.Sprintf(`"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}`, sq.promptTokens, n, sq.promptTokens+n)
+	if chat {
+		fmt.Fprintf(w, `{"id":"chatcmpl-%d","object":"chat.completion","created":%d,"model":%s,"choices":[{"index":0,"message":{"role":"assistant","content":%s},"finish_reason":"length"}],%s}`, id, tr.Arrived.Unix(), s.model, t, usage)
+	} else {
+		fmt.Fprintf(w, `{"id":"cmpl-%d","object":"text_completion","created":%d,"model":%s,"choices":[{"index":0,"text":%s,"finish_reason":"length"}],%s}`, id, tr.Arrived.Unix(), s.model, t, usage)
+	}
+	tr.FirstToken, tr.Done, tr.OutputTokens = time.Now(), time.Now(), n
+	if s.OnTrace != nil {
+		s.OnTrace(*tr)
+	}
+}
+
+// promptTokens counts the prompt as the sim's tokenizer does: one token per
+// whitespace-separated word, plus the chat template's tokens per message.
+func (s *Server) promptTokens(req *request, chat bool) (int, error) {
+	if chat {
+		if len(req.Messages) == 0 {
+			return 0, errors.New("messages: required")
+		}
+		n := 3 // the assistant header the template appends
+		for i, m := range req.Messages {
+			switch c := m.Content.(type) {
+			case string:
+				n += CountTokens(c)
+			case []any: // content parts: count the text parts
+				for _, part := range c {
+					if p, ok := part.(map[string]any); ok {
+						if t, ok := p["text"].(string); ok {
+							n += CountTokens(t)
+						}
+					}
+				}
+			default:
+				return 0, fmt.Errorf("messages[%d].content: want a string or content parts", i)
+			}
+			n += s.p.ChatTemplateTokens
+		}
+		return n, nil
+	}
+	switch p := req.Prompt.(type) {
+	case string:
+		return CountTokens(p), nil
+	case []any:
+		if len(p) == 1 {
+			if str, ok := p[0].(string); ok {
+				return CountTokens(str), nil
+			}
+		}
+		return 0, errors.New("prompt: batched prompts are not supported by the simulator")
+	}
+	return 0, errors.New("prompt: required")
+}
+
+// CountTokens is the simulator's tokenizer: whitespace-separated words.
+func CountTokens(s string) int {
+	n, in := 0, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		space := c == ' ' || c == '\n' || c == '\t' || c == '\r'
+		if !space && !in {
+			n++
+		}
+		in = !space
+	}
+	return n
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	m, _ := json.Marshal(msg)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	fmt.Fprintf(w, `{"error":{"message":%s,"type":"invalid_request_error","code":%d}}`, m, code)
+}
+
+var vocab = []string{" the", " of", " and", " to", " in", " is", " that", " for", " it", " as", " with", " was", " on", " be", " at", " by", " this", " had", " not", " are", " but", " from", " or", " have", " an", " they", " which", " one", " you", " were"}
+
+// word is output token i's text: one vocabulary word, so the client's
+// fallback count of words equals the token count.
+func word(i int) string { return vocab[i%len(vocab)] }
+
+// chunkWriter builds SSE events by appending, to keep the per-token cost of
+// the simulator small next to the client it measures.
+type chunkWriter struct {
+	chat    bool
+	model   []byte
+	id      uint64
+	created int64
+	buf     []byte
+}
+
+func (c *chunkWriter) head() {
+	c.buf = append(c.buf[:0], `data: {"id":"`...)
+	if c.chat {
+		c.buf = append(c.buf, "chatcmpl-"...)
+	} else {
+		c.buf = append(c.buf, "cmpl-"...)
+	}
+	c.buf = strconv.AppendUint(c.buf, c.id, 10)
+	if c.chat {
+		c.buf = append(c.buf, `","object":"chat.completion.chunk","created":`...)
+	} else {
+		c.buf = append(c.buf, `","object":"text_completion","created":`...)
+	}
+	c.buf = strconv.AppendInt(c.buf, c.created, 10)
+	c.buf = append(c.buf, `,"model":`...)
+	c.buf = append(c.buf, c.model...)
+}
+
+func (c *chunkWriter) roleChunk() {
+	c.head()
+	c.buf = append(c.buf, `,"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
+}
+
+func (c *chunkWriter) tokenChunk(from, to int, last bool, usage *[3]int) {
+	c.head()
+	if c.chat {
+		c.buf = append(c.buf, `,"choices":[{"index":0,"delta":{"content":"`...)
+	} else {
+		c.buf = append(c.buf, `,"choices":[{"index":0,"text":"`...)
+	}
+	for i := from; i < to; i++ {
+		c.buf = append(c.buf, word(i)...)
+	}
+	if c.chat {
+		c.buf = append(c.buf, `"}`...) // close the delta object
+	} else {
+		c.buf = append(c.buf, '"')
+	}
+	c.buf = append(c.buf, `,"logprobs":null,"finish_reason":`...)
+	if last {
+		c.buf = append(c.buf, `"length"}]`...)
+	} else {
+		c.buf = append(c.buf, `null}]`...)
+	}
+	if usage != nil {
+		c.appendUsage(usage[0], usage[1])
+	}
+	c.buf = append(c.buf, "}\n\n"...)
+}
+
+func (c *chunkWriter) usageChunk(prompt, completion int) {
+	c.head()
+	c.buf = append(c.buf, `,"choices":[]`...)
+	c.appendUsage(prompt, completion)
+	c.buf = append(c.buf, "}\n\n"...)
+}
+
+func (c *chunkWriter) appendUsage(prompt, completion int) {
+	c.buf = append(c.buf, `,"usage":{"prompt_tokens":`...)
+	c.buf = strconv.AppendInt(c.buf, int64(prompt), 10)
+	c.buf = append(c.buf, `,"completion_tokens":`...)
+	c.buf = strconv.AppendInt(c.buf, int64(completion), 10)
+	c.buf = append(c.buf, `,"total_tokens":`...)
+	c.buf = strconv.AppendInt(c.buf, int64(prompt+completion), 10)
+	c.buf = append(c.buf, '}')
+}

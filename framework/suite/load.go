@@ -1,0 +1,154 @@
+package suite
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+
+	"github.com/google/go-jsonnet"
+	"github.com/google/go-jsonnet/ast"
+	"github.com/hashicorp/go-multierror"
+
+	"github.com/benchci/benchci/suites/lib"
+)
+
+// Options configure evaluation.
+type Options struct {
+	// JPaths are extra import directories, searched before the embedded library.
+	JPaths []string
+	// ExtStr are external variables (std.extVar) given as strings.
+	ExtStr map[string]string
+	// TLAStr are top-level arguments given as strings.
+	TLAStr map[string]string
+}
+
+// Loaded is a suite together with what it was made from.
+type Loaded struct {
+	Suite *Suite
+	// Path is the file the suite was read from.
+	Path string
+	// JSON is the evaluated suite, before decoding, compacted.
+	JSON json.RawMessage
+	// Hash is the SHA-256 of JSON: two runs with the same hash sent the same workload.
+	Hash string
+}
+
+// LoadFile evaluates, decodes and validates the suite in path.
+func LoadFile(path string, opts Options) (*Loaded, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load suite: %w", err)
+	}
+	return Load(path, string(src), opts)
+}
+
+// Load evaluates, decodes and validates a suite whose source is src; path
+// names it in errors and resolves its relative imports. The error, when not
+// nil, is either go-jsonnet's formatted evaluation error or a
+// *multierror.Error holding every *FieldError found.
+func Load(path, src string, opts Options) (*Loaded, error) {
+	out, err := newVM(opts).EvaluateAnonymousSnippet(path, src)
+	if err != nil {
+		return nil, fmt.Errorf("evaluate %s: %w", path, err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, []byte(out)); err != nil {
+		return nil, fmt.Errorf("evaluate %s: %w", path, err)
+	}
+	s, err := Decode(compact.Bytes())
+	if err != nil {
+		if me, ok := err.(*multierror.Error); ok {
+			loc := newLocator(path, src)
+			for _, e := range me.Errors {
+				if fe, ok := e.(*FieldError); ok && fe.Pos == "" {
+					fe.Pos = loc.position(fe.Path)
+				}
+			}
+			me.ErrorFormat = listFormat(path)
+		}
+		return nil, err
+	}
+	sum := sha256.Sum256(compact.Bytes())
+	return &Loaded{Suite: s, Path: path, JSON: compact.Bytes(), Hash: hex.EncodeToString(sum[:])}, nil
+}
+
+// Decode decodes an evaluated suite, applies defaults and validates it.
+func Decode(data []byte) (*Suite, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("decode suite: %w", err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, multierror.Append(nil, &FieldError{Msg: fmt.Sprintf("a suite must evaluate to an object, got %s", jsonKind(v))})
+	}
+	s := Default()
+	d := &decoder{}
+	d.decode("", v, reflect.ValueOf(s).Elem())
+	// Validate even after decode errors, so that every problem is listed.
+	errs := append(d.errs, validate(s)...)
+	if len(errs) == 0 {
+		return s, nil
+	}
+	var me *multierror.Error
+	for _, e := range errs {
+		me = multierror.Append(me, e)
+	}
+	return nil, me
+}
+
+func listFormat(path string) multierror.ErrorFormatFunc {
+	return func(errs []error) string {
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "%s: %d problem(s):", path, len(errs))
+		for _, e := range errs {
+			b.WriteString("\n  ")
+			b.WriteString(e.Error())
+		}
+		return b.String()
+	}
+}
+
+// newVM builds the one Jsonnet VM configuration benchci uses: user import
+// paths first, then the embedded benchci.libsonnet.
+func newVM(opts Options) *jsonnet.VM {
+	vm := jsonnet.MakeVM()
+	vm.Importer(&importer{
+		files: &jsonnet.FileImporter{JPaths: opts.JPaths},
+		lib:   &jsonnet.MemoryImporter{Data: map[string]jsonnet.Contents{lib.Name: jsonnet.MakeContents(lib.Benchci)}},
+	})
+	for k, v := range opts.ExtStr {
+		vm.ExtVar(k, v)
+	}
+	for k, v := range opts.TLAStr {
+		vm.TLAVar(k, v)
+	}
+	return vm
+}
+
+// importer resolves files on disk first, so a repo can pin its own copy of
+// the library, and falls back to the embedded one.
+type importer struct {
+	files *jsonnet.FileImporter
+	lib   *jsonnet.MemoryImporter
+}
+
+func (i *importer) Import(importedFrom, importedPath string) (jsonnet.Contents, string, error) {
+	c, at, err := i.files.Import(importedFrom, importedPath)
+	if err == nil {
+		return c, at, nil
+	}
+	if importedPath == lib.Name {
+		return i.lib.Import(importedFrom, importedPath)
+	}
+	return c, at, err
+}
+
+func jsonnetSnippetToAST(filename, src string) (ast.Node, error) {
+	return jsonnet.SnippetToAST(filename, src)
+}

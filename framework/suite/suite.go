@@ -1,0 +1,132 @@
+// Package suite evaluates benchmark suites written in Jsonnet, decodes them
+// into typed values and validates them, reporting every problem at once with
+// the place in the source where it was written.
+package suite
+
+// Suite is one evaluated, decoded and defaulted benchmark suite.
+type Suite struct {
+	// Name identifies the suite; results go to results/<name>.json.
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Target      Target `json:"target"`
+	// API is "chat" (/v1/chat/completions) or "completions" (/v1/completions).
+	API      string   `json:"api"`
+	Request  Request  `json:"request"`
+	Workload Workload `json:"workload"`
+	Sweep    Sweep    `json:"sweep"`
+	SLOs     []SLO    `json:"slos,omitempty"`
+	// Tolerance maps a metric key ("default", "ttft.p99", "output_throughput")
+	// to a band such as "10%", "20ms" or "10%|20ms".
+	Tolerance map[string]string `json:"tolerance,omitempty"`
+	Cost      *Cost             `json:"cost,omitempty"`
+	// Trials repeats each sweep point so that comparisons can test significance.
+	Trials int `json:"trials"`
+}
+
+// Target says where requests go.
+type Target struct {
+	// Kind is "sim" (the embedded simulator) or "url".
+	Kind string `json:"kind"`
+	// Profile names the simulator profile (Kind "sim").
+	Profile string `json:"profile,omitempty"`
+	// URL is the server's base URL, e.g. http://127.0.0.1:8000 (Kind "url").
+	URL string `json:"url,omitempty"`
+	// Model is sent as the request's "model"; empty asks the server's /v1/models.
+	Model string `json:"model,omitempty"`
+	// APIKeyEnv names the environment variable holding a bearer token.
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+}
+
+// Request holds per-request settings.
+type Request struct {
+	// Timeout bounds one request from send to the end of its stream.
+	Timeout Duration `json:"timeout"`
+	// IgnoreEOS asks the server to generate exactly max_tokens (vLLM, SGLang).
+	IgnoreEOS bool `json:"ignore_eos"`
+	// Extra is merged into every request body (temperature, top_p, ...).
+	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// Workload describes the requests: their lengths, arrivals and prompts.
+type Workload struct {
+	InputTokens  Dist    `json:"input_tokens"`
+	OutputTokens Dist    `json:"output_tokens"`
+	Arrival      Arrival `json:"arrival"`
+	Prompts      Prompts `json:"prompts"`
+	// Seed fixes the request sequence so baseline and candidate send the same requests.
+	Seed int64 `json:"seed"`
+}
+
+// Dist is a distribution of token counts. Which fields apply depends on Kind.
+type Dist struct {
+	// Kind is fixed, uniform, normal, lognormal or empirical.
+	Kind   string  `json:"kind"`
+	Value  float64 `json:"value,omitempty"`  // fixed
+	Mean   float64 `json:"mean,omitempty"`   // normal
+	Stddev float64 `json:"stddev,omitempty"` // normal
+	Median float64 `json:"median,omitempty"` // lognormal
+	Sigma  float64 `json:"sigma,omitempty"`  // lognormal
+	// Min and Max clip samples (uniform: the range itself).
+	Min float64 `json:"min,omitempty"`
+	Max float64 `json:"max,omitempty"`
+	// Values and Weights give an empirical distribution.
+	Values  []float64 `json:"values,omitempty"`
+	Weights []float64 `json:"weights,omitempty"`
+}
+
+// Arrival is the process that spaces open-loop requests.
+type Arrival struct {
+	// Kind is poisson or constant.
+	Kind string `json:"kind"`
+}
+
+// Prompts says how prompt text is made.
+type Prompts struct {
+	// Kind is synthetic: words drawn from a fixed vocabulary, one token each.
+	Kind string `json:"kind"`
+}
+
+// Sweep is the list of load points to run, in order.
+type Sweep struct {
+	// Kind is "rate" (open loop, requests/s) or "concurrency" (closed loop).
+	Kind          string    `json:"kind"`
+	Rates         []float64 `json:"rates,omitempty"`
+	Concurrencies []int     `json:"concurrencies,omitempty"`
+	// Duration is the measured window of each point; Warmup runs before it.
+	Duration Duration `json:"duration"`
+	Warmup   Duration `json:"warmup"`
+	// Requests, when set, ends a point after that many measured requests
+	// (with Duration as well, whichever comes first).
+	Requests int `json:"requests,omitempty"`
+	// MaxConcurrency caps in-flight requests in open-loop runs (0: no cap).
+	// Requests that wait for a slot still count their wait in the
+	// schedule-based latencies.
+	MaxConcurrency int `json:"max_concurrency,omitempty"`
+}
+
+// SLO is an assertion on a measured figure.
+type SLO struct {
+	// Metric is a latency (ttft, ttft_answer, tpot, itl, e2e, ttft_sched,
+	// e2e_sched) or a rate (error_rate, request_throughput,
+	// output_throughput, total_throughput).
+	Metric string `json:"metric"`
+	// Stat is p50, p90, p95, p99, p99.9, mean, max (latency metrics only).
+	Stat string `json:"stat,omitempty"`
+	// Op is one of < <= > >=.
+	Op string `json:"op"`
+	// Threshold is a duration ("500ms") for latencies, a number otherwise
+	// (a fraction for error_rate, per second for throughputs).
+	Threshold any `json:"threshold"`
+	// AtRate / AtConcurrency restrict the SLO to one point; unset: every point.
+	AtRate        float64 `json:"at_rate,omitempty"`
+	AtConcurrency int     `json:"at_concurrency,omitempty"`
+}
+
+// Cost holds the inputs to $ per million tokens.
+type Cost struct {
+	USDPerHour     float64 `json:"usd_per_hour"`
+	GPUs           int     `json:"gpus"`
+	Watts          float64 `json:"watts,omitempty"`
+	USDPerKWh      float64 `json:"usd_per_kwh,omitempty"`
+	OpsOverheadPct float64 `json:"ops_overhead_pct,omitempty"`
+}

@@ -1,0 +1,336 @@
+package suite
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/benchci/benchci/framework/sim"
+)
+
+// Default returns a suite holding every default; decoding writes the user's
+// fields over it, so an absent field keeps its default.
+func Default() *Suite {
+	return &Suite{
+		API:     "chat",
+		Request: Request{Timeout: Duration(5 * time.Minute), IgnoreEOS: true},
+		Workload: Workload{
+			Arrival: Arrival{Kind: "poisson"},
+			Prompts: Prompts{Kind: "synthetic"},
+			Seed:    1,
+		},
+		Sweep: Sweep{
+			Duration: Duration(30 * time.Second),
+			Warmup:   Duration(5 * time.Second),
+		},
+		Trials: 1,
+	}
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// Metric names an SLO may assert on.
+var (
+	LatencyMetrics = []string{"ttft", "ttft_answer", "tpot", "itl", "e2e", "ttft_sched", "e2e_sched"}
+	RateMetrics    = []string{"error_rate", "request_throughput", "output_throughput", "total_throughput"}
+	Stats          = []string{"min", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"}
+	Ops            = []string{"<", "<=", ">", ">="}
+)
+
+// validate checks a decoded suite and derives sweep.kind when absent.
+func validate(s *Suite) []*FieldError {
+	var errs []*FieldError
+	bad := func(path, format string, args ...any) {
+		errs = append(errs, &FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
+	}
+	if s.Name == "" {
+		bad("name", "required")
+	} else if !nameRE.MatchString(s.Name) {
+		bad("name", "%q: use letters, digits, '.', '_' and '-' (it names results/<name>.json)", s.Name)
+	}
+
+	switch s.Target.Kind {
+	case "sim":
+		if _, ok := sim.Lookup(s.Target.Profile); !ok {
+			bad("target.profile", "unknown simulator profile %q (known: %s)", s.Target.Profile, strings.Join(sim.ProfileNames(), ", "))
+		}
+	case "url":
+		u, err := url.Parse(s.Target.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("target.url", "want an http(s) base URL such as http://127.0.0.1:8000, got %q", s.Target.URL)
+		}
+	case "":
+		bad("target", "required: b.target.sim('llama3-8b-h100') or b.target.url('http://127.0.0.1:8000')")
+	default:
+		bad("target.kind", "unknown target kind %q (known: sim, url)", s.Target.Kind)
+	}
+
+	if s.API != "chat" && s.API != "completions" {
+		bad("api", "unknown API %q (known: chat, completions)", s.API)
+	}
+	if s.Request.Timeout <= 0 {
+		bad("request.timeout", "must be positive")
+	}
+
+	errs = append(errs, validateDist("workload.input_tokens", s.Workload.InputTokens, 1)...)
+	errs = append(errs, validateDist("workload.output_tokens", s.Workload.OutputTokens, 1)...)
+	if !slices.Contains([]string{"poisson", "constant"}, s.Workload.Arrival.Kind) {
+		bad("workload.arrival.kind", "unknown arrival process %q (known: poisson, constant)", s.Workload.Arrival.Kind)
+	}
+	if s.Workload.Prompts.Kind != "synthetic" {
+		bad("workload.prompts.kind", "unknown prompt source %q (known: synthetic)", s.Workload.Prompts.Kind)
+	}
+
+	errs = append(errs, validateSweep(&s.Sweep)...)
+
+	for i, slo := range s.SLOs {
+		errs = append(errs, validateSLO(fmt.Sprintf("slos[%d]", i), slo, &s.Sweep)...)
+	}
+	for k, v := range s.Tolerance {
+		if _, err := ParseBand(v); err != nil {
+			bad(join("tolerance", k), "%v", err)
+		}
+	}
+	if c := s.Cost; c != nil {
+		if c.USDPerHour < 0 || c.Watts < 0 || c.USDPerKWh < 0 || c.OpsOverheadPct < 0 {
+			bad("cost", "costs must not be negative")
+		}
+		if c.GPUs < 1 {
+			bad("cost.gpus", "must be at least 1, got %d", c.GPUs)
+		}
+	}
+	if s.Trials < 1 {
+		bad("trials", "must be at least 1, got %d", s.Trials)
+	}
+	return errs
+}
+
+func validateDist(path string, d Dist, atLeast float64) []*FieldError {
+	var errs []*FieldError
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Path: join(path, field), Msg: fmt.Sprintf(format, args...)})
+	}
+	positive := func(field string, v float64) {
+		if !(v > 0) || math.IsInf(v, 0) {
+			bad(field, "must be positive, got %v", v)
+		}
+	}
+	switch d.Kind {
+	case "":
+		return []*FieldError{{Path: path, Msg: "required: state the real traffic's lengths, e.g. b.dist.lognormal(median=512, sigma=0.5)"}}
+	case "fixed":
+		if d.Value < atLeast {
+			bad("value", "must be at least %v, got %v", atLeast, d.Value)
+		}
+	case "uniform":
+		if d.Min < atLeast {
+			bad("min", "must be at least %v, got %v", atLeast, d.Min)
+		}
+		if d.Max < d.Min {
+			bad("max", "must be at least min (%v), got %v", d.Min, d.Max)
+		}
+	case "normal":
+		positive("mean", d.Mean)
+		if d.Stddev < 0 {
+			bad("stddev", "must not be negative, got %v", d.Stddev)
+		}
+	case "lognormal":
+		positive("median", d.Median)
+		if d.Sigma < 0 {
+			bad("sigma", "must not be negative, got %v", d.Sigma)
+		}
+	case "empirical":
+		if len(d.Values) == 0 {
+			bad("values", "required: at least one value")
+		}
+		for i, v := range d.Values {
+			if v < atLeast {
+				bad(fmt.Sprintf("values[%d]", i), "must be at least %v, got %v", atLeast, v)
+			}
+		}
+		if len(d.Weights) != 0 && len(d.Weights) != len(d.Values) {
+			bad("weights", "has %d entries, values has %d", len(d.Weights), len(d.Values))
+		}
+		sum := 0.0
+		for i, w := range d.Weights {
+			if w < 0 {
+				bad(fmt.Sprintf("weights[%d]", i), "must not be negative, got %v", w)
+			}
+			sum += w
+		}
+		if len(d.Weights) != 0 && sum == 0 {
+			bad("weights", "must not all be zero")
+		}
+	default:
+		bad("kind", "unknown distribution %q (known: fixed, uniform, normal, lognormal, empirical)", d.Kind)
+	}
+	if d.Kind != "uniform" {
+		if d.Min < 0 {
+			bad("min", "must not be negative, got %v", d.Min)
+		}
+		if d.Max != 0 && d.Max < max(d.Min, atLeast) {
+			bad("max", "must be at least %v, got %v", max(d.Min, atLeast), d.Max)
+		}
+	}
+	return errs
+}
+
+func validateSweep(sw *Sweep) []*FieldError {
+	var errs []*FieldError
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Path: join("sweep", field), Msg: fmt.Sprintf(format, args...)})
+	}
+	if sw.Kind == "" {
+		switch {
+		case len(sw.Rates) > 0 && len(sw.Concurrencies) > 0:
+			bad("", "give rates or concurrencies, not both")
+		case len(sw.Rates) > 0:
+			sw.Kind = "rate"
+		case len(sw.Concurrencies) > 0:
+			sw.Kind = "concurrency"
+		}
+	}
+	switch sw.Kind {
+	case "rate":
+		if len(sw.Rates) == 0 {
+			bad("rates", "required: at least one request rate")
+		}
+		for i, r := range sw.Rates {
+			if !(r > 0) || math.IsInf(r, 0) {
+				bad(fmt.Sprintf("rates[%d]", i), "a rate must be a positive number of requests/s, got %v", r)
+			}
+		}
+	case "concurrency":
+		if len(sw.Concurrencies) == 0 {
+			bad("concurrencies", "required: at least one concurrency level")
+		}
+		for i, c := range sw.Concurrencies {
+			if c < 1 {
+				bad(fmt.Sprintf("concurrencies[%d]", i), "must be at least 1, got %d", c)
+			}
+		}
+	case "":
+		if len(errs) == 0 {
+			errs = append(errs, &FieldError{Path: "sweep", Msg: "required: b.sweep.rates([...]) or b.sweep.concurrency([...])"})
+		}
+	default:
+		bad("kind", "unknown sweep kind %q (known: rate, concurrency)", sw.Kind)
+	}
+	if sw.Duration < 0 {
+		bad("duration", "must not be negative")
+	}
+	if sw.Duration == 0 && sw.Requests == 0 {
+		bad("duration", "a point needs a duration or a request count")
+	}
+	if sw.Warmup < 0 {
+		bad("warmup", "must not be negative")
+	}
+	if sw.Requests < 0 {
+		bad("requests", "must not be negative, got %d", sw.Requests)
+	}
+	if sw.MaxConcurrency < 0 {
+		bad("max_concurrency", "must not be negative, got %d", sw.MaxConcurrency)
+	}
+	return errs
+}
+
+func validateSLO(path string, slo SLO, sw *Sweep) []*FieldError {
+	var errs []*FieldError
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Path: join(path, field), Msg: fmt.Sprintf(format, args...)})
+	}
+	latency := slices.Contains(LatencyMetrics, slo.Metric)
+	switch {
+	case latency:
+		if !slices.Contains(Stats, slo.Stat) {
+			bad("stat", "unknown statistic %q (known: %s)", slo.Stat, strings.Join(Stats, ", "))
+		}
+		if _, err := ParseThreshold(slo); err != nil {
+			bad("threshold", "%v", err)
+		}
+	case slices.Contains(RateMetrics, slo.Metric):
+		if slo.Stat != "" {
+			bad("stat", "%s has no statistic; drop %q", slo.Metric, slo.Stat)
+		}
+		if _, err := ParseThreshold(slo); err != nil {
+			bad("threshold", "%v", err)
+		}
+	default:
+		bad("metric", "unknown metric %q (known: %s, %s)", slo.Metric, strings.Join(LatencyMetrics, ", "), strings.Join(RateMetrics, ", "))
+	}
+	if !slices.Contains(Ops, slo.Op) {
+		bad("op", "unknown operator %q (known: %s)", slo.Op, strings.Join(Ops, " "))
+	}
+	if slo.AtRate != 0 && !slices.Contains(sw.Rates, slo.AtRate) {
+		bad("at_rate", "%v is not one of the sweep's rates %v", slo.AtRate, sw.Rates)
+	}
+	if slo.AtConcurrency != 0 && !slices.Contains(sw.Concurrencies, slo.AtConcurrency) {
+		bad("at_concurrency", "%d is not one of the sweep's concurrencies %v", slo.AtConcurrency, sw.Concurrencies)
+	}
+	return errs
+}
+
+// ParseThreshold returns an SLO's threshold in the unit its metric is
+// measured in: milliseconds for latencies, the plain number otherwise.
+func ParseThreshold(slo SLO) (float64, error) {
+	if slices.Contains(LatencyMetrics, slo.Metric) {
+		s, ok := slo.Threshold.(string)
+		if !ok {
+			return 0, fmt.Errorf("want a duration string such as \"500ms\", got %v", slo.Threshold)
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return 0, fmt.Errorf("want a positive duration such as \"500ms\", got %q", s)
+		}
+		return float64(d) / float64(time.Millisecond), nil
+	}
+	switch v := slo.Threshold.(type) {
+	case float64:
+		return v, nil
+	case string:
+		if strings.HasSuffix(v, "%") && slo.Metric == "error_rate" {
+			f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+			if err == nil {
+				return f / 100, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("want a number, got %v", slo.Threshold)
+}
+
+// Band is a tolerance: a change is within it when it is at most Rel
+// (relative) or at most Abs (absolute, in the metric's unit) away.
+type Band struct {
+	Rel float64       // fraction, 0.1 for "10%"
+	Abs time.Duration // 0 when not given
+}
+
+// ParseBand parses "10%", "20ms" or "10%|20ms".
+func ParseBand(s string) (Band, error) {
+	var b Band
+	if strings.TrimSpace(s) == "" {
+		return b, fmt.Errorf("empty tolerance; want \"10%%\", \"20ms\" or \"10%%|20ms\"")
+	}
+	for _, part := range strings.Split(s, "|") {
+		part = strings.TrimSpace(part)
+		if p, ok := strings.CutSuffix(part, "%"); ok {
+			f, err := strconv.ParseFloat(p, 64)
+			if err != nil || f < 0 || math.IsInf(f, 0) {
+				return b, fmt.Errorf("bad relative tolerance %q", part)
+			}
+			b.Rel = f / 100
+			continue
+		}
+		d, err := time.ParseDuration(part)
+		if err != nil || d < 0 {
+			return b, fmt.Errorf("bad tolerance %q; want \"10%%\", \"20ms\" or \"10%%|20ms\"", part)
+		}
+		b.Abs = d
+	}
+	return b, nil
+}

@@ -1,0 +1,115 @@
+// Package target resolves where a suite's requests go: the embedded
+// simulator, started in-process on loopback, or a running server's URL.
+package target
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/benchci/benchci/framework/sim"
+	"github.com/benchci/benchci/framework/suite"
+)
+
+// Info describes a target in results.
+type Info struct {
+	Kind    string       `json:"kind"`
+	URL     string       `json:"url"`
+	Model   string       `json:"model"`
+	Profile *sim.Profile `json:"sim_profile,omitempty"`
+}
+
+// Target is an opened target. Close releases it.
+type Target struct {
+	Info   Info
+	APIKey string
+	// Sim is the in-process simulator for sim targets, nil otherwise.
+	Sim   *sim.Server
+	close func()
+}
+
+// Close stops what Open started.
+func (t *Target) Close() {
+	if t.close != nil {
+		t.close()
+	}
+}
+
+// Open starts or checks the target.
+func Open(ctx context.Context, st suite.Target) (*Target, error) {
+	switch st.Kind {
+	case "sim":
+		p, ok := sim.Lookup(st.Profile)
+		if !ok {
+			return nil, fmt.Errorf("target: unknown simulator profile %q", st.Profile)
+		}
+		srv := sim.New(p)
+		ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		u, err := srv.Listen(ctx, "127.0.0.1:0")
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		model := p.Model
+		if st.Model != "" {
+			model = st.Model
+		}
+		return &Target{Info: Info{Kind: "sim", URL: u, Model: model, Profile: &p}, Sim: srv, close: cancel}, nil
+	case "url":
+		t := &Target{Info: Info{Kind: "url", URL: strings.TrimRight(st.URL, "/"), Model: st.Model}}
+		if st.APIKeyEnv != "" {
+			t.APIKey = os.Getenv(st.APIKeyEnv)
+			if t.APIKey == "" {
+				return nil, fmt.Errorf("target: environment variable %s (api_key_env) is empty", st.APIKeyEnv)
+			}
+		}
+		if t.Info.Model == "" {
+			m, err := FirstModel(ctx, t.Info.URL, t.APIKey)
+			if err != nil {
+				return nil, err
+			}
+			t.Info.Model = m
+		}
+		return t, nil
+	}
+	return nil, fmt.Errorf("target: unknown kind %q", st.Kind)
+}
+
+// FirstModel asks the server's /v1/models for the first model it serves.
+func FirstModel(ctx context.Context, baseURL, apiKey string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/v1/models", nil)
+	if err != nil {
+		return "", fmt.Errorf("target: %w", err)
+	}
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("target: ask %s/v1/models for the model name: %w", baseURL, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return "", fmt.Errorf("target: read /v1/models: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("target: /v1/models answered HTTP %d; set the model in the suite: b.target.url(url, model='...')", resp.StatusCode)
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil || len(list.Data) == 0 || list.Data[0].ID == "" {
+		return "", fmt.Errorf("target: /v1/models lists no model; set the model in the suite: b.target.url(url, model='...')")
+	}
+	return list.Data[0].ID, nil
+}

@@ -1,0 +1,84 @@
+// Package workload turns a suite's workload description into concrete,
+// reproducible requests and arrival times.
+package workload
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/benchci/benchci/framework/suite"
+)
+
+// Length draws token counts.
+type Length interface {
+	// Sample returns a count of at least 1.
+	Sample() int
+}
+
+// NewLength returns a sampler for d, drawing from src.
+func NewLength(d suite.Dist, src rand.Source) (Length, error) {
+	var draw func() float64
+	switch d.Kind {
+	case "fixed":
+		v := d.Value
+		draw = func() float64 { return v }
+	case "uniform":
+		// Integer uniform on [min, max], both ends included.
+		lo, hi := math.Ceil(d.Min), math.Floor(d.Max)
+		r := rand.New(src)
+		draw = func() float64 { return lo + float64(r.IntN(int(hi-lo)+1)) }
+	case "normal":
+		n := distuv.Normal{Mu: d.Mean, Sigma: d.Stddev, Src: src}
+		draw = n.Rand
+	case "lognormal":
+		// Parameterized by the median, which is what people know of their
+		// traffic: median = exp(mu).
+		n := distuv.LogNormal{Mu: math.Log(d.Median), Sigma: d.Sigma, Src: src}
+		draw = n.Rand
+	case "empirical":
+		draw = empirical(d.Values, d.Weights, rand.New(src))
+	default:
+		return nil, fmt.Errorf("unknown distribution %q", d.Kind)
+	}
+	return &clipped{draw: draw, min: max(1, d.Min), max: d.Max}, nil
+}
+
+type clipped struct {
+	draw     func() float64
+	min, max float64 // max 0: unbounded
+}
+
+func (c *clipped) Sample() int {
+	v := math.Round(c.draw())
+	if v < c.min {
+		v = c.min
+	}
+	if c.max > 0 && v > c.max {
+		v = c.max
+	}
+	return int(v)
+}
+
+func empirical(values, weights []float64, r *rand.Rand) func() float64 {
+	if len(weights) == 0 {
+		return func() float64 { return values[r.IntN(len(values))] }
+	}
+	cum := make([]float64, len(weights))
+	total := 0.0
+	for i, w := range weights {
+		total += w
+		cum[i] = total
+	}
+	return func() float64 {
+		x := r.Float64() * total
+		i := sort.SearchFloat64s(cum, x)
+		if i >= len(values) {
+			i = len(values) - 1
+		}
+		return values[i]
+	}
+}

@@ -1,0 +1,74 @@
+// benchci.libsonnet: helpers that keep suites short.
+//
+//   local b = import 'benchci.libsonnet';
+//   b.suite { name: 'chat', target: b.target.sim('llama3-8b-h100'), ... }
+//
+// Every helper returns plain data; the benchci binary validates it and
+// reports problems with the file:line where the field was written.
+{
+  // suite is the base object suites extend; defaults live in the binary so
+  // that suites written as plain JSON get them too.
+  suite:: {},
+
+  target:: {
+    // sim runs the embedded simulator with a named profile
+    // (llama3-8b-h100, llama3-70b-h100x4, llama3-8b-h100-spec, tiny).
+    sim(profile='llama3-8b-h100'):: { kind: 'sim', profile: profile },
+    // url targets a running OpenAI-compatible server.
+    url(url, model=null, api_key_env=null):: { kind: 'url', url: url, model: model, api_key_env: api_key_env },
+  },
+
+  // dist: token-length distributions. min/max clip samples.
+  dist:: {
+    fixed(value):: { kind: 'fixed', value: value },
+    uniform(min, max):: { kind: 'uniform', min: min, max: max },
+    normal(mean, stddev, min=null, max=null):: { kind: 'normal', mean: mean, stddev: stddev, min: min, max: max },
+    lognormal(median, sigma, min=null, max=null):: { kind: 'lognormal', median: median, sigma: sigma, min: min, max: max },
+    empirical(values, weights=null):: { kind: 'empirical', values: values, weights: weights },
+  },
+
+  // arrival: how open-loop requests are spaced.
+  arrival:: {
+    poisson():: { kind: 'poisson' },
+    constant():: { kind: 'constant' },
+  },
+
+  prompts:: {
+    synthetic():: { kind: 'synthetic' },
+  },
+
+  // sweep: the load points. duration is each point's measured window;
+  // warmup runs before it and is excluded from the figures.
+  sweep:: {
+    rates(rates, duration='30s', warmup='5s', requests=null, max_concurrency=null):: {
+      kind: 'rate', rates: rates, duration: duration, warmup: warmup, requests: requests, max_concurrency: max_concurrency,
+    },
+    concurrency(levels, duration='30s', warmup='5s', requests=null):: {
+      kind: 'concurrency', concurrencies: levels, duration: duration, warmup: warmup, requests: requests,
+    },
+  },
+
+  // slo: assertions. metric is ttft, ttft_answer, tpot, itl, e2e,
+  // ttft_sched or e2e_sched (from the intended send time) with a duration
+  // threshold; at_rate / at_concurrency pin it to one point.
+  slo:: {
+    local latency(stat) = function(metric, op, threshold, at_rate=null, at_concurrency=null)
+      { metric: metric, stat: stat, op: op, threshold: threshold, at_rate: at_rate, at_concurrency: at_concurrency },
+    p50:: latency('p50'),
+    p90:: latency('p90'),
+    p95:: latency('p95'),
+    p99:: latency('p99'),
+    p999:: latency('p99.9'),
+    mean:: latency('mean'),
+    max:: latency('max'),
+    // rate: error_rate (a fraction or "1%"), request_throughput,
+    // output_throughput or total_throughput (per second).
+    rate(metric, op, threshold, at_rate=null, at_concurrency=null)::
+      { metric: metric, op: op, threshold: threshold, at_rate: at_rate, at_concurrency: at_concurrency },
+  },
+
+  cost:: {
+    gpu(usd_per_hour, gpus=1, watts=null, usd_per_kwh=null, ops_overhead_pct=null)::
+      { usd_per_hour: usd_per_hour, gpus: gpus, watts: watts, usd_per_kwh: usd_per_kwh, ops_overhead_pct: ops_overhead_pct },
+  },
+}
