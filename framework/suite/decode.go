@@ -31,7 +31,11 @@ func (d *decoder) decode(path string, v any, dst reflect.Value) {
 	if dst.CanAddr() && dst.Addr().Type().Implements(textUnmarshaler) {
 		s, ok := v.(string)
 		if !ok {
-			d.fail(path, "want a string, got %s", jsonKind(v))
+			if dst.Type() == reflect.TypeFor[Duration]() {
+				d.fail(path, "want a duration string such as \"5s\" or \"500ms\", got %s", jsonKind(v))
+			} else {
+				d.fail(path, "want a string, got %s", jsonKind(v))
+			}
 			return
 		}
 		if err := dst.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {

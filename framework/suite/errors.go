@@ -16,6 +16,8 @@ type FieldError struct {
 	// Path is the field's path, e.g. "sweep.rates[2]".
 	Path string
 	Msg  string
+
+	line, col int // of Pos, for ordering
 }
 
 func (e *FieldError) Error() string {
@@ -88,14 +90,15 @@ func (l locator) walk(n ast.Node, path string) {
 	}
 }
 
-// position returns file:line:col for the longest known prefix of path.
-func (l locator) position(path string) string {
+// place returns the line and column of the longest known prefix of path,
+// or zeros when none is known.
+func (l locator) place(path string) (line, col int) {
 	for p := path; p != ""; p = parent(p) {
 		if loc, ok := l[p]; ok && loc.IsSet() {
-			return fmt.Sprintf("%s:%d:%d", loc.FileName, loc.Begin.Line, loc.Begin.Column)
+			return loc.Begin.Line, loc.Begin.Column
 		}
 	}
-	return ""
+	return 0, 0
 }
 
 // parent strips the last ".field" or "[i]" from a path.

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
+	"sort"
 
 	"github.com/google/go-jsonnet"
 	"github.com/google/go-jsonnet/ast"
@@ -65,9 +67,21 @@ func Load(path, src string, opts Options) (*Loaded, error) {
 			loc := newLocator(path, src)
 			for _, e := range me.Errors {
 				if fe, ok := e.(*FieldError); ok && fe.Pos == "" {
-					fe.Pos = loc.position(fe.Path)
+					fe.line, fe.col = loc.place(fe.Path)
+					if fe.line > 0 {
+						fe.Pos = fmt.Sprintf("%s:%d:%d", path, fe.line, fe.col)
+					}
 				}
 			}
+			// In the order they appear in the file, as a reader fixes them.
+			sort.SliceStable(me.Errors, func(i, j int) bool {
+				a, _ := me.Errors[i].(*FieldError)
+				b, _ := me.Errors[j].(*FieldError)
+				if a == nil || b == nil {
+					return false
+				}
+				return a.line < b.line || (a.line == b.line && a.col < b.col)
+			})
 			me.ErrorFormat = listFormat(path)
 		}
 		return nil, err
@@ -90,8 +104,15 @@ func Decode(data []byte) (*Suite, error) {
 	s := Default()
 	d := &decoder{}
 	d.decode("", v, reflect.ValueOf(s).Elem())
-	// Validate even after decode errors, so that every problem is listed.
-	errs := append(d.errs, validate(s)...)
+	// Validate even after decode errors, so that every problem is listed,
+	// but say nothing more of a field that could not be decoded: its zero
+	// value would only draw a second, misleading complaint.
+	errs := d.errs
+	for _, e := range validate(s) {
+		if !slices.ContainsFunc(d.errs, func(de *FieldError) bool { return de.Path == e.Path }) {
+			errs = append(errs, e)
+		}
+	}
 	if len(errs) == 0 {
 		return s, nil
 	}

@@ -1,0 +1,215 @@
+package suite
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-multierror"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestLoadGood(t *testing.T) {
+	t.Parallel()
+	l, err := LoadFile("testdata/good/minimal.jsonnet", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := l.Suite
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"name", s.Name, "minimal"},
+		{"api default", s.API, "chat"},
+		{"sweep kind", s.Sweep.Kind, "rate"},
+		{"duration default", s.Sweep.Duration.D(), 30 * time.Second},
+		{"warmup default", s.Sweep.Warmup.D(), 5 * time.Second},
+		{"arrival default", s.Workload.Arrival.Kind, "poisson"},
+		{"timeout default", s.Request.Timeout.D(), 5 * time.Minute},
+		{"ignore_eos default", s.Request.IgnoreEOS, true},
+		{"trials default", s.Trials, 1},
+		{"input kind", s.Workload.InputTokens.Kind, "fixed"},
+		{"input value", s.Workload.InputTokens.Value, 64.0},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if len(l.Hash) != 64 {
+		t.Errorf("hash %q is not a SHA-256", l.Hash)
+	}
+}
+
+func TestLoadFullWithExtAndTLA(t *testing.T) {
+	t.Parallel()
+	l, err := LoadFile("testdata/good/full.jsonnet", Options{ExtStr: map[string]string{"variant": "x"}, TLAStr: map[string]string{"rate": "8"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := l.Suite
+	if s.Name != "full-x" {
+		t.Errorf("name = %q: ext var not applied", s.Name)
+	}
+	if got := s.Sweep.Rates; len(got) != 2 || got[1] != 8 {
+		t.Errorf("rates = %v: top-level argument not applied", got)
+	}
+	if s.Request.Timeout.D() != 90*time.Second || s.Request.IgnoreEOS || s.Request.Extra["temperature"] != 0.0 {
+		t.Errorf("request = %+v", s.Request)
+	}
+	if s.Cost == nil || s.Cost.GPUs != 2 || s.Cost.Watts != 700 {
+		t.Errorf("cost = %+v", s.Cost)
+	}
+	if len(s.SLOs) != 3 || s.SLOs[0].AtRate != 1 {
+		t.Errorf("slos = %+v", s.SLOs)
+	}
+	if got, err := ParseThreshold(s.SLOs[2]); err != nil || got != 0.01 {
+		t.Errorf("error_rate threshold '1%%' = %v, %v; want 0.01", got, err)
+	}
+	// A different top-level argument is a different workload: the hash says so.
+	l2, err := LoadFile("testdata/good/full.jsonnet", Options{ExtStr: map[string]string{"variant": "x"}, TLAStr: map[string]string{"rate": "9"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l2.Hash == l.Hash {
+		t.Error("hash did not change with the suite")
+	}
+}
+
+// TestLoadBad compares each bad suite's error with its golden file.
+func TestLoadBad(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("testdata/bad/*.jsonnet")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no bad suites: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			_, err := LoadFile(f, Options{})
+			if err == nil {
+				t.Fatal("loaded without error")
+			}
+			golden := strings.TrimSuffix(f, ".jsonnet") + ".golden"
+			got := err.Error() + "\n"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("error differs from %s:\n--- got\n%s--- want\n%s", golden, got, want)
+			}
+		})
+	}
+}
+
+// TestAllErrorsAtOnce checks that decoding and validation problems are
+// reported together, each with the line it was written on.
+func TestAllErrorsAtOnce(t *testing.T) {
+	t.Parallel()
+	_, err := LoadFile("testdata/bad/fields.jsonnet", Options{})
+	var me *multierror.Error
+	if !errors.As(err, &me) {
+		t.Fatalf("error %T is not a multierror: %v", err, err)
+	}
+	want := map[string]string{ // path -> position
+		"name":                         "testdata/bad/fields.jsonnet:3:3",
+		"target.profile":               "testdata/bad/fields.jsonnet:4:3",
+		"api":                          "testdata/bad/fields.jsonnet:5:3",
+		"workload.input_tokens.median": "testdata/bad/fields.jsonnet:7:5",
+		"workload.arrival.rate":        "testdata/bad/fields.jsonnet:8:33",
+		"workload.output_tokens":       "testdata/bad/fields.jsonnet:6:3",
+		"sweep.rates[0]":               "testdata/bad/fields.jsonnet:10:3",
+		"sweep.duration":               "testdata/bad/fields.jsonnet:10:3",
+		"slos[0].op":                   "testdata/bad/fields.jsonnet:12:5",
+		"slos[0].threshold":            "testdata/bad/fields.jsonnet:12:5",
+		"slos[0].at_rate":              "testdata/bad/fields.jsonnet:12:5",
+		"slos[1].metric":               "testdata/bad/fields.jsonnet:13:7",
+		"tolerance.default":            "testdata/bad/fields.jsonnet:15:16",
+		"warmpu":                       "testdata/bad/fields.jsonnet:16:3",
+	}
+	got := map[string]string{}
+	for _, e := range me.Errors {
+		var fe *FieldError
+		if !errors.As(e, &fe) {
+			t.Fatalf("%T is not a FieldError: %v", e, e)
+		}
+		if _, seen := got[fe.Path]; !seen {
+			got[fe.Path] = fe.Pos
+		}
+	}
+	for path, pos := range want {
+		if got[path] != pos {
+			t.Errorf("%s: position %q, want %q", path, got[path], pos)
+		}
+	}
+}
+
+func TestParseBand(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in      string
+		want    Band
+		wantErr bool
+	}{
+		{"10%", Band{Rel: 0.1}, false},
+		{"20ms", Band{Abs: 20 * time.Millisecond}, false},
+		{"5% | 1ms", Band{Rel: 0.05, Abs: time.Millisecond}, false},
+		{"0%", Band{}, false},
+		{"", Band{}, true},
+		{"-3%", Band{}, true},
+		{"ten", Band{}, true},
+		{"10", Band{}, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseBand(tt.in)
+		if (err != nil) != tt.wantErr || (!tt.wantErr && got != tt.want) {
+			t.Errorf("ParseBand(%q) = %+v, %v; want %+v, err %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestImportFromUserPathWins(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// A repo may pin its own library; the file on disk is used over the embedded one.
+	lib := `{ suite:: { name: 'pinned' }, target:: { sim(p):: { kind: 'sim', profile: p } }, dist:: { fixed(v):: { kind: 'fixed', value: v } }, sweep:: { rates(r):: { rates: r } } }`
+	if err := os.WriteFile(filepath.Join(dir, "benchci.libsonnet"), []byte(lib), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := `local b = import 'benchci.libsonnet'; b.suite { target: b.target.sim('tiny'), workload: { input_tokens: b.dist.fixed(1), output_tokens: b.dist.fixed(1) }, sweep: b.sweep.rates([1]) }`
+	l, err := Load("inline.jsonnet", src, Options{JPaths: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Suite.Name != "pinned" {
+		t.Errorf("name = %q, want the pinned library's", l.Suite.Name)
+	}
+}
+
+// FuzzDecode feeds arbitrary JSON to the decoder: it must return a suite or
+// an error, never panic.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"name":"x","target":{"kind":"sim","profile":"tiny"},"workload":{"input_tokens":{"kind":"fixed","value":1},"output_tokens":{"kind":"fixed","value":1}},"sweep":{"rates":[1]}}`))
+	f.Add([]byte(`{"sweep":{"rates":[1,"x",null,{}]},"slos":[{"metric":"ttft","threshold":[]}],"tolerance":{"a":1}}`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"trials":1e300,"request":{"timeout":"-1s","extra":{"a":[1,{"b":2}]}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Decode(data)
+		if (s == nil) == (err == nil) {
+			t.Fatalf("Decode returned suite %v and error %v", s, err)
+		}
+	})
+}
