@@ -1,0 +1,257 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// scripted serves a fixed sequence of raw writes, flushing each, with an
+// optional pause before each write.
+func scripted(t *testing.T, status int, pause time.Duration, writes ...string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(status)
+		w.(http.Flusher).Flush()
+		for _, s := range writes {
+			time.Sleep(pause)
+			if _, err := io.WriteString(w, s); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func newTestClient(t *testing.T, url, api string) *Client {
+	t.Helper()
+	c, err := New(Options{BaseURL: url, API: api, Model: "m", Timeout: 5 * time.Second, MaxLine: 1 << 10, MaxStream: 1 << 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdle)
+	return c
+}
+
+func chatChunk(content string) string {
+	b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": content}}}})
+	return "data: " + string(b) + "\n\n"
+}
+
+const done = "data: [DONE]\n\n"
+
+func TestClientStreams(t *testing.T) {
+	t.Parallel()
+	usage := `data: {"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}` + "\n\n"
+	tests := []struct {
+		name        string
+		api         string
+		status      int
+		writes      []string
+		wantErr     ErrorKind
+		wantChunks  int
+		wantTokens  int
+		wantSource  TokenSource
+		wantPrompt  int
+		wantReason  int
+		answerAfter bool // first answer later than first token
+	}{
+		{
+			name:       "chat with role chunk and usage",
+			api:        "chat",
+			writes:     []string{`data: {"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}` + "\n\n", chatChunk(" a"), chatChunk(" b"), chatChunk(" c"), usage, done},
+			wantChunks: 3, wantTokens: 3, wantSource: TokensFromUsage, wantPrompt: 12,
+		},
+		{
+			name:       "completions without usage falls back to counting",
+			api:        "completions",
+			writes:     []string{`data: {"choices":[{"text":" one two"}]}` + "\n\n", `data: {"choices":[{"text":" three"}]}` + "\n\n", done},
+			wantChunks: 2, wantTokens: 3, wantSource: TokensFromCounter,
+		},
+		{
+			name: "usage with zeros on every chunk, keep-alives and empty choices",
+			api:  "chat",
+			writes: []string{
+				": keep-alive\n\n",
+				`data: {"choices":[{"delta":{"content":" x"}}],"usage":{"prompt_tokens":0,"completion_tokens":0}}` + "\n\n",
+				`data: {"choices":[],"usage":null}` + "\n\n",
+				`data: {"choices":[{"delta":{"content":" y"}}],"usage":{"prompt_tokens":0,"completion_tokens":0}}` + "\n\n",
+				done,
+			},
+			wantChunks: 2, wantTokens: 2, wantSource: TokensFromCounter,
+		},
+		{
+			name: "continuous usage gives tokens per chunk",
+			api:  "chat",
+			writes: []string{
+				`data: {"choices":[{"delta":{"content":"abc"}}],"usage":{"prompt_tokens":5,"completion_tokens":3}}` + "\n\n",
+				`data: {"choices":[{"delta":{"content":"d"}}],"usage":{"prompt_tokens":5,"completion_tokens":4}}` + "\n\n",
+				done,
+			},
+			wantChunks: 2, wantTokens: 4, wantSource: TokensFromUsage, wantPrompt: 5,
+		},
+		{
+			name: "reasoning before answer",
+			api:  "chat",
+			writes: []string{
+				`data: {"choices":[{"delta":{"reasoning_content":" think think"}}]}` + "\n\n",
+				chatChunk(" answer"), done,
+			},
+			wantChunks: 2, wantTokens: 3, wantSource: TokensFromCounter, wantReason: 2, answerAfter: true,
+		},
+		{name: "HTTP 503", api: "chat", status: 503, writes: []string{`{"error":"overloaded"}`}, wantErr: ErrHTTP},
+		{name: "error object in stream", api: "chat", writes: []string{chatChunk(" a"), `data: {"error":{"message":"boom"}}` + "\n\n"}, wantErr: ErrServer, wantChunks: 1},
+		{name: "cut before [DONE]", api: "chat", writes: []string{chatChunk(" a")}, wantErr: ErrStreamCut, wantChunks: 1},
+		{name: "cut mid-line", api: "chat", writes: []string{chatChunk(" a"), `data: {"choi`}, wantErr: ErrStreamCut, wantChunks: 1},
+		{name: "malformed JSON", api: "chat", writes: []string{"data: {not json}\n\n", done}, wantErr: ErrMalformed},
+		{name: "no content", api: "chat", writes: []string{usage, done}, wantErr: ErrEmpty, wantPrompt: 12, wantSource: TokensFromUsage, wantTokens: 3},
+		{name: "line over the limit", api: "chat", writes: []string{"data: " + strings.Repeat("x", 2000) + "\n\n"}, wantErr: ErrMalformed},
+		{name: "stream over the byte limit", api: "chat", writes: repeat(": pad "+strings.Repeat("p", 900)+"\n", 100), wantErr: ErrStreamLimit},
+		{name: "content after [DONE] ignored", api: "chat", writes: []string{chatChunk(" a"), done, chatChunk(" b")}, wantChunks: 1, wantTokens: 1, wantSource: TokensFromCounter},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			status := tt.status
+			if status == 0 {
+				status = 200
+			}
+			srv := scripted(t, status, time.Millisecond, tt.writes...)
+			c := newTestClient(t, srv.URL, tt.api)
+			var res Result
+			c.Do(context.Background(), []byte(`{}`), "id-1", &res)
+			if res.Err != tt.wantErr {
+				t.Fatalf("error kind %q (%s), want %q", res.Err, res.Detail, tt.wantErr)
+			}
+			if len(res.ChunkAt) != tt.wantChunks {
+				t.Errorf("%d content chunks, want %d", len(res.ChunkAt), tt.wantChunks)
+			}
+			if tt.wantErr == ErrNone || tt.wantErr == ErrEmpty {
+				if res.OutputTokens != tt.wantTokens || res.TokenSource != tt.wantSource {
+					t.Errorf("output tokens %d from %s, want %d from %s", res.OutputTokens, res.TokenSource, tt.wantTokens, tt.wantSource)
+				}
+			}
+			if res.PromptTokens != tt.wantPrompt {
+				t.Errorf("prompt tokens %d, want %d", res.PromptTokens, tt.wantPrompt)
+			}
+			if res.ReasoningTokens != tt.wantReason {
+				t.Errorf("reasoning tokens %d, want %d", res.ReasoningTokens, tt.wantReason)
+			}
+			if tt.wantChunks > 0 {
+				// Ordering invariants of the timeline.
+				if !(0 < res.FirstToken && res.FirstToken == res.ChunkAt[0] && res.ChunkAt[len(res.ChunkAt)-1] <= res.End) {
+					t.Errorf("timeline out of order: first %v chunks %v end %v", res.FirstToken, res.ChunkAt, res.End)
+				}
+				if tt.answerAfter != (res.FirstAnswer > res.FirstToken) {
+					t.Errorf("first answer %v, first token %v", res.FirstAnswer, res.FirstToken)
+				}
+			}
+			if tt.wantErr == ErrHTTP && (res.Status != status || !strings.Contains(res.Detail, "overloaded")) {
+				t.Errorf("status %d detail %q", res.Status, res.Detail)
+			}
+		})
+	}
+}
+
+func repeat(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+func TestClientTimeoutAndCancel(t *testing.T) {
+	t.Parallel()
+	// An endless stream of keep-alives: only the timeout ends it.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for r.Context().Err() == nil {
+			io.WriteString(w, ": ping\n\n")
+			w.(http.Flusher).Flush()
+			time.Sleep(5 * time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	c, err := New(Options{BaseURL: srv.URL, API: "chat", Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Result
+	c.Do(context.Background(), []byte(`{}`), "", &res)
+	if res.Err != ErrTimeout {
+		t.Errorf("endless stream: error %q (%s), want timeout", res.Err, res.Detail)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	c.Do(ctx, []byte(`{}`), "", &res)
+	if res.Err != ErrCanceled {
+		t.Errorf("canceled run: error %q (%s), want canceled", res.Err, res.Detail)
+	}
+}
+
+func TestClientConnectError(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close() // nothing listens there now
+	c, err := New(Options{BaseURL: url, API: "chat", Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Result
+	c.Do(context.Background(), []byte(`{}`), "", &res)
+	if res.Err != ErrConnect {
+		t.Errorf("error %q (%s), want connect", res.Err, res.Detail)
+	}
+}
+
+func TestBody(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		api       string
+		ignoreEOS bool
+		want      string
+	}{
+		{"chat", true, `{"ignore_eos":true,"max_tokens":7,"messages":[{"content":"hi there","role":"user"}],"min_tokens":7,"model":"m","stream":true,"stream_options":{"include_usage":true},"temperature":0}`},
+		{"completions", false, `{"max_tokens":7,"model":"m","prompt":"hi there","stream":true,"stream_options":{"include_usage":true},"temperature":0}`},
+	}
+	for _, tt := range tests {
+		c, err := New(Options{API: tt.api, Model: "m", IgnoreEOS: tt.ignoreEOS, Extra: map[string]any{"temperature": 0}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.Body("hi there", 7)
+		if err != nil || string(got) != tt.want {
+			t.Errorf("%s body:\n got %s\nwant %s (%v)", tt.api, got, tt.want, err)
+		}
+	}
+}
+
+func TestRequestHeaders(t *testing.T) {
+	t.Parallel()
+	var got http.Header
+	var path string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, path = r.Header.Clone(), r.URL.Path
+		io.WriteString(w, chatChunk("x")+done)
+	}))
+	defer srv.Close()
+	c, err := New(Options{BaseURL: srv.URL + "/", API: "completions", APIKey: "sk-test", Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Result
+	c.Do(context.Background(), []byte(`{}`), "req-9", &res)
+	if path != "/v1/completions" || got.Get("Authorization") != "Bearer sk-test" || got.Get("X-Request-Id") != "req-9" || got.Get("Accept-Encoding") != "" {
+		t.Errorf("path %q headers %v", path, got)
+	}
+}
