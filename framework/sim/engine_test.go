@@ -1,0 +1,154 @@
+package sim
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeClock records step durations instead of sleeping.
+type fakeClock struct {
+	mu    sync.Mutex
+	steps []time.Duration
+}
+
+func (c *fakeClock) sleep(d time.Duration) {
+	c.mu.Lock()
+	c.steps = append(c.steps, d)
+	c.mu.Unlock()
+}
+
+func waitDone(t *testing.T, s *seq) {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for !s.finished.Load() {
+		select {
+		case <-s.notify:
+		case <-deadline:
+			t.Fatal("sequence did not finish")
+		}
+	}
+}
+
+func testProfile() Profile {
+	return Profile{Name: "t", MaxNumSeqs: 2, MaxBatchedTokens: 100, StepBase: time.Millisecond,
+		DecodePerSeq: 100 * time.Microsecond, PrefillPerToken: 10 * time.Microsecond, TokensPerStep: 1}
+}
+
+func TestEngineSingleRequestSteps(t *testing.T) {
+	t.Parallel()
+	e := newEngine(testProfile())
+	clk := &fakeClock{}
+	e.sleep = clk.sleep
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go e.loop(ctx)
+
+	s := newSeq(50, 4)
+	if err := e.submit(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, s)
+	want := []time.Duration{
+		time.Millisecond + 50*10*time.Microsecond,                                 // prefill of 50 tokens, first token
+		1100 * time.Microsecond, 1100 * time.Microsecond, 1100 * time.Microsecond, // decode alone
+	}
+	clk.mu.Lock()
+	defer clk.mu.Unlock()
+	if len(clk.steps) != len(want) {
+		t.Fatalf("steps %v, want %v", clk.steps, want)
+	}
+	for i := range want {
+		if clk.steps[i] != want[i] {
+			t.Errorf("step %d = %v, want %v", i, clk.steps[i], want[i])
+		}
+	}
+	if got := s.produced.Load(); got != 4 {
+		t.Errorf("produced %d tokens, want 4", got)
+	}
+}
+
+func TestEngineChunkedPrefillAndBatchCap(t *testing.T) {
+	t.Parallel()
+	p := testProfile()
+	e := newEngine(p)
+	clk := &fakeClock{}
+	e.sleep = clk.sleep
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	// Three requests arrive together; only two fit the batch. The 150-token
+	// prompt takes two steps of the 100-token budget.
+	a, b, c := newSeq(150, 2), newSeq(30, 2), newSeq(10, 1)
+	for _, s := range []*seq{a, b, c} {
+		e.arrivals <- s
+	}
+	go e.loop(ctx)
+	waitDone(t, a)
+	waitDone(t, b)
+	waitDone(t, c)
+	clk.mu.Lock()
+	defer clk.mu.Unlock()
+	want := []time.Duration{
+		time.Millisecond + 100*10*time.Microsecond, // a: 100 of 150
+		time.Millisecond + 80*10*time.Microsecond,  // a: 50 (done), b: 30 (done)
+		time.Millisecond + 2*100*time.Microsecond,  // a, b decode; both finish
+		time.Millisecond + 10*10*time.Microsecond,  // c admitted once a slot frees
+	}
+	if len(clk.steps) != len(want) {
+		t.Fatalf("steps %v, want %v", clk.steps, want)
+	}
+	for i := range want {
+		if clk.steps[i] != want[i] {
+			t.Errorf("step %d = %v, want %v", i, clk.steps[i], want[i])
+		}
+	}
+}
+
+func TestEngineSpeculativeChunks(t *testing.T) {
+	t.Parallel()
+	p := testProfile()
+	p.TokensPerStep = 3
+	e := newEngine(p)
+	e.sleep = func(time.Duration) {}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go e.loop(ctx)
+	s := newSeq(5, 8)
+	if err := e.submit(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	var seen []int64
+	for !s.finished.Load() {
+		<-s.notify
+		seen = append(seen, s.produced.Load())
+	}
+	// 1 from prefill, then +3 per step, capped at 8.
+	if last := seen[len(seen)-1]; last != 8 {
+		t.Errorf("produced %v, want to end at 8", seen)
+	}
+	for i := 1; i < len(seen); i++ {
+		if d := seen[i] - seen[i-1]; d > 3 || d < 1 {
+			t.Errorf("step from %d to %d", seen[i-1], seen[i])
+		}
+	}
+}
+
+func TestEngineDropsCanceled(t *testing.T) {
+	t.Parallel()
+	p := testProfile()
+	p.MaxNumSeqs = 1
+	e := newEngine(p)
+	e.sleep = func(time.Duration) { time.Sleep(100 * time.Microsecond) }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go e.loop(ctx)
+	long := newSeq(5, 1_000_000)
+	short := newSeq(5, 2)
+	e.submit(ctx, long)
+	e.submit(ctx, short)
+	<-long.notify
+	long.canceled.Store(true) // the client went away; its slot must free up
+	waitDone(t, short)
+}

@@ -1,0 +1,143 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func startServer(t *testing.T, p Profile) (*Server, string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	s := New(p)
+	u, err := s.Listen(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, u
+}
+
+func post(t *testing.T, url, body string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+func TestServerChatStream(t *testing.T) {
+	t.Parallel()
+	p, _ := Lookup("tiny")
+	s, u := startServer(t, p)
+	traces := make(chan Trace, 1)
+	s.OnTrace = func(tr Trace) { traces <- tr }
+	code, body := post(t, u+"/v1/chat/completions", `{"model":"x","messages":[{"role":"user","content":"a b c d"}],"max_tokens":5,"stream":true,"stream_options":{"include_usage":true}}`)
+	if code != 200 {
+		t.Fatalf("HTTP %d: %s", code, body)
+	}
+	events := strings.Split(strings.TrimSpace(body), "\n\n")
+	if events[len(events)-1] != "data: [DONE]" {
+		t.Fatalf("last event %q", events[len(events)-1])
+	}
+	var text strings.Builder
+	var usage map[string]int
+	for _, ev := range events[:len(events)-1] {
+		var ch struct {
+			Choices []struct {
+				Delta struct {
+					Content string `json:"content"`
+				} `json:"delta"`
+			} `json:"choices"`
+			Usage map[string]int `json:"usage"`
+		}
+		data, ok := strings.CutPrefix(ev, "data: ")
+		if !ok {
+			t.Fatalf("event %q", ev)
+		}
+		if err := json.Unmarshal([]byte(data), &ch); err != nil {
+			t.Fatalf("event %q: %v", ev, err)
+		}
+		for _, c := range ch.Choices {
+			text.WriteString(c.Delta.Content)
+		}
+		if ch.Usage != nil {
+			usage = ch.Usage
+		}
+	}
+	if got := CountTokens(text.String()); got != 5 {
+		t.Errorf("streamed %d words, want 5: %q", got, text.String())
+	}
+	// 4 words + 5 template tokens for the message + 3 for the assistant header.
+	if usage["prompt_tokens"] != 12 || usage["completion_tokens"] != 5 || usage["total_tokens"] != 17 {
+		t.Errorf("usage %v", usage)
+	}
+	select {
+	case tr := <-traces:
+		if tr.OutputTokens != 5 || tr.PromptTokens != 12 || !tr.Arrived.Before(tr.FirstToken) || tr.FirstToken.After(tr.Done) {
+			t.Errorf("trace %+v", tr)
+		}
+		// A lone request's first token takes one prefill step.
+		if got, want := tr.FirstToken.Sub(tr.Arrived), p.IdleTTFT(12); got < want || got > want+20*time.Millisecond {
+			t.Errorf("server-side TTFT %v, want about %v", got, want)
+		}
+	case <-time.After(time.Second):
+		t.Error("no trace")
+	}
+}
+
+func TestServerCompletionsAndErrors(t *testing.T) {
+	t.Parallel()
+	p, _ := Lookup("tiny")
+	_, u := startServer(t, p)
+	tests := []struct {
+		name, path, body string
+		code             int
+		contains         string
+	}{
+		{"completion whole", "/v1/completions", `{"prompt":"a b","max_tokens":3}`, 200, `"completion_tokens":3`},
+		{"completion stream", "/v1/completions", `{"prompt":["a b"],"max_tokens":2,"stream":true}`, 200, `"text":" of","logprobs":null,"finish_reason":"length"`},
+		{"chat parts", "/v1/chat/completions", `{"messages":[{"role":"user","content":[{"type":"text","text":"a b"}]}],"max_tokens":1}`, 200, `"prompt_tokens":10`},
+		{"too long", "/v1/completions", `{"prompt":"a","max_tokens":5000}`, 400, "maximum context length is 4096"},
+		{"bad json", "/v1/completions", `{`, 400, "bad JSON"},
+		{"no messages", "/v1/chat/completions", `{"max_tokens":1}`, 400, "messages: required"},
+		{"zero max_tokens", "/v1/completions", `{"prompt":"a","max_tokens":0}`, 400, "at least 1"},
+		{"unknown path", "/v2/x", `{}`, 404, "not found"},
+	}
+	for _, tt := range tests {
+		code, body := post(t, u+tt.path, tt.body)
+		if code != tt.code || !strings.Contains(body, tt.contains) {
+			t.Errorf("%s: HTTP %d %s; want %d containing %q", tt.name, code, body, tt.code, tt.contains)
+		}
+	}
+	resp, err := http.Get(u + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var models struct {
+		Data []struct{ ID string } `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&models); err != nil || len(models.Data) != 1 || models.Data[0].ID != p.Model {
+		t.Errorf("models %+v %v", models, err)
+	}
+}
+
+func TestCountTokens(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]int{"": 0, "a": 1, " a  b\n\tc ": 3, "   ": 0} {
+		if got := CountTokens(in); got != want {
+			t.Errorf("CountTokens(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
