@@ -1,0 +1,152 @@
+package metrics
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/benchci/benchci/framework/client"
+)
+
+const ms = time.Millisecond
+
+// stream builds a successful result: first chunk at ttft, then one chunk
+// every itl, each carrying perChunk tokens; the stream ends 1 ms after the
+// last chunk.
+func stream(sent time.Time, ttft, itl time.Duration, chunks, perChunk int) *client.Result {
+	r := &client.Result{Sent: sent, FirstToken: ttft, FirstAnswer: ttft, PromptTokens: 100, TokenSource: client.TokensFromUsage}
+	for i := range chunks {
+		r.ChunkAt = append(r.ChunkAt, ttft+time.Duration(i)*itl)
+		r.ChunkTokens = append(r.ChunkTokens, int32(perChunk))
+	}
+	r.OutputTokens = chunks * perChunk
+	r.End = r.ChunkAt[chunks-1] + ms
+	return r
+}
+
+func near(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol {
+		t.Errorf("%s = %v, want %v ±%v", what, got, want, tol)
+	}
+}
+
+func TestRecorderLatencies(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	rec := NewRecorder(t0, t0.Add(10*time.Second))
+	// Ten requests: TTFT 100 ms, 11 chunks of 3 tokens 20 ms apart, sent 2 ms
+	// after their scheduled time.
+	for i := range 10 {
+		sent := t0.Add(time.Duration(i) * 500 * ms)
+		rec.Add(Sample{Result: stream(sent, 100*ms, 20*ms, 11, 3), Scheduled: sent.Add(-2 * ms), WantInput: 100, WantOutput: 33})
+	}
+	p, err := rec.Point()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := p.Latency
+	near(t, "ttft p50", l[TTFT].P50, 100, 0.1)
+	near(t, "ttft_sched p50", l[TTFTSched].P50, 102, 0.1)
+	near(t, "itl p99", l[ITL].P99, 20, 0.02)
+	if l[ITL].Count != 100 {
+		t.Errorf("itl count %d, want one per chunk gap (10 x 10)", l[ITL].Count)
+	}
+	// TPOT per token: (e2e - ttft) / (33 - 1) = (200 + 1) ms / 32.
+	near(t, "tpot p50", l[TPOT].P50, 201.0/32, 0.01)
+	near(t, "e2e p50", l[E2E].P50, 301, 0.3)
+	near(t, "lag max", l[Lag].Max, 2, 0.01)
+	if p.Tokens.PerChunk != 3 || p.Tokens.OutputMismatch != 0 || p.Tokens.PromptMismatch != 0 {
+		t.Errorf("tokens %+v", p.Tokens)
+	}
+	if p.Requests.Sent != 10 || p.Requests.Completed != 10 || p.Requests.ErrorRate != 0 {
+		t.Errorf("requests %+v", p.Requests)
+	}
+	// Every request ends inside the 10 s window: 10 requests, 330 tokens.
+	near(t, "request throughput", p.Throughput.Requests, 1, 1e-9)
+	near(t, "output throughput", p.Throughput.OutputTokens, 33, 1e-9)
+	near(t, "total throughput", p.Throughput.TotalTokens, 133, 1e-9)
+}
+
+func TestRecorderWindowWarmupAndErrors(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	winStart := t0.Add(time.Second)
+	rec := NewRecorder(winStart, winStart.Add(time.Second))
+	// A warm-up request streaming across the window start: its chunks inside
+	// the window count for throughput, its latency does not.
+	warm := stream(t0.Add(500*ms), 100*ms, 100*ms, 10, 1) // chunks at 0.6..1.5 s
+	rec.Add(Sample{Result: warm, Scheduled: warm.Sent, Warmup: true})
+	// A measured request running past the window end (cool-down).
+	late := stream(winStart.Add(800*ms), 50*ms, 100*ms, 5, 1) // chunks at 1.85..2.25 s
+	rec.Add(Sample{Result: late, Scheduled: late.Sent, WantOutput: 7})
+	rec.Add(Sample{Result: &client.Result{Sent: winStart, Err: client.ErrHTTP, Status: 503, Detail: "busy"}, Scheduled: winStart})
+	rec.Add(Sample{Result: &client.Result{Sent: winStart, Err: client.ErrTimeout}, Scheduled: winStart})
+	rec.Add(Sample{Result: &client.Result{Sent: winStart, Err: client.ErrCanceled}, Scheduled: winStart})
+	p, err := rec.Point()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Requests.Sent != 3 || p.Requests.Completed != 1 || p.Requests.Warmup != 1 || p.Requests.Canceled != 1 {
+		t.Errorf("requests %+v", p.Requests)
+	}
+	if p.Requests.Errors["http_503"] != 1 || p.Requests.Errors["timeout"] != 1 || p.Requests.LastError["http_503"] != "busy" {
+		t.Errorf("errors %v %v", p.Requests.Errors, p.Requests.LastError)
+	}
+	near(t, "error rate", p.Requests.ErrorRate, 2.0/3, 1e-9)
+	if p.Latency[TTFT].Count != 1 {
+		t.Errorf("ttft count %d: warm-up or failures were recorded", p.Latency[TTFT].Count)
+	}
+	// In [1 s, 2 s): warm-up chunks at 1.0..1.5 s (6), late chunks at 1.85, 1.95 (2).
+	near(t, "output throughput", p.Throughput.OutputTokens, 8, 1e-9)
+	// Nothing completed inside the window (warm-up ends at 1.501 s but its
+	// completion counts; the late one ends after).
+	near(t, "request throughput", p.Throughput.Requests, 1, 1e-9)
+	if p.Tokens.OutputMismatch != 1 {
+		t.Errorf("output mismatch %d, want 1 (asked 7, got 5)", p.Tokens.OutputMismatch)
+	}
+}
+
+func TestRecorderOpenWindow(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	rec := NewRecorder(t0, time.Time{})
+	r := stream(t0, 100*ms, 100*ms, 10, 1) // ends at 1.001 s
+	rec.Add(Sample{Result: r, Scheduled: t0})
+	p, _ := rec.Point()
+	near(t, "window", p.Window.Seconds, 1.001, 1e-6)
+	near(t, "output throughput", p.Throughput.OutputTokens, 10/1.001, 1e-6)
+}
+
+func TestHistogramRoundTrip(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	rec := NewRecorder(t0, time.Time{})
+	for i := range 50 {
+		rec.Add(Sample{Result: stream(t0, time.Duration(i+1)*ms, ms, 3, 1), Scheduled: t0})
+	}
+	p, _ := rec.Point()
+	h, err := DecodeHistogram(p.Histograms[TTFT])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Summarize(h, 1000); got != p.Latency[TTFT] {
+		t.Errorf("decoded summary %+v, want %+v", got, p.Latency[TTFT])
+	}
+	if _, err := DecodeHistogram("not base64!"); err == nil {
+		t.Error("garbage decoded")
+	}
+}
+
+func TestSummaryStat(t *testing.T) {
+	t.Parallel()
+	s := Summary{Min: 1, Mean: 2, P50: 3, P90: 4, P95: 5, P99: 6, P999: 7, Max: 8}
+	for name, want := range map[string]float64{"min": 1, "mean": 2, "p50": 3, "p90": 4, "p95": 5, "p99": 6, "p99.9": 7, "max": 8} {
+		if got, ok := s.Stat(name); !ok || got != want {
+			t.Errorf("Stat(%q) = %v, %v", name, got, ok)
+		}
+	}
+	if _, ok := s.Stat("p42"); ok {
+		t.Error("unknown stat accepted")
+	}
+}
