@@ -93,6 +93,15 @@ func Write(path string, f *File) error {
 
 // WriteFileAtomic writes data to path through a temporary file and rename.
 func WriteFileAtomic(path string, data []byte) error {
+	return writeAtomic(path, data, func(f *os.File, b []byte) error {
+		_, err := f.Write(b)
+		return err
+	})
+}
+
+// writeAtomic takes the write step as a function so tests can make it fail
+// part-way, as a full disk does.
+func writeAtomic(path string, data []byte, write func(*os.File, []byte) error) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -106,7 +115,7 @@ func WriteFileAtomic(path string, data []byte) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if _, err := tmp.Write(data); err != nil {
+	if err := write(tmp, data); err != nil {
 		return cleanup(err)
 	}
 	if err := tmp.Sync(); err != nil {

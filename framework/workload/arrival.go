@@ -15,13 +15,15 @@ func Timeline(kind string, rate float64, end time.Duration, limit int, src rand.
 	if !(rate > 0) {
 		return nil, fmt.Errorf("rate must be positive, got %v", rate)
 	}
-	var next func() float64 // inter-arrival gap in seconds
+	// next returns the i-th arrival in seconds given the previous one.
+	var next func(i int, prev float64) float64
 	switch kind {
 	case "constant":
-		next = func() float64 { return 1 / rate }
+		// i/rate, not a running sum, so rounding cannot add an arrival.
+		next = func(i int, _ float64) float64 { return float64(i) / rate }
 	case "poisson":
 		r := rand.New(src)
-		next = func() float64 { return r.ExpFloat64() / rate }
+		next = func(_ int, prev float64) float64 { return prev + r.ExpFloat64()/rate }
 	default:
 		return nil, fmt.Errorf("unknown arrival process %q", kind)
 	}
@@ -31,15 +33,15 @@ func Timeline(kind string, rate float64, end time.Duration, limit int, src rand.
 	}
 	out := make([]time.Duration, 0, capHint)
 	// The first request goes at 0 so that a point starts loading at once;
-	// later ones follow the process. Accumulate in float seconds so the
+	// later ones follow the process. Times stay in float seconds so the
 	// rounding of each gap to nanoseconds does not add up.
 	t := 0.0
-	for {
+	for i := 1; ; i++ {
 		at := time.Duration(t * float64(time.Second))
 		if (end > 0 && at >= end) || (limit > 0 && len(out) >= limit) {
 			return out, nil
 		}
 		out = append(out, at)
-		t += next()
+		t = next(i, t)
 	}
 }

@@ -1,0 +1,84 @@
+package slo
+
+import (
+	"testing"
+
+	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suite"
+)
+
+func TestHolds(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		v    float64
+		op   string
+		lim  float64
+		want bool
+	}{
+		{1, "<", 2, true}, {2, "<", 2, false},
+		{2, "<=", 2, true}, {3, "<=", 2, false},
+		{3, ">", 2, true}, {2, ">", 2, false},
+		{2, ">=", 2, true}, {1, ">=", 2, false},
+		{1, "==", 1, false},
+	}
+	for _, tt := range tests {
+		if got := Holds(tt.v, tt.op, tt.lim); got != tt.want {
+			t.Errorf("%v %s %v = %v", tt.v, tt.op, tt.lim, got)
+		}
+	}
+}
+
+func point(label string, rate float64, ttftP99 float64, errRate float64) result.Point {
+	p := result.Point{Label: label, Mode: "rate", Rate: rate}
+	p.Latency = map[string]metrics.Summary{metrics.TTFT: {Count: 10, P99: ttftP99}}
+	p.Requests = metrics.Requests{Sent: 10, ErrorRate: errRate}
+	p.Throughput = metrics.Throughput{Requests: rate, OutputTokens: 100 * rate}
+	return p
+}
+
+func TestEvaluate(t *testing.T) {
+	t.Parallel()
+	points := []result.Point{point("rate=1", 1, 200, 0), point("rate=8", 8, 700, 0.02)}
+	slos := []suite.SLO{
+		{Metric: "ttft", Stat: "p99", Op: "<", Threshold: "500ms", AtRate: 8},
+		{Metric: "ttft", Stat: "p99", Op: "<", Threshold: "500ms"},
+		{Metric: "error_rate", Op: "<=", Threshold: 0.01},
+		{Metric: "output_throughput", Op: ">=", Threshold: 500.0, AtRate: 8},
+		{Metric: "ttft", Stat: "p99", Op: "<", Threshold: "1s", AtRate: 4},
+	}
+	got := Evaluate(slos, points)
+	want := []struct {
+		name, point string
+		pass        bool
+	}{
+		{"ttft p99 < 500ms @ rate=8", "rate=8", false},
+		{"ttft p99 < 500ms", "rate=1", true},
+		{"ttft p99 < 500ms", "rate=8", false},
+		{"error_rate <= 0.01", "rate=1", true},
+		{"error_rate <= 0.01", "rate=8", false},
+		{"output_throughput >= 500 @ rate=8", "rate=8", true},
+		{"ttft p99 < 1s @ rate=4", "", false},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d verdicts, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Name != w.name || g.Point != w.point || g.Pass != w.pass {
+			t.Errorf("verdict %d = %+v, want %+v", i, g, w)
+		}
+	}
+	if got[0].Measured != 700 || got[0].Limit != 500 || got[0].Unit != "ms" {
+		t.Errorf("measured %v limit %v %s", got[0].Measured, got[0].Limit, got[0].Unit)
+	}
+	if got[6].Note == "" {
+		t.Error("an SLO matching no point passed silently")
+	}
+	// A point without successful requests cannot meet a latency SLO.
+	empty := result.Point{Label: "rate=8", Mode: "rate", Rate: 8, Point: metrics.Point{Latency: map[string]metrics.Summary{}}}
+	v := Evaluate(slos[:1], []result.Point{empty})
+	if v[0].Pass || v[0].Note == "" {
+		t.Errorf("empty point verdict %+v", v[0])
+	}
+}
