@@ -7,6 +7,7 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -216,14 +217,15 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 	col := newCollector(metrics.NewRecorder(winStart, winEnd), cfg.Progress)
 	var wg sync.WaitGroup
 	var capWaits, sentIn, schedIn int
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
+	// The dispatcher sleeps in the kernel on its own thread (package clock).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	spin := cfg.Rate <= spinBelowRate
 	stopped := false
 dispatch:
 	for i, off := range timeline {
 		at := t0.Add(off)
-		if !waitUntil(ctx, timer, at, spin) {
+		if !waitUntil(ctx, at, spin) {
 			stopped = true
 			break dispatch
 		}

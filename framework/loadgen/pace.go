@@ -2,39 +2,24 @@ package loadgen
 
 import (
 	"context"
-	"runtime"
 	"time"
+
+	"github.com/benchci/benchci/framework/internal/clock"
 )
 
-// spinWindow is how long before a send the pacer stops trusting the timer.
-// Go's timers wake up to ~1 ms late when the process is idle (the netpoller
-// waits in whole milliseconds), which would show up as send lag at low rates.
-const spinWindow = 1200 * time.Microsecond
-
 // spinBelowRate: at or below this rate the pacer spins through the last
-// spinWindow before each send. Above it the gaps are too short to spend a
-// core on: timers alone keep the long-run rate exact (the timeline is
-// absolute, so lateness does not accumulate) and the lag is reported.
-const spinBelowRate = 200
+// clock.DefaultSpin before each send, for microsecond-exact sends. Above it
+// the spinning would take too much of a core from the client itself; kernel
+// sleeps alone are ~150 µs late, the timeline is absolute so lateness never
+// accumulates into the rate, and the lag is measured and reported.
+const spinBelowRate = 1000
 
 // waitUntil blocks until at or ctx ends; it reports false when ctx ended.
-func waitUntil(ctx context.Context, t *time.Timer, at time.Time, spin bool) bool {
-	wait := time.Until(at)
+// The caller holds its goroutine on its OS thread.
+func waitUntil(ctx context.Context, at time.Time, spin bool) bool {
+	s := time.Duration(0)
 	if spin {
-		wait -= spinWindow
+		s = clock.DefaultSpin
 	}
-	if wait > 0 {
-		t.Reset(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return false
-		}
-	}
-	if spin {
-		for time.Now().Before(at) {
-			runtime.Gosched()
-		}
-	}
-	return ctx.Err() == nil
+	return clock.SleepUntil(ctx, at, s)
 }

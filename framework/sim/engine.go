@@ -2,8 +2,11 @@ package sim
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 	"time"
+
+	"github.com/benchci/benchci/framework/internal/clock"
 )
 
 // seq is one request inside the engine. The engine goroutine owns the
@@ -47,7 +50,7 @@ type engine struct {
 }
 
 func newEngine(p Profile) *engine {
-	return &engine{p: p, arrivals: make(chan *seq, 1024), sleep: time.Sleep}
+	return &engine{p: p, arrivals: make(chan *seq, 1024), sleep: clock.Sleep}
 }
 
 func (e *engine) submit(ctx context.Context, s *seq) error {
@@ -60,6 +63,10 @@ func (e *engine) submit(ctx context.Context, s *seq) error {
 }
 
 func (e *engine) loop(ctx context.Context) {
+	// Steps are timed by kernel sleeps on this thread (see package clock),
+	// so the simulated timings hold to microseconds, not to Go's ~1 ms timers.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var waiting, running []*seq
 	for {
 		if len(waiting) == 0 && len(running) == 0 {

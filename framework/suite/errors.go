@@ -56,6 +56,10 @@ func (l locator) walk(n ast.Node, path string) {
 		return
 	}
 	if obj, ok := n.(*ast.DesugaredObject); ok {
+		if _, seen := l[path]; !seen {
+			// The object itself: where a missing field would have gone.
+			l[path] = *obj.Loc()
+		}
 		for _, f := range obj.Fields {
 			name, ok := f.Name.(*ast.LiteralString)
 			if !ok {
@@ -93,12 +97,14 @@ func (l locator) walk(n ast.Node, path string) {
 // place returns the line and column of the longest known prefix of path,
 // or zeros when none is known.
 func (l locator) place(path string) (line, col int) {
-	for p := path; p != ""; p = parent(p) {
+	for p := path; ; p = parent(p) {
 		if loc, ok := l[p]; ok && loc.IsSet() {
 			return loc.Begin.Line, loc.Begin.Column
 		}
+		if p == "" {
+			return 0, 0
+		}
 	}
-	return 0, 0
 }
 
 // parent strips the last ".field" or "[i]" from a path.

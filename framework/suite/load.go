@@ -77,8 +77,11 @@ func Load(path, src string, opts Options) (*Loaded, error) {
 			sort.SliceStable(me.Errors, func(i, j int) bool {
 				a, _ := me.Errors[i].(*FieldError)
 				b, _ := me.Errors[j].(*FieldError)
-				if a == nil || b == nil {
-					return false
+				switch {
+				case a == nil || b == nil || a.line == 0:
+					return false // errors without a place go last
+				case b.line == 0:
+					return true
 				}
 				return a.line < b.line || (a.line == b.line && a.col < b.col)
 			})

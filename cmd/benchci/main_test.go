@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/sim"
+)
+
+func writeSuite(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	path := filepath.Join(dir, name+".jsonnet")
+	src := "local b = import 'benchci.libsonnet';\nb.suite {\n  name: '" + name + "',\n" + body + "\n}\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func runCLI(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, &stdout, &stderr, args)
+	return code, stdout.String(), stderr.String()
+}
+
+// TestRunMatchesSimulator runs a suite end to end against the simulator and
+// checks that what benchci measured is what the simulator was configured to
+// produce. With one request in flight (closed loop, concurrency 1) the tiny
+// profile's TTFT is one prefill step and its ITL one decode step:
+//
+//	TTFT = StepBase + PrefillPerToken x (input + chat template tokens)
+//	ITL  = StepBase + DecodePerSeq
+//
+// Tolerance: measured P50 within [-0.2 ms, +1.5 ms + 10%] of the model. The
+// excess is real time the model leaves out: two goroutine wake-ups inside
+// the simulator (handler -> engine -> handler, ~0.1-0.4 ms on this machine),
+// the client's own overhead (~0.1-0.2 ms), and up to ~1 ms more under the
+// race detector on a busy 2-core machine. A mistake in a definition (TTFT
+// taken at the role-only chunk, or at the second chunk) moves the figure by
+// a whole step (2.5 ms) or to near zero, outside the band.
+func TestRunMatchesSimulator(t *testing.T) {
+	dir := t.TempDir()
+	path := writeSuite(t, dir, "e2e", `
+  target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(100), output_tokens: b.dist.fixed(20) },
+  sweep: b.sweep.concurrency([1], duration='2s', warmup='300ms'),
+  slos: [b.slo.p50('itl', '<', '100ms'), b.slo.rate('error_rate', '<=', 0)],
+  cost: b.cost.gpu(usd_per_hour=1),`)
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", dir, "--progress=false", path)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	f, err := result.Read(filepath.Join(dir, "e2e.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Points) != 1 || f.Incomplete || f.Target.Kind != "sim" || f.Suite.Hash == "" {
+		t.Fatalf("results: %d points, incomplete %v, target %+v", len(f.Points), f.Incomplete, f.Target)
+	}
+	p := f.Points[0]
+	prof, _ := sim.Lookup("tiny")
+	promptTokens := 100 + prof.ChatTemplateTokens + 3
+	check := func(what string, got float64, want time.Duration) {
+		t.Helper()
+		w := float64(want) / float64(time.Millisecond)
+		if got < w-0.2 || got > w+1.5+0.1*w {
+			t.Errorf("%s p50 = %.3f ms, simulator configured %.3f ms", what, got, w)
+		} else {
+			t.Logf("%s p50 = %.3f ms, configured %.3f ms", what, got, w)
+		}
+	}
+	check("TTFT", p.Latency[metrics.TTFT].P50, prof.IdleTTFT(promptTokens))
+	check("ITL", p.Latency[metrics.ITL].P50, prof.IdleITL())
+	// TPOT spans 19 decode steps over 19 tokens, plus the final usage/[DONE] write.
+	check("TPOT", p.Latency[metrics.TPOT].P50, prof.IdleITL())
+	if p.Tokens.Source["usage"] != p.Requests.Completed || p.Tokens.OutputMismatch != 0 {
+		t.Errorf("tokens %+v: want all counts from usage and matching the request", p.Tokens)
+	}
+	if p.Tokens.Prompt.P50 != float64(promptTokens) || p.Tokens.PromptMismatch != p.Requests.Completed {
+		t.Errorf("prompt tokens p50 %v (want %d, the template's tokens included), mismatches %d", p.Tokens.Prompt.P50, promptTokens, p.Tokens.PromptMismatch)
+	}
+	if p.Requests.Failed != 0 || p.Requests.Warmup == 0 || p.Cost == nil || p.Cost.PerMOutput <= 0 {
+		t.Errorf("requests %+v cost %+v", p.Requests, p.Cost)
+	}
+	if len(f.SLOs) != 2 || !f.SLOs[0].Pass || !f.SLOs[1].Pass {
+		t.Errorf("SLOs %+v", f.SLOs)
+	}
+	for _, want := range []string{"concurrency=1", "PASS  itl p50 < 100ms", "results: "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestRunSLOFailureExitsOne(t *testing.T) {
+	dir := t.TempDir()
+	path := writeSuite(t, dir, "slofail", `
+  target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
+  sweep: b.sweep.rates([20], duration='500ms', warmup='0s'),
+  slos: [b.slo.p99('ttft', '<', '1us')],`)
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", dir, "--progress=false", path)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "FAIL  ttft p99 < 1us @") && !strings.Contains(stdout, "FAIL  ttft p99 < 1us") {
+		t.Errorf("stdout lacks the failed SLO:\n%s", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "slofail.json")); err != nil {
+		t.Errorf("results not written: %v", err)
+	}
+}
+
+func TestRunBadSuiteExitsTwoBeforeRunning(t *testing.T) {
+	dir := t.TempDir()
+	good := writeSuite(t, dir, "good", `
+  target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
+  sweep: b.sweep.rates([1], duration='10s'),`)
+	bad := writeSuite(t, dir, "bad", `
+  target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
+  sweep: b.sweep.rates([-1]),`)
+	start := time.Now()
+	code, _, stderr := runCLI(t, context.Background(), "run", "--results", dir, good, bad)
+	if code != 2 || !strings.Contains(stderr, "bad.jsonnet:7:3: sweep.rates[0]") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Error("the good suite ran before the bad one was rejected")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := runCLI(t, context.Background(), "validate", "../../suites/quickstart.jsonnet")
+	if code != 0 || !strings.Contains(stdout, "ok  ../../suites/quickstart.jsonnet") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	dir := t.TempDir()
+	bad := writeSuite(t, dir, "v", `  target: 3,`)
+	code, _, stderr = runCLI(t, context.Background(), "validate", bad, "--ext-str", "noequals")
+	if code != 2 || !strings.Contains(stderr, "parsing --ext-str") {
+		t.Errorf("bad flag: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, context.Background(), "validate", bad)
+	if code != 2 || !strings.Contains(stderr, "v.jsonnet:4:3: target: want an object, got number 3") {
+		t.Errorf("bad suite: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestInterruptWritesPartialResults stops a long run part-way, as Ctrl-C
+// does, and checks that what was measured is written and marked incomplete.
+func TestInterruptWritesPartialResults(t *testing.T) {
+	dir := t.TempDir()
+	path := writeSuite(t, dir, "interrupted", `
+  target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(50) },
+  sweep: b.sweep.rates([5, 10], duration='60s', warmup='0s'),`)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(1500*time.Millisecond, cancel)
+	start := time.Now()
+	code, stdout, stderr := runCLI(t, ctx, "run", "--results", dir, "--progress=false", path)
+	if code != 2 {
+		t.Errorf("exit %d, want 2\n%s\n%s", code, stdout, stderr)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("took %v to stop", took)
+	}
+	f, err := result.Read(filepath.Join(dir, "interrupted.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Incomplete || len(f.Points) != 1 || !f.Points[0].Incomplete || f.Points[0].Requests.Sent == 0 {
+		t.Errorf("incomplete %v, points %d: %+v", f.Incomplete, len(f.Points), f.Points)
+	}
+	if !strings.Contains(stdout, "INCOMPLETE") {
+		t.Errorf("table does not say incomplete:\n%s", stdout)
+	}
+}
+
+func TestSimCommandRejectsUnknownProfile(t *testing.T) {
+	t.Parallel()
+	code, _, stderr := runCLI(t, context.Background(), "sim", "--profile", "gpt-9")
+	if code != 2 || !strings.Contains(stderr, "unknown profile") {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+}

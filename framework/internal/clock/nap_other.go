@@ -1,0 +1,7 @@
+//go:build !linux
+
+package clock
+
+import "time"
+
+func nap(d time.Duration) { time.Sleep(d) }
