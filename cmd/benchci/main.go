@@ -81,6 +81,6 @@ Exit codes: 0 pass, 1 regression or SLO failure, 2 usage/config/run error.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(runCmd(), validateCmd(), simCmd(), reportCmd())
+	root.AddCommand(runCmd(), validateCmd(), simCmd(), reportCmd(), selftestCmd())
 	return root
 }

@@ -7,13 +7,13 @@ package loadgen
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/benchci/benchci/framework/client"
+	"github.com/benchci/benchci/framework/internal/clock"
 	"github.com/benchci/benchci/framework/metrics"
 	"github.com/benchci/benchci/framework/workload"
 )
@@ -217,15 +217,11 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 	col := newCollector(metrics.NewRecorder(winStart, winEnd), cfg.Progress)
 	var wg sync.WaitGroup
 	var capWaits, sentIn, schedIn int
-	// The dispatcher sleeps in the kernel on its own thread (package clock).
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	spin := cfg.Rate <= spinBelowRate
 	stopped := false
 dispatch:
 	for i, off := range timeline {
 		at := t0.Add(off)
-		if !waitUntil(ctx, at, spin) {
+		if !clock.SleepUntil(ctx, at, clock.DefaultSpin) {
 			stopped = true
 			break dispatch
 		}

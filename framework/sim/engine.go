@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -63,10 +62,8 @@ func (e *engine) submit(ctx context.Context, s *seq) error {
 }
 
 func (e *engine) loop(ctx context.Context) {
-	// Steps are timed by kernel sleeps on this thread (see package clock),
-	// so the simulated timings hold to microseconds, not to Go's ~1 ms timers.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	// Steps are timed with package clock, so the simulated timings hold to
+	// tens of microseconds rather than to Go's ~1 ms timer lateness.
 	var waiting, running []*seq
 	for {
 		if len(waiting) == 0 && len(running) == 0 {

@@ -1,43 +1,47 @@
 // Package clock sleeps precisely. Go's timers wake up to ~1 ms late when the
 // process is otherwise idle (the netpoller waits in whole milliseconds),
 // which would add a millisecond of error to every paced send and every
-// simulated engine step. Here the thread sleeps in the kernel with
-// nanosecond resolution until shortly before the deadline, then spins.
+// simulated engine step. SleepUntil sleeps on a timer until shortly before
+// the deadline, then yields the processor in a loop until it is reached.
 //
-// Callers hold their goroutine on its OS thread (runtime.LockOSThread) so a
-// kernel sleep blocks only that thread.
+// Yielding (runtime.Gosched) rather than spinning hard, and not sleeping in
+// the kernel on a locked thread, matter on small machines: a goroutine in a
+// busy loop is only preempted after 10 ms, and a thread blocked in a system
+// call keeps its processor until the runtime's monitor takes it back, which
+// can also take up to 10 ms. Either would starve the network goroutines
+// whose timing we measure. A yield loop costs only time the processor would
+// otherwise spend idle.
 package clock
 
 import (
 	"context"
+	"runtime"
 	"time"
 )
 
-// DefaultSpin is how long before a deadline SleepUntil stops sleeping and
-// spins: a little more than the kernel's wake-up latency (the 50 µs timer
-// slack plus scheduling), measured here at p99 < 400 µs.
-const DefaultSpin = 300 * time.Microsecond
+// DefaultSpin is how long before a deadline SleepUntil stops trusting the
+// timer: a little more than Go's timer lateness (≤ ~1.1 ms measured).
+const DefaultSpin = 1200 * time.Microsecond
 
-// maxNap bounds one kernel sleep, so a canceled ctx is noticed promptly.
-const maxNap = 20 * time.Millisecond
-
-// SleepUntil blocks until at, or until ctx ends (reporting false). It spins
-// through the last spin of the wait; spin 0 trusts the kernel alone (~150 µs
-// late at p50) and costs no CPU.
+// SleepUntil blocks until at, or until ctx ends (reporting false). It yields
+// through the last spin of the wait; spin 0 trusts the timer alone.
 func SleepUntil(ctx context.Context, at time.Time, spin time.Duration) bool {
-	for {
+	if w := time.Until(at) - spin; w > 0 {
+		t := time.NewTimer(w)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
+	}
+	for time.Now().Before(at) {
 		if ctx.Err() != nil {
 			return false
 		}
-		w := time.Until(at) - spin
-		if w <= 0 {
-			break
-		}
-		nap(min(w, maxNap))
+		runtime.Gosched()
 	}
-	for time.Now().Before(at) {
-	}
-	return true
+	return ctx.Err() == nil
 }
 
 // Sleep sleeps for d precisely.

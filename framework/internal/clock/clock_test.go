@@ -2,7 +2,6 @@ package clock
 
 import (
 	"context"
-	"runtime"
 	"sort"
 	"testing"
 	"time"
@@ -10,8 +9,6 @@ import (
 
 func TestSleepUntilNeverEarly(t *testing.T) {
 	t.Parallel()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	for i := range 50 {
 		at := time.Now().Add(time.Duration(i*97%3000) * time.Microsecond)
 		if !SleepUntil(context.Background(), at, DefaultSpin) {
@@ -26,14 +23,11 @@ func TestSleepUntilNeverEarly(t *testing.T) {
 // BenchmarkLateness reports how late SleepUntil and a Go timer wake up
 // (run: go test -bench Lateness ./framework/internal/clock).
 func BenchmarkLateness(b *testing.B) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	for _, bc := range []struct {
 		name  string
 		sleep func(at time.Time)
 	}{
 		{"SleepUntil", func(at time.Time) { SleepUntil(context.Background(), at, DefaultSpin) }},
-		{"SleepUntilNoSpin", func(at time.Time) { SleepUntil(context.Background(), at, 0) }},
 		{"GoTimer", func(at time.Time) { time.Sleep(time.Until(at)) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

@@ -1,0 +1,188 @@
+// Package selftest measures benchci's own client against the simulator on
+// loopback, where the true timings are known: how much the client adds to
+// TTFT, and the highest open-loop rate the load generator holds. A load
+// generator that saturates before the server reports the client's limits as
+// the server's; these figures say where that starts on a given machine.
+package selftest
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/benchci/benchci/framework/client"
+	"github.com/benchci/benchci/framework/loadgen"
+	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/sim"
+)
+
+// Overhead is the client-added TTFT at one concurrency.
+type Overhead struct {
+	Concurrency int
+	Requests    int
+	// Added is client-measured TTFT minus the simulator's own (handler entry
+	// to first content flushed), in milliseconds: request write, HTTP
+	// parsing on both sides, loopback, SSE and JSON parsing.
+	Added metrics.Summary
+	// ServerTTFT is the simulator's own TTFT, for scale.
+	ServerTTFT metrics.Summary
+	Errors     int
+}
+
+// overheadProfile never queues: every stream is decoding at once, so the
+// server-side TTFT is one prefill step and the difference is the client's.
+func overheadProfile(concurrency int) sim.Profile {
+	p, _ := sim.Lookup("llama3-8b-h100")
+	p.Name = "selftest"
+	p.MaxNumSeqs = max(concurrency*2, 256)
+	p.MaxBatchedTokens = 1 << 20
+	return p
+}
+
+// tracing pairs each request's client result with the simulator's trace.
+type tracing struct {
+	cl     *client.Client
+	mu     sync.Mutex
+	server map[string]sim.Trace
+	added  *hdrhistogram.Histogram
+	srvH   *hdrhistogram.Histogram
+	errs   int
+}
+
+func (t *tracing) Do(ctx context.Context, body []byte, id string, res *client.Result) {
+	t.cl.Do(ctx, body, id, res)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tr, ok := t.server[id]
+	delete(t.server, id)
+	if !res.OK() || !ok || tr.FirstToken.IsZero() {
+		if res.Err != client.ErrCanceled {
+			t.errs++
+		}
+		return
+	}
+	srv := tr.FirstToken.Sub(tr.Arrived)
+	t.srvH.RecordValue(max(srv.Microseconds(), 1))
+	// Microsecond resolution with an offset: the difference is small and
+	// positive, and the histogram only holds positive values.
+	t.added.RecordValue(max((res.FirstToken-srv).Nanoseconds()/100, 1)) // in 0.1 µs
+}
+
+// ClientOverhead runs a closed loop at the given concurrency for d and
+// returns the TTFT the client adds.
+func ClientOverhead(ctx context.Context, concurrency int, d time.Duration) (Overhead, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	srv := sim.New(overheadProfile(concurrency))
+	t := &tracing{server: map[string]sim.Trace{}, added: hdrhistogram.New(1, 10_000_000_000, 3), srvH: hdrhistogram.New(1, 3_600_000_000, 3)}
+	srv.OnTrace = func(tr sim.Trace) {
+		t.mu.Lock()
+		t.server[tr.ID] = tr
+		t.mu.Unlock()
+	}
+	u, err := srv.Listen(ctx, "127.0.0.1:0")
+	if err != nil {
+		return Overhead{}, err
+	}
+	t.cl, err = client.New(client.Options{BaseURL: u, API: "chat", Model: "m", IgnoreEOS: true, Timeout: time.Minute})
+	if err != nil {
+		return Overhead{}, err
+	}
+	defer t.cl.CloseIdle()
+	body, err := t.cl.Body(prompt(64), 32)
+	if err != nil {
+		return Overhead{}, err
+	}
+	src := func() (loadgen.Item, error) { return loadgen.Item{Body: body, WantInput: 64, WantOutput: 32}, nil }
+	out, err := loadgen.Run(ctx, t, loadgen.Config{Mode: "concurrency", Concurrency: concurrency, Warmup: d / 5, Duration: d}, src)
+	if err != nil {
+		return Overhead{}, err
+	}
+	// The scale is 0.1 µs per unit: 10,000 units per ms.
+	return Overhead{Concurrency: concurrency, Requests: out.Requests.Sent + out.Requests.Warmup,
+		Added: metrics.Summarize(t.added, 10_000), ServerTTFT: metrics.Summarize(t.srvH, 1000), Errors: t.errs}, nil
+}
+
+func prompt(words int) string {
+	b := make([]byte, 0, words*5)
+	for i := range words {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, "word"...)
+	}
+	return string(b)
+}
+
+// RatePoint is how the load generator held one open-loop rate.
+type RatePoint struct {
+	Target        float64
+	ScheduledRate float64
+	SendRate      float64
+	// Completed is successful completions per second inside the window.
+	Completed float64
+	LagP99    float64 // ms
+	Errors    int
+	Saturated bool
+	Reason    string
+}
+
+// Held reports whether the rate was held within 1%: sent and completed at
+// no less than 99% of the scheduled rate, without errors.
+func (r RatePoint) Held() bool {
+	return !r.Saturated && r.Errors == 0 && r.SendRate >= 0.99*r.ScheduledRate && r.Completed >= 0.99*r.ScheduledRate
+}
+
+// fastProfile makes requests cheap to serve: four 1 ms steps and no
+// batching limit, so the client is what saturates.
+func fastProfile() sim.Profile {
+	return sim.Profile{Name: "selftest-fast", Model: "m", MaxNumSeqs: 1 << 20, MaxBatchedTokens: 1 << 30,
+		StepBase: time.Millisecond, TokensPerStep: 1, MaxModelLen: 1 << 20}
+}
+
+// OpenLoopRate runs one constant-rate open-loop point of d with short
+// requests (8 input, 4 output tokens) against a fast simulator.
+func OpenLoopRate(ctx context.Context, rate float64, d time.Duration) (RatePoint, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	u, err := sim.New(fastProfile()).Listen(ctx, "127.0.0.1:0")
+	if err != nil {
+		return RatePoint{}, err
+	}
+	cl, err := client.New(client.Options{BaseURL: u, API: "completions", Model: "m", IgnoreEOS: true, Timeout: time.Minute})
+	if err != nil {
+		return RatePoint{}, err
+	}
+	defer cl.CloseIdle()
+	body, err := cl.Body(prompt(8), 4)
+	if err != nil {
+		return RatePoint{}, err
+	}
+	src := func() (loadgen.Item, error) { return loadgen.Item{Body: body, WantInput: 8, WantOutput: 4}, nil }
+	out, err := loadgen.Run(ctx, cl, loadgen.Config{Mode: "rate", Rate: rate, Arrival: "constant", Warmup: time.Second, Duration: d}, src)
+	if err != nil {
+		return RatePoint{}, err
+	}
+	return RatePoint{
+		Target: rate, ScheduledRate: out.Schedule.ScheduledRate, SendRate: out.Schedule.SendRate,
+		Completed: out.Throughput.Requests, LagP99: out.Latency[metrics.Lag].P99,
+		Errors: out.Requests.Failed, Saturated: out.Schedule.ClientSaturated, Reason: out.Schedule.Reason,
+	}, nil
+}
+
+// String renders the point as a table row.
+func (r RatePoint) String() string {
+	held := "held"
+	if !r.Held() {
+		held = "NOT held"
+		if r.Reason != "" {
+			held += ": " + r.Reason
+		}
+	}
+	return fmt.Sprintf("%8s req/s  sent %9.1f  completed %9.1f  lag p99 %6.2f ms  errors %d  %s",
+		strconv.FormatFloat(r.Target, 'g', -1, 64), r.SendRate, r.Completed, r.LagP99, r.Errors, held)
+}
