@@ -90,7 +90,10 @@ func flags(p result.Point) string {
 	if p.Incomplete {
 		f = append(f, "INCOMPLETE")
 	}
-	return strings.Join(f, " ")
+	if len(f) == 0 {
+		return ""
+	}
+	return "  " + strings.Join(f, " ") // after the last column, unaligned
 }
 
 // notes explain flags and errors under the table.

@@ -1,0 +1,35 @@
+package cost
+
+import (
+	"math"
+	"testing"
+
+	"github.com/benchci/benchci/framework/suite"
+)
+
+func TestPerMillion(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		c    suite.Cost
+		tps  float64
+		want float64
+	}{
+		// $3.60/h at 1000 tok/s: 3.6M tokens per hour cost $3.60 -> $1 per 1M.
+		{"gpu only", suite.Cost{USDPerHour: 3.6, GPUs: 1}, 1000, 1},
+		{"two gpus", suite.Cost{USDPerHour: 3.6, GPUs: 2}, 1000, 2},
+		// energy: 1000 W x $0.36/kWh = $0.36/h on top of $3.24/h.
+		{"energy", suite.Cost{USDPerHour: 3.24, GPUs: 1, Watts: 1000, USDPerKWh: 0.36}, 1000, 1},
+		{"ops overhead", suite.Cost{USDPerHour: 3.6, GPUs: 1, OpsOverheadPct: 25}, 1000, 1.25},
+		{"nothing produced", suite.Cost{USDPerHour: 3.6, GPUs: 1}, 0, 0},
+	}
+	for _, tt := range tests {
+		if got := PerMillion(tt.c, tt.tps); math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("%s: $%v per 1M, want $%v", tt.name, got, tt.want)
+		}
+	}
+	p := At(suite.Cost{USDPerHour: 3.6, GPUs: 1}, 1000, 4000)
+	if p.PerMOutput != 1 || p.PerMTotal != 0.25 || p.USDPerHour != 3.6 {
+		t.Errorf("At = %+v", p)
+	}
+}
