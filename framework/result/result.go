@@ -44,10 +44,12 @@ type Tool struct {
 
 // Suite identifies the suite; Definition is the evaluated suite as JSON.
 type Suite struct {
-	Name       string          `json:"name"`
-	Path       string          `json:"path"`
-	Hash       string          `json:"hash"`
-	Definition json.RawMessage `json:"definition"`
+	Name string `json:"name"`
+	Path string `json:"path"`
+	Hash string `json:"hash"`
+	// WorkloadHash identifies the requests sent; see suite.WorkloadHash.
+	WorkloadHash string          `json:"workload_hash"`
+	Definition   json.RawMessage `json:"definition"`
 }
 
 // Point is one load point of one trial.

@@ -54,7 +54,7 @@ func Run(ctx context.Context, l *suite.Loaded, opts Options) (*result.File, erro
 	f := &result.File{
 		Schema:  result.Schema,
 		Tool:    result.Tool{Name: "benchci", Version: opts.Version},
-		Suite:   result.Suite{Name: s.Name, Path: l.Path, Hash: l.Hash, Definition: l.JSON},
+		Suite:   result.Suite{Name: s.Name, Path: l.Path, Hash: l.Hash, WorkloadHash: l.WorkloadHash, Definition: l.JSON},
 		Started: time.Now().UTC(),
 		Points:  []result.Point{},
 	}

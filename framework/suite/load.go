@@ -35,8 +35,13 @@ type Loaded struct {
 	Path string
 	// JSON is the evaluated suite, before decoding, compacted.
 	JSON json.RawMessage
-	// Hash is the SHA-256 of JSON: two runs with the same hash sent the same workload.
+	// Hash is the SHA-256 of JSON: the suite exactly as evaluated.
 	Hash string
+	// WorkloadHash covers only what decides the requests sent and how they
+	// are paced (api, request, workload, sweep, trials), after defaults. Two
+	// runs with equal workload hashes are comparable even when the target,
+	// SLOs or tolerances changed, which is what a pull request changes.
+	WorkloadHash string
 }
 
 // LoadFile evaluates, decodes and validates the suite in path.
@@ -90,7 +95,24 @@ func Load(path, src string, opts Options) (*Loaded, error) {
 		return nil, err
 	}
 	sum := sha256.Sum256(compact.Bytes())
-	return &Loaded{Suite: s, Path: path, JSON: compact.Bytes(), Hash: hex.EncodeToString(sum[:])}, nil
+	return &Loaded{Suite: s, Path: path, JSON: compact.Bytes(), Hash: hex.EncodeToString(sum[:]), WorkloadHash: WorkloadHash(s)}, nil
+}
+
+// WorkloadHash returns the hash of the suite's workload-defining fields.
+func WorkloadHash(s *Suite) string {
+	w := struct {
+		API      string   `json:"api"`
+		Request  Request  `json:"request"`
+		Workload Workload `json:"workload"`
+		Sweep    Sweep    `json:"sweep"`
+		Trials   int      `json:"trials"`
+	}{s.API, s.Request, s.Workload, s.Sweep, s.Trials}
+	b, err := json.Marshal(w)
+	if err != nil {
+		panic(fmt.Sprintf("suite: marshal workload: %v", err)) // plain data; cannot fail
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // Decode decodes an evaluated suite, applies defaults and validates it.

@@ -77,8 +77,14 @@ func TestLoadFullWithExtAndTLA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l2.Hash == l.Hash {
-		t.Error("hash did not change with the suite")
+	if l2.Hash == l.Hash || l2.WorkloadHash == l.WorkloadHash {
+		t.Error("hashes did not change with the sweep")
+	}
+	// Another target or SLO leaves the workload as it was.
+	l.Suite.Target.URL = "http://127.0.0.1:9999"
+	l.Suite.SLOs = nil
+	if WorkloadHash(l.Suite) != l.WorkloadHash {
+		t.Error("workload hash changed with the target")
 	}
 }
 

@@ -1,0 +1,341 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/perf/benchmath"
+
+	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suite"
+)
+
+// Verdict is the judgement of one figure.
+type Verdict string
+
+// Verdicts. Noise is a change outside the band that the statistics cannot
+// tell from run-to-run variation; it does not fail the gate.
+const (
+	Pass        Verdict = "pass"
+	Regression  Verdict = "regression"
+	Improvement Verdict = "improvement"
+	Noise       Verdict = "noise"
+	Missing     Verdict = "missing" // in the baseline, not in the candidate
+	New         Verdict = "new"     // in the candidate, not in the baseline
+)
+
+// DefaultBand applies when the suite gives no tolerance for a metric.
+var DefaultBand = suite.Band{Rel: 0.10}
+
+// DefaultErrorRateBand is in absolute percentage points: a relative band on
+// an error rate near zero would flag 0.1% -> 0.2% as +100%.
+const DefaultErrorRateBand = 0.01
+
+// MinTrialsForUTest is the number of trials per side from which the
+// Mann-Whitney U test is used: with fewer, no difference can reach p < 0.05.
+const MinTrialsForUTest = 4
+
+// Row is one figure at one point.
+type Row struct {
+	Point  string  `json:"point"`
+	Metric string  `json:"metric"`
+	Unit   string  `json:"unit"`
+	Better Better  `json:"better"`
+	Base   float64 `json:"baseline"`
+	Cand   float64 `json:"candidate"`
+	// Delta is (candidate - baseline) / baseline; NaN when the baseline is 0.
+	Delta   float64 `json:"delta"`
+	Band    string  `json:"band"`
+	Verdict Verdict `json:"verdict"`
+	// Test says how significance was judged.
+	Test string `json:"test,omitempty"`
+}
+
+// Report is the comparison of one suite.
+type Report struct {
+	Suite string `json:"suite"`
+	// Comparable is false when the two runs did not send the same workload;
+	// Refusal then explains, and there are no rows.
+	Comparable bool   `json:"comparable"`
+	Refusal    string `json:"refusal,omitempty"`
+	// TargetChanged notes that baseline and candidate ran on different
+	// targets, which is usually the point of the change under test.
+	TargetChanged string       `json:"target_changed,omitempty"`
+	Rows          []Row        `json:"rows"`
+	SLOs          []result.SLO `json:"slos"`
+	Baseline      Side         `json:"baseline"`
+	Candidate     Side         `json:"candidate"`
+	// Method describes the statistics used, for the report's reader.
+	Method string `json:"method"`
+}
+
+// Side describes one of the compared runs.
+type Side struct {
+	Tool     string    `json:"tool"`
+	Started  time.Time `json:"started"`
+	Target   string    `json:"target"`
+	Trials   int       `json:"trials"`
+	Complete bool      `json:"complete"`
+}
+
+// Count returns how many rows have the verdict.
+func (r *Report) Count(v Verdict) int {
+	n := 0
+	for _, row := range r.Rows {
+		if row.Verdict == v {
+			n++
+		}
+	}
+	return n
+}
+
+// SLOFailures counts failed SLO verdicts.
+func (r *Report) SLOFailures() int {
+	n := 0
+	for _, s := range r.SLOs {
+		if !s.Pass {
+			n++
+		}
+	}
+	return n
+}
+
+// Failed reports whether the gate fails: a regression, an SLO failure, a
+// point that disappeared, or runs that cannot be compared.
+func (r *Report) Failed() bool {
+	return !r.Comparable || r.Count(Regression) > 0 || r.Count(Missing) > 0 || r.SLOFailures() > 0
+}
+
+// Method text for reports.
+const method = "A change inside the tolerance band passes. Outside it, significance decides between a regression/improvement and noise: " +
+	"with ≥4 trials per side, a Mann-Whitney U test on per-trial values (α=0.05, as benchstat); " +
+	"with fewer, for latency percentiles, non-overlapping distribution-free 99% confidence intervals of the percentile computed from the recorded histograms; " +
+	"other figures with fewer trials are judged by the band alone."
+
+// Compare judges cand against base using the candidate suite's tolerances.
+// SLOs are the candidate's own verdicts, gated whatever the baseline says.
+func Compare(base, cand *result.File, tolerance map[string]string) (*Report, error) {
+	r := &Report{Suite: cand.Suite.Name, SLOs: cand.SLOs, Method: method,
+		Baseline: side(base), Candidate: side(cand)}
+	switch {
+	case base.Suite.Name != cand.Suite.Name:
+		r.Refusal = fmt.Sprintf("baseline is of suite %q, candidate of %q", base.Suite.Name, cand.Suite.Name)
+		return r, nil
+	case base.Suite.WorkloadHash != cand.Suite.WorkloadHash:
+		r.Refusal = fmt.Sprintf("the suite's workload changed since the baseline (workload hash %.12s, now %.12s): "+
+			"the two runs did not send the same requests, so their figures cannot be compared. "+
+			"If the change is intended, update the baseline in the same pull request: benchci baseline update results/%s.json",
+			base.Suite.WorkloadHash, cand.Suite.WorkloadHash, cand.Suite.Name)
+		return r, nil
+	case base.Incomplete:
+		r.Refusal = "the baseline is an incomplete run; record a complete one"
+		return r, nil
+	}
+	r.Comparable = true
+	if r.Baseline.Target != r.Candidate.Target {
+		r.TargetChanged = fmt.Sprintf("%s -> %s", r.Baseline.Target, r.Candidate.Target)
+	}
+	bands, err := parseBands(tolerance)
+	if err != nil {
+		return nil, err
+	}
+	bp, cp := byLabel(base.Points), byLabel(cand.Points)
+	for _, label := range labels(base.Points, cand.Points) {
+		b, c := bp[label], cp[label]
+		switch {
+		case len(c) == 0:
+			r.Rows = append(r.Rows, Row{Point: label, Metric: "*", Verdict: Missing})
+			continue
+		case len(b) == 0:
+			r.Rows = append(r.Rows, Row{Point: label, Metric: "*", Verdict: New})
+			continue
+		}
+		for _, m := range Metrics {
+			if row, ok := judge(label, m, b, c, bands); ok {
+				r.Rows = append(r.Rows, row)
+			}
+		}
+	}
+	return r, nil
+}
+
+func side(f *result.File) Side {
+	trials := 0
+	for _, p := range f.Points {
+		trials = max(trials, p.Trial)
+	}
+	t := f.Target.Kind + " " + f.Target.Model
+	if f.Target.Profile != nil {
+		t = "sim " + f.Target.Profile.Name
+	}
+	return Side{Tool: f.Tool.Version, Started: f.Started, Target: t, Trials: trials, Complete: !f.Incomplete}
+}
+
+// band returns the tolerance for m: its own key, then its metric, then
+// "default".
+func band(m Metric, bands map[string]suite.Band) (suite.Band, string) {
+	for _, k := range []string{m.Key, m.base(), "default"} {
+		if b, ok := bands[k]; ok {
+			return b, k
+		}
+	}
+	return DefaultBand, "default"
+}
+
+func parseBands(tol map[string]string) (map[string]suite.Band, error) {
+	out := make(map[string]suite.Band, len(tol))
+	for k, v := range tol {
+		b, err := suite.ParseBand(v)
+		if err != nil {
+			return nil, fmt.Errorf("tolerance %s: %w", k, err)
+		}
+		out[k] = b
+	}
+	return out, nil
+}
+
+func judge(label string, m Metric, base, cand []*result.Point, bands map[string]suite.Band) (Row, bool) {
+	bv, cv := values(m, base), values(m, cand)
+	if len(bv) == 0 || len(cv) == 0 {
+		return Row{}, false // the figure does not exist here (no cost declared, no successes)
+	}
+	row := Row{Point: label, Metric: m.Key, Unit: m.Unit, Better: m.Better, Base: median(bv), Cand: median(cv)}
+	row.Delta = (row.Cand - row.Base) / row.Base
+	if row.Base == 0 {
+		row.Delta = math.NaN()
+	}
+
+	inside := false
+	if m.Key == "error_rate" {
+		limit := DefaultErrorRateBand
+		if b, ok := bands["error_rate"]; ok {
+			limit = b.Rel // "2%" means two percentage points here
+		}
+		row.Band = fmt.Sprintf("±%g pp", limit*100)
+		inside = math.Abs(row.Cand-row.Base) <= limit
+	} else {
+		b, _ := band(m, bands)
+		row.Band = bandString(b)
+		diff := math.Abs(row.Cand - row.Base)
+		inside = (row.Base != 0 && diff <= b.Rel*math.Abs(row.Base)) ||
+			(b.Abs > 0 && m.Unit == "ms" && diff <= float64(b.Abs)/float64(time.Millisecond)) ||
+			diff == 0
+	}
+	if inside {
+		row.Verdict = Pass
+		return row, true
+	}
+
+	significant := true
+	switch {
+	case len(bv) >= MinTrialsForUTest && len(cv) >= MinTrialsForUTest:
+		c := benchmath.AssumeNothing.Compare(benchmath.NewSample(bv, &benchmath.DefaultThresholds), benchmath.NewSample(cv, &benchmath.DefaultThresholds))
+		significant = c.P < c.Alpha
+		row.Test = fmt.Sprintf("Mann-Whitney U p=%.3f n=%d+%d", c.P, c.N1, c.N2)
+	case m.hist != "":
+		bh, ch := merged(m.hist, base), merged(m.hist, cand)
+		if bh == nil || ch == nil {
+			row.Test = "band only (no histogram)"
+			break
+		}
+		blo, bhi := quantileCI(bh, m.quantile)
+		clo, chi := quantileCI(ch, m.quantile)
+		significant = chi < blo || clo > bhi
+		row.Test = fmt.Sprintf("99%% CI %.3g–%.3g vs %.3g–%.3g (n=%d, %d)", blo, bhi, clo, chi, bh.TotalCount(), ch.TotalCount())
+	default:
+		row.Test = fmt.Sprintf("band only (%d vs %d trials; need %d each for a test)", len(bv), len(cv), MinTrialsForUTest)
+	}
+	worse := (row.Cand > row.Base) == (m.Better == Lower)
+	switch {
+	case !significant:
+		row.Verdict = Noise
+	case worse:
+		row.Verdict = Regression
+	default:
+		row.Verdict = Improvement
+	}
+	return row, true
+}
+
+func bandString(b suite.Band) string {
+	switch {
+	case b.Rel > 0 && b.Abs > 0:
+		return fmt.Sprintf("±%g%% or ±%v", b.Rel*100, b.Abs)
+	case b.Abs > 0:
+		return fmt.Sprintf("±%v", b.Abs)
+	}
+	return fmt.Sprintf("±%g%%", b.Rel*100)
+}
+
+func values(m Metric, ps []*result.Point) []float64 {
+	var out []float64
+	for _, p := range ps {
+		if v, ok := m.value(p); ok && !math.IsNaN(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// merged merges a histogram over trials; nil when one cannot be decoded or
+// is empty.
+func merged(name string, ps []*result.Point) *hdrhistogram.Histogram {
+	var h *hdrhistogram.Histogram
+	for _, p := range ps {
+		enc, ok := p.Histograms[name]
+		if !ok {
+			return nil
+		}
+		x, err := metrics.DecodeHistogram(enc)
+		if err != nil {
+			return nil
+		}
+		if h == nil {
+			h = x
+		} else if dropped := h.Merge(x); dropped > 0 {
+			return nil
+		}
+	}
+	if h == nil || h.TotalCount() == 0 {
+		return nil
+	}
+	return h
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func byLabel(ps []result.Point) map[string][]*result.Point {
+	m := map[string][]*result.Point{}
+	for i := range ps {
+		m[ps[i].Label] = append(m[ps[i].Label], &ps[i])
+	}
+	return m
+}
+
+// labels lists point labels in sweep order: the baseline's, then new ones.
+func labels(base, cand []result.Point) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, ps := range [][]result.Point{base, cand} {
+		for _, p := range ps {
+			if !seen[p.Label] {
+				seen[p.Label] = true
+				out = append(out, p.Label)
+			}
+		}
+	}
+	return out
+}

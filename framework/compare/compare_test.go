@@ -1,0 +1,189 @@
+package compare
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/benchci/benchci/framework/client"
+	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/result"
+)
+
+// run builds a result with one point per label and trial, whose requests
+// have TTFTs drawn around ttft (lognormal, sigma 0.3) times scale, and ten
+// chunks 20 ms apart.
+type spec struct {
+	labels []string
+	trials int
+	n      int     // requests per point
+	ttft   float64 // ms
+	scale  float64
+	seed   uint64
+	errs   int // failed requests per point
+}
+
+func build(t *testing.T, s spec) *result.File {
+	t.Helper()
+	r := rand.New(rand.NewPCG(s.seed, 1))
+	f := &result.File{Schema: result.Schema, Suite: result.Suite{Name: "s", WorkloadHash: "w"}}
+	for trial := 1; trial <= s.trials; trial++ {
+		for _, label := range s.labels {
+			t0 := time.Unix(1000, 0)
+			rec := metrics.NewRecorder(t0, t0.Add(10*time.Second))
+			for i := range s.n {
+				ttft := time.Duration(s.ttft * s.scale * math.Exp(0.3*r.NormFloat64()) * float64(time.Millisecond))
+				res := &client.Result{Sent: t0.Add(time.Duration(i) * 10 * time.Second / time.Duration(s.n)), FirstToken: ttft, FirstAnswer: ttft, TokenSource: client.TokensFromUsage}
+				for c := range 10 {
+					res.ChunkAt = append(res.ChunkAt, ttft+time.Duration(c)*20*time.Millisecond)
+					res.ChunkTokens = append(res.ChunkTokens, 1)
+				}
+				res.OutputTokens = 10
+				res.End = res.ChunkAt[9]
+				rec.Add(metrics.Sample{Result: res, Scheduled: res.Sent})
+			}
+			for range s.errs {
+				rec.Add(metrics.Sample{Result: &client.Result{Sent: t0, Err: client.ErrTimeout}, Scheduled: t0})
+			}
+			p, err := rec.Point()
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Points = append(f.Points, result.Point{Label: label, Mode: "rate", Trial: trial, Point: p})
+		}
+	}
+	return f
+}
+
+func verdicts(r *Report, metric string) map[string]Verdict {
+	out := map[string]Verdict{}
+	for _, row := range r.Rows {
+		if row.Metric == metric {
+			out[row.Point] = row.Verdict
+		}
+	}
+	return out
+}
+
+func TestCompareVerdicts(t *testing.T) {
+	t.Parallel()
+	one := []string{"rate=1"}
+	tests := []struct {
+		name       string
+		base, cand spec
+		tol        map[string]string
+		metric     string
+		want       Verdict
+		failed     bool
+	}{
+		{"clear regression", spec{one, 1, 500, 100, 1, 1, 0}, spec{one, 1, 500, 100, 1.5, 2, 0}, nil, "ttft.p50", Regression, true},
+		{"clear improvement", spec{one, 1, 500, 100, 1, 1, 0}, spec{one, 1, 500, 100, 0.6, 2, 0}, nil, "ttft.p99", Improvement, false},
+		{"identical", spec{one, 1, 500, 100, 1, 1, 0}, spec{one, 1, 500, 100, 1, 1, 0}, nil, "ttft.p99", Pass, false},
+		// Too few requests for the p99 to move significantly, though it is
+		// outside a tight band: noise, not a regression.
+		{"noise outside a tight band", spec{one, 1, 40, 100, 1, 1, 0}, spec{one, 1, 40, 100, 1.15, 2, 0}, map[string]string{"ttft": "1%"}, "ttft.p99", Noise, false},
+		{"inside a wide band", spec{one, 1, 500, 100, 1, 1, 0}, spec{one, 1, 500, 100, 1.3, 2, 0}, map[string]string{"default": "50%"}, "ttft.p50", Pass, false},
+		{"absolute band", spec{one, 1, 500, 100, 1, 1, 0}, spec{one, 1, 500, 100, 1.3, 2, 0}, map[string]string{"default": "1%|40ms"}, "ttft.p50", Pass, true}, // p90 moves 46 ms
+		{"trials: U test finds the regression", spec{one, 5, 100, 100, 1, 1, 0}, spec{one, 5, 100, 100, 1.3, 2, 0}, nil, "ttft.p50", Regression, true},
+		{"error rate within 1 pp", spec{one, 1, 990, 100, 1, 1, 5}, spec{one, 1, 990, 100, 1, 1, 10}, nil, "error_rate", Pass, false},
+		{"error rate beyond 1 pp", spec{one, 1, 980, 100, 1, 1, 0}, spec{one, 1, 980, 100, 1, 1, 20}, nil, "error_rate", Regression, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, err := Compare(build(t, tt.base), build(t, tt.cand), tt.tol)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := verdicts(r, tt.metric)["rate=1"]; got != tt.want {
+				for _, row := range r.Rows {
+					t.Logf("%+v", row)
+				}
+				t.Fatalf("%s verdict %q, want %q", tt.metric, got, tt.want)
+			}
+			for _, row := range r.Rows {
+				if row.Verdict == Regression {
+					t.Logf("regression: %+v", row)
+				}
+			}
+			if r.Failed() != tt.failed {
+				t.Errorf("gate failed = %v, want %v", r.Failed(), tt.failed)
+			}
+		})
+	}
+}
+
+// TestNoFalseAlarms compares many pairs of runs drawn from the same
+// distribution: none may be called a regression. With single trials the
+// confidence-interval test is conservative by design.
+func TestNoFalseAlarms(t *testing.T) {
+	t.Parallel()
+	labels := []string{"rate=1", "rate=2", "rate=4"}
+	alarms, compared := 0, 0
+	for i := range 30 {
+		base := build(t, spec{labels, 1, 300, 100, 1, uint64(2 * i), 0})
+		cand := build(t, spec{labels, 1, 300, 100, 1, uint64(2*i + 1), 0})
+		r, err := Compare(base, cand, map[string]string{"default": "5%"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		compared += len(r.Rows)
+		for _, row := range r.Rows {
+			if row.Verdict == Regression || row.Verdict == Improvement {
+				alarms++
+				t.Logf("false alarm: %+v", row)
+			}
+		}
+	}
+	if alarms > 0 {
+		t.Errorf("%d of %d figures flagged between runs of the same distribution", alarms, compared)
+	}
+}
+
+func TestCompareRefusesOtherWorkload(t *testing.T) {
+	t.Parallel()
+	base := build(t, spec{[]string{"rate=1"}, 1, 10, 100, 1, 1, 0})
+	cand := build(t, spec{[]string{"rate=1"}, 1, 10, 100, 1, 1, 0})
+	cand.Suite.WorkloadHash = "other"
+	r, err := Compare(base, cand, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Comparable || r.Refusal == "" || len(r.Rows) != 0 || !r.Failed() {
+		t.Errorf("report %+v", r)
+	}
+}
+
+func TestCompareMissingAndNewPoints(t *testing.T) {
+	t.Parallel()
+	base := build(t, spec{[]string{"rate=1", "rate=2"}, 1, 50, 100, 1, 1, 0})
+	cand := build(t, spec{[]string{"rate=1", "rate=4"}, 1, 50, 100, 1, 1, 0})
+	r, err := Compare(base, cand, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := verdicts(r, "*")
+	if v["rate=2"] != Missing || v["rate=4"] != New || !r.Failed() {
+		t.Errorf("verdicts %v failed %v", v, r.Failed())
+	}
+}
+
+func TestBadTolerance(t *testing.T) {
+	t.Parallel()
+	f := build(t, spec{[]string{"rate=1"}, 1, 10, 100, 1, 1, 0})
+	if _, err := Compare(f, f, map[string]string{"ttft": "fast"}); err == nil {
+		t.Error("bad tolerance accepted")
+	}
+}
+
+func TestQuantileCI(t *testing.T) {
+	t.Parallel()
+	f := build(t, spec{[]string{"rate=1"}, 1, 2000, 100, 1, 1, 0})
+	h := merged(metrics.TTFT, []*result.Point{&f.Points[0]})
+	lo, hi := quantileCI(h, 50)
+	p50 := f.Points[0].Latency[metrics.TTFT].P50
+	if !(lo < p50 && p50 < hi) || hi-lo > 0.1*p50 {
+		t.Errorf("CI %.2f–%.2f around p50 %.2f", lo, hi, p50)
+	}
+}
