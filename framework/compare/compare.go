@@ -48,10 +48,10 @@ type Row struct {
 	Better Better  `json:"better"`
 	Base   float64 `json:"baseline"`
 	Cand   float64 `json:"candidate"`
-	// Delta is (candidate - baseline) / baseline; NaN when the baseline is 0.
-	Delta   float64 `json:"delta"`
-	Band    string  `json:"band"`
-	Verdict Verdict `json:"verdict"`
+	// Delta is (candidate - baseline) / baseline; nil when the baseline is 0.
+	Delta   *float64 `json:"delta,omitempty"`
+	Band    string   `json:"band"`
+	Verdict Verdict  `json:"verdict"`
 	// Test says how significance was judged.
 	Test string `json:"test,omitempty"`
 }
@@ -205,9 +205,9 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 		return Row{}, false // the figure does not exist here (no cost declared, no successes)
 	}
 	row := Row{Point: label, Metric: m.Key, Unit: m.Unit, Better: m.Better, Base: median(bv), Cand: median(cv)}
-	row.Delta = (row.Cand - row.Base) / row.Base
-	if row.Base == 0 {
-		row.Delta = math.NaN()
+	if row.Base != 0 {
+		d := (row.Cand - row.Base) / row.Base
+		row.Delta = &d
 	}
 
 	inside := false

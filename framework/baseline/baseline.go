@@ -1,0 +1,142 @@
+// Package baseline is the committed baseline file: the reference result a
+// suite's candidates are compared with, reviewed like code. Its layout is
+// stable and diff-friendly: provenance and summary figures at the top in a
+// fixed key order, the full result with its encoded histograms below.
+package baseline
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/benchci/benchci/framework/compare"
+	"github.com/benchci/benchci/framework/result"
+)
+
+// Schema names this file format.
+const Schema = "benchci.baseline/v1"
+
+// File is one suite's baseline.
+type File struct {
+	Schema       string     `json:"schema"`
+	Suite        string     `json:"suite"`
+	WorkloadHash string     `json:"workload_hash"`
+	Provenance   Provenance `json:"provenance"`
+	// Summary holds the compared figures per point (medians over trials),
+	// so a baseline update reads as a diff of numbers in review.
+	Summary []Summary `json:"summary"`
+	// Result is the run the baseline was made from, histograms included.
+	Result *result.File `json:"result"`
+}
+
+// Provenance says where a baseline came from.
+type Provenance struct {
+	Tool      string    `json:"tool"`
+	Recorded  time.Time `json:"recorded"`
+	Commit    string    `json:"commit,omitempty"`
+	SuiteHash string    `json:"suite_hash"`
+	Target    string    `json:"target"`
+	Model     string    `json:"model"`
+	Host      string    `json:"host"`
+}
+
+// Summary is one point's figures; keys are compare.Metrics keys.
+type Summary struct {
+	Point   string             `json:"point"`
+	Figures map[string]float64 `json:"figures"`
+}
+
+// FromResult makes a baseline from a complete result.
+func FromResult(r *result.File, commit string) (*File, error) {
+	if r.Incomplete {
+		return nil, fmt.Errorf("baseline from %s: the run is incomplete (%s); record a complete run", r.Suite.Name, r.Error)
+	}
+	if len(r.Points) == 0 {
+		return nil, fmt.Errorf("baseline from %s: the run has no points", r.Suite.Name)
+	}
+	target := r.Target.Kind + " " + r.Target.URL
+	if r.Target.Profile != nil {
+		target = "sim " + r.Target.Profile.Name
+	}
+	f := &File{
+		Schema: Schema, Suite: r.Suite.Name, WorkloadHash: r.Suite.WorkloadHash,
+		Provenance: Provenance{
+			Tool: r.Tool.Version, Recorded: r.Finished, Commit: commit, SuiteHash: r.Suite.Hash,
+			Target: target, Model: r.Target.Model,
+			Host: fmt.Sprintf("%s/%s, %d CPUs", runtime.GOOS, runtime.GOARCH, runtime.NumCPU()),
+		},
+		Result: r,
+	}
+	// One summary per label, in sweep order, from the first trial's order.
+	self, err := compare.Compare(r, r, nil)
+	if err != nil {
+		return nil, err
+	}
+	idx := map[string]int{}
+	for _, row := range self.Rows {
+		i, ok := idx[row.Point]
+		if !ok {
+			i = len(f.Summary)
+			idx[row.Point] = i
+			f.Summary = append(f.Summary, Summary{Point: row.Point, Figures: map[string]float64{}})
+		}
+		f.Summary[i].Figures[row.Metric] = row.Base
+	}
+	return f, nil
+}
+
+// Write writes f atomically with stable formatting.
+func Write(path string, f *File) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(f); err != nil {
+		return fmt.Errorf("write baseline %s: %w", path, err)
+	}
+	return result.WriteFileAtomic(path, b.Bytes())
+}
+
+// ErrNotExist is returned by Read when there is no baseline yet.
+var ErrNotExist = errors.New("no baseline")
+
+// Read reads and checks a baseline file.
+func Read(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read baseline %s: %w", path, ErrNotExist)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read baseline: %w", err)
+	}
+	var head struct {
+		Schema string          `json:"schema"`
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("read baseline %s: not valid JSON (truncated or corrupt?): %w", path, err)
+	}
+	if head.Schema != Schema {
+		return nil, fmt.Errorf("read baseline %s: schema %q, want %q", path, head.Schema, Schema)
+	}
+	// The embedded result gets the results file's own checks.
+	r, err := result.Parse(head.Result)
+	if err != nil {
+		return nil, fmt.Errorf("read baseline %s: result: %w", path, err)
+	}
+	var f File
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("read baseline %s: %w", path, err)
+	}
+	f.Result = r
+	if f.Suite != r.Suite.Name || f.WorkloadHash != r.Suite.WorkloadHash {
+		return nil, fmt.Errorf("read baseline %s: header (suite %q) does not match its result (suite %q); was it edited by hand?", path, f.Suite, r.Suite.Name)
+	}
+	return &f, nil
+}

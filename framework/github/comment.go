@@ -1,0 +1,181 @@
+// Package github keeps one sticky pull-request comment per suite set up to
+// date through the GitHub REST API (go-github): found by a hidden marker,
+// edited on every run instead of adding another.
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	gh "github.com/google/go-github/v62/github"
+)
+
+// Options configure a Commenter.
+type Options struct {
+	// APIURL is the REST API root: https://api.github.com, or a GitHub
+	// Enterprise Server's https://HOST/api/v3 (Actions sets GITHUB_API_URL).
+	APIURL string
+	// Attempts bounds tries per request on 5xx and secondary rate limits
+	// (default 4); Backoff is the first wait, doubled each retry (default 2s).
+	Attempts int
+	Backoff  time.Duration
+	// Sleep waits between attempts; tests replace it.
+	Sleep func(context.Context, time.Duration) error
+	// HTTPClient is the underlying client (default: http.DefaultClient's transport).
+	HTTPClient *http.Client
+}
+
+// Commenter posts and updates sticky comments on one repository.
+type Commenter struct {
+	c           *gh.Client
+	owner, repo string
+	opts        Options
+}
+
+// New returns a Commenter for repo ("OWNER/NAME") authenticating with token.
+// The token is only ever placed in the Authorization header.
+func New(token, repo string, opts Options) (*Commenter, error) {
+	owner, name, ok := strings.Cut(repo, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("github: repository %q: want OWNER/NAME", repo)
+	}
+	if token == "" {
+		return nil, errors.New("github: no token: set GITHUB_TOKEN")
+	}
+	if opts.Attempts <= 0 {
+		opts.Attempts = 4
+	}
+	if opts.Backoff <= 0 {
+		opts.Backoff = 2 * time.Second
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = sleep
+	}
+	c := gh.NewClient(opts.HTTPClient).WithAuthToken(token)
+	if opts.APIURL != "" && opts.APIURL != "https://api.github.com" {
+		u, err := url.Parse(strings.TrimRight(opts.APIURL, "/") + "/")
+		if err != nil {
+			return nil, fmt.Errorf("github: API URL %q: %w", opts.APIURL, err)
+		}
+		c.BaseURL = u
+	}
+	return &Commenter{c: c, owner: owner, repo: name, opts: opts}, nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Upsert makes the pull request's comment containing marker read body:
+// it edits the existing one or creates it. It returns the comment's URL.
+func (c *Commenter) Upsert(ctx context.Context, pr int, marker, body string) (string, error) {
+	if !strings.Contains(body, marker) {
+		body = marker + "\n" + body
+	}
+	existing, err := c.find(ctx, pr, marker)
+	if err != nil {
+		return "", err
+	}
+	var out *gh.IssueComment
+	if existing != nil {
+		err = c.retry(ctx, "edit comment", func() (*gh.Response, error) {
+			var resp *gh.Response
+			var err error
+			out, resp, err = c.c.Issues.EditComment(ctx, c.owner, c.repo, existing.GetID(), &gh.IssueComment{Body: gh.String(body)})
+			return resp, err
+		})
+	} else {
+		err = c.retry(ctx, "create comment", func() (*gh.Response, error) {
+			var resp *gh.Response
+			var err error
+			out, resp, err = c.c.Issues.CreateComment(ctx, c.owner, c.repo, pr, &gh.IssueComment{Body: gh.String(body)})
+			return resp, err
+		})
+	}
+	if err != nil {
+		return "", err
+	}
+	return out.GetHTMLURL(), nil
+}
+
+// find pages through the pull request's comments for the marker.
+func (c *Commenter) find(ctx context.Context, pr int, marker string) (*gh.IssueComment, error) {
+	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
+	for {
+		var page []*gh.IssueComment
+		var resp *gh.Response
+		err := c.retry(ctx, "list comments", func() (*gh.Response, error) {
+			var err error
+			page, resp, err = c.c.Issues.ListComments(ctx, c.owner, c.repo, pr, opts)
+			return resp, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, cm := range page {
+			if strings.Contains(cm.GetBody(), marker) {
+				return cm, nil
+			}
+		}
+		if resp.NextPage == 0 {
+			return nil, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// retry runs call, retrying server errors and secondary rate limits with
+// exponential backoff, and turns the errors users hit into advice.
+func (c *Commenter) retry(ctx context.Context, what string, call func() (*gh.Response, error)) error {
+	wait := c.opts.Backoff
+	for attempt := 1; ; attempt++ {
+		resp, err := call()
+		if err == nil {
+			return nil
+		}
+		var abuse *gh.AbuseRateLimitError
+		var limit *gh.RateLimitError
+		retryable := false
+		pause := wait
+		switch {
+		case errors.As(err, &abuse):
+			retryable = true
+			if d := abuse.GetRetryAfter(); d > 0 {
+				pause = d
+			}
+		case errors.As(err, &limit):
+			// The primary limit resets within the hour; waiting that long
+			// in CI is worse than failing with the reset time.
+			return fmt.Errorf("github: %s: rate limit exhausted until %s", what, limit.Rate.Reset.Format(time.RFC3339))
+		case resp != nil && resp.StatusCode >= 500:
+			retryable = true
+		case resp != nil && resp.StatusCode == http.StatusForbidden:
+			return fmt.Errorf("github: %s: 403 forbidden: %w. Pull requests from forks get a read-only GITHUB_TOKEN; "+
+				"use the fork-safe pattern (pull_request uploads results, a workflow_run job comments), "+
+				"or grant the workflow 'pull-requests: write'", what, err)
+		case resp != nil && resp.StatusCode == http.StatusNotFound:
+			return fmt.Errorf("github: %s: 404 not found: %w (is the repository and pull request number right, and can the token see it?)", what, err)
+		case resp != nil && resp.StatusCode == http.StatusUnauthorized:
+			return fmt.Errorf("github: %s: 401 unauthorized: the token was refused", what)
+		}
+		if !retryable || attempt >= c.opts.Attempts {
+			return fmt.Errorf("github: %s (attempt %d of %d): %w", what, attempt, c.opts.Attempts, err)
+		}
+		if err := c.opts.Sleep(ctx, pause); err != nil {
+			return fmt.Errorf("github: %s: %w", what, err)
+		}
+		wait *= 2
+	}
+}

@@ -1,0 +1,303 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/benchci/benchci/framework/compare"
+)
+
+// MaxComment is GitHub's limit on a comment body, in characters.
+const MaxComment = 65536
+
+// Marker returns the hidden HTML comment that identifies benchci's sticky
+// comment for a set of suites, so reruns update it instead of adding more.
+func Marker(key string) string { return "<!-- benchci:" + Escape(key) + " -->" }
+
+// Headline summarizes reports in one line, e.g.
+// "❌ 2 regressions, 1 SLO failed · cost +9% per 1M output tokens".
+func Headline(reports []*compare.Report) string {
+	var regs, imps, noise, slo, refused, missing int
+	var costDeltas []float64
+	for _, r := range reports {
+		regs += r.Count(compare.Regression)
+		imps += r.Count(compare.Improvement)
+		noise += r.Count(compare.Noise)
+		missing += r.Count(compare.Missing)
+		slo += r.SLOFailures()
+		if !r.Comparable {
+			refused++
+		}
+		for _, row := range r.Rows {
+			if row.Metric == "cost" && row.Delta != nil {
+				costDeltas = append(costDeltas, *row.Delta)
+			}
+		}
+	}
+	failed := regs+slo+refused+missing > 0
+	var parts []string
+	parts = append(parts, plural(regs, "regression"))
+	if slo > 0 {
+		parts = append(parts, plural(slo, "SLO")+" failed")
+	}
+	if refused > 0 {
+		parts = append(parts, plural(refused, "suite")+" not comparable")
+	}
+	if missing > 0 {
+		parts = append(parts, plural(missing, "point")+" missing")
+	}
+	if imps > 0 {
+		parts = append(parts, plural(imps, "improvement"))
+	}
+	if noise > 0 {
+		parts = append(parts, fmt.Sprintf("%d within noise", noise))
+	}
+	if len(costDeltas) > 0 {
+		parts = append(parts, fmt.Sprintf("cost %s per 1M output tokens", pct(mean(costDeltas))))
+	}
+	icon := "✅"
+	if failed {
+		icon = "❌"
+	}
+	return icon + " " + strings.Join(parts, ", ")
+}
+
+// Markdown writes the PR comment / job summary for reports. It stays under
+// GitHub's comment limit: when the full version is too long it drops the
+// folded details, then the per-figure table rows, saying so.
+func Markdown(w io.Writer, marker string, reports []*compare.Report) error {
+	for _, detail := range []int{2, 1, 0} {
+		var b strings.Builder
+		markdown(&b, marker, reports, detail)
+		if b.Len() <= MaxComment || detail == 0 {
+			s := b.String()
+			if len(s) > MaxComment {
+				cut := MaxComment - 200
+				for cut > 0 && !isRuneStart(s[cut]) {
+					cut--
+				}
+				s = s[:cut] + "\n\n…truncated to fit GitHub's comment limit; the full report is in the job summary and artifacts.\n"
+			}
+			_, err := io.WriteString(w, s)
+			return err
+		}
+	}
+	return nil
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// markdown renders at a detail level: 2 everything, 1 without folded
+// details, 0 headline, SLOs and changed figures only.
+func markdown(b *strings.Builder, marker string, reports []*compare.Report, detail int) {
+	if marker != "" {
+		b.WriteString(marker + "\n")
+	}
+	fmt.Fprintf(b, "## benchci: %s\n\n", Headline(reports))
+	for _, r := range reports {
+		fmt.Fprintf(b, "### Suite `%s`\n\n", Escape(r.Suite))
+		fmt.Fprintf(b, "Baseline: %s (%s) · candidate: %s (%s)\n\n",
+			Escape(r.Baseline.Target), r.Baseline.Started.Format("2006-01-02"), Escape(r.Candidate.Target), r.Candidate.Started.Format("2006-01-02"))
+		if !r.Candidate.Complete {
+			b.WriteString("> ⚠️ The candidate run is incomplete.\n\n")
+		}
+		if !r.Comparable {
+			fmt.Fprintf(b, "> ❌ **Not compared:** %s\n\n", Escape(r.Refusal))
+		}
+		sloTable(b, r)
+		changed := filter(r.Rows, func(row compare.Row) bool { return row.Verdict != compare.Pass })
+		if len(changed) > 0 {
+			b.WriteString("| metric @ point | baseline | candidate | Δ | band | verdict |\n|---|---:|---:|---:|---|---|\n")
+			for _, row := range changed {
+				rowMarkdown(b, row, false)
+			}
+			b.WriteString("\n")
+		} else if r.Comparable {
+			b.WriteString("All compared figures are inside their tolerance bands.\n\n")
+		}
+		if detail == 0 {
+			continue
+		}
+		chart(b, r)
+		if detail < 2 {
+			continue
+		}
+		fmt.Fprintf(b, "<details><summary>All %d figures</summary>\n\n", len(r.Rows))
+		b.WriteString("| metric @ point | baseline | candidate | Δ | band | verdict | test |\n|---|---:|---:|---:|---|---|---|\n")
+		for _, row := range r.Rows {
+			rowMarkdown(b, row, true)
+		}
+		b.WriteString("\n</details>\n\n")
+		fmt.Fprintf(b, "<details><summary>Method</summary>\n\n%s\n\n</details>\n\n", Escape(r.Method))
+	}
+}
+
+func sloTable(b *strings.Builder, r *compare.Report) {
+	if len(r.SLOs) == 0 {
+		return
+	}
+	b.WriteString("| SLO | point | measured | verdict |\n|---|---|---:|---|\n")
+	for _, s := range r.SLOs {
+		v := "✅ pass"
+		if !s.Pass {
+			v = "❌ fail"
+		}
+		measured := fmt.Sprintf("%s %s", num(s.Measured), s.Unit)
+		if s.Note != "" {
+			measured = Escape(s.Note)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", Escape(s.Name), Escape(s.Point), measured, v)
+	}
+	b.WriteString("\n")
+}
+
+var verdictIcon = map[compare.Verdict]string{
+	compare.Pass: "✅ pass", compare.Regression: "❌ regression", compare.Improvement: "🚀 improvement",
+	compare.Noise: "〰️ noise", compare.Missing: "❌ missing", compare.New: "🆕 new",
+}
+
+func rowMarkdown(b *strings.Builder, row compare.Row, withTest bool) {
+	if row.Metric == "*" {
+		fmt.Fprintf(b, "| all @ %s | | | | | %s |", Escape(row.Point), verdictIcon[row.Verdict])
+	} else {
+		delta := "—"
+		if row.Delta != nil {
+			delta = pct(*row.Delta)
+		}
+		fmt.Fprintf(b, "| %s @ %s | %s | %s | %s | %s | %s |", Escape(row.Metric), Escape(row.Point),
+			num(row.Base)+" "+row.Unit, num(row.Cand)+" "+row.Unit, delta, Escape(row.Band), verdictIcon[row.Verdict])
+	}
+	if withTest {
+		fmt.Fprintf(b, " %s |", Escape(row.Test))
+	}
+	b.WriteString("\n")
+}
+
+// chart draws TTFT p99 against load for baseline and candidate as a
+// Mermaid xychart (rendered by GitHub).
+func chart(b *strings.Builder, r *compare.Report) {
+	type pt struct {
+		x          float64
+		label      string
+		base, cand float64
+	}
+	var pts []pt
+	for _, row := range r.Rows {
+		if row.Metric != "ttft.p99" {
+			continue
+		}
+		_, v, _ := strings.Cut(row.Point, "=")
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return
+		}
+		pts = append(pts, pt{x, v, row.Base, row.Cand})
+	}
+	if len(pts) < 2 {
+		return
+	}
+	sort.Slice(pts, func(i, j int) bool { return pts[i].x < pts[j].x })
+	var xs, bs, cs []string
+	top := 0.0
+	for _, p := range pts {
+		xs = append(xs, strconv.Quote(p.label))
+		bs = append(bs, num(p.base))
+		cs = append(cs, num(p.cand))
+		top = math.Max(top, math.Max(p.base, p.cand))
+	}
+	axis, _, _ := strings.Cut(r.Rows[0].Point, "=")
+	fmt.Fprintf(b, "```mermaid\nxychart-beta\n    title \"TTFT p99 (ms) vs %s: baseline, candidate\"\n    x-axis \"%s\" [%s]\n    y-axis \"ms\" 0 --> %s\n    line [%s]\n    line [%s]\n```\n\n",
+		axis, axis, strings.Join(xs, ", "), num(top*1.1), strings.Join(bs, ", "), strings.Join(cs, ", "))
+}
+
+// Diff writes the comparison as a terminal table.
+func Diff(w io.Writer, r *compare.Report) error {
+	fmt.Fprintf(w, "suite %s: baseline %s vs candidate %s\n", r.Suite, r.Baseline.Target, r.Candidate.Target)
+	if !r.Comparable {
+		fmt.Fprintf(w, "NOT COMPARED: %s\n", r.Refusal)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "point\tmetric\tbaseline\tcandidate\tdelta\tband\tverdict\ttest")
+	for _, row := range r.Rows {
+		delta := "-"
+		if row.Delta != nil {
+			delta = pct(*row.Delta)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Point, row.Metric, num(row.Base), num(row.Cand), delta, row.Band, row.Verdict, row.Test)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, Headline([]*compare.Report{r}))
+	return nil
+}
+
+func filter(rows []compare.Row, keep func(compare.Row) bool) []compare.Row {
+	var out []compare.Row
+	for _, r := range rows {
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Escape makes untrusted text (model names, URLs, error bodies) inert in
+// markdown: no tables broken by "|", no HTML, no mentions or links.
+func Escape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\\', '`', '*', '_', '[', ']', '|', '#', '!', '~':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			b.WriteString("&amp;")
+		case '@':
+			b.WriteString("@\u200b") // no @mentions
+		case '\n', '\r':
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func num(v float64) string {
+	switch a := math.Abs(v); {
+	case a == 0:
+		return "0"
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+func pct(d float64) string { return fmt.Sprintf("%+.1f%%", d*100) }
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
