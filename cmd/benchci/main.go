@@ -19,10 +19,9 @@ var Version = "dev"
 
 // Exit codes, documented in the CLI contract.
 const (
-	exitOK      = 0
-	exitFailed  = 1 // a regression or an SLO failure
-	exitUsage   = 2 // usage, configuration or run error
-	exitSignals = 2
+	exitOK     = 0
+	exitFailed = 1 // a regression or an SLO failure
+	exitUsage  = 2 // usage, configuration or run error
 )
 
 // exitError carries an exit code with an error.
@@ -33,9 +32,6 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
-
-// errSLO is returned when every step worked but an assertion failed.
-var errSLO = errors.New("SLO assertions failed")
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -55,12 +51,8 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 		return exitOK
 	}
 	fmt.Fprintln(stderr, "benchci:", err)
-	var ee *exitError
-	switch {
-	case errors.As(err, &ee):
+	if ee := (*exitError)(nil); errors.As(err, &ee) {
 		return ee.code
-	case errors.Is(err, errSLO):
-		return exitFailed
 	}
 	return exitUsage
 }
@@ -81,6 +73,6 @@ Exit codes: 0 pass, 1 regression or SLO failure, 2 usage/config/run error.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(runCmd(), validateCmd(), simCmd(), reportCmd(), selftestCmd())
+	root.AddCommand(runCmd(), validateCmd(), compareCmd(), baselineCmd(), commentCmd(), ciCmd(), simCmd(), reportCmd(), selftestCmd())
 	return root
 }

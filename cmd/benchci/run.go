@@ -16,7 +16,15 @@ import (
 type runOptions struct {
 	suites     suiteFlags
 	resultsDir string
+	baselines  string
 	progress   bool
+}
+
+func (o *runOptions) register(cmd *cobra.Command) {
+	o.suites.register(cmd)
+	cmd.Flags().StringVar(&o.resultsDir, "results", "results", "directory for results files")
+	cmd.Flags().StringVar(&o.baselines, "baselines", "baselines", "directory of baseline files")
+	cmd.Flags().BoolVar(&o.progress, "progress", true, "show progress on stderr")
 }
 
 func runCmd() *cobra.Command {
@@ -27,22 +35,47 @@ func runCmd() *cobra.Command {
 		Long: `run evaluates every suite first (so a typo in the last one fails before the
 first one runs), then runs them in order: it starts the simulator or checks
 the server, runs each sweep point with a progress line, prints a table,
-writes results/<suite>.json and checks the SLOs.
+writes results/<suite>.json, checks the SLOs, and compares with
+baselines/<suite>.json when there is one.
 
 Ctrl-C stops the run; what was measured is still written, marked incomplete.`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runSuites(cmd, o, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			results, err := runAll(cmd, o, args)
+			if err != nil {
+				return err
+			}
+			failed := false
+			for _, f := range results {
+				r, err := compareWithBaseline(o.baselines, f)
+				if err != nil {
+					return err
+				}
+				if !r.NoBaseline {
+					if err := report.Diff(cmd.OutOrStdout(), r); err != nil {
+						return err
+					}
+				}
+				failed = failed || r.Failed()
+			}
+			if failed {
+				return &exitError{exitFailed, errors.New("regression or SLO failure")}
+			}
+			return nil
+		},
 	}
-	o.suites.register(cmd)
-	cmd.Flags().StringVar(&o.resultsDir, "results", "results", "directory for results files")
-	cmd.Flags().BoolVar(&o.progress, "progress", true, "show progress on stderr")
+	o.register(cmd)
 	return cmd
 }
 
-func runSuites(cmd *cobra.Command, o runOptions, paths []string) error {
+// runAll loads every suite, then runs each, writing its results and table.
+// It returns the results of the suites that ran; nil with an error when the
+// suites did not load. A suite that fails part-way still has its partial
+// results written, and the error is returned with what ran.
+func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, error) {
 	opts, err := o.suites.options()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var loaded []*suite.Loaded
 	var loadErrs []error
@@ -55,12 +88,11 @@ func runSuites(cmd *cobra.Command, o runOptions, paths []string) error {
 		loaded = append(loaded, l)
 	}
 	if len(loadErrs) > 0 {
-		return &exitError{exitUsage, errors.Join(loadErrs...)}
+		return nil, &exitError{exitUsage, errors.Join(loadErrs...)}
 	}
-
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	sloFailed := false
+	var results []*result.File
 	for _, l := range loaded {
 		var obs runner.Observer
 		if o.progress {
@@ -69,23 +101,16 @@ func runSuites(cmd *cobra.Command, o runOptions, paths []string) error {
 		f, runErr := runner.Run(ctx, l, runner.Options{Version: Version, Observer: obs})
 		out := filepath.Join(o.resultsDir, l.Suite.Name+".json")
 		if err := result.Write(out, f); err != nil {
-			return errors.Join(runErr, err)
+			return results, &exitError{exitUsage, errors.Join(runErr, err)}
 		}
 		if err := report.Table(stdout, f); err != nil {
-			return err
+			return results, err
 		}
 		fmt.Fprintf(stdout, "results: %s\n\n", out)
 		if runErr != nil {
-			return &exitError{exitUsage, runErr}
+			return append(results, f), &exitError{exitUsage, runErr}
 		}
-		for _, s := range f.SLOs {
-			if !s.Pass {
-				sloFailed = true
-			}
-		}
+		results = append(results, f)
 	}
-	if sloFailed {
-		return errSLO
-	}
-	return nil
+	return results, nil
 }

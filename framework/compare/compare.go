@@ -63,6 +63,9 @@ type Report struct {
 	// Refusal then explains, and there are no rows.
 	Comparable bool   `json:"comparable"`
 	Refusal    string `json:"refusal,omitempty"`
+	// NoBaseline is set when the suite has no baseline yet: only its SLOs
+	// are gated.
+	NoBaseline bool `json:"no_baseline,omitempty"`
 	// TargetChanged notes that baseline and candidate ran on different
 	// targets, which is usually the point of the change under test.
 	TargetChanged string       `json:"target_changed,omitempty"`
@@ -108,7 +111,16 @@ func (r *Report) SLOFailures() int {
 // Failed reports whether the gate fails: a regression, an SLO failure, a
 // point that disappeared, or runs that cannot be compared.
 func (r *Report) Failed() bool {
+	if r.NoBaseline {
+		return r.SLOFailures() > 0
+	}
 	return !r.Comparable || r.Count(Regression) > 0 || r.Count(Missing) > 0 || r.SLOFailures() > 0
+}
+
+// WithoutBaseline reports on a candidate that has nothing to be compared
+// with: its SLOs still gate.
+func WithoutBaseline(cand *result.File) *Report {
+	return &Report{Suite: cand.Suite.Name, NoBaseline: true, SLOs: cand.SLOs, Candidate: side(cand), Method: method}
 }
 
 // Method text for reports.

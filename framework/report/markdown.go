@@ -30,7 +30,7 @@ func Headline(reports []*compare.Report) string {
 		noise += r.Count(compare.Noise)
 		missing += r.Count(compare.Missing)
 		slo += r.SLOFailures()
-		if !r.Comparable {
+		if !r.Comparable && !r.NoBaseline {
 			refused++
 		}
 		for _, row := range r.Rows {
@@ -101,12 +101,16 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 	fmt.Fprintf(b, "## benchci: %s\n\n", Headline(reports))
 	for _, r := range reports {
 		fmt.Fprintf(b, "### Suite `%s`\n\n", Escape(r.Suite))
-		fmt.Fprintf(b, "Baseline: %s (%s) · candidate: %s (%s)\n\n",
-			Escape(r.Baseline.Target), r.Baseline.Started.Format("2006-01-02"), Escape(r.Candidate.Target), r.Candidate.Started.Format("2006-01-02"))
+		if r.NoBaseline {
+			fmt.Fprintf(b, "No baseline yet (candidate: %s). To start gating, commit one: `benchci baseline update results/%s.json`\n\n", Escape(r.Candidate.Target), Escape(r.Suite))
+		} else {
+			fmt.Fprintf(b, "Baseline: %s (%s) · candidate: %s (%s)\n\n",
+				Escape(r.Baseline.Target), r.Baseline.Started.Format("2006-01-02"), Escape(r.Candidate.Target), r.Candidate.Started.Format("2006-01-02"))
+		}
 		if !r.Candidate.Complete {
 			b.WriteString("> ⚠️ The candidate run is incomplete.\n\n")
 		}
-		if !r.Comparable {
+		if !r.Comparable && !r.NoBaseline {
 			fmt.Fprintf(b, "> ❌ **Not compared:** %s\n\n", Escape(r.Refusal))
 		}
 		sloTable(b, r)
@@ -217,6 +221,10 @@ func chart(b *strings.Builder, r *compare.Report) {
 
 // Diff writes the comparison as a terminal table.
 func Diff(w io.Writer, r *compare.Report) error {
+	if r.NoBaseline {
+		fmt.Fprintf(w, "suite %s: no baseline; only SLOs gate (benchci baseline update results/%s.json)\n", r.Suite, r.Suite)
+		return nil
+	}
 	fmt.Fprintf(w, "suite %s: baseline %s vs candidate %s\n", r.Suite, r.Baseline.Target, r.Candidate.Target)
 	if !r.Comparable {
 		fmt.Fprintf(w, "NOT COMPARED: %s\n", r.Refusal)

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchci/benchci/framework/compare"
+	"github.com/benchci/benchci/framework/report"
+)
+
+type ciOptions struct {
+	run       runOptions
+	comment   commentOptions
+	summary   string
+	reportOut string
+	post      bool
+}
+
+func ciCmd() *cobra.Command {
+	var o ciOptions
+	cmd := &cobra.Command{
+		Use:   "ci SUITE...",
+		Short: "Run, compare with baselines, write the job summary and comment on the PR",
+		Long: `ci is what the workflow calls: it runs the suites (as benchci run), compares
+each with baselines/<suite>.json, writes the markdown report to --report and
+to $GITHUB_STEP_SUMMARY, and updates the sticky pull-request comment when a
+token, repository and pull request are known.
+
+Exit code: 1 on a regression or SLO failure, 2 when a suite could not run,
+0 otherwise. The verdict does not depend on the comment: if posting fails
+the error is printed and the exit code still tells the verdict.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runCI(cmd, o, args) },
+	}
+	o.run.register(cmd)
+	o.comment.register(cmd)
+	cmd.Flags().StringVar(&o.summary, "summary", os.Getenv("GITHUB_STEP_SUMMARY"), "file to append the markdown report to (default $GITHUB_STEP_SUMMARY)")
+	cmd.Flags().StringVar(&o.reportOut, "report", filepath.Join("results", "benchci-report.md"), "where to write the markdown report")
+	cmd.Flags().BoolVar(&o.post, "comment", true, "update the pull-request comment when GITHUB_TOKEN, the repository and the PR are known")
+	return cmd
+}
+
+func runCI(cmd *cobra.Command, o ciOptions, paths []string) error {
+	results, runErr := runAll(cmd, o.run, paths)
+	if results == nil {
+		return runErr // nothing ran: the suites did not load
+	}
+	var reports []*compare.Report
+	var errs []error
+	if runErr != nil {
+		errs = append(errs, runErr)
+	}
+	for _, f := range results {
+		r, err := compareWithBaseline(o.run.baselines, f)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		reports = append(reports, r)
+		if err := report.Diff(cmd.OutOrStdout(), r); err != nil {
+			return err
+		}
+	}
+	var md bytes.Buffer
+	if err := report.Markdown(&md, report.Marker(o.comment.key), reports); err != nil {
+		return err
+	}
+	if o.reportOut != "" {
+		if err := os.MkdirAll(filepath.Dir(o.reportOut), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.reportOut, md.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	if o.summary != "" {
+		if err := appendFile(o.summary, md.Bytes()); err != nil {
+			fmt.Fprintln(cmd.ErrOrStderr(), "benchci: warning: job summary:", err)
+		}
+	}
+	if o.post && os.Getenv("GITHUB_TOKEN") != "" && o.comment.repo != "" && (o.comment.pr != 0 || prFromEvent() != 0) {
+		url, err := postComment(cmd, o.comment, md.String())
+		if err != nil {
+			// The verdict below stands whatever happened to the comment.
+			fmt.Fprintln(cmd.ErrOrStderr(), "benchci: warning: could not update the pull-request comment:", err)
+		} else {
+			fmt.Fprintln(cmd.OutOrStdout(), "comment:", url)
+		}
+	}
+	if len(errs) > 0 {
+		return &exitError{exitUsage, errors.Join(errs...)}
+	}
+	for _, r := range reports {
+		if r.Failed() {
+			return &exitError{exitFailed, errors.New("gate failed: " + report.Headline(reports))}
+		}
+	}
+	return nil
+}
+
+func appendFile(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchci/benchci/framework/github"
+	"github.com/benchci/benchci/framework/report"
+)
+
+type commentOptions struct {
+	repo string
+	pr   int
+	key  string
+}
+
+func (o *commentOptions) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.repo, "repo", os.Getenv("GITHUB_REPOSITORY"), "repository OWNER/NAME (default $GITHUB_REPOSITORY)")
+	cmd.Flags().IntVar(&o.pr, "pr", 0, "pull request number (default: from $GITHUB_EVENT_PATH)")
+	cmd.Flags().StringVar(&o.key, "key", "benchci", "sticky comment key: one comment per key and pull request")
+}
+
+func commentCmd() *cobra.Command {
+	var o commentOptions
+	cmd := &cobra.Command{
+		Use:   "comment REPORT.md",
+		Short: "Post or update the sticky pull-request comment",
+		Long: `comment puts REPORT.md (from benchci ci or compare --format markdown) on the
+pull request as one sticky comment, edited on every run. The token comes
+from $GITHUB_TOKEN and is never printed; $GITHUB_API_URL selects GitHub
+Enterprise Server.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			body, err := os.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			url, err := postComment(cmd, o, string(body))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "comment:", url)
+			return nil
+		},
+	}
+	o.register(cmd)
+	return cmd
+}
+
+func postComment(cmd *cobra.Command, o commentOptions, body string) (string, error) {
+	pr := o.pr
+	if pr == 0 {
+		pr = prFromEvent()
+	}
+	if pr == 0 {
+		return "", &exitError{exitUsage, fmt.Errorf("no pull request: pass --pr N (or run on a pull_request event)")}
+	}
+	c, err := github.New(os.Getenv("GITHUB_TOKEN"), o.repo, github.Options{APIURL: os.Getenv("GITHUB_API_URL")})
+	if err != nil {
+		return "", err
+	}
+	return c.Upsert(cmd.Context(), pr, report.Marker(o.key), body)
+}
+
+// prFromEvent reads the pull request number from the Actions event payload.
+func prFromEvent() int {
+	path := os.Getenv("GITHUB_EVENT_PATH")
+	if path == "" {
+		return 0
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	return prNumber(data)
+}
+
+func prNumber(event []byte) int {
+	var ev struct {
+		Number      int `json:"number"`
+		PullRequest struct {
+			Number int `json:"number"`
+		} `json:"pull_request"`
+	}
+	if json.Unmarshal(event, &ev) != nil {
+		return 0
+	}
+	if ev.PullRequest.Number != 0 {
+		return ev.PullRequest.Number
+	}
+	return ev.Number
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/benchci/benchci/framework/baseline"
+	"github.com/benchci/benchci/framework/compare"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suite"
+)
+
+// compareWithBaseline compares a candidate with dir/<suite>.json; with no
+// baseline there, only the candidate's SLOs gate.
+func compareWithBaseline(dir string, cand *result.File) (*compare.Report, error) {
+	b, err := baseline.Read(filepath.Join(dir, cand.Suite.Name+".json"))
+	if errors.Is(err, baseline.ErrNotExist) {
+		return compare.WithoutBaseline(cand), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return compareResults(b.Result, cand)
+}
+
+// compareResults uses the candidate suite's tolerances, read back from the
+// evaluated suite stored in its results.
+func compareResults(base, cand *result.File) (*compare.Report, error) {
+	s, err := suite.Decode(cand.Suite.Definition)
+	if err != nil {
+		return nil, fmt.Errorf("tolerances of %s: %w", cand.Suite.Name, err)
+	}
+	r, err := compare.Compare(base, cand, s.Tolerance)
+	if err != nil {
+		return nil, fmt.Errorf("compare %s: %w", cand.Suite.Name, err)
+	}
+	return r, nil
+}
+
+// readReference reads a baseline file, or a results file used as one.
+func readReference(path string) (*result.File, error) {
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if json.Unmarshal(data, &head) == nil && head.Schema == result.Schema {
+		return result.Read(path)
+	}
+	b, err := baseline.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	return b.Result, nil
+}

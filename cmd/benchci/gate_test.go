@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// gateSuite takes the simulator profile as a top-level argument: the
+// workload stays the same, only the "server" changes, as in a PR that
+// changes serving config.
+const gateSuite = `local b = import 'benchci.libsonnet';
+function(profile='llama3-8b-h100') b.suite {
+  name: 'gate',
+  target: b.target.sim(profile),
+  workload: { input_tokens: b.dist.fixed(64), output_tokens: b.dist.fixed(16), arrival: b.arrival.constant() },
+  sweep: b.sweep.rates([4, 8], duration='2s', warmup='300ms'),
+  slos: [b.slo.rate('error_rate', '<=', 0)],
+  cost: b.cost.gpu(usd_per_hour=2),
+}
+`
+
+func gateDirs(t *testing.T) (dir, suitePath string) {
+	t.Helper()
+	dir = t.TempDir()
+	suitePath = filepath.Join(dir, "gate.jsonnet")
+	if err := os.WriteFile(suitePath, []byte(gateSuite), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The baseline: a run on the fast profile, committed.
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "--progress=false", "--results", filepath.Join(dir, "base"), "--baselines", filepath.Join(dir, "baselines"), suitePath)
+	if code != 0 {
+		t.Fatalf("baseline run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI(t, context.Background(), "baseline", "update", "--dir", filepath.Join(dir, "baselines"), "--commit", "abc123", filepath.Join(dir, "base", "gate.json"))
+	if code != 0 || !strings.Contains(stdout, "wrote ") {
+		t.Fatalf("baseline update: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	return dir, suitePath
+}
+
+// TestGate runs the end-to-end gate: the same server twice passes, a slower
+// server fails with exit 1, and the markdown report says why.
+func TestGate(t *testing.T) {
+	dir, suitePath := gateDirs(t)
+	baselines := filepath.Join(dir, "baselines")
+
+	b, err := os.ReadFile(filepath.Join(baselines, "gate.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"schema": "benchci.baseline/v1"`, `"commit": "abc123"`, `"ttft.p99":`, `"histograms":`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("baseline lacks %s", want)
+		}
+	}
+	if strings.Index(string(b), `"summary"`) > strings.Index(string(b), `"histograms"`) {
+		t.Error("baseline summary is not above the histograms")
+	}
+
+	t.Run("same server passes", func(t *testing.T) {
+		summary := filepath.Join(dir, "summary-same.md")
+		code, stdout, stderr := runCLI(t, context.Background(), "ci", "--progress=false", "--results", filepath.Join(dir, "same"),
+			"--baselines", baselines, "--summary", summary, "--report", filepath.Join(dir, "same", "report.md"), "--comment=false", suitePath)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		md, err := os.ReadFile(summary)
+		if err != nil || !strings.Contains(string(md), "## benchci: ✅ 0 regressions") {
+			t.Errorf("summary %v:\n%s", err, md)
+		}
+	})
+	t.Run("slower server fails", func(t *testing.T) {
+		report := filepath.Join(dir, "slow", "report.md")
+		code, stdout, stderr := runCLI(t, context.Background(), "ci", "--progress=false", "--tla-str", "profile=llama3-70b-h100x4",
+			"--results", filepath.Join(dir, "slow"), "--baselines", baselines, "--summary", "", "--report", report, "--comment=false", suitePath)
+		if code != 1 {
+			t.Fatalf("exit %d, want 1\n%s\n%s", code, stdout, stderr)
+		}
+		md, err := os.ReadFile(report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"❌", "regression", "ttft.p50 @ rate=4", "```mermaid", "sim llama3-8b-h100", "sim llama3-70b-h100x4"} {
+			if !strings.Contains(string(md), want) {
+				t.Errorf("report lacks %q:\n%s", want, md)
+			}
+		}
+		// The same verdict from compare, as JSON.
+		code, stdout, _ = runCLI(t, context.Background(), "compare", "--format", "json", filepath.Join(baselines, "gate.json"), filepath.Join(dir, "slow", "gate.json"))
+		var r struct {
+			Rows []struct{ Metric, Verdict string }
+		}
+		if code != 1 || json.Unmarshal([]byte(stdout), &r) != nil || len(r.Rows) == 0 {
+			t.Fatalf("compare: exit %d\n%s", code, stdout)
+		}
+	})
+}
+
+// TestCIComments checks the comment path of ci against a fake GitHub, and
+// that a failing comment does not change the verdict.
+func TestCIComments(t *testing.T) {
+	dir, suitePath := gateDirs(t)
+	var mu sync.Mutex
+	var bodies []string
+	forbid := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer tok-123" {
+			t.Errorf("authorization %q", r.Header.Get("Authorization"))
+		}
+		switch {
+		case forbid:
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, `{"message":"Resource not accessible by integration"}`)
+		case r.Method == http.MethodGet && r.URL.Path == "/repos/o/r/issues/5/comments":
+			io.WriteString(w, "[]")
+		case r.Method == http.MethodPost && r.URL.Path == "/repos/o/r/issues/5/comments":
+			var in struct{ Body string }
+			json.NewDecoder(r.Body).Decode(&in)
+			bodies = append(bodies, in.Body)
+			w.WriteHeader(http.StatusCreated)
+			io.WriteString(w, `{"id":1,"html_url":"https://github.test/o/r/pull/5#issuecomment-1"}`)
+		default:
+			t.Errorf("unexpected %s %s", r.Method, r.URL)
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	defer srv.Close()
+	event := filepath.Join(dir, "event.json")
+	os.WriteFile(event, []byte(`{"pull_request":{"number":5}}`), 0o644)
+	t.Setenv("GITHUB_TOKEN", "tok-123")
+	t.Setenv("GITHUB_API_URL", srv.URL)
+	t.Setenv("GITHUB_REPOSITORY", "o/r")
+	t.Setenv("GITHUB_EVENT_PATH", event)
+
+	args := []string{"ci", "--progress=false", "--results", filepath.Join(dir, "c"), "--baselines", filepath.Join(dir, "baselines"), "--summary", "", "--report", filepath.Join(dir, "c", "r.md"), suitePath}
+	code, stdout, stderr := runCLI(t, context.Background(), args...)
+	if code != 0 || !strings.Contains(stdout, "comment: https://github.test/o/r/pull/5#issuecomment-1") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if len(bodies) != 1 || !strings.HasPrefix(bodies[0], "<!-- benchci:benchci -->") {
+		t.Errorf("comment bodies %q", bodies)
+	}
+	forbid = true
+	code, _, stderr = runCLI(t, context.Background(), args...)
+	if code != 0 || !strings.Contains(stderr, "warning: could not update the pull-request comment") || !strings.Contains(stderr, "fork") {
+		t.Errorf("with a refused comment: exit %d (want the verdict's 0)\n%s", code, stderr)
+	}
+	if strings.Contains(stdout+stderr, "tok-123") {
+		t.Error("the token was printed")
+	}
+}
+
+func TestPRNumber(t *testing.T) {
+	t.Parallel()
+	for event, want := range map[string]int{
+		`{"pull_request":{"number":12},"number":3}`: 12,
+		`{"number":4}`:        4,
+		`{"workflow_run":{}}`: 0,
+		`not json`:            0,
+	} {
+		if got := prNumber([]byte(event)); got != want {
+			t.Errorf("prNumber(%s) = %d, want %d", event, got, want)
+		}
+	}
+}
