@@ -1,0 +1,110 @@
+package report
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchci/benchci/framework/compare"
+	"github.com/benchci/benchci/framework/result"
+)
+
+func f64(v float64) *float64 { return &v }
+
+func sampleReports() []*compare.Report {
+	day := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	r := &compare.Report{
+		Suite: "chat|8b", Comparable: true, Method: "the method",
+		Baseline:  compare.Side{Target: "url llama-<8b>", Started: day, Complete: true},
+		Candidate: compare.Side{Target: "url llama-8b-fp8 @team", Started: day.Add(48 * time.Hour), Complete: true},
+		SLOs: []result.SLO{
+			{Name: "ttft p99 < 500ms @ rate=8", Point: "rate=8", Measured: 612.5, Unit: "ms"},
+			{Name: "error_rate <= 0.01", Point: "rate=2", Measured: 0, Unit: "fraction", Pass: true},
+		},
+		Rows: []compare.Row{
+			{Point: "rate=2", Metric: "ttft.p99", Unit: "ms", Base: 120, Cand: 118, Delta: f64(-2.0 / 120), Band: "±10%", Verdict: compare.Pass},
+			{Point: "rate=2", Metric: "cost", Unit: "$/1M out", Base: 4, Cand: 4.4, Delta: f64(0.1), Band: "±5%", Verdict: compare.Regression, Test: "band only (1 vs 1 trials; need 4 each for a test)"},
+			{Point: "rate=8", Metric: "ttft.p99", Unit: "ms", Base: 300, Cand: 612.5, Delta: f64(612.5/300 - 1), Band: "±10%", Verdict: compare.Regression, Test: "99% CI 280–320 vs 590–640 (n=480, 480)"},
+			{Point: "rate=8", Metric: "output_throughput", Unit: "tok/s", Base: 900, Cand: 980, Delta: f64(80.0 / 900), Band: "±5%", Verdict: compare.Noise, Test: "99% CI"},
+			{Point: "rate=8", Metric: "cost", Unit: "$/1M out", Base: 1, Cand: 1.02, Delta: f64(0.02), Band: "±5%", Verdict: compare.Pass},
+			{Point: "rate=16", Metric: "*", Verdict: compare.Missing},
+		},
+	}
+	fresh := &compare.Report{Suite: "new-suite", NoBaseline: true, Candidate: compare.Side{Target: "sim tiny", Started: day, Complete: false}}
+	return []*compare.Report{r, fresh}
+}
+
+func TestMarkdownGolden(t *testing.T) {
+	var b strings.Builder
+	if err := Markdown(&b, Marker("suites"), sampleReports()); err != nil {
+		t.Fatal(err)
+	}
+	const golden = "testdata/report.md.golden"
+	if *update {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("markdown differs from %s:\n--- got\n%s--- want\n%s", golden, b.String(), want)
+	}
+}
+
+func TestHeadline(t *testing.T) {
+	t.Parallel()
+	got := Headline(sampleReports())
+	want := "❌ 2 regressions, 1 SLO failed, 1 point missing, 1 within noise, cost +6.0% per 1M output tokens"
+	if got != want {
+		t.Errorf("headline %q, want %q", got, want)
+	}
+	if got := Headline(nil); got != "✅ 0 regressions" {
+		t.Errorf("empty headline %q", got)
+	}
+}
+
+// TestMarkdownFitsCommentLimit builds a report far over GitHub's limit and
+// checks the output is cut down to fit, still starting with the marker and
+// the headline.
+func TestMarkdownFitsCommentLimit(t *testing.T) {
+	t.Parallel()
+	var reports []*compare.Report
+	for range 40 {
+		r := sampleReports()[0]
+		for i := range 300 {
+			r.Rows = append(r.Rows, compare.Row{Point: "rate=" + strings.Repeat("9", i%7+1), Metric: "e2e.p99", Unit: "ms", Base: 1, Cand: 2, Delta: f64(1), Band: "±10%", Verdict: compare.Regression, Test: "x"})
+		}
+		reports = append(reports, r)
+	}
+	var b strings.Builder
+	if err := Markdown(&b, Marker("k"), reports); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	if len(s) > MaxComment {
+		t.Fatalf("%d characters, limit %d", len(s), MaxComment)
+	}
+	if !strings.HasPrefix(s, Marker("k")+"\n## benchci: ❌") || !strings.Contains(s, "truncated") {
+		t.Errorf("cut report starts %q, ends %q", s[:80], s[len(s)-120:])
+	}
+}
+
+func TestEscape(t *testing.T) {
+	t.Parallel()
+	tests := map[string]string{
+		"a|b":                        `a\|b`,
+		"<script>alert(1)</script>":  "&lt;script&gt;alert(1)&lt;/script&gt;",
+		"[x](http://evil) @everyone": `\[x\](http://evil) @` + "\u200b" + "everyone",
+		"line\nbreak":                "line break",
+		"`code` *b* _i_":             "\\`code\\` \\*b\\* \\_i\\_",
+	}
+	for in, want := range tests {
+		if got := Escape(in); got != want {
+			t.Errorf("Escape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
