@@ -126,7 +126,7 @@ func WithoutBaseline(cand *result.File) *Report {
 // Method text for reports.
 const method = "A change inside the tolerance band passes. Outside it, significance decides between a regression/improvement and noise: " +
 	"with ≥4 trials per side, a Mann-Whitney U test on per-trial values (α=0.05, as benchstat); " +
-	"with fewer, for latency percentiles, non-overlapping distribution-free 99% confidence intervals of the percentile computed from the recorded histograms; " +
+	"with fewer, for latency percentiles, non-overlapping exact distribution-free 99% confidence intervals of the percentile (binomial order statistics over the recorded histograms; a tail percentile of too few requests has no upper bound and cannot be judged significant); " +
 	"other figures with fewer trials are judged by the band alone."
 
 // Compare judges cand against base using the candidate suite's tolerances.
@@ -258,7 +258,10 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 		blo, bhi := quantileCI(bh, m.quantile)
 		clo, chi := quantileCI(ch, m.quantile)
 		significant = chi < blo || clo > bhi
-		row.Test = fmt.Sprintf("99%% CI %.3g–%.3g vs %.3g–%.3g (n=%d, %d)", blo, bhi, clo, chi, bh.TotalCount(), ch.TotalCount())
+		row.Test = fmt.Sprintf("99%% CI %s vs %s (n=%d, %d)", ciString(blo, bhi), ciString(clo, chi), bh.TotalCount(), ch.TotalCount())
+		if !significant && (math.IsInf(bhi, 1) || math.IsInf(chi, 1)) {
+			row.Test += fmt.Sprintf("; too few requests to bound a p%g: run longer or use trials", m.quantile)
+		}
 	default:
 		row.Test = fmt.Sprintf("band only (%d vs %d trials; need %d each for a test)", len(bv), len(cv), MinTrialsForUTest)
 	}
@@ -272,6 +275,13 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 		row.Verdict = Improvement
 	}
 	return row, true
+}
+
+func ciString(lo, hi float64) string {
+	if math.IsInf(hi, 1) {
+		return fmt.Sprintf("≥%.3g", lo)
+	}
+	return fmt.Sprintf("%.3g–%.3g", lo, hi)
 }
 
 func bandString(b suite.Band) string {

@@ -78,7 +78,11 @@ func TestCompareVerdicts(t *testing.T) {
 		failed     bool
 	}{
 		{"clear regression", spec{one, 1, 500, 100, 1, 1, 0}, spec{one, 1, 500, 100, 1.5, 2, 0}, nil, "ttft.p50", Regression, true},
-		{"clear improvement", spec{one, 1, 500, 100, 1, 1, 0}, spec{one, 1, 500, 100, 0.6, 2, 0}, nil, "ttft.p99", Improvement, false},
+		{"clear improvement", spec{one, 1, 500, 100, 1, 1, 0}, spec{one, 1, 500, 100, 0.6, 2, 0}, nil, "ttft.p90", Improvement, false},
+		// 500 samples cannot bound a p99 at 99% confidence (that takes
+		// about 530): even a large move stays noise with a single trial.
+		{"p99 needs more samples", spec{one, 1, 500, 100, 1, 1, 0}, spec{one, 1, 500, 100, 0.6, 2, 0}, nil, "ttft.p99", Noise, false},
+		{"p99 with enough samples", spec{one, 1, 2000, 100, 1, 1, 0}, spec{one, 1, 2000, 100, 1.3, 2, 0}, nil, "ttft.p99", Regression, true},
 		{"identical", spec{one, 1, 500, 100, 1, 1, 0}, spec{one, 1, 500, 100, 1, 1, 0}, nil, "ttft.p99", Pass, false},
 		// Too few requests for the p99 to move significantly, though it is
 		// outside a tight band: noise, not a regression.
@@ -185,5 +189,25 @@ func TestQuantileCI(t *testing.T) {
 	p50 := f.Points[0].Latency[metrics.TTFT].P50
 	if !(lo < p50 && p50 < hi) || hi-lo > 0.1*p50 {
 		t.Errorf("CI %.2f–%.2f around p50 %.2f", lo, hi, p50)
+	}
+	// Eleven samples say nothing about where the p99 lies above them.
+	small := build(t, spec{[]string{"rate=1"}, 1, 11, 100, 1, 1, 0})
+	lo, hi = quantileCI(merged(metrics.TTFT, []*result.Point{&small.Points[0]}), 99)
+	if !math.IsInf(hi, 1) || lo <= 0 {
+		t.Errorf("p99 of 11 samples: CI %v–%v, want a finite lower and no upper bound", lo, hi)
+	}
+	// Coverage: over many samples of a known distribution, the 99% interval
+	// of the p90 must contain the true p90 at least ~98% of the time.
+	trueP90 := 100 * math.Exp(0.3*1.2815515655446004)
+	misses := 0
+	for seed := range 200 {
+		f := build(t, spec{[]string{"rate=1"}, 1, 200, 100, 1, uint64(seed + 100), 0})
+		lo, hi := quantileCI(merged(metrics.TTFT, []*result.Point{&f.Points[0]}), 90)
+		if trueP90 < lo || trueP90 > hi*1.001 { // 0.1%: the histogram's resolution
+			misses++
+		}
+	}
+	if misses > 4 {
+		t.Errorf("the 99%% interval missed the true p90 in %d of 200 samples", misses)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/benchci/benchci/framework/metrics"
 	"github.com/benchci/benchci/framework/result"
@@ -79,29 +80,52 @@ func (m Metric) base() string {
 	return b
 }
 
-// ciZ is the normal quantile of the percentile confidence intervals: 99%.
-// Two 99% intervals that do not overlap mean p < 0.001 or so; a stricter
-// level than the usual 95% because a PR compares dozens of figures at
-// once, and a gate that cries wolf gets disabled.
-const ciZ = 2.576
+// ciAlpha is 1 - the confidence of the percentile intervals: 99%. Two 99%
+// intervals that do not overlap mean p < 0.001 or so; stricter than the
+// usual 95% because a PR compares dozens of figures at once, and a gate
+// that cries wolf gets disabled.
+const ciAlpha = 0.01
 
 // quantileCI returns a distribution-free 99% confidence interval for the
-// q-th percentile of the distribution h was sampled from. The ranks of the
-// bounds come from the binomial distribution of the number of samples below
-// the true quantile (normal approximation): n·p ± z·sqrt(n·p·(1-p)).
+// q-th percentile of the distribution h was sampled from. Among n samples,
+// the number B below the true percentile is Binomial(n, q/100), so
+// [X(l), X(u)] covers it with probability P(l <= B < u); l and u are the
+// ranks whose binomial tails hold at most ciAlpha/2 each, computed exactly.
+// When n is too small for a tail (the p99 of 11 samples), that side is
+// unbounded: lo 0 or hi +Inf, and no difference can be claimed there.
 // No assumption about the shape of latency distributions is needed, and it
 // works from the stored histograms, so a single trial of hundreds of
 // requests can already show that a percentile moved.
 func quantileCI(h *hdrhistogram.Histogram, q float64) (lo, hi float64) {
-	n := float64(h.TotalCount())
-	p := q / 100
-	half := ciZ * math.Sqrt(n*p*(1-p))
-	loRank := math.Max(0, math.Floor(n*p-half))
-	hiRank := math.Min(n, math.Ceil(n*p+half)+1)
-	lo = float64(h.ValueAtQuantile(100*loRank/n)) / 1000
-	hi = float64(h.ValueAtQuantile(100*hiRank/n)) / 1000
-	if loRank == 0 {
-		lo = float64(h.Min()) / 1000
+	n := h.TotalCount()
+	b := distuv.Binomial{N: float64(n), P: q / 100}
+	lo, hi = 0, math.Inf(1)
+	// l: the largest rank with P(B < l) = CDF(l-1) <= alpha/2.
+	if l := binarySearch(0, n, func(k int64) bool { return b.CDF(float64(k-1)) > ciAlpha/2 }) - 1; l >= 1 {
+		lo = rankValue(h, l, n)
+	}
+	// u: the smallest rank with P(B >= u) = 1 - CDF(u-1) <= alpha/2.
+	if u := binarySearch(1, n+1, func(k int64) bool { return 1-b.CDF(float64(k-1)) <= ciAlpha/2 }); u <= n {
+		hi = rankValue(h, u, n)
 	}
 	return lo, hi
+}
+
+// binarySearch returns the smallest k in [lo, hi] with f(k) true, f being
+// monotone; hi when none below it is.
+func binarySearch(lo, hi int64, f func(int64) bool) int64 {
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if f(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// rankValue is the k-th smallest of n recorded values, in milliseconds.
+func rankValue(h *hdrhistogram.Histogram, k, n int64) float64 {
+	return float64(h.ValueAtQuantile(100*float64(k)/float64(n))) / 1000
 }
