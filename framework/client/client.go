@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/benchci/benchci/framework/internal/words"
 )
 
 // Options configure a Client.
@@ -60,18 +62,7 @@ func (f CounterFunc) Count(s string) int { return f(s) }
 
 // Words counts whitespace-separated words: a rough tokenizer, exact for the
 // simulator, which emits one word per token.
-var Words Counter = CounterFunc(func(s string) int {
-	n, in := 0, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		space := c == ' ' || c == '\n' || c == '\t' || c == '\r'
-		if !space && !in {
-			n++
-		}
-		in = !space
-	}
-	return n
-})
+var Words Counter = CounterFunc(words.Count)
 
 // Client sends requests and measures their streams. It is safe for
 // concurrent use.

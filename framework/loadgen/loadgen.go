@@ -155,9 +155,16 @@ func (c *collector) send(ctx context.Context, d Doer, it Item, scheduled time.Ti
 	c.results <- metrics.Sample{Result: res, Scheduled: scheduled, Warmup: warmup, WantInput: it.WantInput, WantOutput: it.WantOutput}
 }
 
-func (c *collector) finish() (metrics.Point, error) {
+// finish waits for the recorder and summarizes, unless building requests
+// failed (errc), which fails the point.
+func (c *collector) finish(errc <-chan error) (metrics.Point, error) {
 	close(c.results)
 	<-c.done
+	select {
+	case err := <-errc:
+		return metrics.Point{}, fmt.Errorf("build requests: %w", err)
+	default:
+	}
 	return c.rec.Point()
 }
 
@@ -270,12 +277,7 @@ dispatch:
 	}
 	cancelItems()
 	wg.Wait()
-	select {
-	case err := <-errc:
-		return nil, fmt.Errorf("build requests: %w", err)
-	default:
-	}
-	p, err := col.finish()
+	p, err := col.finish(errc)
 	if err != nil {
 		return nil, err
 	}
@@ -350,12 +352,7 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 	}
 	wg.Wait()
 	cancelItems()
-	select {
-	case err := <-errc:
-		return nil, fmt.Errorf("build requests: %w", err)
-	default:
-	}
-	p, err := col.finish()
+	p, err := col.finish(errc)
 	if err != nil {
 		return nil, err
 	}

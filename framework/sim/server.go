@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/benchci/benchci/framework/internal/words"
 )
 
 // Trace is the server's own account of one request, for measuring what a
@@ -288,18 +290,7 @@ func (s *Server) promptTokens(req *request, chat bool) (int, error) {
 }
 
 // CountTokens is the simulator's tokenizer: whitespace-separated words.
-func CountTokens(s string) int {
-	n, in := 0, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		space := c == ' ' || c == '\n' || c == '\t' || c == '\r'
-		if !space && !in {
-			n++
-		}
-		in = !space
-	}
-	return n
-}
+func CountTokens(s string) int { return words.Count(s) }
 
 func writeError(w http.ResponseWriter, code int, msg string) {
 	m, _ := json.Marshal(msg)
