@@ -37,9 +37,10 @@ type Source func() (Item, error)
 type Config struct {
 	// Mode is "rate" (open loop) or "concurrency" (closed loop).
 	Mode string
-	// Rate in requests/s and Arrival ("poisson", "constant") for open loop.
-	Rate    float64
-	Arrival string
+	// Rate in requests/s and the arrival process drawn at that rate, for
+	// open loop.
+	Rate     float64
+	Arrivals workload.Process
 	// Concurrency is the number of closed-loop workers.
 	Concurrency int
 	// MaxConcurrency caps open-loop requests in flight (0: none).
@@ -48,9 +49,6 @@ type Config struct {
 	// measured window; Requests bounds measured requests (0: none).
 	Warmup, Duration time.Duration
 	Requests         int
-	// Seed and Point seed the arrival process.
-	Seed  int64
-	Point int
 	// Progress, when set, is updated as the point runs.
 	Progress *Progress
 }
@@ -173,23 +171,20 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 	if cfg.Duration > 0 {
 		end = cfg.Warmup + cfg.Duration
 	}
-	// With only a request bound, draw enough of the timeline for warm-up
-	// plus the measured requests.
-	limit := 0
-	if cfg.Requests > 0 {
-		limit = cfg.Requests + int(cfg.Rate*cfg.Warmup.Seconds()+0.5)
-		if end == 0 {
-			end = time.Duration(1<<62 - 1)
+	if cfg.Arrivals == nil {
+		return nil, fmt.Errorf("loadgen: open loop needs an arrival process")
+	}
+	timeline := workload.Timeline(cfg.Arrivals, end, cfg.Warmup, cfg.Requests)
+	measured := 0
+	for _, at := range timeline {
+		if at >= cfg.Warmup {
+			measured++
 		}
 	}
-	timeline, err := workload.Timeline(cfg.Arrival, cfg.Rate, end, limit, workload.ArrivalSource(cfg.Seed, cfg.Point))
-	if err != nil {
-		return nil, err
-	}
 	cfg.Progress.Scheduled.Store(int64(len(timeline)))
-	// The window is fixed when the timeline spans the whole duration;
-	// when the request bound cut it short it stays open to the last completion.
-	fixed := cfg.Duration > 0 && (limit == 0 || len(timeline) < limit)
+	// The window is fixed when the timeline spans the whole duration; when
+	// the request bound cut it short it stays open to the last completion.
+	fixed := cfg.Duration > 0 && (cfg.Requests == 0 || measured < cfg.Requests)
 
 	runCtx, cancelItems := context.WithCancel(ctx)
 	defer cancelItems()

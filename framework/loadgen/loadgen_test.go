@@ -3,12 +3,15 @@ package loadgen
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/benchci/benchci/framework/client"
 	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/framework/workload"
 )
 
 // fakeServer answers every request after a fixed latency with a few chunks,
@@ -43,6 +46,15 @@ func (f *fakeServer) Do(ctx context.Context, body []byte, id string, res *client
 	res.End = time.Since(res.Sent)
 }
 
+func arrivals(t *testing.T, kind string, rate float64) workload.Process {
+	t.Helper()
+	p, err := workload.NewProcess(suite.Arrival{Kind: kind}, rate, rand.NewPCG(1, 2), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func items() Source {
 	return func() (Item, error) { return Item{Body: []byte("{}"), WantOutput: 2}, nil }
 }
@@ -51,7 +63,7 @@ func TestOpenLoopHoldsRate(t *testing.T) {
 	t.Parallel()
 	srv := &fakeServer{latency: 20 * time.Millisecond}
 	out, err := Run(context.Background(), srv, Config{
-		Mode: "rate", Rate: 200, Arrival: "constant", Warmup: 250 * time.Millisecond, Duration: 2 * time.Second,
+		Mode: "rate", Rate: 200, Arrivals: arrivals(t, "constant", 200), Warmup: 250 * time.Millisecond, Duration: 2 * time.Second,
 	}, items())
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +96,7 @@ func TestOpenLoopMaxConcurrency(t *testing.T) {
 	t.Parallel()
 	srv := &fakeServer{latency: 50 * time.Millisecond}
 	out, err := Run(context.Background(), srv, Config{
-		Mode: "rate", Rate: 400, Arrival: "poisson", MaxConcurrency: 4, Duration: time.Second, Seed: 1,
+		Mode: "rate", Rate: 400, Arrivals: arrivals(t, "poisson", 400), MaxConcurrency: 4, Duration: time.Second,
 	}, items())
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +136,7 @@ func TestRequestBound(t *testing.T) {
 	t.Parallel()
 	srv := &fakeServer{latency: time.Millisecond}
 	for _, cfg := range []Config{
-		{Mode: "rate", Rate: 1000, Arrival: "poisson", Requests: 30, Warmup: 10 * time.Millisecond},
+		{Mode: "rate", Rate: 1000, Arrivals: arrivals(t, "poisson", 1000), Requests: 30, Warmup: 10 * time.Millisecond},
 		{Mode: "concurrency", Concurrency: 3, Requests: 30, Warmup: 10 * time.Millisecond},
 	} {
 		out, err := Run(context.Background(), srv, cfg, items())
@@ -146,7 +158,7 @@ func TestCancelMarksIncomplete(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
 	start := time.Now()
-	out, err := Run(ctx, srv, Config{Mode: "rate", Rate: 20, Arrival: "constant", Duration: time.Minute}, items())
+	out, err := Run(ctx, srv, Config{Mode: "rate", Rate: 20, Arrivals: arrivals(t, "constant", 20), Duration: time.Minute}, items())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +180,7 @@ func TestSourceErrorStopsRun(t *testing.T) {
 		}
 		return Item{Body: []byte("{}")}, nil
 	}
-	if _, err := Run(context.Background(), &fakeServer{}, Config{Mode: "rate", Rate: 100, Arrival: "constant", Duration: time.Second}, src); err == nil {
+	if _, err := Run(context.Background(), &fakeServer{}, Config{Mode: "rate", Rate: 100, Arrivals: arrivals(t, "constant", 100), Duration: time.Second}, src); err == nil {
 		t.Error("a failing request source did not fail the point")
 	}
 }

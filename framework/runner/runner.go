@@ -100,6 +100,13 @@ func run(ctx context.Context, l *suite.Loaded, opts Options, f *result.File) err
 		return fmt.Errorf("suite %s: target %s: %w", s.Name, tg.Info.URL, err)
 	}
 
+	var trace *workload.Trace
+	if s.Workload.Arrival.Kind == "trace" {
+		if trace, err = workload.LoadTrace(s.Workload.Arrival.Path); err != nil {
+			return fmt.Errorf("suite %s: %w", s.Name, err)
+		}
+	}
+
 	sw := s.Sweep
 	levels := len(sw.Rates)
 	if sw.Kind == "concurrency" {
@@ -114,13 +121,18 @@ func run(ctx context.Context, l *suite.Loaded, opts Options, f *result.File) err
 				return nil
 			}
 			cfg := loadgen.Config{
-				Mode: sw.Kind, Arrival: s.Workload.Arrival.Kind, MaxConcurrency: sw.MaxConcurrency,
+				Mode: sw.Kind, MaxConcurrency: sw.MaxConcurrency,
 				Warmup: sw.Warmup.D(), Duration: sw.Duration.D(), Requests: sw.Requests,
-				Seed: s.Workload.Seed, Point: i, Progress: &loadgen.Progress{},
+				Progress: &loadgen.Progress{},
 			}
 			p := result.Point{Mode: sw.Kind, Trial: trial + 1}
 			if sw.Kind == "rate" {
 				cfg.Rate = sw.Rates[i]
+				// Each point draws its own arrivals, the same in every run.
+				cfg.Arrivals, err = workload.NewProcess(s.Workload.Arrival, cfg.Rate, workload.ArrivalSource(s.Workload.Seed, i), trace)
+				if err != nil {
+					return fmt.Errorf("suite %s: %w", s.Name, err)
+				}
 				p.Rate = cfg.Rate
 				p.Label = "rate=" + strconv.FormatFloat(cfg.Rate, 'g', -1, 64)
 			} else {
@@ -132,7 +144,7 @@ func run(ctx context.Context, l *suite.Loaded, opts Options, f *result.File) err
 			if opts.Observer != nil {
 				opts.Observer.PointStarted(info, cfg.Progress)
 			}
-			src, err := source(s, cl)
+			src, err := source(s, cl, trace)
 			if err != nil {
 				return fmt.Errorf("suite %s: %w", s.Name, err)
 			}
@@ -156,8 +168,8 @@ func run(ctx context.Context, l *suite.Loaded, opts Options, f *result.File) err
 
 // source returns the suite's request sequence, from its start: every point
 // sends the same requests in the same order.
-func source(s *suite.Suite, cl *client.Client) (loadgen.Source, error) {
-	gen, err := workload.NewGenerator(s.Workload)
+func source(s *suite.Suite, cl *client.Client, trace *workload.Trace) (loadgen.Source, error) {
+	gen, err := workload.NewGenerator(s.Workload, trace)
 	if err != nil {
 		return nil, err
 	}

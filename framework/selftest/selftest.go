@@ -18,6 +18,8 @@ import (
 	"github.com/benchci/benchci/framework/loadgen"
 	"github.com/benchci/benchci/framework/metrics"
 	"github.com/benchci/benchci/framework/sim"
+	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/framework/workload"
 )
 
 // Overhead is the client-added TTFT at one concurrency.
@@ -163,7 +165,11 @@ func OpenLoopRate(ctx context.Context, rate float64, d time.Duration) (RatePoint
 		return RatePoint{}, err
 	}
 	src := func() (loadgen.Item, error) { return loadgen.Item{Body: body, WantInput: 8, WantOutput: 4}, nil }
-	out, err := loadgen.Run(ctx, cl, loadgen.Config{Mode: "rate", Rate: rate, Arrival: "constant", Warmup: time.Second, Duration: d}, src)
+	arrivals, err := workload.NewProcess(suite.Arrival{Kind: "constant"}, rate, nil, nil)
+	if err != nil {
+		return RatePoint{}, err
+	}
+	out, err := loadgen.Run(ctx, cl, loadgen.Config{Mode: "rate", Rate: rate, Arrivals: arrivals, Warmup: time.Second, Duration: d}, src)
 	if err != nil {
 		return RatePoint{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -95,7 +96,47 @@ func Load(path, src string, opts Options) (*Loaded, error) {
 		return nil, err
 	}
 	sum := sha256.Sum256(compact.Bytes())
-	return &Loaded{Suite: s, Path: path, JSON: compact.Bytes(), Hash: hex.EncodeToString(sum[:]), WorkloadHash: WorkloadHash(s)}, nil
+	l := &Loaded{Suite: s, Path: path, JSON: compact.Bytes(), Hash: hex.EncodeToString(sum[:]), WorkloadHash: WorkloadHash(s)}
+	if err := l.resolveFiles(src); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// resolveFiles makes the data files a suite names (traces, datasets)
+// relative to the suite's own directory, checks they can be read, and folds
+// their contents into the workload hash: the same file name with other
+// contents is another workload.
+func (l *Loaded) resolveFiles(src string) error {
+	h := sha256.New()
+	h.Write([]byte(l.WorkloadHash))
+	var me *multierror.Error
+	for _, f := range l.Suite.dataFiles() {
+		if *f.path == "" {
+			continue
+		}
+		if !filepath.IsAbs(*f.path) {
+			*f.path = filepath.Join(filepath.Dir(l.Path), *f.path)
+		}
+		data, err := os.ReadFile(*f.path)
+		if err != nil {
+			fe := &FieldError{Path: f.field, Msg: err.Error()}
+			fe.line, fe.col = newLocator(l.Path, src).place(f.field)
+			if fe.line > 0 {
+				fe.Pos = fmt.Sprintf("%s:%d:%d", l.Path, fe.line, fe.col)
+			}
+			me = multierror.Append(me, fe)
+			continue
+		}
+		sum := sha256.Sum256(data)
+		h.Write(sum[:])
+	}
+	if me != nil {
+		me.ErrorFormat = listFormat(l.Path)
+		return me
+	}
+	l.WorkloadHash = hex.EncodeToString(h.Sum(nil))
+	return nil
 }
 
 // WorkloadHash returns the hash of the suite's workload-defining fields.

@@ -74,10 +74,24 @@ type Dist struct {
 	Weights []float64 `json:"weights,omitempty"`
 }
 
-// Arrival is the process that spaces open-loop requests.
+// Arrival is the process that spaces open-loop requests. The sweep's rate
+// is the process's mean rate (for bursts: the rate between spikes).
 type Arrival struct {
-	// Kind is poisson or constant.
+	// Kind is poisson, constant, gamma, bursts or trace.
 	Kind string `json:"kind"`
+	// Burstiness is the gamma process's shape, as vLLM's --burstiness:
+	// 1 is Poisson, below 1 burstier, above 1 more regular.
+	Burstiness float64 `json:"burstiness,omitempty"`
+	// Factor, On and Period shape bursts: Poisson arrivals whose rate is
+	// multiplied by Factor during the last On of every Period.
+	Factor float64  `json:"factor,omitempty"`
+	On     Duration `json:"on,omitempty"`
+	Period Duration `json:"period,omitempty"`
+	// Path is a JSONL trace (one {"timestamp": s, "input_tokens": n,
+	// "output_tokens": m} per line), relative to the suite file. Its
+	// arrivals are rescaled to each point's rate; its lengths replace the
+	// length distributions.
+	Path string `json:"path,omitempty"`
 }
 
 // Prompts says how prompt text is made.
@@ -129,4 +143,15 @@ type Cost struct {
 	Watts          float64 `json:"watts,omitempty"`
 	USDPerKWh      float64 `json:"usd_per_kwh,omitempty"`
 	OpsOverheadPct float64 `json:"ops_overhead_pct,omitempty"`
+}
+
+// dataFile is a field naming a file, by its path in the suite.
+type dataFile struct {
+	field string
+	path  *string
+}
+
+// dataFiles lists the fields that name data files.
+func (s *Suite) dataFiles() []dataFile {
+	return []dataFile{{"workload.arrival.path", &s.Workload.Arrival.Path}}
 }

@@ -219,3 +219,45 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestDataFilesResolveAndHash(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := `local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'traced',
+  target: b.target.sim('tiny'),
+  workload: {
+    input_tokens: b.dist.fixed(8), output_tokens: b.dist.fixed(8),
+    arrival: b.arrival.trace('data/trace.jsonl'),
+  },
+  sweep: b.sweep.rates([1]),
+}
+`
+	path := filepath.Join(dir, "s.jsonnet")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadFile(path, Options{})
+	if err == nil || !strings.Contains(err.Error(), path+":7:5: workload.arrival.path:") {
+		t.Fatalf("missing trace: error %v, want one at the arrival's line", err)
+	}
+	os.Mkdir(filepath.Join(dir, "data"), 0o755)
+	trace := filepath.Join(dir, "data", "trace.jsonl")
+	os.WriteFile(trace, []byte(`{"timestamp": 0}`+"\n"), 0o644)
+	a, err := LoadFile(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Suite.Workload.Arrival.Path != trace {
+		t.Errorf("path %q, want it resolved next to the suite: %q", a.Suite.Workload.Arrival.Path, trace)
+	}
+	os.WriteFile(trace, []byte(`{"timestamp": 1}`+"\n"), 0o644)
+	b, err := LoadFile(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.WorkloadHash == b.WorkloadHash || a.Hash != b.Hash {
+		t.Error("another trace under the same name must change the workload hash (and only it)")
+	}
+}

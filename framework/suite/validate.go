@@ -79,9 +79,7 @@ func validate(s *Suite) []*FieldError {
 
 	errs = append(errs, validateDist("workload.input_tokens", s.Workload.InputTokens, 1)...)
 	errs = append(errs, validateDist("workload.output_tokens", s.Workload.OutputTokens, 1)...)
-	if !slices.Contains([]string{"poisson", "constant"}, s.Workload.Arrival.Kind) {
-		bad("workload.arrival.kind", "unknown arrival process %q (known: poisson, constant)", s.Workload.Arrival.Kind)
-	}
+	errs = append(errs, validateArrival(s.Workload.Arrival)...)
 	if s.Workload.Prompts.Kind != "synthetic" {
 		bad("workload.prompts.kind", "unknown prompt source %q (known: synthetic)", s.Workload.Prompts.Kind)
 	}
@@ -176,6 +174,37 @@ func validateDist(path string, d Dist, atLeast float64) []*FieldError {
 		if d.Max != 0 && d.Max < max(d.Min, atLeast) {
 			bad("max", "must be at least %v, got %v", max(d.Min, atLeast), d.Max)
 		}
+	}
+	return errs
+}
+
+func validateArrival(a Arrival) []*FieldError {
+	var errs []*FieldError
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Path: join("workload.arrival", field), Msg: fmt.Sprintf(format, args...)})
+	}
+	switch a.Kind {
+	case "poisson", "constant":
+	case "gamma":
+		if !(a.Burstiness > 0) || math.IsInf(a.Burstiness, 0) {
+			bad("burstiness", "must be positive (1: Poisson, <1: burstier), got %v", a.Burstiness)
+		}
+	case "bursts":
+		if a.Factor < 1 || math.IsInf(a.Factor, 0) {
+			bad("factor", "must be at least 1, got %v", a.Factor)
+		}
+		if a.On <= 0 {
+			bad("on", "must be positive")
+		}
+		if a.Period <= a.On {
+			bad("period", "must be longer than on (%v), got %v", a.On.D(), a.Period.D())
+		}
+	case "trace":
+		if a.Path == "" {
+			bad("path", "required: a JSONL trace file")
+		}
+	default:
+		bad("kind", "unknown arrival process %q (known: poisson, constant, gamma, bursts, trace)", a.Kind)
 	}
 	return errs
 }

@@ -23,6 +23,7 @@ type Request struct {
 type Generator struct {
 	in, out Length
 	prompts *rand.Rand
+	trace   *Trace
 	next    int
 }
 
@@ -34,8 +35,9 @@ const (
 	streamArrival
 )
 
-// NewGenerator returns the generator for w.
-func NewGenerator(w suite.Workload) (*Generator, error) {
+// NewGenerator returns the generator for w. A trace, when given, supplies
+// the lengths it recorded; the distributions fill in the others.
+func NewGenerator(w suite.Workload, trace *Trace) (*Generator, error) {
 	seed := uint64(w.Seed)
 	in, err := NewLength(w.InputTokens, rand.NewPCG(seed, streamInput))
 	if err != nil {
@@ -45,12 +47,22 @@ func NewGenerator(w suite.Workload) (*Generator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workload.output_tokens: %w", err)
 	}
-	return &Generator{in: in, out: out, prompts: rand.New(rand.NewPCG(seed, streamPrompt))}, nil
+	return &Generator{in: in, out: out, prompts: rand.New(rand.NewPCG(seed, streamPrompt)), trace: trace}, nil
 }
 
 // Next returns the next request of the sequence.
 func (g *Generator) Next() Request {
+	// Draw from the distributions always, so request i is the same whether
+	// or not a trace overrides some lengths.
 	r := Request{Index: g.next, InputTokens: g.in.Sample(), OutputTokens: g.out.Sample()}
+	if g.trace != nil && g.next < len(g.trace.Entries) {
+		if e := g.trace.Entries[g.next]; e.InputTokens > 0 {
+			r.InputTokens = e.InputTokens
+		}
+		if e := g.trace.Entries[g.next]; e.OutputTokens > 0 {
+			r.OutputTokens = e.OutputTokens
+		}
+	}
 	r.Prompt = Prompt(r.InputTokens, g.prompts)
 	g.next++
 	return r

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -89,10 +90,10 @@ func TestGeneratorIsReproducible(t *testing.T) {
 		OutputTokens: suite.Dist{Kind: "uniform", Min: 1, Max: 50},
 		Seed:         7,
 	}
-	a, _ := NewGenerator(w)
-	b, _ := NewGenerator(w)
+	a, _ := NewGenerator(w, nil)
+	b, _ := NewGenerator(w, nil)
 	w.Seed = 8
-	c, _ := NewGenerator(w)
+	c, _ := NewGenerator(w, nil)
 	differs := false
 	for range 100 {
 		ra, rb, rc := a.Next(), b.Next(), c.Next()
@@ -111,13 +112,28 @@ func TestGeneratorIsReproducible(t *testing.T) {
 	}
 }
 
+func process(t *testing.T, a suite.Arrival, rate float64, trace *Trace) Process {
+	t.Helper()
+	p, err := NewProcess(a, rate, rand.NewPCG(3, 4), trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func gapStats(tl []time.Duration) (mean, cv float64) {
+	gaps := make([]float64, len(tl)-1)
+	for i := range gaps {
+		gaps[i] = (tl[i+1] - tl[i]).Seconds()
+	}
+	m, s := meanStd(gaps)
+	return m, s / m
+}
+
 func TestTimeline(t *testing.T) {
 	t.Parallel()
 	t.Run("constant", func(t *testing.T) {
-		tl, err := Timeline("constant", 4, 10*time.Second, 0, rand.NewPCG(1, 1))
-		if err != nil {
-			t.Fatal(err)
-		}
+		tl := Timeline(process(t, suite.Arrival{Kind: "constant"}, 4, nil), 10*time.Second, 0, 0)
 		if len(tl) != 40 {
 			t.Fatalf("%d arrivals in 10s at 4/s, want 40", len(tl))
 		}
@@ -129,46 +145,130 @@ func TestTimeline(t *testing.T) {
 	})
 	t.Run("poisson", func(t *testing.T) {
 		const rate = 50.0
-		tl, err := Timeline("poisson", rate, 200*time.Second, 0, rand.NewPCG(3, 4))
-		if err != nil {
-			t.Fatal(err)
-		}
+		tl := Timeline(process(t, suite.Arrival{Kind: "poisson"}, rate, nil), 200*time.Second, 0, 0)
 		// Count ~ Poisson(10000): within 3 sd (300).
 		if n := float64(len(tl)); math.Abs(n-rate*200) > 300 {
 			t.Errorf("%v arrivals, want about %v", n, rate*200)
 		}
-		gaps := make([]float64, len(tl)-1)
-		for i := range gaps {
-			gaps[i] = (tl[i+1] - tl[i]).Seconds()
-		}
-		m, s := meanStd(gaps)
-		// Exponential gaps: mean = sd = 1/rate; coefficient of variation 1.
-		if math.Abs(m*rate-1) > 0.03 || math.Abs(s/m-1) > 0.03 {
-			t.Errorf("gap mean %.5f sd %.5f, want both %.5f", m, s, 1/rate)
+		m, cv := gapStats(tl)
+		// Exponential gaps: mean 1/rate, coefficient of variation 1.
+		if math.Abs(m*rate-1) > 0.03 || math.Abs(cv-1) > 0.03 {
+			t.Errorf("gap mean %.5f cv %.3f, want %.5f and 1", m, cv, 1/rate)
 		}
 		// Memorylessness: P(gap > mean) = 1/e.
 		over := 0
-		for _, g := range gaps {
-			if g > 1/rate {
+		for i := 1; i < len(tl); i++ {
+			if (tl[i] - tl[i-1]).Seconds() > 1/rate {
 				over++
 			}
 		}
-		if p := float64(over) / float64(len(gaps)); math.Abs(p-1/math.E) > 0.015 {
+		if p := float64(over) / float64(len(tl)-1); math.Abs(p-1/math.E) > 0.015 {
 			t.Errorf("P(gap > mean) = %.3f, want %.3f", p, 1/math.E)
 		}
 	})
+	t.Run("gamma", func(t *testing.T) {
+		for _, k := range []float64{0.25, 1, 4} {
+			tl := Timeline(process(t, suite.Arrival{Kind: "gamma", Burstiness: k}, 20, nil), 0, 0, 20000)
+			m, cv := gapStats(tl)
+			// Gamma(k) gaps: mean 1/rate whatever k, cv 1/sqrt(k).
+			if math.Abs(m*20-1) > 0.04 || math.Abs(cv-1/math.Sqrt(k)) > 0.05/math.Sqrt(k) {
+				t.Errorf("burstiness %v: gap mean %.4f cv %.3f, want %.4f and %.3f", k, m, cv, 1/20.0, 1/math.Sqrt(k))
+			}
+		}
+	})
+	t.Run("bursts", func(t *testing.T) {
+		// 10/s, x5 during the last 2 s of every 10 s: 8 s x 10 + 2 s x 50 = 180 per period.
+		a := suite.Arrival{Kind: "bursts", Factor: 5, On: suite.Duration(2 * time.Second), Period: suite.Duration(10 * time.Second)}
+		tl := Timeline(process(t, a, 10, nil), 1000*time.Second, 0, 0)
+		var in, out int
+		for _, at := range tl {
+			if math.Mod(at.Seconds(), 10) >= 8 {
+				in++
+			} else {
+				out++
+			}
+		}
+		if math.Abs(float64(in)-10000) > 400 || math.Abs(float64(out)-8000) > 360 {
+			t.Errorf("%d arrivals in spikes (want ~10000), %d between (want ~8000)", in, out)
+		}
+	})
+	t.Run("trace rescaled", func(t *testing.T) {
+		tr := &Trace{Entries: []TraceEntry{{At: 100}, {At: 101}, {At: 102.5}, {At: 103}}} // 3 gaps in 3 s: 1 req/s
+		tl := Timeline(process(t, suite.Arrival{Kind: "trace"}, 2, tr), 0, 0, 100)
+		want := []time.Duration{0, 500 * time.Millisecond, 1250 * time.Millisecond, 1500 * time.Millisecond}
+		if fmt.Sprint(tl) != fmt.Sprint(want) {
+			t.Errorf("timeline %v, want %v (the trace at twice its rate, then its end)", tl, want)
+		}
+	})
 	t.Run("limit", func(t *testing.T) {
-		tl, _ := Timeline("poisson", 10, time.Hour, 25, rand.NewPCG(1, 1))
-		if len(tl) != 25 {
+		if tl := Timeline(process(t, suite.Arrival{Kind: "poisson"}, 10, nil), time.Hour, 0, 25); len(tl) != 25 {
 			t.Errorf("%d arrivals, want the limit 25", len(tl))
+		}
+		// A warm-up of 1 s, then exactly 25 measured arrivals.
+		tl := Timeline(process(t, suite.Arrival{Kind: "poisson"}, 10, nil), 0, time.Second, 25)
+		measured := 0
+		for _, at := range tl {
+			if at >= time.Second {
+				measured++
+			}
+		}
+		if measured != 25 || tl[len(tl)-1] < time.Second {
+			t.Errorf("%d measured arrivals after the warm-up, want 25", measured)
 		}
 	})
 	t.Run("errors", func(t *testing.T) {
-		if _, err := Timeline("poisson", 0, time.Second, 0, rand.NewPCG(1, 1)); err == nil {
+		if _, err := NewProcess(suite.Arrival{Kind: "poisson"}, 0, rand.NewPCG(1, 1), nil); err == nil {
 			t.Error("rate 0 accepted")
 		}
-		if _, err := Timeline("zipf", 1, time.Second, 0, rand.NewPCG(1, 1)); err == nil {
+		if _, err := NewProcess(suite.Arrival{Kind: "zipf"}, 1, rand.NewPCG(1, 1), nil); err == nil {
 			t.Error("unknown process accepted")
+		}
+		if _, err := NewProcess(suite.Arrival{Kind: "trace"}, 1, rand.NewPCG(1, 1), nil); err == nil {
+			t.Error("trace without a trace accepted")
+		}
+	})
+}
+
+func TestParseTrace(t *testing.T) {
+	t.Parallel()
+	good := "{\"timestamp\": 2.5, \"input_tokens\": 10, \"output_tokens\": 5}\n\n{\"timestamp_ms\": 1000}\n"
+	tr, err := ParseTrace(strings.NewReader(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Entries) != 2 || tr.Entries[0].At != 1 || tr.Entries[1].InputTokens != 10 || tr.Rate() != 1/1.5 {
+		t.Errorf("trace %+v rate %v", tr.Entries, tr.Rate())
+	}
+	for in, want := range map[string]string{
+		"{\"timestamp\": 1}\n{\"ts\": 2}\n":          "2: json: unknown field",
+		"{\"timestamp\": 1, \"timestamp_ms\": 1}\n":  "1: want exactly one",
+		"{\"timestamp\": -1}\n":                      "1: timestamp -1",
+		"{\"timestamp\": 1, \"input_tokens\": -3}\n": "1: negative",
+		"":                               "no entries",
+		"{\"timestamp\": 1}\nnot json\n": "2: invalid character",
+	} {
+		if _, err := ParseTrace(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseTrace(%q) error %v, want %q", in, err, want)
+		}
+	}
+}
+
+func FuzzParseTrace(f *testing.F) {
+	f.Add("{\"timestamp\": 2.5, \"input_tokens\": 10, \"output_tokens\": 5}\n")
+	f.Add("{\"timestamp_ms\": 1e3}\n\n{\"timestamp_ms\": 0}")
+	f.Add("{\"timestamp\": 1e308}\n{\"timestamp\": null}")
+	f.Fuzz(func(t *testing.T, in string) {
+		tr, err := ParseTrace(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		for i, e := range tr.Entries {
+			if e.At < 0 || math.IsInf(e.At, 0) || e.InputTokens < 0 || (i > 0 && e.At < tr.Entries[i-1].At) {
+				t.Fatalf("entry %d %+v of a parsed trace", i, e)
+			}
+		}
+		if r := tr.Rate(); !(r > 0) {
+			t.Fatalf("rate %v", r)
 		}
 	})
 }

@@ -27,10 +27,20 @@
     empirical(values, weights=null):: { kind: 'empirical', values: values, weights: weights },
   },
 
-  // arrival: how open-loop requests are spaced.
+  // arrival: how open-loop requests are spaced. The sweep's rate is the
+  // mean rate (for bursts, the rate between spikes).
   arrival:: {
     poisson():: { kind: 'poisson' },
     constant():: { kind: 'constant' },
+    // gamma: vLLM's --burstiness; 1 is Poisson, <1 burstier, >1 more regular.
+    gamma(burstiness):: { kind: 'gamma', burstiness: burstiness },
+    // bursts: Poisson, with the rate multiplied by factor during the last
+    // `on` of every `period`.
+    bursts(factor, on, period):: { kind: 'bursts', factor: factor, on: on, period: period },
+    // trace: replay a JSONL trace ({"timestamp": s, "input_tokens": n,
+    // "output_tokens": m} per line, path relative to the suite), rescaled
+    // to each point's rate; its lengths replace the length distributions.
+    trace(path):: { kind: 'trace', path: path },
   },
 
   prompts:: {

@@ -1,0 +1,103 @@
+package workload
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+)
+
+// Trace is a recorded sequence of requests: when each arrived and, where
+// known, its lengths.
+type Trace struct {
+	Entries []TraceEntry
+}
+
+// TraceEntry is one request of a trace. Zero lengths mean "not recorded":
+// the suite's distributions fill them in.
+type TraceEntry struct {
+	At           float64 // seconds
+	InputTokens  int
+	OutputTokens int
+}
+
+// Rate is the trace's mean arrival rate per second.
+func (t *Trace) Rate() float64 {
+	n := len(t.Entries)
+	if n < 2 {
+		return 1
+	}
+	span := t.Entries[n-1].At - t.Entries[0].At
+	if span <= 0 {
+		return 1
+	}
+	return float64(n-1) / span
+}
+
+// LoadTrace reads a JSONL trace file.
+func LoadTrace(path string) (*Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("load trace: %w", err)
+	}
+	defer f.Close()
+	t, err := ParseTrace(f)
+	if err != nil {
+		return nil, fmt.Errorf("load trace %s:%w", path, err)
+	}
+	return t, nil
+}
+
+// ParseTrace reads JSONL lines {"timestamp": seconds, "input_tokens": n,
+// "output_tokens": m}; "timestamp_ms" may stand for "timestamp". Blank
+// lines are skipped. Errors name the line. Entries are sorted by time.
+func ParseTrace(r io.Reader) (*Trace, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	t := &Trace{}
+	for line := 1; sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var e struct {
+			Timestamp    *float64 `json:"timestamp"`
+			TimestampMS  *float64 `json:"timestamp_ms"`
+			InputTokens  int      `json:"input_tokens"`
+			OutputTokens int      `json:"output_tokens"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&e); err != nil {
+			return nil, fmt.Errorf("%d: %v", line, err)
+		}
+		var at float64
+		switch {
+		case e.Timestamp != nil && e.TimestampMS == nil:
+			at = *e.Timestamp
+		case e.TimestampMS != nil && e.Timestamp == nil:
+			at = *e.TimestampMS / 1000
+		default:
+			return nil, fmt.Errorf("%d: want exactly one of timestamp (s) and timestamp_ms", line)
+		}
+		if math.IsNaN(at) || math.IsInf(at, 0) || at < 0 {
+			return nil, fmt.Errorf("%d: timestamp %v is not a time", line, at)
+		}
+		if e.InputTokens < 0 || e.OutputTokens < 0 {
+			return nil, fmt.Errorf("%d: negative token count", line)
+		}
+		t.Entries = append(t.Entries, TraceEntry{At: at, InputTokens: e.InputTokens, OutputTokens: e.OutputTokens})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf(" %v", err)
+	}
+	if len(t.Entries) == 0 {
+		return nil, fmt.Errorf(" no entries")
+	}
+	sort.SliceStable(t.Entries, func(i, j int) bool { return t.Entries[i].At < t.Entries[j].At })
+	return t, nil
+}
