@@ -111,10 +111,12 @@ func (l *Loaded) resolveFiles(src string) error {
 	h := sha256.New()
 	h.Write([]byte(l.WorkloadHash))
 	var me *multierror.Error
+	files := 0
 	for _, f := range l.Suite.dataFiles() {
 		if *f.path == "" {
 			continue
 		}
+		files++
 		if !filepath.IsAbs(*f.path) {
 			*f.path = filepath.Join(filepath.Dir(l.Path), *f.path)
 		}
@@ -135,7 +137,9 @@ func (l *Loaded) resolveFiles(src string) error {
 		me.ErrorFormat = listFormat(l.Path)
 		return me
 	}
-	l.WorkloadHash = hex.EncodeToString(h.Sum(nil))
+	if files > 0 {
+		l.WorkloadHash = hex.EncodeToString(h.Sum(nil))
+	}
 	return nil
 }
 
