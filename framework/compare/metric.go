@@ -63,6 +63,12 @@ var Metrics = []Metric{
 	{Key: "output_throughput", Better: Higher, Unit: "tok/s", value: func(p *result.Point) (float64, bool) {
 		return p.Throughput.OutputTokens, p.Requests.Sent > 0
 	}},
+	{Key: "goodput", Better: Higher, Unit: "req/s", value: func(p *result.Point) (float64, bool) {
+		if p.Throughput.Goodput == nil || p.Requests.Sent == 0 {
+			return 0, false
+		}
+		return *p.Throughput.Goodput, true
+	}},
 	{Key: "error_rate", Better: Lower, Unit: "fraction", value: func(p *result.Point) (float64, bool) {
 		return p.Requests.ErrorRate, p.Requests.Sent > 0
 	}},

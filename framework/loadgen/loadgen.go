@@ -49,6 +49,8 @@ type Config struct {
 	// measured window; Requests bounds measured requests (0: none).
 	Warmup, Duration time.Duration
 	Requests         int
+	// Goodput sets the per-request SLOs that goodput counts.
+	Goodput metrics.Criteria
 	// Progress, when set, is updated as the point runs.
 	Progress *Progress
 }
@@ -126,7 +128,9 @@ type collector struct {
 	ids     atomic.Int64
 }
 
-func newCollector(rec *metrics.Recorder, prog *Progress) *collector {
+func newCollector(rec *metrics.Recorder, cfg Config) *collector {
+	rec.Goodput = cfg.Goodput
+	prog := cfg.Progress
 	c := &collector{rec: rec, results: make(chan metrics.Sample, 4096), done: make(chan struct{}), prog: prog}
 	c.pool.New = func() any { return new(client.Result) }
 	go func() {
@@ -216,7 +220,7 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 	if fixed {
 		winEnd = winStart.Add(cfg.Duration)
 	}
-	col := newCollector(metrics.NewRecorder(winStart, winEnd), cfg.Progress)
+	col := newCollector(metrics.NewRecorder(winStart, winEnd), cfg)
 	var wg sync.WaitGroup
 	var capWaits, sentIn, schedIn int
 	stopped := false
@@ -317,7 +321,7 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 	if cfg.Duration > 0 {
 		stopAt = winStart.Add(cfg.Duration)
 	}
-	col := newCollector(metrics.NewRecorder(winStart, winEnd), cfg.Progress)
+	col := newCollector(metrics.NewRecorder(winStart, winEnd), cfg)
 	var measured atomic.Int64
 	var sentIn atomic.Int64
 	var wg sync.WaitGroup

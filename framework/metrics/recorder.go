@@ -51,11 +51,38 @@ type Sample struct {
 	WantInput, WantOutput int
 }
 
+// Criteria are per-request SLOs for goodput; zero fields do not constrain.
+type Criteria struct {
+	TTFT, TPOT, E2E time.Duration
+}
+
+// IsZero reports whether no criterion is set.
+func (c Criteria) IsZero() bool { return c == Criteria{} }
+
+// good reports whether a successful request met every criterion.
+func (c Criteria) good(res *client.Result) bool {
+	if c.TTFT > 0 && res.FirstToken > c.TTFT {
+		return false
+	}
+	if c.E2E > 0 && res.End > c.E2E {
+		return false
+	}
+	if c.TPOT > 0 && res.OutputTokens > 1 && (res.End-res.FirstToken)/time.Duration(res.OutputTokens-1) > c.TPOT {
+		return false
+	}
+	return true
+}
+
 // Recorder accumulates one point's samples. It is not safe for concurrent
 // use: the load generator feeds it from one goroutine.
 type Recorder struct {
+	// Goodput, when set, counts requests that met every criterion.
+	Goodput Criteria
+
 	start, end time.Time // measured window; end zero: open until the last completion
 	lastEnd    time.Time
+	good       int // measured requests that met the goodput criteria
+	goodIn     int // of them, those that ended inside the window
 
 	hists map[string]*hdrhistogram.Histogram
 
@@ -130,8 +157,12 @@ func (r *Recorder) Add(s Sample) {
 	if res.FirstToken > 0 && r.inWindow(res.Sent.Add(res.FirstToken)) {
 		r.promptIn += res.PromptTokens
 	}
+	goodReq := res.OK() && !r.Goodput.IsZero() && r.Goodput.good(res)
 	if res.OK() && r.inWindow(end) {
 		r.completedIn++
+		if goodReq && !s.Warmup {
+			r.goodIn++
+		}
 	}
 	if s.Warmup {
 		r.warmup++
@@ -155,6 +186,9 @@ func (r *Recorder) Add(s Sample) {
 		return
 	}
 	r.ok++
+	if goodReq {
+		r.good++
+	}
 	lag := res.Sent.Sub(s.Scheduled)
 	r.record(Lag, micros(lag))
 	r.record(TTFT, micros(res.FirstToken))
@@ -208,6 +242,9 @@ type Requests struct {
 	Errors    map[string]int    `json:"errors,omitempty"`
 	LastError map[string]string `json:"last_error,omitempty"`
 	Warmup    int               `json:"warmup"`
+	// Good counts measured requests that met every per-request SLO (when
+	// the suite sets goodput criteria).
+	Good int `json:"good,omitempty"`
 	// Canceled counts requests cut short by stopping the run.
 	Canceled int `json:"canceled,omitempty"`
 }
@@ -223,6 +260,10 @@ type Throughput struct {
 	Requests     float64 `json:"requests"`
 	OutputTokens float64 `json:"output_tokens"`
 	TotalTokens  float64 `json:"total_tokens"`
+	// Goodput is measured requests that met every per-request SLO and
+	// ended inside the window, per second (DistServe's definition).
+	// Nil when the suite sets no per-request SLOs.
+	Goodput *float64 `json:"goodput,omitempty"`
 }
 
 // Tokens describes token counts and where they came from.
@@ -253,7 +294,7 @@ func (r *Recorder) Point() (Point, error) {
 	}
 	secs := end.Sub(r.start).Seconds()
 	p := Point{
-		Requests: Requests{Sent: r.sent, Completed: r.ok, Failed: r.sent - r.ok, Errors: r.errs, LastError: r.lastErr, Warmup: r.warmup, Canceled: r.canceled},
+		Requests: Requests{Sent: r.sent, Completed: r.ok, Failed: r.sent - r.ok, Errors: r.errs, LastError: r.lastErr, Warmup: r.warmup, Canceled: r.canceled, Good: r.good},
 		Window:   Window{Start: r.start, Seconds: secs},
 		Latency:  map[string]Summary{},
 		Tokens: Tokens{
@@ -271,6 +312,10 @@ func (r *Recorder) Point() (Point, error) {
 			Requests:     float64(r.completedIn) / secs,
 			OutputTokens: r.outputIn / secs,
 			TotalTokens:  (r.outputIn + float64(r.promptIn)) / secs,
+		}
+		if !r.Goodput.IsZero() {
+			g := float64(r.goodIn) / secs
+			p.Throughput.Goodput = &g
 		}
 	}
 	if r.chunks > 0 {

@@ -150,3 +150,26 @@ func TestSummaryStat(t *testing.T) {
 		t.Error("unknown stat accepted")
 	}
 }
+
+func TestRecorderGoodput(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	rec := NewRecorder(t0, t0.Add(10*time.Second))
+	rec.Goodput = Criteria{TTFT: 150 * ms, TPOT: 30 * ms}
+	// TTFT 100 ms, TPOT 20 ms: good. TTFT 200 ms: bad. TPOT 40 ms: bad.
+	rec.Add(Sample{Result: stream(t0, 100*ms, 20*ms, 5, 1), Scheduled: t0})
+	rec.Add(Sample{Result: stream(t0, 200*ms, 20*ms, 5, 1), Scheduled: t0})
+	rec.Add(Sample{Result: stream(t0, 100*ms, 40*ms, 5, 1), Scheduled: t0})
+	rec.Add(Sample{Result: &client.Result{Sent: t0, Err: client.ErrTimeout}, Scheduled: t0})
+	p, _ := rec.Point()
+	if p.Requests.Good != 1 || p.Throughput.Goodput == nil {
+		t.Fatalf("good %d goodput %v", p.Requests.Good, p.Throughput.Goodput)
+	}
+	near(t, "goodput", *p.Throughput.Goodput, 0.1, 1e-9)
+	// Without criteria there is no goodput figure at all.
+	plain := NewRecorder(t0, t0.Add(time.Second))
+	plain.Add(Sample{Result: stream(t0, 100*ms, 20*ms, 5, 1), Scheduled: t0})
+	if q, _ := plain.Point(); q.Throughput.Goodput != nil {
+		t.Error("goodput reported without criteria")
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/benchci/benchci/framework/client"
 	"github.com/benchci/benchci/framework/cost"
 	"github.com/benchci/benchci/framework/loadgen"
+	"github.com/benchci/benchci/framework/metrics"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/slo"
 	"github.com/benchci/benchci/framework/suite"
@@ -123,6 +124,7 @@ func run(ctx context.Context, l *suite.Loaded, opts Options, f *result.File) err
 			cfg := loadgen.Config{
 				Mode: sw.Kind, MaxConcurrency: sw.MaxConcurrency,
 				Warmup: sw.Warmup.D(), Duration: sw.Duration.D(), Requests: sw.Requests,
+				Goodput:  metrics.Criteria{TTFT: s.Goodput["ttft"].D(), TPOT: s.Goodput["tpot"].D(), E2E: s.Goodput["e2e"].D()},
 				Progress: &loadgen.Progress{},
 			}
 			p := result.Point{Mode: sw.Kind, Trial: trial + 1}

@@ -77,6 +77,11 @@ func value(s suite.SLO, p result.Point) (float64, string) {
 		return p.Throughput.OutputTokens, ""
 	case "total_throughput":
 		return p.Throughput.TotalTokens, ""
+	case "goodput":
+		if p.Throughput.Goodput == nil {
+			return 0, "the suite sets no per-request SLOs (goodput)"
+		}
+		return *p.Throughput.Goodput, ""
 	}
 	return 0, "unknown metric " + s.Metric
 }
@@ -87,7 +92,7 @@ func unit(metric string) string {
 		return "ms"
 	case metric == "error_rate":
 		return "fraction"
-	case metric == "request_throughput":
+	case metric == "request_throughput", metric == "goodput":
 		return "req/s"
 	}
 	return "tok/s"

@@ -147,7 +147,8 @@ func structFields(t reflect.Type) map[string]int {
 
 // suggest names the closest known field, for typos such as "warmpu".
 func suggest(k string, fields map[string]int) string {
-	best, bestD := "", 3
+	// Close enough to be a typo: a third of the name's letters, at least one.
+	best, bestD := "", max(1, len(k)/3)+1
 	for f := range fields {
 		if d := editDistance(k, f); d < bestD || (d == bestD && f < best) {
 			best, bestD = f, d

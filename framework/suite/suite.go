@@ -15,6 +15,10 @@ type Suite struct {
 	Workload Workload `json:"workload"`
 	Sweep    Sweep    `json:"sweep"`
 	SLOs     []SLO    `json:"slos,omitempty"`
+	// Goodput sets per-request SLOs (ttft, tpot, e2e as durations): a
+	// request is good when it succeeded and met every one (DistServe), and
+	// goodput is good requests per second.
+	Goodput map[string]Duration `json:"goodput,omitempty"`
 	// Tolerance maps a metric key ("default", "ttft.p99", "output_throughput")
 	// to a band such as "10%", "20ms" or "10%|20ms".
 	Tolerance map[string]string `json:"tolerance,omitempty"`

@@ -37,7 +37,9 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 // Metric names an SLO may assert on.
 var (
 	LatencyMetrics = []string{"ttft", "ttft_answer", "tpot", "itl", "e2e", "ttft_sched", "e2e_sched"}
-	RateMetrics    = []string{"error_rate", "request_throughput", "output_throughput", "total_throughput"}
+	RateMetrics    = []string{"error_rate", "request_throughput", "output_throughput", "total_throughput", "goodput"}
+	// GoodputMetrics are the per-request figures goodput may constrain.
+	GoodputMetrics = []string{"ttft", "tpot", "e2e"}
 	Stats          = []string{"min", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"}
 	Ops            = []string{"<", "<=", ">", ">="}
 )
@@ -88,6 +90,16 @@ func validate(s *Suite) []*FieldError {
 
 	for i, slo := range s.SLOs {
 		errs = append(errs, validateSLO(fmt.Sprintf("slos[%d]", i), slo, &s.Sweep)...)
+		if slo.Metric == "goodput" && len(s.Goodput) == 0 {
+			bad(fmt.Sprintf("slos[%d].metric", i), "goodput needs per-request SLOs: goodput: { ttft: '500ms', tpot: '50ms' }")
+		}
+	}
+	for k, d := range s.Goodput {
+		if !slices.Contains(GoodputMetrics, k) {
+			bad(join("goodput", k), "unknown per-request metric (known: %s)", strings.Join(GoodputMetrics, ", "))
+		} else if d <= 0 {
+			bad(join("goodput", k), "must be positive")
+		}
 	}
 	for k, v := range s.Tolerance {
 		if _, err := ParseBand(v); err != nil {

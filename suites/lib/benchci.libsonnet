@@ -72,7 +72,8 @@
     mean:: latency('mean'),
     max:: latency('max'),
     // rate: error_rate (a fraction or "1%"), request_throughput,
-    // output_throughput or total_throughput (per second).
+    // output_throughput, total_throughput or goodput (per second; goodput
+    // needs the suite's per-request SLOs: goodput: { ttft: '500ms', tpot: '50ms' }).
     rate(metric, op, threshold, at_rate=null, at_concurrency=null)::
       { metric: metric, op: op, threshold: threshold, at_rate: at_rate, at_concurrency: at_concurrency },
   },
