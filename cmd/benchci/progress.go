@@ -35,7 +35,7 @@ func newProgress(w io.Writer, suite string) *progress {
 
 func (p *progress) PointStarted(pt runner.PointInfo, prog *loadgen.Progress) {
 	p.stop, p.done = make(chan struct{}), make(chan struct{})
-	name := fmt.Sprintf("%s %s (%d/%d)", p.suite, pt.Label, pt.Index+1, pt.Total)
+	name := fmt.Sprintf("%s %s (%s)", p.suite, pt.Label, position(pt))
 	status := func() string {
 		return fmt.Sprintf("%s: %d sent, %d done, %d failed, %d in flight",
 			name, prog.Sent.Load(), prog.Done.Load(), prog.Failed.Load(), prog.InFlight.Load())
@@ -84,7 +84,15 @@ func (p *progress) PointFinished(pt runner.PointInfo, r *result.Point) {
 	close(p.stop)
 	<-p.done
 	ttft := r.Latency[metrics.TTFT]
-	fmt.Fprintf(p.w, "  %s %s (%d/%d): %d requests, %d failed, %.2f req/s, %.0f tok/s, TTFT p50 %.1fms p99 %.1fms\n",
-		p.suite, pt.Label, pt.Index+1, pt.Total, r.Requests.Sent, r.Requests.Failed,
+	fmt.Fprintf(p.w, "  %s %s (%s): %d requests, %d failed, %.2f req/s, %.0f tok/s, TTFT p50 %.1fms p99 %.1fms\n",
+		p.suite, pt.Label, position(pt), r.Requests.Sent, r.Requests.Failed,
 		r.Throughput.Requests, r.Throughput.OutputTokens, ttft.P50, ttft.P99)
+}
+
+// position is "3/8", or "probe 3" in a search whose length is not known.
+func position(pt runner.PointInfo) string {
+	if pt.Total == 0 {
+		return fmt.Sprintf("probe %d", pt.Index+1)
+	}
+	return fmt.Sprintf("%d/%d", pt.Index+1, pt.Total)
 }

@@ -156,6 +156,9 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 	if err != nil {
 		return nil, err
 	}
+	if row, ok := capacityRow(base.Capacity, cand.Capacity, bands); ok {
+		r.Rows = append(r.Rows, row)
+	}
 	bp, cp := byLabel(base.Points), byLabel(cand.Points)
 	for _, label := range labels(base.Points, cand.Points) {
 		b, c := bp[label], cp[label]
@@ -360,4 +363,30 @@ func labels(base, cand []result.Point) []string {
 		}
 	}
 	return out
+}
+
+// capacityRow compares two capacity searches. A capacity is a bracket, not
+// a sample, so only the band judges it; a search that hit its bounds on
+// either side is reported as a change of bound.
+func capacityRow(base, cand *result.Capacity, bands map[string]suite.Band) (Row, bool) {
+	if base == nil || cand == nil {
+		return Row{}, false
+	}
+	m := Metric{Key: "capacity", Better: Higher, Unit: "req/s"}
+	row := Row{Point: "search", Metric: m.Key, Unit: m.Unit, Better: Higher, Base: base.Rate, Cand: cand.Rate, Test: "band only (a search result)"}
+	b, _ := band(m, bands)
+	row.Band = bandString(b)
+	if base.Rate > 0 {
+		d := (cand.Rate - base.Rate) / base.Rate
+		row.Delta = &d
+	}
+	switch {
+	case base.Rate == cand.Rate || (base.Rate > 0 && math.Abs(cand.Rate-base.Rate) <= b.Rel*base.Rate):
+		row.Verdict = Pass
+	case cand.Rate < base.Rate:
+		row.Verdict = Regression
+	default:
+		row.Verdict = Improvement
+	}
+	return row, true
 }

@@ -23,7 +23,7 @@ func Marker(key string) string { return "<!-- benchci:" + Escape(key) + " -->" }
 // "❌ 2 regressions, 1 SLO failed · cost +9% per 1M output tokens".
 func Headline(reports []*compare.Report) string {
 	var regs, imps, noise, slo, refused, missing int
-	var costDeltas []float64
+	var costDeltas, capDeltas []float64
 	for _, r := range reports {
 		regs += r.Count(compare.Regression)
 		imps += r.Count(compare.Improvement)
@@ -36,6 +36,9 @@ func Headline(reports []*compare.Report) string {
 		for _, row := range r.Rows {
 			if row.Metric == "cost" && row.Delta != nil {
 				costDeltas = append(costDeltas, *row.Delta)
+			}
+			if row.Metric == "capacity" && row.Delta != nil {
+				capDeltas = append(capDeltas, *row.Delta)
 			}
 		}
 	}
@@ -56,6 +59,9 @@ func Headline(reports []*compare.Report) string {
 	}
 	if noise > 0 {
 		parts = append(parts, fmt.Sprintf("%d within noise", noise))
+	}
+	if len(capDeltas) > 0 {
+		parts = append(parts, fmt.Sprintf("capacity %s", pct(mean(capDeltas))))
 	}
 	if len(costDeltas) > 0 {
 		parts = append(parts, fmt.Sprintf("cost %s per 1M output tokens", pct(mean(costDeltas))))

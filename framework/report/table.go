@@ -39,6 +39,12 @@ func Table(w io.Writer, f *result.File) error {
 			fmt.Fprintf(w, "  %s: %s\n", p.Label, n)
 		}
 	}
+	if k := f.Knee; k != nil {
+		fmt.Fprintf(w, "knee: %s (%s)\n", k.Point, k.Rule)
+	}
+	if c := f.Capacity; c != nil {
+		fmt.Fprintf(w, "capacity: %s\n", CapacityString(c))
+	}
 	if len(f.SLOs) > 0 {
 		fmt.Fprintln(w, "SLOs:")
 		for _, s := range f.SLOs {
@@ -114,4 +120,22 @@ func notes(p result.Point) []string {
 		n = append(n, fmt.Sprintf("%d requests returned a different output length than requested (does the server honour ignore_eos/min_tokens?)", p.Tokens.OutputMismatch))
 	}
 	return n
+}
+
+// CapacityString describes a capacity search's outcome in a line.
+func CapacityString(c *result.Capacity) string {
+	var s string
+	switch c.Bound {
+	case "below-min":
+		return fmt.Sprintf("below %g req/s: the SLOs fail at the search's minimum (%d probe)", c.Failing, c.Probes)
+	case "at-least-max":
+		s = fmt.Sprintf("at least %g req/s: the SLOs hold at the search's maximum", c.Rate)
+	default:
+		s = fmt.Sprintf("%g req/s (fails at %g; %d probes)", c.Rate, c.Failing, c.Probes)
+	}
+	s += fmt.Sprintf(", %.0f output tok/s", c.OutputThroughput)
+	if c.Cost != nil && c.Cost.PerMOutput > 0 {
+		s += fmt.Sprintf(", $%.2f per 1M output tokens", c.Cost.PerMOutput)
+	}
+	return s
 }

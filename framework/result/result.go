@@ -34,6 +34,32 @@ type File struct {
 	Error      string  `json:"error,omitempty"`
 	Points     []Point `json:"points"`
 	SLOs       []SLO   `json:"slos,omitempty"`
+	// Knee is where throughput stopped rising along the sweep.
+	Knee *Knee `json:"knee,omitempty"`
+	// Capacity is the result of a capacity search.
+	Capacity *Capacity `json:"capacity,omitempty"`
+}
+
+// Knee names the last point before throughput stopped rising with load.
+type Knee struct {
+	Point string `json:"point"`
+	// Rule states how the knee was found.
+	Rule string `json:"rule"`
+}
+
+// Capacity is the highest rate at which every SLO held.
+type Capacity struct {
+	// Rate is the highest passing rate probed (0 when even the lowest failed).
+	Rate float64 `json:"rate"`
+	// Failing is the lowest failing rate probed (0 when even the highest passed).
+	Failing float64 `json:"failing,omitempty"`
+	// Bound says how to read Rate: "bracketed" (between Rate and Failing,
+	// within the precision), "below-min" or "at-least-max".
+	Bound  string `json:"bound"`
+	Probes int    `json:"probes"`
+	// OutputThroughput at Rate (tokens/s) and the cost there.
+	OutputThroughput float64     `json:"output_throughput,omitempty"`
+	Cost             *cost.Point `json:"cost,omitempty"`
 }
 
 // Tool identifies the benchci build.

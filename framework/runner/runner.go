@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/slo"
 	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/framework/sweep"
 	"github.com/benchci/benchci/framework/target"
 	"github.com/benchci/benchci/framework/workload"
 )
@@ -61,7 +63,7 @@ func Run(ctx context.Context, l *suite.Loaded, opts Options) (*result.File, erro
 	}
 	err := run(ctx, l, opts, f)
 	f.Finished = time.Now().UTC()
-	f.SLOs = slo.Evaluate(s.SLOs, f.Points)
+	f.SLOs = slo.Evaluate(s.SLOs, gated(f))
 	if err != nil {
 		f.Incomplete = true
 		f.Error = err.Error()
@@ -108,7 +110,15 @@ func run(ctx context.Context, l *suite.Loaded, opts Options, f *result.File) err
 		}
 	}
 
+	pr := &pointRunner{s: s, cl: cl, trace: trace, opts: opts, f: f}
 	sw := s.Sweep
+	switch sw.Kind {
+	case "capacity":
+		return pr.capacity(ctx)
+	case "rate", "concurrency":
+	default:
+		return fmt.Errorf("suite %s: unknown sweep kind %q", s.Name, sw.Kind)
+	}
 	levels := len(sw.Rates)
 	if sw.Kind == "concurrency" {
 		levels = len(sw.Concurrencies)
@@ -121,51 +131,143 @@ func run(ctx context.Context, l *suite.Loaded, opts Options, f *result.File) err
 			if ctx.Err() != nil {
 				return nil
 			}
-			cfg := loadgen.Config{
-				Mode: sw.Kind, MaxConcurrency: sw.MaxConcurrency,
-				Warmup: sw.Warmup.D(), Duration: sw.Duration.D(), Requests: sw.Requests,
-				Goodput:  metrics.Criteria{TTFT: s.Goodput["ttft"].D(), TPOT: s.Goodput["tpot"].D(), E2E: s.Goodput["e2e"].D()},
-				Progress: &loadgen.Progress{},
-			}
-			p := result.Point{Mode: sw.Kind, Trial: trial + 1}
+			ld := load{mode: sw.Kind, arrivalStream: i}
 			if sw.Kind == "rate" {
-				cfg.Rate = sw.Rates[i]
-				// Each point draws its own arrivals, the same in every run.
-				cfg.Arrivals, err = workload.NewProcess(s.Workload.Arrival, cfg.Rate, workload.ArrivalSource(s.Workload.Seed, i), trace)
-				if err != nil {
-					return fmt.Errorf("suite %s: %w", s.Name, err)
-				}
-				p.Rate = cfg.Rate
-				p.Label = "rate=" + strconv.FormatFloat(cfg.Rate, 'g', -1, 64)
+				ld.rate = sw.Rates[i]
 			} else {
-				cfg.Concurrency = sw.Concurrencies[i]
-				p.Concurrency = cfg.Concurrency
-				p.Label = "concurrency=" + strconv.Itoa(cfg.Concurrency)
+				ld.concurrency = sw.Concurrencies[i]
 			}
-			info := PointInfo{Label: p.Label, Index: trial*levels + i, Total: total, Trial: trial + 1, Planned: cfg.Warmup + cfg.Duration}
-			if opts.Observer != nil {
-				opts.Observer.PointStarted(info, cfg.Progress)
-			}
-			src, err := source(s, cl, trace)
-			if err != nil {
-				return fmt.Errorf("suite %s: %w", s.Name, err)
-			}
-			out, err := loadgen.Run(ctx, cl, cfg, src)
-			if err != nil {
-				return fmt.Errorf("suite %s: %s: %w", s.Name, p.Label, err)
-			}
-			p.Point, p.Schedule, p.Incomplete = out.Point, out.Schedule, out.Incomplete
-			if s.Cost != nil {
-				c := cost.At(*s.Cost, p.Throughput.OutputTokens, p.Throughput.TotalTokens)
-				p.Cost = &c
-			}
-			f.Points = append(f.Points, p)
-			if opts.Observer != nil {
-				opts.Observer.PointFinished(info, &f.Points[len(f.Points)-1])
+			if _, err := pr.run(ctx, ld, PointInfo{Index: trial*levels + i, Total: total, Trial: trial + 1}); err != nil {
+				return err
 			}
 		}
 	}
+	f.Knee = sweep.Knee(f.Points)
 	return nil
+}
+
+// gated returns the points whose SLOs gate the run: all of them, except in
+// a capacity search, where probes above capacity fail by design and only
+// the capacity point (or, below the search's minimum, the failing minimum)
+// is judged.
+func gated(f *result.File) []result.Point {
+	c := f.Capacity
+	if c == nil {
+		return f.Points
+	}
+	want := c.Rate
+	if want == 0 {
+		want = c.Failing
+	}
+	var out []result.Point
+	for _, p := range f.Points {
+		if p.Rate == want {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// load is one point's load.
+type load struct {
+	mode        string
+	rate        float64
+	concurrency int
+	// arrivalStream picks the point's seeded arrival stream.
+	arrivalStream int
+}
+
+// pointRunner runs single points of one suite and appends them to f.
+type pointRunner struct {
+	s     *suite.Suite
+	cl    *client.Client
+	trace *workload.Trace
+	opts  Options
+	f     *result.File
+}
+
+func (pr *pointRunner) run(ctx context.Context, ld load, info PointInfo) (*result.Point, error) {
+	s := pr.s
+	sw := s.Sweep
+	cfg := loadgen.Config{
+		Mode: ld.mode, MaxConcurrency: sw.MaxConcurrency,
+		Warmup: sw.Warmup.D(), Duration: sw.Duration.D(), Requests: sw.Requests,
+		Goodput:  metrics.Criteria{TTFT: s.Goodput["ttft"].D(), TPOT: s.Goodput["tpot"].D(), E2E: s.Goodput["e2e"].D()},
+		Progress: &loadgen.Progress{},
+	}
+	p := result.Point{Mode: ld.mode, Trial: info.Trial}
+	if ld.mode == "rate" {
+		cfg.Rate = ld.rate
+		// Each point draws its own arrivals, the same in every run.
+		var err error
+		cfg.Arrivals, err = workload.NewProcess(s.Workload.Arrival, cfg.Rate, workload.ArrivalSource(s.Workload.Seed, ld.arrivalStream), pr.trace)
+		if err != nil {
+			return nil, fmt.Errorf("suite %s: %w", s.Name, err)
+		}
+		p.Rate = cfg.Rate
+		p.Label = "rate=" + strconv.FormatFloat(cfg.Rate, 'g', -1, 64)
+	} else {
+		cfg.Concurrency = ld.concurrency
+		p.Concurrency = cfg.Concurrency
+		p.Label = "concurrency=" + strconv.Itoa(cfg.Concurrency)
+	}
+	info.Label, info.Planned = p.Label, cfg.Warmup+cfg.Duration
+	if pr.opts.Observer != nil {
+		pr.opts.Observer.PointStarted(info, cfg.Progress)
+	}
+	src, err := source(s, pr.cl, pr.trace)
+	if err != nil {
+		return nil, fmt.Errorf("suite %s: %w", s.Name, err)
+	}
+	out, err := loadgen.Run(ctx, pr.cl, cfg, src)
+	if err != nil {
+		return nil, fmt.Errorf("suite %s: %s: %w", s.Name, p.Label, err)
+	}
+	p.Point, p.Schedule, p.Incomplete = out.Point, out.Schedule, out.Incomplete
+	if s.Cost != nil {
+		c := cost.At(*s.Cost, p.Throughput.OutputTokens, p.Throughput.TotalTokens)
+		p.Cost = &c
+	}
+	pr.f.Points = append(pr.f.Points, p)
+	last := &pr.f.Points[len(pr.f.Points)-1]
+	if pr.opts.Observer != nil {
+		pr.opts.Observer.PointFinished(info, last)
+	}
+	return last, nil
+}
+
+// capacity searches for the highest rate at which every SLO holds. Each
+// probe is a point in the results; an incomplete probe (Ctrl-C) ends the
+// search without a verdict on it.
+func (pr *pointRunner) capacity(ctx context.Context) error {
+	sw := pr.s.Sweep
+	byRate := map[float64]*result.Point{}
+	probe := func(ctx context.Context, rate float64) (bool, error) {
+		// A stream per rate, so a rate probed again in another run draws
+		// the same arrivals.
+		p, err := pr.run(ctx, load{mode: "rate", rate: rate, arrivalStream: int(math.Round(rate * 1000))},
+			PointInfo{Index: len(pr.f.Points), Trial: 1})
+		if err != nil {
+			return false, err
+		}
+		byRate[rate] = p
+		for _, v := range slo.Evaluate(pr.s.SLOs, []result.Point{*p}) {
+			if !v.Pass {
+				return false, nil
+			}
+		}
+		return !p.Incomplete, nil
+	}
+	c, err := sweep.Search(ctx, sw.Min, sw.Max, sw.Precision, probe)
+	if c != nil && c.Rate > 0 {
+		if p := byRate[c.Rate]; p != nil {
+			c.OutputThroughput = p.Throughput.OutputTokens
+			c.Cost = p.Cost
+		}
+	}
+	pr.f.Capacity = c
+	pr.f.Knee = sweep.Knee(pr.f.Points)
+	return err
 }
 
 // source returns the suite's request sequence, from its start: every point

@@ -39,6 +39,19 @@ type Target struct {
 	Model string `json:"model,omitempty"`
 	// APIKeyEnv names the environment variable holding a bearer token.
 	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// Sim overrides the simulator profile's constants (Kind "sim"), to model
+	// a configuration change such as a smaller --max-num-seqs.
+	Sim *SimOverrides `json:"sim,omitempty"`
+}
+
+// SimOverrides replace simulator profile constants; zero keeps the profile's.
+type SimOverrides struct {
+	MaxNumSeqs       int      `json:"max_num_seqs,omitempty"`
+	MaxBatchedTokens int      `json:"max_batched_tokens,omitempty"`
+	StepBase         Duration `json:"step_base,omitempty"`
+	DecodePerSeq     Duration `json:"decode_per_seq,omitempty"`
+	PrefillPerToken  Duration `json:"prefill_per_token,omitempty"`
+	TokensPerStep    int      `json:"tokens_per_step,omitempty"`
 }
 
 // Request holds per-request settings.
@@ -106,10 +119,17 @@ type Prompts struct {
 
 // Sweep is the list of load points to run, in order.
 type Sweep struct {
-	// Kind is "rate" (open loop, requests/s) or "concurrency" (closed loop).
-	Kind          string    `json:"kind"`
-	Rates         []float64 `json:"rates,omitempty"`
-	Concurrencies []int     `json:"concurrencies,omitempty"`
+	// Kind is "rate" (open loop, requests/s), "concurrency" (closed loop)
+	// or "capacity" (a search for the highest rate meeting every SLO).
+	Kind  string    `json:"kind"`
+	Rates []float64 `json:"rates,omitempty"`
+	// Min, Max and Precision bound a capacity search: it bisects the rate
+	// (geometrically) until the passing and failing rates are within
+	// Precision (relative) of each other.
+	Min           float64 `json:"min,omitempty"`
+	Max           float64 `json:"max,omitempty"`
+	Precision     float64 `json:"precision,omitempty"`
+	Concurrencies []int   `json:"concurrencies,omitempty"`
 	// Duration is the measured window of each point; Warmup runs before it.
 	Duration Duration `json:"duration"`
 	Warmup   Duration `json:"warmup"`

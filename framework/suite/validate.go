@@ -61,6 +61,9 @@ func validate(s *Suite) []*FieldError {
 		if _, ok := sim.Lookup(s.Target.Profile); !ok {
 			bad("target.profile", "unknown simulator profile %q (known: %s)", s.Target.Profile, strings.Join(sim.ProfileNames(), ", "))
 		}
+		if o := s.Target.Sim; o != nil && (o.MaxNumSeqs < 0 || o.MaxBatchedTokens < 0 || o.TokensPerStep < 0 || o.StepBase < 0 || o.DecodePerSeq < 0 || o.PrefillPerToken < 0) {
+			bad("target.sim", "overrides must not be negative")
+		}
 	case "url":
 		u, err := url.Parse(s.Target.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -93,6 +96,9 @@ func validate(s *Suite) []*FieldError {
 		if slo.Metric == "goodput" && len(s.Goodput) == 0 {
 			bad(fmt.Sprintf("slos[%d].metric", i), "goodput needs per-request SLOs: goodput: { ttft: '500ms', tpot: '50ms' }")
 		}
+	}
+	if s.Sweep.Kind == "capacity" && len(s.SLOs) == 0 {
+		bad("slos", "a capacity search needs SLOs: capacity is the highest rate at which all of them hold")
 	}
 	for k, d := range s.Goodput {
 		if !slices.Contains(GoodputMetrics, k) {
@@ -255,12 +261,22 @@ func validateSweep(sw *Sweep) []*FieldError {
 				bad(fmt.Sprintf("concurrencies[%d]", i), "must be at least 1, got %d", c)
 			}
 		}
+	case "capacity":
+		if !(sw.Min > 0) || math.IsInf(sw.Min, 0) {
+			bad("min", "must be a positive rate, got %v", sw.Min)
+		}
+		if !(sw.Max > sw.Min) || math.IsInf(sw.Max, 0) {
+			bad("max", "must be above min (%v), got %v", sw.Min, sw.Max)
+		}
+		if !(sw.Precision > 0 && sw.Precision < 1) {
+			bad("precision", "must be a fraction between 0 and 1 (0.05 for 5%%), got %v", sw.Precision)
+		}
 	case "":
 		if len(errs) == 0 {
-			errs = append(errs, &FieldError{Path: "sweep", Msg: "required: b.sweep.rates([...]) or b.sweep.concurrency([...])"})
+			errs = append(errs, &FieldError{Path: "sweep", Msg: "required: b.sweep.rates([...]), b.sweep.concurrency([...]) or b.sweep.capacity(min, max)"})
 		}
 	default:
-		bad("kind", "unknown sweep kind %q (known: rate, concurrency)", sw.Kind)
+		bad("kind", "unknown sweep kind %q (known: rate, concurrency, capacity)", sw.Kind)
 	}
 	if sw.Duration < 0 {
 		bad("duration", "must not be negative")
@@ -307,7 +323,9 @@ func validateSLO(path string, slo SLO, sw *Sweep) []*FieldError {
 	if !slices.Contains(Ops, slo.Op) {
 		bad("op", "unknown operator %q (known: %s)", slo.Op, strings.Join(Ops, " "))
 	}
-	if slo.AtRate != 0 && !slices.Contains(sw.Rates, slo.AtRate) {
+	if slo.AtRate != 0 && sw.Kind == "capacity" {
+		bad("at_rate", "a capacity search asserts SLOs at every rate it probes; drop at_rate")
+	} else if slo.AtRate != 0 && !slices.Contains(sw.Rates, slo.AtRate) {
 		bad("at_rate", "%v is not one of the sweep's rates %v", slo.AtRate, sw.Rates)
 	}
 	if slo.AtConcurrency != 0 && !slices.Contains(sw.Concurrencies, slo.AtConcurrency) {

@@ -48,6 +48,9 @@ func Open(ctx context.Context, st suite.Target) (*Target, error) {
 		if !ok {
 			return nil, fmt.Errorf("target: unknown simulator profile %q", st.Profile)
 		}
+		if o := st.Sim; o != nil {
+			p = override(p, *o)
+		}
 		srv := sim.New(p)
 		ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		u, err := srv.Listen(ctx, "127.0.0.1:0")
@@ -112,4 +115,26 @@ func FirstModel(ctx context.Context, baseURL, apiKey string) (string, error) {
 		return "", fmt.Errorf("target: /v1/models lists no model; set the model in the suite: b.target.url(url, model='...')")
 	}
 	return list.Data[0].ID, nil
+}
+
+// override applies a suite's simulator overrides to a profile.
+func override(p sim.Profile, o suite.SimOverrides) sim.Profile {
+	set := func(dst *int, v int) {
+		if v > 0 {
+			*dst = v
+		}
+	}
+	setD := func(dst *time.Duration, v suite.Duration) {
+		if v > 0 {
+			*dst = v.D()
+		}
+	}
+	set(&p.MaxNumSeqs, o.MaxNumSeqs)
+	set(&p.MaxBatchedTokens, o.MaxBatchedTokens)
+	set(&p.TokensPerStep, o.TokensPerStep)
+	setD(&p.StepBase, o.StepBase)
+	setD(&p.DecodePerSeq, o.DecodePerSeq)
+	setD(&p.PrefillPerToken, o.PrefillPerToken)
+	p.Name += "+overrides"
+	return p
 }

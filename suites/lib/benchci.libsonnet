@@ -13,7 +13,15 @@
   target:: {
     // sim runs the embedded simulator with a named profile
     // (llama3-8b-h100, llama3-70b-h100x4, llama3-8b-h100-spec, tiny).
-    sim(profile='llama3-8b-h100'):: { kind: 'sim', profile: profile },
+    // Named arguments override the profile's constants, e.g.
+    // sim('llama3-8b-h100', max_num_seqs=128) to model a config change.
+    sim(profile='llama3-8b-h100', max_num_seqs=null, max_batched_tokens=null, step_base=null,
+        decode_per_seq=null, prefill_per_token=null, tokens_per_step=null)::
+      local o = std.prune({
+        max_num_seqs: max_num_seqs, max_batched_tokens: max_batched_tokens, step_base: step_base,
+        decode_per_seq: decode_per_seq, prefill_per_token: prefill_per_token, tokens_per_step: tokens_per_step,
+      });
+      { kind: 'sim', profile: profile, [if std.length(o) > 0 then 'sim']: o },
     // url targets a running OpenAI-compatible server.
     url(url, model=null, api_key_env=null):: { kind: 'url', url: url, model: model, api_key_env: api_key_env },
   },
@@ -55,6 +63,13 @@
     },
     concurrency(levels, duration='30s', warmup='5s', requests=null):: {
       kind: 'concurrency', concurrencies: levels, duration: duration, warmup: warmup, requests: requests,
+    },
+    // capacity: find the highest request rate in [min, max] at which every
+    // SLO holds, by geometric bisection until the bracket is within
+    // `precision` (a fraction). Each probe is a point of `duration`.
+    capacity(min, max, precision=0.05, duration='30s', warmup='5s', max_concurrency=null):: {
+      kind: 'capacity', min: min, max: max, precision: precision, duration: duration, warmup: warmup,
+      max_concurrency: max_concurrency,
     },
   },
 
