@@ -67,7 +67,9 @@ func TestRunMatchesSimulator(t *testing.T) {
 	}
 	p := f.Points[0]
 	prof, _ := sim.Lookup("tiny")
-	promptTokens := 100 + prof.ChatTemplateTokens + 3
+	// Prompt calibration sizes the prompt so that the server, chat
+	// template included, counts exactly the 100 tokens asked for.
+	promptTokens := 100
 	check := func(what string, got float64, want time.Duration) {
 		t.Helper()
 		w := float64(want) / float64(time.Millisecond)
@@ -84,8 +86,11 @@ func TestRunMatchesSimulator(t *testing.T) {
 	if p.Tokens.Source["usage"] != p.Requests.Completed || p.Tokens.OutputMismatch != 0 {
 		t.Errorf("tokens %+v: want all counts from usage and matching the request", p.Tokens)
 	}
-	if p.Tokens.Prompt.P50 != float64(promptTokens) || p.Tokens.PromptMismatch != p.Requests.Completed {
-		t.Errorf("prompt tokens p50 %v (want %d, the template's tokens included), mismatches %d", p.Tokens.Prompt.P50, promptTokens, p.Tokens.PromptMismatch)
+	if p.Tokens.Prompt.Min != float64(promptTokens) || p.Tokens.Prompt.Max != float64(promptTokens) || p.Tokens.PromptMismatch != 0 {
+		t.Errorf("prompt tokens %+v (want all %d), mismatches %d", p.Tokens.Prompt, promptTokens, p.Tokens.PromptMismatch)
+	}
+	if c := f.Calibration; c == nil || c.Overhead != float64(prof.ChatTemplateTokens+3) || c.TokensPerWord != 1 {
+		t.Errorf("calibration %+v, want the template's %d tokens and 1 token per word", c, prof.ChatTemplateTokens+3)
 	}
 	if p.Requests.Failed != 0 || p.Requests.Warmup == 0 || p.Cost == nil || p.Cost.PerMOutput <= 0 {
 		t.Errorf("requests %+v cost %+v", p.Requests, p.Cost)

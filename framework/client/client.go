@@ -116,17 +116,25 @@ func New(opts Options) (*Client, error) {
 // CloseIdle closes idle connections.
 func (c *Client) CloseIdle() { c.http.CloseIdleConnections() }
 
-// Body builds the JSON body of a streaming request for prompt and maxTokens.
-// Bodies are built before a run starts, off the timed path.
-func (c *Client) Body(prompt string, maxTokens int) ([]byte, error) {
+// Body builds the JSON body of a streaming request for prompt and maxTokens;
+// system, when not empty, goes first as a system message (chat) or before
+// the prompt (completions). Bodies are built off the timed path.
+func (c *Client) Body(system, prompt string, maxTokens int) ([]byte, error) {
 	m := make(map[string]any, 8+len(c.opts.Extra))
 	for k, v := range c.opts.Extra {
 		m[k] = v
 	}
 	m["model"] = c.opts.Model
 	if c.opts.API == "chat" {
-		m["messages"] = []map[string]string{{"role": "user", "content": prompt}}
+		msgs := make([]map[string]string, 0, 2)
+		if system != "" {
+			msgs = append(msgs, map[string]string{"role": "system", "content": system})
+		}
+		m["messages"] = append(msgs, map[string]string{"role": "user", "content": prompt})
 	} else {
+		if system != "" {
+			prompt = system + "\n\n" + prompt
+		}
 		m["prompt"] = prompt
 	}
 	m["max_tokens"] = maxTokens

@@ -229,7 +229,7 @@ func TestBody(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := c.Body("hi there", 7)
+		got, err := c.Body("", "hi there", 7)
 		if err != nil || string(got) != tt.want {
 			t.Errorf("%s body:\n got %s\nwant %s (%v)", tt.api, got, tt.want, err)
 		}
@@ -253,5 +253,19 @@ func TestRequestHeaders(t *testing.T) {
 	c.Do(context.Background(), []byte(`{}`), "req-9", &res)
 	if path != "/v1/completions" || got.Get("Authorization") != "Bearer sk-test" || got.Get("X-Request-Id") != "req-9" || got.Get("Accept-Encoding") != "" {
 		t.Errorf("path %q headers %v", path, got)
+	}
+}
+
+func TestBodySystem(t *testing.T) {
+	t.Parallel()
+	chat, _ := New(Options{API: "chat", Model: "m"})
+	got, _ := chat.Body("be brief", "hi", 3)
+	if !strings.Contains(string(got), `"messages":[{"content":"be brief","role":"system"},{"content":"hi","role":"user"}]`) {
+		t.Errorf("chat body %s", got)
+	}
+	comp, _ := New(Options{API: "completions", Model: "m"})
+	got, _ = comp.Body("be brief", "hi", 3)
+	if !strings.Contains(string(got), `"prompt":"be brief\n\nhi"`) {
+		t.Errorf("completions body %s", got)
 	}
 }

@@ -34,10 +34,20 @@ type File struct {
 	Error      string  `json:"error,omitempty"`
 	Points     []Point `json:"points"`
 	SLOs       []SLO   `json:"slos,omitempty"`
+	// Calibration is how the target counted prompt tokens, when measured.
+	Calibration *Calibration `json:"calibration,omitempty"`
 	// Knee is where throughput stopped rising along the sweep.
 	Knee *Knee `json:"knee,omitempty"`
 	// Capacity is the result of a capacity search.
 	Capacity *Capacity `json:"capacity,omitempty"`
+}
+
+// Calibration is the fit tokens = Overhead + TokensPerWord x words of the
+// target's prompt-token counts; Note says why it is missing when it is.
+type Calibration struct {
+	Overhead      float64 `json:"overhead"`
+	TokensPerWord float64 `json:"tokens_per_word"`
+	Note          string  `json:"note,omitempty"`
 }
 
 // Knee names the last point before throughput stopped rising with load.

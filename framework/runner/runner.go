@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -103,14 +104,33 @@ func run(ctx context.Context, l *suite.Loaded, opts Options, f *result.File) err
 		return fmt.Errorf("suite %s: target %s: %w", s.Name, tg.Info.URL, err)
 	}
 
-	var trace *workload.Trace
+	var srcs workload.Sources
 	if s.Workload.Arrival.Kind == "trace" {
-		if trace, err = workload.LoadTrace(s.Workload.Arrival.Path); err != nil {
+		if srcs.Trace, err = workload.LoadTrace(s.Workload.Arrival.Path); err != nil {
 			return fmt.Errorf("suite %s: %w", s.Name, err)
 		}
 	}
+	if k := s.Workload.Prompts.Kind; k == "sharegpt" || k == "jsonl" {
+		if srcs.Dataset, err = workload.LoadDataset(k, s.Workload.Prompts.Path); err != nil {
+			return fmt.Errorf("suite %s: %w", s.Name, err)
+		}
+	}
+	if k := s.Workload.Prompts.Kind; s.Workload.Prompts.Calibrate && (k == "synthetic" || k == "shared_prefix") {
+		cal, err := calibrate(ctx, cl)
+		f.Calibration = &cal
+		if err != nil {
+			f.Calibration.Note = err.Error()
+		} else {
+			srcs.Calibration = workload.Calibration{Overhead: cal.Overhead, TokensPerWord: cal.TokensPerWord}
+		}
+	}
+	// The generator is built once here so that a dataset or calibration
+	// problem fails the run before any point starts.
+	if _, err := workload.NewGenerator(s.Workload, srcs); err != nil {
+		return fmt.Errorf("suite %s: %w", s.Name, err)
+	}
 
-	pr := &pointRunner{s: s, cl: cl, trace: trace, opts: opts, f: f}
+	pr := &pointRunner{s: s, cl: cl, srcs: srcs, opts: opts, f: f}
 	sw := s.Sweep
 	switch sw.Kind {
 	case "capacity":
@@ -179,11 +199,11 @@ type load struct {
 
 // pointRunner runs single points of one suite and appends them to f.
 type pointRunner struct {
-	s     *suite.Suite
-	cl    *client.Client
-	trace *workload.Trace
-	opts  Options
-	f     *result.File
+	s    *suite.Suite
+	cl   *client.Client
+	srcs workload.Sources
+	opts Options
+	f    *result.File
 }
 
 func (pr *pointRunner) run(ctx context.Context, ld load, info PointInfo) (*result.Point, error) {
@@ -200,7 +220,7 @@ func (pr *pointRunner) run(ctx context.Context, ld load, info PointInfo) (*resul
 		cfg.Rate = ld.rate
 		// Each point draws its own arrivals, the same in every run.
 		var err error
-		cfg.Arrivals, err = workload.NewProcess(s.Workload.Arrival, cfg.Rate, workload.ArrivalSource(s.Workload.Seed, ld.arrivalStream), pr.trace)
+		cfg.Arrivals, err = workload.NewProcess(s.Workload.Arrival, cfg.Rate, workload.ArrivalSource(s.Workload.Seed, ld.arrivalStream), pr.srcs.Trace)
 		if err != nil {
 			return nil, fmt.Errorf("suite %s: %w", s.Name, err)
 		}
@@ -215,7 +235,7 @@ func (pr *pointRunner) run(ctx context.Context, ld load, info PointInfo) (*resul
 	if pr.opts.Observer != nil {
 		pr.opts.Observer.PointStarted(info, cfg.Progress)
 	}
-	src, err := source(s, pr.cl, pr.trace)
+	src, err := source(s, pr.cl, pr.srcs)
 	if err != nil {
 		return nil, fmt.Errorf("suite %s: %w", s.Name, err)
 	}
@@ -272,14 +292,14 @@ func (pr *pointRunner) capacity(ctx context.Context) error {
 
 // source returns the suite's request sequence, from its start: every point
 // sends the same requests in the same order.
-func source(s *suite.Suite, cl *client.Client, trace *workload.Trace) (loadgen.Source, error) {
-	gen, err := workload.NewGenerator(s.Workload, trace)
+func source(s *suite.Suite, cl *client.Client, srcs workload.Sources) (loadgen.Source, error) {
+	gen, err := workload.NewGenerator(s.Workload, srcs)
 	if err != nil {
 		return nil, err
 	}
 	return func() (loadgen.Item, error) {
 		r := gen.Next()
-		body, err := cl.Body(r.Prompt, r.OutputTokens)
+		body, err := cl.Body(r.System, r.Prompt, r.OutputTokens)
 		if err != nil {
 			return loadgen.Item{}, err
 		}
@@ -287,10 +307,50 @@ func source(s *suite.Suite, cl *client.Client, trace *workload.Trace) (loadgen.S
 	}, nil
 }
 
+// Calibration probe sizes, in words.
+const calibrateSmall, calibrateLarge = 32, 512
+
+// calibrate asks the target how many prompt tokens it counts for two
+// synthetic prompts of known word counts, and fits
+// tokens = overhead + tokens_per_word x words. The overhead is the chat
+// template's (or BOS) tokens; the slope is the tokenizer's view of our
+// vocabulary. Servers that report no usage cannot be calibrated.
+func calibrate(ctx context.Context, cl *client.Client) (result.Calibration, error) {
+	r := rand.New(rand.NewPCG(0xca11b, 1))
+	count := func(n int) (int, error) {
+		body, err := cl.Body("", workload.Prompt(n, r), 1)
+		if err != nil {
+			return 0, err
+		}
+		var res client.Result
+		cl.Do(ctx, body, "benchci-calibrate", &res)
+		if !res.OK() && res.Err != client.ErrEmpty {
+			return 0, fmt.Errorf("prompt calibration: request failed (%s): %s", res.Err, res.Detail)
+		}
+		if res.PromptTokens == 0 {
+			return 0, errors.New("prompt calibration: the server reports no usage.prompt_tokens; prompts are sized at one token per word")
+		}
+		return res.PromptTokens, nil
+	}
+	small, err := count(calibrateSmall)
+	if err != nil {
+		return result.Calibration{TokensPerWord: 1}, err
+	}
+	large, err := count(calibrateLarge)
+	if err != nil {
+		return result.Calibration{TokensPerWord: 1}, err
+	}
+	tpw := float64(large-small) / float64(calibrateLarge-calibrateSmall)
+	if tpw <= 0 {
+		return result.Calibration{TokensPerWord: 1}, fmt.Errorf("prompt calibration: %d words counted %d tokens, %d words %d: not usable", calibrateSmall, small, calibrateLarge, large)
+	}
+	return result.Calibration{Overhead: float64(small) - tpw*calibrateSmall, TokensPerWord: tpw}, nil
+}
+
 // preflight sends one short request so that a wrong URL, model or key fails
 // the run at once with the server's own words, not as 100% errors later.
 func preflight(ctx context.Context, cl *client.Client) error {
-	body, err := cl.Body("Say hello.", 2)
+	body, err := cl.Body("", "Say hello.", 2)
 	if err != nil {
 		return err
 	}

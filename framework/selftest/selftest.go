@@ -95,7 +95,7 @@ func ClientOverhead(ctx context.Context, concurrency int, d time.Duration) (Over
 		return Overhead{}, err
 	}
 	defer t.cl.CloseIdle()
-	body, err := t.cl.Body(prompt(64), 32)
+	body, err := t.cl.Body("", prompt(64), 32)
 	if err != nil {
 		return Overhead{}, err
 	}
@@ -160,7 +160,7 @@ func OpenLoopRate(ctx context.Context, rate float64, d time.Duration) (RatePoint
 		return RatePoint{}, err
 	}
 	defer cl.CloseIdle()
-	body, err := cl.Body(prompt(8), 4)
+	body, err := cl.Body("", prompt(8), 4)
 	if err != nil {
 		return RatePoint{}, err
 	}

@@ -152,6 +152,9 @@ func WorkloadHash(s *Suite) string {
 		Sweep    Sweep    `json:"sweep"`
 		Trials   int      `json:"trials"`
 	}{s.API, s.Request, s.Workload, s.Sweep, s.Trials}
+	// Calibration changes how prompts reach their token targets on a given
+	// server, not the targets: it is not part of the workload.
+	w.Workload.Prompts.Calibrate = false
 	b, err := json.Marshal(w)
 	if err != nil {
 		panic(fmt.Sprintf("suite: marshal workload: %v", err)) // plain data; cannot fail

@@ -113,8 +113,20 @@ type Arrival struct {
 
 // Prompts says how prompt text is made.
 type Prompts struct {
-	// Kind is synthetic: words drawn from a fixed vocabulary, one token each.
-	Kind string `json:"kind"`
+	// Kind is synthetic (random common words; input_tokens sets the length),
+	// shared_prefix (one of Prefixes system prompts of PrefixTokens tokens,
+	// then a synthetic user prompt), sharegpt (a ShareGPT JSON file: first
+	// human turn as prompt, first reply's length as output) or jsonl
+	// ({"prompt": ..., "system": ..., "output_tokens": n} per line).
+	Kind         string `json:"kind"`
+	Prefixes     int    `json:"prefixes,omitempty"`
+	PrefixTokens int    `json:"prefix_tokens,omitempty"`
+	// Path is the dataset file, relative to the suite.
+	Path string `json:"path,omitempty"`
+	// Calibrate measures, before the run, how many tokens the target counts
+	// for a prompt of known words (its tokenizer and chat template), so
+	// synthetic prompts hit input_tokens on that server. Default true.
+	Calibrate bool `json:"calibrate,omitempty"`
 }
 
 // Sweep is the list of load points to run, in order.
@@ -177,5 +189,8 @@ type dataFile struct {
 
 // dataFiles lists the fields that name data files.
 func (s *Suite) dataFiles() []dataFile {
-	return []dataFile{{"workload.arrival.path", &s.Workload.Arrival.Path}}
+	return []dataFile{
+		{"workload.arrival.path", &s.Workload.Arrival.Path},
+		{"workload.prompts.path", &s.Workload.Prompts.Path},
+	}
 }

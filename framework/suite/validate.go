@@ -21,7 +21,7 @@ func Default() *Suite {
 		Request: Request{Timeout: Duration(5 * time.Minute), IgnoreEOS: true},
 		Workload: Workload{
 			Arrival: Arrival{Kind: "poisson"},
-			Prompts: Prompts{Kind: "synthetic"},
+			Prompts: Prompts{Kind: "synthetic", Calibrate: true},
 			Seed:    1,
 		},
 		Sweep: Sweep{
@@ -82,11 +82,32 @@ func validate(s *Suite) []*FieldError {
 		bad("request.timeout", "must be positive")
 	}
 
-	errs = append(errs, validateDist("workload.input_tokens", s.Workload.InputTokens, 1)...)
-	errs = append(errs, validateDist("workload.output_tokens", s.Workload.OutputTokens, 1)...)
+	pr := s.Workload.Prompts
+	dataset := pr.Kind == "sharegpt" || pr.Kind == "jsonl"
+	// A dataset brings its prompts, and maybe its output lengths; the
+	// distributions then only fill in what it lacks.
+	if !dataset || s.Workload.InputTokens.Kind != "" {
+		errs = append(errs, validateDist("workload.input_tokens", s.Workload.InputTokens, 1)...)
+	}
+	if !dataset || s.Workload.OutputTokens.Kind != "" {
+		errs = append(errs, validateDist("workload.output_tokens", s.Workload.OutputTokens, 1)...)
+	}
 	errs = append(errs, validateArrival(s.Workload.Arrival)...)
-	if s.Workload.Prompts.Kind != "synthetic" {
-		bad("workload.prompts.kind", "unknown prompt source %q (known: synthetic)", s.Workload.Prompts.Kind)
+	switch pr.Kind {
+	case "synthetic":
+	case "shared_prefix":
+		if pr.Prefixes < 1 {
+			bad("workload.prompts.prefixes", "must be at least 1, got %d", pr.Prefixes)
+		}
+		if pr.PrefixTokens < 1 {
+			bad("workload.prompts.prefix_tokens", "must be at least 1, got %d", pr.PrefixTokens)
+		}
+	case "sharegpt", "jsonl":
+		if pr.Path == "" {
+			bad("workload.prompts.path", "required: the dataset file")
+		}
+	default:
+		bad("workload.prompts.kind", "unknown prompt source %q (known: synthetic, shared_prefix, sharegpt, jsonl)", pr.Kind)
 	}
 
 	errs = append(errs, validateSweep(&s.Sweep)...)

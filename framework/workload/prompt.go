@@ -8,7 +8,7 @@ import (
 // words are common English words that are one token each in the usual BPE
 // vocabularies (GPT-2/cl100k/Llama 3) when preceded by a space, and one
 // token in the simulator, so a prompt of n words is close to n tokens.
-var words = strings.Fields(`time year people way day man thing woman life child world school state family
+var vocabulary = strings.Fields(`time year people way day man thing woman life child world school state family
 student group country problem hand part place case week company system program question work government
 number night point home water room mother area money story fact month lot right study book eye job word
 business issue side kind head house service friend father power hour game line end member law car city
@@ -33,7 +33,7 @@ func Prompt(n int, r *rand.Rand) string {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(words[r.IntN(len(words))])
+		b.WriteString(vocabulary[r.IntN(len(vocabulary))])
 	}
 	return b.String()
 }

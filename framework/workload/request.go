@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/benchci/benchci/framework/internal/words"
 	"github.com/benchci/benchci/framework/suite"
 )
 
@@ -11,20 +12,53 @@ import (
 type Request struct {
 	// Index is the request's position in the sequence, the same in every
 	// run of the suite whatever the rate.
-	Index        int
+	Index int
+	// InputTokens is the intended prompt length (for datasets, the
+	// prompt's length in words, an estimate).
 	InputTokens  int
 	OutputTokens int
-	Prompt       string
+	// System, when set, is sent as a system message (chat) or before the
+	// prompt (completions).
+	System string
+	Prompt string
+}
+
+// Calibration maps a token target to the number of synthetic words that
+// reach it on a given server: tokens = Overhead + TokensPerWord x words.
+// The zero value (and Identity) assumes one token per word, no overhead.
+type Calibration struct {
+	Overhead      float64 `json:"overhead"`
+	TokensPerWord float64 `json:"tokens_per_word"`
+}
+
+// Words returns how many words make tokens tokens of prompt text; with
+// overhead, the template's own tokens are left out.
+func (c Calibration) Words(tokens int, overhead bool) int {
+	tpw := c.TokensPerWord
+	if tpw <= 0 {
+		tpw = 1
+	}
+	t := float64(tokens)
+	if overhead {
+		t -= c.Overhead
+	}
+	return max(1, int(t/tpw+0.5))
 }
 
 // Generator yields the suite's request sequence. Lengths, prompts and
 // arrivals draw from separate seeded streams, so request i is the same in
 // every run and at every rate: baseline and candidate send identical work.
 type Generator struct {
-	in, out Length
-	prompts *rand.Rand
-	trace   *Trace
-	next    int
+	w        suite.Workload
+	in, out  Length // nil when a dataset supplies them
+	prompts  *rand.Rand
+	trace    *Trace
+	data     *Dataset
+	order    []int // dataset order, shuffled by the seed
+	prefixes []string
+	pick     *rand.Rand
+	cal      Calibration
+	next     int
 }
 
 // Stream numbers of the seeded PCG generators.
@@ -33,28 +67,75 @@ const (
 	streamOutput
 	streamPrompt
 	streamArrival
+	streamPrefix
+	streamDataset
 )
 
-// NewGenerator returns the generator for w. A trace, when given, supplies
-// the lengths it recorded; the distributions fill in the others.
-func NewGenerator(w suite.Workload, trace *Trace) (*Generator, error) {
+// Sources are the optional inputs of a generator beyond the suite.
+type Sources struct {
+	// Trace supplies recorded lengths; the distributions fill in the rest.
+	Trace *Trace
+	// Dataset supplies prompts (and maybe output lengths).
+	Dataset *Dataset
+	// Calibration sizes synthetic prompts for the target's tokenizer.
+	Calibration Calibration
+}
+
+// NewGenerator returns the generator for w.
+func NewGenerator(w suite.Workload, src Sources) (*Generator, error) {
 	seed := uint64(w.Seed)
-	in, err := NewLength(w.InputTokens, rand.NewPCG(seed, streamInput))
-	if err != nil {
-		return nil, fmt.Errorf("workload.input_tokens: %w", err)
+	g := &Generator{w: w, prompts: rand.New(rand.NewPCG(seed, streamPrompt)), trace: src.Trace, data: src.Dataset, cal: src.Calibration}
+	var err error
+	if w.InputTokens.Kind != "" {
+		if g.in, err = NewLength(w.InputTokens, rand.NewPCG(seed, streamInput)); err != nil {
+			return nil, fmt.Errorf("workload.input_tokens: %w", err)
+		}
 	}
-	out, err := NewLength(w.OutputTokens, rand.NewPCG(seed, streamOutput))
-	if err != nil {
-		return nil, fmt.Errorf("workload.output_tokens: %w", err)
+	if w.OutputTokens.Kind != "" {
+		if g.out, err = NewLength(w.OutputTokens, rand.NewPCG(seed, streamOutput)); err != nil {
+			return nil, fmt.Errorf("workload.output_tokens: %w", err)
+		}
 	}
-	return &Generator{in: in, out: out, prompts: rand.New(rand.NewPCG(seed, streamPrompt)), trace: trace}, nil
+	switch w.Prompts.Kind {
+	case "sharegpt", "jsonl":
+		if g.data == nil || len(g.data.Entries) == 0 {
+			return nil, fmt.Errorf("workload.prompts: %s prompts need a dataset", w.Prompts.Kind)
+		}
+		g.order = rand.New(rand.NewPCG(seed, streamDataset)).Perm(len(g.data.Entries))
+		if g.out == nil {
+			for i, e := range g.data.Entries {
+				if e.OutputTokens == 0 {
+					return nil, fmt.Errorf("workload: dataset entry %d records no output length; set workload.output_tokens", i+1)
+				}
+			}
+		}
+	case "shared_prefix":
+		r := rand.New(rand.NewPCG(seed, streamPrefix))
+		for range w.Prompts.Prefixes {
+			g.prefixes = append(g.prefixes, Prompt(g.cal.Words(w.Prompts.PrefixTokens, false), r))
+		}
+		g.pick = rand.New(rand.NewPCG(seed, streamPrefix+100))
+	}
+	if g.in == nil && g.data == nil {
+		return nil, fmt.Errorf("workload.input_tokens: required for %s prompts", w.Prompts.Kind)
+	}
+	if g.out == nil && g.data == nil {
+		return nil, fmt.Errorf("workload.output_tokens: required")
+	}
+	return g, nil
 }
 
 // Next returns the next request of the sequence.
 func (g *Generator) Next() Request {
-	// Draw from the distributions always, so request i is the same whether
-	// or not a trace overrides some lengths.
-	r := Request{Index: g.next, InputTokens: g.in.Sample(), OutputTokens: g.out.Sample()}
+	// Draw from every stream always, so request i is the same whichever
+	// overrides apply.
+	r := Request{Index: g.next}
+	if g.in != nil {
+		r.InputTokens = g.in.Sample()
+	}
+	if g.out != nil {
+		r.OutputTokens = g.out.Sample()
+	}
 	if g.trace != nil && g.next < len(g.trace.Entries) {
 		if e := g.trace.Entries[g.next]; e.InputTokens > 0 {
 			r.InputTokens = e.InputTokens
@@ -63,7 +144,21 @@ func (g *Generator) Next() Request {
 			r.OutputTokens = e.OutputTokens
 		}
 	}
-	r.Prompt = Prompt(r.InputTokens, g.prompts)
+	switch {
+	case g.data != nil:
+		e := g.data.Entries[g.order[g.next%len(g.order)]]
+		r.System, r.Prompt = e.System, e.Prompt
+		r.InputTokens = words.Count(e.System) + words.Count(e.Prompt)
+		if e.OutputTokens > 0 {
+			r.OutputTokens = e.OutputTokens
+		}
+	case g.prefixes != nil:
+		r.System = g.prefixes[g.pick.IntN(len(g.prefixes))]
+		r.Prompt = Prompt(g.cal.Words(r.InputTokens, true), g.prompts)
+		r.InputTokens += g.w.Prompts.PrefixTokens
+	default:
+		r.Prompt = Prompt(g.cal.Words(r.InputTokens, true), g.prompts)
+	}
 	g.next++
 	return r
 }

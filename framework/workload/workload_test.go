@@ -90,10 +90,10 @@ func TestGeneratorIsReproducible(t *testing.T) {
 		OutputTokens: suite.Dist{Kind: "uniform", Min: 1, Max: 50},
 		Seed:         7,
 	}
-	a, _ := NewGenerator(w, nil)
-	b, _ := NewGenerator(w, nil)
+	a, _ := NewGenerator(w, Sources{})
+	b, _ := NewGenerator(w, Sources{})
 	w.Seed = 8
-	c, _ := NewGenerator(w, nil)
+	c, _ := NewGenerator(w, Sources{})
 	differs := false
 	for range 100 {
 		ra, rb, rc := a.Next(), b.Next(), c.Next()

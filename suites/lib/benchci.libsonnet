@@ -51,8 +51,21 @@
     trace(path):: { kind: 'trace', path: path },
   },
 
+  // prompts: where prompt text comes from. calibrate=true first asks the
+  // target how many tokens it counts for known prompts (tokenizer and chat
+  // template), so that synthetic prompts hit input_tokens on that server.
   prompts:: {
-    synthetic():: { kind: 'synthetic' },
+    synthetic(calibrate=true):: { kind: 'synthetic', calibrate: calibrate },
+    // shared_prefix: each request opens with one of `prefixes` system
+    // prompts of `prefix_tokens` tokens, then input_tokens of its own, to
+    // exercise prefix caching (agents, RAG with fixed instructions).
+    shared_prefix(prefixes, prefix_tokens, calibrate=true)::
+      { kind: 'shared_prefix', prefixes: prefixes, prefix_tokens: prefix_tokens, calibrate: calibrate },
+    // sharegpt: a ShareGPT JSON file (first human turn as the prompt, the
+    // first reply's length as the output length), relative to the suite.
+    sharegpt(path):: { kind: 'sharegpt', path: path, calibrate: false },
+    // jsonl: {"prompt": "...", "system": "...", "output_tokens": n} per line.
+    jsonl(path):: { kind: 'jsonl', path: path, calibrate: false },
   },
 
   // sweep: the load points. duration is each point's measured window;
