@@ -23,8 +23,10 @@ type seq struct {
 	notify   chan struct{}
 }
 
-func newSeq(promptTokens, maxTokens int) *seq {
-	return &seq{promptTokens: promptTokens, maxTokens: maxTokens, prefillLeft: promptTokens, notify: make(chan struct{}, 1)}
+// newSeq makes a sequence; cached prompt tokens need no prefill, but at
+// least one token is always computed, as in vLLM.
+func newSeq(promptTokens, cachedTokens, maxTokens int) *seq {
+	return &seq{promptTokens: promptTokens, maxTokens: maxTokens, prefillLeft: max(promptTokens-cachedTokens, 1), notify: make(chan struct{}, 1)}
 }
 
 func (s *seq) wake() {

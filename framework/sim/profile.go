@@ -33,6 +33,9 @@ type Profile struct {
 	// server's prompt_tokens exceed the words the client sent, as on real servers.
 	ChatTemplateTokens int `json:"chat_template_tokens"`
 	MaxModelLen        int `json:"max_model_len"`
+	// PrefixCaching skips the prefill of a system prompt the engine has
+	// seen before (vLLM's automatic prefix caching, on by default in V1).
+	PrefixCaching bool `json:"prefix_caching"`
 	// Source says where the constants come from.
 	Source string `json:"source"`
 }
@@ -51,7 +54,7 @@ var profiles = []Profile{
 		Name: "llama3-8b-h100", Model: "meta-llama/Meta-Llama-3-8B-Instruct",
 		MaxNumSeqs: 256, MaxBatchedTokens: 8192,
 		StepBase: 6 * time.Millisecond, DecodePerSeq: 60 * time.Microsecond, PrefillPerToken: 45 * time.Microsecond,
-		TokensPerStep: 1, ChatTemplateTokens: 5, MaxModelLen: 8192,
+		TokensPerStep: 1, ChatTemplateTokens: 5, MaxModelLen: 8192, PrefixCaching: true,
 		Source: "order of magnitude from public vLLM serving benchmarks of Llama-3-8B BF16 on one H100: " +
 			"~7 ms ITL alone, ~20 ms at a full batch of 256, ~20k prefill tokens/s; not a calibration",
 	},
@@ -59,7 +62,7 @@ var profiles = []Profile{
 		Name: "llama3-70b-h100x4", Model: "meta-llama/Meta-Llama-3-70B-Instruct",
 		MaxNumSeqs: 256, MaxBatchedTokens: 8192,
 		StepBase: 18 * time.Millisecond, DecodePerSeq: 150 * time.Microsecond, PrefillPerToken: 110 * time.Microsecond,
-		TokensPerStep: 1, ChatTemplateTokens: 5, MaxModelLen: 8192,
+		TokensPerStep: 1, ChatTemplateTokens: 5, MaxModelLen: 8192, PrefixCaching: true,
 		Source: "order of magnitude from public vLLM benchmarks of Llama-3-70B BF16 with tensor parallel 4 on H100: " +
 			"~20 ms ITL alone, ~55 ms at a full batch, ~9k prefill tokens/s; not a calibration",
 	},
@@ -67,7 +70,7 @@ var profiles = []Profile{
 		Name: "llama3-8b-h100-spec", Model: "meta-llama/Meta-Llama-3-8B-Instruct",
 		MaxNumSeqs: 256, MaxBatchedTokens: 8192,
 		StepBase: 8 * time.Millisecond, DecodePerSeq: 90 * time.Microsecond, PrefillPerToken: 45 * time.Microsecond,
-		TokensPerStep: 3, ChatTemplateTokens: 5, MaxModelLen: 8192,
+		TokensPerStep: 3, ChatTemplateTokens: 5, MaxModelLen: 8192, PrefixCaching: true,
 		Source: "llama3-8b-h100 with speculative decoding accepting ~3 tokens per step: chunks carry several tokens",
 	},
 	{

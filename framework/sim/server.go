@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,6 +35,7 @@ type Server struct {
 	eng    *engine
 	nextID atomic.Uint64
 	model  []byte // JSON-quoted model name
+	cache  prefixCache
 	// OnTrace, when set before serving, receives each finished request's trace.
 	OnTrace func(Trace)
 }
@@ -118,7 +120,7 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 		writeError(w, http.StatusBadRequest, "bad JSON body: "+err.Error())
 		return
 	}
-	prompt, err := s.promptTokens(&req, chat)
+	prompt, cached, err := s.promptTokens(&req, chat)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -143,7 +145,7 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 	}
 	tr.PromptTokens = prompt
 
-	sq := newSeq(prompt, maxTokens)
+	sq := newSeq(prompt, cached, maxTokens)
 	ctx := r.Context()
 	if err := s.eng.submit(ctx, sq); err != nil {
 		return
@@ -250,43 +252,73 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, sq *seq, id u
 
 // promptTokens counts the prompt as the sim's tokenizer does: one token per
 // whitespace-separated word, plus the chat template's tokens per message.
-func (s *Server) promptTokens(req *request, chat bool) (int, error) {
+// cached is how many of them a prefix cache holds: a system message seen
+// before, with its template tokens.
+func (s *Server) promptTokens(req *request, chat bool) (total, cached int, err error) {
 	if chat {
 		if len(req.Messages) == 0 {
-			return 0, errors.New("messages: required")
+			return 0, 0, errors.New("messages: required")
 		}
 		n := 3 // the assistant header the template appends
 		for i, m := range req.Messages {
+			var text string
 			switch c := m.Content.(type) {
 			case string:
-				n += CountTokens(c)
+				text = c
 			case []any: // content parts: count the text parts
 				for _, part := range c {
 					if p, ok := part.(map[string]any); ok {
 						if t, ok := p["text"].(string); ok {
-							n += CountTokens(t)
+							text += " " + t
 						}
 					}
 				}
 			default:
-				return 0, fmt.Errorf("messages[%d].content: want a string or content parts", i)
+				return 0, 0, fmt.Errorf("messages[%d].content: want a string or content parts", i)
 			}
-			n += s.p.ChatTemplateTokens
+			k := CountTokens(text) + s.p.ChatTemplateTokens
+			if i == 0 && m.Role == "system" && s.p.PrefixCaching && s.cache.seen(text) {
+				cached = k
+			}
+			n += k
 		}
-		return n, nil
+		return n, cached, nil
 	}
 	switch p := req.Prompt.(type) {
 	case string:
-		return CountTokens(p), nil
+		return CountTokens(p), 0, nil
 	case []any:
 		if len(p) == 1 {
 			if str, ok := p[0].(string); ok {
-				return CountTokens(str), nil
+				return CountTokens(str), 0, nil
 			}
 		}
-		return 0, errors.New("prompt: batched prompts are not supported by the simulator")
+		return 0, 0, errors.New("prompt: batched prompts are not supported by the simulator")
 	}
-	return 0, errors.New("prompt: required")
+	return 0, 0, errors.New("prompt: required")
+}
+
+// prefixCache remembers system prompts. It is bounded: past its size it
+// starts over, as a full KV cache evicts.
+type prefixCache struct {
+	mu   sync.Mutex
+	keys map[string]struct{}
+}
+
+const prefixCacheSize = 1024
+
+// seen reports whether text was seen before, and remembers it.
+func (c *prefixCache) seen(text string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.keys[text]; ok {
+		return true
+	}
+	if c.keys == nil || len(c.keys) >= prefixCacheSize {
+		c.keys = make(map[string]struct{}, prefixCacheSize)
+	}
+	c.keys[text] = struct{}{}
+	return false
 }
 
 // CountTokens is the simulator's tokenizer: whitespace-separated words.

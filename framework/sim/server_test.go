@@ -141,3 +141,30 @@ func TestCountTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestServerPrefixCaching sends the same system prompt twice: the second
+// request skips its prefill, as with vLLM's prefix caching.
+func TestServerPrefixCaching(t *testing.T) {
+	t.Parallel()
+	p, _ := Lookup("tiny")
+	p.PrefixCaching = true
+	p.PrefillPerToken = 50 * time.Microsecond
+	s, u := startServer(t, p)
+	traces := make(chan Trace, 2)
+	s.OnTrace = func(tr Trace) { traces <- tr }
+	system := strings.Repeat("rule ", 200) // 200 words: 10 ms of prefill
+	body := `{"messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"hi"}],"max_tokens":1,"stream":true}`
+	var ttft [2]time.Duration
+	for i := range ttft {
+		if code, out := post(t, u+"/v1/chat/completions", body); code != 200 {
+			t.Fatalf("HTTP %d %s", code, out)
+		}
+		tr := <-traces
+		ttft[i] = tr.FirstToken.Sub(tr.Arrived)
+	}
+	// The first pays StepBase + 211 tokens x 50 µs ≈ 12.6 ms; the second
+	// only the user message and header (1 + 5 + 3 tokens) ≈ 2.5 ms.
+	if ttft[0] < 12*time.Millisecond || ttft[1] > 6*time.Millisecond {
+		t.Errorf("TTFT cold %v, warm %v: the prefix cache did not shorten prefill", ttft[0], ttft[1])
+	}
+}

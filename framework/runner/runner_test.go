@@ -1,0 +1,71 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchci/benchci/framework/client"
+	"github.com/benchci/benchci/framework/internal/words"
+	"github.com/benchci/benchci/framework/workload"
+)
+
+// tokenizerServer reports prompt_tokens = overhead + perWord x words, as a
+// server with another tokenizer and chat template would.
+func tokenizerServer(t *testing.T, overhead, perWord float64, usage bool) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct{ Content string } `json:"messages"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		n := 0
+		for _, m := range req.Messages {
+			n += words.Count(m.Content)
+		}
+		io.WriteString(w, `data: {"choices":[{"delta":{"content":"x"}}]}`+"\n\n")
+		if usage {
+			fmt.Fprintf(w, `data: {"choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":1}}`+"\n\n", int(overhead+perWord*float64(n)+0.5))
+		}
+		io.WriteString(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestCalibrate(t *testing.T) {
+	t.Parallel()
+	srv := tokenizerServer(t, 11, 1.25, true)
+	cl, err := client.New(client.Options{BaseURL: srv.URL, API: "chat", Model: "m", Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := calibrate(context.Background(), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Overhead < 10.5 || c.Overhead > 11.5 || c.TokensPerWord < 1.249 || c.TokensPerWord > 1.251 {
+		t.Errorf("calibration %+v, want overhead 11 and 1.25 tokens per word", c)
+	}
+
+	// Sized by the calibration, prompts land within 2% of their targets on
+	// this server (within one token: rounding to whole words).
+	cal := workload.Calibration{Overhead: c.Overhead, TokensPerWord: c.TokensPerWord}
+	for _, target := range []int{32, 128, 512, 4000} {
+		got := 11 + 1.25*float64(cal.Words(target, true))
+		if err := got/float64(target) - 1; err > 0.02 || err < -0.02 {
+			t.Errorf("target %d tokens: server counts %.1f (%.1f%%)", target, got, 100*err)
+		}
+	}
+
+	quiet := tokenizerServer(t, 0, 1, false)
+	cl2, _ := client.New(client.Options{BaseURL: quiet.URL, API: "chat", Model: "m", Timeout: 5 * time.Second})
+	if _, err := calibrate(context.Background(), cl2); err == nil || !strings.Contains(err.Error(), "no usage") {
+		t.Errorf("server without usage: %v", err)
+	}
+}
