@@ -1,0 +1,132 @@
+package workload
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/benchci/benchci/framework/suite"
+)
+
+func TestShareGPTMini(t *testing.T) {
+	t.Parallel()
+	d, err := LoadDataset("sharegpt", "../../suites/data/sharegpt-mini.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Entries) != 12 {
+		t.Fatalf("%d entries, want the 12 answered conversations", len(d.Entries))
+	}
+	if e := d.Entries[6]; e.Prompt != "Translate 'good morning, how are you' into Spanish." || e.OutputTokens != 4 {
+		t.Errorf("entry 6 = %+v", e)
+	}
+	if _, err := ParseShareGPT(strings.NewReader(`{"not":"an array"}`)); err == nil {
+		t.Error("an object accepted")
+	}
+	if _, err := ParseShareGPT(strings.NewReader(`[{"conversations":[{"from":"gpt","value":"x"}]}]`)); err == nil {
+		t.Error("a dataset without usable conversations accepted")
+	}
+}
+
+func TestParseJSONL(t *testing.T) {
+	t.Parallel()
+	d, err := LoadDataset("jsonl", "../../suites/data/prompts-mini.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Entries) != 6 || d.Entries[0].System == "" || d.Entries[0].OutputTokens == 0 {
+		t.Errorf("entries %+v", d.Entries)
+	}
+	for in, want := range map[string]string{
+		`{"prompt": "a"}` + "\n" + `{"promt": "b"}`: "2: json: unknown field",
+		`{"prompt": ""}`:                       "1: prompt is empty",
+		`{"prompt": "a", "output_tokens": -1}`: "1: output_tokens is negative",
+		``:                                     "no entries",
+	} {
+		if _, err := ParseJSONL(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseJSONL(%q) error %v, want %q", in, err, want)
+		}
+	}
+}
+
+func FuzzParseJSONL(f *testing.F) {
+	f.Add(`{"prompt": "a", "system": "s", "output_tokens": 3}` + "\n\n")
+	f.Add(`{"prompt": "\u00e9"}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		d, err := ParseJSONL(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		for _, e := range d.Entries {
+			if strings.TrimSpace(e.Prompt) == "" || e.OutputTokens < 0 {
+				t.Fatalf("entry %+v", e)
+			}
+		}
+	})
+}
+
+func FuzzParseShareGPT(f *testing.F) {
+	f.Add(`[{"conversations":[{"from":"human","value":"q"},{"from":"gpt","value":"a b"}]}]`)
+	f.Add(`[{"conversations":null},{}]`)
+	f.Fuzz(func(t *testing.T, in string) {
+		d, err := ParseShareGPT(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		for _, e := range d.Entries {
+			if strings.TrimSpace(e.Prompt) == "" || e.OutputTokens < 1 {
+				t.Fatalf("entry %+v", e)
+			}
+		}
+	})
+}
+
+func TestGeneratorSources(t *testing.T) {
+	t.Parallel()
+	d, _ := LoadDataset("sharegpt", "../../suites/data/sharegpt-mini.json")
+	w := suite.Workload{Prompts: suite.Prompts{Kind: "sharegpt"}, Seed: 3}
+	g, err := NewGenerator(w, Sources{Dataset: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for range 12 {
+		r := g.Next()
+		if r.OutputTokens < 1 || r.InputTokens < 1 {
+			t.Fatalf("request %+v", r)
+		}
+		seen[r.Prompt] = true
+	}
+	if len(seen) != 12 {
+		t.Errorf("%d distinct prompts in the first 12 requests, want every entry once", len(seen))
+	}
+
+	// Shared prefixes: 3 system prompts of 100 tokens, chosen among, and
+	// a suffix of its own; calibrated to 2 tokens per word with 10 of overhead.
+	w = suite.Workload{InputTokens: suite.Dist{Kind: "fixed", Value: 50}, OutputTokens: suite.Dist{Kind: "fixed", Value: 5},
+		Prompts: suite.Prompts{Kind: "shared_prefix", Prefixes: 3, PrefixTokens: 100}, Seed: 1}
+	g, err = NewGenerator(w, Sources{Calibration: Calibration{Overhead: 10, TokensPerWord: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	systems := map[string]bool{}
+	for range 60 {
+		r := g.Next()
+		systems[r.System] = true
+		if n := len(strings.Fields(r.System)); n != 50 {
+			t.Fatalf("system prompt of %d words, want 50 (100 tokens at 2 per word)", n)
+		}
+		if n := len(strings.Fields(r.Prompt)); n != 20 {
+			t.Fatalf("user prompt of %d words, want 20 ((50-10)/2)", n)
+		}
+		if r.InputTokens != 150 {
+			t.Fatalf("intended input %d, want 150", r.InputTokens)
+		}
+	}
+	if len(systems) != 3 {
+		t.Errorf("%d distinct system prompts, want 3", len(systems))
+	}
+	// A dataset without output lengths needs a distribution.
+	if _, err := NewGenerator(suite.Workload{Prompts: suite.Prompts{Kind: "jsonl"}}, Sources{Dataset: &Dataset{Entries: []DatasetEntry{{Prompt: "x"}}}}); err == nil {
+		t.Error("a dataset without output lengths and no output_tokens accepted")
+	}
+}
