@@ -28,9 +28,11 @@ func validateCmd() *cobra.Command {
 					continue
 				}
 				s := l.Suite
-				points := len(s.Sweep.Rates) + len(s.Sweep.Concurrencies)
-				fmt.Fprintf(cmd.OutOrStdout(), "ok  %s  (suite %s: %d %s point(s) x %d trial(s), %d SLO(s))\n",
-					path, s.Name, points, s.Sweep.Kind, s.Trials, len(s.SLOs))
+				sweep := fmt.Sprintf("%d %s point(s) x %d trial(s)", len(s.Sweep.Rates)+len(s.Sweep.Concurrencies), s.Sweep.Kind, s.Trials)
+				if s.Sweep.Kind == "capacity" {
+					sweep = fmt.Sprintf("capacity search in [%g, %g] req/s", s.Sweep.Min, s.Sweep.Max)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "ok  %s  (suite %s: %s, %d SLO(s))\n", path, s.Name, sweep, len(s.SLOs))
 			}
 			if bad > 0 {
 				return &exitError{exitUsage, fmt.Errorf("%d of %d suite(s) invalid", bad, len(args))}

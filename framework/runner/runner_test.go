@@ -7,12 +7,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/benchci/benchci/framework/client"
 	"github.com/benchci/benchci/framework/internal/words"
+	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/workload"
 )
 
@@ -67,5 +70,54 @@ func TestCalibrate(t *testing.T) {
 	cl2, _ := client.New(client.Options{BaseURL: quiet.URL, API: "chat", Model: "m", Timeout: 5 * time.Second})
 	if _, err := calibrate(context.Background(), cl2); err == nil || !strings.Contains(err.Error(), "no usage") {
 		t.Errorf("server without usage: %v", err)
+	}
+}
+
+// TestExampleSuitesRun runs every suite in suites/ on the simulator, with
+// its sweep cut to two short points (or a short capacity search), so the
+// examples stay runnable as the code changes.
+func TestExampleSuitesRun(t *testing.T) {
+	paths, err := filepath.Glob("../../suites/*.jsonnet")
+	if err != nil || len(paths) < 7 {
+		t.Fatalf("suites: %v %v", paths, err)
+	}
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			l, err := suite.LoadFile(path, suite.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sw := &l.Suite.Sweep
+			sw.Duration, sw.Warmup = suite.Duration(time.Second), suite.Duration(200*time.Millisecond)
+			if len(sw.Rates) > 2 {
+				sw.Rates = sw.Rates[:2]
+			}
+			if len(sw.Concurrencies) > 2 {
+				sw.Concurrencies = sw.Concurrencies[:2]
+			}
+			if sw.Kind == "capacity" {
+				sw.Min, sw.Max, sw.Precision = 1, 4, 0.5
+			}
+			// SLOs tied to a point that was cut are dropped.
+			var slos []suite.SLO
+			for _, s := range l.Suite.SLOs {
+				if (s.AtRate == 0 || slices.Contains(sw.Rates, s.AtRate)) && (s.AtConcurrency == 0 || slices.Contains(sw.Concurrencies, s.AtConcurrency)) {
+					slos = append(slos, s)
+				}
+			}
+			l.Suite.SLOs = slos
+			f, err := Run(context.Background(), l, Options{Version: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(f.Points) == 0 || f.Incomplete {
+				t.Fatalf("%d points, incomplete %v", len(f.Points), f.Incomplete)
+			}
+			for _, p := range f.Points {
+				if p.Requests.Sent == 0 || p.Requests.Failed > 0 {
+					t.Errorf("%s: requests %+v", p.Label, p.Requests)
+				}
+			}
+		})
 	}
 }

@@ -1,0 +1,26 @@
+// release-checklist: what a release must prove. Capacity is the highest
+// request rate at which every SLO holds, found by bisection; the cost per
+// million output tokens is reported at that rate. Run it before every
+// release and after every scale-up or config change.
+local b = import 'benchci.libsonnet';
+
+b.suite {
+  name: 'release-checklist',
+  description: 'Capacity under the release SLOs, and its cost',
+  target: b.target.sim('llama3-8b-h100'),
+  api: 'chat',
+  workload: {
+    input_tokens: b.dist.lognormal(median=400, sigma=0.8, min=8, max=6000),
+    output_tokens: b.dist.lognormal(median=180, sigma=0.6, min=8, max=1024),
+    arrival: b.arrival.poisson(),
+    seed: 11,
+  },
+  sweep: b.sweep.capacity(min=1, max=64, precision=0.1, duration='30s', warmup='5s'),
+  goodput: { ttft: '500ms', tpot: '50ms' },
+  slos: [
+    b.slo.p99('ttft', '<', '500ms'),
+    b.slo.p95('tpot', '<', '50ms'),
+    b.slo.rate('error_rate', '<', 0.01),
+  ],
+  cost: b.cost.gpu(usd_per_hour=2.49, gpus=1, watts=700, usd_per_kwh=0.12, ops_overhead_pct=10),
+}
