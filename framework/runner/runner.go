@@ -135,6 +135,8 @@ func run(ctx context.Context, l *suite.Loaded, opts Options, f *result.File) err
 	switch sw.Kind {
 	case "capacity":
 		return pr.capacity(ctx)
+	case "auto":
+		return pr.auto(ctx)
 	case "rate", "concurrency":
 	default:
 		return fmt.Errorf("suite %s: unknown sweep kind %q", s.Name, sw.Kind)
@@ -254,6 +256,61 @@ func (pr *pointRunner) run(ctx context.Context, ld load, info PointInfo) (*resul
 		pr.opts.Observer.PointFinished(info, last)
 	}
 	return last, nil
+}
+
+// auto runs a GuideLLM-style sweep: a synchronous point (one request at a
+// time) and a throughput point (MaxConcurrency in flight) bound what the
+// server can do; Points open-loop rates are then spread evenly between the
+// two throughputs, both ends included.
+func (pr *pointRunner) auto(ctx context.Context) error {
+	sw := pr.s.Sweep
+	limit := sw.MaxConcurrency
+	if limit == 0 {
+		limit = 256
+	}
+	sync, err := pr.run(ctx, load{mode: "concurrency", concurrency: 1}, PointInfo{Index: 0, Total: sw.Points + 2, Trial: 1})
+	if err != nil || ctx.Err() != nil {
+		return err
+	}
+	lo := sync.Throughput.Requests
+	top, err := pr.run(ctx, load{mode: "concurrency", concurrency: limit}, PointInfo{Index: 1, Total: sw.Points + 2, Trial: 1})
+	if err != nil || ctx.Err() != nil {
+		return err
+	}
+	hi := top.Throughput.Requests
+	if !(lo > 0) || !(hi > lo) {
+		return fmt.Errorf("suite %s: auto sweep: synchronous throughput %.3g req/s, maximum %.3g: no range to sweep", pr.s.Name, lo, hi)
+	}
+	for i := range sw.Points {
+		if ctx.Err() != nil {
+			return nil
+		}
+		rate := roundRate(lo + (hi-lo)*float64(i)/float64(sw.Points-1))
+		if _, err := pr.run(ctx, load{mode: "rate", rate: rate, arrivalStream: i}, PointInfo{Index: i + 2, Total: sw.Points + 2, Trial: 1}); err != nil {
+			return err
+		}
+	}
+	pr.f.Knee = sweep.Knee(rateOnly(pr.f.Points))
+	return nil
+}
+
+func rateOnly(ps []result.Point) []result.Point {
+	var out []result.Point
+	for _, p := range ps {
+		if p.Mode == "rate" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// roundRate keeps auto-sweep rates readable: 3 significant digits.
+func roundRate(r float64) float64 {
+	if r <= 0 {
+		return r
+	}
+	scale := math.Pow(10, math.Floor(math.Log10(r))-2)
+	return math.Round(r/scale) * scale
 }
 
 // capacity searches for the highest rate at which every SLO holds. Each

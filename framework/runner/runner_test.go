@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -119,5 +120,32 @@ func TestExampleSuitesRun(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestAutoSweep(t *testing.T) {
+	src := `local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'auto',
+  target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(20), arrival: b.arrival.constant() },
+  sweep: b.sweep.auto(points=3, duration='1s', warmup='200ms', max_concurrency=16),
+}`
+	l, err := suite.Load("auto.jsonnet", src, suite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Run(context.Background(), l, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Points) != 5 || f.Points[0].Concurrency != 1 || f.Points[1].Concurrency != 16 {
+		t.Fatalf("points %d: %+v", len(f.Points), f.Points)
+	}
+	lo, hi := f.Points[0].Throughput.Requests, f.Points[1].Throughput.Requests
+	rates := []float64{f.Points[2].Rate, f.Points[3].Rate, f.Points[4].Rate}
+	// The rates span the synchronous to the maximum throughput, evenly.
+	if !(lo < hi) || math.Abs(rates[0]-lo) > 0.01*lo || math.Abs(rates[2]-hi) > 0.01*hi || math.Abs(rates[1]-(lo+hi)/2) > 0.01*hi {
+		t.Errorf("sync %.1f, max %.1f req/s, rates %v", lo, hi, rates)
 	}
 }

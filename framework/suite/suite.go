@@ -131,17 +131,22 @@ type Prompts struct {
 
 // Sweep is the list of load points to run, in order.
 type Sweep struct {
-	// Kind is "rate" (open loop, requests/s), "concurrency" (closed loop)
-	// or "capacity" (a search for the highest rate meeting every SLO).
+	// Kind is "rate" (open loop, requests/s), "concurrency" (closed loop),
+	// "capacity" (a search for the highest rate meeting every SLO) or
+	// "auto" (GuideLLM-style: measure the synchronous and the maximum
+	// throughput, then Points rates evenly between them).
 	Kind  string    `json:"kind"`
 	Rates []float64 `json:"rates,omitempty"`
 	// Min, Max and Precision bound a capacity search: it bisects the rate
 	// (geometrically) until the passing and failing rates are within
 	// Precision (relative) of each other.
-	Min           float64 `json:"min,omitempty"`
-	Max           float64 `json:"max,omitempty"`
-	Precision     float64 `json:"precision,omitempty"`
-	Concurrencies []int   `json:"concurrencies,omitempty"`
+	Min       float64 `json:"min,omitempty"`
+	Max       float64 `json:"max,omitempty"`
+	Precision float64 `json:"precision,omitempty"`
+	// Points is the number of rates an auto sweep spreads (default 8);
+	// its throughput probe runs at MaxConcurrency (default 256) in flight.
+	Points        int   `json:"points,omitempty"`
+	Concurrencies []int `json:"concurrencies,omitempty"`
 	// Duration is the measured window of each point; Warmup runs before it.
 	Duration Duration `json:"duration"`
 	Warmup   Duration `json:"warmup"`

@@ -292,12 +292,19 @@ func validateSweep(sw *Sweep) []*FieldError {
 		if !(sw.Precision > 0 && sw.Precision < 1) {
 			bad("precision", "must be a fraction between 0 and 1 (0.05 for 5%%), got %v", sw.Precision)
 		}
+	case "auto":
+		if sw.Points == 0 {
+			sw.Points = 8
+		}
+		if sw.Points < 2 {
+			bad("points", "must be at least 2, got %d", sw.Points)
+		}
 	case "":
 		if len(errs) == 0 {
-			errs = append(errs, &FieldError{Path: "sweep", Msg: "required: b.sweep.rates([...]), b.sweep.concurrency([...]) or b.sweep.capacity(min, max)"})
+			errs = append(errs, &FieldError{Path: "sweep", Msg: "required: b.sweep.rates([...]), b.sweep.concurrency([...]), b.sweep.capacity(min, max) or b.sweep.auto()"})
 		}
 	default:
-		bad("kind", "unknown sweep kind %q (known: rate, concurrency, capacity)", sw.Kind)
+		bad("kind", "unknown sweep kind %q (known: rate, concurrency, capacity, auto)", sw.Kind)
 	}
 	if sw.Duration < 0 {
 		bad("duration", "must not be negative")
@@ -344,8 +351,8 @@ func validateSLO(path string, slo SLO, sw *Sweep) []*FieldError {
 	if !slices.Contains(Ops, slo.Op) {
 		bad("op", "unknown operator %q (known: %s)", slo.Op, strings.Join(Ops, " "))
 	}
-	if slo.AtRate != 0 && sw.Kind == "capacity" {
-		bad("at_rate", "a capacity search asserts SLOs at every rate it probes; drop at_rate")
+	if slo.AtRate != 0 && (sw.Kind == "capacity" || sw.Kind == "auto") {
+		bad("at_rate", "a %s sweep chooses its own rates; drop at_rate", sw.Kind)
 	} else if slo.AtRate != 0 && !slices.Contains(sw.Rates, slo.AtRate) {
 		bad("at_rate", "%v is not one of the sweep's rates %v", slo.AtRate, sw.Rates)
 	}

@@ -80,6 +80,12 @@
     // capacity: find the highest request rate in [min, max] at which every
     // SLO holds, by geometric bisection until the bracket is within
     // `precision` (a fraction). Each probe is a point of `duration`.
+    // auto: as GuideLLM's sweep, measure the synchronous throughput (one
+    // request at a time) and the maximum (max_concurrency in flight), then
+    // run `points` rates evenly spread between them.
+    auto(points=8, duration='30s', warmup='5s', max_concurrency=256):: {
+      kind: 'auto', points: points, duration: duration, warmup: warmup, max_concurrency: max_concurrency,
+    },
     capacity(min, max, precision=0.05, duration='30s', warmup='5s', max_concurrency=null):: {
       kind: 'capacity', min: min, max: max, precision: precision, duration: duration, warmup: warmup,
       max_concurrency: max_concurrency,
