@@ -116,25 +116,46 @@ func New(opts Options) (*Client, error) {
 // CloseIdle closes idle connections.
 func (c *Client) CloseIdle() { c.http.CloseIdleConnections() }
 
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// BodyMessages builds the body of a streaming request whose prompt is a
+// conversation; completions get the messages' contents joined by blank
+// lines.
+func (c *Client) BodyMessages(msgs []Message, maxTokens int) ([]byte, error) {
+	if c.opts.API == "chat" {
+		return c.body(msgs, "", maxTokens)
+	}
+	parts := make([]string, len(msgs))
+	for i, m := range msgs {
+		parts[i] = m.Content
+	}
+	return c.body(nil, strings.Join(parts, "\n\n"), maxTokens)
+}
+
 // Body builds the JSON body of a streaming request for prompt and maxTokens;
 // system, when not empty, goes first as a system message (chat) or before
 // the prompt (completions). Bodies are built off the timed path.
 func (c *Client) Body(system, prompt string, maxTokens int) ([]byte, error) {
+	var msgs []Message
+	if system != "" {
+		msgs = append(msgs, Message{"system", system})
+	}
+	return c.BodyMessages(append(msgs, Message{"user", prompt}), maxTokens)
+}
+
+func (c *Client) body(msgs []Message, prompt string, maxTokens int) ([]byte, error) {
 	m := make(map[string]any, 8+len(c.opts.Extra))
 	for k, v := range c.opts.Extra {
 		m[k] = v
 	}
 	m["model"] = c.opts.Model
 	if c.opts.API == "chat" {
-		msgs := make([]map[string]string, 0, 2)
-		if system != "" {
-			msgs = append(msgs, map[string]string{"role": "system", "content": system})
-		}
-		m["messages"] = append(msgs, map[string]string{"role": "user", "content": prompt})
+		m["messages"] = msgs
 	} else {
-		if system != "" {
-			prompt = system + "\n\n" + prompt
-		}
 		m["prompt"] = prompt
 	}
 	m["max_tokens"] = maxTokens

@@ -221,7 +221,7 @@ func TestBody(t *testing.T) {
 		ignoreEOS bool
 		want      string
 	}{
-		{"chat", true, `{"ignore_eos":true,"max_tokens":7,"messages":[{"content":"hi there","role":"user"}],"min_tokens":7,"model":"m","stream":true,"stream_options":{"include_usage":true},"temperature":0}`},
+		{"chat", true, `{"ignore_eos":true,"max_tokens":7,"messages":[{"role":"user","content":"hi there"}],"min_tokens":7,"model":"m","stream":true,"stream_options":{"include_usage":true},"temperature":0}`},
 		{"completions", false, `{"max_tokens":7,"model":"m","prompt":"hi there","stream":true,"stream_options":{"include_usage":true},"temperature":0}`},
 	}
 	for _, tt := range tests {
@@ -260,7 +260,7 @@ func TestBodySystem(t *testing.T) {
 	t.Parallel()
 	chat, _ := New(Options{API: "chat", Model: "m"})
 	got, _ := chat.Body("be brief", "hi", 3)
-	if !strings.Contains(string(got), `"messages":[{"content":"be brief","role":"system"},{"content":"hi","role":"user"}]`) {
+	if !strings.Contains(string(got), `"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}]`) {
 		t.Errorf("chat body %s", got)
 	}
 	comp, _ := New(Options{API: "completions", Model: "m"})

@@ -27,6 +27,10 @@ type Doer interface {
 type Item struct {
 	Body                  []byte
 	WantInput, WantOutput int
+	// FollowUps are later turns of the same session, each sent Think after
+	// the previous turn's reply; a failed turn ends its session.
+	FollowUps []Item
+	Think     time.Duration
 }
 
 // Source yields the requests to send, in order. It is called from one
@@ -143,18 +147,35 @@ func newCollector(rec *metrics.Recorder, cfg Config) *collector {
 	return c
 }
 
-// send runs one request and hands its sample to the collector.
+// send runs one request, and its session's later turns, handing each
+// sample to the collector. Later turns are scheduled by the reply before
+// them, not by the arrival process: their intended time is the end of the
+// think time.
 func (c *collector) send(ctx context.Context, d Doer, it Item, scheduled time.Time, warmup bool) {
+	if !c.sendOne(ctx, d, it, scheduled, warmup) {
+		return
+	}
+	for _, next := range it.FollowUps {
+		at := time.Now().Add(it.Think)
+		if !clock.SleepUntil(ctx, at, 0) || !c.sendOne(ctx, d, next, at, warmup) {
+			return
+		}
+	}
+}
+
+func (c *collector) sendOne(ctx context.Context, d Doer, it Item, scheduled time.Time, warmup bool) bool {
 	res := c.pool.Get().(*client.Result)
 	c.prog.Sent.Add(1)
 	c.prog.InFlight.Add(1)
 	d.Do(ctx, it.Body, "benchci-"+strconv.FormatInt(c.ids.Add(1), 10), res)
 	c.prog.InFlight.Add(-1)
 	c.prog.Done.Add(1)
-	if !res.OK() && res.Err != client.ErrCanceled {
+	ok := res.OK()
+	if !ok && res.Err != client.ErrCanceled {
 		c.prog.Failed.Add(1)
 	}
 	c.results <- metrics.Sample{Result: res, Scheduled: scheduled, Warmup: warmup, WantInput: it.WantInput, WantOutput: it.WantOutput}
+	return ok
 }
 
 // finish waits for the recorder and summarizes, unless building requests

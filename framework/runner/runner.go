@@ -354,14 +354,31 @@ func source(s *suite.Suite, cl *client.Client, srcs workload.Sources) (loadgen.S
 	if err != nil {
 		return nil, err
 	}
-	return func() (loadgen.Item, error) {
-		r := gen.Next()
-		body, err := cl.Body(r.System, r.Prompt, r.OutputTokens)
+	return func() (loadgen.Item, error) { return item(cl, gen.Next()) }, nil
+}
+
+// item builds the bodies of a request and of its session's later turns.
+func item(cl *client.Client, r workload.Request) (loadgen.Item, error) {
+	var msgs []client.Message
+	if r.System != "" {
+		msgs = append(msgs, client.Message{Role: "system", Content: r.System})
+	}
+	for _, m := range r.History {
+		msgs = append(msgs, client.Message{Role: m.Role, Content: m.Content})
+	}
+	body, err := cl.BodyMessages(append(msgs, client.Message{Role: "user", Content: r.Prompt}), r.OutputTokens)
+	if err != nil {
+		return loadgen.Item{}, err
+	}
+	it := loadgen.Item{Body: body, WantInput: r.InputTokens, WantOutput: r.OutputTokens, Think: r.Think}
+	for _, f := range r.FollowUps {
+		next, err := item(cl, f)
 		if err != nil {
 			return loadgen.Item{}, err
 		}
-		return loadgen.Item{Body: body, WantInput: r.InputTokens, WantOutput: r.OutputTokens}, nil
-	}, nil
+		it.FollowUps = append(it.FollowUps, next)
+	}
+	return it, nil
 }
 
 // Calibration probe sizes, in words.

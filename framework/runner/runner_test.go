@@ -84,6 +84,7 @@ func TestExampleSuitesRun(t *testing.T) {
 	}
 	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
+			t.Parallel() // no timing is asserted: a smoke test
 			l, err := suite.LoadFile(path, suite.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -99,6 +100,11 @@ func TestExampleSuitesRun(t *testing.T) {
 			if sw.Kind == "capacity" {
 				sw.Min, sw.Max, sw.Precision = 1, 4, 0.5
 			}
+			// Long enough for a few requests at the lowest rate.
+			for _, r := range sw.Rates {
+				sw.Duration = max(sw.Duration, suite.Duration(float64(3*time.Second)/r))
+			}
+			l.Suite.Workload.Prompts.ThinkTime = suite.Duration(100 * time.Millisecond)
 			// SLOs tied to a point that was cut are dropped.
 			var slos []suite.SLO
 			for _, s := range l.Suite.SLOs {

@@ -114,6 +114,7 @@ type Arrival struct {
 // Prompts says how prompt text is made.
 type Prompts struct {
 	// Kind is synthetic (random common words; input_tokens sets the length),
+	// multi_turn (sessions of synthetic turns),
 	// shared_prefix (one of Prefixes system prompts of PrefixTokens tokens,
 	// then a synthetic user prompt), sharegpt (a ShareGPT JSON file: first
 	// human turn as prompt, first reply's length as output) or jsonl
@@ -121,6 +122,12 @@ type Prompts struct {
 	Kind         string `json:"kind"`
 	Prefixes     int    `json:"prefixes,omitempty"`
 	PrefixTokens int    `json:"prefix_tokens,omitempty"`
+	// Turns and ThinkTime shape multi_turn sessions: each arrival starts a
+	// chat of Turns requests, each sent ThinkTime after the previous reply
+	// and carrying the whole history (input_tokens and output_tokens size
+	// every turn's new message and reply).
+	Turns     int      `json:"turns,omitempty"`
+	ThinkTime Duration `json:"think_time,omitempty"`
 	// Path is the dataset file, relative to the suite.
 	Path string `json:"path,omitempty"`
 	// Calibrate measures, before the run, how many tokens the target counts

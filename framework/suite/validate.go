@@ -102,12 +102,19 @@ func validate(s *Suite) []*FieldError {
 		if pr.PrefixTokens < 1 {
 			bad("workload.prompts.prefix_tokens", "must be at least 1, got %d", pr.PrefixTokens)
 		}
+	case "multi_turn":
+		if pr.Turns < 2 {
+			bad("workload.prompts.turns", "must be at least 2, got %d", pr.Turns)
+		}
+		if pr.ThinkTime < 0 {
+			bad("workload.prompts.think_time", "must not be negative")
+		}
 	case "sharegpt", "jsonl":
 		if pr.Path == "" {
 			bad("workload.prompts.path", "required: the dataset file")
 		}
 	default:
-		bad("workload.prompts.kind", "unknown prompt source %q (known: synthetic, shared_prefix, sharegpt, jsonl)", pr.Kind)
+		bad("workload.prompts.kind", "unknown prompt source %q (known: synthetic, shared_prefix, multi_turn, sharegpt, jsonl)", pr.Kind)
 	}
 
 	errs = append(errs, validateSweep(&s.Sweep)...)

@@ -3,6 +3,7 @@ package workload
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/benchci/benchci/framework/suite"
 )
@@ -128,5 +129,41 @@ func TestGeneratorSources(t *testing.T) {
 	// A dataset without output lengths needs a distribution.
 	if _, err := NewGenerator(suite.Workload{Prompts: suite.Prompts{Kind: "jsonl"}}, Sources{Dataset: &Dataset{Entries: []DatasetEntry{{Prompt: "x"}}}}); err == nil {
 		t.Error("a dataset without output lengths and no output_tokens accepted")
+	}
+}
+
+func TestGeneratorMultiTurn(t *testing.T) {
+	t.Parallel()
+	w := suite.Workload{InputTokens: suite.Dist{Kind: "fixed", Value: 10}, OutputTokens: suite.Dist{Kind: "fixed", Value: 20},
+		Prompts: suite.Prompts{Kind: "multi_turn", Turns: 3, ThinkTime: suite.Duration(2 * time.Second)}, Seed: 1}
+	g, err := NewGenerator(w, Sources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := g.Next()
+	if len(s.FollowUps) != 2 || s.Think != 2*time.Second || len(s.History) != 0 {
+		t.Fatalf("session head %+v", s)
+	}
+	turns := append([]Request{s}, s.FollowUps...)
+	for k, turn := range turns {
+		// Turn k carries k user messages and k replies before its own.
+		if len(turn.History) != 2*k {
+			t.Errorf("turn %d has %d history messages, want %d", k, len(turn.History), 2*k)
+		}
+		// Its prompt is the whole history: k x (10 + 20) + 10 tokens.
+		if want := 30*k + 10; turn.InputTokens != want {
+			t.Errorf("turn %d input %d, want %d", k, turn.InputTokens, want)
+		}
+		for i, m := range turn.History {
+			if want := []string{"user", "assistant"}[i%2]; m.Role != want {
+				t.Errorf("turn %d history %d role %q", k, i, m.Role)
+			}
+		}
+	}
+	if turns[2].History[2].Content != turns[1].Prompt {
+		t.Error("a later turn's history does not hold the earlier turn's prompt")
+	}
+	if g.Next().Index != 1 {
+		t.Error("a session counts as one request of the sequence")
 	}
 }

@@ -3,6 +3,8 @@ package workload
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"time"
 
 	"github.com/benchci/benchci/framework/internal/words"
 	"github.com/benchci/benchci/framework/suite"
@@ -21,6 +23,18 @@ type Request struct {
 	// prompt (completions).
 	System string
 	Prompt string
+	// History holds a session's earlier turns, oldest first: user and
+	// assistant messages in turn.
+	History []Message
+	// FollowUps are the session's later turns, each sent Think after the
+	// previous one's reply.
+	FollowUps []Request
+	Think     time.Duration
+}
+
+// Message is one chat message.
+type Message struct {
+	Role, Content string
 }
 
 // Calibration maps a token target to the number of synthetic words that
@@ -156,11 +170,42 @@ func (g *Generator) Next() Request {
 		r.System = g.prefixes[g.pick.IntN(len(g.prefixes))]
 		r.Prompt = Prompt(g.cal.Words(r.InputTokens, true), g.prompts)
 		r.InputTokens += g.w.Prompts.PrefixTokens
+	case g.w.Prompts.Kind == "multi_turn":
+		r = g.session(r)
 	default:
 		r.Prompt = Prompt(g.cal.Words(r.InputTokens, true), g.prompts)
 	}
 	g.next++
 	return r
+}
+
+// session builds a multi-turn chat from its first turn's lengths: every
+// turn adds a user message of its own input length, and the reply to it
+// is represented in later turns' history by synthetic text of the reply's
+// length, as a client replaying a conversation would send. InputTokens of
+// a turn is the whole history's.
+func (g *Generator) session(first Request) Request {
+	turns := make([]Request, g.w.Prompts.Turns)
+	var history []Message
+	total := 0
+	for k := range turns {
+		t := first
+		if k > 0 {
+			t = Request{Index: first.Index, InputTokens: g.in.Sample(), OutputTokens: g.out.Sample()}
+		}
+		user := Prompt(g.cal.Words(t.InputTokens, k == 0), g.prompts)
+		total += t.InputTokens
+		t.InputTokens = total
+		t.Prompt = user
+		t.History = slices.Clone(history)
+		history = append(history, Message{"user", user}, Message{"assistant", Prompt(g.cal.Words(t.OutputTokens, false), g.prompts)})
+		total += t.OutputTokens
+		turns[k] = t
+	}
+	head := turns[0]
+	head.FollowUps = turns[1:]
+	head.Think = g.w.Prompts.ThinkTime.D()
+	return head
 }
 
 // ArrivalSource returns the seeded source for a point's arrival timeline.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -97,10 +98,10 @@ func TestGeneratorIsReproducible(t *testing.T) {
 	differs := false
 	for range 100 {
 		ra, rb, rc := a.Next(), b.Next(), c.Next()
-		if ra != rb {
+		if !reflect.DeepEqual(ra, rb) {
 			t.Fatalf("same seed, different requests: %+v vs %+v", ra, rb)
 		}
-		if ra != rc {
+		if !reflect.DeepEqual(ra, rc) {
 			differs = true
 		}
 		if got := len(strings.Fields(ra.Prompt)); got != ra.InputTokens {

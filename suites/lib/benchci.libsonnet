@@ -61,6 +61,11 @@
     // exercise prefix caching (agents, RAG with fixed instructions).
     shared_prefix(prefixes, prefix_tokens, calibrate=true)::
       { kind: 'shared_prefix', prefixes: prefixes, prefix_tokens: prefix_tokens, calibrate: calibrate },
+    // multi_turn: each arrival starts a chat session of `turns` requests;
+    // each turn goes think_time after the previous reply and carries the
+    // whole history, so prompts grow turn by turn.
+    multi_turn(turns, think_time='5s', calibrate=true)::
+      { kind: 'multi_turn', turns: turns, think_time: think_time, calibrate: calibrate },
     // sharegpt: a ShareGPT JSON file (first human turn as the prompt, the
     // first reply's length as the output length), relative to the suite.
     sharegpt(path):: { kind: 'sharegpt', path: path, calibrate: false },
