@@ -76,7 +76,7 @@ type Workload struct {
 
 // Dist is a distribution of token counts. Which fields apply depends on Kind.
 type Dist struct {
-	// Kind is fixed, uniform, normal, lognormal or empirical.
+	// Kind is fixed, uniform, normal, lognormal, empirical or file.
 	Kind   string  `json:"kind"`
 	Value  float64 `json:"value,omitempty"`  // fixed
 	Mean   float64 `json:"mean,omitempty"`   // normal
@@ -86,9 +86,14 @@ type Dist struct {
 	// Min and Max clip samples (uniform: the range itself).
 	Min float64 `json:"min,omitempty"`
 	Max float64 `json:"max,omitempty"`
-	// Values and Weights give an empirical distribution.
+	// Values and Weights give an empirical distribution (a histogram when
+	// weighted).
 	Values  []float64 `json:"values,omitempty"`
 	Weights []float64 `json:"weights,omitempty"`
+	// Path and Field draw from recorded lengths: the numeric Field of every
+	// line of a JSONL file (kind "file"), relative to the suite.
+	Path  string `json:"path,omitempty"`
+	Field string `json:"field,omitempty"`
 }
 
 // Arrival is the process that spaces open-loop requests. The sweep's rate
@@ -204,5 +209,7 @@ func (s *Suite) dataFiles() []dataFile {
 	return []dataFile{
 		{"workload.arrival.path", &s.Workload.Arrival.Path},
 		{"workload.prompts.path", &s.Workload.Prompts.Path},
+		{"workload.input_tokens.path", &s.Workload.InputTokens.Path},
+		{"workload.output_tokens.path", &s.Workload.OutputTokens.Path},
 	}
 }

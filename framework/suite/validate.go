@@ -210,8 +210,15 @@ func validateDist(path string, d Dist, atLeast float64) []*FieldError {
 		if len(d.Weights) != 0 && sum == 0 {
 			bad("weights", "must not all be zero")
 		}
+	case "file":
+		if d.Path == "" {
+			bad("path", "required: a JSONL file of recorded lengths")
+		}
+		if d.Field == "" {
+			bad("field", "required: the field holding the length, e.g. \"input_tokens\"")
+		}
 	default:
-		bad("kind", "unknown distribution %q (known: fixed, uniform, normal, lognormal, empirical)", d.Kind)
+		bad("kind", "unknown distribution %q (known: fixed, uniform, normal, lognormal, empirical, file)", d.Kind)
 	}
 	if d.Kind != "uniform" {
 		if d.Min < 0 {

@@ -3,9 +3,13 @@
 package workload
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"sort"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -41,6 +45,12 @@ func NewLength(d suite.Dist, src rand.Source) (Length, error) {
 		draw = n.Rand
 	case "empirical":
 		draw = empirical(d.Values, d.Weights, rand.New(src))
+	case "file":
+		values, err := lengthsFromFile(d.Path, d.Field)
+		if err != nil {
+			return nil, err
+		}
+		draw = empirical(values, nil, rand.New(src))
 	default:
 		return nil, fmt.Errorf("unknown distribution %q", d.Kind)
 	}
@@ -81,4 +91,38 @@ func empirical(values, weights []float64, r *rand.Rand) func() float64 {
 		}
 		return values[i]
 	}
+}
+
+// lengthsFromFile reads the numeric field of every JSONL line of path.
+func lengthsFromFile(path, field string) ([]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("lengths: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var out []float64
+	for line := 1; sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("lengths %s:%d: %v", path, line, err)
+		}
+		v, ok := m[field].(float64)
+		if !ok || v < 1 || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("lengths %s:%d: %s is %v, want a length of at least 1", path, line, field, m[field])
+		}
+		out = append(out, v)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("lengths %s: %w", path, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("lengths %s: no lines", path)
+	}
+	return out, nil
 }

@@ -61,6 +61,8 @@ func TestLengthDistributions(t *testing.T) {
 		// Lognormal: median e^mu, mean e^(mu + sigma^2/2).
 		{"lognormal", suite.Dist{Kind: "lognormal", Median: 512, Sigma: 0.5}, 512 * math.Exp(0.125), math.NaN(), 512, 1, math.Inf(1)},
 		{"empirical weighted", suite.Dist{Kind: "empirical", Values: []float64{10, 20, 30}, Weights: []float64{1, 2, 1}}, 20, math.Sqrt(50), 20, 10, 30},
+		// The trace's output lengths: 32, 64 and 128 drawn uniformly.
+		{"file", suite.Dist{Kind: "file", Path: "../../suites/data/trace-mini.jsonl", Field: "output_tokens"}, math.NaN(), math.NaN(), math.NaN(), 32, 128},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -32,7 +32,11 @@
     uniform(min, max):: { kind: 'uniform', min: min, max: max },
     normal(mean, stddev, min=null, max=null):: { kind: 'normal', mean: mean, stddev: stddev, min: min, max: max },
     lognormal(median, sigma, min=null, max=null):: { kind: 'lognormal', median: median, sigma: sigma, min: min, max: max },
+    // empirical: draw from values (weighted: a histogram of bins).
     empirical(values, weights=null):: { kind: 'empirical', values: values, weights: weights },
+    // file: draw from recorded lengths, the numeric `field` of every line
+    // of a JSONL file (e.g. a trace or a gateway log), relative to the suite.
+    file(path, field, min=null, max=null):: { kind: 'file', path: path, field: field, min: min, max: max },
   },
 
   // arrival: how open-loop requests are spaced. The sweep's rate is the
