@@ -285,7 +285,7 @@ func (pr *pointRunner) auto(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		rate := roundRate(lo + (hi-lo)*float64(i)/float64(sw.Points-1))
+		rate := sweep.RoundRate(lo + (hi-lo)*float64(i)/float64(sw.Points-1))
 		if _, err := pr.run(ctx, load{mode: "rate", rate: rate, arrivalStream: i}, PointInfo{Index: i + 2, Total: sw.Points + 2, Trial: 1}); err != nil {
 			return err
 		}
@@ -302,15 +302,6 @@ func rateOnly(ps []result.Point) []result.Point {
 		}
 	}
 	return out
-}
-
-// roundRate keeps auto-sweep rates readable: 3 significant digits.
-func roundRate(r float64) float64 {
-	if r <= 0 {
-		return r
-	}
-	scale := math.Pow(10, math.Floor(math.Log10(r))-2)
-	return math.Round(r/scale) * scale
 }
 
 // capacity searches for the highest rate at which every SLO holds. Each

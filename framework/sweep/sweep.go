@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 
 	"github.com/benchci/benchci/framework/result"
 )
@@ -89,7 +90,7 @@ func Search(ctx context.Context, min, max, precision float64, probe Probe) (*res
 		if ctx.Err() != nil {
 			break
 		}
-		mid := roundRate(math.Sqrt(lo * hi))
+		mid := RoundRate(math.Sqrt(lo * hi))
 		if mid <= lo || mid >= hi {
 			break // the rounding cannot split the bracket further
 		}
@@ -107,12 +108,14 @@ func Search(ctx context.Context, min, max, precision float64, probe Probe) (*res
 	return c, nil
 }
 
-// roundRate keeps probe rates readable (3 significant digits), so point
+// RoundRate keeps chosen rates readable (3 significant digits), so point
 // labels are short and the same search probes the same rates every run.
-func roundRate(r float64) float64 {
-	if r <= 0 {
+// It rounds through the decimal form: scaling by a power of ten would leave
+// binary noise such as 20.700000000000003.
+func RoundRate(r float64) float64 {
+	v, err := strconv.ParseFloat(strconv.FormatFloat(r, 'g', 3, 64), 64)
+	if err != nil || r <= 0 {
 		return r
 	}
-	scale := math.Pow(10, math.Floor(math.Log10(r))-2)
-	return math.Round(r/scale) * scale
+	return v
 }

@@ -78,9 +78,9 @@ func TestSearch(t *testing.T) {
 
 func TestRoundRate(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[float64]float64{16: 16, math.Sqrt(2): 1.41, 1234.5: 1230, 0.012345: 0.0123} {
-		if got := roundRate(in); math.Abs(got-want) > 1e-12 {
-			t.Errorf("roundRate(%v) = %v, want %v", in, got, want)
+	for in, want := range map[float64]string{16: "16", math.Sqrt(2): "1.41", 1234.5: "1230", 0.012345: "0.0123", math.Sqrt(19 * 22.6): "20.7"} {
+		if got := strconv.FormatFloat(RoundRate(in), 'g', -1, 64); got != want {
+			t.Errorf("RoundRate(%v) = %s, want %s", in, got, want)
 		}
 	}
 }
