@@ -21,6 +21,7 @@ import (
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/sweep"
 	"github.com/benchci/benchci/framework/target"
+	"github.com/benchci/benchci/framework/tokenizer"
 	"github.com/benchci/benchci/framework/workload"
 )
 
@@ -87,7 +88,16 @@ func run(ctx context.Context, l *suite.Loaded, opts Options, f *result.File) err
 	defer tg.Close()
 	f.Target = tg.Info
 
+	tokName := s.Tokenizer
+	if tokName == "" {
+		tokName = "words"
+	}
+	tok, err := tokenizer.Get(tokName)
+	if err != nil {
+		return fmt.Errorf("suite %s: %w", s.Name, err)
+	}
 	cl, err := client.New(client.Options{
+		Counter:   tok,
 		BaseURL:   tg.Info.URL,
 		API:       s.API,
 		Model:     tg.Info.Model,
@@ -117,6 +127,13 @@ func run(ctx context.Context, l *suite.Loaded, opts Options, f *result.File) err
 	}
 	if k := s.Workload.Prompts.Kind; s.Workload.Prompts.Calibrate && (k == "synthetic" || k == "shared_prefix") {
 		cal, err := calibrate(ctx, cl)
+		if err != nil && tokName != "words" {
+			// No usage from the server: size prompts with the suite's
+			// tokenizer instead, which cannot see the chat template.
+			cal = calibrateOffline(tok)
+			cal.Note = err.Error() + "; sized with tokenizer " + tokName + " instead (chat template tokens not included)"
+			err = nil
+		}
 		f.Calibration = &cal
 		if err != nil {
 			f.Calibration.Note = err.Error()
@@ -370,6 +387,18 @@ func item(cl *client.Client, r workload.Request) (loadgen.Item, error) {
 		it.FollowUps = append(it.FollowUps, next)
 	}
 	return it, nil
+}
+
+// calibrateOffline fits the same line as calibrate with a local tokenizer.
+func calibrateOffline(tok tokenizer.Counter) result.Calibration {
+	r := rand.New(rand.NewPCG(0xca11b, 1))
+	small := tok.Count(workload.Prompt(calibrateSmall, r))
+	large := tok.Count(workload.Prompt(calibrateLarge, r))
+	tpw := float64(large-small) / float64(calibrateLarge-calibrateSmall)
+	if tpw <= 0 {
+		return result.Calibration{TokensPerWord: 1}
+	}
+	return result.Calibration{Overhead: float64(small) - tpw*calibrateSmall, TokensPerWord: tpw}
 }
 
 // Calibration probe sizes, in words.

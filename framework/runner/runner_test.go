@@ -11,12 +11,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/benchci/benchci/framework/client"
 	"github.com/benchci/benchci/framework/internal/words"
 	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/framework/tokenizer"
 	"github.com/benchci/benchci/framework/workload"
 )
 
@@ -153,5 +155,62 @@ b.suite {
 	// The rates span the synchronous to the maximum throughput, evenly.
 	if !(lo < hi) || math.Abs(rates[0]-lo) > 0.01*lo || math.Abs(rates[2]-hi) > 0.01*hi || math.Abs(rates[1]-(lo+hi)/2) > 0.01*hi {
 		t.Errorf("sync %.1f, max %.1f req/s, rates %v", lo, hi, rates)
+	}
+}
+
+// TestOfflineTokenizer runs against a server that reports no usage: the
+// suite's tokenizer sizes the prompts and counts the output.
+func TestOfflineTokenizer(t *testing.T) {
+	var mu sync.Mutex
+	var prompts []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct{ Content string } `json:"messages"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		mu.Lock()
+		prompts = append(prompts, req.Messages[len(req.Messages)-1].Content)
+		mu.Unlock()
+		io.WriteString(w, `data: {"choices":[{"delta":{"content":"hello world"}}]}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	src := fmt.Sprintf(`local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'offline',
+  target: b.target.url('%s', model='m'),
+  tokenizer: 'cl100k_base',
+  workload: { input_tokens: b.dist.fixed(300), output_tokens: b.dist.fixed(2) },
+  sweep: b.sweep.concurrency([2], requests=10, warmup='0s', duration='0s'),
+}`, srv.URL)
+	l, err := suite.Load("offline.jsonnet", src, suite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Run(context.Background(), l, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Calibration == nil || !strings.Contains(f.Calibration.Note, "cl100k_base") {
+		t.Fatalf("calibration %+v", f.Calibration)
+	}
+	tok, _ := tokenizer.Get("cl100k_base")
+	mu.Lock()
+	defer mu.Unlock()
+	checked := 0
+	for _, p := range prompts {
+		if n := tok.Count(p); len(strings.Fields(p)) > 100 { // the benchmark's prompts, not preflight/probes
+			checked++
+			if n < 294 || n > 306 {
+				t.Errorf("prompt of %d cl100k tokens, want 300 ±2%%", n)
+			}
+		}
+	}
+	if checked < 10 {
+		t.Errorf("checked %d prompts", checked)
+	}
+	// "hello world" is 2 tokens in cl100k_base: the output counts match the request.
+	p := f.Points[0]
+	if p.Tokens.Source["counted"] != p.Requests.Completed || p.Tokens.OutputMismatch != 0 {
+		t.Errorf("tokens %+v", p.Tokens)
 	}
 }

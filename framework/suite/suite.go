@@ -25,6 +25,10 @@ type Suite struct {
 	Cost      *Cost             `json:"cost,omitempty"`
 	// Trials repeats each sweep point so that comparisons can test significance.
 	Trials int `json:"trials"`
+	// Tokenizer counts tokens when the server reports no usage: "words"
+	// (default) or a tiktoken encoding such as "cl100k_base". It also sizes
+	// synthetic prompts when the server cannot be calibrated.
+	Tokenizer string `json:"tokenizer,omitempty"`
 }
 
 // Target says where requests go.

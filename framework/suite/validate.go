@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/benchci/benchci/framework/sim"
+	"github.com/benchci/benchci/framework/tokenizer"
 )
 
 // Default returns a suite holding every default; decoding writes the user's
@@ -147,6 +148,9 @@ func validate(s *Suite) []*FieldError {
 		if c.GPUs < 1 {
 			bad("cost.gpus", "must be at least 1, got %d", c.GPUs)
 		}
+	}
+	if s.Tokenizer != "" && !slices.Contains(tokenizer.Names, s.Tokenizer) {
+		bad("tokenizer", "unknown tokenizer %q (known: %s)", s.Tokenizer, strings.Join(tokenizer.Names, ", "))
 	}
 	if s.Trials < 1 {
 		bad("trials", "must be at least 1, got %d", s.Trials)

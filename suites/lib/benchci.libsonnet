@@ -7,7 +7,9 @@
 // reports problems with the file:line where the field was written.
 {
   // suite is the base object suites extend; defaults live in the binary so
-  // that suites written as plain JSON get them too.
+  // that suites written as plain JSON get them too. A suite may set
+  // tokenizer: 'cl100k_base' (or o200k_base, p50k_base, r50k_base; default
+  // 'words') to count tokens offline when the server reports no usage.
   suite:: {},
 
   target:: {
