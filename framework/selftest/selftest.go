@@ -95,11 +95,21 @@ func ClientOverhead(ctx context.Context, concurrency int, d time.Duration) (Over
 		return Overhead{}, err
 	}
 	defer t.cl.CloseIdle()
-	body, err := t.cl.Body("", prompt(64), 32)
-	if err != nil {
-		return Overhead{}, err
+	// Output lengths vary (16 to 48 tokens) so that streams finish at
+	// different steps: identical requests in a closed loop would all end,
+	// and all send their next request, in the same instant, and measure
+	// that burst instead of the client.
+	bodies := make([][]byte, 33)
+	for i := range bodies {
+		if bodies[i], err = t.cl.Body("", prompt(64), 16+i); err != nil {
+			return Overhead{}, err
+		}
 	}
-	src := func() (loadgen.Item, error) { return loadgen.Item{Body: body, WantInput: 64, WantOutput: 32}, nil }
+	n := 0
+	src := func() (loadgen.Item, error) {
+		n++
+		return loadgen.Item{Body: bodies[(n*7)%len(bodies)], WantInput: 64}, nil
+	}
 	out, err := loadgen.Run(ctx, t, loadgen.Config{Mode: "concurrency", Concurrency: concurrency, Warmup: d / 5, Duration: d}, src)
 	if err != nil {
 		return Overhead{}, err
