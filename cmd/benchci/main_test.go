@@ -199,3 +199,24 @@ func TestSimCommandRejectsUnknownProfile(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, stderr)
 	}
 }
+
+// TestOverallTimeout: --timeout ends a run like Ctrl-C, results kept.
+func TestOverallTimeout(t *testing.T) {
+	dir := t.TempDir()
+	path := writeSuite(t, dir, "deadline", `
+  target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(50) },
+  sweep: b.sweep.rates([5], duration='60s', warmup='0s'),`)
+	start := time.Now()
+	code, _, stderr := runCLI(t, context.Background(), "run", "--timeout", "1s", "--results", dir, "--progress=false", path)
+	if code != 2 || !strings.Contains(stderr, "--timeout 1s reached") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("took %v", took)
+	}
+	f, err := result.Read(filepath.Join(dir, "deadline.json"))
+	if err != nil || !f.Incomplete || len(f.Points) != 1 {
+		t.Errorf("results %v: %+v", err, f)
+	}
+}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +20,7 @@ type runOptions struct {
 	resultsDir string
 	baselines  string
 	progress   bool
+	timeout    time.Duration
 }
 
 func (o *runOptions) register(cmd *cobra.Command) {
@@ -25,6 +28,7 @@ func (o *runOptions) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.resultsDir, "results", "results", "directory for results files")
 	cmd.Flags().StringVar(&o.baselines, "baselines", "baselines", "directory of baseline files")
 	cmd.Flags().BoolVar(&o.progress, "progress", true, "show progress on stderr")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "stop after this long overall, writing what was measured as incomplete (0: no limit)")
 }
 
 func runCmd() *cobra.Command {
@@ -91,6 +95,11 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 		return nil, &exitError{exitUsage, errors.Join(loadErrs...)}
 	}
 	ctx := cmd.Context()
+	if o.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, o.timeout, fmt.Errorf("--timeout %v reached", o.timeout))
+		defer cancel()
+	}
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	var results []*result.File
 	for _, l := range loaded {

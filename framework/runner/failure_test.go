@@ -1,0 +1,127 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suite"
+)
+
+// misbehaving serves the preflight and calibration requests properly and
+// then misbehaves as bad does, from the n-th benchmark request on.
+func misbehaving(t *testing.T, after int64, bad func(w http.ResponseWriter, r *http.Request)) *httptest.Server {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), "Say hello.") || n.Add(1) <= after {
+			io.WriteString(w, `data: {"choices":[{"delta":{"content":" ok"}}]}`+"\n\n")
+			time.Sleep(20 * time.Millisecond)
+			io.WriteString(w, `data: {"choices":[{"delta":{"content":" ok"}}]}`+"\n\ndata: [DONE]\n\n")
+			return
+		}
+		bad(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func runAgainst(t *testing.T, url, timeout string) (*result.File, time.Duration) {
+	t.Helper()
+	src := fmt.Sprintf(`local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'failing',
+  target: b.target.url('%s', model='m'),
+  request: { timeout: '%s' },
+  workload: { input_tokens: b.dist.fixed(8), output_tokens: b.dist.fixed(2), prompts: b.prompts.synthetic(calibrate=false) },
+  sweep: b.sweep.rates([20], duration='1500ms', warmup='0s'),
+}`, url, timeout)
+	l, err := suite.Load("failing.jsonnet", src, suite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	f, err := Run(context.Background(), l, Options{})
+	if err != nil {
+		t.Fatalf("run failed instead of recording the failures: %v", err)
+	}
+	return f, time.Since(start)
+}
+
+// TestFailingTargets: a target that disappears, hangs or answers garbage
+// mid-run yields a finished result with its failures counted by kind, not
+// a crash or a hang.
+func TestFailingTargets(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		timeout string
+		bad     func(w http.ResponseWriter, r *http.Request)
+		kinds   []string
+	}{
+		{"hangs", "300ms", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(200)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done() // never a byte more
+		}, []string{"timeout"}},
+		{"garbage", "5s", func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "<html><body>502 Bad Gateway</body></html>\n")
+		}, []string{"stream_cut"}},
+		{"bad JSON", "5s", func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "data: {\"choices\": [\n\n")
+		}, []string{"malformed"}},
+		{"5xx", "5s", func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, `{"error":"overloaded"}`, http.StatusServiceUnavailable)
+		}, []string{"http_503"}},
+		{"dies mid-stream", "5s", func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `data: {"choices":[{"delta":{"content":" x"}}]}`+"\n\n")
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler) // the connection is cut
+		}, []string{"stream_cut"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := misbehaving(t, 5, tt.bad)
+			f, took := runAgainst(t, srv.URL, tt.timeout)
+			p := f.Points[0]
+			if p.Requests.Sent < 25 || p.Requests.Completed != 5 || p.Requests.Failed != p.Requests.Sent-5 {
+				t.Errorf("requests %+v", p.Requests)
+			}
+			for _, k := range tt.kinds {
+				if p.Requests.Errors[k] != p.Requests.Failed {
+					t.Errorf("errors %v, want all %d failures as %s", p.Requests.Errors, p.Requests.Failed, k)
+				}
+			}
+			if took > 10*time.Second {
+				t.Errorf("took %v", took)
+			}
+		})
+	}
+}
+
+// TestTargetDisappears closes the server part-way through a point: the
+// rest fail as connection errors and the run still ends with a result.
+func TestTargetDisappears(t *testing.T) {
+	t.Parallel()
+	srv := misbehaving(t, 1<<30, nil)
+	time.AfterFunc(700*time.Millisecond, func() {
+		srv.CloseClientConnections()
+		srv.Listener.Close()
+	})
+	f, took := runAgainst(t, srv.URL, "2s")
+	p := f.Points[0]
+	if p.Requests.Completed == 0 || p.Requests.Errors["connect"] == 0 || p.Requests.Failed+p.Requests.Completed != p.Requests.Sent {
+		t.Errorf("requests %+v", p.Requests)
+	}
+	if took > 10*time.Second {
+		t.Errorf("took %v", took)
+	}
+}
