@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -12,7 +13,7 @@ import (
 )
 
 func selftestCmd() *cobra.Command {
-	var streams, rates string
+	var streams, rates, costStreams string
 	var d time.Duration
 	cmd := &cobra.Command{
 		Use:   "selftest",
@@ -21,7 +22,9 @@ func selftestCmd() *cobra.Command {
 timings are known, and prints:
   - the TTFT the client adds (its measurement minus the simulator's own) at
     each number of concurrent streams;
-  - whether each open-loop rate is held within 1% with short requests.
+  - whether each open-loop rate is held within 1% with short requests;
+  - the client's CPU per streamed token and memory per open stream, with
+    the simulator in a separate process.
 The simulator shares this machine's CPUs, so the figures are a lower bound on
 what a client on a dedicated machine achieves.`,
 		Args: cobra.NoArgs,
@@ -53,11 +56,37 @@ what a client on a dedicated machine achieves.`,
 				}
 				fmt.Fprintln(out, "  "+p.String())
 			}
+			cs, err := ints("--cost-streams", costStreams)
+			if err != nil {
+				return err
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			// A fast simulator in its own process: 5 ms steps, no per-sequence
+			// cost, room for every stream, so the client is what is measured.
+			u, stop, err := selftest.ExternalSim(ctx, []string{exe, "sim", "--addr", "127.0.0.1:0", "--profile", "tiny",
+				"--max-num-seqs", "8192", "--max-batched-tokens", "4000000", "--step-base", "5ms", "--decode-per-seq", "0"}, nil)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			fmt.Fprintln(out, "client cost, simulator in another process, 512-token streams:")
+			for _, n := range cs {
+				c, err := selftest.ClientCost(ctx, u, n, d)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "  %5d streams  %8d tokens  CPU %6.2f µs/token  memory %6.1f KiB/stream  errors %d\n",
+					n, c.Tokens, float64(c.CPUPerToken.Nanoseconds())/1000, c.MemPerStream/1024, c.Errors)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&streams, "streams", "1,64,512", "concurrent streams for the overhead test")
 	cmd.Flags().StringVar(&rates, "rates", "250,1000,4000,8000", "open-loop rates (req/s)")
+	cmd.Flags().StringVar(&costStreams, "cost-streams", "64,512,2048", "open streams for the CPU and memory test")
 	cmd.Flags().DurationVar(&d, "duration", 5*time.Second, "measured time per test")
 	return cmd
 }

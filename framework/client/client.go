@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/valyala/fastjson"
+
 	"github.com/benchci/benchci/framework/internal/words"
 )
 
@@ -99,9 +101,10 @@ func New(opts Options) (*Client, error) {
 		MaxConnsPerHost:     opts.MaxConns,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true, // gzip would buffer the stream and skew chunk times
-		// Long prompts go out in few writes; the read side is buffered by
-		// the EventReader.
-		WriteBufferSize: 32 << 10,
+		// Small per-connection buffers: thousands of streams each hold one.
+		// Long prompts still go out in few writes (bufio writes a large
+		// body straight through), and long SSE lines span refills.
+		WriteBufferSize: 1 << 10,
 		ReadBufferSize:  4 << 10,
 	}
 	c := &Client{
@@ -109,7 +112,7 @@ func New(opts Options) (*Client, error) {
 		url:  strings.TrimRight(opts.BaseURL, "/") + path,
 		http: &http.Client{Transport: tr},
 	}
-	c.bufs.New = func() any { return bufio.NewReaderSize(nil, 16<<10) }
+	c.bufs.New = func() any { return bufio.NewReaderSize(nil, 4<<10) }
 	return c, nil
 }
 
@@ -168,24 +171,6 @@ func (c *Client) body(msgs []Message, prompt string, maxTokens int) ([]byte, err
 	return json.Marshal(m)
 }
 
-// chunk is the part of a streamed chunk we read. Pointers tell absent from
-// empty; error is raw because servers send it as a string or an object.
-type chunk struct {
-	Choices []struct {
-		Text  *string `json:"text"`
-		Delta *struct {
-			Content          *string `json:"content"`
-			ReasoningContent *string `json:"reasoning_content"`
-			Reasoning        *string `json:"reasoning"`
-		} `json:"delta"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-	} `json:"usage"`
-	Error json.RawMessage `json:"error"`
-}
-
 // Do sends one request with body and measures its stream into res, which it
 // resets first. Failures are recorded in res, never returned: a failed
 // request is a measurement too.
@@ -238,6 +223,7 @@ func (c *Client) stream(ctx context.Context, body io.Reader, res *Result) {
 	events := NewEventReader(br, c.opts.MaxLine)
 
 	var (
+		parser       fastjson.Parser // reused for every chunk of the stream
 		done         bool
 		usageTokens  = -1 // completion_tokens from the latest usage seen
 		lastUsage    = 0  // for per-chunk deltas of continuous usage
@@ -276,41 +262,26 @@ func (c *Client) stream(ctx context.Context, body io.Reader, res *Result) {
 			res.End = now
 			continue
 		}
-		var ch chunk
-		if err := json.Unmarshal(data, &ch); err != nil {
+		ch, err := parseChunk(&parser, data)
+		if err != nil {
 			res.End = now
 			res.fail(ErrMalformed, "bad chunk: "+truncate(string(data), 200))
 			return
 		}
-		if len(ch.Error) > 0 && string(ch.Error) != "null" {
+		if ch.errText != "" {
 			res.End = now
-			res.fail(ErrServer, truncate(string(ch.Error), 300))
+			res.fail(ErrServer, truncate(ch.errText, 300))
 			return
 		}
-		var answer, reasoning string
-		for _, choice := range ch.Choices {
-			if choice.Text != nil {
-				answer += *choice.Text
-			}
-			if d := choice.Delta; d != nil {
-				if d.Content != nil {
-					answer += *d.Content
-				}
-				if d.ReasoningContent != nil {
-					reasoning += *d.ReasoningContent
-				} else if d.Reasoning != nil {
-					reasoning += *d.Reasoning
-				}
-			}
-		}
-		if u := ch.Usage; u != nil {
+		answer, reasoning := ch.answer, ch.reasoning
+		if ch.hasUsage {
 			// Some servers put usage on every chunk, zeros included; keep
 			// the latest non-zero figure.
-			if u.PromptTokens > 0 {
-				res.PromptTokens = u.PromptTokens
+			if ch.promptTokens > 0 {
+				res.PromptTokens = ch.promptTokens
 			}
-			if u.CompletionTokens > 0 || usageTokens < 0 {
-				usageTokens = u.CompletionTokens
+			if ch.outputTk > 0 || usageTokens < 0 {
+				usageTokens = ch.outputTk
 			}
 		}
 		if answer == "" && reasoning == "" {
@@ -323,7 +294,7 @@ func (c *Client) stream(ctx context.Context, body io.Reader, res *Result) {
 			res.FirstAnswer = now
 		}
 		n := c.opts.Counter.Count(answer) + c.opts.Counter.Count(reasoning)
-		if ch.Usage != nil && usageTokens > lastUsage {
+		if ch.hasUsage && usageTokens > lastUsage {
 			n = usageTokens - lastUsage // continuous usage: exact tokens in this chunk
 			lastUsage = usageTokens
 		}

@@ -3,9 +3,75 @@ package selftest
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/benchci/benchci/framework/sim"
 )
+
+// TestMain doubles as the external simulator for the cost benchmarks:
+// started with BENCHCI_SELFTEST_SIM=<max_num_seqs>, the test binary serves
+// a fast simulator (5 ms steps, no per-sequence cost) until killed.
+func TestMain(m *testing.M) {
+	if v := os.Getenv("BENCHCI_SELFTEST_SIM"); v != "" {
+		seqs, _ := strconv.Atoi(v)
+		p := fastProfile()
+		p.StepBase, p.MaxNumSeqs = 5*time.Millisecond, seqs
+		u, err := sim.New(p).Listen(context.Background(), "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		fmt.Println("serving simulator at", u)
+		select {}
+	}
+	os.Exit(m.Run())
+}
+
+func externalSim(tb testing.TB, seqs int) string {
+	tb.Helper()
+	u, stop, err := ExternalSim(context.Background(), []string{os.Args[0], "-test.run=^$"}, []string{"BENCHCI_SELFTEST_SIM=" + strconv.Itoa(seqs)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(stop)
+	return u
+}
+
+func TestClientCostRuns(t *testing.T) {
+	u := externalSim(t, 64)
+	c, err := ClientCost(context.Background(), u, 8, 500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Errors != 0 || c.Tokens < 8*512 || c.CPUPerToken <= 0 || c.MemPerStream <= 0 {
+		t.Errorf("cost %+v", c)
+	}
+}
+
+// BenchmarkClientCost reports the client's CPU per streamed token and its
+// memory per open stream, with the simulator in another process:
+//
+//	go test -run XXX -bench ClientCost -benchtime 1x ./framework/selftest
+func BenchmarkClientCost(b *testing.B) {
+	u := externalSim(b, 4096)
+	for _, streams := range []int{1, 64, 512, 2048} {
+		b.Run(fmt.Sprintf("streams=%d", streams), func(b *testing.B) {
+			for b.Loop() {
+				c, err := ClientCost(context.Background(), u, streams, 3*time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(c.CPUPerToken.Nanoseconds())/1000, "cpu-µs/token")
+				b.ReportMetric(c.MemPerStream/1024, "KiB/stream")
+				b.ReportMetric(float64(c.Tokens), "tokens")
+				b.ReportMetric(float64(c.Errors), "errors")
+			}
+		})
+	}
+}
 
 // TestClientOverheadRuns checks the harness itself on a short run: the
 // pairing of client and server measurements works and gives a small,
