@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -107,7 +108,12 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 		if o.progress {
 			obs = newProgress(stderr, l.Suite.Name)
 		}
-		f, runErr := runner.Run(ctx, l, runner.Options{Version: Version, Observer: obs})
+		if err := os.MkdirAll(o.resultsDir, 0o755); err != nil {
+			return results, err
+		}
+		serverLog := filepath.Join(o.resultsDir, l.Suite.Name+".server.log")
+		os.Remove(serverLog) // a fresh log per run; relaunches append to it
+		f, runErr := runner.Run(ctx, l, runner.Options{Version: Version, Observer: obs, ServerLog: serverLog})
 		out := filepath.Join(o.resultsDir, l.Suite.Name+".json")
 		if err := result.Write(out, f); err != nil {
 			return results, &exitError{exitUsage, errors.Join(runErr, err)}

@@ -65,6 +65,9 @@ func Table(w io.Writer, f *result.File) error {
 	if f.Incomplete {
 		fmt.Fprintf(w, "INCOMPLETE: %s\n", f.Error)
 	}
+	if f.ServerLog != "" {
+		fmt.Fprintf(w, "the launched server exited; its last lines:\n%s\n", f.ServerLog)
+	}
 	return nil
 }
 

@@ -30,10 +30,13 @@ type File struct {
 	Finished time.Time   `json:"finished"`
 	// Incomplete is set when the run was stopped or failed part-way; the
 	// points it holds are what was measured until then.
-	Incomplete bool    `json:"incomplete,omitempty"`
-	Error      string  `json:"error,omitempty"`
-	Points     []Point `json:"points"`
-	SLOs       []SLO   `json:"slos,omitempty"`
+	Incomplete bool   `json:"incomplete,omitempty"`
+	Error      string `json:"error,omitempty"`
+	// ServerLog holds the last lines of a launched server that exited
+	// during the run.
+	ServerLog string  `json:"server_log,omitempty"`
+	Points    []Point `json:"points"`
+	SLOs      []SLO   `json:"slos,omitempty"`
 	// Calibration is how the target counted prompt tokens, when measured.
 	Calibration *Calibration `json:"calibration,omitempty"`
 	// Knee is where throughput stopped rising along the sweep.

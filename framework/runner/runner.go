@@ -49,6 +49,8 @@ type Options struct {
 	// Version is the tool version written into results.
 	Version  string
 	Observer Observer
+	// ServerLog is where a launched server's output goes.
+	ServerLog string
 }
 
 // Run runs the suite. It always returns a results file holding what was
@@ -81,11 +83,14 @@ func Run(ctx context.Context, l *suite.Loaded, opts Options) (*result.File, erro
 
 func run(ctx context.Context, l *suite.Loaded, opts Options, f *result.File) error {
 	s := l.Suite
-	tg, err := target.Open(ctx, s.Target)
+	topts := target.Options{ServerLog: opts.ServerLog}
+	tg, err := target.Open(ctx, s.Target, topts)
 	if err != nil {
 		return fmt.Errorf("suite %s: %w", s.Name, err)
 	}
-	defer tg.Close()
+	// Always stopped: on success, on errors and on Ctrl-C alike. (A closure:
+	// a per-point relaunch replaces tg.)
+	defer func() { tg.Close() }()
 	f.Target = tg.Info
 
 	tokName := s.Tokenizer
@@ -112,6 +117,15 @@ func run(ctx context.Context, l *suite.Loaded, opts Options, f *result.File) err
 	defer cl.CloseIdle()
 	if err := preflight(ctx, cl); err != nil {
 		return fmt.Errorf("suite %s: target %s: %w", s.Name, tg.Info.URL, err)
+	}
+	warm := func() error {
+		if s.Target.Launch == nil {
+			return nil
+		}
+		return warmup(ctx, cl, s.Target.Launch.WarmupRequests)
+	}
+	if err := warm(); err != nil {
+		return fmt.Errorf("suite %s: %w", s.Name, err)
 	}
 
 	var srcs workload.Sources
@@ -148,6 +162,23 @@ func run(ctx context.Context, l *suite.Loaded, opts Options, f *result.File) err
 	}
 
 	pr := &pointRunner{s: s, cl: cl, srcs: srcs, opts: opts, f: f}
+	if l := s.Target.Launch; l != nil && l.Per == "point" {
+		// A fresh server for every point after the first, warmed up again.
+		pr.restart = func(ctx context.Context) error {
+			tg.Close()
+			if tg, err = target.Open(ctx, s.Target, topts); err != nil {
+				tg = &target.Target{}
+				return err
+			}
+			return warm()
+		}
+	}
+	defer func() {
+		// A server that died takes its last words into the results.
+		if tg.Process != nil && tg.Process.Exited() {
+			f.ServerLog = tg.Process.Tail(30)
+		}
+	}()
 	sw := s.Sweep
 	switch sw.Kind {
 	case "capacity":
@@ -223,10 +254,19 @@ type pointRunner struct {
 	srcs workload.Sources
 	opts Options
 	f    *result.File
+	// restart, when set, relaunches the server before every point but the first.
+	restart func(context.Context) error
+	points  int
 }
 
 func (pr *pointRunner) run(ctx context.Context, ld load, info PointInfo) (*result.Point, error) {
 	s := pr.s
+	if pr.restart != nil && pr.points > 0 {
+		if err := pr.restart(ctx); err != nil {
+			return nil, fmt.Errorf("suite %s: relaunch: %w", s.Name, err)
+		}
+	}
+	pr.points++
 	sw := s.Sweep
 	cfg := loadgen.Config{
 		Mode: ld.mode, MaxConcurrency: sw.MaxConcurrency,
@@ -439,6 +479,22 @@ func calibrate(ctx context.Context, cl *client.Client) (result.Calibration, erro
 		return result.Calibration{TokensPerWord: 1}, fmt.Errorf("prompt calibration: %d words counted %d tokens, %d words %d: not usable", calibrateSmall, small, calibrateLarge, large)
 	}
 	return result.Calibration{Overhead: float64(small) - tpw*calibrateSmall, TokensPerWord: tpw}, nil
+}
+
+// warmup sends n short requests, unmeasured, to a freshly started server.
+func warmup(ctx context.Context, cl *client.Client, n int) error {
+	body, err := cl.Body("", workload.Prompt(64, rand.New(rand.NewPCG(1, 1))), 16)
+	if err != nil {
+		return err
+	}
+	var res client.Result
+	for i := range n {
+		cl.Do(ctx, body, "benchci-warmup", &res)
+		if !res.OK() {
+			return fmt.Errorf("warm-up request %d of %d failed (%s): %s", i+1, n, res.Err, res.Detail)
+		}
+	}
+	return nil
 }
 
 // preflight sends one short request so that a wrong URL, model or key fails

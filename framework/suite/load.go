@@ -100,6 +100,10 @@ func Load(path, src string, opts Options) (*Loaded, error) {
 	if err := l.resolveFiles(src); err != nil {
 		return nil, err
 	}
+	if lc := s.Target.Launch; lc != nil && !filepath.IsAbs(lc.Dir) {
+		// A launched server runs next to the suite unless told otherwise.
+		lc.Dir = filepath.Join(filepath.Dir(path), lc.Dir)
+	}
 	return l, nil
 }
 

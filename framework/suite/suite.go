@@ -33,8 +33,12 @@ type Suite struct {
 
 // Target says where requests go.
 type Target struct {
-	// Kind is "sim" (the embedded simulator) or "url".
+	// Kind is "sim" (the embedded simulator), "url" (a running server) or
+	// "launch" (a server benchci starts, waits for, and always stops).
 	Kind string `json:"kind"`
+	// Launch describes the server to start (Kind "launch"); URL is where
+	// it will listen.
+	Launch *Launch `json:"launch,omitempty"`
 	// Profile names the simulator profile (Kind "sim").
 	Profile string `json:"profile,omitempty"`
 	// URL is the server's base URL, e.g. http://127.0.0.1:8000 (Kind "url").
@@ -46,6 +50,29 @@ type Target struct {
 	// Sim overrides the simulator profile's constants (Kind "sim"), to model
 	// a configuration change such as a smaller --max-num-seqs.
 	Sim *SimOverrides `json:"sim,omitempty"`
+}
+
+// Launch is a server process benchci starts for a run.
+type Launch struct {
+	// Command is the argv, e.g. ["vllm", "serve", "meta-llama/...", "--port", "8000"].
+	Command []string `json:"command"`
+	// Env adds environment variables; Dir is the working directory,
+	// relative to the suite (default: the suite's directory).
+	Env map[string]string `json:"env,omitempty"`
+	Dir string            `json:"dir,omitempty"`
+	// Health is the readiness probe: a path answering 2xx (default
+	// /v1/models, which also proves the model is loaded).
+	Health string `json:"health,omitempty"`
+	// StartTimeout bounds the wait for readiness (default 10m: large models
+	// load slowly); StopGrace is how long SIGTERM has before SIGKILL.
+	StartTimeout Duration `json:"start_timeout"`
+	StopGrace    Duration `json:"stop_grace"`
+	// WarmupRequests are sent once the server is ready, before any point,
+	// and not measured: the first requests after a start are outliers.
+	WarmupRequests int `json:"warmup_requests,omitempty"`
+	// Per is "suite" (one server for the whole run, default) or "point" (a
+	// fresh server for every point).
+	Per string `json:"per,omitempty"`
 }
 
 // SimOverrides replace simulator profile constants; zero keeps the profile's.

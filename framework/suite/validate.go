@@ -65,15 +65,44 @@ func validate(s *Suite) []*FieldError {
 		if o := s.Target.Sim; o != nil && (o.MaxNumSeqs < 0 || o.MaxBatchedTokens < 0 || o.TokensPerStep < 0 || o.StepBase < 0 || o.DecodePerSeq < 0 || o.PrefillPerToken < 0) {
 			bad("target.sim", "overrides must not be negative")
 		}
-	case "url":
+	case "url", "launch":
 		u, err := url.Parse(s.Target.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("target.url", "want an http(s) base URL such as http://127.0.0.1:8000, got %q", s.Target.URL)
 		}
+		if s.Target.Kind == "launch" {
+			l := s.Target.Launch
+			switch {
+			case l == nil || len(l.Command) == 0 || l.Command[0] == "":
+				bad("target.launch.command", "required: the argv that starts the server")
+			default:
+				if l.Health == "" {
+					l.Health = "/v1/models"
+				}
+				if !strings.HasPrefix(l.Health, "/") {
+					bad("target.launch.health", "want a path such as /health, got %q", l.Health)
+				}
+				if l.StartTimeout == 0 {
+					l.StartTimeout = Duration(10 * time.Minute)
+				}
+				if l.StopGrace == 0 {
+					l.StopGrace = Duration(30 * time.Second)
+				}
+				if l.StartTimeout < 0 || l.StopGrace < 0 || l.WarmupRequests < 0 {
+					bad("target.launch", "timeouts and warmup_requests must not be negative")
+				}
+				if l.Per == "" {
+					l.Per = "suite"
+				}
+				if l.Per != "suite" && l.Per != "point" {
+					bad("target.launch.per", "want \"suite\" or \"point\", got %q", l.Per)
+				}
+			}
+		}
 	case "":
-		bad("target", "required: b.target.sim('llama3-8b-h100') or b.target.url('http://127.0.0.1:8000')")
+		bad("target", "required: b.target.sim('llama3-8b-h100'), b.target.url('http://127.0.0.1:8000') or b.target.launch([...], url=...)")
 	default:
-		bad("target.kind", "unknown target kind %q (known: sim, url)", s.Target.Kind)
+		bad("target.kind", "unknown target kind %q (known: sim, url, launch)", s.Target.Kind)
 	}
 
 	if s.API != "chat" && s.API != "completions" {

@@ -29,8 +29,17 @@ type Target struct {
 	Info   Info
 	APIKey string
 	// Sim is the in-process simulator for sim targets, nil otherwise.
-	Sim   *sim.Server
-	close func()
+	Sim *sim.Server
+	// Process is the launched server for launch targets, nil otherwise.
+	Process *Process
+	close   func()
+}
+
+// Options configure Open.
+type Options struct {
+	// ServerLog is where a launched server's output goes ("": nowhere, but
+	// its last lines are still kept for errors).
+	ServerLog string
 }
 
 // Close stops what Open started.
@@ -41,7 +50,7 @@ func (t *Target) Close() {
 }
 
 // Open starts or checks the target.
-func Open(ctx context.Context, st suite.Target) (*Target, error) {
+func Open(ctx context.Context, st suite.Target, opts Options) (*Target, error) {
 	switch st.Kind {
 	case "sim":
 		p, ok := sim.Lookup(st.Profile)
@@ -63,17 +72,25 @@ func Open(ctx context.Context, st suite.Target) (*Target, error) {
 			model = st.Model
 		}
 		return &Target{Info: Info{Kind: "sim", URL: u, Model: model, Profile: &p}, Sim: srv, close: cancel}, nil
-	case "url":
-		t := &Target{Info: Info{Kind: "url", URL: strings.TrimRight(st.URL, "/"), Model: st.Model}}
+	case "url", "launch":
+		t := &Target{Info: Info{Kind: st.Kind, URL: strings.TrimRight(st.URL, "/"), Model: st.Model}}
 		if st.APIKeyEnv != "" {
 			t.APIKey = os.Getenv(st.APIKeyEnv)
 			if t.APIKey == "" {
 				return nil, fmt.Errorf("target: environment variable %s (api_key_env) is empty", st.APIKeyEnv)
 			}
 		}
+		if st.Kind == "launch" {
+			p, err := Launch(ctx, *st.Launch, t.Info.URL, opts.ServerLog)
+			if err != nil {
+				return nil, fmt.Errorf("target: %w", err)
+			}
+			t.Process, t.close = p, p.Stop
+		}
 		if t.Info.Model == "" {
 			m, err := FirstModel(ctx, t.Info.URL, t.APIKey)
 			if err != nil {
+				t.Close()
 				return nil, err
 			}
 			t.Info.Model = m

@@ -21,7 +21,7 @@ func TestOpenURLAsksForModel(t *testing.T) {
 		io.WriteString(w, `{"data":[{"id":"served-model"},{"id":"other"}]}`)
 	}))
 	defer srv.Close()
-	tg, err := Open(context.Background(), suite.Target{Kind: "url", URL: srv.URL + "/", APIKeyEnv: "BENCHCI_TEST_KEY"})
+	tg, err := Open(context.Background(), suite.Target{Kind: "url", URL: srv.URL + "/", APIKeyEnv: "BENCHCI_TEST_KEY"}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestOpenErrors(t *testing.T) {
 		{"unknown profile", suite.Target{Kind: "sim", Profile: "nope"}, "unknown simulator profile"},
 	}
 	for _, tt := range tests {
-		_, err := Open(context.Background(), tt.t)
+		_, err := Open(context.Background(), tt.t, Options{})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want %q", tt.name, err, tt.want)
 		}
@@ -55,7 +55,7 @@ func TestOpenErrors(t *testing.T) {
 }
 
 func TestOpenSim(t *testing.T) {
-	tg, err := Open(context.Background(), suite.Target{Kind: "sim", Profile: "tiny"})
+	tg, err := Open(context.Background(), suite.Target{Kind: "sim", Profile: "tiny"}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

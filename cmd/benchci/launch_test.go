@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchci/benchci/framework/result"
+)
+
+// TestMain lets the test binary stand in for the benchci command, so that
+// suites can launch "benchci sim" as their server.
+func TestMain(m *testing.M) {
+	if os.Getenv("BENCHCI_TEST_CLI") != "" {
+		os.Exit(run(context.Background(), os.Stdout, os.Stderr, os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// TestLaunchTarget runs a suite whose target is a server benchci launches
+// (here benchci's own simulator, started as a separate process), stops the
+// run part-way as Ctrl-C does, and checks that the results are written and
+// the server is gone.
+func TestLaunchTarget(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	dir := t.TempDir()
+	path := writeSuite(t, dir, "launched", fmt.Sprintf(`
+  target: b.target.launch([%q, 'sim', '--addr', %q, '--profile', 'tiny'], url='http://%s',
+                          env={ BENCHCI_TEST_CLI: '1' }, health='/health', start_timeout='30s', stop_grace='5s',
+                          warmup_requests=3),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(20) },
+  sweep: b.sweep.rates([10, 20], duration='30s', warmup='0s'),`, os.Args[0], addr, addr))
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(2*time.Second, cancel)
+	code, stdout, stderr := runCLI(t, ctx, "run", "--results", dir, "--progress=false", path)
+	if code != 2 {
+		t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	f, err := result.Read(filepath.Join(dir, "launched.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Incomplete || len(f.Points) != 1 || f.Points[0].Requests.Completed == 0 || f.Target.Kind != "launch" {
+		t.Errorf("results: incomplete %v, %d points, target %+v", f.Incomplete, len(f.Points), f.Target)
+	}
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Error("the launched server still listens after the run")
+	}
+	if log, err := os.ReadFile(filepath.Join(dir, "launched.server.log")); err != nil || !strings.Contains(string(log), "serving simulator profile tiny") {
+		t.Errorf("server log %q, %v", log, err)
+	}
+}
+
+// TestLaunchPerPoint starts a fresh server for every point.
+func TestLaunchPerPoint(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	dir := t.TempDir()
+	path := writeSuite(t, dir, "relaunched", fmt.Sprintf(`
+  target: b.target.launch([%q, 'sim', '--addr', %q, '--profile', 'tiny'], url='http://%s',
+                          env={ BENCHCI_TEST_CLI: '1' }, health='/health', per='point'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
+  sweep: b.sweep.rates([5, 10], duration='500ms', warmup='0s'),`, os.Args[0], addr, addr))
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", dir, "--progress=false", path)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "relaunched.server.log"))
+	if n := strings.Count(string(log), "serving simulator profile tiny"); n != 2 {
+		t.Errorf("the server started %d times, want once per point (2):\n%s", n, log)
+	}
+}

@@ -1,0 +1,175 @@
+package target
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/benchci/benchci/framework/suite"
+)
+
+// Process is a launched server.
+type Process struct {
+	cmd     *exec.Cmd
+	log     *tailWriter
+	logFile *os.File
+	grace   time.Duration
+	exited  chan struct{}
+	waitErr error
+	stop    sync.Once
+}
+
+// tailWriter keeps the last lines of the server's output for error
+// messages and reports, while the whole output goes to the log file.
+type tailWriter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	tail []byte
+}
+
+const tailBytes = 8 << 10
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.tail = append(t.tail, p...)
+	if len(t.tail) > 2*tailBytes {
+		t.tail = append(t.tail[:0], t.tail[len(t.tail)-tailBytes:]...)
+	}
+	if t.w != nil {
+		return t.w.Write(p)
+	}
+	return len(p), nil
+}
+
+// Tail returns the last n lines the server printed.
+func (t *tailWriter) Tail(n int) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := strings.Split(strings.TrimRight(string(t.tail), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Launch starts the server, waits until baseURL+health answers 2xx, and
+// sends the warm-up requests. The server's output goes to logPath (if not
+// empty). On any failure the process is stopped and the error carries the
+// last lines it printed.
+func Launch(ctx context.Context, l suite.Launch, baseURL, logPath string) (*Process, error) {
+	p := &Process{log: &tailWriter{}, grace: l.StopGrace.D(), exited: make(chan struct{})}
+	if logPath != "" {
+		// Appended to: a relaunch per point adds to the same log.
+		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("launch: server log: %w", err)
+		}
+		p.logFile, p.log.w = f, f
+	}
+	cmd := exec.Command(l.Command[0], l.Command[1:]...)
+	cmd.Dir = l.Dir
+	cmd.Env = os.Environ()
+	for k, v := range l.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stdout, cmd.Stderr = p.log, p.log
+	// Its own process group, so stopping it stops whatever it started
+	// (engines fork workers).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		p.closeLog()
+		return nil, fmt.Errorf("launch %s: %w", l.Command[0], err)
+	}
+	p.cmd = cmd
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	if err := p.ready(ctx, baseURL+l.Health, l.StartTimeout.D()); err != nil {
+		p.Stop()
+		return nil, fmt.Errorf("launch %s: %w\nlast lines of its output:\n%s", strings.Join(l.Command, " "), err, p.log.Tail(20))
+	}
+	return p, nil
+}
+
+// ready polls the health URL until it answers 2xx, the process exits, the
+// timeout passes or ctx ends.
+func (p *Process) ready(ctx context.Context, url string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	client := &http.Client{Timeout: 5 * time.Second}
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	var last string
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := client.Do(req); err == nil {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			if resp.StatusCode/100 == 2 {
+				return nil
+			}
+			last = resp.Status
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-p.exited:
+			return fmt.Errorf("the server exited before it was ready (%v)", p.waitErr)
+		case <-ctx.Done():
+			return fmt.Errorf("stopped while waiting for the server: %w", context.Cause(ctx))
+		case <-tick.C:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not ready after %v: %s answered %s", timeout, url, last)
+		}
+	}
+}
+
+// Stop ends the server: SIGTERM to its process group, SIGKILL after the
+// grace period. It is safe to call more than once.
+func (p *Process) Stop() {
+	p.stop.Do(func() {
+		defer p.closeLog()
+		if p.cmd == nil || p.cmd.Process == nil {
+			return
+		}
+		pgid := -p.cmd.Process.Pid
+		syscall.Kill(pgid, syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(p.grace):
+			syscall.Kill(pgid, syscall.SIGKILL)
+			<-p.exited
+		}
+	})
+}
+
+// Exited reports whether the server has exited.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// Tail returns the last n lines of the server's output.
+func (p *Process) Tail(n int) string { return p.log.Tail(n) }
+
+func (p *Process) closeLog() {
+	if p.logFile != nil {
+		p.logFile.Close()
+	}
+}
