@@ -125,3 +125,43 @@ func TestTargetDisappears(t *testing.T) {
 		t.Errorf("took %v", took)
 	}
 }
+
+// TestSimFaults runs against a simulator that fails on purpose: each kind
+// of failure is counted as its own error kind, the run keeps going, and an
+// error-rate SLO catches it.
+func TestSimFaults(t *testing.T) {
+	t.Parallel()
+	src := `local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'faulty',
+  target: b.target.sim('tiny', max_num_seqs=64, faults={
+    error_rate: 0.1, reset_rate: 0.1, stall_rate: 0.1, stall: '2s', malformed_rate: 0.1, wrong_usage_rate: 0.1,
+  }),
+  request: { timeout: '500ms' },
+  workload: { input_tokens: b.dist.fixed(8), output_tokens: b.dist.fixed(4), prompts: b.prompts.synthetic(calibrate=false) },
+  sweep: b.sweep.concurrency([16], requests=400, warmup='0s', duration='0s'),
+  slos: [b.slo.rate('error_rate', '<', 0.05)],
+}`
+	l, err := suite.Load("faulty.jsonnet", src, suite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Run(context.Background(), l, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := f.Points[0]
+	e := p.Requests.Errors
+	// 400 requests, 10% each: 40 expected, binomial sd ~6.
+	for kind, n := range map[string]int{"http_503": e["http_503"], "stream_cut": e["stream_cut"], "timeout": e["timeout"], "malformed": e["malformed"], "wrong usage": p.Tokens.OutputMismatch} {
+		if n < 20 || n > 60 {
+			t.Errorf("%s: %d of 400, want about 40 (errors %v)", kind, n, e)
+		}
+	}
+	if p.Requests.Sent != 400 || p.Requests.Failed != e["http_503"]+e["stream_cut"]+e["timeout"]+e["malformed"] {
+		t.Errorf("requests %+v", p.Requests)
+	}
+	if len(f.SLOs) != 1 || f.SLOs[0].Pass {
+		t.Errorf("the error-rate SLO passed at %v", p.Requests.ErrorRate)
+	}
+}

@@ -499,18 +499,22 @@ func warmup(ctx context.Context, cl *client.Client, n int) error {
 
 // preflight sends one short request so that a wrong URL, model or key fails
 // the run at once with the server's own words, not as 100% errors later.
+// It tries three times: one failure of a flaky server is the benchmark's
+// to measure, not a reason to refuse it.
 func preflight(ctx context.Context, cl *client.Client) error {
 	body, err := cl.Body("", "Say hello.", 2)
 	if err != nil {
 		return err
 	}
 	var res client.Result
-	cl.Do(ctx, body, "benchci-preflight", &res)
-	if res.Err == client.ErrCanceled {
-		return errors.New("stopped")
+	for range 3 {
+		cl.Do(ctx, body, "benchci-preflight", &res)
+		if res.OK() {
+			return nil
+		}
+		if res.Err == client.ErrCanceled {
+			return errors.New("stopped")
+		}
 	}
-	if !res.OK() {
-		return fmt.Errorf("preflight request failed (%s): %s", res.Err, res.Detail)
-	}
-	return nil
+	return fmt.Errorf("preflight request failed (%s): %s", res.Err, res.Detail)
 }

@@ -36,6 +36,7 @@ type Server struct {
 	nextID atomic.Uint64
 	model  []byte // JSON-quoted model name
 	cache  prefixCache
+	faults *dice // nil: a well-behaved server
 	// OnTrace, when set before serving, receives each finished request's trace.
 	OnTrace func(Trace)
 }
@@ -48,6 +49,9 @@ func New(p Profile) *Server {
 	m, _ := json.Marshal(p.Model)
 	return &Server{p: p, eng: newEngine(p), model: m}
 }
+
+// SetFaults makes the server misbehave as f says; call before serving.
+func (s *Server) SetFaults(f Faults) { s.faults = newDice(f) }
 
 // Profile returns the server's profile.
 func (s *Server) Profile() Profile { return s.p }
@@ -111,6 +115,17 @@ type request struct {
 
 func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 	tr := Trace{ID: r.Header.Get("X-Request-Id"), Arrived: time.Now()}
+	ft := faultNone
+	if s.faults != nil {
+		ft = s.faults.roll()
+		if d := s.faults.f.SlowFirstByte; d > 0 {
+			time.Sleep(d)
+		}
+		if ft == faultError {
+			writeError(w, http.StatusServiceUnavailable, "simulated overload")
+			return
+		}
+	}
 	if r.Method != http.MethodPost {
 		writeError(w, http.StatusMethodNotAllowed, "use POST")
 		return
@@ -201,12 +216,28 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 		}
 		if sent == 0 {
 			tr.FirstToken = time.Now()
+			switch ft {
+			case faultReset:
+				panic(http.ErrAbortHandler) // net/http drops the connection
+			case faultStall:
+				select {
+				case <-time.After(s.faults.f.Stall):
+				case <-ctx.Done():
+					return
+				}
+			case faultMalformed:
+				w.Write([]byte("data: {\"choices\": [{\"delta\": {\"content\": \n\n"))
+			}
 		}
 		tr.Chunks++
 		sent = n
 	}
 	if includeUsage {
-		cw.usageChunk(prompt, int(sent))
+		reported := int(sent)
+		if ft == faultWrongUsage {
+			reported = max(1, reported/2)
+		}
+		cw.usageChunk(prompt, reported)
 		if _, err := w.Write(cw.buf); err != nil {
 			return
 		}

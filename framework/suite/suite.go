@@ -50,6 +50,20 @@ type Target struct {
 	// Sim overrides the simulator profile's constants (Kind "sim"), to model
 	// a configuration change such as a smaller --max-num-seqs.
 	Sim *SimOverrides `json:"sim,omitempty"`
+	// Faults make the simulator misbehave (Kind "sim"), to test error
+	// handling and error-rate SLOs.
+	Faults *SimFaults `json:"faults,omitempty"`
+}
+
+// SimFaults are per-request probabilities of simulated failures.
+type SimFaults struct {
+	ErrorRate      float64  `json:"error_rate,omitempty"`
+	ResetRate      float64  `json:"reset_rate,omitempty"`
+	StallRate      float64  `json:"stall_rate,omitempty"`
+	Stall          Duration `json:"stall,omitempty"`
+	SlowFirstByte  Duration `json:"slow_first_byte,omitempty"`
+	MalformedRate  float64  `json:"malformed_rate,omitempty"`
+	WrongUsageRate float64  `json:"wrong_usage_rate,omitempty"`
 }
 
 // Launch is a server process benchci starts for a run.

@@ -62,6 +62,15 @@ func validate(s *Suite) []*FieldError {
 		if _, ok := sim.Lookup(s.Target.Profile); !ok {
 			bad("target.profile", "unknown simulator profile %q (known: %s)", s.Target.Profile, strings.Join(sim.ProfileNames(), ", "))
 		}
+		if f := s.Target.Faults; f != nil {
+			sum := f.ErrorRate + f.ResetRate + f.StallRate + f.MalformedRate + f.WrongUsageRate
+			if f.ErrorRate < 0 || f.ResetRate < 0 || f.StallRate < 0 || f.MalformedRate < 0 || f.WrongUsageRate < 0 || sum > 1 {
+				bad("target.faults", "rates must be between 0 and 1 and add up to at most 1, got %v in all", sum)
+			}
+			if f.StallRate > 0 && f.Stall <= 0 {
+				bad("target.faults.stall", "a stall_rate needs a stall duration")
+			}
+		}
 		if o := s.Target.Sim; o != nil && (o.MaxNumSeqs < 0 || o.MaxBatchedTokens < 0 || o.TokensPerStep < 0 || o.StepBase < 0 || o.DecodePerSeq < 0 || o.PrefillPerToken < 0) {
 			bad("target.sim", "overrides must not be negative")
 		}

@@ -61,6 +61,10 @@ func Open(ctx context.Context, st suite.Target, opts Options) (*Target, error) {
 			p = override(p, *o)
 		}
 		srv := sim.New(p)
+		if f := st.Faults; f != nil {
+			srv.SetFaults(sim.Faults{ErrorRate: f.ErrorRate, ResetRate: f.ResetRate, StallRate: f.StallRate, Stall: f.Stall.D(),
+				SlowFirstByte: f.SlowFirstByte.D(), MalformedRate: f.MalformedRate, WrongUsageRate: f.WrongUsageRate})
+		}
 		ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		u, err := srv.Listen(ctx, "127.0.0.1:0")
 		if err != nil {

@@ -17,13 +17,15 @@
     // (llama3-8b-h100, llama3-70b-h100x4, llama3-8b-h100-spec, tiny).
     // Named arguments override the profile's constants, e.g.
     // sim('llama3-8b-h100', max_num_seqs=128) to model a config change.
+    // faults makes it misbehave: { error_rate, reset_rate, stall_rate,
+    // stall, slow_first_byte, malformed_rate, wrong_usage_rate }.
     sim(profile='llama3-8b-h100', max_num_seqs=null, max_batched_tokens=null, step_base=null,
-        decode_per_seq=null, prefill_per_token=null, tokens_per_step=null)::
+        decode_per_seq=null, prefill_per_token=null, tokens_per_step=null, faults=null)::
       local o = std.prune({
         max_num_seqs: max_num_seqs, max_batched_tokens: max_batched_tokens, step_base: step_base,
         decode_per_seq: decode_per_seq, prefill_per_token: prefill_per_token, tokens_per_step: tokens_per_step,
       });
-      { kind: 'sim', profile: profile, [if std.length(o) > 0 then 'sim']: o },
+      { kind: 'sim', profile: profile, [if std.length(o) > 0 then 'sim']: o, [if faults != null then 'faults']: faults },
     // url targets a running OpenAI-compatible server.
     url(url, model=null, api_key_env=null):: { kind: 'url', url: url, model: model, api_key_env: api_key_env },
     // launch starts the server from its command line (the serving config
