@@ -432,53 +432,52 @@ func item(cl *client.Client, r workload.Request) (loadgen.Item, error) {
 // calibrateOffline fits the same line as calibrate with a local tokenizer.
 func calibrateOffline(tok tokenizer.Counter) result.Calibration {
 	r := rand.New(rand.NewPCG(0xca11b, 1))
-	small := tok.Count(workload.Prompt(calibrateSmall, r))
-	large := tok.Count(workload.Prompt(calibrateLarge, r))
-	tpw := float64(large-small) / float64(calibrateLarge-calibrateSmall)
+	w := calibrateWords
+	small := tok.Count(workload.Prompt(w[0], r))
+	large := tok.Count(workload.Prompt(w[2], r))
+	tpw := float64(large-small) / float64(w[2]-w[0])
 	if tpw <= 0 {
 		return result.Calibration{TokensPerWord: 1}
 	}
-	return result.Calibration{Overhead: float64(small) - tpw*calibrateSmall, TokensPerWord: tpw}
+	return result.Calibration{Overhead: float64(small) - tpw*float64(w[0]), TokensPerWord: tpw}
 }
 
-// Calibration probe sizes, in words.
-const calibrateSmall, calibrateLarge = 32, 512
+// Calibration probe sizes, in words: small enough to fit any context
+// window (Ollama truncates prompts to 2048 tokens by default, silently).
+var calibrateWords = [3]int{16, 64, 128}
 
-// calibrate asks the target how many prompt tokens it counts for two
-// synthetic prompts of known word counts, and fits
+// calibrate asks the target how many prompt tokens it counts for synthetic
+// prompts of known word counts, and fits
 // tokens = overhead + tokens_per_word x words. The overhead is the chat
 // template's (or BOS) tokens; the slope is the tokenizer's view of our
-// vocabulary. Servers that report no usage cannot be calibrated.
+// vocabulary. Three probes check the counts are linear: a server that
+// truncates prompts fails the check instead of skewing every prompt.
+// Servers that report no usage cannot be calibrated.
 func calibrate(ctx context.Context, cl *client.Client) (result.Calibration, error) {
 	r := rand.New(rand.NewPCG(0xca11b, 1))
-	count := func(n int) (int, error) {
+	var counts [3]int
+	for i, n := range calibrateWords {
 		body, err := cl.Body("", workload.Prompt(n, r), 1)
 		if err != nil {
-			return 0, err
+			return result.Calibration{TokensPerWord: 1}, err
 		}
 		var res client.Result
 		cl.Do(ctx, body, "benchci-calibrate", &res)
 		if !res.OK() && res.Err != client.ErrEmpty {
-			return 0, fmt.Errorf("prompt calibration: request failed (%s): %s", res.Err, res.Detail)
+			return result.Calibration{TokensPerWord: 1}, fmt.Errorf("prompt calibration: request failed (%s): %s", res.Err, res.Detail)
 		}
 		if res.PromptTokens == 0 {
-			return 0, errors.New("prompt calibration: the server reports no usage.prompt_tokens; prompts are sized at one token per word")
+			return result.Calibration{TokensPerWord: 1}, errors.New("prompt calibration: the server reports no usage.prompt_tokens; prompts are sized at one token per word")
 		}
-		return res.PromptTokens, nil
+		counts[i] = res.PromptTokens
 	}
-	small, err := count(calibrateSmall)
-	if err != nil {
-		return result.Calibration{TokensPerWord: 1}, err
+	w := calibrateWords
+	slope := func(i, j int) float64 { return float64(counts[j]-counts[i]) / float64(w[j]-w[i]) }
+	tpw, check := slope(0, 2), slope(0, 1)
+	if tpw <= 0 || math.Abs(check/tpw-1) > 0.1 {
+		return result.Calibration{TokensPerWord: 1}, fmt.Errorf("prompt calibration: %v words counted %v tokens, not a straight line (does the server truncate prompts?)", w, counts)
 	}
-	large, err := count(calibrateLarge)
-	if err != nil {
-		return result.Calibration{TokensPerWord: 1}, err
-	}
-	tpw := float64(large-small) / float64(calibrateLarge-calibrateSmall)
-	if tpw <= 0 {
-		return result.Calibration{TokensPerWord: 1}, fmt.Errorf("prompt calibration: %d words counted %d tokens, %d words %d: not usable", calibrateSmall, small, calibrateLarge, large)
-	}
-	return result.Calibration{Overhead: float64(small) - tpw*calibrateSmall, TokensPerWord: tpw}, nil
+	return result.Calibration{Overhead: float64(counts[0]) - tpw*float64(w[0]), TokensPerWord: tpw}, nil
 }
 
 // warmup sends n short requests, unmeasured, to a freshly started server.

@@ -37,3 +37,6 @@ func Prompt(n int, r *rand.Rand) string {
 	}
 	return b.String()
 }
+
+// Vocabulary returns the words synthetic prompts are drawn from.
+func Vocabulary() []string { return append([]string(nil), vocabulary...) }

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/report"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/tinymodel"
+)
+
+// ollamaBinary finds the Ollama built by .ci/run ($BENCHCI_OLLAMA), or one
+// on PATH.
+func ollamaBinary(t *testing.T) string {
+	if p := os.Getenv("BENCHCI_OLLAMA"); p != "" {
+		return p
+	}
+	p, err := exec.LookPath("ollama")
+	if err != nil {
+		t.Skip("ollama is not installed; .ci/run builds it (go install github.com/ollama/ollama@v0.6.5) and sets BENCHCI_OLLAMA")
+	}
+	return p
+}
+
+// TestOllama benchmarks a real inference engine: Ollama (llama.cpp on the
+// CPU) serving a tiny random-weight Llama written by the test, started by
+// a launch target. It checks what only a real engine can tell: its token
+// counts, chunking and timings are read right.
+func TestOllama(t *testing.T) {
+	bin := ollamaBinary(t)
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	env := []string{"OLLAMA_HOST=" + addr, "OLLAMA_MODELS=" + filepath.Join(dir, "models"), "OLLAMA_NUM_PARALLEL=4", "OLLAMA_NOPRUNE=1"}
+
+	// Import the model: a server of its own, then `ollama create`.
+	if err := tinymodel.WriteFile(filepath.Join(dir, "tiny.gguf"), tinymodel.Default); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "Modelfile"), []byte("FROM ./tiny.gguf\n"), 0o644)
+	serve := exec.Command(bin, "serve")
+	serve.Env = append(os.Environ(), env...)
+	var serveLog bytes.Buffer
+	serve.Stdout, serve.Stderr = &serveLog, &serveLog
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	up := false
+	for range 100 {
+		if resp, err := http.Get("http://" + addr + "/api/version"); err == nil {
+			resp.Body.Close()
+			up = true
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !up {
+		serve.Process.Kill()
+		t.Fatalf("ollama serve did not start:\n%s", serveLog.String())
+	}
+	create := exec.Command(bin, "create", "benchci-tiny", "-f", "Modelfile")
+	create.Dir, create.Env = dir, append(os.Environ(), env...)
+	out, err := create.CombinedOutput()
+	serve.Process.Kill()
+	serve.Wait()
+	if err != nil {
+		t.Fatalf("ollama create: %v\n%s", err, out)
+	}
+
+	// The benchmark: the launch target starts `ollama serve` again.
+	envJsonnet := "{"
+	for _, kv := range env {
+		k, v, _ := bytesCut(kv)
+		envJsonnet += fmt.Sprintf("%q: %q, ", k, v)
+	}
+	envJsonnet += "}"
+	path := writeSuite(t, dir, "ollama", fmt.Sprintf(`
+  target: b.target.launch([%q, 'serve'], url='http://%s', model='benchci-tiny', env=%s,
+                          health='/api/version', start_timeout='60s', stop_grace='10s', warmup_requests=2),
+  api: 'chat',
+  workload: { input_tokens: b.dist.fixed(128), output_tokens: b.dist.fixed(16) },
+  sweep: b.sweep.concurrency([1, 4], requests=24, warmup='0s', duration='0s'),
+  slos: [b.slo.rate('error_rate', '<=', 0)],`, bin, addr, envJsonnet))
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", dir, "--progress=false", path)
+	if code != 0 {
+		log, _ := os.ReadFile(filepath.Join(dir, "ollama.server.log"))
+		t.Fatalf("exit %d\n%s\n%s\nserver log:\n%s", code, stdout, stderr, log)
+	}
+	f, err := result.Read(filepath.Join(dir, "ollama.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table bytes.Buffer
+	report.Table(&table, f)
+	t.Logf("calibration %+v\n%s", f.Calibration, table.String())
+	for _, p := range f.Points {
+		l := p.Latency
+		n := p.Requests.Completed
+		switch {
+		case p.Requests.Failed != 0 || n != 24:
+			t.Errorf("%s: requests %+v", p.Label, p.Requests)
+		case p.Tokens.Source["usage"] != n || p.Tokens.OutputMismatch != 0 || p.Tokens.Output.Min != 16 || p.Tokens.Output.Max != 16:
+			t.Errorf("%s: token counts %+v: want all 16 output tokens from usage", p.Label, p.Tokens)
+		case p.Tokens.PerChunk != 1 || l[metrics.ITL].Count != int64(n*15):
+			t.Errorf("%s: %.2f tokens per chunk, %d ITL samples; want 1 and %d (15 gaps x %d requests)", p.Label, p.Tokens.PerChunk, l[metrics.ITL].Count, n*15, n)
+		case !(l[metrics.TTFT].Max < l[metrics.E2E].Max && l[metrics.TTFT].P50 < l[metrics.E2E].P50):
+			t.Errorf("%s: TTFT %+v not below E2E %+v", p.Label, l[metrics.TTFT], l[metrics.E2E])
+		case p.Tokens.Prompt.Min < 124 || p.Tokens.Prompt.Max > 132:
+			// The tiny vocabulary spells most words in bytes (~4 tokens a
+			// word), so whole words land within ±4 tokens of the target.
+			t.Errorf("%s: prompts of %v–%v tokens, want 128 ±4 after calibration", p.Label, p.Tokens.Prompt.Min, p.Tokens.Prompt.Max)
+		}
+	}
+}
+
+func bytesCut(kv string) (string, string, bool) {
+	for i := range len(kv) {
+		if kv[i] == '=' {
+			return kv[:i], kv[i+1:], true
+		}
+	}
+	return kv, "", false
+}
