@@ -18,7 +18,11 @@ import (
 // TTFT/TPOT/ITL/E2E at P50 and P99, so throughput is never shown without
 // the latency it cost.
 func Table(w io.Writer, f *result.File) error {
-	fmt.Fprintf(w, "suite %s  target %s (%s, model %s)\n", f.Suite.Name, f.Target.Kind, f.Target.URL, f.Target.Model)
+	fmt.Fprintf(w, "suite %s  target %s (%s, model %s)", f.Suite.Name, f.Target.Kind, f.Target.URL, f.Target.Model)
+	if e := f.Engine; e != nil && e.Name != "unknown" {
+		fmt.Fprintf(w, "  engine %s %s", e.Name, e.Version)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "point\ttrial\treqs\terr%\treq/s\tout tok/s\tTTFT p50\tp99\tTPOT p50\tp99\tITL p50\tp99\tE2E p50\tp99\tlag p99\t$/1M out\t")
 	for _, p := range f.Points {
@@ -118,6 +122,18 @@ func notes(p result.Point) []string {
 	sort.Strings(kinds)
 	for _, k := range kinds {
 		n = append(n, fmt.Sprintf("%d × %s, last: %s", p.Requests.Errors[k], k, p.Requests.LastError[k]))
+	}
+	if len(p.Server) > 0 {
+		keys := make([]string, 0, len(p.Server))
+		for k := range p.Server {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%s %.4g", k, p.Server[k])
+		}
+		n = append(n, "server: "+strings.Join(parts, ", "))
 	}
 	if p.Tokens.OutputMismatch > 0 {
 		n = append(n, fmt.Sprintf("%d requests returned a different output length than requested (does the server honour ignore_eos/min_tokens?)", p.Tokens.OutputMismatch))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benchci/benchci/framework/cost"
+	"github.com/benchci/benchci/framework/engine"
 	"github.com/benchci/benchci/framework/metrics"
 	"github.com/benchci/benchci/framework/target"
 )
@@ -22,12 +23,14 @@ const Schema = "benchci.result/v1"
 
 // File is one suite run.
 type File struct {
-	Schema   string      `json:"schema"`
-	Tool     Tool        `json:"tool"`
-	Suite    Suite       `json:"suite"`
-	Target   target.Info `json:"target"`
-	Started  time.Time   `json:"started"`
-	Finished time.Time   `json:"finished"`
+	Schema string      `json:"schema"`
+	Tool   Tool        `json:"tool"`
+	Suite  Suite       `json:"suite"`
+	Target target.Info `json:"target"`
+	// Engine is the serving engine recognized behind the target.
+	Engine   *engine.Info `json:"engine,omitempty"`
+	Started  time.Time    `json:"started"`
+	Finished time.Time    `json:"finished"`
 	// Incomplete is set when the run was stopped or failed part-way; the
 	// points it holds are what was measured until then.
 	Incomplete bool   `json:"incomplete,omitempty"`
@@ -101,6 +104,9 @@ type Point struct {
 	Trial       int     `json:"trial"`
 	metrics.Point
 	Schedule metrics.Schedule `json:"schedule"`
+	// Server holds the engine's own figures over the point, from its
+	// Prometheus metrics (queue_time_mean_s, running_peak, ...).
+	Server map[string]float64 `json:"server,omitempty"`
 	// Cost is set when the suite declares cost inputs.
 	Cost       *cost.Point `json:"cost,omitempty"`
 	Incomplete bool        `json:"incomplete,omitempty"`

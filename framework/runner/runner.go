@@ -14,6 +14,7 @@ import (
 
 	"github.com/benchci/benchci/framework/client"
 	"github.com/benchci/benchci/framework/cost"
+	"github.com/benchci/benchci/framework/engine"
 	"github.com/benchci/benchci/framework/loadgen"
 	"github.com/benchci/benchci/framework/metrics"
 	"github.com/benchci/benchci/framework/result"
@@ -118,6 +119,8 @@ func run(ctx context.Context, l *suite.Loaded, opts Options, f *result.File) err
 	if err := preflight(ctx, cl); err != nil {
 		return fmt.Errorf("suite %s: target %s: %w", s.Name, tg.Info.URL, err)
 	}
+	eng := engine.Detect(ctx, tg.Info.URL)
+	f.Engine = &eng
 	warm := func() error {
 		if s.Target.Launch == nil {
 			return nil
@@ -161,7 +164,7 @@ func run(ctx context.Context, l *suite.Loaded, opts Options, f *result.File) err
 		return fmt.Errorf("suite %s: %w", s.Name, err)
 	}
 
-	pr := &pointRunner{s: s, cl: cl, srcs: srcs, opts: opts, f: f}
+	pr := &pointRunner{s: s, cl: cl, srcs: srcs, opts: opts, f: f, url: tg.Info.URL, metrics: eng.Metrics}
 	if l := s.Target.Launch; l != nil && l.Per == "point" {
 		// A fresh server for every point after the first, warmed up again.
 		pr.restart = func(ctx context.Context) error {
@@ -257,6 +260,9 @@ type pointRunner struct {
 	// restart, when set, relaunches the server before every point but the first.
 	restart func(context.Context) error
 	points  int
+	// url and metrics: where the server is, and whether it serves /metrics.
+	url     string
+	metrics bool
 }
 
 func (pr *pointRunner) run(ctx context.Context, ld load, info PointInfo) (*result.Point, error) {
@@ -298,7 +304,14 @@ func (pr *pointRunner) run(ctx context.Context, ld load, info PointInfo) (*resul
 	if err != nil {
 		return nil, fmt.Errorf("suite %s: %w", s.Name, err)
 	}
+	var sampler *engine.Sampler
+	if pr.metrics {
+		sampler = engine.Sample(ctx, pr.url, time.Second)
+	}
 	out, err := loadgen.Run(ctx, pr.cl, cfg, src)
+	if sampler != nil {
+		p.Server = sampler.Stop()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("suite %s: %s: %w", s.Name, p.Label, err)
 	}

@@ -14,8 +14,9 @@ type seq struct {
 	promptTokens int
 	maxTokens    int
 
-	prefillLeft int  // engine-owned
-	firstNow    bool // engine-owned: prefill completed in the current step
+	arrived     time.Time // for the queue-time metric
+	prefillLeft int       // engine-owned
+	firstNow    bool      // engine-owned: prefill completed in the current step
 
 	produced atomic.Int64 // tokens emitted so far
 	finished atomic.Bool  // set after the last token
@@ -26,7 +27,7 @@ type seq struct {
 // newSeq makes a sequence; cached prompt tokens need no prefill, but at
 // least one token is always computed, as in vLLM.
 func newSeq(promptTokens, cachedTokens, maxTokens int) *seq {
-	return &seq{promptTokens: promptTokens, maxTokens: maxTokens, prefillLeft: max(promptTokens-cachedTokens, 1), notify: make(chan struct{}, 1)}
+	return &seq{promptTokens: promptTokens, maxTokens: maxTokens, prefillLeft: max(promptTokens-cachedTokens, 1), notify: make(chan struct{}, 1), arrived: time.Now()}
 }
 
 func (s *seq) wake() {
@@ -48,6 +49,11 @@ type engine struct {
 
 	running atomic.Int64 // sequences in the batch, for /metrics-style gauges
 	waiting atomic.Int64
+	// Counters for /metrics: queue time (arrival to admission) in
+	// nanoseconds, admissions, and tokens generated.
+	queueNanos atomic.Int64
+	admitted   atomic.Int64
+	generated  atomic.Int64
 }
 
 func newEngine(p Profile) *engine {
@@ -89,6 +95,8 @@ func (e *engine) loop(ctx context.Context) {
 		running = dropCanceled(running)
 		waiting = dropCanceled(waiting)
 		for len(waiting) > 0 && len(running) < e.p.MaxNumSeqs {
+			e.queueNanos.Add(int64(time.Since(waiting[0].arrived)))
+			e.admitted.Add(1)
 			running = append(running, waiting[0])
 			waiting[0] = nil
 			waiting = waiting[1:]
@@ -128,8 +136,11 @@ func (e *engine) loop(ctx context.Context) {
 			case s.firstNow:
 				s.firstNow = false
 				s.produced.Store(1)
+				e.generated.Add(1)
 			case s.prefillLeft == 0:
-				s.produced.Store(min(s.produced.Load()+int64(e.p.TokensPerStep), int64(s.maxTokens)))
+				before := s.produced.Load()
+				s.produced.Store(min(before+int64(e.p.TokensPerStep), int64(s.maxTokens)))
+				e.generated.Add(s.produced.Load() - before)
 			default:
 				kept = append(kept, s) // still prefilling
 				continue

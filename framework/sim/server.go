@@ -88,8 +88,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/health":
 		w.WriteHeader(http.StatusOK)
 	case "/metrics":
+		// vLLM's names, so clients that read vLLM read the simulator.
+		e := s.eng
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		fmt.Fprintf(w, "vllm:num_requests_running %d\nvllm:num_requests_waiting %d\n", s.eng.running.Load(), s.eng.waiting.Load())
+		fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running %d\n", e.running.Load())
+		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting %d\n", e.waiting.Load())
+		fmt.Fprintf(w, "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc %g\n", float64(e.running.Load())/float64(s.p.MaxNumSeqs))
+		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total %d\n", e.generated.Load())
+		fmt.Fprintf(w, "# TYPE vllm:request_queue_time_seconds histogram\nvllm:request_queue_time_seconds_bucket{le=\"+Inf\"} %d\nvllm:request_queue_time_seconds_sum %g\nvllm:request_queue_time_seconds_count %d\n",
+			e.admitted.Load(), float64(e.queueNanos.Load())/1e9, e.admitted.Load())
 	default:
 		writeError(w, http.StatusNotFound, "not found: "+r.URL.Path)
 	}

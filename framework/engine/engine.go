@@ -1,0 +1,231 @@
+// Package engine recognizes the serving engine behind a URL (vLLM, SGLang,
+// TGI, llama.cpp, Ollama, the simulator) and reads its Prometheus metrics,
+// so results carry the server's own view beside the client's: queue time,
+// batch occupancy, KV-cache usage, preemptions.
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Info names an engine.
+type Info struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	// Metrics is set when the server serves Prometheus /metrics.
+	Metrics bool `json:"metrics"`
+}
+
+// probes are tried in order; the first that answers names the engine.
+var probes = []struct {
+	path, name, field string
+}{
+	{"/api/version", "ollama", "version"},     // Ollama
+	{"/get_server_info", "sglang", "version"}, // SGLang
+	{"/info", "tgi", "version"},               // Text Generation Inference
+	{"/props", "llama.cpp", "build_info"},     // llama.cpp server
+	{"/version", "vllm", "version"},           // vLLM
+}
+
+// Detect identifies the engine at baseURL. Servers that answer none of
+// the probes are "unknown", or named by /v1/models' owned_by.
+func Detect(ctx context.Context, baseURL string) Info {
+	c := &http.Client{Timeout: 5 * time.Second}
+	get := func(path string) (map[string]any, bool) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+path, nil)
+		if err != nil {
+			return nil, false
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			return nil, false
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return nil, false
+		}
+		var m map[string]any
+		if json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&m) != nil {
+			return nil, false
+		}
+		return m, true
+	}
+	info := Info{Name: "unknown"}
+	for _, p := range probes {
+		if m, ok := get(p.path); ok {
+			info.Name = p.name
+			if v, ok := m[p.field]; ok {
+				info.Version = fmt.Sprint(v)
+			}
+			break
+		}
+	}
+	if info.Name == "unknown" {
+		if m, ok := get("/v1/models"); ok {
+			if data, _ := m["data"].([]any); len(data) > 0 {
+				if d, _ := data[0].(map[string]any); d != nil {
+					if o, _ := d["owned_by"].(string); o != "" {
+						info.Name = o
+					}
+				}
+			}
+		}
+	}
+	_, err := Scrape(ctx, baseURL)
+	info.Metrics = err == nil
+	return info
+}
+
+// Snapshot is a flattened /metrics: counters and gauges summed over their
+// label sets; histograms and summaries as NAME_sum and NAME_count.
+type Snapshot map[string]float64
+
+// Scrape reads baseURL/metrics.
+func Scrape(ctx context.Context, baseURL string) (Snapshot, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("/metrics: HTTP %d", resp.StatusCode)
+	}
+	return Parse(io.LimitReader(resp.Body, 16<<20))
+}
+
+// Parse reads the Prometheus text format.
+func Parse(r io.Reader) (Snapshot, error) {
+	p := expfmt.NewTextParser(model.LegacyValidation) // engine names use ':'
+	fams, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, fmt.Errorf("/metrics: %w", err)
+	}
+	s := Snapshot{}
+	for name, f := range fams {
+		for _, m := range f.GetMetric() {
+			switch f.GetType() {
+			case dto.MetricType_COUNTER:
+				s[name] += m.GetCounter().GetValue()
+			case dto.MetricType_GAUGE:
+				s[name] += m.GetGauge().GetValue()
+			case dto.MetricType_UNTYPED:
+				s[name] += m.GetUntyped().GetValue()
+			case dto.MetricType_HISTOGRAM:
+				s[name+"_sum"] += m.GetHistogram().GetSampleSum()
+				s[name+"_count"] += float64(m.GetHistogram().GetSampleCount())
+			case dto.MetricType_SUMMARY:
+				s[name+"_sum"] += m.GetSummary().GetSampleSum()
+				s[name+"_count"] += float64(m.GetSummary().GetSampleCount())
+			}
+		}
+	}
+	return s, nil
+}
+
+// figure is one server-side figure and the metric names engines give it.
+type figure struct {
+	key   string
+	kind  string // "mean" (of a histogram over the point), "peak" (gauge), "delta" (counter)
+	names []string
+}
+
+var figures = []figure{
+	{"queue_time_mean_s", "mean", []string{"vllm:request_queue_time_seconds", "sglang:queue_time_seconds", "tgi_request_queue_duration"}},
+	{"server_ttft_mean_s", "mean", []string{"vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds"}},
+	{"running_peak", "peak", []string{"vllm:num_requests_running", "sglang:num_running_reqs", "tgi_batch_current_size"}},
+	{"waiting_peak", "peak", []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs", "tgi_queue_size"}},
+	{"kv_cache_usage_peak", "peak", []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage"}},
+	{"preemptions", "delta", []string{"vllm:num_preemptions_total", "vllm:num_preemptions"}},
+	{"generation_tokens", "delta", []string{"vllm:generation_tokens_total", "sglang:generation_tokens_total"}},
+}
+
+// Figures reads the server-side figures of a point from snapshots taken
+// through it (first before, last after): histogram means and counter
+// deltas between the two ends, gauges at their peak.
+func Figures(snaps []Snapshot) map[string]float64 {
+	if len(snaps) < 2 {
+		return nil
+	}
+	first, last := snaps[0], snaps[len(snaps)-1]
+	out := map[string]float64{}
+	for _, f := range figures {
+		for _, name := range f.names {
+			switch f.kind {
+			case "mean":
+				n := last[name+"_count"] - first[name+"_count"]
+				if _, ok := last[name+"_count"]; ok && n > 0 {
+					out[f.key] = (last[name+"_sum"] - first[name+"_sum"]) / n
+				}
+			case "peak":
+				for _, s := range snaps {
+					if v, ok := s[name]; ok && v >= out[f.key] {
+						out[f.key] = v
+					}
+				}
+			case "delta":
+				if v, ok := last[name]; ok {
+					out[f.key] = v - first[name]
+				}
+			}
+			if _, ok := out[f.key]; ok {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Sampler scrapes /metrics every interval until stopped.
+type Sampler struct {
+	snaps []Snapshot
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+// Sample starts scraping baseURL now and every interval.
+func Sample(ctx context.Context, baseURL string, interval time.Duration) *Sampler {
+	s := &Sampler{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			if snap, err := Scrape(ctx, baseURL); err == nil {
+				s.snaps = append(s.snaps, snap)
+			}
+			select {
+			case <-t.C:
+			case <-s.stop:
+				if snap, err := Scrape(ctx, baseURL); err == nil {
+					s.snaps = append(s.snaps, snap)
+				}
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return s
+}
+
+// Stop ends sampling and returns the point's figures.
+func (s *Sampler) Stop() map[string]float64 {
+	close(s.stop)
+	<-s.done
+	return Figures(s.snaps)
+}
