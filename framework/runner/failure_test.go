@@ -20,6 +20,10 @@ import (
 func misbehaving(t *testing.T, after int64, bad func(w http.ResponseWriter, r *http.Request)) *httptest.Server {
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.NotFound(w, r) // engine probes and /metrics
+			return
+		}
 		body, _ := io.ReadAll(r.Body)
 		if strings.Contains(string(body), "Say hello.") || n.Add(1) <= after {
 			io.WriteString(w, `data: {"choices":[{"delta":{"content":" ok"}}]}`+"\n\n")

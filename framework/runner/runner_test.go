@@ -164,10 +164,18 @@ func TestOfflineTokenizer(t *testing.T) {
 	var mu sync.Mutex
 	var prompts []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r) // engine probes, /metrics
+			return
+		}
 		var req struct {
 			Messages []struct{ Content string } `json:"messages"`
 		}
 		json.NewDecoder(r.Body).Decode(&req)
+		if len(req.Messages) == 0 {
+			http.Error(w, "no messages", http.StatusBadRequest)
+			return
+		}
 		mu.Lock()
 		prompts = append(prompts, req.Messages[len(req.Messages)-1].Content)
 		mu.Unlock()
