@@ -69,10 +69,11 @@ var Words Counter = CounterFunc(words.Count)
 // Client sends requests and measures their streams. It is safe for
 // concurrent use.
 type Client struct {
-	opts Options
-	url  string
-	http *http.Client
-	bufs sync.Pool // *bufio.Reader
+	opts       Options
+	continuous bool
+	url        string
+	http       *http.Client
+	bufs       sync.Pool // *bufio.Reader
 }
 
 // New returns a client.
@@ -115,6 +116,15 @@ func New(opts Options) (*Client, error) {
 	c.bufs.New = func() any { return bufio.NewReaderSize(nil, 4<<10) }
 	return c, nil
 }
+
+// SetIgnoreEOS changes whether bodies ask for ignore_eos/min_tokens; call
+// before building bodies.
+func (c *Client) SetIgnoreEOS(on bool) { c.opts.IgnoreEOS = on }
+
+// SetContinuousUsage asks for usage on every chunk (vLLM's
+// continuous_usage_stats), which gives exact tokens per chunk; call before
+// building bodies, for engines that support it.
+func (c *Client) SetContinuousUsage(on bool) { c.continuous = on }
 
 // CloseIdle closes idle connections.
 func (c *Client) CloseIdle() { c.http.CloseIdleConnections() }
@@ -163,7 +173,11 @@ func (c *Client) body(msgs []Message, prompt string, maxTokens int) ([]byte, err
 	}
 	m["max_tokens"] = maxTokens
 	m["stream"] = true
-	m["stream_options"] = map[string]bool{"include_usage": true}
+	so := map[string]bool{"include_usage": true}
+	if c.continuous {
+		so["continuous_usage_stats"] = true
+	}
+	m["stream_options"] = so
 	if c.opts.IgnoreEOS {
 		m["ignore_eos"] = true
 		m["min_tokens"] = maxTokens

@@ -23,6 +23,8 @@ type Info struct {
 	Version string `json:"version,omitempty"`
 	// Metrics is set when the server serves Prometheus /metrics.
 	Metrics bool `json:"metrics"`
+	// Quirks are the known deviations of this engine (see Profiles).
+	Quirks []string `json:"quirks,omitempty"`
 }
 
 // probes are tried in order; the first that answers names the engine.
@@ -82,6 +84,9 @@ func Detect(ctx context.Context, baseURL string) Info {
 	}
 	_, err := Scrape(ctx, baseURL)
 	info.Metrics = err == nil
+	if p, ok := Profiles[info.Name]; ok {
+		info.Quirks = p.Quirks
+	}
 	return info
 }
 

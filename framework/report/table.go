@@ -43,6 +43,9 @@ func Table(w io.Writer, f *result.File) error {
 			fmt.Fprintf(w, "  %s: %s\n", p.Label, n)
 		}
 	}
+	for _, n := range f.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 	if k := f.Knee; k != nil {
 		fmt.Fprintf(w, "knee: %s (%s)\n", k.Point, k.Rule)
 	}

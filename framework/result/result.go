@@ -28,9 +28,11 @@ type File struct {
 	Suite  Suite       `json:"suite"`
 	Target target.Info `json:"target"`
 	// Engine is the serving engine recognized behind the target.
-	Engine   *engine.Info `json:"engine,omitempty"`
-	Started  time.Time    `json:"started"`
-	Finished time.Time    `json:"finished"`
+	Engine *engine.Info `json:"engine,omitempty"`
+	// Notes are caveats a reader of the figures should know.
+	Notes    []string  `json:"notes,omitempty"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
 	// Incomplete is set when the run was stopped or failed part-way; the
 	// points it holds are what was measured until then.
 	Incomplete bool   `json:"incomplete,omitempty"`

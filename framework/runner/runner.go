@@ -121,6 +121,14 @@ func run(ctx context.Context, l *suite.Loaded, opts Options, f *result.File) err
 	}
 	eng := engine.Detect(ctx, tg.Info.URL)
 	f.Engine = &eng
+	prof, known := engine.Lookup(eng.Name)
+	cl.SetContinuousUsage(known && prof.ContinuousUsage)
+	if known && s.Request.IgnoreEOS && !prof.IgnoreEOS {
+		// The engine does not take ignore_eos: sending it risks a 400 from
+		// strict servers, and lengths may now vary; the result says so.
+		cl.SetIgnoreEOS(false)
+		f.Notes = append(f.Notes, eng.Name+" does not support ignore_eos: output lengths may fall short of the request")
+	}
 	warm := func() error {
 		if s.Target.Launch == nil {
 			return nil

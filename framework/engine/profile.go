@@ -1,0 +1,50 @@
+package engine
+
+// Profile is what benchci knows of an engine's OpenAI-compatible API.
+type Profile struct {
+	Name string `json:"name"`
+	// IgnoreEOS: the engine accepts ignore_eos/min_tokens, so outputs hold
+	// their requested length. Where it does not, they are left out of the
+	// body (some servers reject unknown fields) and lengths may vary.
+	IgnoreEOS bool `json:"ignore_eos"`
+	// ContinuousUsage: the engine can put usage on every chunk
+	// (stream_options.continuous_usage_stats), which gives exact tokens per
+	// chunk.
+	ContinuousUsage bool `json:"continuous_usage"`
+	// Usage: the engine honours stream_options.include_usage.
+	Usage bool `json:"usage"`
+	// TokenizePath is its tokenizer endpoint, if any.
+	TokenizePath string `json:"tokenize_path,omitempty"`
+	// Quirks are known deviations, for reports.
+	Quirks []string `json:"quirks,omitempty"`
+}
+
+// Profiles of the engines benchci recognizes. Sources: each engine's
+// OpenAI-compatible server documentation and code; the Ollama entry was
+// checked against v0.6.5 in this repository's integration test.
+var Profiles = map[string]Profile{
+	"vllm": {Name: "vllm", IgnoreEOS: true, ContinuousUsage: true, Usage: true, TokenizePath: "/tokenize",
+		Quirks: []string{"chat streams open with a role-only delta whose content is empty"}},
+	"sglang": {Name: "sglang", IgnoreEOS: true, Usage: true},
+	"tgi":    {Name: "tgi", Usage: true, Quirks: []string{"no ignore_eos: outputs may stop early"}},
+	"llama.cpp": {Name: "llama.cpp", IgnoreEOS: true, Usage: true, TokenizePath: "/tokenize",
+		Quirks: []string{"one slot per parallel request (--parallel) bounds concurrency"}},
+	"ollama": {Name: "ollama", Usage: true, Quirks: []string{
+		"usage with zeros on every chunk, the real counts only in the final usage chunk",
+		"prompts are truncated to the model's num_ctx (2048 by default) without an error",
+		"no ignore_eos: outputs may stop at the model's end token",
+		"tokens arrive in bursts: ITL is bimodal while TPOT averages out",
+	}},
+	"benchci-sim": {Name: "benchci-sim", IgnoreEOS: true, ContinuousUsage: true, Usage: true,
+		Quirks: []string{"chat streams open with a role-only delta, as vLLM's"}},
+}
+
+// Lookup returns the profile of a detected engine; unknown engines get a
+// profile that assumes the usual vLLM-style extensions.
+func Lookup(name string) (Profile, bool) {
+	p, ok := Profiles[name]
+	if !ok {
+		return Profile{Name: name, IgnoreEOS: true, Usage: true}, false
+	}
+	return p, true
+}
