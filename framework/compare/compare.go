@@ -9,6 +9,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/perf/benchmath"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/benchci/benchci/framework/metrics"
 	"github.com/benchci/benchci/framework/result"
@@ -127,6 +128,7 @@ func WithoutBaseline(cand *result.File) *Report {
 const method = "A change inside the tolerance band passes. Outside it, significance decides between a regression/improvement and noise: " +
 	"with ≥4 trials per side, a Mann-Whitney U test on per-trial values (α=0.05, as benchstat); " +
 	"with fewer, for latency percentiles, non-overlapping exact distribution-free 99% confidence intervals of the percentile (binomial order statistics over the recorded histograms; a tail percentile of too few requests has no upper bound and cannot be judged significant); " +
+	"for throughputs, a conditional binomial test of two Poisson rates on the completions in each window (p < 0.01); " +
 	"other figures with fewer trials are judged by the band alone."
 
 // Compare judges cand against base using the candidate suite's tolerances.
@@ -265,6 +267,17 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 		if !significant && (math.IsInf(bhi, 1) || math.IsInf(chi, 1)) {
 			row.Test += fmt.Sprintf("; too few requests to bound a p%g: run longer or use trials", m.quantile)
 		}
+	case m.rate:
+		// A throughput is a count over a window. Under "same rate", the
+		// baseline's share of all completions is binomial with p = its share
+		// of the time: a conditional test of two Poisson rates. Output
+		// tokens come in per-request clumps, so requests are the counts
+		// for both throughputs.
+		bn, bw := counts(base)
+		cn, cw := counts(cand)
+		pv := poissonRatesP(bn, bw, cn, cw)
+		significant = pv < ciAlpha
+		row.Test = fmt.Sprintf("Poisson rates p=%.3g (%d vs %d completions)", pv, bn, cn)
 	default:
 		row.Test = fmt.Sprintf("band only (%d vs %d trials; need %d each for a test)", len(bv), len(cv), MinTrialsForUTest)
 	}
@@ -389,4 +402,28 @@ func capacityRow(base, cand *result.Capacity, bands map[string]suite.Band) (Row,
 		row.Verdict = Improvement
 	}
 	return row, true
+}
+
+// counts returns completed requests and window seconds summed over trials.
+func counts(ps []*result.Point) (int64, float64) {
+	var n int64
+	var w float64
+	for _, p := range ps {
+		n += int64(math.Round(p.Throughput.Requests * p.Window.Seconds))
+		w += p.Window.Seconds
+	}
+	return n, w
+}
+
+// poissonRatesP is the two-sided p-value of "n1 events in w1 and n2 in w2
+// come from one rate": given n1+n2, n1 is Binomial(n1+n2, w1/(w1+w2)).
+func poissonRatesP(n1 int64, w1 float64, n2 int64, w2 float64) float64 {
+	n := n1 + n2
+	if n == 0 || w1 <= 0 || w2 <= 0 {
+		return 1
+	}
+	b := distuv.Binomial{N: float64(n), P: w1 / (w1 + w2)}
+	lo := b.CDF(float64(n1))
+	hi := 1 - b.CDF(float64(n1-1))
+	return math.Min(1, 2*math.Min(lo, hi))
 }

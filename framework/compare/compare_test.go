@@ -211,3 +211,24 @@ func TestQuantileCI(t *testing.T) {
 		t.Errorf("the 99%% interval missed the true p90 in %d of 200 samples", misses)
 	}
 }
+
+func TestPoissonRatesP(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		n1, n2   int64
+		w1, w2   float64
+		sig      bool
+		describe string
+	}{
+		{16, 18, 8, 8, false, "2.0 vs 2.25 req/s over 8 s: noise"},
+		{800, 1000, 100, 100, true, "8 vs 10 req/s over 100 s: real"},
+		{100, 100, 10, 10, false, "equal"},
+		{0, 0, 1, 1, false, "nothing"},
+	}
+	for _, tt := range tests {
+		p := poissonRatesP(tt.n1, tt.w1, tt.n2, tt.w2)
+		if (p < ciAlpha) != tt.sig || p < 0 || p > 1 {
+			t.Errorf("%s: p = %v", tt.describe, p)
+		}
+	}
+}

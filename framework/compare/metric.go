@@ -34,7 +34,9 @@ type Metric struct {
 	// single-trial significance test.
 	hist     string
 	quantile float64
-	value    func(p *result.Point) (float64, bool)
+	// rate marks throughputs, tested as counts over the window.
+	rate  bool
+	value func(p *result.Point) (float64, bool)
 }
 
 func latency(name, stat string, q float64) Metric {
@@ -57,13 +59,13 @@ var Metrics = []Metric{
 	latency(metrics.TPOT, "p50", 50), latency(metrics.TPOT, "p99", 99),
 	latency(metrics.ITL, "p50", 50), latency(metrics.ITL, "p99", 99),
 	latency(metrics.E2E, "p50", 50), latency(metrics.E2E, "p99", 99),
-	{Key: "request_throughput", Better: Higher, Unit: "req/s", value: func(p *result.Point) (float64, bool) {
+	{Key: "request_throughput", Better: Higher, Unit: "req/s", rate: true, value: func(p *result.Point) (float64, bool) {
 		return p.Throughput.Requests, p.Requests.Sent > 0
 	}},
-	{Key: "output_throughput", Better: Higher, Unit: "tok/s", value: func(p *result.Point) (float64, bool) {
+	{Key: "output_throughput", Better: Higher, Unit: "tok/s", rate: true, value: func(p *result.Point) (float64, bool) {
 		return p.Throughput.OutputTokens, p.Requests.Sent > 0
 	}},
-	{Key: "goodput", Better: Higher, Unit: "req/s", value: func(p *result.Point) (float64, bool) {
+	{Key: "goodput", Better: Higher, Unit: "req/s", rate: true, value: func(p *result.Point) (float64, bool) {
 		if p.Throughput.Goodput == nil || p.Requests.Sent == 0 {
 			return 0, false
 		}
