@@ -26,13 +26,19 @@ func TestMain(m *testing.M) {
 // (here benchci's own simulator, started as a separate process), stops the
 // run part-way as Ctrl-C does, and checks that the results are written and
 // the server is gone.
-func TestLaunchTarget(t *testing.T) {
+// freeAddr returns a loopback address nothing listens on (yet).
+func freeAddr(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func TestLaunchTarget(t *testing.T) {
+	addr := freeAddr(t)
 	dir := t.TempDir()
 	path := writeSuite(t, dir, "launched", fmt.Sprintf(`
   target: b.target.launch([%q, 'sim', '--addr', %q, '--profile', 'tiny'], url='http://%s',
@@ -64,12 +70,7 @@ func TestLaunchTarget(t *testing.T) {
 
 // TestLaunchPerPoint starts a fresh server for every point.
 func TestLaunchPerPoint(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	dir := t.TempDir()
 	path := writeSuite(t, dir, "relaunched", fmt.Sprintf(`
   target: b.target.launch([%q, 'sim', '--addr', %q, '--profile', 'tiny'], url='http://%s',

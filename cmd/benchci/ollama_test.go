@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -38,12 +37,7 @@ func ollamaBinary(t *testing.T) string {
 func TestOllama(t *testing.T) {
 	bin := ollamaBinary(t)
 	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	env := []string{"OLLAMA_HOST=" + addr, "OLLAMA_MODELS=" + filepath.Join(dir, "models"), "OLLAMA_NUM_PARALLEL=4", "OLLAMA_NOPRUNE=1"}
 
 	// Import the model: a server of its own, then `ollama create`.

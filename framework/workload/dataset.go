@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -81,14 +80,8 @@ func ParseShareGPT(r io.Reader) (*Dataset, error) {
 // ParseJSONL reads {"prompt": ..., "system": ..., "output_tokens": n} lines;
 // only prompt is required. Errors name the line.
 func ParseJSONL(r io.Reader) (*Dataset, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	d := &Dataset{}
-	for line := 1; sc.Scan(); line++ {
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
+	err := eachLine(r, func(b []byte) error {
 		var e struct {
 			Prompt       string `json:"prompt"`
 			System       string `json:"system"`
@@ -97,18 +90,19 @@ func ParseJSONL(r io.Reader) (*Dataset, error) {
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&e); err != nil {
-			return nil, fmt.Errorf("%d: %v", line, err)
+			return err
 		}
 		if strings.TrimSpace(e.Prompt) == "" {
-			return nil, fmt.Errorf("%d: prompt is empty", line)
+			return fmt.Errorf("prompt is empty")
 		}
 		if e.OutputTokens < 0 {
-			return nil, fmt.Errorf("%d: output_tokens is negative", line)
+			return fmt.Errorf("output_tokens is negative")
 		}
 		d.Entries = append(d.Entries, DatasetEntry{System: e.System, Prompt: e.Prompt, OutputTokens: e.OutputTokens})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf(" %v", err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(d.Entries) == 0 {
 		return nil, fmt.Errorf(" no entries")

@@ -3,8 +3,6 @@
 package workload
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -100,26 +98,21 @@ func lengthsFromFile(path, field string) ([]float64, error) {
 		return nil, fmt.Errorf("lengths: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var out []float64
-	for line := 1; sc.Scan(); line++ {
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
+	err = eachLine(f, func(b []byte) error {
 		var m map[string]any
 		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, fmt.Errorf("lengths %s:%d: %v", path, line, err)
+			return err
 		}
 		v, ok := m[field].(float64)
 		if !ok || v < 1 || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("lengths %s:%d: %s is %v, want a length of at least 1", path, line, field, m[field])
+			return fmt.Errorf("%s is %v, want a length of at least 1", field, m[field])
 		}
 		out = append(out, v)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("lengths %s: %w", path, err)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lengths %s:%w", path, err)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("lengths %s: no lines", path)

@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -56,14 +55,8 @@ func LoadTrace(path string) (*Trace, error) {
 // "output_tokens": m}; "timestamp_ms" may stand for "timestamp". Blank
 // lines are skipped. Errors name the line. Entries are sorted by time.
 func ParseTrace(r io.Reader) (*Trace, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	t := &Trace{}
-	for line := 1; sc.Scan(); line++ {
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
+	err := eachLine(r, func(b []byte) error {
 		var e struct {
 			Timestamp    *float64 `json:"timestamp"`
 			TimestampMS  *float64 `json:"timestamp_ms"`
@@ -73,7 +66,7 @@ func ParseTrace(r io.Reader) (*Trace, error) {
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&e); err != nil {
-			return nil, fmt.Errorf("%d: %v", line, err)
+			return err
 		}
 		var at float64
 		switch {
@@ -82,18 +75,19 @@ func ParseTrace(r io.Reader) (*Trace, error) {
 		case e.TimestampMS != nil && e.Timestamp == nil:
 			at = *e.TimestampMS / 1000
 		default:
-			return nil, fmt.Errorf("%d: want exactly one of timestamp (s) and timestamp_ms", line)
+			return fmt.Errorf("want exactly one of timestamp (s) and timestamp_ms")
 		}
 		if math.IsNaN(at) || math.IsInf(at, 0) || at < 0 {
-			return nil, fmt.Errorf("%d: timestamp %v is not a time", line, at)
+			return fmt.Errorf("timestamp %v is not a time", at)
 		}
 		if e.InputTokens < 0 || e.OutputTokens < 0 {
-			return nil, fmt.Errorf("%d: negative token count", line)
+			return fmt.Errorf("negative token count")
 		}
 		t.Entries = append(t.Entries, TraceEntry{At: at, InputTokens: e.InputTokens, OutputTokens: e.OutputTokens})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf(" %v", err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(t.Entries) == 0 {
 		return nil, fmt.Errorf(" no entries")
