@@ -62,7 +62,6 @@ func (p *progress) PointStarted(pt runner.PointInfo, prog *loadgen.Progress) {
 			progressbar.OptionSetWidth(24),
 			progressbar.OptionSetElapsedTime(false),
 			progressbar.OptionSetPredictTime(false),
-			progressbar.OptionShowCount(),
 			progressbar.OptionClearOnFinish(),
 		)
 		t := time.NewTicker(200 * time.Millisecond)
@@ -70,7 +69,7 @@ func (p *progress) PointStarted(pt runner.PointInfo, prog *loadgen.Progress) {
 		for {
 			select {
 			case <-t.C:
-				bar.Describe(status())
+				bar.Describe(fmt.Sprintf("%s [%s of %s]", status(), time.Since(start).Round(100*time.Millisecond), pt.Planned))
 				bar.Set64(min(int64(time.Since(start)/(100*time.Millisecond)), bar.GetMax64()))
 			case <-p.stop:
 				bar.Finish()
