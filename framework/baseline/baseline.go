@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/benchci/benchci/framework/compare"
@@ -40,6 +41,7 @@ type Provenance struct {
 	Commit    string    `json:"commit,omitempty"`
 	SuiteHash string    `json:"suite_hash"`
 	Target    string    `json:"target"`
+	Engine    string    `json:"engine,omitempty"`
 	Model     string    `json:"model"`
 	Host      string    `json:"host"`
 }
@@ -66,7 +68,7 @@ func FromResult(r *result.File, commit string) (*File, error) {
 		Schema: Schema, Suite: r.Suite.Name, WorkloadHash: r.Suite.WorkloadHash,
 		Provenance: Provenance{
 			Tool: r.Tool.Version, Recorded: r.Finished, Commit: commit, SuiteHash: r.Suite.Hash,
-			Target: target, Model: r.Target.Model,
+			Target: target, Model: r.Target.Model, Engine: engineName(r),
 			Host: fmt.Sprintf("%s/%s, %d CPUs", runtime.GOOS, runtime.GOARCH, runtime.NumCPU()),
 		},
 		Result: r,
@@ -139,4 +141,11 @@ func Read(path string) (*File, error) {
 		return nil, fmt.Errorf("read baseline %s: header (suite %q) does not match its result (suite %q); was it edited by hand?", path, f.Suite, r.Suite.Name)
 	}
 	return &f, nil
+}
+
+func engineName(r *result.File) string {
+	if r.Engine == nil || r.Engine.Name == "unknown" {
+		return ""
+	}
+	return strings.TrimSpace(r.Engine.Name + " " + r.Engine.Version)
 }
