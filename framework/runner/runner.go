@@ -452,15 +452,11 @@ func item(cl *client.Client, r workload.Request) (loadgen.Item, error) {
 
 // calibrateOffline fits the same line as calibrate with a local tokenizer.
 func calibrateOffline(tok tokenizer.Counter) result.Calibration {
-	r := rand.New(rand.NewPCG(0xca11b, 1))
-	w := calibrateWords
-	small := tok.Count(workload.Prompt(w[0], r))
-	large := tok.Count(workload.Prompt(w[2], r))
-	tpw := float64(large-small) / float64(w[2]-w[0])
-	if tpw <= 0 {
-		return result.Calibration{TokensPerWord: 1}
+	cal, err := fit(func(prompt string) (int, error) { return tok.Count(prompt), nil })
+	if err != nil {
+		return result.Calibration{TokensPerWord: 1, Note: err.Error()}
 	}
-	return result.Calibration{Overhead: float64(small) - tpw*float64(w[0]), TokensPerWord: tpw}
+	return cal
 }
 
 // Calibration probe sizes, in words: small enough to fit any context
@@ -468,29 +464,40 @@ func calibrateOffline(tok tokenizer.Counter) result.Calibration {
 var calibrateWords = [3]int{16, 64, 128}
 
 // calibrate asks the target how many prompt tokens it counts for synthetic
-// prompts of known word counts, and fits
-// tokens = overhead + tokens_per_word x words. The overhead is the chat
-// template's (or BOS) tokens; the slope is the tokenizer's view of our
-// vocabulary. Three probes check the counts are linear: a server that
-// truncates prompts fails the check instead of skewing every prompt.
-// Servers that report no usage cannot be calibrated.
+// prompts of known word counts (see fit). Servers that report no usage
+// cannot be calibrated.
 func calibrate(ctx context.Context, cl *client.Client) (result.Calibration, error) {
-	r := rand.New(rand.NewPCG(0xca11b, 1))
-	var counts [3]int
-	for i, n := range calibrateWords {
-		body, err := cl.Body("", workload.Prompt(n, r), 1)
+	return fit(func(prompt string) (int, error) {
+		body, err := cl.Body("", prompt, 1)
 		if err != nil {
-			return result.Calibration{TokensPerWord: 1}, err
+			return 0, err
 		}
 		var res client.Result
 		cl.Do(ctx, body, "benchci-calibrate", &res)
 		if !res.OK() && res.Err != client.ErrEmpty {
-			return result.Calibration{TokensPerWord: 1}, fmt.Errorf("prompt calibration: request failed (%s): %s", res.Err, res.Detail)
+			return 0, fmt.Errorf("prompt calibration: request failed (%s): %s", res.Err, res.Detail)
 		}
 		if res.PromptTokens == 0 {
-			return result.Calibration{TokensPerWord: 1}, errors.New("prompt calibration: the server reports no usage.prompt_tokens; prompts are sized at one token per word")
+			return 0, errors.New("prompt calibration: the server reports no usage.prompt_tokens; prompts are sized at one token per word")
 		}
-		counts[i] = res.PromptTokens
+		return res.PromptTokens, nil
+	})
+}
+
+// fit counts the tokens of synthetic prompts of calibrateWords words and
+// fits tokens = overhead + tokens_per_word x words. The overhead is the chat
+// template's (or BOS) tokens; the slope is the tokenizer's view of our
+// vocabulary. Three probes check the counts are linear: a server that
+// truncates prompts fails the check instead of skewing every prompt.
+func fit(count func(prompt string) (int, error)) (result.Calibration, error) {
+	r := rand.New(rand.NewPCG(0xca11b, 1))
+	var counts [3]int
+	for i, n := range calibrateWords {
+		c, err := count(workload.Prompt(n, r))
+		if err != nil {
+			return result.Calibration{TokensPerWord: 1}, err
+		}
+		counts[i] = c
 	}
 	w := calibrateWords
 	slope := func(i, j int) float64 { return float64(counts[j]-counts[i]) / float64(w[j]-w[i]) }
