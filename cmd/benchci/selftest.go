@@ -45,8 +45,8 @@ what a client on a dedicated machine achieves.`,
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(out, "  %5d streams  %6d requests  added p50 %8.3f ms  p99 %8.3f ms  (server TTFT p50 %.1f ms)  errors %d\n",
-					c, o.Requests, o.Added.P50, o.Added.P99, o.ServerTTFT.P50, o.Errors)
+				fmt.Fprintf(out, "  %5d streams  %6d requests  TTFT added p50 %8.3f ms  p99 %8.3f ms  ITL error p50 %7.3f ms  p99 %7.3f ms  (server TTFT p50 %.1f ms)  errors %d\n",
+					c, o.Requests, o.Added.P50, o.Added.P99, o.ITLError.P50, o.ITLError.P99, o.ServerTTFT.P50, o.Errors)
 			}
 			fmt.Fprintln(out, "open-loop rate, constant arrivals, 8 input / 4 output tokens:")
 			for _, r := range rs {

@@ -32,7 +32,11 @@ type Overhead struct {
 	Added metrics.Summary
 	// ServerTTFT is the simulator's own TTFT, for scale.
 	ServerTTFT metrics.Summary
-	Errors     int
+	// ITLError is, for every gap between chunks, the client's ITL minus
+	// the gap between the server's flushes of the same two chunks, in
+	// milliseconds, as an absolute value.
+	ITLError metrics.Summary
+	Errors   int
 }
 
 // overheadProfile never queues: every stream is decoding at once, so the
@@ -52,6 +56,7 @@ type tracing struct {
 	server map[string]sim.Trace
 	added  *hdrhistogram.Histogram
 	srvH   *hdrhistogram.Histogram
+	itlErr *hdrhistogram.Histogram
 	errs   int
 }
 
@@ -72,6 +77,17 @@ func (t *tracing) Do(ctx context.Context, body []byte, id string, res *client.Re
 	// Microsecond resolution with an offset: the difference is small and
 	// positive, and the histogram only holds positive values.
 	t.added.RecordValue(max((res.FirstToken-srv).Nanoseconds()/100, 1)) // in 0.1 µs
+	if len(tr.Flushed) == len(res.ChunkAt) {
+		for i := 1; i < len(res.ChunkAt); i++ {
+			client := res.ChunkAt[i] - res.ChunkAt[i-1]
+			server := tr.Flushed[i].Sub(tr.Flushed[i-1])
+			d := client - server
+			if d < 0 {
+				d = -d
+			}
+			t.itlErr.RecordValue(max(d.Nanoseconds()/100, 1))
+		}
+	}
 }
 
 // ClientOverhead runs a closed loop at the given concurrency for d and
@@ -80,7 +96,9 @@ func ClientOverhead(ctx context.Context, concurrency int, d time.Duration) (Over
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	srv := sim.New(overheadProfile(concurrency))
-	t := &tracing{server: map[string]sim.Trace{}, added: hdrhistogram.New(1, 10_000_000_000, 3), srvH: hdrhistogram.New(1, 3_600_000_000, 3)}
+	t := &tracing{server: map[string]sim.Trace{}, added: hdrhistogram.New(1, 10_000_000_000, 3), srvH: hdrhistogram.New(1, 3_600_000_000, 3),
+		itlErr: hdrhistogram.New(1, 10_000_000_000, 3)}
+	srv.KeepChunkTimes = true
 	srv.OnTrace = func(tr sim.Trace) {
 		t.mu.Lock()
 		t.server[tr.ID] = tr
@@ -116,7 +134,8 @@ func ClientOverhead(ctx context.Context, concurrency int, d time.Duration) (Over
 	}
 	// The scale is 0.1 µs per unit: 10,000 units per ms.
 	return Overhead{Concurrency: concurrency, Requests: out.Requests.Sent + out.Requests.Warmup,
-		Added: metrics.Summarize(t.added, 10_000), ServerTTFT: metrics.Summarize(t.srvH, 1000), Errors: t.errs}, nil
+		Added: metrics.Summarize(t.added, 10_000), ServerTTFT: metrics.Summarize(t.srvH, 1000),
+		ITLError: metrics.Summarize(t.itlErr, 10_000), Errors: t.errs}, nil
 }
 
 func prompt(words int) string {

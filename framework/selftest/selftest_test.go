@@ -84,6 +84,9 @@ func TestClientOverheadRuns(t *testing.T) {
 	if o.Errors != 0 || o.Added.Count < 10 || o.Added.Count != o.ServerTTFT.Count {
 		t.Fatalf("overhead %+v", o)
 	}
+	if o.ITLError.Count == 0 {
+		t.Error("no ITL errors were paired")
+	}
 	if o.Added.P50 <= 0 || o.Added.P50 >= o.ServerTTFT.P50 {
 		t.Errorf("client adds %.3f ms to a server TTFT of %.3f ms: the pairing is off", o.Added.P50, o.ServerTTFT.P50)
 	}
@@ -114,6 +117,8 @@ func BenchmarkClientOverhead(b *testing.B) {
 				b.ReportMetric(o.Added.P50*1000, "added-p50-µs")
 				b.ReportMetric(o.Added.P99*1000, "added-p99-µs")
 				b.ReportMetric(o.ServerTTFT.P50, "server-ttft-p50-ms")
+				b.ReportMetric(o.ITLError.P50*1000, "itl-err-p50-µs")
+				b.ReportMetric(o.ITLError.P99*1000, "itl-err-p99-µs")
 				b.ReportMetric(float64(o.Requests), "requests")
 			}
 		})

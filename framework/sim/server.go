@@ -26,6 +26,9 @@ type Trace struct {
 	PromptTokens              int
 	OutputTokens              int
 	Chunks                    int
+	// Flushed holds when each content chunk was flushed, when the server
+	// was told to keep them (KeepChunkTimes); for measuring ITL error.
+	Flushed []time.Time
 }
 
 // Server is an OpenAI-compatible HTTP server over a simulated
@@ -39,6 +42,8 @@ type Server struct {
 	faults *dice // nil: a well-behaved server
 	// OnTrace, when set before serving, receives each finished request's trace.
 	OnTrace func(Trace)
+	// KeepChunkTimes records every chunk's flush time in traces.
+	KeepChunkTimes bool
 }
 
 // New returns a server for the profile.
@@ -237,6 +242,9 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 			}
 		}
 		tr.Chunks++
+		if s.KeepChunkTimes {
+			tr.Flushed = append(tr.Flushed, time.Now())
+		}
 		sent = n
 	}
 	if includeUsage {
