@@ -37,8 +37,12 @@ func (p *progress) PointStarted(pt runner.PointInfo, prog *loadgen.Progress) {
 	p.stop, p.done = make(chan struct{}), make(chan struct{})
 	name := fmt.Sprintf("%s %s (%s)", p.suite, pt.Label, position(pt))
 	status := func() string {
-		return fmt.Sprintf("%s: %d sent, %d done, %d failed, %d in flight",
-			name, prog.Sent.Load(), prog.Done.Load(), prog.Failed.Load(), prog.InFlight.Load())
+		sent := fmt.Sprint(prog.Sent.Load())
+		if n := prog.Scheduled.Load(); n > 0 {
+			sent += fmt.Sprintf("/%d", n) // open loop: the plan is known
+		}
+		return fmt.Sprintf("%s: %s sent, %d done, %d failed, %d in flight",
+			name, sent, prog.Done.Load(), prog.Failed.Load(), prog.InFlight.Load())
 	}
 	start := time.Now()
 	go func() {
