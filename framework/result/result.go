@@ -16,6 +16,7 @@ import (
 	"github.com/benchci/benchci/framework/engine"
 	"github.com/benchci/benchci/framework/metrics"
 	"github.com/benchci/benchci/framework/target"
+	"github.com/benchci/benchci/framework/workload"
 )
 
 // Schema names this file format; readers refuse other versions.
@@ -51,11 +52,11 @@ type File struct {
 }
 
 // Calibration is the fit tokens = Overhead + TokensPerWord x words of the
-// target's prompt-token counts; Note says why it is missing when it is.
+// target's prompt-token counts, as the workload uses it; Note says why it
+// is missing when it is.
 type Calibration struct {
-	Overhead      float64 `json:"overhead"`
-	TokensPerWord float64 `json:"tokens_per_word"`
-	Note          string  `json:"note,omitempty"`
+	workload.Calibration
+	Note string `json:"note,omitempty"`
 }
 
 // Knee names the last point before throughput stopped rising with load.

@@ -163,7 +163,7 @@ func run(ctx context.Context, l *suite.Loaded, opts Options, f *result.File) err
 		if err != nil {
 			f.Calibration.Note = err.Error()
 		} else {
-			srcs.Calibration = workload.Calibration{Overhead: cal.Overhead, TokensPerWord: cal.TokensPerWord}
+			srcs.Calibration = cal.Calibration
 		}
 	}
 	// The generator is built once here so that a dataset or calibration
@@ -454,10 +454,13 @@ func item(cl *client.Client, r workload.Request) (loadgen.Item, error) {
 func calibrateOffline(tok tokenizer.Counter) result.Calibration {
 	cal, err := fit(func(prompt string) (int, error) { return tok.Count(prompt), nil })
 	if err != nil {
-		return result.Calibration{TokensPerWord: 1, Note: err.Error()}
+		return result.Calibration{Calibration: oneTokenPerWord, Note: err.Error()}
 	}
 	return cal
 }
+
+// oneTokenPerWord is the calibration assumed when none could be measured.
+var oneTokenPerWord = workload.Calibration{TokensPerWord: 1}
 
 // Calibration probe sizes, in words: small enough to fit any context
 // window (Ollama truncates prompts to 2048 tokens by default, silently).
@@ -495,7 +498,7 @@ func fit(count func(prompt string) (int, error)) (result.Calibration, error) {
 	for i, n := range calibrateWords {
 		c, err := count(workload.Prompt(n, r))
 		if err != nil {
-			return result.Calibration{TokensPerWord: 1}, err
+			return result.Calibration{Calibration: oneTokenPerWord}, err
 		}
 		counts[i] = c
 	}
@@ -503,9 +506,9 @@ func fit(count func(prompt string) (int, error)) (result.Calibration, error) {
 	slope := func(i, j int) float64 { return float64(counts[j]-counts[i]) / float64(w[j]-w[i]) }
 	tpw, check := slope(0, 2), slope(0, 1)
 	if tpw <= 0 || math.Abs(check/tpw-1) > 0.1 {
-		return result.Calibration{TokensPerWord: 1}, fmt.Errorf("prompt calibration: %v words counted %v tokens, not a straight line (does the server truncate prompts?)", w, counts)
+		return result.Calibration{Calibration: oneTokenPerWord}, fmt.Errorf("prompt calibration: %v words counted %v tokens, not a straight line (does the server truncate prompts?)", w, counts)
 	}
-	return result.Calibration{Overhead: float64(counts[0]) - tpw*float64(w[0]), TokensPerWord: tpw}, nil
+	return result.Calibration{Calibration: workload.Calibration{Overhead: float64(counts[0]) - tpw*float64(w[0]), TokensPerWord: tpw}}, nil
 }
 
 // warmup sends n short requests, unmeasured, to a freshly started server.

@@ -19,7 +19,6 @@ import (
 	"github.com/benchci/benchci/framework/internal/words"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/tokenizer"
-	"github.com/benchci/benchci/framework/workload"
 )
 
 // tokenizerServer reports prompt_tokens = overhead + perWord x words, as a
@@ -61,7 +60,7 @@ func TestCalibrate(t *testing.T) {
 
 	// Sized by the calibration, prompts land within 2% of their targets on
 	// this server (within one token: rounding to whole words).
-	cal := workload.Calibration{Overhead: c.Overhead, TokensPerWord: c.TokensPerWord}
+	cal := c.Calibration
 	for _, target := range []int{32, 128, 512, 4000} {
 		got := 11 + 1.25*float64(cal.Words(target, true))
 		if err := got/float64(target) - 1; err > 0.02 || err < -0.02 {
