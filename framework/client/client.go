@@ -7,12 +7,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +48,8 @@ type Options struct {
 	// Counter counts tokens in streamed text when the server gives no usage
 	// (default: Words).
 	Counter Counter
+	// TLS configures https targets (default: the system's roots).
+	TLS *tls.Config
 }
 
 // Counter counts tokens in text.
@@ -71,8 +72,7 @@ var Words Counter = CounterFunc(words.Count)
 type Client struct {
 	opts       Options
 	continuous bool
-	url        string
-	http       *http.Client
+	tr         *transport
 	bufs       sync.Pool // *bufio.Reader
 }
 
@@ -94,26 +94,19 @@ func New(opts Options) (*Client, error) {
 	if opts.API == "completions" {
 		path = "/v1/completions"
 	}
-	tr := &http.Transport{
-		Proxy:               nil, // a benchmark measures the path it was given
-		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        0,
-		MaxIdleConnsPerHost: 4096,
-		MaxConnsPerHost:     opts.MaxConns,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true, // gzip would buffer the stream and skew chunk times
-		// Small per-connection buffers: thousands of streams each hold one.
-		// Long prompts still go out in few writes (bufio writes a large
-		// body straight through), and long SSE lines span refills.
-		WriteBufferSize: 1 << 10,
-		ReadBufferSize:  4 << 10,
+	if strings.ContainsAny(opts.APIKey, "\r\n") {
+		return nil, errors.New("client: API key contains a line break")
 	}
-	c := &Client{
-		opts: opts,
-		url:  strings.TrimRight(opts.BaseURL, "/") + path,
-		http: &http.Client{Transport: tr},
+	c := &Client{opts: opts}
+	if opts.BaseURL != "" { // without one, the client only builds bodies
+		tr, err := newTransport(opts.BaseURL, path, opts.MaxConns, opts.TLS)
+		if err != nil {
+			return nil, err
+		}
+		c.tr = tr
 	}
-	c.bufs.New = func() any { return bufio.NewReaderSize(nil, 4<<10) }
+	// 2 KiB holds several chunks of any engine; longer lines span refills.
+	c.bufs.New = func() any { return bufio.NewReaderSize(nil, 2<<10) }
 	return c, nil
 }
 
@@ -127,7 +120,11 @@ func (c *Client) SetIgnoreEOS(on bool) { c.opts.IgnoreEOS = on }
 func (c *Client) SetContinuousUsage(on bool) { c.continuous = on }
 
 // CloseIdle closes idle connections.
-func (c *Client) CloseIdle() { c.http.CloseIdleConnections() }
+func (c *Client) CloseIdle() {
+	if c.tr != nil {
+		c.tr.closeIdle()
+	}
+}
 
 // Message is one chat message.
 type Message struct {
@@ -193,40 +190,43 @@ func (c *Client) Do(ctx context.Context, body []byte, id string, res *Result) {
 	res.ID = id
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		res.Sent = time.Now()
-		res.fail(ErrConnect, err.Error())
-		return
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
+	var hv [4]string
+	headers := hv[:0]
 	if id != "" {
-		req.Header.Set("X-Request-Id", id)
+		if strings.ContainsAny(id, "\r\n") {
+			res.Sent = time.Now()
+			res.fail(ErrConnect, "request id contains a line break")
+			return
+		}
+		headers = append(headers, "X-Request-Id", id)
 	}
 	if c.opts.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
+		headers = append(headers, "Authorization", "Bearer "+c.opts.APIKey)
 	}
 
 	res.Sent = time.Now()
-	resp, err := c.http.Do(req)
+	if c.tr == nil {
+		res.fail(ErrConnect, "client has no base URL")
+		return
+	}
+	resp, err := c.tr.roundTrip(ctx, body, headers)
 	if err != nil {
 		res.End = time.Since(res.Sent)
 		res.fail(classify(ctx, err, ErrConnect), err.Error())
 		return
 	}
-	defer resp.Body.Close()
+	defer resp.Close()
 	res.Status = resp.StatusCode
 	if resp.StatusCode/100 != 2 {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		msg, _ := io.ReadAll(io.LimitReader(resp, 512))
 		res.End = time.Since(res.Sent)
 		res.fail(ErrHTTP, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, msg))
 		return
 	}
-	c.stream(ctx, resp.Body, res)
+	c.stream(ctx, resp, res)
 }
 
-func (c *Client) stream(ctx context.Context, body io.Reader, res *Result) {
+func (c *Client) stream(ctx context.Context, body *response, res *Result) {
 	br := c.bufs.Get().(*bufio.Reader)
 	lim := &io.LimitedReader{R: body, N: c.opts.MaxStream + 1}
 	br.Reset(lim)
@@ -245,7 +245,8 @@ func (c *Client) stream(ctx context.Context, body io.Reader, res *Result) {
 	)
 	for {
 		data, err := events.Next()
-		now := time.Since(res.Sent)
+		// The event's last byte came with the latest read of the socket.
+		now := max(body.Arrived().Sub(res.Sent), 0)
 		if done {
 			// After [DONE] only the end of the body is awaited, so that the
 			// connection can be reused; what a server sends later, or how it

@@ -1,0 +1,271 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/benchci/benchci/framework/internal/netstamp"
+)
+
+// transport is a purpose-built HTTP/1.1 client for one streaming endpoint.
+//
+// net/http's Transport runs two goroutines per connection (readLoop and
+// writeLoop) beside the caller's, and buffers of its own; at thousands of
+// open streams those stacks were 40% of the client's memory. Here the
+// goroutine that sends a request also reads its stream, straight from the
+// connection, and nothing else runs per connection. Reading the socket
+// itself also lets the client ask the kernel when bytes arrived (package
+// netstamp), so a chunk's time does not include the wait for this process to
+// be scheduled.
+//
+// It speaks only what the benchmark needs: POST with a known length,
+// keep-alive, chunked or length-delimited or close-delimited responses,
+// TLS with HTTP/1.1 negotiated (HTTP/2 multiplexing would change what is
+// measured and no serving engine needs it).
+type transport struct {
+	scheme  string
+	addr    string // host:port to dial
+	host    string // Host header
+	path    string // request target
+	tls     *tls.Config
+	dialer  net.Dialer
+	sem     chan struct{} // bounds connections; nil: no bound
+	mu      sync.Mutex
+	idle    []*conn
+	maxIdle int
+}
+
+// conn is one connection and its read buffer.
+type conn struct {
+	nc  net.Conn // rx, or a *tls.Conn over it
+	rx  *netstamp.Conn
+	br  *bufio.Reader
+	hdr []byte // request head, rebuilt per request
+}
+
+func newTransport(baseURL, path string, maxConns int, tlsConf *tls.Config) (*transport, error) {
+	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
+	if err != nil {
+		return nil, fmt.Errorf("client: base URL %q: %w", baseURL, err)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("client: base URL %q has no host", baseURL)
+	}
+	t := &transport{scheme: u.Scheme, host: u.Host, path: u.EscapedPath() + path, maxIdle: 4096,
+		dialer: net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: netstamp.Control}}
+	port := u.Port()
+	switch u.Scheme {
+	case "http":
+		if port == "" {
+			port = "80"
+		}
+	case "https":
+		if port == "" {
+			port = "443"
+		}
+		t.tls = &tls.Config{}
+		if tlsConf != nil {
+			t.tls = tlsConf.Clone()
+		}
+		if t.tls.ServerName == "" {
+			t.tls.ServerName = u.Hostname()
+		}
+		t.tls.NextProtos = []string{"http/1.1"}
+	default:
+		return nil, fmt.Errorf("client: base URL %q: scheme must be http or https", baseURL)
+	}
+	t.addr = net.JoinHostPort(u.Hostname(), port)
+	if maxConns > 0 {
+		t.sem = make(chan struct{}, maxConns)
+	}
+	return t, nil
+}
+
+// response is an open response; Close returns its connection to the pool
+// when the body was read to its end, and closes it otherwise.
+type response struct {
+	*http.Response
+	t    *transport
+	c    *conn
+	body eofReader
+	stop func() bool // unregisters the context's cancellation
+}
+
+// Arrived is when the bytes of the connection's latest read arrived.
+func (r *response) Arrived() time.Time { return r.c.rx.Arrived() }
+
+func (r *response) Read(p []byte) (int, error) { return r.body.Read(p) }
+
+func (r *response) Close() {
+	reusable := r.stop() && r.body.eof && !r.Response.Close && r.c.br.Buffered() == 0
+	r.t.release(r.c, reusable)
+}
+
+type eofReader struct {
+	r   io.Reader
+	eof bool
+}
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err == io.EOF {
+		e.eof = true
+	}
+	return n, err
+}
+
+// roundTrip sends the request and reads the response head. The context
+// bounds the whole exchange, body included, until Close.
+func (t *transport) roundTrip(ctx context.Context, body []byte, headers []string) (*response, error) {
+	if t.sem != nil {
+		select {
+		case t.sem <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		c, reused, err := t.get(ctx)
+		if err != nil {
+			t.release(nil, false)
+			return nil, err
+		}
+		// A canceled context unblocks reads and writes through a deadline
+		// in the past; no goroutine waits for it.
+		stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(time.Unix(1, 0)) })
+		resp, err := t.exchange(c, body, headers)
+		if err == nil {
+			r := &response{Response: resp, t: t, c: c, stop: stop}
+			r.body.r = resp.Body
+			return r, nil
+		}
+		stop()
+		c.nc.Close()
+		// A kept-alive connection that the server had closed fails before
+		// any byte of a response; the request never reached the server,
+		// so it is sent once more on a fresh connection, as browsers and
+		// net/http do.
+		if !reused || attempt > 0 || ctx.Err() != nil || !staleConn(err) {
+			t.release(nil, false)
+			return nil, err
+		}
+	}
+}
+
+func staleConn(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+func (t *transport) exchange(c *conn, body []byte, headers []string) (*http.Response, error) {
+	c.hdr = append(c.hdr[:0], "POST "...)
+	c.hdr = append(c.hdr, t.path...)
+	c.hdr = append(c.hdr, " HTTP/1.1\r\nHost: "...)
+	c.hdr = append(c.hdr, t.host...)
+	c.hdr = append(c.hdr, "\r\nUser-Agent: benchci\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: "...)
+	c.hdr = strconv.AppendInt(c.hdr, int64(len(body)), 10)
+	c.hdr = append(c.hdr, "\r\n"...)
+	for i := 0; i+1 < len(headers); i += 2 {
+		c.hdr = append(c.hdr, headers[i]...)
+		c.hdr = append(c.hdr, ": "...)
+		c.hdr = append(c.hdr, headers[i+1]...)
+		c.hdr = append(c.hdr, "\r\n"...)
+	}
+	c.hdr = append(c.hdr, "\r\n"...)
+	bufs := net.Buffers{c.hdr, body}
+	if _, err := bufs.WriteTo(c.nc); err != nil {
+		return nil, err
+	}
+	for {
+		resp, err := http.ReadResponse(c.br, nil)
+		if err != nil {
+			return nil, err
+		}
+		// 1xx responses (100 Continue, 103 Early Hints) precede the real one.
+		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			return resp, nil
+		}
+	}
+}
+
+// get returns an idle connection that is still open (reused), or dials one.
+func (t *transport) get(ctx context.Context) (c *conn, reused bool, err error) {
+	for {
+		t.mu.Lock()
+		n := len(t.idle)
+		if n == 0 {
+			t.mu.Unlock()
+			break
+		}
+		c = t.idle[n-1]
+		t.idle[n-1] = nil
+		t.idle = t.idle[:n-1]
+		t.mu.Unlock()
+		if c.rx.Idle(t.tls != nil) {
+			return c, true, nil
+		}
+		c.nc.Close()
+	}
+	nc, err := t.dialer.DialContext(ctx, "tcp", t.addr)
+	if err != nil {
+		return nil, false, err
+	}
+	rx := netstamp.Wrap(nc.(*net.TCPConn))
+	c = &conn{nc: rx, rx: rx}
+	if t.tls != nil {
+		tc := tls.Client(rx, t.tls)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			rx.Close()
+			return nil, false, err
+		}
+		c.nc = tc
+	}
+	// Small: it holds the response head and chunk-size lines; stream data
+	// is read through it into the event reader's buffer.
+	c.br = bufio.NewReaderSize(c.nc, 2<<10)
+	return c, false, nil
+}
+
+// release returns c to the pool if reusable, else closes it, and frees its
+// place under the connection bound.
+func (t *transport) release(c *conn, reusable bool) {
+	if t.sem != nil {
+		<-t.sem
+	}
+	if c == nil {
+		return
+	}
+	if reusable {
+		t.mu.Lock()
+		if len(t.idle) < t.maxIdle {
+			t.idle = append(t.idle, c)
+			t.mu.Unlock()
+			return
+		}
+		t.mu.Unlock()
+	}
+	c.nc.Close()
+}
+
+// closeIdle closes the pooled connections.
+func (t *transport) closeIdle() {
+	t.mu.Lock()
+	idle := t.idle
+	t.idle = nil
+	t.mu.Unlock()
+	for _, c := range idle {
+		c.nc.Close()
+	}
+}

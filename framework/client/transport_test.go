@@ -1,0 +1,304 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/benchci/benchci/framework/internal/netstamp"
+)
+
+// okStream answers every request with a two-chunk chat stream.
+func okStream(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	io.WriteString(w, chatChunk("a")+chatChunk("b")+done)
+}
+
+func mustDo(t *testing.T, c *Client, id string) *Result {
+	t.Helper()
+	var res Result
+	c.Do(context.Background(), []byte(`{}`), id, &res)
+	if !res.OK() || len(res.ChunkAt) != 2 {
+		t.Fatalf("request %s: %s %s, %d chunks", id, res.Err, res.Detail, len(res.ChunkAt))
+	}
+	return &res
+}
+
+func TestTransportReusesConnections(t *testing.T) {
+	t.Parallel()
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(okStream))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c := newTestClient(t, srv.URL, "chat")
+	for i := range 20 {
+		mustDo(t, c, fmt.Sprint(i))
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("20 sequential requests opened %d connections, want 1", n)
+	}
+}
+
+// rawServer accepts connections and hands each to serve.
+func rawServer(t *testing.T, serve func(net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go serve(c)
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// readRequest reads one request head and its body.
+func readRequest(br *bufio.Reader) (*http.Request, error) {
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return nil, err
+	}
+	_, err = io.Copy(io.Discard, req.Body)
+	return req, err
+}
+
+const chunkedOK = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+func chunked(s string) string { return fmt.Sprintf("%x\r\n%s\r\n", len(s), s) }
+
+// A server that closes kept-alive connections once idle (uvicorn does
+// after 5 s) must not cost a failed request, nor get one twice.
+func TestTransportStaleConnection(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int32
+	url := rawServer(t, func(c net.Conn) {
+		defer c.Close()
+		br := bufio.NewReader(c)
+		if _, err := readRequest(br); err != nil {
+			return
+		}
+		requests.Add(1)
+		io.WriteString(c, chunkedOK+chunked(chatChunk("a")+chatChunk("b")+done)+"0\r\n\r\n")
+		time.Sleep(20 * time.Millisecond) // then close the idle connection
+	})
+	c := newTestClient(t, url, "chat")
+	for i := range 3 {
+		mustDo(t, c, fmt.Sprint(i))
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := requests.Load(); n != 3 {
+		t.Errorf("server saw %d requests for 3, want 3", n)
+	}
+}
+
+// A request the server never answers on a reused connection, closed at
+// once, is sent again on a new connection: only when nothing came back.
+func TestTransportRetriesOnceOnStaleConnection(t *testing.T) {
+	t.Parallel()
+	var conns atomic.Int32
+	url := rawServer(t, func(c net.Conn) {
+		defer c.Close()
+		br := bufio.NewReader(c)
+		first := conns.Add(1) == 1
+		for n := 0; ; n++ {
+			if _, err := readRequest(br); err != nil {
+				return
+			}
+			if first && n == 1 {
+				return // closes without an answer, as a server timing out the idle connection would
+			}
+			io.WriteString(c, chunkedOK+chunked(chatChunk("a")+chatChunk("b")+done)+"0\r\n\r\n")
+		}
+	})
+	c := newTestClient(t, url, "chat")
+	mustDo(t, c, "1")
+	mustDo(t, c, "2")
+	if n := conns.Load(); n != 2 {
+		t.Errorf("%d connections, want 2 (the retry's)", n)
+	}
+}
+
+// A response delimited by the connection's end (no length, no chunking)
+// streams, and its connection is not reused.
+func TestTransportCloseDelimited(t *testing.T) {
+	t.Parallel()
+	var conns atomic.Int32
+	url := rawServer(t, func(c net.Conn) {
+		defer c.Close()
+		conns.Add(1)
+		if _, err := readRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\n")
+		for _, s := range []string{chatChunk("a"), chatChunk("b"), done} {
+			io.WriteString(c, s)
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+	c := newTestClient(t, url, "chat")
+	r1 := mustDo(t, c, "1")
+	mustDo(t, c, "2")
+	if n := conns.Load(); n != 2 {
+		t.Errorf("%d connections for 2 close-delimited responses, want 2", n)
+	}
+	if gap := r1.ChunkAt[1] - r1.ChunkAt[0]; gap < 4*time.Millisecond {
+		t.Errorf("chunks 5ms apart measured %v apart", gap)
+	}
+}
+
+func TestTransportMaxConns(t *testing.T) {
+	t.Parallel()
+	var cur, peak atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := cur.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		time.Sleep(30 * time.Millisecond)
+		cur.Add(-1)
+		okStream(w, r)
+	}))
+	defer srv.Close()
+	c, err := New(Options{BaseURL: srv.URL, API: "chat", Timeout: 5 * time.Second, MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdle()
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Go(func() { mustDo(t, c, fmt.Sprint(i)) })
+	}
+	wg.Wait()
+	if p := peak.Load(); p != 2 {
+		t.Errorf("peak %d requests in flight with MaxConns 2", p)
+	}
+}
+
+func TestTransportTLS(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor != 1 {
+			http.Error(w, "want HTTP/1.1, got "+r.Proto, http.StatusBadRequest)
+			return
+		}
+		okStream(w, r)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	c, err := New(Options{BaseURL: srv.URL, API: "chat", Timeout: 5 * time.Second, TLS: &tls.Config{RootCAs: roots}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdle()
+	mustDo(t, c, "1")
+	mustDo(t, c, "2")
+
+	untrusted, _ := New(Options{BaseURL: srv.URL, API: "chat", Timeout: 5 * time.Second})
+	var res Result
+	untrusted.Do(context.Background(), []byte(`{}`), "3", &res)
+	if res.Err != ErrConnect || !strings.Contains(res.Detail, "certificate") {
+		t.Errorf("untrusted certificate: %s %q, want a connect error", res.Err, res.Detail)
+	}
+}
+
+func TestTransportPathAndHeaders(t *testing.T) {
+	t.Parallel()
+	got := make(chan *http.Request, 1)
+	url := rawServer(t, func(c net.Conn) {
+		defer c.Close()
+		req, err := readRequest(bufio.NewReader(c))
+		if err != nil {
+			return
+		}
+		got <- req
+		io.WriteString(c, chunkedOK+chunked(chatChunk("a")+chatChunk("b")+done)+"0\r\n\r\n")
+	})
+	c, err := New(Options{BaseURL: url + "/proxy/", API: "completions", APIKey: "k", Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdle()
+	var res Result
+	c.Do(context.Background(), []byte(`{"a":1}`), "id-1", &res)
+	req := <-got
+	if req.Method != "POST" || req.URL.Path != "/proxy/v1/completions" || req.ContentLength != 7 ||
+		req.Header.Get("X-Request-Id") != "id-1" || req.Header.Get("Authorization") != "Bearer k" ||
+		req.Header.Get("Content-Type") != "application/json" || req.Host != strings.TrimPrefix(url, "http://") {
+		t.Errorf("request %s %s length %d host %s headers %v", req.Method, req.URL, req.ContentLength, req.Host, req.Header)
+	}
+
+	c.Do(context.Background(), []byte(`{}`), "bad\r\nX-Injected: 1", &res)
+	if res.Err != ErrConnect {
+		t.Errorf("id with a line break: %s, want a connect error and nothing sent", res.Err)
+	}
+	if _, err := New(Options{BaseURL: url, API: "chat", APIKey: "k\r\nX: 1"}); err == nil {
+		t.Error("API key with a line break accepted")
+	}
+	for _, bad := range []string{"ftp://127.0.0.1", "127.0.0.1:8000", "http://"} {
+		if _, err := New(Options{BaseURL: bad, API: "chat"}); err == nil {
+			t.Errorf("base URL %q accepted", bad)
+		}
+	}
+}
+
+// Bytes that wait in the socket keep the time they arrived: a client busy
+// elsewhere does not add its delay to the server's latency.
+func TestChunkTimesAreArrivalTimes(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("arrival stamps come from Linux")
+	}
+	if !netstamp.Ready(2 * time.Second) {
+		t.Fatal("the kernel gave no receive stamps in 2s")
+	}
+	url := rawServer(t, func(c net.Conn) {
+		defer c.Close()
+		if _, err := readRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		io.WriteString(c, chunkedOK+chunked(chatChunk("a")))
+		time.Sleep(20 * time.Millisecond)
+		io.WriteString(c, chunked(chatChunk("b")+done)+"0\r\n\r\n")
+	})
+	c := newTestClient(t, url, "chat")
+	// The client reads the first chunk only once a slow counter has
+	// held it up for 50 ms: the time recorded must be when it came.
+	slow := true
+	c.opts.Counter = CounterFunc(func(s string) int {
+		if slow {
+			slow = false
+			time.Sleep(50 * time.Millisecond)
+		}
+		return 1
+	})
+	res := mustDo(t, c, "1")
+	if gap := res.ChunkAt[1] - res.ChunkAt[0]; gap > 40*time.Millisecond {
+		t.Errorf("chunks sent 20ms apart measured %v apart: read times, not arrival times", gap)
+	}
+}
