@@ -39,14 +39,15 @@ what a client on a dedicated machine achieves.`,
 			}
 			out := cmd.OutOrStdout()
 			ctx := cmd.Context()
-			fmt.Fprintln(out, "client-added TTFT (measured minus the simulator's own), closed loop:")
+			fmt.Fprintln(out, "chunk times come from", selftest.TimingSource())
+			fmt.Fprintln(out, "client-added TTFT (measured minus the simulator's own, on the wire), closed loop:")
 			for _, c := range ss {
 				o, err := selftest.ClientOverhead(ctx, c, d)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(out, "  %5d streams  %6d requests  TTFT added p50 %8.3f ms  p99 %8.3f ms  ITL error p50 %7.3f ms  p99 %7.3f ms  (server TTFT p50 %.1f ms)  errors %d\n",
-					c, o.Requests, o.Added.P50, o.Added.P99, o.ITLError.P50, o.ITLError.P99, o.ServerTTFT.P50, o.Errors)
+				fmt.Fprintf(out, "  %5d streams  %6d requests  TTFT added p50 %7.3f ms  p99 %7.3f ms (send p99 %.3f, receive p99 %.3f)  ITL error p50 %6.3f ms  p99 %6.3f ms  (server TTFT p50 %.1f ms)  errors %d\n",
+					c, o.Requests, o.Added.P50, o.Added.P99, o.SendSide.P99, o.ReceiveSide.P99, o.ITLError.P50, o.ITLError.P99, o.ServerTTFT.P50, o.Errors)
 			}
 			fmt.Fprintln(out, "open-loop rate, constant arrivals, 8 input / 4 output tokens:")
 			for _, r := range rs {

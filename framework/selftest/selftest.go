@@ -15,12 +15,22 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/benchci/benchci/framework/client"
+	"github.com/benchci/benchci/framework/internal/netstamp"
 	"github.com/benchci/benchci/framework/loadgen"
 	"github.com/benchci/benchci/framework/metrics"
 	"github.com/benchci/benchci/framework/sim"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/workload"
 )
+
+// TimingSource says where the client's chunk times come from on this
+// machine.
+func TimingSource() string {
+	if netstamp.Ready(time.Second) {
+		return "kernel receive stamps (SO_TIMESTAMPNS)"
+	}
+	return "the time each read returned (this machine gives no kernel receive stamps)"
+}
 
 // Overhead is the client-added TTFT at one concurrency.
 type Overhead struct {
@@ -30,6 +40,11 @@ type Overhead struct {
 	// to first content flushed), in milliseconds: request write, HTTP
 	// parsing on both sides, loopback, SSE and JSON parsing.
 	Added metrics.Summary
+	// SendSide and ReceiveSide split Added, in milliseconds: from the
+	// client's send time to the request's arrival at the server, and from
+	// the server handing the first chunk to its connection to the client's
+	// time for it.
+	SendSide, ReceiveSide metrics.Summary
 	// ServerTTFT is the simulator's own TTFT, for scale.
 	ServerTTFT metrics.Summary
 	// ITLError is, for every gap between chunks, the client's ITL minus
@@ -56,8 +71,13 @@ type tracing struct {
 	server map[string]sim.Trace
 	added  *hdrhistogram.Histogram
 	srvH   *hdrhistogram.Histogram
+	send   *hdrhistogram.Histogram
+	recv   *hdrhistogram.Histogram
 	itlErr *hdrhistogram.Histogram
 	errs   int
+	// from excludes the warm-up, as the load generator does: the first
+	// requests also open every connection at once.
+	from time.Time
 }
 
 func (t *tracing) Do(ctx context.Context, body []byte, id string, res *client.Result) {
@@ -66,6 +86,9 @@ func (t *tracing) Do(ctx context.Context, body []byte, id string, res *client.Re
 	defer t.mu.Unlock()
 	tr, ok := t.server[id]
 	delete(t.server, id)
+	if res.Sent.Before(t.from) {
+		return
+	}
 	if !res.OK() || !ok || tr.FirstToken.IsZero() {
 		if res.Err != client.ErrCanceled {
 			t.errs++
@@ -77,6 +100,8 @@ func (t *tracing) Do(ctx context.Context, body []byte, id string, res *client.Re
 	// Microsecond resolution with an offset: the difference is small and
 	// positive, and the histogram only holds positive values.
 	t.added.RecordValue(max((res.FirstToken-srv).Nanoseconds()/100, 1)) // in 0.1 µs
+	t.send.RecordValue(max(tr.Arrived.Sub(res.Sent).Nanoseconds()/100, 1))
+	t.recv.RecordValue(max(res.Sent.Add(res.FirstToken).Sub(tr.FirstToken).Nanoseconds()/100, 1))
 	if len(tr.Flushed) == len(res.ChunkAt) {
 		for i := 1; i < len(res.ChunkAt); i++ {
 			client := res.ChunkAt[i] - res.ChunkAt[i-1]
@@ -97,7 +122,8 @@ func ClientOverhead(ctx context.Context, concurrency int, d time.Duration) (Over
 	defer cancel()
 	srv := sim.New(overheadProfile(concurrency))
 	t := &tracing{server: map[string]sim.Trace{}, added: hdrhistogram.New(1, 10_000_000_000, 3), srvH: hdrhistogram.New(1, 3_600_000_000, 3),
-		itlErr: hdrhistogram.New(1, 10_000_000_000, 3)}
+		itlErr: hdrhistogram.New(1, 10_000_000_000, 3), send: hdrhistogram.New(1, 10_000_000_000, 3),
+		recv: hdrhistogram.New(1, 10_000_000_000, 3)}
 	srv.KeepChunkTimes = true
 	srv.OnTrace = func(tr sim.Trace) {
 		t.mu.Lock()
@@ -128,14 +154,16 @@ func ClientOverhead(ctx context.Context, concurrency int, d time.Duration) (Over
 		n++
 		return loadgen.Item{Body: bodies[(n*7)%len(bodies)], WantInput: 64}, nil
 	}
+	t.from = time.Now().Add(d / 5)
 	out, err := loadgen.Run(ctx, t, loadgen.Config{Mode: "concurrency", Concurrency: concurrency, Warmup: d / 5, Duration: d}, src)
 	if err != nil {
 		return Overhead{}, err
 	}
 	// The scale is 0.1 µs per unit: 10,000 units per ms.
-	return Overhead{Concurrency: concurrency, Requests: out.Requests.Sent + out.Requests.Warmup,
+	return Overhead{Concurrency: concurrency, Requests: out.Requests.Sent,
 		Added: metrics.Summarize(t.added, 10_000), ServerTTFT: metrics.Summarize(t.srvH, 1000),
-		ITLError: metrics.Summarize(t.itlErr, 10_000), Errors: t.errs}, nil
+		ITLError: metrics.Summarize(t.itlErr, 10_000), Errors: t.errs,
+		SendSide: metrics.Summarize(t.send, 10_000), ReceiveSide: metrics.Summarize(t.recv, 10_000)}, nil
 }
 
 func prompt(words int) string {

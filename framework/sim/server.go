@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/benchci/benchci/framework/internal/netstamp"
 	"github.com/benchci/benchci/framework/internal/words"
 )
 
@@ -20,14 +21,18 @@ import (
 type Trace struct {
 	// ID is the request's X-Request-Id header, if any.
 	ID string
-	// Arrived is when the handler started; FirstToken when the first chunk
-	// with content was flushed; Done when the stream ended.
+	// Arrived is when the request reached the server (the kernel's stamp
+	// of its bytes, where the server traces; else when the handler
+	// started); FirstToken when the first chunk with content was handed to
+	// the connection; Done when the stream ended. These are the wire times
+	// a client's measurement is checked against.
 	Arrived, FirstToken, Done time.Time
 	PromptTokens              int
 	OutputTokens              int
 	Chunks                    int
-	// Flushed holds when each content chunk was flushed, when the server
-	// was told to keep them (KeepChunkTimes); for measuring ITL error.
+	// Flushed holds when each content chunk was handed to the connection,
+	// when the server was told to keep them (KeepChunkTimes); for
+	// measuring ITL error.
 	Flushed []time.Time
 }
 
@@ -40,7 +45,8 @@ type Server struct {
 	model  []byte // JSON-quoted model name
 	cache  prefixCache
 	faults *dice // nil: a well-behaved server
-	// OnTrace, when set before serving, receives each finished request's trace.
+	// OnTrace, when set before Listen, receives each finished request's
+	// trace, and Listen then stamps requests' arrival from the kernel.
 	OnTrace func(Trace)
 	// KeepChunkTimes records every chunk's flush time in traces.
 	KeepChunkTimes bool
@@ -67,12 +73,19 @@ func (s *Server) Start(ctx context.Context) { go s.eng.loop(ctx) }
 // Listen starts the engine and serves it on addr (e.g. "127.0.0.1:0") until
 // ctx ends. It returns the base URL.
 func (s *Server) Listen(ctx context.Context, addr string) (string, error) {
-	ln, err := net.Listen("tcp", addr)
+	var ln net.Listener
+	var err error
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	if s.OnTrace != nil {
+		ln, err = netstamp.Listen(ctx, addr)
+		srv.ConnContext = netstamp.ConnContext
+	} else {
+		ln, err = net.Listen("tcp", addr)
+	}
 	if err != nil {
 		return "", fmt.Errorf("sim: listen %s: %w", addr, err)
 	}
 	s.Start(ctx)
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		srv.Close()
@@ -127,6 +140,12 @@ type request struct {
 
 func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 	tr := Trace{ID: r.Header.Get("X-Request-Id"), Arrived: time.Now()}
+	if c := netstamp.FromContext(r.Context()); c != nil {
+		// The request's head came with the connection's latest read.
+		if at := c.Arrived(); !at.IsZero() && at.Before(tr.Arrived) {
+			tr.Arrived = at
+		}
+	}
 	ft := faultNone
 	if s.faults != nil {
 		ft = s.faults.roll()
@@ -220,6 +239,10 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 			usage = &[3]int{prompt, int(n), prompt + int(n)}
 		}
 		cw.tokenChunk(int(sent), int(n), sq.finished.Load() && n >= int64(maxTokens), usage)
+		// Stamped before the write: on loopback the bytes reach the
+		// client's socket inside the write, so this is the lower bound of
+		// their time on the wire.
+		handed := time.Now()
 		if _, err := w.Write(cw.buf); err != nil {
 			return
 		}
@@ -227,7 +250,7 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 			return
 		}
 		if sent == 0 {
-			tr.FirstToken = time.Now()
+			tr.FirstToken = handed
 			switch ft {
 			case faultReset:
 				panic(http.ErrAbortHandler) // net/http drops the connection
@@ -243,7 +266,7 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 		}
 		tr.Chunks++
 		if s.KeepChunkTimes {
-			tr.Flushed = append(tr.Flushed, time.Now())
+			tr.Flushed = append(tr.Flushed, handed)
 		}
 		sent = n
 	}

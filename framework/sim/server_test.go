@@ -163,8 +163,10 @@ func TestServerPrefixCaching(t *testing.T) {
 		ttft[i] = tr.FirstToken.Sub(tr.Arrived)
 	}
 	// The first pays StepBase + 211 tokens x 50 µs ≈ 12.6 ms; the second
-	// only the user message and header (1 + 5 + 3 tokens) ≈ 2.5 ms.
-	if ttft[0] < 12*time.Millisecond || ttft[1] > 6*time.Millisecond {
+	// only the user message and header (1 + 5 + 3 tokens) ≈ 2.5 ms. The
+	// difference is checked, not the second alone: a loaded test machine
+	// delays both.
+	if ttft[0] < 12*time.Millisecond || ttft[0]-ttft[1] < 7*time.Millisecond {
 		t.Errorf("TTFT cold %v, warm %v: the prefix cache did not shorten prefill", ttft[0], ttft[1])
 	}
 }
