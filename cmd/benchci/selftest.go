@@ -49,14 +49,6 @@ what a client on a dedicated machine achieves.`,
 				fmt.Fprintf(out, "  %5d streams  %6d requests  TTFT added p50 %7.3f ms  p99 %7.3f ms (send p99 %.3f, receive p99 %.3f)  ITL error p50 %6.3f ms  p99 %6.3f ms  (server TTFT p50 %.1f ms)  errors %d\n",
 					c, o.Requests, o.Added.P50, o.Added.P99, o.SendSide.P99, o.ReceiveSide.P99, o.ITLError.P50, o.ITLError.P99, o.ServerTTFT.P50, o.Errors)
 			}
-			fmt.Fprintln(out, "open-loop rate, constant arrivals, 8 input / 4 output tokens:")
-			for _, r := range rs {
-				p, err := selftest.OpenLoopRate(ctx, float64(r), d)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(out, "  "+p.String())
-			}
 			cs, err := ints("--cost-streams", costStreams)
 			if err != nil {
 				return err
@@ -66,16 +58,25 @@ what a client on a dedicated machine achieves.`,
 				return err
 			}
 			// A fast simulator in its own process: 5 ms steps, no per-sequence
-			// cost, room for every stream, so the client is what is measured.
-			u, stop, err := selftest.ExternalSim(ctx, []string{exe, "sim", "--addr", "127.0.0.1:0", "--profile", "tiny",
+			// cost, room for every stream, so the client is what is measured
+			// and each side's CPU can be read.
+			sim, err := selftest.ExternalSim(ctx, []string{exe, "sim", "--addr", "127.0.0.1:0", "--profile", "tiny",
 				"--max-num-seqs", "8192", "--max-batched-tokens", "4000000", "--step-base", "5ms", "--decode-per-seq", "0"}, nil)
 			if err != nil {
 				return err
 			}
-			defer stop()
+			defer sim.Stop()
+			fmt.Fprintln(out, "open-loop rate, constant arrivals, 8 input / 4 output tokens, simulator in another process:")
+			for _, r := range rs {
+				p, err := selftest.OpenLoopRateExternal(ctx, sim, float64(r), d)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(out, "  "+p.String())
+			}
 			fmt.Fprintln(out, "client cost, simulator in another process, 512-token streams:")
 			for _, n := range cs {
-				c, err := selftest.ClientCost(ctx, u, n, d)
+				c, err := selftest.ClientCost(ctx, sim.URL, n, d)
 				if err != nil {
 					return err
 				}

@@ -2,6 +2,7 @@ package selftest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,6 +10,8 @@ import (
 	"os/exec"
 	"regexp"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -18,25 +21,28 @@ import (
 	"github.com/benchci/benchci/framework/loadgen"
 )
 
+// External is a simulator serving from another process. With the server
+// in its own process, the client's CPU time and memory can be measured
+// alone, and the server's CPU time read beside them.
+type External struct {
+	URL string
+	cmd *exec.Cmd
+}
+
 // ExternalSim starts a simulator in another process (argv, a `benchci sim
-// --addr 127.0.0.1:0 ...` command line) and returns its URL and a stop
-// function. With the server in its own process, the client's CPU time and
-// memory can be measured alone.
-func ExternalSim(ctx context.Context, argv, env []string) (string, func(), error) {
+// --addr 127.0.0.1:0 ...` command line) and waits until it serves.
+func ExternalSim(ctx context.Context, argv, env []string) (*External, error) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
-		return "", nil, fmt.Errorf("start simulator: %w", err)
+		return nil, fmt.Errorf("start simulator: %w", err)
 	}
-	stop := func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	}
+	e := &External{cmd: cmd}
 	urls := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -53,14 +59,47 @@ func ExternalSim(ctx context.Context, argv, env []string) (string, func(), error
 	select {
 	case u, ok := <-urls:
 		if !ok {
-			stop()
-			return "", nil, fmt.Errorf("simulator %v exited without serving", argv)
+			e.Stop()
+			return nil, fmt.Errorf("simulator %v exited without serving", argv)
 		}
-		return u, stop, nil
+		e.URL = u
+		return e, nil
 	case <-time.After(30 * time.Second):
-		stop()
-		return "", nil, fmt.Errorf("simulator %v did not start in 30s", argv)
+		e.Stop()
+		return nil, fmt.Errorf("simulator %v did not start in 30s", argv)
 	}
+}
+
+// Stop kills the simulator and waits for it.
+func (e *External) Stop() {
+	e.cmd.Process.Kill()
+	e.cmd.Wait()
+}
+
+// CPU is the simulator's CPU time (user + system) so far, from
+// /proc/PID/stat; false where there is no /proc.
+func (e *External) CPU() (time.Duration, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", e.cmd.Process.Pid))
+	if err != nil {
+		return 0, false
+	}
+	// The command name, in parentheses, may hold spaces: fields are
+	// counted after its closing parenthesis. utime and stime are fields
+	// 14 and 15, in ticks of USER_HZ, which Linux fixes at 100 for /proc.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(ut+st) * 10 * time.Millisecond, true
 }
 
 // Cost is what the client spends on its streams.

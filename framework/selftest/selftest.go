@@ -188,6 +188,11 @@ type RatePoint struct {
 	Errors    int
 	Saturated bool
 	Reason    string
+	// ClientCPU and ServerCPU are the cores each used over the point
+	// (CPU time / wall time), when the server ran in another process;
+	// zero otherwise. On a machine whose cores both share, they say which
+	// side ran out first.
+	ClientCPU, ServerCPU float64
 }
 
 // Held reports whether the rate was held within 1%: sent and completed at
@@ -204,7 +209,8 @@ func fastProfile() sim.Profile {
 }
 
 // OpenLoopRate runs one constant-rate open-loop point of d with short
-// requests (8 input, 4 output tokens) against a fast simulator.
+// requests (8 input, 4 output tokens) against a fast simulator in this
+// process.
 func OpenLoopRate(ctx context.Context, rate float64, d time.Duration) (RatePoint, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -212,6 +218,24 @@ func OpenLoopRate(ctx context.Context, rate float64, d time.Duration) (RatePoint
 	if err != nil {
 		return RatePoint{}, err
 	}
+	return openLoop(ctx, u, rate, d)
+}
+
+// OpenLoopRateExternal runs the same point against a simulator in another
+// process, and reports the cores the client and the simulator used.
+func OpenLoopRateExternal(ctx context.Context, srv *External, rate float64, d time.Duration) (RatePoint, error) {
+	start, cpu0 := time.Now(), cpuTime()
+	srv0, ok := srv.CPU()
+	p, err := openLoop(ctx, srv.URL, rate, d)
+	wall := time.Since(start).Seconds()
+	p.ClientCPU = (cpuTime() - cpu0).Seconds() / wall
+	if srv1, ok1 := srv.CPU(); ok && ok1 {
+		p.ServerCPU = (srv1 - srv0).Seconds() / wall
+	}
+	return p, err
+}
+
+func openLoop(ctx context.Context, u string, rate float64, d time.Duration) (RatePoint, error) {
 	cl, err := client.New(client.Options{BaseURL: u, API: "completions", Model: "m", IgnoreEOS: true, Timeout: time.Minute})
 	if err != nil {
 		return RatePoint{}, err
@@ -246,6 +270,10 @@ func (r RatePoint) String() string {
 			held += ": " + r.Reason
 		}
 	}
-	return fmt.Sprintf("%8s req/s  sent %9.1f  completed %9.1f  lag p99 %6.2f ms  errors %d  %s",
-		strconv.FormatFloat(r.Target, 'g', -1, 64), r.SendRate, r.Completed, r.LagP99, r.Errors, held)
+	cpu := ""
+	if r.ClientCPU > 0 {
+		cpu = fmt.Sprintf("  cores: client %.2f, simulator %.2f", r.ClientCPU, r.ServerCPU)
+	}
+	return fmt.Sprintf("%8s req/s  sent %9.1f  completed %9.1f  lag p99 %7.2f ms  errors %d%s  %s",
+		strconv.FormatFloat(r.Target, 'g', -1, 64), r.SendRate, r.Completed, r.LagP99, r.Errors, cpu, held)
 }

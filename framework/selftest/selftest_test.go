@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,24 +32,35 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func externalSim(tb testing.TB, seqs int) string {
+func externalSim(tb testing.TB, seqs int) *External {
 	tb.Helper()
-	u, stop, err := ExternalSim(context.Background(), []string{os.Args[0], "-test.run=^$"}, []string{"BENCHCI_SELFTEST_SIM=" + strconv.Itoa(seqs)})
+	e, err := ExternalSim(context.Background(), []string{os.Args[0], "-test.run=^$"}, []string{"BENCHCI_SELFTEST_SIM=" + strconv.Itoa(seqs)})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(stop)
-	return u
+	tb.Cleanup(e.Stop)
+	return e
 }
 
 func TestClientCostRuns(t *testing.T) {
-	u := externalSim(t, 64)
-	c, err := ClientCost(context.Background(), u, 8, 500*time.Millisecond)
+	e := externalSim(t, 64)
+	c, err := ClientCost(context.Background(), e.URL, 8, 500*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Errors != 0 || c.Tokens < 8*512 || c.CPUPerToken <= 0 || c.MemPerStream <= 0 {
 		t.Errorf("cost %+v", c)
+	}
+	// The simulator streamed 4096+ tokens: it used CPU, and /proc says so.
+	if cpu, ok := e.CPU(); runtime.GOOS == "linux" && (!ok || cpu <= 0) {
+		t.Errorf("simulator CPU %v, %v", cpu, ok)
+	}
+	r, err := OpenLoopRateExternal(context.Background(), e, 50, 500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Held() || r.ClientCPU <= 0 || !strings.Contains(r.String(), "cores: client") {
+		t.Errorf("50 req/s against the external simulator: %s", r)
 	}
 }
 
@@ -56,11 +69,11 @@ func TestClientCostRuns(t *testing.T) {
 //
 //	go test -run XXX -bench ClientCost -benchtime 1x ./framework/selftest
 func BenchmarkClientCost(b *testing.B) {
-	u := externalSim(b, 4096)
+	e := externalSim(b, 4096)
 	for _, streams := range []int{1, 64, 512, 2048} {
 		b.Run(fmt.Sprintf("streams=%d", streams), func(b *testing.B) {
 			for b.Loop() {
-				c, err := ClientCost(context.Background(), u, streams, 3*time.Second)
+				c, err := ClientCost(context.Background(), e.URL, streams, 3*time.Second)
 				if err != nil {
 					b.Fatal(err)
 				}
