@@ -22,9 +22,10 @@ func selftestCmd() *cobra.Command {
 timings are known, and prints:
   - the TTFT the client adds (its measurement minus the simulator's own) at
     each number of concurrent streams;
-  - whether each open-loop rate is held within 1% with short requests;
   - the client's CPU per streamed token and memory per open stream, with
-    the simulator in a separate process.
+    the simulator in a separate process;
+  - whether each open-loop rate is held within 1% with short requests, and
+    the cores the client and the (separate) simulator used.
 The simulator shares this machine's CPUs, so the figures are a lower bound on
 what a client on a dedicated machine achieves.`,
 		Args: cobra.NoArgs,
@@ -66,14 +67,6 @@ what a client on a dedicated machine achieves.`,
 				return err
 			}
 			defer sim.Stop()
-			fmt.Fprintln(out, "open-loop rate, constant arrivals, 8 input / 4 output tokens, simulator in another process:")
-			for _, r := range rs {
-				p, err := selftest.OpenLoopRateExternal(ctx, sim, float64(r), d)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(out, "  "+p.String())
-			}
 			fmt.Fprintln(out, "client cost, simulator in another process, 512-token streams:")
 			for _, n := range cs {
 				c, err := selftest.ClientCost(ctx, sim.URL, n, d)
@@ -82,6 +75,14 @@ what a client on a dedicated machine achieves.`,
 				}
 				fmt.Fprintf(out, "  %5d streams  %8d tokens  CPU %6.2f µs/token  memory %6.1f KiB/stream  errors %d\n",
 					n, c.Tokens, float64(c.CPUPerToken.Nanoseconds())/1000, c.MemPerStream/1024, c.Errors)
+			}
+			fmt.Fprintln(out, "open-loop rate, constant arrivals, 8 input / 4 output tokens, simulator in another process:")
+			for _, r := range rs {
+				p, err := selftest.OpenLoopRateExternal(ctx, sim, float64(r), d)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(out, "  "+p.String())
 			}
 			return nil
 		},
