@@ -116,14 +116,20 @@ func TestOpenLoopRateRuns(t *testing.T) {
 }
 
 // BenchmarkClientOverhead reports the TTFT the client adds (measured minus
-// the simulator's own) at 1, 64 and 512 concurrent streams:
+// the simulator's own) at 1, 64, 512 and 2048 concurrent streams:
 //
 //	go test -run XXX -bench ClientOverhead -benchtime 1x ./framework/selftest
 func BenchmarkClientOverhead(b *testing.B) {
-	for _, c := range []int{1, 64, 512} {
+	for _, c := range []int{1, 64, 512, 2048} {
 		b.Run(fmt.Sprintf("streams=%d", c), func(b *testing.B) {
+			// 2048 streams on two cores take seconds per request: a longer
+			// run gives enough of them after the warm-up.
+			d := 5 * time.Second
+			if c > 512 {
+				d = 20 * time.Second
+			}
 			for b.Loop() {
-				o, err := ClientOverhead(context.Background(), c, 5*time.Second)
+				o, err := ClientOverhead(context.Background(), c, d)
 				if err != nil {
 					b.Fatal(err)
 				}
