@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +65,10 @@ func TestRunMatchesSimulator(t *testing.T) {
 	}
 	if len(f.Points) != 1 || f.Incomplete || f.Target.Kind != "sim" || f.Suite.Hash == "" {
 		t.Fatalf("results: %d points, incomplete %v, target %+v", len(f.Points), f.Incomplete, f.Target)
+	}
+	// The results say where chunk times came from; on Linux, the kernel.
+	if runtime.GOOS == "linux" && !strings.HasPrefix(f.Tool.Timing, "kernel receive stamps") {
+		t.Errorf("timing %q, want kernel receive stamps", f.Tool.Timing)
 	}
 	p := f.Points[0]
 	prof, _ := sim.Lookup("tiny")

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fastjson"
@@ -74,6 +75,8 @@ type Client struct {
 	continuous bool
 	tr         *transport
 	bufs       sync.Pool // *bufio.Reader
+	kernel     atomic.Int64
+	readTime   atomic.Int64
 }
 
 // New returns a client.
@@ -109,6 +112,16 @@ func New(opts Options) (*Client, error) {
 	c.bufs.New = func() any { return bufio.NewReaderSize(nil, 2<<10) }
 	return c, nil
 }
+
+// Timing counts where content chunks' times came from.
+type Timing struct {
+	// Kernel chunks were stamped by the kernel on arrival; Read chunks got
+	// the time their read returned (no stamp on this platform or socket).
+	Kernel, Read int64
+}
+
+// Timing returns the counts so far.
+func (c *Client) Timing() Timing { return Timing{c.kernel.Load(), c.readTime.Load()} }
 
 // SetIgnoreEOS changes whether bodies ask for ignore_eos/min_tokens; call
 // before building bodies.
@@ -242,7 +255,12 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result) {
 		usageTokens  = -1 // completion_tokens from the latest usage seen
 		lastUsage    = 0  // for per-chunk deltas of continuous usage
 		countedTotal = 0
+		kernel       int64 // chunks timed by the kernel's stamp
 	)
+	defer func() {
+		c.kernel.Add(kernel)
+		c.readTime.Add(int64(len(res.ChunkAt)) - kernel)
+	}()
 	for {
 		data, err := events.Next()
 		// The event's last byte came with the latest read of the socket.
@@ -318,6 +336,9 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result) {
 			res.ReasoningTokens += c.opts.Counter.Count(reasoning)
 		}
 		countedTotal += n
+		if body.FromKernel() {
+			kernel++
+		}
 		res.ChunkAt = append(res.ChunkAt, now)
 		res.ChunkTokens = append(res.ChunkTokens, int32(n))
 	}

@@ -106,6 +106,9 @@ type response struct {
 // Arrived is when the bytes of the connection's latest read arrived.
 func (r *response) Arrived() time.Time { return r.c.rx.Arrived() }
 
+// FromKernel reports whether Arrived is the kernel's stamp.
+func (r *response) FromKernel() bool { return r.c.rx.FromKernel() }
+
 func (r *response) Read(p []byte) (int, error) { return r.body.Read(p) }
 
 func (r *response) Close() {

@@ -85,6 +85,9 @@ type Capacity struct {
 type Tool struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
+	// Timing says where chunk times came from: the kernel's receive
+	// stamps, or the time each read returned.
+	Timing string `json:"timing,omitempty"`
 }
 
 // Suite identifies the suite; Definition is the evaluated suite as JSON.

@@ -116,6 +116,7 @@ func run(ctx context.Context, l *suite.Loaded, opts Options, f *result.File) err
 		return fmt.Errorf("suite %s: %w", s.Name, err)
 	}
 	defer cl.CloseIdle()
+	defer func() { timing(f, cl.Timing()) }()
 	if err := preflight(ctx, cl); err != nil {
 		return fmt.Errorf("suite %s: target %s: %w", s.Name, tg.Info.URL, err)
 	}
@@ -547,4 +548,26 @@ func preflight(ctx context.Context, cl *client.Client) error {
 		}
 	}
 	return fmt.Errorf("preflight request failed (%s): %s", res.Err, res.Detail)
+}
+
+// timing records where the run's chunk times came from, with a note when
+// many were read times, which include the client's own delays.
+func timing(f *result.File, t client.Timing) {
+	total := t.Kernel + t.Read
+	switch {
+	case total == 0:
+		return
+	case t.Read == 0:
+		f.Tool.Timing = "kernel receive stamps"
+		return
+	case t.Kernel == 0:
+		f.Tool.Timing = "read times"
+	default:
+		f.Tool.Timing = fmt.Sprintf("kernel receive stamps for %.1f%% of chunks, read times for the rest", 100*float64(t.Kernel)/float64(total))
+	}
+	// The first packets on a machine can miss their stamp; a few are no
+	// cause for a caveat.
+	if float64(t.Read) > 0.01*float64(total) {
+		f.Notes = append(f.Notes, "chunk times are the times reads returned, not kernel receive stamps (not Linux, or stamps unavailable): under heavy client load, TTFT and ITL include the client's own delay")
+	}
 }

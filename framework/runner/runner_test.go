@@ -17,6 +17,7 @@ import (
 
 	"github.com/benchci/benchci/framework/client"
 	"github.com/benchci/benchci/framework/internal/words"
+	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/tokenizer"
 )
@@ -219,5 +220,26 @@ b.suite {
 	p := f.Points[0]
 	if p.Tokens.Source["counted"] != p.Requests.Completed || p.Tokens.OutputMismatch != 0 {
 		t.Errorf("tokens %+v", p.Tokens)
+	}
+}
+
+func TestTimingProvenance(t *testing.T) {
+	tests := []struct {
+		in       client.Timing
+		want     string
+		wantNote bool
+	}{
+		{client.Timing{}, "", false},
+		{client.Timing{Kernel: 500}, "kernel receive stamps", false},
+		{client.Timing{Kernel: 999, Read: 1}, "kernel receive stamps for 99.9% of chunks, read times for the rest", false},
+		{client.Timing{Kernel: 50, Read: 50}, "kernel receive stamps for 50.0% of chunks, read times for the rest", true},
+		{client.Timing{Read: 10}, "read times", true},
+	}
+	for _, tt := range tests {
+		var f result.File
+		timing(&f, tt.in)
+		if f.Tool.Timing != tt.want || (len(f.Notes) > 0) != tt.wantNote {
+			t.Errorf("%+v: timing %q notes %q; want %q, note %v", tt.in, f.Tool.Timing, f.Notes, tt.want, tt.wantNote)
+		}
 	}
 }
