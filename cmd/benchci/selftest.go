@@ -25,7 +25,9 @@ timings are known, and prints:
   - the client's CPU per streamed token and memory per open stream, with
     the simulator in a separate process;
   - whether each open-loop rate is held within 1% with short requests, and
-    the cores the client and the (separate) simulator used.
+    the cores the client and the (separate) simulator used;
+  - the same rates against a no-op server, which shows the client's own
+    ceiling.
 The simulator shares this machine's CPUs, so the figures are a lower bound on
 what a client on a dedicated machine achieves.`,
 		Args: cobra.NoArgs,
@@ -83,6 +85,14 @@ what a client on a dedicated machine achieves.`,
 					return err
 				}
 				fmt.Fprintln(out, "  "+p.String())
+			}
+			fmt.Fprintln(out, "open-loop rate against a no-op server in this process (one read and one write per request): the client's own ceiling:")
+			for _, r := range rs {
+				p, err := selftest.OpenLoopNoop(ctx, float64(r), d)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(out, "  "+strings.Replace(p.String(), ", simulator 0.00", "", 1))
 			}
 			return nil
 		},

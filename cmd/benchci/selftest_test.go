@@ -22,6 +22,7 @@ func TestSelftest(t *testing.T) {
 		regexp.MustCompile(`\n +2 streams +\d+ requests +TTFT added p50 +\d+\.\d+ ms .* errors 0\n`),
 		regexp.MustCompile(`\n +4 streams +\d+ tokens +CPU +\d+\.\d+ µs/token +memory +\d+\.\d+ KiB/stream +errors 0\n`),
 		regexp.MustCompile(`\n +50 req/s +sent +\d+\.\d+ .*cores: client \d\.\d\d, simulator \d\.\d\d +(held|NOT held)`),
+		regexp.MustCompile(`no-op server.*\n +50 req/s +sent +\d+\.\d+ .*cores: client \d\.\d\d +(held|NOT held)`),
 	} {
 		if !want.MatchString(out) {
 			t.Errorf("output lacks %s:\n%s", want, out)

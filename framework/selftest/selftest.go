@@ -8,7 +8,9 @@ package selftest
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -186,8 +188,12 @@ type RatePoint struct {
 	Completed float64
 	LagP99    float64 // ms
 	Errors    int
-	Saturated bool
-	Reason    string
+	// ErrorKinds counts the errors by kind; LastError has the latest
+	// text of each.
+	ErrorKinds map[string]int
+	LastError  map[string]string
+	Saturated  bool
+	Reason     string
 	// ClientCPU and ServerCPU are the cores each used over the point
 	// (CPU time / wall time), when the server ran in another process;
 	// zero otherwise. On a machine whose cores both share, they say which
@@ -257,7 +263,8 @@ func openLoop(ctx context.Context, u string, rate float64, d time.Duration) (Rat
 	return RatePoint{
 		Target: rate, ScheduledRate: out.Schedule.ScheduledRate, SendRate: out.Schedule.SendRate,
 		Completed: out.Throughput.Requests, LagP99: out.Latency[metrics.Lag].P99,
-		Errors: out.Requests.Failed, Saturated: out.Schedule.ClientSaturated, Reason: out.Schedule.Reason,
+		Errors: out.Requests.Failed, ErrorKinds: out.Requests.Errors, LastError: out.Requests.LastError,
+		Saturated: out.Schedule.ClientSaturated, Reason: out.Schedule.Reason,
 	}, nil
 }
 
@@ -274,6 +281,15 @@ func (r RatePoint) String() string {
 	if r.ClientCPU > 0 {
 		cpu = fmt.Sprintf("  cores: client %.2f, simulator %.2f", r.ClientCPU, r.ServerCPU)
 	}
-	return fmt.Sprintf("%8s req/s  sent %9.1f  completed %9.1f  lag p99 %7.2f ms  errors %d%s  %s",
-		strconv.FormatFloat(r.Target, 'g', -1, 64), r.SendRate, r.Completed, r.LagP99, r.Errors, cpu, held)
+	errs := strconv.Itoa(r.Errors)
+	if r.Errors > 0 {
+		kinds := make([]string, 0, len(r.ErrorKinds))
+		for k, n := range r.ErrorKinds {
+			kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+		}
+		sort.Strings(kinds)
+		errs += " (" + strings.Join(kinds, ", ") + ")"
+	}
+	return fmt.Sprintf("%8s req/s  sent %9.1f  completed %9.1f  lag p99 %7.2f ms  errors %s%s  %s",
+		strconv.FormatFloat(r.Target, 'g', -1, 64), r.SendRate, r.Completed, r.LagP99, errs, cpu, held)
 }

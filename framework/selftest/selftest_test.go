@@ -172,3 +172,39 @@ func BenchmarkOpenLoopRate(b *testing.B) {
 		})
 	}
 }
+
+func TestOpenLoopNoopRuns(t *testing.T) {
+	p, err := OpenLoopNoop(context.Background(), 100, 500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Errors != 0 || p.SendRate < 50 || p.Completed < 50 || p.ClientCPU <= 0 {
+		t.Errorf("100 req/s against the no-op server: %s", p)
+	}
+}
+
+// BenchmarkOpenLoopNoop reports the rates the client holds against a
+// server that does almost nothing, which is the client's own ceiling:
+//
+//	go test -run XXX -bench OpenLoopNoop -benchtime 1x ./framework/selftest
+func BenchmarkOpenLoopNoop(b *testing.B) {
+	for _, rate := range []float64{1000, 4000, 8000, 12000} {
+		b.Run(fmt.Sprintf("rate=%g", rate), func(b *testing.B) {
+			for b.Loop() {
+				r, err := OpenLoopNoop(context.Background(), rate, 5*time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(r.SendRate, "sent/s")
+				b.ReportMetric(r.Completed, "completed/s")
+				b.ReportMetric(r.LagP99, "lag-p99-ms")
+				b.ReportMetric(r.ClientCPU, "cores")
+				held := 0.0
+				if r.Held() {
+					held = 1
+				}
+				b.ReportMetric(held, "held")
+			}
+		})
+	}
+}
