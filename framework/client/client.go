@@ -233,6 +233,12 @@ func (c *Client) Do(ctx context.Context, body []byte, id string, res *Result) {
 	if resp.StatusCode/100 != 2 {
 		msg, _ := io.ReadAll(io.LimitReader(resp, 512))
 		res.End = time.Since(res.Sent)
+		if loc := resp.Header.Get("Location"); resp.StatusCode/100 == 3 && loc != "" {
+			// Not followed: the extra hop would be measured as the
+			// server's latency.
+			res.fail(ErrHTTP, fmt.Sprintf("HTTP %d: redirected to %s; point the target at the final address", resp.StatusCode, loc))
+			return
+		}
 		res.fail(ErrHTTP, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, msg))
 		return
 	}

@@ -309,3 +309,18 @@ func TestChunkTimesAreArrivalTimes(t *testing.T) {
 		t.Errorf("chunks written %v apart measured %v apart: read times, not arrival times", want, gap)
 	}
 }
+
+// Redirects are not followed: the hop would be timed as the server's.
+func TestTransportRedirectIsAnError(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://127.0.0.1:1/v1/chat/completions", http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	c := newTestClient(t, srv.URL, "chat")
+	var res Result
+	c.Do(context.Background(), []byte(`{}`), "1", &res)
+	if res.Err != ErrHTTP || res.Status != 307 || !strings.Contains(res.Detail, "redirected to http://127.0.0.1:1/") {
+		t.Errorf("redirect: %s %d %q", res.Err, res.Status, res.Detail)
+	}
+}
