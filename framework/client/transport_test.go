@@ -90,6 +90,9 @@ const chunkedOK = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfe
 
 func chunked(s string) string { return fmt.Sprintf("%x\r\n%s\r\n", len(s), s) }
 
+// okChunked is a whole two-chunk stream, chunked.
+var okChunked = chunkedOK + chunked(chatChunk("a")+chatChunk("b")+done) + "0\r\n\r\n"
+
 // A server that closes kept-alive connections once idle (uvicorn does
 // after 5 s) must not cost a failed request, nor get one twice.
 func TestTransportStaleConnection(t *testing.T) {
@@ -102,7 +105,7 @@ func TestTransportStaleConnection(t *testing.T) {
 			return
 		}
 		requests.Add(1)
-		io.WriteString(c, chunkedOK+chunked(chatChunk("a")+chatChunk("b")+done)+"0\r\n\r\n")
+		io.WriteString(c, okChunked)
 		time.Sleep(20 * time.Millisecond) // then close the idle connection
 	})
 	c := newTestClient(t, url, "chat")
@@ -131,7 +134,7 @@ func TestTransportRetriesOnceOnStaleConnection(t *testing.T) {
 			if first && n == 1 {
 				return // closes without an answer, as a server timing out the idle connection would
 			}
-			io.WriteString(c, chunkedOK+chunked(chatChunk("a")+chatChunk("b")+done)+"0\r\n\r\n")
+			io.WriteString(c, okChunked)
 		}
 	})
 	c := newTestClient(t, url, "chat")
@@ -237,7 +240,7 @@ func TestTransportPathAndHeaders(t *testing.T) {
 			return
 		}
 		got <- req
-		io.WriteString(c, chunkedOK+chunked(chatChunk("a")+chatChunk("b")+done)+"0\r\n\r\n")
+		io.WriteString(c, okChunked)
 	})
 	c, err := New(Options{BaseURL: url + "/proxy/", API: "completions", APIKey: "k", Timeout: 5 * time.Second})
 	if err != nil {

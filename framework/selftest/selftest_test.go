@@ -153,16 +153,24 @@ func BenchmarkClientOverhead(b *testing.B) {
 //
 //	go test -run XXX -bench OpenLoopRate -benchtime 1x ./framework/selftest
 func BenchmarkOpenLoopRate(b *testing.B) {
-	for _, rate := range []float64{250, 1000, 2000, 4000, 6000, 8000, 12000} {
+	benchRates(b, []float64{250, 1000, 2000, 4000, 6000, 8000, 12000}, OpenLoopRate)
+}
+
+// benchRates reports how each rate was held, one sub-benchmark per rate.
+func benchRates(b *testing.B, rates []float64, point func(context.Context, float64, time.Duration) (RatePoint, error)) {
+	for _, rate := range rates {
 		b.Run(fmt.Sprintf("rate=%g", rate), func(b *testing.B) {
 			for b.Loop() {
-				r, err := OpenLoopRate(context.Background(), rate, 5*time.Second)
+				r, err := point(context.Background(), rate, 5*time.Second)
 				if err != nil {
 					b.Fatal(err)
 				}
 				b.ReportMetric(r.SendRate, "sent/s")
 				b.ReportMetric(r.Completed, "completed/s")
 				b.ReportMetric(r.LagP99, "lag-p99-ms")
+				if r.ClientCPU > 0 {
+					b.ReportMetric(r.ClientCPU, "cores")
+				}
 				held := 0.0
 				if r.Held() {
 					held = 1
@@ -188,23 +196,5 @@ func TestOpenLoopNoopRuns(t *testing.T) {
 //
 //	go test -run XXX -bench OpenLoopNoop -benchtime 1x ./framework/selftest
 func BenchmarkOpenLoopNoop(b *testing.B) {
-	for _, rate := range []float64{1000, 4000, 8000, 12000} {
-		b.Run(fmt.Sprintf("rate=%g", rate), func(b *testing.B) {
-			for b.Loop() {
-				r, err := OpenLoopNoop(context.Background(), rate, 5*time.Second)
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.ReportMetric(r.SendRate, "sent/s")
-				b.ReportMetric(r.Completed, "completed/s")
-				b.ReportMetric(r.LagP99, "lag-p99-ms")
-				b.ReportMetric(r.ClientCPU, "cores")
-				held := 0.0
-				if r.Held() {
-					held = 1
-				}
-				b.ReportMetric(held, "held")
-			}
-		})
-	}
+	benchRates(b, []float64{1000, 4000, 8000, 12000}, OpenLoopNoop)
 }
