@@ -22,10 +22,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestLaunchTarget runs a suite whose target is a server benchci launches
-// (here benchci's own simulator, started as a separate process), stops the
-// run part-way as Ctrl-C does, and checks that the results are written and
-// the server is gone.
 // freeAddr returns a loopback address nothing listens on (yet).
 func freeAddr(t *testing.T) string {
 	t.Helper()
@@ -37,6 +33,10 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+// TestLaunchTarget runs a suite whose target is a server benchci launches
+// (here benchci's own simulator, started as a separate process), stops the
+// run part-way as Ctrl-C does, and checks that the results are written and
+// the server is gone.
 func TestLaunchTarget(t *testing.T) {
 	addr := freeAddr(t)
 	dir := t.TempDir()
