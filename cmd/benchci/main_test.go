@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/sim"
 )
@@ -84,10 +84,10 @@ func TestRunMatchesSimulator(t *testing.T) {
 			t.Logf("%s p50 = %.3f ms, configured %.3f ms", what, got, w)
 		}
 	}
-	check("TTFT", p.Latency[metrics.TTFT].P50, prof.IdleTTFT(promptTokens))
-	check("ITL", p.Latency[metrics.ITL].P50, prof.IdleITL())
+	check("TTFT", p.Latency[metric.TTFT].P50, prof.IdleTTFT(promptTokens))
+	check("ITL", p.Latency[metric.ITL].P50, prof.IdleITL())
 	// TPOT spans 19 decode steps over 19 tokens, plus the final usage/[DONE] write.
-	check("TPOT", p.Latency[metrics.TPOT].P50, prof.IdleITL())
+	check("TPOT", p.Latency[metric.TPOT].P50, prof.IdleITL())
 	if p.Tokens.Source["usage"] != p.Requests.Completed || p.Tokens.OutputMismatch != 0 {
 		t.Errorf("tokens %+v: want all counts from usage and matching the request", p.Tokens)
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/report"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/tinymodel"
@@ -108,10 +108,10 @@ func TestOllama(t *testing.T) {
 			t.Errorf("%s: requests %+v", p.Label, p.Requests)
 		case p.Tokens.Source["usage"] != n || p.Tokens.OutputMismatch != 0 || p.Tokens.Output.Min != 16 || p.Tokens.Output.Max != 16:
 			t.Errorf("%s: token counts %+v: want all 16 output tokens from usage", p.Label, p.Tokens)
-		case p.Tokens.PerChunk != 1 || l[metrics.ITL].Count != int64(n*15):
-			t.Errorf("%s: %.2f tokens per chunk, %d ITL samples; want 1 and %d (15 gaps x %d requests)", p.Label, p.Tokens.PerChunk, l[metrics.ITL].Count, n*15, n)
-		case !(l[metrics.TTFT].Max < l[metrics.E2E].Max && l[metrics.TTFT].P50 < l[metrics.E2E].P50):
-			t.Errorf("%s: TTFT %+v not below E2E %+v", p.Label, l[metrics.TTFT], l[metrics.E2E])
+		case p.Tokens.PerChunk != 1 || l[metric.ITL].Count != int64(n*15):
+			t.Errorf("%s: %.2f tokens per chunk, %d ITL samples; want 1 and %d (15 gaps x %d requests)", p.Label, p.Tokens.PerChunk, l[metric.ITL].Count, n*15, n)
+		case !(l[metric.TTFT].Max < l[metric.E2E].Max && l[metric.TTFT].P50 < l[metric.E2E].P50):
+			t.Errorf("%s: TTFT %+v not below E2E %+v", p.Label, l[metric.TTFT], l[metric.E2E])
 		case p.Tokens.Prompt.Min < 124 || p.Tokens.Prompt.Max > 132:
 			// The tiny vocabulary spells most words in bytes (~4 tokens a
 			// word), so whole words land within ±4 tokens of the target.

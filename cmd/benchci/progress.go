@@ -10,7 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/benchci/benchci/framework/loadgen"
-	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/runner"
 )
@@ -86,7 +86,7 @@ func (p *progress) PointStarted(pt runner.PointInfo, prog *loadgen.Progress) {
 func (p *progress) PointFinished(pt runner.PointInfo, r *result.Point) {
 	close(p.stop)
 	<-p.done
-	ttft := r.Latency[metrics.TTFT]
+	ttft := r.Latency[metric.TTFT]
 	fmt.Fprintf(p.w, "  %s %s (%s): %d requests, %d failed, %.2f req/s, %.0f tok/s, TTFT p50 %.1fms p99 %.1fms\n",
 		p.suite, pt.Label, position(pt), r.Requests.Sent, r.Requests.Failed,
 		r.Throughput.Requests, r.Throughput.OutputTokens, ttft.P50, ttft.P99)

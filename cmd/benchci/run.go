@@ -13,7 +13,7 @@ import (
 	"github.com/benchci/benchci/framework/report"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/runner"
-	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/framework/suitefile"
 )
 
 type runOptions struct {
@@ -82,10 +82,10 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 	if err != nil {
 		return nil, err
 	}
-	var loaded []*suite.Loaded
+	var loaded []*suitefile.File
 	var loadErrs []error
 	for _, p := range paths {
-		l, err := suite.LoadFile(p, opts)
+		l, err := suitefile.Load(p, opts)
 		if err != nil {
 			loadErrs = append(loadErrs, err)
 			continue

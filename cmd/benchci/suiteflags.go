@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/benchci/benchci/framework/runner"
+	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/spf13/cobra"
-
-	"github.com/benchci/benchci/framework/suite"
 )
 
 // suiteFlags are the flags every command that evaluates suites takes.
@@ -22,16 +22,16 @@ func (f *suiteFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.tla, "tla-str", nil, "set a top-level argument: --tla-str KEY=VALUE (repeatable)")
 }
 
-func (f *suiteFlags) options() (suite.Options, error) {
+func (f *suiteFlags) options() (suitefile.Options, error) {
 	ext, err := keyValues("--ext-str", f.ext)
 	if err != nil {
-		return suite.Options{}, err
+		return suitefile.Options{}, err
 	}
 	tla, err := keyValues("--tla-str", f.tla)
 	if err != nil {
-		return suite.Options{}, err
+		return suitefile.Options{}, err
 	}
-	return suite.Options{JPaths: f.jpaths, ExtStr: ext, TLAStr: tla}, nil
+	return suitefile.Options{JPaths: f.jpaths, ExtStr: ext, TLAStr: tla, Known: runner.Known()}, nil
 }
 
 func keyValues(flag string, kvs []string) (map[string]string, error) {

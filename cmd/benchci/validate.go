@@ -3,9 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/spf13/cobra"
-
-	"github.com/benchci/benchci/framework/suite"
 )
 
 func validateCmd() *cobra.Command {
@@ -21,7 +20,7 @@ func validateCmd() *cobra.Command {
 			}
 			bad := 0
 			for _, path := range args {
-				l, err := suite.LoadFile(path, opts)
+				l, err := suitefile.Load(path, opts)
 				if err != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), err)
 					bad++

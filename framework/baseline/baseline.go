@@ -9,12 +9,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/benchci/benchci/framework/compare"
+	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 )
 
@@ -46,7 +48,8 @@ type Provenance struct {
 	Host      string    `json:"host"`
 }
 
-// Summary is one point's figures; keys are compare.Metrics keys.
+// Summary is one point's figures, keyed as the metric catalogue keys them
+// (metric.Gated).
 type Summary struct {
 	Point   string             `json:"point"`
 	Figures map[string]float64 `json:"figures"`
@@ -61,8 +64,8 @@ func FromResult(r *result.File, commit string) (*File, error) {
 		return nil, fmt.Errorf("baseline from %s: the run has no points", r.Suite.Name)
 	}
 	target := r.Target.Kind + " " + r.Target.URL
-	if r.Target.Profile != nil {
-		target = "sim " + r.Target.Profile.Name
+	if r.Target.Sim != nil {
+		target = "sim " + r.Target.Sim.Name
 	}
 	f := &File{
 		Schema: Schema, Suite: r.Suite.Name, WorkloadHash: r.Suite.WorkloadHash,
@@ -73,22 +76,56 @@ func FromResult(r *result.File, commit string) (*File, error) {
 		},
 		Result: r,
 	}
-	// One summary per label, in sweep order, from the first trial's order.
-	self, err := compare.Compare(r, r, nil)
-	if err != nil {
-		return nil, err
-	}
-	idx := map[string]int{}
-	for _, row := range self.Rows {
-		i, ok := idx[row.Point]
-		if !ok {
-			i = len(f.Summary)
-			idx[row.Point] = i
-			f.Summary = append(f.Summary, Summary{Point: row.Point, Figures: map[string]float64{}})
-		}
-		f.Summary[i].Figures[row.Metric] = row.Base
-	}
+	f.Summary = summarize(r)
 	return f, nil
+}
+
+// summarize lists every point's gated figures, the median over its
+// trials, in sweep order, and a capacity search's result as point
+// "search": the figures the gate compares, so that a baseline update
+// reads as a diff of those numbers.
+func summarize(r *result.File) []Summary {
+	var out []Summary
+	if c := r.Capacity; c != nil {
+		out = append(out, Summary{Point: "search", Figures: map[string]float64{metric.Capacity: c.Rate}})
+	}
+	var order []string
+	trials := map[string][]*result.Point{}
+	for i := range r.Points {
+		p := &r.Points[i]
+		if _, ok := trials[p.Label]; !ok {
+			order = append(order, p.Label)
+		}
+		trials[p.Label] = append(trials[p.Label], p)
+	}
+	for _, label := range order {
+		s := Summary{Point: label, Figures: map[string]float64{}}
+		for _, k := range metric.Gated {
+			var vs []float64
+			for _, p := range trials[label] {
+				if v, missing := p.Value(k); missing == "" && !math.IsNaN(v) {
+					vs = append(vs, v)
+				}
+			}
+			// The median of the trials that have the figure, as the gate
+			// compares it; none: the figure does not exist here.
+			if len(vs) > 0 {
+				s.Figures[k.String()] = median(vs)
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // Write writes f atomically with stable formatting.
@@ -130,12 +167,17 @@ func Read(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read baseline %s: result: %w", path, err)
 	}
-	var f File
+	// The rest is read strictly; the result was read (and migrated) above.
+	var raw struct {
+		File
+		Result json.RawMessage `json:"result"`
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
+	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("read baseline %s: %w", path, err)
 	}
+	f := raw.File
 	f.Result = r
 	if f.Suite != r.Suite.Name || f.WorkloadHash != r.Suite.WorkloadHash {
 		return nil, fmt.Errorf("read baseline %s: header (suite %q) does not match its result (suite %q); was it edited by hand?", path, f.Suite, r.Suite.Name)

@@ -27,7 +27,7 @@ func sampleResult(t *testing.T) *result.File {
 		t.Fatal(err)
 	}
 	return &result.File{Schema: result.Schema, Suite: result.Suite{Name: "s", WorkloadHash: "w", Hash: "h"},
-		Points: []result.Point{{Label: "rate=1", Mode: "rate", Rate: 1, Trial: 1, Point: p}}}
+		Points: []result.Point{{Label: "rate=1", Mode: "rate", Rate: 1, Trial: 1, Measured: p}}}
 }
 
 func TestRoundTrip(t *testing.T) {

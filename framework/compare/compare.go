@@ -11,7 +11,7 @@ import (
 	"golang.org/x/perf/benchmath"
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
 )
@@ -43,12 +43,12 @@ const MinTrialsForUTest = 4
 
 // Row is one figure at one point.
 type Row struct {
-	Point  string  `json:"point"`
-	Metric string  `json:"metric"`
-	Unit   string  `json:"unit"`
-	Better Better  `json:"better"`
-	Base   float64 `json:"baseline"`
-	Cand   float64 `json:"candidate"`
+	Point  string        `json:"point"`
+	Metric string        `json:"metric"`
+	Unit   string        `json:"unit"`
+	Better metric.Better `json:"better"`
+	Base   float64       `json:"baseline"`
+	Cand   float64       `json:"candidate"`
 	// Delta is (candidate - baseline) / baseline; nil when the baseline is 0.
 	Delta   *float64 `json:"delta,omitempty"`
 	Band    string   `json:"band"`
@@ -187,8 +187,8 @@ func side(f *result.File) Side {
 		trials = max(trials, p.Trial)
 	}
 	t := f.Target.Kind + " " + f.Target.Model
-	if f.Target.Profile != nil {
-		t = "sim " + f.Target.Profile.Name
+	if f.Target.Sim != nil {
+		t = "sim " + f.Target.Sim.Name
 	}
 	return Side{Tool: f.Tool.Version, Started: f.Started, Target: t, Trials: trials, Complete: !f.Incomplete}
 }
@@ -228,7 +228,7 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 	}
 
 	inside := false
-	if m.Key == "error_rate" {
+	if m.Key == metric.ErrorRate {
 		limit := DefaultErrorRateBand
 		if b, ok := bands["error_rate"]; ok {
 			limit = b.Rel // "2%" means two percentage points here
@@ -281,7 +281,7 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 	default:
 		row.Test = fmt.Sprintf("band only (%d vs %d trials; need %d each for a test)", len(bv), len(cv), MinTrialsForUTest)
 	}
-	worse := (row.Cand > row.Base) == (m.Better == Lower)
+	worse := (row.Cand > row.Base) == (m.Better == metric.Lower)
 	switch {
 	case !significant:
 		row.Verdict = Noise
@@ -329,7 +329,7 @@ func merged(name string, ps []*result.Point) *hdrhistogram.Histogram {
 		if !ok {
 			return nil
 		}
-		x, err := metrics.DecodeHistogram(enc)
+		x, err := result.DecodeHistogram(enc)
 		if err != nil {
 			return nil
 		}
@@ -385,8 +385,8 @@ func capacityRow(base, cand *result.Capacity, bands map[string]suite.Band) (Row,
 	if base == nil || cand == nil {
 		return Row{}, false
 	}
-	m := Metric{Key: "capacity", Better: Higher, Unit: "req/s"}
-	row := Row{Point: "search", Metric: m.Key, Unit: m.Unit, Better: Higher, Base: base.Rate, Cand: cand.Rate, Test: "band only (a search result)"}
+	m := metricOf(metric.K(metric.Capacity, ""))
+	row := Row{Point: "search", Metric: m.Key, Unit: m.Unit, Better: m.Better, Base: base.Rate, Cand: cand.Rate, Test: "band only (a search result)"}
 	b, _ := band(m, bands)
 	row.Band = bandString(b)
 	if base.Rate > 0 {

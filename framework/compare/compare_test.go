@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/benchci/benchci/framework/client"
+	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/metrics"
 	"github.com/benchci/benchci/framework/result"
 )
@@ -50,7 +51,7 @@ func build(t *testing.T, s spec) *result.File {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f.Points = append(f.Points, result.Point{Label: label, Mode: "rate", Trial: trial, Point: p})
+			f.Points = append(f.Points, result.Point{Label: label, Mode: "rate", Trial: trial, Measured: p})
 		}
 	}
 	return f
@@ -184,15 +185,15 @@ func TestBadTolerance(t *testing.T) {
 func TestQuantileCI(t *testing.T) {
 	t.Parallel()
 	f := build(t, spec{[]string{"rate=1"}, 1, 2000, 100, 1, 1, 0})
-	h := merged(metrics.TTFT, []*result.Point{&f.Points[0]})
+	h := merged(metric.TTFT, []*result.Point{&f.Points[0]})
 	lo, hi := quantileCI(h, 50)
-	p50 := f.Points[0].Latency[metrics.TTFT].P50
+	p50 := f.Points[0].Latency[metric.TTFT].P50
 	if !(lo < p50 && p50 < hi) || hi-lo > 0.1*p50 {
 		t.Errorf("CI %.2f–%.2f around p50 %.2f", lo, hi, p50)
 	}
 	// Eleven samples say nothing about where the p99 lies above them.
 	small := build(t, spec{[]string{"rate=1"}, 1, 11, 100, 1, 1, 0})
-	lo, hi = quantileCI(merged(metrics.TTFT, []*result.Point{&small.Points[0]}), 99)
+	lo, hi = quantileCI(merged(metric.TTFT, []*result.Point{&small.Points[0]}), 99)
 	if !math.IsInf(hi, 1) || lo <= 0 {
 		t.Errorf("p99 of 11 samples: CI %v–%v, want a finite lower and no upper bound", lo, hi)
 	}
@@ -202,7 +203,7 @@ func TestQuantileCI(t *testing.T) {
 	misses := 0
 	for seed := range 200 {
 		f := build(t, spec{[]string{"rate=1"}, 1, 200, 100, 1, uint64(seed + 100), 0})
-		lo, hi := quantileCI(merged(metrics.TTFT, []*result.Point{&f.Points[0]}), 90)
+		lo, hi := quantileCI(merged(metric.TTFT, []*result.Point{&f.Points[0]}), 90)
 		if trueP90 < lo || trueP90 > hi*1.001 { // 0.1%: the histogram's resolution
 			misses++
 		}

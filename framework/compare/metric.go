@@ -10,77 +10,49 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 )
 
-// Better says which direction of change is good.
-type Better string
-
-// Directions.
-const (
-	Lower  Better = "lower"
-	Higher Better = "higher"
-)
-
-// Metric is one compared figure.
+// Metric is one compared figure, as the metric catalogue defines it.
 type Metric struct {
 	// Key names the figure, as tolerance keys do: "ttft.p99",
 	// "output_throughput", "error_rate", "cost".
 	Key    string
-	Better Better
+	Better metric.Better
 	Unit   string
 	// hist and quantile locate a latency percentile's histogram, for the
 	// single-trial significance test.
 	hist     string
 	quantile float64
 	// rate marks throughputs, tested as counts over the window.
-	rate  bool
-	value func(p *result.Point) (float64, bool)
+	rate bool
+	key  metric.Key
 }
 
-func latency(name, stat string, q float64) Metric {
-	return Metric{
-		Key: name + "." + stat, Better: Lower, Unit: "ms", hist: name, quantile: q,
-		value: func(p *result.Point) (float64, bool) {
-			s, ok := p.Latency[name]
-			if !ok || s.Count == 0 {
-				return 0, false
-			}
-			return s.Stat(stat)
-		},
+func (m Metric) value(p *result.Point) (float64, bool) {
+	v, missing := p.Value(m.key)
+	return v, missing == ""
+}
+
+func metricOf(k metric.Key) Metric {
+	d := k.Def()
+	m := Metric{Key: k.String(), Better: d.Better, Unit: d.Unit, key: k, rate: d.Kind == metric.Throughput}
+	if d.Kind == metric.Latency {
+		m.hist = k.Metric
+		m.quantile, _ = metric.Quantile(k.Stat)
 	}
+	return m
 }
 
-// Metrics are the compared figures, in report order. Throughput is never
-// judged without the latency it cost, so both kinds are always present.
-var Metrics = []Metric{
-	latency(metrics.TTFT, "p50", 50), latency(metrics.TTFT, "p90", 90), latency(metrics.TTFT, "p99", 99),
-	latency(metrics.TPOT, "p50", 50), latency(metrics.TPOT, "p99", 99),
-	latency(metrics.ITL, "p50", 50), latency(metrics.ITL, "p99", 99),
-	latency(metrics.E2E, "p50", 50), latency(metrics.E2E, "p99", 99),
-	{Key: "request_throughput", Better: Higher, Unit: "req/s", rate: true, value: func(p *result.Point) (float64, bool) {
-		return p.Throughput.Requests, p.Requests.Sent > 0
-	}},
-	{Key: "output_throughput", Better: Higher, Unit: "tok/s", rate: true, value: func(p *result.Point) (float64, bool) {
-		return p.Throughput.OutputTokens, p.Requests.Sent > 0
-	}},
-	{Key: "goodput", Better: Higher, Unit: "req/s", rate: true, value: func(p *result.Point) (float64, bool) {
-		if p.Throughput.Goodput == nil || p.Requests.Sent == 0 {
-			return 0, false
-		}
-		return *p.Throughput.Goodput, true
-	}},
-	{Key: "error_rate", Better: Lower, Unit: "fraction", value: func(p *result.Point) (float64, bool) {
-		return p.Requests.ErrorRate, p.Requests.Sent > 0
-	}},
-	{Key: "cost", Better: Lower, Unit: "$/1M out", value: func(p *result.Point) (float64, bool) {
-		if p.Cost == nil || p.Cost.PerMOutput == 0 {
-			return 0, false
-		}
-		return p.Cost.PerMOutput, true
-	}},
-}
+// Metrics are the compared figures, in report order: the catalogue's gated ones.
+var Metrics = func() []Metric {
+	out := make([]Metric, len(metric.Gated))
+	for i, k := range metric.Gated {
+		out[i] = metricOf(k)
+	}
+	return out
+}()
 
 // base returns the metric name before the statistic: "ttft" of "ttft.p99".
 func (m Metric) base() string {

@@ -4,7 +4,10 @@
 //	$/1M tokens = (GPU amortization + energy) x (1 + ops overhead) / tokens per hour x 1e6
 package cost
 
-import "github.com/benchci/benchci/framework/suite"
+import (
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suite"
+)
 
 // PerHour is the cost of running the deployment for an hour, in dollars.
 func PerHour(c suite.Cost) float64 {
@@ -22,15 +25,7 @@ func PerMillion(c suite.Cost, tokensPerSecond float64) float64 {
 	return PerHour(c) / (tokensPerSecond * 3600) * 1e6
 }
 
-// Point is the cost at one load point.
-type Point struct {
-	USDPerHour float64 `json:"usd_per_hour"`
-	// PerMOutput is $ per 1M output tokens; PerMTotal per 1M prompt+output tokens.
-	PerMOutput float64 `json:"usd_per_m_output_tokens"`
-	PerMTotal  float64 `json:"usd_per_m_total_tokens"`
-}
-
 // At computes the cost at a point from its throughputs (tokens/s).
-func At(c suite.Cost, outputTPS, totalTPS float64) Point {
-	return Point{USDPerHour: PerHour(c), PerMOutput: PerMillion(c, outputTPS), PerMTotal: PerMillion(c, totalTPS)}
+func At(c suite.Cost, outputTPS, totalTPS float64) result.Cost {
+	return result.Cost{USDPerHour: PerHour(c), PerMOutput: PerMillion(c, outputTPS), PerMTotal: PerMillion(c, totalTPS)}
 }

@@ -14,7 +14,9 @@ import (
 
 	"github.com/benchci/benchci/framework/client"
 	"github.com/benchci/benchci/framework/internal/clock"
+	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/workload"
 )
 
@@ -37,10 +39,21 @@ type Item struct {
 // goroutine, ahead of the schedule.
 type Source func() (Item, error)
 
+// Mode is how a point's load is applied.
+type Mode string
+
+// Modes; the values are the result's point modes.
+const (
+	// OpenLoop sends on the arrival process's schedule, whatever the
+	// server's pace: the load a population of independent users makes.
+	OpenLoop Mode = "rate"
+	// ClosedLoop keeps a fixed number of requests in flight.
+	ClosedLoop Mode = "concurrency"
+)
+
 // Config describes one load point.
 type Config struct {
-	// Mode is "rate" (open loop) or "concurrency" (closed loop).
-	Mode string
+	Mode Mode
 	// Rate in requests/s and the arrival process drawn at that rate, for
 	// open loop.
 	Rate     float64
@@ -57,6 +70,10 @@ type Config struct {
 	Goodput metrics.Criteria
 	// Progress, when set, is updated as the point runs.
 	Progress *Progress
+	// Clock paces sends and stamps the window; nil is the real, precise
+	// clock. Tests inject one that sleeps on timers alone, so that a
+	// fake-time bubble (testing/synctest) can run a point instantly.
+	Clock clock.Clock
 }
 
 // Progress is read by progress displays while a point runs.
@@ -70,8 +87,8 @@ type Progress struct {
 
 // Outcome is one point's result.
 type Outcome struct {
-	metrics.Point
-	Schedule metrics.Schedule `json:"schedule"`
+	result.Measured
+	Schedule result.Schedule `json:"schedule"`
 	// Incomplete is set when the run was stopped before the point ended.
 	Incomplete bool `json:"incomplete,omitempty"`
 }
@@ -90,10 +107,13 @@ func Run(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, error) 
 	if cfg.Progress == nil {
 		cfg.Progress = &Progress{}
 	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Precise
+	}
 	switch cfg.Mode {
-	case "rate":
+	case OpenLoop:
 		return runOpen(ctx, d, cfg, src)
-	case "concurrency":
+	case ClosedLoop:
 		return runClosed(ctx, d, cfg, src)
 	}
 	return nil, fmt.Errorf("loadgen: unknown mode %q", cfg.Mode)
@@ -130,12 +150,13 @@ type collector struct {
 	done    chan struct{}
 	prog    *Progress
 	ids     atomic.Int64
+	clk     clock.Clock
 }
 
 func newCollector(rec *metrics.Recorder, cfg Config) *collector {
 	rec.Goodput = cfg.Goodput
 	prog := cfg.Progress
-	c := &collector{rec: rec, results: make(chan metrics.Sample, 4096), done: make(chan struct{}), prog: prog}
+	c := &collector{rec: rec, results: make(chan metrics.Sample, 4096), done: make(chan struct{}), prog: prog, clk: cfg.Clock}
 	c.pool.New = func() any { return new(client.Result) }
 	go func() {
 		defer close(c.done)
@@ -156,8 +177,8 @@ func (c *collector) send(ctx context.Context, d Doer, it Item, scheduled time.Ti
 		return
 	}
 	for _, next := range it.FollowUps {
-		at := time.Now().Add(it.Think)
-		if !clock.SleepUntil(ctx, at, 0) || !c.sendOne(ctx, d, next, at, warmup) {
+		at := c.clk.Now().Add(it.Think)
+		if !c.clk.SleepUntil(ctx, at, 0) || !c.sendOne(ctx, d, next, at, warmup) {
 			return
 		}
 	}
@@ -180,12 +201,12 @@ func (c *collector) sendOne(ctx context.Context, d Doer, it Item, scheduled time
 
 // finish waits for the recorder and summarizes, unless building requests
 // failed (errc), which fails the point.
-func (c *collector) finish(errc <-chan error) (metrics.Point, error) {
+func (c *collector) finish(errc <-chan error) (result.Measured, error) {
 	close(c.results)
 	<-c.done
 	select {
 	case err := <-errc:
-		return metrics.Point{}, fmt.Errorf("build requests: %w", err)
+		return result.Measured{}, fmt.Errorf("build requests: %w", err)
 	default:
 	}
 	return c.rec.Point()
@@ -235,7 +256,7 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 	default:
 	}
 
-	t0 := time.Now()
+	t0 := cfg.Clock.Now()
 	winStart := t0.Add(cfg.Warmup)
 	winEnd := time.Time{}
 	if fixed {
@@ -257,7 +278,7 @@ dispatch:
 		// past that is recorded as send lag.
 		spin := min(clock.DefaultSpin, (off-prev)/4)
 		prev = off
-		if !clock.SleepUntil(ctx, at, spin) {
+		if !cfg.Clock.SleepUntil(ctx, at, spin) {
 			stopped = true
 			break dispatch
 		}
@@ -291,7 +312,7 @@ dispatch:
 		warmup := off < cfg.Warmup
 		if !warmup && (winEnd.IsZero() || at.Before(winEnd)) {
 			schedIn++
-			if now := time.Now(); winEnd.IsZero() || now.Before(winEnd) {
+			if now := cfg.Clock.Now(); winEnd.IsZero() || now.Before(winEnd) {
 				sentIn++
 			}
 		}
@@ -310,18 +331,18 @@ dispatch:
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Point: p, Incomplete: stopped || ctx.Err() != nil}
-	out.Schedule = metrics.Schedule{TargetRate: cfg.Rate, CapWaits: capWaits}
+	out := &Outcome{Measured: p, Incomplete: stopped || ctx.Err() != nil}
+	out.Schedule = result.Schedule{TargetRate: cfg.Rate, CapWaits: capWaits}
 	if secs := p.Window.Seconds; secs > 0 {
 		out.Schedule.ScheduledRate = float64(schedIn) / secs
 		out.Schedule.SendRate = float64(sentIn) / secs
 	}
-	judge(&out.Schedule, p.Latency[metrics.Lag].P99, cfg.MaxConcurrency)
+	judge(&out.Schedule, p.Latency[metric.Lag].P99, cfg.MaxConcurrency)
 	return out, nil
 }
 
 // judge flags a client that fell behind its own schedule.
-func judge(s *metrics.Schedule, lagP99ms float64, maxConc int) {
+func judge(s *result.Schedule, lagP99ms float64, maxConc int) {
 	lagLimit := float64(MaxLagP99) / float64(time.Millisecond)
 	switch {
 	case s.ScheduledRate > 0 && s.SendRate < MinSendRatio*s.ScheduledRate:
@@ -341,7 +362,7 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 	defer cancelItems()
 	items, errc := ahead(runCtx, src, -1)
 
-	t0 := time.Now()
+	t0 := cfg.Clock.Now()
 	winStart := t0.Add(cfg.Warmup)
 	winEnd := time.Time{}
 	if cfg.Duration > 0 && cfg.Requests == 0 {
@@ -360,7 +381,7 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				now := time.Now()
+				now := cfg.Clock.Now()
 				if !stopAt.IsZero() && !now.Before(stopAt) {
 					return
 				}
@@ -375,7 +396,7 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 				if !warmup {
 					sentIn.Add(1)
 				}
-				col.send(ctx, d, it, time.Now(), warmup)
+				col.send(ctx, d, it, cfg.Clock.Now(), warmup)
 			}
 		}()
 	}
@@ -385,7 +406,7 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Point: p, Incomplete: ctx.Err() != nil}
+	out := &Outcome{Measured: p, Incomplete: ctx.Err() != nil}
 	if secs := p.Window.Seconds; secs > 0 {
 		out.Schedule.SendRate = float64(sentIn.Load()) / secs
 	}

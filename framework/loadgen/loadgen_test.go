@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/benchci/benchci/framework/client"
-	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/workload"
 )
@@ -48,7 +48,7 @@ func (f *fakeServer) Do(ctx context.Context, body []byte, id string, res *client
 
 func arrivals(t *testing.T, kind string, rate float64) workload.Process {
 	t.Helper()
-	p, err := workload.NewProcess(suite.Arrival{Kind: kind}, rate, rand.NewPCG(1, 2), nil)
+	p, err := workload.NewProcess(suite.Arrival{Kind: suite.ArrivalKind(kind)}, rate, rand.NewPCG(1, 2), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestOpenLoopHoldsRate(t *testing.T) {
 	if out.Incomplete {
 		t.Error("marked incomplete")
 	}
-	if lag := out.Latency[metrics.Lag]; lag.Count != 400 || lag.Min < 0 {
+	if lag := out.Latency[metric.Lag]; lag.Count != 400 || lag.Min < 0 {
 		t.Errorf("send lag %+v: want one non-negative sample per measured request", lag)
 	}
 }
@@ -111,8 +111,8 @@ func TestOpenLoopMaxConcurrency(t *testing.T) {
 	}
 	// Waiting for a slot is queueing the user sees: schedule-based latency
 	// exceeds send-based latency.
-	if l := out.Latency; l[metrics.E2ESched].P50 <= l[metrics.E2E].P50+10 {
-		t.Errorf("e2e_sched p50 %.1f ms vs e2e %.1f ms: coordinated omission hidden", l[metrics.E2ESched].P50, l[metrics.E2E].P50)
+	if l := out.Latency; l[metric.E2ESched].P50 <= l[metric.E2E].P50+10 {
+		t.Errorf("e2e_sched p50 %.1f ms vs e2e %.1f ms: coordinated omission hidden", l[metric.E2ESched].P50, l[metric.E2E].P50)
 	}
 }
 

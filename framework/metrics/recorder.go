@@ -1,3 +1,8 @@
+// Package metrics records request measurements into HdrHistograms and
+// summarizes them as a results file's Measured. Definitions follow vLLM's
+// benchmark_serving, made stricter (see DESIGN.md and the metric package):
+// TTFT to the first chunk with content, ITL per chunk gap, TPOT per token,
+// E2E to the last byte, each also measured from the intended send time.
 package metrics
 
 import (
@@ -8,18 +13,8 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/benchci/benchci/framework/client"
-)
-
-// Latency histogram names.
-const (
-	TTFT       = "ttft"        // send -> first chunk with output (answer or reasoning)
-	TTFTAnswer = "ttft_answer" // send -> first chunk with answer content
-	TPOT       = "tpot"        // (e2e - ttft) / (output tokens - 1), per request
-	ITL        = "itl"         // gap between consecutive output chunks
-	E2E        = "e2e"         // send -> last byte of the stream
-	TTFTSched  = "ttft_sched"  // intended send -> first output chunk
-	E2ESched   = "e2e_sched"   // intended send -> last byte
-	Lag        = "sched_lag"   // intended send -> actual send
+	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/framework/result"
 )
 
 // Token histogram names.
@@ -29,7 +24,7 @@ const (
 )
 
 // LatencyNames lists the latency histograms in report order.
-var LatencyNames = []string{TTFT, TTFTAnswer, TPOT, ITL, E2E, TTFTSched, E2ESched, Lag}
+var LatencyNames = []string{metric.TTFT, metric.TTFTAnswer, metric.TPOT, metric.ITL, metric.E2E, metric.TTFTSched, metric.E2ESched, metric.Lag}
 
 // Histogram ranges: latencies in microseconds from 1 µs to 1 h, token counts
 // up to 10M, both to 3 significant digits (0.1% relative error).
@@ -190,19 +185,19 @@ func (r *Recorder) Add(s Sample) {
 		r.good++
 	}
 	lag := res.Sent.Sub(s.Scheduled)
-	r.record(Lag, micros(lag))
-	r.record(TTFT, micros(res.FirstToken))
+	r.record(metric.Lag, micros(lag))
+	r.record(metric.TTFT, micros(res.FirstToken))
 	if res.FirstAnswer > 0 {
-		r.record(TTFTAnswer, micros(res.FirstAnswer))
+		r.record(metric.TTFTAnswer, micros(res.FirstAnswer))
 	}
-	r.record(E2E, micros(res.End))
-	r.record(TTFTSched, micros(res.FirstToken+lag))
-	r.record(E2ESched, micros(res.End+lag))
+	r.record(metric.E2E, micros(res.End))
+	r.record(metric.TTFTSched, micros(res.FirstToken+lag))
+	r.record(metric.E2ESched, micros(res.End+lag))
 	if res.OutputTokens > 1 {
-		r.record(TPOT, micros((res.End-res.FirstToken)/time.Duration(res.OutputTokens-1)))
+		r.record(metric.TPOT, micros((res.End-res.FirstToken)/time.Duration(res.OutputTokens-1)))
 	}
 	for i := 1; i < len(res.ChunkAt); i++ {
-		r.record(ITL, micros(res.ChunkAt[i]-res.ChunkAt[i-1]))
+		r.record(metric.ITL, micros(res.ChunkAt[i]-res.ChunkAt[i-1]))
 	}
 	if res.PromptTokens > 0 {
 		r.record(PromptTokens, int64(res.PromptTokens))
@@ -220,85 +215,19 @@ func (r *Recorder) Add(s Sample) {
 	r.reasoning += res.ReasoningTokens
 }
 
-// Point is the summary of one load point.
-type Point struct {
-	Requests   Requests           `json:"requests"`
-	Window     Window             `json:"window"`
-	Throughput Throughput         `json:"throughput"`
-	Latency    map[string]Summary `json:"latency_ms"`
-	Tokens     Tokens             `json:"tokens"`
-	// Histograms holds every histogram, encoded, so points can be merged
-	// and compared again later without re-running.
-	Histograms map[string]string `json:"histograms"`
-}
-
-// Requests counts requests. Errors count every failure by kind; the error
-// rate's denominator is every measured request sent.
-type Requests struct {
-	Sent      int               `json:"sent"`
-	Completed int               `json:"completed"`
-	Failed    int               `json:"failed"`
-	ErrorRate float64           `json:"error_rate"`
-	Errors    map[string]int    `json:"errors,omitempty"`
-	LastError map[string]string `json:"last_error,omitempty"`
-	Warmup    int               `json:"warmup"`
-	// Good counts measured requests that met every per-request SLO (when
-	// the suite sets goodput criteria).
-	Good int `json:"good,omitempty"`
-	// Canceled counts requests cut short by stopping the run.
-	Canceled int `json:"canceled,omitempty"`
-}
-
-// Window is the measured interval.
-type Window struct {
-	Start   time.Time `json:"start"`
-	Seconds float64   `json:"seconds"`
-}
-
-// Throughput is per second over the window.
-type Throughput struct {
-	Requests     float64 `json:"requests"`
-	OutputTokens float64 `json:"output_tokens"`
-	TotalTokens  float64 `json:"total_tokens"`
-	// Goodput is measured requests that met every per-request SLO and
-	// ended inside the window, per second (DistServe's definition).
-	// Nil when the suite sets no per-request SLOs.
-	Goodput *float64 `json:"goodput,omitempty"`
-}
-
-// Tokens describes token counts and where they came from.
-type Tokens struct {
-	Prompt Summary `json:"prompt"`
-	Output Summary `json:"output"`
-	// Source counts requests by where their output count came from.
-	Source map[string]int `json:"source"`
-	// OutputMismatch counts requests whose output length differs from the
-	// one requested; PromptMismatch those whose server-side prompt count
-	// differs from the requested input by more than 5% (chat templates add
-	// tokens).
-	OutputMismatch int `json:"output_mismatch"`
-	PromptMismatch int `json:"prompt_mismatch"`
-	// PerChunk is output tokens per content chunk: above 1 means chunks
-	// carry several tokens (speculative decoding, server-side batching).
-	PerChunk  float64 `json:"per_chunk"`
-	Reasoning int     `json:"reasoning"`
-	// OutOfRange counts values the histograms could not hold.
-	OutOfRange int `json:"out_of_range,omitempty"`
-}
-
 // Point summarizes what was recorded.
-func (r *Recorder) Point() (Point, error) {
+func (r *Recorder) Point() (result.Measured, error) {
 	end := r.end
 	if end.IsZero() {
 		end = r.lastEnd
 	}
 	secs := end.Sub(r.start).Seconds()
-	p := Point{
-		Requests: Requests{Sent: r.sent, Completed: r.ok, Failed: r.sent - r.ok, Errors: r.errs, LastError: r.lastErr, Warmup: r.warmup, Canceled: r.canceled, Good: r.good},
-		Window:   Window{Start: r.start, Seconds: secs},
-		Latency:  map[string]Summary{},
-		Tokens: Tokens{
-			Prompt: Summarize(r.hists[PromptTokens], 1), Output: Summarize(r.hists[OutputTokens], 1),
+	p := result.Measured{
+		Requests: result.Requests{Sent: r.sent, Completed: r.ok, Failed: r.sent - r.ok, Errors: r.errs, LastError: r.lastErr, Warmup: r.warmup, Canceled: r.canceled, Good: r.good},
+		Window:   result.Window{Start: r.start, Seconds: secs},
+		Latency:  map[string]result.Summary{},
+		Tokens: result.Tokens{
+			Prompt: result.Summarize(r.hists[PromptTokens], 1), Output: result.Summarize(r.hists[OutputTokens], 1),
 			Source: map[string]int{}, OutputMismatch: r.outputMismatch, PromptMismatch: r.promptMismatch,
 			Reasoning: r.reasoning, OutOfRange: r.outOfRange,
 		},
@@ -308,7 +237,7 @@ func (r *Recorder) Point() (Point, error) {
 		p.Requests.ErrorRate = float64(r.sent-r.ok) / float64(r.sent)
 	}
 	if secs > 0 {
-		p.Throughput = Throughput{
+		p.Throughput = result.Throughput{
 			Requests:     float64(r.completedIn) / secs,
 			OutputTokens: r.outputIn / secs,
 			TotalTokens:  (r.outputIn + float64(r.promptIn)) / secs,
@@ -325,7 +254,7 @@ func (r *Recorder) Point() (Point, error) {
 		p.Tokens.Source[string(src)] = n
 	}
 	for _, n := range LatencyNames {
-		p.Latency[n] = Summarize(r.hists[n], 1000)
+		p.Latency[n] = result.Summarize(r.hists[n], 1000)
 	}
 	names := make([]string, 0, len(r.hists))
 	for n := range r.hists {
@@ -333,26 +262,11 @@ func (r *Recorder) Point() (Point, error) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		enc, err := EncodeHistogram(r.hists[n])
+		enc, err := result.EncodeHistogram(r.hists[n])
 		if err != nil {
 			return p, fmt.Errorf("%s: %w", n, err)
 		}
 		p.Histograms[n] = enc
 	}
 	return p, nil
-}
-
-// Schedule reports how well the client kept to the plan.
-type Schedule struct {
-	// TargetRate is the configured rate; ScheduledRate the rate of the
-	// drawn timeline inside the window; SendRate the rate actually sent.
-	TargetRate    float64 `json:"target_rate,omitempty"`
-	ScheduledRate float64 `json:"scheduled_rate,omitempty"`
-	SendRate      float64 `json:"send_rate"`
-	// CapWaits counts sends delayed by MaxConcurrency.
-	CapWaits int `json:"cap_waits,omitempty"`
-	// ClientSaturated is set when the client, not the server, limited the
-	// load; Reason says why.
-	ClientSaturated bool   `json:"client_saturated"`
-	Reason          string `json:"reason,omitempty"`
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/benchci/benchci/framework/client"
+	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/framework/result"
 )
 
 const ms = time.Millisecond
@@ -46,16 +48,16 @@ func TestRecorderLatencies(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := p.Latency
-	near(t, "ttft p50", l[TTFT].P50, 100, 0.1)
-	near(t, "ttft_sched p50", l[TTFTSched].P50, 102, 0.1)
-	near(t, "itl p99", l[ITL].P99, 20, 0.02)
-	if l[ITL].Count != 100 {
-		t.Errorf("itl count %d, want one per chunk gap (10 x 10)", l[ITL].Count)
+	near(t, "ttft p50", l[metric.TTFT].P50, 100, 0.1)
+	near(t, "ttft_sched p50", l[metric.TTFTSched].P50, 102, 0.1)
+	near(t, "itl p99", l[metric.ITL].P99, 20, 0.02)
+	if l[metric.ITL].Count != 100 {
+		t.Errorf("itl count %d, want one per chunk gap (10 x 10)", l[metric.ITL].Count)
 	}
 	// TPOT per token: (e2e - ttft) / (33 - 1) = (200 + 1) ms / 32.
-	near(t, "tpot p50", l[TPOT].P50, 201.0/32, 0.01)
-	near(t, "e2e p50", l[E2E].P50, 301, 0.3)
-	near(t, "lag max", l[Lag].Max, 2, 0.01)
+	near(t, "tpot p50", l[metric.TPOT].P50, 201.0/32, 0.01)
+	near(t, "e2e p50", l[metric.E2E].P50, 301, 0.3)
+	near(t, "lag max", l[metric.Lag].Max, 2, 0.01)
 	if p.Tokens.PerChunk != 3 || p.Tokens.OutputMismatch != 0 || p.Tokens.PromptMismatch != 0 {
 		t.Errorf("tokens %+v", p.Tokens)
 	}
@@ -94,8 +96,8 @@ func TestRecorderWindowWarmupAndErrors(t *testing.T) {
 		t.Errorf("errors %v %v", p.Requests.Errors, p.Requests.LastError)
 	}
 	near(t, "error rate", p.Requests.ErrorRate, 2.0/3, 1e-9)
-	if p.Latency[TTFT].Count != 1 {
-		t.Errorf("ttft count %d: warm-up or failures were recorded", p.Latency[TTFT].Count)
+	if p.Latency[metric.TTFT].Count != 1 {
+		t.Errorf("ttft count %d: warm-up or failures were recorded", p.Latency[metric.TTFT].Count)
 	}
 	// In [1 s, 2 s): warm-up chunks at 1.0..1.5 s (6), late chunks at 1.85, 1.95 (2).
 	near(t, "output throughput", p.Throughput.OutputTokens, 8, 1e-9)
@@ -126,21 +128,21 @@ func TestHistogramRoundTrip(t *testing.T) {
 		rec.Add(Sample{Result: stream(t0, time.Duration(i+1)*ms, ms, 3, 1), Scheduled: t0})
 	}
 	p, _ := rec.Point()
-	h, err := DecodeHistogram(p.Histograms[TTFT])
+	h, err := result.DecodeHistogram(p.Histograms[metric.TTFT])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := Summarize(h, 1000); got != p.Latency[TTFT] {
-		t.Errorf("decoded summary %+v, want %+v", got, p.Latency[TTFT])
+	if got := result.Summarize(h, 1000); got != p.Latency[metric.TTFT] {
+		t.Errorf("decoded summary %+v, want %+v", got, p.Latency[metric.TTFT])
 	}
-	if _, err := DecodeHistogram("not base64!"); err == nil {
+	if _, err := result.DecodeHistogram("not base64!"); err == nil {
 		t.Error("garbage decoded")
 	}
 }
 
 func TestSummaryStat(t *testing.T) {
 	t.Parallel()
-	s := Summary{Min: 1, Mean: 2, P50: 3, P90: 4, P95: 5, P99: 6, P999: 7, Max: 8}
+	s := result.Summary{Min: 1, Mean: 2, P50: 3, P90: 4, P95: 5, P99: 6, P999: 7, Max: 8}
 	for name, want := range map[string]float64{"min": 1, "mean": 2, "p50": 3, "p90": 4, "p95": 5, "p99": 6, "p99.9": 7, "max": 8} {
 		if got, ok := s.Stat(name); !ok || got != want {
 			t.Errorf("Stat(%q) = %v, %v", name, got, ok)

@@ -9,8 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/benchci/benchci/framework/cost"
-	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 )
 
@@ -29,11 +28,11 @@ func Table(w io.Writer, f *result.File) error {
 		l := p.Latency
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.2f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			p.Label, p.Trial, p.Requests.Sent, 100*p.Requests.ErrorRate, p.Throughput.Requests, p.Throughput.OutputTokens,
-			ms(l[metrics.TTFT].P50), ms(l[metrics.TTFT].P99),
-			ms(l[metrics.TPOT].P50), ms(l[metrics.TPOT].P99),
-			ms(l[metrics.ITL].P50), ms(l[metrics.ITL].P99),
-			ms(l[metrics.E2E].P50), ms(l[metrics.E2E].P99),
-			ms(l[metrics.Lag].P99), usd(p.Cost), flags(p))
+			ms(l[metric.TTFT].P50), ms(l[metric.TTFT].P99),
+			ms(l[metric.TPOT].P50), ms(l[metric.TPOT].P99),
+			ms(l[metric.ITL].P50), ms(l[metric.ITL].P99),
+			ms(l[metric.E2E].P50), ms(l[metric.E2E].P99),
+			ms(l[metric.Lag].P99), usd(p.Cost), flags(p))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -90,7 +89,7 @@ func ms(v float64) string {
 	return fmt.Sprintf("%.2fs", v/1000)
 }
 
-func usd(c *cost.Point) string {
+func usd(c *result.Cost) string {
 	if c == nil || c.PerMOutput == 0 {
 		return "-"
 	}

@@ -6,35 +6,33 @@ import (
 	"os"
 	"testing"
 
-	"github.com/benchci/benchci/framework/cost"
-	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/target"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-func lat(p50, p99 float64) metrics.Summary { return metrics.Summary{Count: 100, P50: p50, P99: p99} }
+func lat(p50, p99 float64) result.Summary { return result.Summary{Count: 100, P50: p50, P99: p99} }
 
 func sample() *result.File {
 	pt := func(label string, rate, ttft float64, saturated bool) result.Point {
 		p := result.Point{Label: label, Mode: "rate", Rate: rate, Trial: 1}
-		p.Requests = metrics.Requests{Sent: 100, Completed: 99, Failed: 1, ErrorRate: 0.01,
+		p.Requests = result.Requests{Sent: 100, Completed: 99, Failed: 1, ErrorRate: 0.01,
 			Errors: map[string]int{"http_503": 1}, LastError: map[string]string{"http_503": "HTTP 503: overloaded"}}
-		p.Throughput = metrics.Throughput{Requests: rate * 0.99, OutputTokens: rate * 120}
-		p.Latency = map[string]metrics.Summary{
-			metrics.TTFT: lat(ttft, ttft*3), metrics.TPOT: lat(21.5, 30.25), metrics.ITL: lat(20.1, 95),
-			metrics.E2E: lat(2500, 4100), metrics.Lag: lat(0.05, 0.4),
+		p.Throughput = result.Throughput{Requests: rate * 0.99, OutputTokens: rate * 120}
+		p.Latency = map[string]result.Summary{
+			metric.TTFT: lat(ttft, ttft*3), metric.TPOT: lat(21.5, 30.25), metric.ITL: lat(20.1, 95),
+			metric.E2E: lat(2500, 4100), metric.Lag: lat(0.05, 0.4),
 		}
-		p.Cost = &cost.Point{PerMOutput: 10 / rate}
+		p.Cost = &result.Cost{PerMOutput: 10 / rate}
 		if saturated {
-			p.Schedule = metrics.Schedule{ClientSaturated: true, Reason: "P99 send lag 12.0 ms exceeds 10 ms"}
+			p.Schedule = result.Schedule{ClientSaturated: true, Reason: "P99 send lag 12.0 ms exceeds 10 ms"}
 		}
 		return p
 	}
 	return &result.File{
 		Suite:  result.Suite{Name: "chat"},
-		Target: target.Info{Kind: "url", URL: "http://127.0.0.1:8000", Model: "llama"},
+		Target: result.Target{Kind: "url", URL: "http://127.0.0.1:8000", Model: "llama"},
 		Points: []result.Point{pt("rate=1", 1, 80, false), pt("rate=16", 16, 1400, true)},
 		SLOs: []result.SLO{
 			{Name: "ttft p99 < 500ms @ rate=16", Point: "rate=16", Measured: 4200, Unit: "ms"},

@@ -1,6 +1,11 @@
 // Package result is the results file format: one JSON file per suite run,
 // versioned, holding the evaluated suite, the target, per-point summaries
 // and the encoded histograms behind them.
+//
+// It is a leaf: its types are its own, with units in their names where a
+// number alone would be ambiguous, so compare, report and baseline read
+// results without the simulator, workload, target or Jsonnet packages, and
+// a change to any of those cannot change what an old file means.
 package result
 
 import (
@@ -11,25 +16,20 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/benchci/benchci/framework/cost"
-	"github.com/benchci/benchci/framework/engine"
-	"github.com/benchci/benchci/framework/metrics"
-	"github.com/benchci/benchci/framework/target"
-	"github.com/benchci/benchci/framework/workload"
 )
 
-// Schema names this file format; readers refuse other versions.
-const Schema = "benchci.result/v1"
+// Schema names this file format. Parse also reads SchemaV1 files,
+// migrating them (see migrate.go); it refuses other versions.
+const Schema = "benchci.result/v2"
 
 // File is one suite run.
 type File struct {
-	Schema string      `json:"schema"`
-	Tool   Tool        `json:"tool"`
-	Suite  Suite       `json:"suite"`
-	Target target.Info `json:"target"`
+	Schema string `json:"schema"`
+	Tool   Tool   `json:"tool"`
+	Suite  Suite  `json:"suite"`
+	Target Target `json:"target"`
 	// Engine is the serving engine recognized behind the target.
-	Engine *engine.Info `json:"engine,omitempty"`
+	Engine *Engine `json:"engine,omitempty"`
 	// Notes are caveats a reader of the figures should know.
 	Notes    []string  `json:"notes,omitempty"`
 	Started  time.Time `json:"started"`
@@ -55,8 +55,54 @@ type File struct {
 // target's prompt-token counts, as the workload uses it; Note says why it
 // is missing when it is.
 type Calibration struct {
-	workload.Calibration
-	Note string `json:"note,omitempty"`
+	Overhead      float64 `json:"overhead"`
+	TokensPerWord float64 `json:"tokens_per_word"`
+	Note          string  `json:"note,omitempty"`
+}
+
+// Target describes where the requests went.
+type Target struct {
+	Kind  string `json:"kind"`
+	URL   string `json:"url"`
+	Model string `json:"model"`
+	// Sim is the simulator's configuration, for sim targets: the figures
+	// are only meaningful together with it.
+	Sim *SimProfile `json:"sim_profile,omitempty"`
+}
+
+// SimProfile records the simulator's constants as they were for the run.
+type SimProfile struct {
+	Name              string  `json:"name"`
+	Model             string  `json:"model"`
+	MaxNumSeqs        int     `json:"max_num_seqs"`
+	MaxBatchedTokens  int     `json:"max_batched_tokens"`
+	StepBaseMs        float64 `json:"step_base_ms"`
+	DecodePerSeqMs    float64 `json:"decode_per_seq_ms"`
+	PrefillPerTokenMs float64 `json:"prefill_per_token_ms"`
+	TokensPerStep     int     `json:"tokens_per_step"`
+	// ChatTemplateTokens is what the chat template adds per message.
+	ChatTemplateTokens int    `json:"chat_template_tokens"`
+	MaxModelLen        int    `json:"max_model_len"`
+	PrefixCaching      bool   `json:"prefix_caching,omitempty"`
+	Source             string `json:"source"`
+}
+
+// Engine is the serving engine recognized behind the target.
+type Engine struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	// Metrics is set when the server serves Prometheus /metrics.
+	Metrics bool `json:"metrics"`
+	// Quirks are the engine's known deviations that shaped the figures.
+	Quirks []string `json:"quirks,omitempty"`
+}
+
+// Cost is the price of a point's throughput.
+type Cost struct {
+	USDPerHour float64 `json:"usd_per_hour"`
+	// PerMOutput is $ per 1M output tokens; PerMTotal per 1M prompt+output tokens.
+	PerMOutput float64 `json:"usd_per_m_output_tokens"`
+	PerMTotal  float64 `json:"usd_per_m_total_tokens"`
 }
 
 // Knee names the last point before throughput stopped rising with load.
@@ -77,8 +123,8 @@ type Capacity struct {
 	Bound  string `json:"bound"`
 	Probes int    `json:"probes"`
 	// OutputThroughput at Rate (tokens/s) and the cost there.
-	OutputThroughput float64     `json:"output_throughput,omitempty"`
-	Cost             *cost.Point `json:"cost,omitempty"`
+	OutputThroughput float64 `json:"output_throughput,omitempty"`
+	Cost             *Cost   `json:"cost,omitempty"`
 }
 
 // Tool identifies the benchci build.
@@ -108,14 +154,14 @@ type Point struct {
 	Rate        float64 `json:"rate,omitempty"`
 	Concurrency int     `json:"concurrency,omitempty"`
 	Trial       int     `json:"trial"`
-	metrics.Point
-	Schedule metrics.Schedule `json:"schedule"`
+	Measured
+	Schedule Schedule `json:"schedule"`
 	// Server holds the engine's own figures over the point, from its
 	// Prometheus metrics (queue_time_mean_s, running_peak, ...).
 	Server map[string]float64 `json:"server,omitempty"`
 	// Cost is set when the suite declares cost inputs.
-	Cost       *cost.Point `json:"cost,omitempty"`
-	Incomplete bool        `json:"incomplete,omitempty"`
+	Cost       *Cost `json:"cost,omitempty"`
+	Incomplete bool  `json:"incomplete,omitempty"`
 }
 
 // SLO is one assertion's verdict at one point.
@@ -213,8 +259,15 @@ func Parse(data []byte) (*File, error) {
 		}
 		return nil, fmt.Errorf("not a results file: %w", err)
 	}
-	if head.Schema != Schema {
-		return nil, fmt.Errorf("schema %q, want %q", head.Schema, Schema)
+	switch head.Schema {
+	case Schema:
+	case SchemaV1:
+		var err error
+		if data, err = migrateV1(data); err != nil {
+			return nil, fmt.Errorf("migrate %s: %w", SchemaV1, err)
+		}
+	default:
+		return nil, fmt.Errorf("schema %q, want %q (or %q)", head.Schema, Schema, SchemaV1)
 	}
 	var f File
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -224,7 +277,7 @@ func Parse(data []byte) (*File, error) {
 	}
 	for i, p := range f.Points {
 		for name, h := range p.Histograms {
-			if _, err := metrics.DecodeHistogram(h); err != nil {
+			if _, err := DecodeHistogram(h); err != nil {
 				return nil, fmt.Errorf("points[%d] (%s) histogram %s: %w", i, p.Label, name, err)
 			}
 		}

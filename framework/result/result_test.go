@@ -10,24 +10,31 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchci/benchci/framework/client"
-	"github.com/benchci/benchci/framework/metrics"
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/benchci/benchci/framework/metric"
 )
 
 func sampleFile(t *testing.T) *File {
 	t.Helper()
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	rec := metrics.NewRecorder(t0, t0.Add(time.Second))
-	r := &client.Result{Sent: t0, FirstToken: 10 * time.Millisecond, End: 30 * time.Millisecond, OutputTokens: 2,
-		ChunkAt: []time.Duration{10 * time.Millisecond, 20 * time.Millisecond}, ChunkTokens: []int32{1, 1}}
-	rec.Add(metrics.Sample{Result: r, Scheduled: t0})
-	p, err := rec.Point()
+	ttft := hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
+	if err := ttft.RecordValue(10_000); err != nil { // 10 ms in µs
+		t.Fatal(err)
+	}
+	enc, err := EncodeHistogram(ttft)
 	if err != nil {
 		t.Fatal(err)
 	}
+	p := Measured{
+		Requests:   Requests{Sent: 1, Completed: 1},
+		Window:     Window{Start: t0, Seconds: 1},
+		Throughput: Throughput{Requests: 1, OutputTokens: 2, TotalTokens: 3},
+		Latency:    map[string]Summary{metric.TTFT: Summarize(ttft, 1000)},
+		Histograms: map[string]string{metric.TTFT: enc},
+	}
 	return &File{Schema: Schema, Tool: Tool{Name: "benchci", Version: "test"},
 		Suite:  Suite{Name: "s", Hash: "abc", Definition: json.RawMessage(`{"name":"s"}`)},
-		Points: []Point{{Label: "rate=1", Mode: "rate", Rate: 1, Trial: 1, Point: p}}}
+		Points: []Point{{Label: "rate=1", Mode: "rate", Rate: 1, Trial: 1, Measured: p}}}
 }
 
 func TestWriteReadRoundTrip(t *testing.T) {
@@ -42,8 +49,8 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Points[0].Latency[metrics.TTFT] != f.Points[0].Latency[metrics.TTFT] || got.Suite.Hash != "abc" {
-		t.Errorf("round trip changed the file: %+v", got.Points[0].Latency[metrics.TTFT])
+	if got.Points[0].Latency[metric.TTFT] != f.Points[0].Latency[metric.TTFT] || got.Suite.Hash != "abc" {
+		t.Errorf("round trip changed the file: %+v", got.Points[0].Latency[metric.TTFT])
 	}
 	entries, _ := os.ReadDir(filepath.Dir(path))
 	if len(entries) != 1 {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/framework/suitefile"
 )
 
 // misbehaving serves the preflight and calibration requests properly and
@@ -47,7 +47,7 @@ b.suite {
   workload: { input_tokens: b.dist.fixed(8), output_tokens: b.dist.fixed(2), prompts: b.prompts.synthetic(calibrate=false) },
   sweep: b.sweep.rates([20], duration='1500ms', warmup='0s'),
 }`, url, timeout)
-	l, err := suite.Load("failing.jsonnet", src, suite.Options{})
+	l, err := suitefile.LoadSource("failing.jsonnet", src, suitefile.Options{Known: Known()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ b.suite {
   sweep: b.sweep.concurrency([16], requests=400, warmup='0s', duration='0s'),
   slos: [b.slo.rate('error_rate', '<', 0.05)],
 }`
-	l, err := suite.Load("faulty.jsonnet", src, suite.Options{})
+	l, err := suitefile.LoadSource("faulty.jsonnet", src, suitefile.Options{Known: Known()})
 	if err != nil {
 		t.Fatal(err)
 	}

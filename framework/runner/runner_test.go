@@ -19,7 +19,9 @@ import (
 	"github.com/benchci/benchci/framework/internal/words"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/framework/tokenizer"
+	"github.com/benchci/benchci/framework/workload"
 )
 
 // tokenizerServer reports prompt_tokens = overhead + perWord x words, as a
@@ -61,7 +63,7 @@ func TestCalibrate(t *testing.T) {
 
 	// Sized by the calibration, prompts land within 2% of their targets on
 	// this server (within one token: rounding to whole words).
-	cal := c.Calibration
+	cal := workload.Calibration{Overhead: c.Overhead, TokensPerWord: c.TokensPerWord}
 	for _, target := range []int{32, 128, 512, 4000} {
 		got := 11 + 1.25*float64(cal.Words(target, true))
 		if err := got/float64(target) - 1; err > 0.02 || err < -0.02 {
@@ -87,7 +89,7 @@ func TestExampleSuitesRun(t *testing.T) {
 	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			t.Parallel() // no timing is asserted: a smoke test
-			l, err := suite.LoadFile(path, suite.Options{})
+			l, err := suitefile.Load(path, suitefile.Options{Known: Known()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +141,7 @@ b.suite {
   workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(20), arrival: b.arrival.constant() },
   sweep: b.sweep.auto(points=3, duration='1s', warmup='200ms', max_concurrency=16),
 }`
-	l, err := suite.Load("auto.jsonnet", src, suite.Options{})
+	l, err := suitefile.LoadSource("auto.jsonnet", src, suitefile.Options{Known: Known()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +192,7 @@ b.suite {
   workload: { input_tokens: b.dist.fixed(300), output_tokens: b.dist.fixed(2) },
   sweep: b.sweep.concurrency([2], requests=10, warmup='0s', duration='0s'),
 }`, srv.URL)
-	l, err := suite.Load("offline.jsonnet", src, suite.Options{})
+	l, err := suitefile.LoadSource("offline.jsonnet", src, suitefile.Options{Known: Known()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,8 @@ import (
 	"github.com/benchci/benchci/framework/client"
 	"github.com/benchci/benchci/framework/internal/netstamp"
 	"github.com/benchci/benchci/framework/loadgen"
-	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/sim"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/workload"
@@ -41,18 +42,18 @@ type Overhead struct {
 	// Added is client-measured TTFT minus the simulator's own (handler entry
 	// to first content flushed), in milliseconds: request write, HTTP
 	// parsing on both sides, loopback, SSE and JSON parsing.
-	Added metrics.Summary
+	Added result.Summary
 	// SendSide and ReceiveSide split Added, in milliseconds: from the
 	// client's send time to the request's arrival at the server, and from
 	// the server handing the first chunk to its connection to the client's
 	// time for it.
-	SendSide, ReceiveSide metrics.Summary
+	SendSide, ReceiveSide result.Summary
 	// ServerTTFT is the simulator's own TTFT, for scale.
-	ServerTTFT metrics.Summary
+	ServerTTFT result.Summary
 	// ITLError is, for every gap between chunks, the client's ITL minus
 	// the gap between the server's flushes of the same two chunks, in
 	// milliseconds, as an absolute value.
-	ITLError metrics.Summary
+	ITLError result.Summary
 	Errors   int
 }
 
@@ -163,9 +164,9 @@ func ClientOverhead(ctx context.Context, concurrency int, d time.Duration) (Over
 	}
 	// The scale is 0.1 µs per unit: 10,000 units per ms.
 	return Overhead{Concurrency: concurrency, Requests: out.Requests.Sent,
-		Added: metrics.Summarize(t.added, 10_000), ServerTTFT: metrics.Summarize(t.srvH, 1000),
-		ITLError: metrics.Summarize(t.itlErr, 10_000), Errors: t.errs,
-		SendSide: metrics.Summarize(t.send, 10_000), ReceiveSide: metrics.Summarize(t.recv, 10_000)}, nil
+		Added: result.Summarize(t.added, 10_000), ServerTTFT: result.Summarize(t.srvH, 1000),
+		ITLError: result.Summarize(t.itlErr, 10_000), Errors: t.errs,
+		SendSide: result.Summarize(t.send, 10_000), ReceiveSide: result.Summarize(t.recv, 10_000)}, nil
 }
 
 func prompt(words int) string {
@@ -262,7 +263,7 @@ func openLoop(ctx context.Context, u string, rate float64, d time.Duration) (Rat
 	}
 	return RatePoint{
 		Target: rate, ScheduledRate: out.Schedule.ScheduledRate, SendRate: out.Schedule.SendRate,
-		Completed: out.Throughput.Requests, LagP99: out.Latency[metrics.Lag].P99,
+		Completed: out.Throughput.Requests, LagP99: out.Latency[metric.Lag].P99,
 		Errors: out.Requests.Failed, ErrorKinds: out.Requests.Errors, LastError: out.Requests.LastError,
 		Saturated: out.Schedule.ClientSaturated, Reason: out.Schedule.Reason,
 	}, nil

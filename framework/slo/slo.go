@@ -5,9 +5,9 @@ package slo
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 
+	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
 )
@@ -29,7 +29,7 @@ func Evaluate(slos []suite.SLO, points []result.Point) []result.SLO {
 			}
 			matched = true
 			v := result.SLO{Name: Name(s), Point: p.Label, Limit: limit, Unit: unit(s.Metric)}
-			measured, note := value(s, p)
+			measured, note := p.Value(s.Key())
 			v.Measured, v.Note = measured, note
 			v.Pass = note == "" && Holds(measured, s.Op, limit)
 			out = append(out, v)
@@ -56,46 +56,12 @@ func Holds(measured float64, op string, limit float64) bool {
 	return false
 }
 
-func value(s suite.SLO, p result.Point) (float64, string) {
-	if slices.Contains(suite.LatencyMetrics, s.Metric) {
-		sum := p.Latency[s.Metric]
-		if sum.Count == 0 {
-			return 0, "no successful requests to measure"
-		}
-		v, _ := sum.Stat(s.Stat)
-		return v, ""
+// unit is the metric's unit, from the catalogue.
+func unit(name string) string {
+	if d, ok := metric.Lookup(name); ok {
+		return d.Unit
 	}
-	if p.Requests.Sent == 0 {
-		return 0, "no requests measured"
-	}
-	switch s.Metric {
-	case "error_rate":
-		return p.Requests.ErrorRate, ""
-	case "request_throughput":
-		return p.Throughput.Requests, ""
-	case "output_throughput":
-		return p.Throughput.OutputTokens, ""
-	case "total_throughput":
-		return p.Throughput.TotalTokens, ""
-	case "goodput":
-		if p.Throughput.Goodput == nil {
-			return 0, "the suite sets no per-request SLOs (goodput)"
-		}
-		return *p.Throughput.Goodput, ""
-	}
-	return 0, "unknown metric " + s.Metric
-}
-
-func unit(metric string) string {
-	switch {
-	case slices.Contains(suite.LatencyMetrics, metric):
-		return "ms"
-	case metric == "error_rate":
-		return "fraction"
-	case metric == "request_throughput", metric == "goodput":
-		return "req/s"
-	}
-	return "tok/s"
+	return ""
 }
 
 // Name renders an SLO the way a person would write it.

@@ -3,7 +3,7 @@ package slo
 import (
 	"testing"
 
-	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
 )
@@ -31,9 +31,9 @@ func TestHolds(t *testing.T) {
 
 func point(label string, rate float64, ttftP99 float64, errRate float64) result.Point {
 	p := result.Point{Label: label, Mode: "rate", Rate: rate}
-	p.Latency = map[string]metrics.Summary{metrics.TTFT: {Count: 10, P99: ttftP99}}
-	p.Requests = metrics.Requests{Sent: 10, ErrorRate: errRate}
-	p.Throughput = metrics.Throughput{Requests: rate, OutputTokens: 100 * rate}
+	p.Latency = map[string]result.Summary{metric.TTFT: {Count: 10, P99: ttftP99}}
+	p.Requests = result.Requests{Sent: 10, ErrorRate: errRate}
+	p.Throughput = result.Throughput{Requests: rate, OutputTokens: 100 * rate}
 	return p
 }
 
@@ -76,7 +76,7 @@ func TestEvaluate(t *testing.T) {
 		t.Error("an SLO matching no point passed silently")
 	}
 	// A point without successful requests cannot meet a latency SLO.
-	empty := result.Point{Label: "rate=8", Mode: "rate", Rate: 8, Point: metrics.Point{Latency: map[string]metrics.Summary{}}}
+	empty := result.Point{Label: "rate=8", Mode: "rate", Rate: 8, Measured: result.Measured{Latency: map[string]result.Summary{}}}
 	v := Evaluate(slos[:1], []result.Point{empty})
 	if v[0].Pass || v[0].Note == "" {
 		t.Errorf("empty point verdict %+v", v[0])

@@ -4,10 +4,14 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/benchci/benchci/framework/internal/didyoumean"
 )
 
 // decoder turns evaluated JSON into typed values, collecting every problem
@@ -123,7 +127,7 @@ func (d *decoder) decode(path string, v any, dst reflect.Value) {
 		for _, k := range sortedKeys(obj) {
 			i, ok := fields[k]
 			if !ok {
-				d.fail(join(path, k), "unknown field%s", suggest(k, fields))
+				d.fail(join(path, k), "unknown field%s", didyoumean.Hint(k, slices.Collect(maps.Keys(fields))))
 				continue
 			}
 			d.decode(join(path, k), obj[k], dst.Field(i))
@@ -143,46 +147,6 @@ func structFields(t reflect.Type) map[string]int {
 		}
 	}
 	return m
-}
-
-// suggest names the closest known field, for typos such as "warmpu".
-func suggest(k string, fields map[string]int) string {
-	// Close enough to be a typo: a third of the name's letters, at least one.
-	best, bestD := "", max(1, len(k)/3)+1
-	for f := range fields {
-		if d := editDistance(k, f); d < bestD || (d == bestD && f < best) {
-			best, bestD = f, d
-		}
-	}
-	if best == "" {
-		names := make([]string, 0, len(fields))
-		for f := range fields {
-			names = append(names, f)
-		}
-		sort.Strings(names)
-		return " (known: " + strings.Join(names, ", ") + ")"
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func join(path, k string) string {

@@ -1,7 +1,68 @@
-// Package suite evaluates benchmark suites written in Jsonnet, decodes them
-// into typed values and validates them, reporting every problem at once with
-// the place in the source where it was written.
+// Package suite is the typed benchmark suite: its plain types, defaults,
+// decoding from evaluated JSON and validation, reporting every problem at
+// once. It imports nothing of benchci's but the metric catalogue: the
+// Jsonnet evaluation and source positions live in package suitefile, and
+// the names a running binary provides (simulator profiles, tokenizers) are
+// checked only when given (see Known), so a suite recorded in an old results
+// file still decodes after a profile is renamed.
 package suite
+
+import "github.com/benchci/benchci/framework/metric"
+
+// SweepKind names a sweep's plan.
+type SweepKind string
+
+// Sweep kinds.
+const (
+	SweepRate        SweepKind = "rate"
+	SweepConcurrency SweepKind = "concurrency"
+	SweepCapacity    SweepKind = "capacity"
+	SweepAuto        SweepKind = "auto"
+)
+
+// ArrivalKind names an arrival process.
+type ArrivalKind string
+
+// Arrival processes.
+const (
+	ArrivalPoisson  ArrivalKind = "poisson"
+	ArrivalConstant ArrivalKind = "constant"
+	ArrivalGamma    ArrivalKind = "gamma"
+	ArrivalBursts   ArrivalKind = "bursts"
+	ArrivalTrace    ArrivalKind = "trace"
+)
+
+// DistKind names a length distribution.
+type DistKind string
+
+// Length distributions.
+const (
+	DistFixed     DistKind = "fixed"
+	DistUniform   DistKind = "uniform"
+	DistNormal    DistKind = "normal"
+	DistLognormal DistKind = "lognormal"
+	DistEmpirical DistKind = "empirical"
+	DistFile      DistKind = "file"
+)
+
+// PromptKind names a prompt source.
+type PromptKind string
+
+// Prompt sources.
+const (
+	PromptSynthetic    PromptKind = "synthetic"
+	PromptSharedPrefix PromptKind = "shared_prefix"
+	PromptMultiTurn    PromptKind = "multi_turn"
+	PromptShareGPT     PromptKind = "sharegpt"
+	PromptJSONL        PromptKind = "jsonl"
+)
+
+// Dataset reports whether prompts come from a dataset file.
+func (k PromptKind) Dataset() bool { return k == PromptShareGPT || k == PromptJSONL }
+
+// Synthetic reports whether prompts are made to a length, so calibration
+// against the server's tokenizer applies.
+func (k PromptKind) Synthetic() bool { return k == PromptSynthetic || k == PromptSharedPrefix }
 
 // Suite is one evaluated, decoded and defaulted benchmark suite.
 type Suite struct {
@@ -122,12 +183,12 @@ type Workload struct {
 // Dist is a distribution of token counts. Which fields apply depends on Kind.
 type Dist struct {
 	// Kind is fixed, uniform, normal, lognormal, empirical or file.
-	Kind   string  `json:"kind"`
-	Value  float64 `json:"value,omitempty"`  // fixed
-	Mean   float64 `json:"mean,omitempty"`   // normal
-	Stddev float64 `json:"stddev,omitempty"` // normal
-	Median float64 `json:"median,omitempty"` // lognormal
-	Sigma  float64 `json:"sigma,omitempty"`  // lognormal
+	Kind   DistKind `json:"kind"`
+	Value  float64  `json:"value,omitempty"`  // fixed
+	Mean   float64  `json:"mean,omitempty"`   // normal
+	Stddev float64  `json:"stddev,omitempty"` // normal
+	Median float64  `json:"median,omitempty"` // lognormal
+	Sigma  float64  `json:"sigma,omitempty"`  // lognormal
 	// Min and Max clip samples (uniform: the range itself).
 	Min float64 `json:"min,omitempty"`
 	Max float64 `json:"max,omitempty"`
@@ -145,7 +206,7 @@ type Dist struct {
 // is the process's mean rate (for bursts: the rate between spikes).
 type Arrival struct {
 	// Kind is poisson, constant, gamma, bursts or trace.
-	Kind string `json:"kind"`
+	Kind ArrivalKind `json:"kind"`
 	// Burstiness is the gamma process's shape, as vLLM's --burstiness:
 	// 1 is Poisson, below 1 burstier, above 1 more regular.
 	Burstiness float64 `json:"burstiness,omitempty"`
@@ -169,9 +230,9 @@ type Prompts struct {
 	// then a synthetic user prompt), sharegpt (a ShareGPT JSON file: first
 	// human turn as prompt, first reply's length as output) or jsonl
 	// ({"prompt": ..., "system": ..., "output_tokens": n} per line).
-	Kind         string `json:"kind"`
-	Prefixes     int    `json:"prefixes,omitempty"`
-	PrefixTokens int    `json:"prefix_tokens,omitempty"`
+	Kind         PromptKind `json:"kind"`
+	Prefixes     int        `json:"prefixes,omitempty"`
+	PrefixTokens int        `json:"prefix_tokens,omitempty"`
 	// Turns and ThinkTime shape multi_turn sessions: each arrival starts a
 	// chat of Turns requests, each sent ThinkTime after the previous reply
 	// and carrying the whole history (input_tokens and output_tokens size
@@ -192,7 +253,7 @@ type Sweep struct {
 	// "capacity" (a search for the highest rate meeting every SLO) or
 	// "auto" (GuideLLM-style: measure the synchronous and the maximum
 	// throughput, then Points rates evenly between them).
-	Kind  string    `json:"kind"`
+	Kind  SweepKind `json:"kind"`
 	Rates []float64 `json:"rates,omitempty"`
 	// Min, Max and Precision bound a capacity search: it bisects the rate
 	// (geometrically) until the passing and failing rates are within
@@ -243,18 +304,22 @@ type Cost struct {
 	OpsOverheadPct float64 `json:"ops_overhead_pct,omitempty"`
 }
 
-// dataFile is a field naming a file, by its path in the suite.
-type dataFile struct {
-	field string
-	path  *string
+// DataFile is a field naming a data file, by its path in the suite.
+type DataFile struct {
+	Field string
+	Path  *string
 }
 
-// dataFiles lists the fields that name data files.
-func (s *Suite) dataFiles() []dataFile {
-	return []dataFile{
+// DataFiles lists the fields that name data files, pointing into s so a
+// loader can resolve them.
+func (s *Suite) DataFiles() []DataFile {
+	return []DataFile{
 		{"workload.arrival.path", &s.Workload.Arrival.Path},
 		{"workload.prompts.path", &s.Workload.Prompts.Path},
 		{"workload.input_tokens.path", &s.Workload.InputTokens.Path},
 		{"workload.output_tokens.path", &s.Workload.OutputTokens.Path},
 	}
 }
+
+// Key is the figure the SLO asserts on.
+func (s SLO) Key() metric.Key { return metric.K(s.Metric, s.Stat) }

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchci/benchci/framework/sim"
-	"github.com/benchci/benchci/framework/tokenizer"
+	"github.com/benchci/benchci/framework/internal/didyoumean"
+	"github.com/benchci/benchci/framework/metric"
 )
 
 // Default returns a suite holding every default; decoding writes the user's
@@ -35,18 +35,20 @@ func Default() *Suite {
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
-// Metric names an SLO may assert on.
-var (
-	LatencyMetrics = []string{"ttft", "ttft_answer", "tpot", "itl", "e2e", "ttft_sched", "e2e_sched"}
-	RateMetrics    = []string{"error_rate", "request_throughput", "output_throughput", "total_throughput", "goodput"}
-	// GoodputMetrics are the per-request figures goodput may constrain.
-	GoodputMetrics = []string{"ttft", "tpot", "e2e"}
-	Stats          = []string{"min", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"}
-	Ops            = []string{"<", "<=", ">", ">="}
-)
+// Ops are the comparisons an SLO may make.
+var Ops = []string{"<", "<=", ">", ">="}
 
-// validate checks a decoded suite and derives sweep.kind when absent.
-func validate(s *Suite) []*FieldError {
+// Known lists the names a running binary provides. A suite about to run is
+// checked against them; a suite read back from a results file is not, so
+// renaming a simulator profile cannot break every old baseline.
+type Known struct {
+	SimProfiles []string
+	Tokenizers  []string
+}
+
+// validate checks a decoded suite and derives sweep.kind when absent;
+// known, when not nil, adds the checks of names against the registries.
+func validate(s *Suite, known *Known) []*FieldError {
 	var errs []*FieldError
 	bad := func(path, format string, args ...any) {
 		errs = append(errs, &FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
@@ -59,8 +61,10 @@ func validate(s *Suite) []*FieldError {
 
 	switch s.Target.Kind {
 	case "sim":
-		if _, ok := sim.Lookup(s.Target.Profile); !ok {
-			bad("target.profile", "unknown simulator profile %q (known: %s)", s.Target.Profile, strings.Join(sim.ProfileNames(), ", "))
+		if s.Target.Profile == "" {
+			bad("target.profile", "required: the simulator profile")
+		} else if known != nil && !slices.Contains(known.SimProfiles, s.Target.Profile) {
+			bad("target.profile", "unknown simulator profile %q%s", s.Target.Profile, didyoumean.Hint(s.Target.Profile, known.SimProfiles))
 		}
 		if f := s.Target.Faults; f != nil {
 			sum := f.ErrorRate + f.ResetRate + f.StallRate + f.MalformedRate + f.WrongUsageRate
@@ -167,15 +171,18 @@ func validate(s *Suite) []*FieldError {
 	if s.Sweep.Kind == "capacity" && len(s.SLOs) == 0 {
 		bad("slos", "a capacity search needs SLOs: capacity is the highest rate at which all of them hold")
 	}
+	perRequest := metric.Names(func(d metric.Def) bool { return d.PerRequest })
 	for k, d := range s.Goodput {
-		if !slices.Contains(GoodputMetrics, k) {
-			bad(join("goodput", k), "unknown per-request metric (known: %s)", strings.Join(GoodputMetrics, ", "))
+		if !slices.Contains(perRequest, k) {
+			bad(join("goodput", k), "unknown per-request metric%s", didyoumean.Hint(k, perRequest))
 		} else if d <= 0 {
 			bad(join("goodput", k), "must be positive")
 		}
 	}
 	for k, v := range s.Tolerance {
-		if _, err := ParseBand(v); err != nil {
+		if _, err := metric.ParseTolerance(k); err != nil {
+			bad(join("tolerance", k), "%v", err)
+		} else if _, err := ParseBand(v); err != nil {
 			bad(join("tolerance", k), "%v", err)
 		}
 	}
@@ -187,8 +194,8 @@ func validate(s *Suite) []*FieldError {
 			bad("cost.gpus", "must be at least 1, got %d", c.GPUs)
 		}
 	}
-	if s.Tokenizer != "" && !slices.Contains(tokenizer.Names, s.Tokenizer) {
-		bad("tokenizer", "unknown tokenizer %q (known: %s)", s.Tokenizer, strings.Join(tokenizer.Names, ", "))
+	if known != nil && s.Tokenizer != "" && !slices.Contains(known.Tokenizers, s.Tokenizer) {
+		bad("tokenizer", "unknown tokenizer %q%s", s.Tokenizer, didyoumean.Hint(s.Tokenizer, known.Tokenizers))
 	}
 	if s.Trials < 1 {
 		bad("trials", "must be at least 1, got %d", s.Trials)
@@ -385,24 +392,13 @@ func validateSLO(path string, slo SLO, sw *Sweep) []*FieldError {
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, &FieldError{Path: join(path, field), Msg: fmt.Sprintf(format, args...)})
 	}
-	latency := slices.Contains(LatencyMetrics, slo.Metric)
-	switch {
-	case latency:
-		if !slices.Contains(Stats, slo.Stat) {
-			bad("stat", "unknown statistic %q (known: %s)", slo.Stat, strings.Join(Stats, ", "))
-		}
-		if _, err := ParseThreshold(slo); err != nil {
-			bad("threshold", "%v", err)
-		}
-	case slices.Contains(RateMetrics, slo.Metric):
-		if slo.Stat != "" {
-			bad("stat", "%s has no statistic; drop %q", slo.Metric, slo.Stat)
-		}
-		if _, err := ParseThreshold(slo); err != nil {
-			bad("threshold", "%v", err)
-		}
-	default:
-		bad("metric", "unknown metric %q (known: %s, %s)", slo.Metric, strings.Join(LatencyMetrics, ", "), strings.Join(RateMetrics, ", "))
+	asserted := metric.Names(func(d metric.Def) bool { return d.SLO })
+	if !slices.Contains(asserted, slo.Metric) {
+		bad("metric", "unknown metric %q%s", slo.Metric, didyoumean.Hint(slo.Metric, asserted))
+	} else if err := metric.K(slo.Metric, slo.Stat).Check(); err != nil {
+		bad("stat", "%v", err)
+	} else if _, err := ParseThreshold(slo); err != nil {
+		bad("threshold", "%v", err)
 	}
 	if !slices.Contains(Ops, slo.Op) {
 		bad("op", "unknown operator %q (known: %s)", slo.Op, strings.Join(Ops, " "))
@@ -421,7 +417,7 @@ func validateSLO(path string, slo SLO, sw *Sweep) []*FieldError {
 // ParseThreshold returns an SLO's threshold in the unit its metric is
 // measured in: milliseconds for latencies, the plain number otherwise.
 func ParseThreshold(slo SLO) (float64, error) {
-	if slices.Contains(LatencyMetrics, slo.Metric) {
+	if d, ok := metric.Lookup(slo.Metric); ok && d.Kind == metric.Latency {
 		s, ok := slo.Threshold.(string)
 		if !ok {
 			return 0, fmt.Errorf("want a duration string such as \"500ms\", got %v", slo.Threshold)
@@ -436,7 +432,7 @@ func ParseThreshold(slo SLO) (float64, error) {
 	case float64:
 		return v, nil
 	case string:
-		if strings.HasSuffix(v, "%") && slo.Metric == "error_rate" {
+		if strings.HasSuffix(v, "%") && slo.Metric == metric.ErrorRate {
 			f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
 			if err == nil {
 				return f / 100, nil

@@ -6,13 +6,12 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/benchci/benchci/framework/metrics"
 	"github.com/benchci/benchci/framework/result"
 )
 
 func pt(rate, tput float64) result.Point {
 	return result.Point{Label: "rate=" + fmtRate(rate), Mode: "rate", Rate: rate, Trial: 1,
-		Point: metrics.Point{Throughput: metrics.Throughput{OutputTokens: tput}}}
+		Measured: result.Measured{Throughput: result.Throughput{OutputTokens: tput}}}
 }
 
 func fmtRate(r float64) string { return strconv.FormatFloat(r, 'g', -1, 64) }

@@ -12,24 +12,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/sim"
 	"github.com/benchci/benchci/framework/suite"
 )
 
-// Info describes a target in results.
-type Info struct {
-	Kind    string       `json:"kind"`
-	URL     string       `json:"url"`
-	Model   string       `json:"model"`
-	Profile *sim.Profile `json:"sim_profile,omitempty"`
-}
-
 // Target is an opened target. Close releases it.
 type Target struct {
-	Info   Info
+	// Info describes the target as results record it.
+	Info   result.Target
 	APIKey string
-	// Sim is the in-process simulator for sim targets, nil otherwise.
-	Sim *sim.Server
 	// Process is the launched server for launch targets, nil otherwise.
 	Process *Process
 	close   func()
@@ -75,9 +67,9 @@ func Open(ctx context.Context, st suite.Target, opts Options) (*Target, error) {
 		if st.Model != "" {
 			model = st.Model
 		}
-		return &Target{Info: Info{Kind: "sim", URL: u, Model: model, Profile: &p}, Sim: srv, close: cancel}, nil
+		return &Target{Info: result.Target{Kind: "sim", URL: u, Model: model, Sim: recordProfile(p)}, close: cancel}, nil
 	case "url", "launch":
-		t := &Target{Info: Info{Kind: st.Kind, URL: strings.TrimRight(st.URL, "/"), Model: st.Model}}
+		t := &Target{Info: result.Target{Kind: st.Kind, URL: strings.TrimRight(st.URL, "/"), Model: st.Model}}
 		if st.APIKeyEnv != "" {
 			t.APIKey = os.Getenv(st.APIKeyEnv)
 			if t.APIKey == "" {
@@ -158,4 +150,15 @@ func override(p sim.Profile, o suite.SimOverrides) sim.Profile {
 	setD(&p.PrefillPerToken, o.PrefillPerToken)
 	p.Name += "+overrides"
 	return p
+}
+
+// recordProfile is p as results record it, durations in milliseconds.
+func recordProfile(p sim.Profile) *result.SimProfile {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	return &result.SimProfile{
+		Name: p.Name, Model: p.Model, MaxNumSeqs: p.MaxNumSeqs, MaxBatchedTokens: p.MaxBatchedTokens,
+		StepBaseMs: ms(p.StepBase), DecodePerSeqMs: ms(p.DecodePerSeq), PrefillPerTokenMs: ms(p.PrefillPerToken),
+		TokensPerStep: p.TokensPerStep, ChatTemplateTokens: p.ChatTemplateTokens, MaxModelLen: p.MaxModelLen,
+		PrefixCaching: p.PrefixCaching, Source: p.Source,
+	}
 }

@@ -19,6 +19,35 @@ import (
 	"time"
 )
 
+// Clock tells the time and sleeps until a deadline, yielding through the
+// last spin of the wait where the implementation can.
+type Clock interface {
+	Now() time.Time
+	SleepUntil(ctx context.Context, at time.Time, spin time.Duration) bool
+}
+
+// Precise is the real clock with SleepUntil's precise wake-up.
+var Precise Clock = precise{}
+
+type precise struct{}
+
+func (precise) Now() time.Time { return time.Now() }
+func (precise) SleepUntil(ctx context.Context, at time.Time, spin time.Duration) bool {
+	return SleepUntil(ctx, at, spin)
+}
+
+// Timers sleeps on timers alone and ignores spin. It is for tests that run
+// inside a testing/synctest bubble, where time only moves while every
+// goroutine is blocked, so a yield loop would never see its deadline.
+var Timers Clock = timers{}
+
+type timers struct{}
+
+func (timers) Now() time.Time { return time.Now() }
+func (timers) SleepUntil(ctx context.Context, at time.Time, _ time.Duration) bool {
+	return SleepUntil(ctx, at, 0)
+}
+
 // DefaultSpin is how long before a deadline SleepUntil stops trusting the
 // timer: a little more than Go's timer lateness (≤ ~1.1 ms measured).
 const DefaultSpin = 1200 * time.Microsecond

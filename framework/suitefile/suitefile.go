@@ -1,4 +1,9 @@
-package suite
+// Package suitefile evaluates suite files written in Jsonnet (with the
+// embedded benchci.libsonnet), decodes them into suite.Suite, and places
+// every problem at the file:line:col where it was written. It also
+// resolves the data files a suite names and folds their contents into the
+// workload hash.
+package suitefile
 
 import (
 	"bytes"
@@ -8,14 +13,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
-	"slices"
 	"sort"
 
 	"github.com/google/go-jsonnet"
-	"github.com/google/go-jsonnet/ast"
 	"github.com/hashicorp/go-multierror"
 
+	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/suites/lib"
 )
 
@@ -27,11 +30,14 @@ type Options struct {
 	ExtStr map[string]string
 	// TLAStr are top-level arguments given as strings.
 	TLAStr map[string]string
+	// Known lists the simulator profiles and tokenizers this binary has;
+	// nil skips those checks.
+	Known *suite.Known
 }
 
-// Loaded is a suite together with what it was made from.
-type Loaded struct {
-	Suite *Suite
+// File is a suite together with what it was made from.
+type File struct {
+	Suite *suite.Suite
 	// Path is the file the suite was read from.
 	Path string
 	// JSON is the evaluated suite, before decoding, compacted.
@@ -45,20 +51,20 @@ type Loaded struct {
 	WorkloadHash string
 }
 
-// LoadFile evaluates, decodes and validates the suite in path.
-func LoadFile(path string, opts Options) (*Loaded, error) {
+// Load evaluates, decodes and validates the suite in path.
+func Load(path string, opts Options) (*File, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load suite: %w", err)
 	}
-	return Load(path, string(src), opts)
+	return LoadSource(path, string(src), opts)
 }
 
-// Load evaluates, decodes and validates a suite whose source is src; path
+// LoadSource evaluates, decodes and validates a suite whose source is src; path
 // names it in errors and resolves its relative imports. The error, when not
 // nil, is either go-jsonnet's formatted evaluation error or a
 // *multierror.Error holding every *FieldError found.
-func Load(path, src string, opts Options) (*Loaded, error) {
+func LoadSource(path, src string, opts Options) (*File, error) {
 	out, err := newVM(opts).EvaluateAnonymousSnippet(path, src)
 	if err != nil {
 		return nil, fmt.Errorf("evaluate %s: %w", path, err)
@@ -67,36 +73,33 @@ func Load(path, src string, opts Options) (*Loaded, error) {
 	if err := json.Compact(&compact, []byte(out)); err != nil {
 		return nil, fmt.Errorf("evaluate %s: %w", path, err)
 	}
-	s, err := Decode(compact.Bytes())
+	s, err := suite.DecodeWith(compact.Bytes(), opts.Known)
 	if err != nil {
 		if me, ok := err.(*multierror.Error); ok {
 			loc := newLocator(path, src)
 			for _, e := range me.Errors {
-				if fe, ok := e.(*FieldError); ok && fe.Pos == "" {
-					fe.line, fe.col = loc.place(fe.Path)
-					if fe.line > 0 {
-						fe.Pos = fmt.Sprintf("%s:%d:%d", path, fe.line, fe.col)
-					}
+				if fe, ok := e.(*suite.FieldError); ok && fe.Pos == "" {
+					loc.set(fe, path)
 				}
 			}
 			// In the order they appear in the file, as a reader fixes them.
 			sort.SliceStable(me.Errors, func(i, j int) bool {
-				a, _ := me.Errors[i].(*FieldError)
-				b, _ := me.Errors[j].(*FieldError)
+				a, _ := me.Errors[i].(*suite.FieldError)
+				b, _ := me.Errors[j].(*suite.FieldError)
 				switch {
-				case a == nil || b == nil || a.line == 0:
+				case a == nil || b == nil || a.Line == 0:
 					return false // errors without a place go last
-				case b.line == 0:
+				case b.Line == 0:
 					return true
 				}
-				return a.line < b.line || (a.line == b.line && a.col < b.col)
+				return a.Line < b.Line || (a.Line == b.Line && a.Col < b.Col)
 			})
 			me.ErrorFormat = listFormat(path)
 		}
 		return nil, err
 	}
 	sum := sha256.Sum256(compact.Bytes())
-	l := &Loaded{Suite: s, Path: path, JSON: compact.Bytes(), Hash: hex.EncodeToString(sum[:]), WorkloadHash: WorkloadHash(s)}
+	l := &File{Suite: s, Path: path, JSON: compact.Bytes(), Hash: hex.EncodeToString(sum[:]), WorkloadHash: suite.WorkloadHash(s)}
 	if err := l.resolveFiles(src); err != nil {
 		return nil, err
 	}
@@ -111,26 +114,23 @@ func Load(path, src string, opts Options) (*Loaded, error) {
 // relative to the suite's own directory, checks they can be read, and folds
 // their contents into the workload hash: the same file name with other
 // contents is another workload.
-func (l *Loaded) resolveFiles(src string) error {
+func (l *File) resolveFiles(src string) error {
 	h := sha256.New()
 	h.Write([]byte(l.WorkloadHash))
 	var me *multierror.Error
 	files := 0
-	for _, f := range l.Suite.dataFiles() {
-		if *f.path == "" {
+	for _, f := range l.Suite.DataFiles() {
+		if *f.Path == "" {
 			continue
 		}
 		files++
-		if !filepath.IsAbs(*f.path) {
-			*f.path = filepath.Join(filepath.Dir(l.Path), *f.path)
+		if !filepath.IsAbs(*f.Path) {
+			*f.Path = filepath.Join(filepath.Dir(l.Path), *f.Path)
 		}
-		data, err := os.ReadFile(*f.path)
+		data, err := os.ReadFile(*f.Path)
 		if err != nil {
-			fe := &FieldError{Path: f.field, Msg: err.Error()}
-			fe.line, fe.col = newLocator(l.Path, src).place(f.field)
-			if fe.line > 0 {
-				fe.Pos = fmt.Sprintf("%s:%d:%d", l.Path, fe.line, fe.col)
-			}
+			fe := &suite.FieldError{Path: f.Field, Msg: err.Error()}
+			newLocator(l.Path, src).set(fe, l.Path)
 			me = multierror.Append(me, fe)
 			continue
 		}
@@ -145,59 +145,6 @@ func (l *Loaded) resolveFiles(src string) error {
 		l.WorkloadHash = hex.EncodeToString(h.Sum(nil))
 	}
 	return nil
-}
-
-// WorkloadHash returns the hash of the suite's workload-defining fields.
-func WorkloadHash(s *Suite) string {
-	w := struct {
-		API      string   `json:"api"`
-		Request  Request  `json:"request"`
-		Workload Workload `json:"workload"`
-		Sweep    Sweep    `json:"sweep"`
-		Trials   int      `json:"trials"`
-	}{s.API, s.Request, s.Workload, s.Sweep, s.Trials}
-	// Calibration changes how prompts reach their token targets on a given
-	// server, not the targets: it is not part of the workload.
-	w.Workload.Prompts.Calibrate = false
-	b, err := json.Marshal(w)
-	if err != nil {
-		panic(fmt.Sprintf("suite: marshal workload: %v", err)) // plain data; cannot fail
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
-// Decode decodes an evaluated suite, applies defaults and validates it.
-func Decode(data []byte) (*Suite, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("decode suite: %w", err)
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return nil, multierror.Append(nil, &FieldError{Msg: fmt.Sprintf("a suite must evaluate to an object, got %s", jsonKind(v))})
-	}
-	s := Default()
-	d := &decoder{}
-	d.decode("", v, reflect.ValueOf(s).Elem())
-	// Validate even after decode errors, so that every problem is listed,
-	// but say nothing more of a field that could not be decoded: its zero
-	// value would only draw a second, misleading complaint.
-	errs := d.errs
-	for _, e := range validate(s) {
-		if !slices.ContainsFunc(d.errs, func(de *FieldError) bool { return de.Path == e.Path }) {
-			errs = append(errs, e)
-		}
-	}
-	if len(errs) == 0 {
-		return s, nil
-	}
-	var me *multierror.Error
-	for _, e := range errs {
-		me = multierror.Append(me, e)
-	}
-	return nil, me
 }
 
 func listFormat(path string) multierror.ErrorFormatFunc {
@@ -245,8 +192,4 @@ func (i *importer) Import(importedFrom, importedPath string) (jsonnet.Contents, 
 		return i.lib.Import(importedFrom, importedPath)
 	}
 	return c, at, err
-}
-
-func jsonnetSnippetToAST(filename, src string) (ast.Node, error) {
-	return jsonnet.SnippetToAST(filename, src)
 }

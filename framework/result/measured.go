@@ -1,0 +1,223 @@
+package result
+
+import (
+	"encoding/base64"
+	"fmt"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/benchci/benchci/framework/metric"
+)
+
+// Measured is what the recorder measured at one load point.
+type Measured struct {
+	Requests   Requests   `json:"requests"`
+	Window     Window     `json:"window"`
+	Throughput Throughput `json:"throughput"`
+	// Latency summarizes each latency histogram, in milliseconds, by the
+	// metric catalogue's names (ttft, tpot, itl, ...).
+	Latency map[string]Summary `json:"latency_ms"`
+	Tokens  Tokens             `json:"tokens"`
+	// Histograms holds every histogram, encoded (EncodeHistogram), so points
+	// can be merged and compared again later without re-running. Latencies
+	// are recorded in microseconds, token counts in tokens.
+	Histograms map[string]string `json:"histograms"`
+}
+
+// Requests counts requests. Errors count every failure by kind; the error
+// rate's denominator is every measured request sent.
+type Requests struct {
+	Sent      int               `json:"sent"`
+	Completed int               `json:"completed"`
+	Failed    int               `json:"failed"`
+	ErrorRate float64           `json:"error_rate"`
+	Errors    map[string]int    `json:"errors,omitempty"`
+	LastError map[string]string `json:"last_error,omitempty"`
+	Warmup    int               `json:"warmup"`
+	// Good counts measured requests that met every per-request SLO (when
+	// the suite sets goodput criteria).
+	Good int `json:"good,omitempty"`
+	// Canceled counts requests cut short by stopping the run.
+	Canceled int `json:"canceled,omitempty"`
+}
+
+// Window is the measured interval.
+type Window struct {
+	Start   time.Time `json:"start"`
+	Seconds float64   `json:"seconds"`
+}
+
+// Throughput is per second over the window.
+type Throughput struct {
+	Requests     float64 `json:"requests"`
+	OutputTokens float64 `json:"output_tokens"`
+	TotalTokens  float64 `json:"total_tokens"`
+	// Goodput is measured requests that met every per-request SLO and
+	// ended inside the window, per second (DistServe's definition).
+	// Nil when the suite sets no per-request SLOs.
+	Goodput *float64 `json:"goodput,omitempty"`
+}
+
+// Tokens describes token counts and where they came from.
+type Tokens struct {
+	Prompt Summary `json:"prompt"`
+	Output Summary `json:"output"`
+	// Source counts requests by where their output count came from.
+	Source map[string]int `json:"source"`
+	// OutputMismatch counts requests whose output length differs from the
+	// one requested; PromptMismatch those whose server-side prompt count
+	// differs from the requested input by more than 5% (chat templates add
+	// tokens).
+	OutputMismatch int `json:"output_mismatch"`
+	PromptMismatch int `json:"prompt_mismatch"`
+	// PerChunk is output tokens per content chunk: above 1 means chunks
+	// carry several tokens (speculative decoding, server-side batching).
+	PerChunk  float64 `json:"per_chunk"`
+	Reasoning int     `json:"reasoning"`
+	// OutOfRange counts values the histograms could not hold.
+	OutOfRange int `json:"out_of_range,omitempty"`
+}
+
+// Schedule reports how well the client kept to the plan.
+type Schedule struct {
+	// TargetRate is the configured rate; ScheduledRate the rate of the
+	// drawn timeline inside the window; SendRate the rate actually sent.
+	TargetRate    float64 `json:"target_rate,omitempty"`
+	ScheduledRate float64 `json:"scheduled_rate,omitempty"`
+	SendRate      float64 `json:"send_rate"`
+	// CapWaits counts sends delayed by MaxConcurrency.
+	CapWaits int `json:"cap_waits,omitempty"`
+	// ClientSaturated is set when the client, not the server, limited the
+	// load; Reason says why.
+	ClientSaturated bool   `json:"client_saturated"`
+	Reason          string `json:"reason,omitempty"`
+}
+
+// Summary describes a distribution. Latencies are in milliseconds, token
+// counts in tokens.
+type Summary struct {
+	Count  int64   `json:"count"`
+	Min    float64 `json:"min"`
+	Mean   float64 `json:"mean"`
+	Stddev float64 `json:"stddev"`
+	P50    float64 `json:"p50"`
+	P90    float64 `json:"p90"`
+	P95    float64 `json:"p95"`
+	P99    float64 `json:"p99"`
+	P999   float64 `json:"p99.9"`
+	Max    float64 `json:"max"`
+}
+
+// Stat returns the named statistic (metric.Stats, and stddev).
+func (s Summary) Stat(name string) (float64, bool) {
+	switch name {
+	case "min":
+		return s.Min, true
+	case "mean":
+		return s.Mean, true
+	case "stddev":
+		return s.Stddev, true
+	case "p50":
+		return s.P50, true
+	case "p90":
+		return s.P90, true
+	case "p95":
+		return s.P95, true
+	case "p99":
+		return s.P99, true
+	case "p99.9":
+		return s.P999, true
+	case "max":
+		return s.Max, true
+	}
+	return 0, false
+}
+
+// Summarize describes h, whose values are divided by scale (1000 turns
+// recorded microseconds into milliseconds, 1 leaves counts as they are).
+func Summarize(h *hdrhistogram.Histogram, scale float64) Summary {
+	if h.TotalCount() == 0 {
+		return Summary{}
+	}
+	q := func(p float64) float64 { return float64(h.ValueAtQuantile(p)) / scale }
+	return Summary{
+		Count:  h.TotalCount(),
+		Min:    float64(h.Min()) / scale,
+		Mean:   h.Mean() / scale,
+		Stddev: h.StdDev() / scale,
+		P50:    q(50),
+		P90:    q(90),
+		P95:    q(95),
+		P99:    q(99),
+		P999:   q(99.9),
+		Max:    float64(h.Max()) / scale,
+	}
+}
+
+// EncodeHistogram returns h in HdrHistogram's compressed V2 form, base64,
+// readable by every HdrHistogram implementation.
+func EncodeHistogram(h *hdrhistogram.Histogram) (string, error) {
+	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return "", fmt.Errorf("encode histogram: %w", err)
+	}
+	return string(b), nil
+}
+
+// DecodeHistogram reverses EncodeHistogram.
+func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
+	if _, err := base64.StdEncoding.DecodeString(s); err != nil {
+		return nil, fmt.Errorf("decode histogram: %w", err)
+	}
+	h, err := hdrhistogram.Decode([]byte(s))
+	if err != nil {
+		return nil, fmt.Errorf("decode histogram: %w", err)
+	}
+	return h, nil
+}
+
+// Value reads the figure k names from the point. The string is empty when
+// the figure was measured, and otherwise says why it is missing, so an SLO
+// or the gate can explain itself instead of judging a zero.
+func (p *Point) Value(k metric.Key) (float64, string) {
+	d, ok := metric.Lookup(k.Metric)
+	if !ok {
+		return 0, "unknown metric " + k.Metric
+	}
+	if d.Kind == metric.Latency {
+		s, ok := p.Latency[k.Metric]
+		if !ok || s.Count == 0 {
+			return 0, "no successful requests to measure"
+		}
+		v, ok := s.Stat(k.Stat)
+		if !ok {
+			return 0, "unknown statistic " + k.Stat
+		}
+		return v, ""
+	}
+	if p.Requests.Sent == 0 {
+		return 0, "no requests measured"
+	}
+	switch k.Metric {
+	case metric.ErrorRate:
+		return p.Requests.ErrorRate, ""
+	case metric.RequestThroughput:
+		return p.Throughput.Requests, ""
+	case metric.OutputThroughput:
+		return p.Throughput.OutputTokens, ""
+	case metric.TotalThroughput:
+		return p.Throughput.TotalTokens, ""
+	case metric.Goodput:
+		if p.Throughput.Goodput == nil {
+			return 0, "the suite sets no per-request SLOs (goodput)"
+		}
+		return *p.Throughput.Goodput, ""
+	case metric.CostPerMOutput:
+		if p.Cost == nil || p.Cost.PerMOutput == 0 {
+			return 0, "no cost inputs, or no output throughput"
+		}
+		return p.Cost.PerMOutput, ""
+	}
+	return 0, "metric " + k.Metric + " is not read from points"
+}

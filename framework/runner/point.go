@@ -1,0 +1,92 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/benchci/benchci/framework/cost"
+	"github.com/benchci/benchci/framework/engine"
+	"github.com/benchci/benchci/framework/loadgen"
+	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/framework/workload"
+)
+
+// executor runs single load points of one suite and appends them to f.
+type executor struct {
+	s    *suite.Suite
+	sess *session
+	wl   *prepared
+	obs  Observer
+	f    *result.File
+	// points counts the points run, for relaunching before all but the first.
+	points int
+}
+
+// run measures one point and returns it as stored in f.
+func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.Point, error) {
+	s := ex.s
+	if ex.sess.perPoint() && ex.points > 0 {
+		if err := ex.sess.relaunch(ctx); err != nil {
+			return nil, err
+		}
+	}
+	ex.points++
+	sw := s.Sweep
+	cfg := loadgen.Config{
+		Mode: ld.mode, MaxConcurrency: sw.MaxConcurrency,
+		Warmup: sw.Warmup.D(), Duration: sw.Duration.D(), Requests: sw.Requests,
+		Goodput:  metrics.Criteria{TTFT: s.Goodput["ttft"].D(), TPOT: s.Goodput["tpot"].D(), E2E: s.Goodput["e2e"].D()},
+		Progress: &loadgen.Progress{},
+	}
+	p := result.Point{Mode: string(ld.mode), Trial: info.Trial}
+	switch ld.mode {
+	case loadgen.OpenLoop:
+		cfg.Rate = ld.rate
+		// Each point draws its own arrivals, the same in every run.
+		var err error
+		cfg.Arrivals, err = workload.NewProcess(s.Workload.Arrival, cfg.Rate, workload.ArrivalSource(s.Workload.Seed, ld.arrivalStream), ex.wl.srcs.Trace)
+		if err != nil {
+			return nil, err
+		}
+		p.Rate = cfg.Rate
+		p.Label = "rate=" + strconv.FormatFloat(cfg.Rate, 'g', -1, 64)
+	case loadgen.ClosedLoop:
+		cfg.Concurrency = ld.concurrency
+		p.Concurrency = cfg.Concurrency
+		p.Label = "concurrency=" + strconv.Itoa(cfg.Concurrency)
+	}
+	info.Label, info.Planned = p.Label, cfg.Warmup+cfg.Duration
+	if ex.obs != nil {
+		ex.obs.PointStarted(info, cfg.Progress)
+	}
+	src, err := ex.wl.source()
+	if err != nil {
+		return nil, err
+	}
+	var sampler *engine.Sampler
+	if ex.sess.metrics {
+		sampler = engine.Sample(ctx, ex.sess.tg.Info.URL, time.Second)
+	}
+	out, err := loadgen.Run(ctx, ex.sess.cl, cfg, src)
+	if sampler != nil {
+		p.Server = sampler.Stop()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Label, err)
+	}
+	p.Measured, p.Schedule, p.Incomplete = out.Measured, out.Schedule, out.Incomplete
+	if s.Cost != nil {
+		c := cost.At(*s.Cost, p.Throughput.OutputTokens, p.Throughput.TotalTokens)
+		p.Cost = &c
+	}
+	ex.f.Points = append(ex.f.Points, p)
+	last := &ex.f.Points[len(ex.f.Points)-1]
+	if ex.obs != nil {
+		ex.obs.PointFinished(info, last)
+	}
+	return last, nil
+}

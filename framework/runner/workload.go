@@ -1,0 +1,93 @@
+package runner
+
+import (
+	"context"
+
+	"github.com/benchci/benchci/framework/client"
+	"github.com/benchci/benchci/framework/loadgen"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/framework/workload"
+)
+
+// prepared is the suite's workload, ready to draw from: data files read
+// and prompts calibrated against the target. Every point draws the same
+// request sequence from it, from its start.
+type prepared struct {
+	w    suite.Workload
+	srcs workload.Sources
+	cl   *client.Client
+}
+
+// prepare reads the workload's data files and calibrates synthetic prompts
+// on the session's server, recording the fit in f. The generator is built
+// once here so that a dataset or calibration problem fails the run before
+// any point starts.
+func prepare(ctx context.Context, s *suite.Suite, sess *session, f *result.File) (*prepared, error) {
+	w := s.Workload
+	var srcs workload.Sources
+	var err error
+	if w.Arrival.Kind == suite.ArrivalTrace {
+		if srcs.Trace, err = workload.LoadTrace(w.Arrival.Path); err != nil {
+			return nil, err
+		}
+	}
+	if w.Prompts.Kind.Dataset() {
+		if srcs.Dataset, err = workload.LoadDataset(string(w.Prompts.Kind), w.Prompts.Path); err != nil {
+			return nil, err
+		}
+	}
+	if w.Prompts.Calibrate && w.Prompts.Kind.Synthetic() {
+		cal, err := calibrate(ctx, sess.cl)
+		if err != nil && sess.tokName != "words" {
+			// No usage from the server: size prompts with the suite's
+			// tokenizer instead, which cannot see the chat template.
+			cal = calibrateOffline(sess.tok)
+			cal.Note = err.Error() + "; sized with tokenizer " + sess.tokName + " instead (chat template tokens not included)"
+			err = nil
+		}
+		f.Calibration = &cal
+		if err != nil {
+			f.Calibration.Note = err.Error()
+		} else {
+			srcs.Calibration = workload.Calibration{Overhead: cal.Overhead, TokensPerWord: cal.TokensPerWord}
+		}
+	}
+	if _, err := workload.NewGenerator(w, srcs); err != nil {
+		return nil, err
+	}
+	return &prepared{w: w, srcs: srcs, cl: sess.cl}, nil
+}
+
+// source returns the request sequence from its start.
+func (wl *prepared) source() (loadgen.Source, error) {
+	gen, err := workload.NewGenerator(wl.w, wl.srcs)
+	if err != nil {
+		return nil, err
+	}
+	return func() (loadgen.Item, error) { return item(wl.cl, gen.Next()) }, nil
+}
+
+// item builds the bodies of a request and of its session's later turns.
+func item(cl *client.Client, r workload.Request) (loadgen.Item, error) {
+	var msgs []client.Message
+	if r.System != "" {
+		msgs = append(msgs, client.Message{Role: "system", Content: r.System})
+	}
+	for _, m := range r.History {
+		msgs = append(msgs, client.Message{Role: m.Role, Content: m.Content})
+	}
+	body, err := cl.BodyMessages(append(msgs, client.Message{Role: "user", Content: r.Prompt}), r.OutputTokens)
+	if err != nil {
+		return loadgen.Item{}, err
+	}
+	it := loadgen.Item{Body: body, WantInput: r.InputTokens, WantOutput: r.OutputTokens, Think: r.Think}
+	for _, f := range r.FollowUps {
+		next, err := item(cl, f)
+		if err != nil {
+			return loadgen.Item{}, err
+		}
+		it.FollowUps = append(it.FollowUps, next)
+	}
+	return it, nil
+}

@@ -1,0 +1,71 @@
+package suite
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+
+	"github.com/hashicorp/go-multierror"
+)
+
+// WorkloadHash returns the hash of the suite's workload-defining fields.
+func WorkloadHash(s *Suite) string {
+	w := struct {
+		API      string   `json:"api"`
+		Request  Request  `json:"request"`
+		Workload Workload `json:"workload"`
+		Sweep    Sweep    `json:"sweep"`
+		Trials   int      `json:"trials"`
+	}{s.API, s.Request, s.Workload, s.Sweep, s.Trials}
+	// Calibration changes how prompts reach their token targets on a given
+	// server, not the targets: it is not part of the workload.
+	w.Workload.Prompts.Calibrate = false
+	b, err := json.Marshal(w)
+	if err != nil {
+		panic(fmt.Sprintf("suite: marshal workload: %v", err)) // plain data; cannot fail
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Decode decodes an evaluated suite, applies defaults and validates its
+// structure, without checking names against a binary's registries: it is
+// what reading a suite recorded in a results file needs.
+func Decode(data []byte) (*Suite, error) { return DecodeWith(data, nil) }
+
+// DecodeWith is Decode that also checks the names known is given for.
+func DecodeWith(data []byte, known *Known) (*Suite, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("decode suite: %w", err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, multierror.Append(nil, &FieldError{Msg: fmt.Sprintf("a suite must evaluate to an object, got %s", jsonKind(v))})
+	}
+	s := Default()
+	d := &decoder{}
+	d.decode("", v, reflect.ValueOf(s).Elem())
+	// Validate even after decode errors, so that every problem is listed,
+	// but say nothing more of a field that could not be decoded: its zero
+	// value would only draw a second, misleading complaint.
+	errs := d.errs
+	for _, e := range validate(s, known) {
+		if !slices.ContainsFunc(d.errs, func(de *FieldError) bool { return de.Path == e.Path }) {
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) == 0 {
+		return s, nil
+	}
+	var me *multierror.Error
+	for _, e := range errs {
+		me = multierror.Append(me, e)
+	}
+	return nil, me
+}
