@@ -14,7 +14,7 @@ import (
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/report"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/tinymodel"
+	"github.com/benchci/benchci/cmd/benchci/internal/tinymodel"
 )
 
 // ollamaBinary finds the Ollama built by .ci/run ($BENCHCI_OLLAMA), or one

@@ -152,22 +152,30 @@ func Read(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read baseline: %w", err)
 	}
+	f, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("read baseline %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// Parse decodes and checks a baseline file's contents. The embedded result
+// gets the results file's own checks (and migration); the rest is strict.
+func Parse(data []byte) (*File, error) {
 	var head struct {
 		Schema string          `json:"schema"`
 		Result json.RawMessage `json:"result"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("read baseline %s: not valid JSON (truncated or corrupt?): %w", path, err)
+		return nil, fmt.Errorf("not valid JSON (truncated or corrupt?): %w", err)
 	}
 	if head.Schema != Schema {
-		return nil, fmt.Errorf("read baseline %s: schema %q, want %q", path, head.Schema, Schema)
+		return nil, fmt.Errorf("schema %q, want %q", head.Schema, Schema)
 	}
-	// The embedded result gets the results file's own checks.
 	r, err := result.Parse(head.Result)
 	if err != nil {
-		return nil, fmt.Errorf("read baseline %s: result: %w", path, err)
+		return nil, fmt.Errorf("result: %w", err)
 	}
-	// The rest is read strictly; the result was read (and migrated) above.
 	var raw struct {
 		File
 		Result json.RawMessage `json:"result"`
@@ -175,12 +183,12 @@ func Read(path string) (*File, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("read baseline %s: %w", path, err)
+		return nil, err
 	}
 	f := raw.File
 	f.Result = r
 	if f.Suite != r.Suite.Name || f.WorkloadHash != r.Suite.WorkloadHash {
-		return nil, fmt.Errorf("read baseline %s: header (suite %q) does not match its result (suite %q); was it edited by hand?", path, f.Suite, r.Suite.Name)
+		return nil, fmt.Errorf("header (suite %q) does not match its result (suite %q); was it edited by hand?", f.Suite, r.Suite.Name)
 	}
 	return &f, nil
 }

@@ -90,3 +90,28 @@ func TestRefusesAndRejects(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParse feeds the baseline reader arbitrary bytes: no panic, and what
+// it accepts writes back into a baseline it accepts again.
+func FuzzParse(f *testing.F) {
+	committed, err := os.ReadFile("../../baselines/quickstart.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(committed)
+	f.Add([]byte(`{"schema":"benchci.baseline/v1","suite":"s","result":{"schema":"benchci.result/v2","suite":{"name":"s"},"points":[]}}`))
+	f.Add([]byte(`{"schema":"benchci.baseline/v1","result":null}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := Parse(data)
+		if err != nil {
+			return
+		}
+		path := filepath.Join(t.TempDir(), "b.json")
+		if err := Write(path, b); err != nil {
+			t.Fatalf("accepted a baseline it cannot write: %v", err)
+		}
+		if _, err := Read(path); err != nil {
+			t.Fatalf("rejected its own output: %v", err)
+		}
+	})
+}

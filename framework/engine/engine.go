@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"time"
 
@@ -121,21 +122,32 @@ func Parse(r io.Reader) (Snapshot, error) {
 		return nil, fmt.Errorf("/metrics: %w", err)
 	}
 	s := Snapshot{}
+	// A server may write NaN or ±Inf (a counter that was never set, a
+	// division by zero); no value from a server may cost the run, so such
+	// samples are left out, as if the server had not sent them.
+	add := func(name string, v float64) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return
+		}
+		if sum := s[name] + v; !math.IsInf(sum, 0) {
+			s[name] = sum
+		}
+	}
 	for name, f := range fams {
 		for _, m := range f.GetMetric() {
 			switch f.GetType() {
 			case dto.MetricType_COUNTER:
-				s[name] += m.GetCounter().GetValue()
+				add(name, m.GetCounter().GetValue())
 			case dto.MetricType_GAUGE:
-				s[name] += m.GetGauge().GetValue()
+				add(name, m.GetGauge().GetValue())
 			case dto.MetricType_UNTYPED:
-				s[name] += m.GetUntyped().GetValue()
+				add(name, m.GetUntyped().GetValue())
 			case dto.MetricType_HISTOGRAM:
-				s[name+"_sum"] += m.GetHistogram().GetSampleSum()
-				s[name+"_count"] += float64(m.GetHistogram().GetSampleCount())
+				add(name+"_sum", m.GetHistogram().GetSampleSum())
+				add(name+"_count", float64(m.GetHistogram().GetSampleCount()))
 			case dto.MetricType_SUMMARY:
-				s[name+"_sum"] += m.GetSummary().GetSampleSum()
-				s[name+"_count"] += float64(m.GetSummary().GetSampleCount())
+				add(name+"_sum", m.GetSummary().GetSampleSum())
+				add(name+"_count", float64(m.GetSummary().GetSampleCount()))
 			}
 		}
 	}
@@ -174,7 +186,9 @@ func Figures(snaps []Snapshot) map[string]float64 {
 			case "mean":
 				n := last[name+"_count"] - first[name+"_count"]
 				if _, ok := last[name+"_count"]; ok && n > 0 {
-					out[f.key] = (last[name+"_sum"] - first[name+"_sum"]) / n
+					if v := (last[name+"_sum"] - first[name+"_sum"]) / n; !math.IsInf(v, 0) && !math.IsNaN(v) {
+						out[f.key] = v
+					}
 				}
 			case "peak":
 				for _, s := range snaps {
@@ -183,7 +197,7 @@ func Figures(snaps []Snapshot) map[string]float64 {
 					}
 				}
 			case "delta":
-				if v, ok := last[name]; ok {
+				if v, ok := last[name]; ok && !math.IsInf(v-first[name], 0) {
 					out[f.key] = v - first[name]
 				}
 			}

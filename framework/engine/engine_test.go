@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -73,4 +75,38 @@ func TestDetect(t *testing.T) {
 	if err != nil || snap["vllm:num_requests_running"] != 0 {
 		t.Errorf("scrape %v %v", snap, err)
 	}
+}
+
+// FuzzParse feeds arbitrary /metrics text: no panic, and no value that
+// cannot be written into a results file (NaN, ±Inf) gets through, into a
+// snapshot or into a point's figures.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"vllm:num_preemptions_total NaN\n",
+		"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model=\"m\"} +Inf\n",
+		"# TYPE vllm:request_queue_time_seconds histogram\nvllm:request_queue_time_seconds_sum 1.5\nvllm:request_queue_time_seconds_count 3\nvllm:request_queue_time_seconds_bucket{le=\"+Inf\"} 3\n",
+		"vllm:generation_tokens_total 1.7976931348623157e308\nvllm:generation_tokens_total{a=\"b\"} 1.7976931348623157e308\n",
+		"",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		s, err := Parse(strings.NewReader(text))
+		if err != nil {
+			return
+		}
+		for k, v := range s {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("snapshot %s = %v", k, v)
+			}
+		}
+		for k, v := range Figures([]Snapshot{{}, s, s}) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("figure %s = %v", k, v)
+			}
+		}
+		if _, err := json.Marshal(Figures([]Snapshot{s, {}})); err != nil {
+			t.Fatalf("figures cannot be written: %v", err)
+		}
+	})
 }

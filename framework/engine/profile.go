@@ -11,10 +11,6 @@ type Profile struct {
 	// (stream_options.continuous_usage_stats), which gives exact tokens per
 	// chunk.
 	ContinuousUsage bool `json:"continuous_usage"`
-	// Usage: the engine honours stream_options.include_usage.
-	Usage bool `json:"usage"`
-	// TokenizePath is its tokenizer endpoint, if any.
-	TokenizePath string `json:"tokenize_path,omitempty"`
 	// Quirks are known deviations, for reports.
 	Quirks []string `json:"quirks,omitempty"`
 }
@@ -23,19 +19,19 @@ type Profile struct {
 // OpenAI-compatible server documentation and code; the Ollama entry was
 // checked against v0.6.5 in this repository's integration test.
 var Profiles = map[string]Profile{
-	"vllm": {Name: "vllm", IgnoreEOS: true, ContinuousUsage: true, Usage: true, TokenizePath: "/tokenize",
+	"vllm": {Name: "vllm", IgnoreEOS: true, ContinuousUsage: true,
 		Quirks: []string{"chat streams open with a role-only delta whose content is empty"}},
-	"sglang": {Name: "sglang", IgnoreEOS: true, Usage: true},
-	"tgi":    {Name: "tgi", Usage: true, Quirks: []string{"no ignore_eos: outputs may stop early"}},
-	"llama.cpp": {Name: "llama.cpp", IgnoreEOS: true, Usage: true, TokenizePath: "/tokenize",
+	"sglang": {Name: "sglang", IgnoreEOS: true},
+	"tgi":    {Name: "tgi", Quirks: []string{"no ignore_eos: outputs may stop early"}},
+	"llama.cpp": {Name: "llama.cpp", IgnoreEOS: true,
 		Quirks: []string{"one slot per parallel request (--parallel) bounds concurrency"}},
-	"ollama": {Name: "ollama", Usage: true, Quirks: []string{
+	"ollama": {Name: "ollama", Quirks: []string{
 		"usage with zeros on every chunk, the real counts only in the final usage chunk",
 		"prompts are truncated to the model's num_ctx (2048 by default) without an error",
 		"no ignore_eos: outputs may stop at the model's end token",
 		"tokens arrive in bursts: ITL is bimodal while TPOT averages out",
 	}},
-	"benchci-sim": {Name: "benchci-sim", IgnoreEOS: true, ContinuousUsage: true, Usage: true,
+	"benchci-sim": {Name: "benchci-sim", IgnoreEOS: true, ContinuousUsage: true,
 		Quirks: []string{"chat streams open with a role-only delta, as vLLM's"}},
 }
 
@@ -44,7 +40,7 @@ var Profiles = map[string]Profile{
 func Lookup(name string) (Profile, bool) {
 	p, ok := Profiles[name]
 	if !ok {
-		return Profile{Name: name, IgnoreEOS: true, Usage: true}, false
+		return Profile{Name: name, IgnoreEOS: true}, false
 	}
 	return p, true
 }

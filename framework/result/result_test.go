@@ -113,3 +113,69 @@ func TestWriteFailureKeepsOldFile(t *testing.T) {
 		t.Errorf("%d entries left, want only the old file", len(entries))
 	}
 }
+
+// FuzzParse feeds Parse arbitrary bytes: it must not panic, and whatever
+// it accepts must write back into a file it accepts again.
+func FuzzParse(f *testing.F) {
+	v1, err := os.ReadFile("testdata/v1.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(v1)
+	f.Add([]byte(`{"schema":"benchci.result/v2","points":[]}`))
+	f.Add([]byte(`{"schema":"benchci.result/v1","target":{"sim_profile":{"step_base":1e300}}}`))
+	f.Add([]byte(`{"schema":"benchci.result/v1","target":{"sim_profile":{"step_base":"x"}}}`))
+	f.Add([]byte(`{"schema":"benchci.result/v2","points":[{"histograms":{"ttft":"HISTFAAAA"}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := Parse(data)
+		if err != nil {
+			return
+		}
+		again, err := json.Marshal(file)
+		if err != nil {
+			t.Fatalf("accepted a file it cannot write: %v", err)
+		}
+		if _, err := Parse(again); err != nil {
+			t.Fatalf("rejected its own output: %v\n%s", err, again)
+		}
+	})
+}
+
+// A v1 file migrates to v2 with the simulator's nanoseconds turned into
+// milliseconds, and nothing else changed.
+func TestMigrateV1(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("testdata/v1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old struct {
+		Target struct {
+			Profile map[string]any `json:"sim_profile"`
+		} `json:"target"`
+		Points []Point `json:"points"`
+	}
+	if err := json.Unmarshal(data, &old); err != nil {
+		t.Fatal(err)
+	}
+	sp := f.Target.Sim
+	for ns, ms := range map[string]float64{"step_base": sp.StepBaseMs, "decode_per_seq": sp.DecodePerSeqMs, "prefill_per_token": sp.PrefillPerTokenMs} {
+		if want := old.Target.Profile[ns].(float64) / 1e6; ms != want {
+			t.Errorf("%s: %v ms, want %v", ns, ms, want)
+		}
+	}
+	if sp.MaxNumSeqs != 256 || sp.Name != "llama3-70b-h100x4" {
+		t.Errorf("other profile fields changed: %+v", sp)
+	}
+	if len(f.Points) != 1 || f.Points[0].Latency[metric.TTFT] != old.Points[0].Latency[metric.TTFT] ||
+		f.Points[0].Histograms[metric.TTFT] != old.Points[0].Histograms[metric.TTFT] {
+		t.Error("migration changed the points")
+	}
+	if _, err := Parse([]byte(`{"schema":"benchci.result/v0"}`)); err == nil || !strings.Contains(err.Error(), "benchci.result/v2") {
+		t.Errorf("an unknown schema: %v", err)
+	}
+}

@@ -9,12 +9,11 @@ import (
 
 	"github.com/benchci/benchci/framework/client"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/tokenizer"
 	"github.com/benchci/benchci/framework/workload"
 )
 
 // calibrateOffline fits the same line as calibrate with a local tokenizer.
-func calibrateOffline(tok tokenizer.Counter) result.Calibration {
+func calibrateOffline(tok client.Counter) result.Calibration {
 	cal, err := fit(func(prompt string) (int, error) { return tok.Count(prompt), nil })
 	if err != nil {
 		cal.Note = err.Error()

@@ -24,7 +24,7 @@ type session struct {
 	tg   *target.Target
 	cl   *client.Client
 	// tok counts tokens offline; tokName names it.
-	tok     tokenizer.Counter
+	tok     client.Counter
 	tokName string
 	// metrics says whether the server serves Prometheus /metrics.
 	metrics bool

@@ -74,9 +74,7 @@ func item(cl *client.Client, r workload.Request) (loadgen.Item, error) {
 	if r.System != "" {
 		msgs = append(msgs, client.Message{Role: "system", Content: r.System})
 	}
-	for _, m := range r.History {
-		msgs = append(msgs, client.Message{Role: m.Role, Content: m.Content})
-	}
+	msgs = append(msgs, r.History...)
 	body, err := cl.BodyMessages(append(msgs, client.Message{Role: "user", Content: r.Prompt}), r.OutputTokens)
 	if err != nil {
 		return loadgen.Item{}, err

@@ -30,11 +30,11 @@ data: [DONE]
 var noopResponse = []byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: " +
 	strconv.Itoa(len(noopBody)) + "\r\n\r\n" + noopBody)
 
-// NoopServer serves every POST with the same finished four-token stream,
+// noopServer serves every POST with the same finished four-token stream,
 // at once, with as little work as an HTTP server can do: one read and one
 // write per request. Load against it measures the client's own ceiling,
 // which the simulator's cost hides.
-func NoopServer(ctx context.Context) (string, error) {
+func noopServer(ctx context.Context) (string, error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
@@ -85,13 +85,13 @@ func serveNoop(ctx context.Context, c net.Conn) {
 	}
 }
 
-// OpenLoopNoop runs one constant-rate point against a NoopServer in this
+// OpenLoopNoop runs one constant-rate point against a noopServer in this
 // process and reports the cores the process used, nearly all of them the
 // client's.
 func OpenLoopNoop(ctx context.Context, rate float64, d time.Duration) (RatePoint, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	u, err := NoopServer(ctx)
+	u, err := noopServer(ctx)
 	if err != nil {
 		return RatePoint{}, err
 	}

@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -40,6 +41,22 @@ func FuzzDecode(f *testing.F) {
 		s, err := Decode(data)
 		if (s == nil) == (err == nil) {
 			t.Fatalf("Decode returned suite %v and error %v", s, err)
+		}
+	})
+}
+
+// FuzzParseBand: no panic, and an accepted band is finite and not negative.
+func FuzzParseBand(f *testing.F) {
+	for _, s := range []string{"10%", "20ms", "10%|20ms", "", "|", "-1%", "1e400%", "NaN%", "5%|5%|1s"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b, err := ParseBand(s)
+		if err != nil {
+			return
+		}
+		if !(b.Rel >= 0) || math.IsInf(b.Rel, 0) || b.Abs < 0 {
+			t.Fatalf("ParseBand(%q) = %+v", s, b)
 		}
 	})
 }

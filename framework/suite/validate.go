@@ -459,7 +459,7 @@ func ParseBand(s string) (Band, error) {
 		part = strings.TrimSpace(part)
 		if p, ok := strings.CutSuffix(part, "%"); ok {
 			f, err := strconv.ParseFloat(p, 64)
-			if err != nil || f < 0 || math.IsInf(f, 0) {
+			if err != nil || !(f >= 0) || math.IsInf(f, 0) {
 				return b, fmt.Errorf("bad relative tolerance %q", part)
 			}
 			b.Rel = f / 100

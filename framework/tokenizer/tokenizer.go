@@ -14,33 +14,33 @@ import (
 	"github.com/benchci/benchci/framework/internal/words"
 )
 
-// Counter counts tokens in text.
-type Counter interface {
-	Count(text string) int
-}
-
 // Names lists the known tokenizers.
 var Names = []string{"words", "cl100k_base", "o200k_base", "p50k_base", "r50k_base"}
 
-type wordCounter struct{}
+// Tokenizer counts tokens in text; it satisfies client.Counter.
+type Tokenizer struct {
+	enc *tiktoken.Tiktoken // nil: words
+}
 
-func (wordCounter) Count(s string) int { return words.Count(s) }
-
-type bpe struct{ enc *tiktoken.Tiktoken }
-
-func (b bpe) Count(s string) int { return len(b.enc.Encode(s, nil, nil)) }
+// Count returns the number of tokens in s.
+func (t *Tokenizer) Count(s string) int {
+	if t.enc == nil {
+		return words.Count(s)
+	}
+	return len(t.enc.Encode(s, nil, nil))
+}
 
 var setLoader sync.Once
 
 // Get returns the named tokenizer. Loading a BPE encoding takes ~0.1 s.
-func Get(name string) (Counter, error) {
+func Get(name string) (*Tokenizer, error) {
 	if name == "words" {
-		return wordCounter{}, nil
+		return &Tokenizer{}, nil
 	}
 	setLoader.Do(func() { tiktoken.SetBpeLoader(loader.NewOfflineLoader()) })
 	enc, err := tiktoken.GetEncoding(name)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %q: %w (known: %v)", name, err, Names)
 	}
-	return bpe{enc}, nil
+	return &Tokenizer{enc: enc}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/benchci/benchci/framework/client"
 	"github.com/benchci/benchci/framework/internal/words"
 	"github.com/benchci/benchci/framework/suite"
 )
@@ -25,16 +26,11 @@ type Request struct {
 	Prompt string
 	// History holds a session's earlier turns, oldest first: user and
 	// assistant messages in turn.
-	History []Message
+	History []client.Message
 	// FollowUps are the session's later turns, each sent Think after the
 	// previous one's reply.
 	FollowUps []Request
 	Think     time.Duration
-}
-
-// Message is one chat message.
-type Message struct {
-	Role, Content string
 }
 
 // Calibration maps a token target to the number of synthetic words that
@@ -186,7 +182,7 @@ func (g *Generator) Next() Request {
 // a turn is the whole history's.
 func (g *Generator) session(first Request) Request {
 	turns := make([]Request, g.w.Prompts.Turns)
-	var history []Message
+	var history []client.Message
 	total := 0
 	for k := range turns {
 		t := first
@@ -198,7 +194,7 @@ func (g *Generator) session(first Request) Request {
 		t.InputTokens = total
 		t.Prompt = user
 		t.History = slices.Clone(history)
-		history = append(history, Message{"user", user}, Message{"assistant", Prompt(g.cal.Words(t.OutputTokens, false), g.prompts)})
+		history = append(history, client.Message{Role: "user", Content: user}, client.Message{Role: "assistant", Content: Prompt(g.cal.Words(t.OutputTokens, false), g.prompts)})
 		total += t.OutputTokens
 		turns[k] = t
 	}
