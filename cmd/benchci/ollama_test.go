@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchci/benchci/cmd/benchci/internal/tinymodel"
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/report"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/cmd/benchci/internal/tinymodel"
 )
 
 // ollamaBinary finds the Ollama built by .ci/run ($BENCHCI_OLLAMA), or one
