@@ -75,10 +75,16 @@ func TestRunMatchesSimulator(t *testing.T) {
 	// Prompt calibration sizes the prompt so that the server, chat
 	// template included, counts exactly the 100 tokens asked for.
 	promptTokens := 100
+	// The medians cannot be below what the simulator is configured to take
+	// (0.2 ms of slack for the two clocks); above, the bound is loose on
+	// purpose so a loaded machine cannot fail it: it still catches a wrong
+	// definition (TTFT taken at the role-only chunk falls below, E2E taken
+	// for TTFT lands far above). How close benchci gets is measured by
+	// `benchci selftest` and the ClientOverhead benchmark, not asserted here.
 	check := func(what string, got float64, want time.Duration) {
 		t.Helper()
 		w := float64(want) / float64(time.Millisecond)
-		if got < w-0.2 || got > w+1.5+0.1*w {
+		if got < w-0.2 || got > 2*w+2 {
 			t.Errorf("%s p50 = %.3f ms, simulator configured %.3f ms", what, got, w)
 		} else {
 			t.Logf("%s p50 = %.3f ms, configured %.3f ms", what, got, w)

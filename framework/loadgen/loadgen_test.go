@@ -2,13 +2,15 @@ package loadgen
 
 import (
 	"context"
-	"math"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/benchci/benchci/framework/client"
+	"github.com/benchci/benchci/framework/internal/clock"
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/workload"
@@ -59,85 +61,91 @@ func items() Source {
 	return func() (Item, error) { return Item{Body: []byte("{}"), WantOutput: 2}, nil }
 }
 
+// Inside a synctest bubble time only moves when every goroutine waits, so
+// a point runs in virtual time: the figures are exact, whatever the load
+// on the machine running the test.
 func TestOpenLoopHoldsRate(t *testing.T) {
-	t.Parallel()
-	srv := &fakeServer{latency: 20 * time.Millisecond}
-	out, err := Run(context.Background(), srv, Config{
-		Mode: "rate", Rate: 200, Arrivals: arrivals(t, "constant", 200), Warmup: 250 * time.Millisecond, Duration: 2 * time.Second,
-	}, items())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := out.Schedule
-	if math.Abs(s.ScheduledRate-200) > 1 {
-		t.Errorf("scheduled rate %.2f, want 200", s.ScheduledRate)
-	}
-	// Loose on purpose: this is a unit test on a shared machine, not the
-	// benchmark (BenchmarkOpenLoopRate in package selftest measures that).
-	if s.SendRate < 0.95*s.ScheduledRate {
-		t.Errorf("schedule %+v: the client fell behind a 200 req/s constant schedule", s)
-	}
-	// Warm-up is 0.25 s of 200/s = 50 requests; the window holds 400.
-	if out.Requests.Warmup != 50 || out.Requests.Sent != 400 {
-		t.Errorf("warm-up %d, measured %d; want 50 and 400", out.Requests.Warmup, out.Requests.Sent)
-	}
-	if got := srv.calls.Load(); got != 450 {
-		t.Errorf("%d calls, want 450", got)
-	}
-	if out.Incomplete {
-		t.Error("marked incomplete")
-	}
-	if lag := out.Latency[metric.Lag]; lag.Count != 400 || lag.Min < 0 {
-		t.Errorf("send lag %+v: want one non-negative sample per measured request", lag)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		srv := &fakeServer{latency: 20 * time.Millisecond}
+		out, err := Run(context.Background(), srv, Config{
+			Mode: OpenLoop, Rate: 200, Arrivals: arrivals(t, "constant", 200), Warmup: 250 * time.Millisecond, Duration: 2 * time.Second,
+			Clock: clock.Timers,
+		}, items())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := out.Schedule
+		if s.ScheduledRate != 200 || s.SendRate != 200 || s.ClientSaturated {
+			t.Errorf("schedule %+v: want 200 req/s scheduled and sent", s)
+		}
+		// Warm-up is 0.25 s of 200/s = 50 requests; the window holds 400.
+		if out.Requests.Warmup != 50 || out.Requests.Sent != 400 {
+			t.Errorf("warm-up %d, measured %d; want 50 and 400", out.Requests.Warmup, out.Requests.Sent)
+		}
+		if got := srv.calls.Load(); got != 450 {
+			t.Errorf("%d calls, want 450", got)
+		}
+		if out.Incomplete {
+			t.Error("marked incomplete")
+		}
+		if lag := out.Latency[metric.Lag]; lag.Count != 400 || lag.Max != 0.001 {
+			t.Errorf("send lag %+v: want one sample per measured request, none late (1 µs, the histogram's floor)", lag)
+		}
+		if e2e := out.Latency[metric.E2E]; e2e.Min < 19.9 || e2e.Max > 20.1 {
+			t.Errorf("e2e %+v: want the server's 20 ms exactly", e2e)
+		}
+	})
 }
 
 func TestOpenLoopMaxConcurrency(t *testing.T) {
-	t.Parallel()
-	srv := &fakeServer{latency: 50 * time.Millisecond}
-	out, err := Run(context.Background(), srv, Config{
-		Mode: "rate", Rate: 400, Arrivals: arrivals(t, "poisson", 400), MaxConcurrency: 4, Duration: time.Second,
-	}, items())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p := srv.peak.Load(); p > 4 {
-		t.Errorf("peak in flight %d, cap 4", p)
-	}
-	// At most 4 x 20/s = 80 req/s get through: the schedule slips, which the
-	// result must say, and blame on the cap.
-	if !out.Schedule.ClientSaturated || out.Schedule.CapWaits == 0 {
-		t.Errorf("schedule %+v: a capped run that fell behind was not flagged", out.Schedule)
-	}
-	// Waiting for a slot is queueing the user sees: schedule-based latency
-	// exceeds send-based latency.
-	if l := out.Latency; l[metric.E2ESched].P50 <= l[metric.E2E].P50+10 {
-		t.Errorf("e2e_sched p50 %.1f ms vs e2e %.1f ms: coordinated omission hidden", l[metric.E2ESched].P50, l[metric.E2E].P50)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		srv := &fakeServer{latency: 50 * time.Millisecond}
+		out, err := Run(context.Background(), srv, Config{
+			Mode: OpenLoop, Rate: 400, Arrivals: arrivals(t, "poisson", 400), MaxConcurrency: 4, Duration: time.Second, Clock: clock.Timers,
+		}, items())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := srv.peak.Load(); p != 4 {
+			t.Errorf("peak in flight %d, want the cap, 4", p)
+		}
+		// At most 4 x 20/s = 80 req/s get through: the schedule slips, which
+		// the result must say, and blame on the cap.
+		if !out.Schedule.ClientSaturated || out.Schedule.CapWaits == 0 || !strings.Contains(out.Schedule.Reason, "max_concurrency 4") {
+			t.Errorf("schedule %+v: a capped run that fell behind was not flagged", out.Schedule)
+		}
+		// Waiting for a slot is queueing the user sees: schedule-based
+		// latency exceeds send-based latency, which stays the server's 50 ms.
+		if l := out.Latency; l[metric.E2E].Max > 50.1 || l[metric.E2ESched].P50 < 100 {
+			t.Errorf("e2e %+v, e2e_sched %+v: coordinated omission hidden", l[metric.E2E], l[metric.E2ESched])
+		}
+	})
 }
 
 func TestClosedLoopConcurrency(t *testing.T) {
-	t.Parallel()
-	srv := &fakeServer{latency: 10 * time.Millisecond}
-	out, err := Run(context.Background(), srv, Config{Mode: "concurrency", Concurrency: 8, Duration: 500 * time.Millisecond}, items())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p := srv.peak.Load(); p != 8 {
-		t.Errorf("peak in flight %d, want exactly 8", p)
-	}
-	// 8 workers x ~100 req/s each.
-	if r := out.Throughput.Requests; r < 500 || r > 820 {
-		t.Errorf("throughput %.0f req/s, want about 800", r)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		srv := &fakeServer{latency: 10 * time.Millisecond}
+		out, err := Run(context.Background(), srv, Config{Mode: ClosedLoop, Concurrency: 8, Duration: 500 * time.Millisecond, Clock: clock.Timers}, items())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := srv.peak.Load(); p != 8 {
+			t.Errorf("peak in flight %d, want exactly 8", p)
+		}
+		// 8 workers, each a request every 10 ms, over 0.5 s: 400 requests
+		// sent; the last 8 end at the window's end, which is not inside it.
+		if out.Requests.Sent != 400 || out.Throughput.Requests != 392/0.5 {
+			t.Errorf("%d requests, %.1f req/s; want 400 and 784", out.Requests.Sent, out.Throughput.Requests)
+		}
+	})
 }
 
 func TestRequestBound(t *testing.T) {
 	t.Parallel()
 	srv := &fakeServer{latency: time.Millisecond}
 	for _, cfg := range []Config{
-		{Mode: "rate", Rate: 1000, Arrivals: arrivals(t, "poisson", 1000), Requests: 30, Warmup: 10 * time.Millisecond},
-		{Mode: "concurrency", Concurrency: 3, Requests: 30, Warmup: 10 * time.Millisecond},
+		{Mode: OpenLoop, Rate: 1000, Arrivals: arrivals(t, "poisson", 1000), Requests: 30, Warmup: 10 * time.Millisecond},
+		{Mode: ClosedLoop, Concurrency: 3, Requests: 30, Warmup: 10 * time.Millisecond},
 	} {
 		out, err := Run(context.Background(), srv, cfg, items())
 		if err != nil {
@@ -153,21 +161,24 @@ func TestRequestBound(t *testing.T) {
 }
 
 func TestCancelMarksIncomplete(t *testing.T) {
-	t.Parallel()
-	srv := &fakeServer{latency: 5 * time.Second}
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(300*time.Millisecond, cancel)
-	start := time.Now()
-	out, err := Run(ctx, srv, Config{Mode: "rate", Rate: 20, Arrivals: arrivals(t, "constant", 20), Duration: time.Minute}, items())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if time.Since(start) > 3*time.Second {
-		t.Errorf("took %v to stop", time.Since(start))
-	}
-	if !out.Incomplete || out.Requests.Canceled == 0 || out.Requests.Failed != 0 {
-		t.Errorf("incomplete %v, requests %+v", out.Incomplete, out.Requests)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		srv := &fakeServer{latency: 5 * time.Second}
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(275*time.Millisecond, cancel) // between two sends: no tie in virtual time
+		start := time.Now()
+		out, err := Run(ctx, srv, Config{Mode: OpenLoop, Rate: 20, Arrivals: arrivals(t, "constant", 20), Duration: time.Minute, Clock: clock.Timers}, items())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// In virtual time the stop is exact: requests in flight are cut at
+		// once, not left to finish their 5 s.
+		if took := time.Since(start); took != 275*time.Millisecond {
+			t.Errorf("took %v to stop, want 275ms", took)
+		}
+		if !out.Incomplete || out.Requests.Canceled != 6 || out.Requests.Failed != 0 {
+			t.Errorf("incomplete %v, requests %+v; want 6 canceled (sent at 0, 50, ..., 250 ms)", out.Incomplete, out.Requests)
+		}
+	})
 }
 
 func TestSourceErrorStopsRun(t *testing.T) {
@@ -180,7 +191,7 @@ func TestSourceErrorStopsRun(t *testing.T) {
 		}
 		return Item{Body: []byte("{}")}, nil
 	}
-	if _, err := Run(context.Background(), &fakeServer{}, Config{Mode: "rate", Rate: 100, Arrivals: arrivals(t, "constant", 100), Duration: time.Second}, src); err == nil {
+	if _, err := Run(context.Background(), &fakeServer{}, Config{Mode: OpenLoop, Rate: 100, Arrivals: arrivals(t, "constant", 100), Duration: time.Second}, src); err == nil {
 		t.Error("a failing request source did not fail the point")
 	}
 }

@@ -87,11 +87,14 @@ func TestServerChatStream(t *testing.T) {
 		if tr.OutputTokens != 5 || tr.PromptTokens != 12 || !tr.Arrived.Before(tr.FirstToken) || tr.FirstToken.After(tr.Done) {
 			t.Errorf("trace %+v", tr)
 		}
-		// A lone request's first token takes one prefill step.
-		if got, want := tr.FirstToken.Sub(tr.Arrived), p.IdleTTFT(12); got < want || got > want+20*time.Millisecond {
-			t.Errorf("server-side TTFT %v, want about %v", got, want)
+		// A lone request's first token takes one prefill step: it cannot
+		// come sooner. (How much later depends on this machine's load; the
+		// step times themselves are checked exactly, with an injected
+		// sleep, by TestEngineSingleRequestSteps.)
+		if got, want := tr.FirstToken.Sub(tr.Arrived), p.IdleTTFT(12); got < want {
+			t.Errorf("server-side TTFT %v, shorter than the prefill step %v", got, want)
 		}
-	case <-time.After(time.Second):
+	case <-time.After(30 * time.Second): // a hang guard, not a timing
 		t.Error("no trace")
 	}
 }
