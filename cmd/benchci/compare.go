@@ -9,7 +9,6 @@ import (
 
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/report"
-	"github.com/benchci/benchci/framework/result"
 )
 
 func compareCmd() *cobra.Command {
@@ -17,7 +16,7 @@ func compareCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare BASELINE RESULT",
 		Short: "Compare a result with a baseline and print the verdict",
-		Long: `compare judges RESULT against BASELINE (a baseline file, or another results
+		Long: `compare judges RESULT against BASELINE (each a baseline file or a results
 file) with the candidate suite's tolerance bands, and gates on its SLOs.
 Exit code 1 on a regression, a missing point, an SLO failure, or runs that
 cannot be compared (different workloads).`,
@@ -27,7 +26,7 @@ cannot be compared (different workloads).`,
 			if err != nil {
 				return err
 			}
-			cand, err := result.Read(args[1])
+			cand, err := readReference(args[1])
 			if err != nil {
 				return err
 			}

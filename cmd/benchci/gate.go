@@ -49,7 +49,9 @@ func readReference(path string) (*result.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if json.Unmarshal(data, &head) == nil && head.Schema == result.Schema {
+	if json.Unmarshal(data, &head) == nil && head.Schema != baseline.Schema {
+		// A results file of any version (Read migrates old ones, and names
+		// the versions it knows when it cannot).
 		return result.Read(path)
 	}
 	b, err := baseline.Read(path)

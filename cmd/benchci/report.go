@@ -4,17 +4,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchci/benchci/framework/report"
-	"github.com/benchci/benchci/framework/result"
 )
 
 func reportCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "report RESULT...",
-		Short: "Print the table of results files",
+		Short: "Print the table of results (or baseline) files",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, path := range args {
-				f, err := result.Read(path)
+				f, err := readReference(path)
 				if err != nil {
 					return err
 				}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// golden compares got with testdata/NAME.golden, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (go test -run %s -update to accept):\n--- got\n%s\n--- want\n%s", path, t.Name(), got, want)
+	}
+}
+
+// The commands whose output depends only on their input files print
+// exactly what their golden files hold: what a reader of a CI log sees.
+func TestGoldenOutput(t *testing.T) {
+	t.Parallel()
+	const base, cand = "../../baselines/quickstart.json", "testdata/candidate.json"
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"validate", []string{"validate", "../../suites/quickstart.jsonnet", "../../suites/release-checklist.jsonnet"}},
+		{"validate-bad", []string{"validate", "testdata/bad.jsonnet"}},
+		{"compare-text", []string{"compare", base, cand}},
+		{"compare-markdown", []string{"compare", "--format", "markdown", base, cand}},
+		{"compare-json", []string{"compare", "--format", "json", base, cand}},
+		{"compare-self", []string{"compare", base, base}},
+		{"report", []string{"report", base}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := runCLI(t, context.Background(), tc.args...)
+			golden(t, tc.name, fmt.Sprintf("$ benchci %s\nexit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(tc.args, " "), code, stdout, stderr))
+		})
+	}
+}
+
+// numbers matches every figure, port and duration in run's output.
+var numbers = regexp.MustCompile(`[0-9][0-9.]*(e[-+][0-9]+)?`)
+
+// run's figures are measured, so its golden file holds the output with
+// every number masked: the layout, the order and the words are checked.
+func TestGoldenRunOutput(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", dir, "--progress=false", "testdata/tiny.jsonnet")
+	out := strings.ReplaceAll(stdout, dir, "RESULTS")
+	out = numbers.ReplaceAllString(out, "#")
+	out = regexp.MustCompile(` +`).ReplaceAllString(out, " ")
+	golden(t, "run", fmt.Sprintf("exit %d\n--- stdout\n%s--- stderr\n%s", code, out, stderr))
+}
