@@ -33,7 +33,7 @@ func prepare(ctx context.Context, s *suite.Suite, sess *session, f *result.File)
 		}
 	}
 	if w.Prompts.Kind.Dataset() {
-		if srcs.Dataset, err = workload.LoadDataset(string(w.Prompts.Kind), w.Prompts.Path); err != nil {
+		if srcs.Dataset, err = workload.LoadDataset(w.Prompts.Kind, w.Prompts.Path); err != nil {
 			return nil, err
 		}
 	}

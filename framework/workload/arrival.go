@@ -25,18 +25,18 @@ func NewProcess(a suite.Arrival, rate float64, src rand.Source, trace *Trace) (P
 	}
 	r := rand.New(src)
 	switch a.Kind {
-	case "constant":
+	case suite.ArrivalConstant:
 		return &constant{rate: rate}, nil
-	case "poisson":
+	case suite.ArrivalPoisson:
 		return &renewal{gap: func() float64 { return r.ExpFloat64() / rate }}, nil
-	case "gamma":
+	case suite.ArrivalGamma:
 		// Shape k and rate k*rate keep the mean gap at 1/rate; the gaps'
 		// coefficient of variation is 1/sqrt(k).
 		g := distuv.Gamma{Alpha: a.Burstiness, Beta: a.Burstiness * rate, Src: src}
 		return &renewal{gap: g.Rand}, nil
-	case "bursts":
+	case suite.ArrivalBursts:
 		return &bursts{r: r, base: rate, factor: a.Factor, on: a.On.D().Seconds(), period: a.Period.D().Seconds()}, nil
-	case "trace":
+	case suite.ArrivalTrace:
 		if trace == nil || len(trace.Entries) == 0 {
 			return nil, fmt.Errorf("trace arrivals need a non-empty trace")
 		}

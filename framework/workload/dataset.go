@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/benchci/benchci/framework/internal/words"
+	"github.com/benchci/benchci/framework/suite"
 )
 
 // Dataset is a list of recorded prompts.
@@ -24,7 +25,7 @@ type DatasetEntry struct {
 }
 
 // LoadDataset reads a dataset file of the given kind ("sharegpt", "jsonl").
-func LoadDataset(kind, path string) (*Dataset, error) {
+func LoadDataset(kind suite.PromptKind, path string) (*Dataset, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("load dataset: %w", err)
@@ -32,9 +33,9 @@ func LoadDataset(kind, path string) (*Dataset, error) {
 	defer f.Close()
 	var d *Dataset
 	switch kind {
-	case "sharegpt":
+	case suite.PromptShareGPT:
 		d, err = ParseShareGPT(f)
-	case "jsonl":
+	case suite.PromptJSONL:
 		d, err = ParseJSONL(f)
 	default:
 		return nil, fmt.Errorf("load dataset %s: unknown kind %q", path, kind)

@@ -25,25 +25,25 @@ type Length interface {
 func NewLength(d suite.Dist, src rand.Source) (Length, error) {
 	var draw func() float64
 	switch d.Kind {
-	case "fixed":
+	case suite.DistFixed:
 		v := d.Value
 		draw = func() float64 { return v }
-	case "uniform":
+	case suite.DistUniform:
 		// Integer uniform on [min, max], both ends included.
 		lo, hi := math.Ceil(d.Min), math.Floor(d.Max)
 		r := rand.New(src)
 		draw = func() float64 { return lo + float64(r.IntN(int(hi-lo)+1)) }
-	case "normal":
+	case suite.DistNormal:
 		n := distuv.Normal{Mu: d.Mean, Sigma: d.Stddev, Src: src}
 		draw = n.Rand
-	case "lognormal":
+	case suite.DistLognormal:
 		// Parameterized by the median, which is what people know of their
 		// traffic: median = exp(mu).
 		n := distuv.LogNormal{Mu: math.Log(d.Median), Sigma: d.Sigma, Src: src}
 		draw = n.Rand
-	case "empirical":
+	case suite.DistEmpirical:
 		draw = empirical(d.Values, d.Weights, rand.New(src))
-	case "file":
+	case suite.DistFile:
 		values, err := lengthsFromFile(d.Path, d.Field)
 		if err != nil {
 			return nil, err

@@ -107,7 +107,7 @@ func NewGenerator(w suite.Workload, src Sources) (*Generator, error) {
 		}
 	}
 	switch w.Prompts.Kind {
-	case "sharegpt", "jsonl":
+	case suite.PromptShareGPT, suite.PromptJSONL:
 		if g.data == nil || len(g.data.Entries) == 0 {
 			return nil, fmt.Errorf("workload.prompts: %s prompts need a dataset", w.Prompts.Kind)
 		}
@@ -119,7 +119,7 @@ func NewGenerator(w suite.Workload, src Sources) (*Generator, error) {
 				}
 			}
 		}
-	case "shared_prefix":
+	case suite.PromptSharedPrefix:
 		r := rand.New(rand.NewPCG(seed, streamPrefix))
 		for range w.Prompts.Prefixes {
 			g.prefixes = append(g.prefixes, Prompt(g.cal.Words(w.Prompts.PrefixTokens, false), r))
@@ -166,7 +166,7 @@ func (g *Generator) Next() Request {
 		r.System = g.prefixes[g.pick.IntN(len(g.prefixes))]
 		r.Prompt = Prompt(g.cal.Words(r.InputTokens, true), g.prompts)
 		r.InputTokens += g.w.Prompts.PrefixTokens
-	case g.w.Prompts.Kind == "multi_turn":
+	case g.w.Prompts.Kind == suite.PromptMultiTurn:
 		r = g.session(r)
 	default:
 		r.Prompt = Prompt(g.cal.Words(r.InputTokens, true), g.prompts)
