@@ -12,10 +12,10 @@ import (
 	"math"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/benchci/benchci/framework/internal/stats"
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 )
@@ -110,22 +110,12 @@ func summarize(r *result.File) []Summary {
 			// The median of the trials that have the figure, as the gate
 			// compares it; none: the figure does not exist here.
 			if len(vs) > 0 {
-				s.Figures[k.String()] = median(vs)
+				s.Figures[k.String()] = stats.Median(vs)
 			}
 		}
 		out = append(out, s)
 	}
 	return out
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // Write writes f atomically with stable formatting.

@@ -3,14 +3,13 @@ package compare
 import (
 	"fmt"
 	"math"
-	"slices"
-	"sort"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/perf/benchmath"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/benchci/benchci/framework/internal/stats"
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
@@ -221,7 +220,7 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 	if len(bv) == 0 || len(cv) == 0 {
 		return Row{}, false // the figure does not exist here (no cost declared, no successes)
 	}
-	row := Row{Point: label, Metric: m.Key, Unit: m.Unit, Better: m.Better, Base: median(bv), Cand: median(cv)}
+	row := Row{Point: label, Metric: m.Key, Unit: m.Unit, Better: m.Better, Base: stats.Median(bv), Cand: stats.Median(cv)}
 	if row.Base != 0 {
 		d := (row.Cand - row.Base) / row.Base
 		row.Delta = &d
@@ -343,16 +342,6 @@ func merged(name string, ps []*result.Point) *hdrhistogram.Histogram {
 		return nil
 	}
 	return h
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 func byLabel(ps []result.Point) map[string][]*result.Point {
