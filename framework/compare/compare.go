@@ -227,9 +227,11 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 	}
 
 	inside := false
-	if m.Key == metric.ErrorRate {
+	if m.kind == metric.Fraction {
+		// A relative band on a share near zero would flag 0.1% -> 0.2% as
+		// +100%: shares get bands in percentage points.
 		limit := DefaultErrorRateBand
-		if b, ok := bands["error_rate"]; ok {
+		if b, ok := bands[m.Key]; ok {
 			limit = b.Rel // "2%" means two percentage points here
 		}
 		row.Band = fmt.Sprintf("±%g pp", limit*100)

@@ -28,6 +28,7 @@ type Metric struct {
 	// rate marks throughputs, tested as counts over the window.
 	rate bool
 	key  metric.Key
+	kind metric.Kind
 }
 
 func (m Metric) value(p *result.Point) (float64, bool) {
@@ -37,7 +38,7 @@ func (m Metric) value(p *result.Point) (float64, bool) {
 
 func metricOf(k metric.Key) Metric {
 	d := k.Def()
-	m := Metric{Key: k.String(), Better: d.Better, Unit: d.Unit, key: k, rate: d.Kind == metric.Throughput}
+	m := Metric{Key: k.String(), Better: d.Better, Unit: d.Unit, key: k, kind: d.Kind, rate: d.Kind == metric.Throughput}
 	if d.Kind == metric.Latency {
 		m.hist = k.Metric
 		m.quantile, _ = metric.Quantile(k.Stat)

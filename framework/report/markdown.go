@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/benchci/benchci/framework/compare"
+	"github.com/benchci/benchci/framework/metric"
 )
 
 // MaxComment is GitHub's limit on a comment body, in characters.
@@ -34,10 +35,10 @@ func Headline(reports []*compare.Report) string {
 			refused++
 		}
 		for _, row := range r.Rows {
-			if row.Metric == "cost" && row.Delta != nil {
+			if row.Metric == metric.CostPerMOutput && row.Delta != nil {
 				costDeltas = append(costDeltas, *row.Delta)
 			}
-			if row.Metric == "capacity" && row.Delta != nil {
+			if row.Metric == metric.Capacity && row.Delta != nil {
 				capDeltas = append(capDeltas, *row.Delta)
 			}
 		}

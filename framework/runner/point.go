@@ -9,6 +9,7 @@ import (
 	"github.com/benchci/benchci/framework/cost"
 	"github.com/benchci/benchci/framework/engine"
 	"github.com/benchci/benchci/framework/loadgen"
+	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/metrics"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
@@ -39,7 +40,7 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	cfg := loadgen.Config{
 		Mode: ld.mode, MaxConcurrency: sw.MaxConcurrency,
 		Warmup: sw.Warmup.D(), Duration: sw.Duration.D(), Requests: sw.Requests,
-		Goodput:  metrics.Criteria{TTFT: s.Goodput["ttft"].D(), TPOT: s.Goodput["tpot"].D(), E2E: s.Goodput["e2e"].D()},
+		Goodput:  metrics.Criteria{TTFT: s.Goodput[metric.TTFT].D(), TPOT: s.Goodput[metric.TPOT].D(), E2E: s.Goodput[metric.E2E].D()},
 		Progress: &loadgen.Progress{},
 	}
 	p := result.Point{Mode: string(ld.mode), Trial: info.Trial}

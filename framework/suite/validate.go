@@ -164,7 +164,7 @@ func validate(s *Suite, known *Known) []*FieldError {
 
 	for i, slo := range s.SLOs {
 		errs = append(errs, validateSLO(fmt.Sprintf("slos[%d]", i), slo, &s.Sweep)...)
-		if slo.Metric == "goodput" && len(s.Goodput) == 0 {
+		if slo.Metric == metric.Goodput && len(s.Goodput) == 0 {
 			bad(fmt.Sprintf("slos[%d].metric", i), "goodput needs per-request SLOs: goodput: { ttft: '500ms', tpot: '50ms' }")
 		}
 	}
