@@ -12,6 +12,8 @@ type chunkView struct {
 	promptTokens, outputTk int
 	// errText is the raw error value when the chunk carries a non-null one.
 	errText string
+	// finished is set when a choice carries a finish_reason.
+	finished bool
 }
 
 // parseChunk reads a chunk with a reusable fastjson parser: one parse per
@@ -30,6 +32,9 @@ func parseChunk(p *fastjson.Parser, data []byte) (chunkView, error) {
 		return c, nil
 	}
 	for _, ch := range v.GetArray("choices") {
+		if f := ch.Get("finish_reason"); f != nil && f.Type() == fastjson.TypeString && len(f.GetStringBytes()) > 0 {
+			c.finished = true
+		}
 		if t := ch.Get("text"); t != nil && t.Type() == fastjson.TypeString {
 			c.answer += string(t.GetStringBytes())
 		}

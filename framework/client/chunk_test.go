@@ -11,8 +11,9 @@ import (
 // refChunk is the reference reading of a chunk with encoding/json.
 type refChunk struct {
 	Choices []struct {
-		Text  *string `json:"text"`
-		Delta *struct {
+		Text         *string `json:"text"`
+		FinishReason *string `json:"finish_reason"`
+		Delta        *struct {
 			Content          *string `json:"content"`
 			ReasoningContent *string `json:"reasoning_content"`
 			Reasoning        *string `json:"reasoning"`
@@ -32,6 +33,9 @@ func (r refChunk) view() chunkView {
 		return c
 	}
 	for _, ch := range r.Choices {
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			c.finished = true
+		}
 		if ch.Text != nil {
 			c.answer += *ch.Text
 		}

@@ -261,7 +261,8 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result) {
 		usageTokens  = -1 // completion_tokens from the latest usage seen
 		lastUsage    = 0  // for per-chunk deltas of continuous usage
 		countedTotal = 0
-		kernel       int64 // chunks timed by the kernel's stamp
+		kernel       int64         // chunks timed by the kernel's stamp
+		finishedAt   time.Duration // when a finish_reason came; 0: none
 	)
 	defer func() {
 		c.kernel.Add(kernel)
@@ -313,6 +314,9 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result) {
 			return
 		}
 		answer, reasoning := ch.answer, ch.reasoning
+		if ch.finished && finishedAt == 0 {
+			finishedAt = max(now, 1)
+		}
 		if ch.hasUsage {
 			// Some servers put usage on every chunk, zeros included; keep
 			// the latest non-zero figure.
@@ -357,8 +361,13 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result) {
 	switch {
 	case !done:
 		res.fail(ErrStreamCut, "stream ended without [DONE]")
+	case len(res.ChunkAt) == 0 && finishedAt > 0:
+		// The model chose to stop at once (EOS first): a normal answer of
+		// no text. Its one token, the end, was produced when the finish
+		// came, which is the time to the first token.
+		res.FirstToken = finishedAt
 	case len(res.ChunkAt) == 0:
-		res.fail(ErrEmpty, "stream carried no content")
+		res.fail(ErrEmpty, "stream carried no content and no finish_reason")
 	}
 }
 

@@ -279,3 +279,23 @@ func TestBodySystem(t *testing.T) {
 		t.Errorf("completions body %s", got)
 	}
 }
+
+// A model that chooses its end token first sends one empty chunk with a
+// finish reason (llama.cpp, Ollama): a normal answer of no text, timed to
+// the finish, not an error. Without a finish reason, an empty stream is.
+func TestClientEOSFirstIsAnAnswer(t *testing.T) {
+	t.Parallel()
+	eos := `data: {"choices":[{"index":0,"delta":{"content":""},"finish_reason":"stop"}],"usage":{"prompt_tokens":7,"completion_tokens":1}}` + "\n\n"
+	srv := scripted(t, 200, 0, `data: {"choices":[{"index":0,"delta":{"role":"assistant"}}]}`+"\n\n", eos, done)
+	var res Result
+	newTestClient(t, srv.URL, "chat").Do(context.Background(), []byte(`{}`), "1", &res)
+	if !res.OK() || res.OutputTokens != 1 || res.PromptTokens != 7 || len(res.ChunkAt) != 0 || res.FirstToken <= 0 || res.FirstToken > res.End {
+		t.Errorf("EOS first: %+v", res)
+	}
+	srv = scripted(t, 200, 0, `data: {"choices":[{"index":0,"delta":{"role":"assistant"}}]}`+"\n\n", done)
+	res = Result{}
+	newTestClient(t, srv.URL, "chat").Do(context.Background(), []byte(`{}`), "2", &res)
+	if res.Err != ErrEmpty {
+		t.Errorf("no content and no finish: %s %q, want %s", res.Err, res.Detail, ErrEmpty)
+	}
+}

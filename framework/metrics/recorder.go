@@ -94,6 +94,7 @@ type Recorder struct {
 	chunks, tokens   int
 	reasoning        int
 	outOfRange       int
+	emptyAnswers     int
 }
 
 // NewRecorder records a point whose measured window starts at start and
@@ -184,6 +185,9 @@ func (r *Recorder) Add(s Sample) {
 	if goodReq {
 		r.good++
 	}
+	if len(res.ChunkAt) == 0 {
+		r.emptyAnswers++ // ended normally with no text: EOS first
+	}
 	lag := res.Sent.Sub(s.Scheduled)
 	r.record(metric.Lag, micros(lag))
 	r.record(metric.TTFT, micros(res.FirstToken))
@@ -229,7 +233,7 @@ func (r *Recorder) Point() (result.Measured, error) {
 		Tokens: result.Tokens{
 			Prompt: result.Summarize(r.hists[PromptTokens], 1), Output: result.Summarize(r.hists[OutputTokens], 1),
 			Source: map[string]int{}, OutputMismatch: r.outputMismatch, PromptMismatch: r.promptMismatch,
-			Reasoning: r.reasoning, OutOfRange: r.outOfRange,
+			Reasoning: r.reasoning, OutOfRange: r.outOfRange, EmptyAnswers: r.emptyAnswers,
 		},
 		Histograms: map[string]string{},
 	}

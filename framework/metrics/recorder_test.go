@@ -175,3 +175,19 @@ func TestRecorderGoodput(t *testing.T) {
 		t.Error("goodput reported without criteria")
 	}
 }
+
+// An answer of no text is a success: it counts, it is timed to its first
+// (end) token, and it adds no chunk gap.
+func TestRecorderEmptyAnswer(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	rec := NewRecorder(t0, t0.Add(10*time.Second))
+	rec.Add(Sample{Result: &client.Result{Sent: t0, FirstToken: 40 * ms, End: 41 * ms, OutputTokens: 1, PromptTokens: 7, TokenSource: client.TokensFromUsage}, Scheduled: t0, WantOutput: 16})
+	p, _ := rec.Point()
+	if p.Requests.Completed != 1 || p.Requests.Failed != 0 || p.Tokens.EmptyAnswers != 1 || p.Tokens.OutputMismatch != 1 {
+		t.Errorf("requests %+v tokens %+v", p.Requests, p.Tokens)
+	}
+	if p.Latency[metric.TTFT].Min != 40 || p.Latency[metric.ITL].Count != 0 || p.Latency[metric.TPOT].Count != 0 {
+		t.Errorf("latency %+v", p.Latency)
+	}
+}

@@ -77,6 +77,9 @@ type Tokens struct {
 	Reasoning int     `json:"reasoning"`
 	// OutOfRange counts values the histograms could not hold.
 	OutOfRange int `json:"out_of_range,omitempty"`
+	// EmptyAnswers counts requests that ended normally with no text (the
+	// model chose its end token first): successes, timed to the finish.
+	EmptyAnswers int `json:"empty_answers,omitempty"`
 }
 
 // Schedule reports how well the client kept to the plan.
