@@ -123,6 +123,10 @@ type Timing struct {
 // Timing returns the counts so far.
 func (c *Client) Timing() Timing { return Timing{c.kernel.Load(), c.readTime.Load()} }
 
+// ClosesAfterResponse reports whether the server was found to close every
+// connection after its response, so the client stopped reusing them.
+func (c *Client) ClosesAfterResponse() bool { return c.tr.noPool.Load() }
+
 // SetIgnoreEOS changes whether bodies ask for ignore_eos/min_tokens; call
 // before building bodies.
 func (c *Client) SetIgnoreEOS(on bool) { c.opts.IgnoreEOS = on }

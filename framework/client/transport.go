@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -45,6 +46,24 @@ type transport struct {
 	mu      sync.Mutex
 	idle    []*conn
 	maxIdle int
+	// Servers such as llama.cpp's close every connection after its
+	// response while promising keep-alive. Pooled connections are then
+	// always found closed (stale), never reused (reusedOK): after a few,
+	// pooling stops for this target, and every request dials.
+	stale, reusedOK atomic.Int64
+	noPool          atomic.Bool
+}
+
+// stopPoolingAfter is how many pooled connections the server must have
+// closed, with none reused, before pooling stops.
+const stopPoolingAfter = 3
+
+// noteStale records a pooled connection the server had closed.
+func (t *transport) noteStale() {
+	if t.stale.Add(1) >= stopPoolingAfter && t.reusedOK.Load() == 0 {
+		t.noPool.Store(true)
+		t.closeIdle()
+	}
 }
 
 // conn is one connection and its read buffer.
@@ -140,7 +159,9 @@ func (t *transport) roundTrip(ctx context.Context, body []byte, headers []string
 		}
 	}
 	for attempt := 0; ; attempt++ {
-		c, reused, err := t.get(ctx)
+		// A retry always dials: the pool's other connections may have
+		// been closed by the same server just as well.
+		c, reused, err := t.get(ctx, attempt > 0)
 		if err != nil {
 			t.release(nil, false)
 			return nil, err
@@ -150,6 +171,9 @@ func (t *transport) roundTrip(ctx context.Context, body []byte, headers []string
 		stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(time.Unix(1, 0)) })
 		resp, err := t.exchange(c, body, headers)
 		if err == nil {
+			if reused {
+				t.reusedOK.Add(1)
+			}
 			r := &response{Response: resp, t: t, c: c, stop: stop}
 			r.body.r = resp.Body
 			return r, nil
@@ -166,6 +190,7 @@ func (t *transport) roundTrip(ctx context.Context, body []byte, headers []string
 			t.release(nil, false)
 			return nil, err
 		}
+		t.noteStale()
 	}
 }
 
@@ -205,9 +230,10 @@ func (t *transport) exchange(c *conn, body []byte, headers []string) (*http.Resp
 	}
 }
 
-// get returns an idle connection that is still open (reused), or dials one.
-func (t *transport) get(ctx context.Context) (c *conn, reused bool, err error) {
-	for {
+// get returns an idle connection that is still open (reused), or dials
+// one; fresh always dials.
+func (t *transport) get(ctx context.Context, fresh bool) (c *conn, reused bool, err error) {
+	for !fresh {
 		t.mu.Lock()
 		n := len(t.idle)
 		if n == 0 {
@@ -222,6 +248,7 @@ func (t *transport) get(ctx context.Context) (c *conn, reused bool, err error) {
 			return c, true, nil
 		}
 		c.nc.Close()
+		t.noteStale()
 	}
 	nc, err := t.dialer.DialContext(ctx, "tcp", t.addr)
 	if err != nil {
@@ -252,7 +279,7 @@ func (t *transport) release(c *conn, reusable bool) {
 	if c == nil {
 		return
 	}
-	if reusable {
+	if reusable && !t.noPool.Load() {
 		t.mu.Lock()
 		if len(t.idle) < t.maxIdle {
 			t.idle = append(t.idle, c)

@@ -340,3 +340,49 @@ func TestTransportRedirectIsAnError(t *testing.T) {
 		t.Errorf("redirect: %s %d %q", res.Err, res.Status, res.Detail)
 	}
 }
+
+// llama.cpp's server answers "Connection: keep-alive" and then closes the
+// connection after every streamed response. At concurrency 8 no request
+// may fail for it: a retry dials instead of taking another pooled
+// connection the server has closed too, and after a few such connections
+// the client stops pooling for this server and says so.
+func TestTransportServerClosesAfterEveryResponse(t *testing.T) {
+	t.Parallel()
+	var conns atomic.Int32
+	url := rawServer(t, func(c net.Conn) {
+		defer c.Close()
+		conns.Add(1)
+		if _, err := readRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		io.WriteString(c, strings.Replace(okChunked, "\r\n\r\n", "\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\n\r\n", 1))
+		// The close comes a moment later, as the server tears the slot
+		// down: long enough for the client to have reused the connection.
+		time.Sleep(3 * time.Millisecond)
+	})
+	c := newTestClient(t, url, "chat")
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				var res Result
+				c.Do(context.Background(), []byte(`{}`), fmt.Sprint(w, ".", i), &res)
+				if !res.OK() {
+					failed.Add(1)
+					t.Errorf("request %d.%d: %s %s", w, i, res.Err, res.Detail)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if failed.Load() != 0 {
+		t.Fatalf("%d of 400 requests failed", failed.Load())
+	}
+	if !c.ClosesAfterResponse() {
+		t.Error("the client did not learn that the server closes after every response")
+	}
+	if n := conns.Load(); n > 400+stopPoolingAfter*8 {
+		t.Errorf("%d connections for 400 requests: requests were sent more than once", n)
+	}
+}

@@ -110,6 +110,9 @@ func (sess *session) warm(ctx context.Context) error {
 func (sess *session) close(f *result.File) {
 	sess.cl.CloseIdle()
 	timing(f, sess.cl.Timing())
+	if sess.cl.ClosesAfterResponse() {
+		f.Notes = append(f.Notes, "the server closed every connection after its response (while announcing keep-alive), so benchci stopped reusing connections: each request's TTFT includes a TCP connect, as it would for any client of this server")
+	}
 	if p := sess.tg.Process; p != nil && p.Exited() {
 		f.ServerLog = p.Tail(30)
 	}
