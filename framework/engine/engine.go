@@ -9,8 +9,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
+	"slices"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -156,19 +158,45 @@ func Parse(r io.Reader) (Snapshot, error) {
 
 // figure is one server-side figure and the metric names engines give it.
 type figure struct {
-	key   string
-	kind  string // "mean" (of a histogram over the point), "peak" (gauge), "delta" (counter)
-	names []string
+	key  string
+	kind string // "mean" (of a histogram over the point), "peak" (gauge), "delta" (counter), "rate" (delta of names[0] over delta of per[0])
+	// names are the engines' names for the figure; per, for a rate, the
+	// names of its denominator, in the same order.
+	names, per []string
 }
 
+// figures maps engines' metric names to benchci's server-side figures.
+// Sources: vLLM's and SGLang's metrics modules, TGI's router metrics,
+// llama.cpp's server (--metrics) documentation.
 var figures = []figure{
-	{"queue_time_mean_s", "mean", []string{"vllm:request_queue_time_seconds", "sglang:queue_time_seconds", "tgi_request_queue_duration"}},
-	{"server_ttft_mean_s", "mean", []string{"vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds"}},
-	{"running_peak", "peak", []string{"vllm:num_requests_running", "sglang:num_running_reqs", "tgi_batch_current_size"}},
-	{"waiting_peak", "peak", []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs", "tgi_queue_size"}},
-	{"kv_cache_usage_peak", "peak", []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage"}},
-	{"preemptions", "delta", []string{"vllm:num_preemptions_total", "vllm:num_preemptions"}},
-	{"generation_tokens", "delta", []string{"vllm:generation_tokens_total", "sglang:generation_tokens_total"}},
+	{key: "queue_time_mean_s", kind: "mean", names: []string{"vllm:request_queue_time_seconds", "sglang:queue_time_seconds", "tgi_request_queue_duration"}},
+	{key: "server_ttft_mean_s", kind: "mean", names: []string{"vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds"}},
+	{key: "running_peak", kind: "peak", names: []string{"vllm:num_requests_running", "sglang:num_running_reqs", "tgi_batch_current_size", "llamacpp:requests_processing"}},
+	{key: "waiting_peak", kind: "peak", names: []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs", "tgi_queue_size", "llamacpp:requests_deferred"}},
+	{key: "kv_cache_usage_peak", kind: "peak", names: []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage", "llamacpp:kv_cache_usage_ratio"}},
+	{key: "kv_cache_tokens_peak", kind: "peak", names: []string{"llamacpp:kv_cache_tokens"}},
+	{key: "preemptions", kind: "delta", names: []string{"vllm:num_preemptions_total", "vllm:num_preemptions"}},
+	{key: "prompt_tokens", kind: "delta", names: []string{"vllm:prompt_tokens_total", "sglang:prompt_tokens_total", "llamacpp:prompt_tokens_total"}},
+	{key: "generation_tokens", kind: "delta", names: []string{"vllm:generation_tokens_total", "sglang:generation_tokens_total", "llamacpp:tokens_predicted_total"}},
+	// llama.cpp counts the seconds it spent on prompts and on generation:
+	// its own throughput while busy, beside the client's over the window.
+	{key: "server_prompt_tok_per_s", kind: "rate", names: []string{"llamacpp:prompt_tokens_total"}, per: []string{"llamacpp:prompt_seconds_total"}},
+	{key: "server_decode_tok_per_s", kind: "rate", names: []string{"llamacpp:tokens_predicted_total"}, per: []string{"llamacpp:tokens_predicted_seconds_total"}},
+}
+
+// Known reports whether a snapshot holds any metric benchci reads, so a
+// server whose metrics are all unknown can be named as such.
+func Known(s Snapshot) bool {
+	for _, f := range figures {
+		for _, n := range append(slices.Clone(f.names), f.per...) {
+			for _, suffix := range []string{"", "_count"} {
+				if _, ok := s[n+suffix]; ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // Figures reads the server-side figures of a point from snapshots taken
@@ -199,6 +227,12 @@ func Figures(snaps []Snapshot) map[string]float64 {
 			case "delta":
 				if v, ok := last[name]; ok && !math.IsInf(v-first[name], 0) {
 					out[f.key] = v - first[name]
+				}
+			case "rate":
+				den := f.per[slices.Index(f.names, name)]
+				n, d := last[name]-first[name], last[den]-first[den]
+				if _, ok := last[den]; ok && d > 0 && !math.IsInf(n/d, 0) {
+					out[f.key] = n / d
 				}
 			}
 			if _, ok := out[f.key]; ok {
@@ -247,4 +281,15 @@ func (s *Sampler) Stop() map[string]float64 {
 	close(s.stop)
 	<-s.done
 	return Figures(s.snaps)
+}
+
+// Unknown returns a few of the metric names the server served when none of
+// them is one benchci reads (nil otherwise, or when nothing was scraped);
+// call after Stop.
+func (s *Sampler) Unknown() []string {
+	if len(s.snaps) == 0 || Known(s.snaps[len(s.snaps)-1]) {
+		return nil
+	}
+	names := slices.Sorted(maps.Keys(s.snaps[len(s.snaps)-1]))
+	return names[:min(len(names), 5)]
 }

@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,4 +111,60 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("figures cannot be written: %v", err)
 		}
 	})
+}
+
+// llamaPage is llama-server's /metrics (with --metrics) as it reads.
+func llamaPage(prompt, promptSec, predicted, predictedSec, processing, deferred, kv float64) Snapshot {
+	text := fmt.Sprintf(`# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed.
+# TYPE llamacpp:prompt_tokens_total counter
+llamacpp:prompt_tokens_total %v
+# HELP llamacpp:prompt_seconds_total Prompt process time
+# TYPE llamacpp:prompt_seconds_total counter
+llamacpp:prompt_seconds_total %v
+# HELP llamacpp:tokens_predicted_total Number of generation tokens processed.
+# TYPE llamacpp:tokens_predicted_total counter
+llamacpp:tokens_predicted_total %v
+# HELP llamacpp:tokens_predicted_seconds_total Predict process time
+# TYPE llamacpp:tokens_predicted_seconds_total counter
+llamacpp:tokens_predicted_seconds_total %v
+# HELP llamacpp:prompt_tokens_seconds Average prompt throughput in tokens/s.
+# TYPE llamacpp:prompt_tokens_seconds gauge
+llamacpp:prompt_tokens_seconds 1234.5
+# HELP llamacpp:requests_processing Number of requests processing.
+# TYPE llamacpp:requests_processing gauge
+llamacpp:requests_processing %v
+# HELP llamacpp:requests_deferred Number of requests deferred.
+# TYPE llamacpp:requests_deferred gauge
+llamacpp:requests_deferred %v
+# HELP llamacpp:kv_cache_usage_ratio KV-cache usage. 1 means 100 percent usage.
+# TYPE llamacpp:kv_cache_usage_ratio gauge
+llamacpp:kv_cache_usage_ratio %v
+# HELP llamacpp:kv_cache_tokens KV-cache tokens.
+# TYPE llamacpp:kv_cache_tokens gauge
+llamacpp:kv_cache_tokens 512
+`, prompt, promptSec, predicted, predictedSec, processing, deferred, kv)
+	s, err := Parse(strings.NewReader(text))
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func TestLlamaCppFigures(t *testing.T) {
+	t.Parallel()
+	before := llamaPage(1000, 2, 500, 10, 0, 0, 0)
+	during := llamaPage(1500, 2.5, 900, 15, 4, 3, 0.75)
+	after := llamaPage(3000, 4, 2500, 30, 1, 0, 0.5)
+	got := Figures([]Snapshot{before, during, after})
+	want := map[string]float64{
+		"running_peak": 4, "waiting_peak": 3, "kv_cache_usage_peak": 0.75, "kv_cache_tokens_peak": 512,
+		"prompt_tokens": 2000, "generation_tokens": 2000,
+		"server_prompt_tok_per_s": 1000, "server_decode_tok_per_s": 100,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("figures %v\nwant %v", got, want)
+	}
+	if !Known(after) || Known(Snapshot{"process_cpu_seconds_total": 1, "myserver:queue": 2}) {
+		t.Error("Known misjudged which snapshots hold known names")
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/benchci/benchci/framework/cost"
@@ -25,6 +26,8 @@ type executor struct {
 	f    *result.File
 	// points counts the points run, for relaunching before all but the first.
 	points int
+	// unknownMetricsNoted: the note on unknown /metrics names is made once.
+	unknownMetricsNoted bool
 }
 
 // run measures one point and returns it as stored in f.
@@ -75,6 +78,10 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	out, err := loadgen.Run(ctx, ex.sess.cl, cfg, src)
 	if sampler != nil {
 		p.Server = sampler.Stop()
+		if names := sampler.Unknown(); names != nil && !ex.unknownMetricsNoted {
+			ex.unknownMetricsNoted = true
+			ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("the server's /metrics were read, but none of their names is one benchci knows (%s, ...): no server-side figures", strings.Join(names, ", ")))
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Label, err)
