@@ -58,6 +58,11 @@ type Calibration struct {
 	Overhead      float64 `json:"overhead"`
 	TokensPerWord float64 `json:"tokens_per_word"`
 	Note          string  `json:"note,omitempty"`
+	// ProbeWords and ProbeTokens are the probes sent and what the server
+	// counted; Residuals are the counts minus the fitted line, in tokens.
+	ProbeWords  []int     `json:"probe_words,omitempty"`
+	ProbeTokens []int     `json:"probe_tokens,omitempty"`
+	Residuals   []float64 `json:"residuals,omitempty"`
 }
 
 // Target describes where the requests went.

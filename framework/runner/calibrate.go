@@ -49,26 +49,55 @@ func calibrate(ctx context.Context, cl *client.Client) (result.Calibration, erro
 	})
 }
 
+// maxResidual is how far (relative) a probe's count may be from the fitted
+// line before the fit is refused: prompts sized by a worse fit would miss
+// their targets by as much.
+const maxResidual = 0.05
+
 // fit counts the tokens of synthetic prompts of calibrateWords words and
-// fits tokens = overhead + tokens_per_word x words. The overhead is the chat
-// template's (or BOS) tokens; the slope is the tokenizer's view of our
-// vocabulary. Three probes check the counts are linear: a server that
-// truncates prompts fails the check instead of skewing every prompt.
+// fits tokens = overhead + tokens_per_word x words by least squares. The
+// overhead is the chat template's (or BOS) tokens; the slope is the
+// tokenizer's view of our vocabulary. The fit records every probe and its
+// residual. It is refused when a probe is more than maxResidual off the
+// line (a server that truncates prompts, or a tokenizer far from linear
+// on our words); a negative overhead, which no server has (BOS alone adds
+// one), is refitted through zero, with a note.
 func fit(count func(prompt string) (int, error)) (result.Calibration, error) {
 	r := rand.New(rand.NewPCG(0xca11b, 1))
-	var counts [3]int
+	cal := result.Calibration{ProbeWords: calibrateWords[:], ProbeTokens: make([]int, len(calibrateWords))}
 	for i, n := range calibrateWords {
 		c, err := count(workload.Prompt(n, r))
 		if err != nil {
 			return oneTokenPerWord, err
 		}
-		counts[i] = c
+		cal.ProbeTokens[i] = c
 	}
-	w := calibrateWords
-	slope := func(i, j int) float64 { return float64(counts[j]-counts[i]) / float64(w[j]-w[i]) }
-	tpw, check := slope(0, 2), slope(0, 1)
-	if tpw <= 0 || math.Abs(check/tpw-1) > 0.1 {
-		return oneTokenPerWord, fmt.Errorf("prompt calibration: %v words counted %v tokens, not a straight line (does the server truncate prompts?)", w, counts)
+	var sx, sy, sxx, sxy float64
+	n := float64(len(calibrateWords))
+	for i, w := range calibrateWords {
+		x, y := float64(w), float64(cal.ProbeTokens[i])
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
 	}
-	return result.Calibration{Overhead: float64(counts[0]) - tpw*float64(w[0]), TokensPerWord: tpw}, nil
+	cal.TokensPerWord = (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	cal.Overhead = (sy - cal.TokensPerWord*sx) / n
+	if cal.Overhead < 0 {
+		cal.Note = fmt.Sprintf("the fitted overhead was %.1f tokens, which cannot be (a BOS token alone adds one): fitted through zero instead", cal.Overhead)
+		cal.Overhead, cal.TokensPerWord = 0, sxy/sxx
+	}
+	worst := 0.0
+	for i, w := range calibrateWords {
+		res := float64(cal.ProbeTokens[i]) - (cal.Overhead + cal.TokensPerWord*float64(w))
+		cal.Residuals = append(cal.Residuals, math.Round(res*100)/100)
+		worst = max(worst, math.Abs(res)/max(float64(cal.ProbeTokens[i]), 1))
+	}
+	if !(cal.TokensPerWord > 0) || worst > maxResidual {
+		refused := oneTokenPerWord
+		refused.ProbeWords, refused.ProbeTokens, refused.Residuals = cal.ProbeWords, cal.ProbeTokens, cal.Residuals
+		why := "does the server truncate prompts?"
+		if cal.Note != "" {
+			why = cal.Note
+		}
+		return refused, fmt.Errorf("prompt calibration refused: %v words counted %v tokens, not a straight line (a probe is %.0f%% off the fit; %s); prompts are sized at one token per word", calibrateWords, cal.ProbeTokens, 100*worst, why)
+	}
+	return cal, nil
 }

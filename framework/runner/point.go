@@ -17,6 +17,10 @@ import (
 	"github.com/benchci/benchci/framework/workload"
 )
 
+// maxPromptOff is the share of prompts more than 5% off their target
+// above which a point is flagged.
+const maxPromptOff = 0.05
+
 // executor runs single load points of one suite and appends them to f.
 type executor struct {
 	s    *suite.Suite
@@ -87,6 +91,11 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		return nil, fmt.Errorf("%s: %w", p.Label, err)
 	}
 	p.Measured, p.Schedule, p.Incomplete = out.Measured, out.Schedule, out.Incomplete
+	if n, off := p.Tokens.Prompt.Count, p.Tokens.PromptMismatch; s.Workload.Prompts.Kind.Synthetic() && n > 0 && float64(off) > maxPromptOff*float64(n) {
+		// The server's own counts say the prompts missed their targets:
+		// the calibration did not fit this server's tokenizer.
+		ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("%s: %d of %d prompts (%.0f%%) were more than 5%% off the tokens asked, by the server's usage: the figures are for other prompt lengths than the suite states", p.Label, off, n, 100*float64(off)/float64(n)))
+	}
 	if s.Cost != nil {
 		c := cost.At(*s.Cost, p.Throughput.OutputTokens, p.Throughput.TotalTokens)
 		p.Cost = &c

@@ -245,3 +245,40 @@ func TestTimingProvenance(t *testing.T) {
 		}
 	}
 }
+
+// The fit records its probes and residuals, and refuses what it cannot
+// trust: a bent line (truncation), or a negative overhead that a line
+// through zero does not fit either.
+func TestFitQuality(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		tokens func(words int) int
+		err    string
+		note   string
+	}{
+		{name: "linear", tokens: func(w int) int { return 11 + w*5/4 }},
+		{name: "truncating", tokens: func(w int) int { return min(11+w*5/4, 100) }, err: "does the server truncate prompts?"},
+		{name: "negative overhead, bent", tokens: func(w int) int { return int(1.3*float64(w)) - 5 }, err: "fitted overhead was -5.7 tokens"},
+		{name: "negative overhead, near zero", tokens: func(w int) int { return int(1.3*float64(w)+0.5) - 1 }, note: "fitted through zero"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := fit(func(prompt string) (int, error) { return tc.tokens(words.Count(prompt)), nil })
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || c.TokensPerWord != 1 || len(c.Residuals) != 3 {
+					t.Fatalf("fit %+v, %v; want refused with %q, residuals kept", c, err, tc.err)
+				}
+				return
+			}
+			if err != nil || !strings.Contains(c.Note, tc.note) || c.Overhead < 0 {
+				t.Fatalf("fit %+v, %v", c, err)
+			}
+			for i, w := range c.ProbeWords {
+				if got := c.Overhead + c.TokensPerWord*float64(w) + c.Residuals[i]; math.Abs(got-float64(c.ProbeTokens[i])) > 0.01 {
+					t.Errorf("probe %d: fit + residual = %.2f, counted %d", w, got, c.ProbeTokens[i])
+				}
+			}
+		})
+	}
+}
