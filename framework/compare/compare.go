@@ -1,8 +1,10 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -68,22 +70,30 @@ type Report struct {
 	NoBaseline bool `json:"no_baseline,omitempty"`
 	// TargetChanged notes that baseline and candidate ran on different
 	// targets, which is usually the point of the change under test.
-	TargetChanged string       `json:"target_changed,omitempty"`
-	Rows          []Row        `json:"rows"`
-	SLOs          []result.SLO `json:"slos"`
-	Baseline      Side         `json:"baseline"`
-	Candidate     Side         `json:"candidate"`
+	TargetChanged string `json:"target_changed,omitempty"`
+	// RequestsDiffer says how the two runs' requests differed beyond the
+	// suite, such as ignore_eos dropped for an engine that does not take it.
+	RequestsDiffer string       `json:"requests_differ,omitempty"`
+	Rows           []Row        `json:"rows"`
+	SLOs           []result.SLO `json:"slos"`
+	Baseline       Side         `json:"baseline"`
+	Candidate      Side         `json:"candidate"`
 	// Method describes the statistics used, for the report's reader.
 	Method string `json:"method"`
 }
 
 // Side describes one of the compared runs.
 type Side struct {
-	Tool     string    `json:"tool"`
-	Started  time.Time `json:"started"`
-	Target   string    `json:"target"`
-	Trials   int       `json:"trials"`
-	Complete bool      `json:"complete"`
+	Tool    string    `json:"tool"`
+	Started time.Time `json:"started"`
+	// Target labels the side for people: the simulator's profile, or the
+	// engine, its version and URL.
+	Target   string `json:"target"`
+	Engine   string `json:"engine,omitempty"`
+	URL      string `json:"url,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Trials   int    `json:"trials"`
+	Complete bool   `json:"complete"`
 }
 
 // Count returns how many rows have the verdict.
@@ -150,6 +160,7 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 		return r, nil
 	}
 	r.Comparable = true
+	r.RequestsDiffer = requestsDiffer(base, cand)
 	if r.Baseline.Target != r.Candidate.Target {
 		r.TargetChanged = fmt.Sprintf("%s -> %s", r.Baseline.Target, r.Candidate.Target)
 	}
@@ -185,11 +196,45 @@ func side(f *result.File) Side {
 	for _, p := range f.Points {
 		trials = max(trials, p.Trial)
 	}
-	t := f.Target.Kind + " " + f.Target.Model
-	if f.Target.Sim != nil {
-		t = "sim " + f.Target.Sim.Name
+	sd := Side{Tool: f.Tool.Version, Started: f.Started, Trials: trials, Complete: !f.Incomplete, URL: f.Target.URL, Model: f.Target.Model}
+	if e := f.Engine; e != nil && e.Name != "unknown" {
+		sd.Engine = e.Name + " " + cmp.Or(e.Version, "(version unknown)")
 	}
-	return Side{Tool: f.Tool.Version, Started: f.Started, Target: t, Trials: trials, Complete: !f.Incomplete}
+	switch {
+	case f.Target.Sim != nil:
+		// The simulator's address changes every run; its profile is what
+		// identifies it.
+		sd.Target = "sim " + f.Target.Sim.Name
+	case sd.Engine != "":
+		sd.Target = sd.Engine + " at " + f.Target.URL + ", model " + f.Target.Model
+	default:
+		sd.Target = f.Target.Kind + " " + f.Target.URL + ", model " + f.Target.Model
+	}
+	return sd
+}
+
+// requestsDiffer says how two runs' requests differed beyond the suite
+// (what the engines' profiles decided), or "" when they did not or a side
+// did not record it.
+func requestsDiffer(base, cand *result.File) string {
+	b, c := base.Sent, cand.Sent
+	if b == nil || c == nil || *b == *c {
+		return ""
+	}
+	var d []string
+	side := func(v bool) string {
+		if v {
+			return "the baseline only"
+		}
+		return "the candidate only"
+	}
+	if b.IgnoreEOS != c.IgnoreEOS {
+		d = append(d, "ignore_eos was sent by "+side(b.IgnoreEOS)+" (output lengths may differ)")
+	}
+	if b.ContinuousUsage != c.ContinuousUsage {
+		d = append(d, "usage on every chunk was asked by "+side(b.ContinuousUsage))
+	}
+	return "the two sides did not send identical requests: " + strings.Join(d, "; ")
 }
 
 // band returns the tolerance for m: its own key, then its metric, then

@@ -3,6 +3,7 @@ package compare
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -231,5 +232,36 @@ func TestPoissonRatesP(t *testing.T) {
 		if (p < ciAlpha) != tt.sig || p < 0 || p > 1 {
 			t.Errorf("%s: p = %v", tt.describe, p)
 		}
+	}
+}
+
+// Two engines are named as such, with versions and addresses, and requests
+// that differed beyond the suite (ignore_eos dropped for one engine) are
+// said.
+func TestSidesNameEnginesAndRequests(t *testing.T) {
+	t.Parallel()
+	s := spec{labels: []string{"rate=1"}, trials: 1, n: 50, ttft: 100, scale: 1, seed: 1}
+	base, cand := build(t, s), build(t, s)
+	base.Target = result.Target{Kind: "url", URL: "http://127.0.0.1:8000", Model: "tiny"}
+	base.Engine = &result.Engine{Name: "vllm", Version: "0.9.1"}
+	base.Sent = &result.Sent{IgnoreEOS: true, ContinuousUsage: true}
+	cand.Target = result.Target{Kind: "url", URL: "http://127.0.0.1:8080", Model: "tiny"}
+	cand.Engine = &result.Engine{Name: "llama.cpp"}
+	cand.Sent = &result.Sent{}
+	r, err := Compare(base, cand, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Baseline.Target != "vllm 0.9.1 at http://127.0.0.1:8000, model tiny" ||
+		r.Candidate.Target != "llama.cpp (version unknown) at http://127.0.0.1:8080, model tiny" {
+		t.Errorf("sides %q and %q", r.Baseline.Target, r.Candidate.Target)
+	}
+	if !strings.Contains(r.RequestsDiffer, "ignore_eos was sent by the baseline only") ||
+		!strings.Contains(r.RequestsDiffer, "usage on every chunk was asked by the baseline only") {
+		t.Errorf("requests differ: %q", r.RequestsDiffer)
+	}
+	cand.Sent = &result.Sent{IgnoreEOS: true, ContinuousUsage: true}
+	if r, _ := Compare(base, cand, nil); r.RequestsDiffer != "" {
+		t.Errorf("identical requests said to differ: %q", r.RequestsDiffer)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -28,7 +29,15 @@ type Info struct {
 	Metrics bool `json:"metrics"`
 	// Quirks are the known deviations of this engine (see Profiles).
 	Quirks []string `json:"quirks,omitempty"`
+	// Placeholder is the version the server reported when it was a
+	// placeholder (a build without version information); Version is then
+	// empty: unknown.
+	Placeholder string `json:"-"`
 }
+
+// placeholders are versions servers report when built without version
+// information (llama.cpp's "b0-unknown", a source build's "0.0.0").
+var placeholders = []string{"0.0.0", "b0-unknown", "unknown"}
 
 // probes are tried in order; the first that answers names the engine.
 var probes = []struct {
@@ -70,6 +79,9 @@ func Detect(ctx context.Context, baseURL string) Info {
 			info.Name = p.name
 			if v, ok := m[p.field]; ok {
 				info.Version = fmt.Sprint(v)
+			}
+			if slices.Contains(placeholders, strings.ToLower(info.Version)) {
+				info.Placeholder, info.Version = info.Version, ""
 			}
 			break
 		}

@@ -168,3 +168,21 @@ func TestLlamaCppFigures(t *testing.T) {
 		t.Error("Known misjudged which snapshots hold known names")
 	}
 }
+
+// Placeholder versions (a build without version information) are recorded
+// as unknown, not as a version to compare.
+func TestDetectPlaceholderVersion(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/props" {
+			io.WriteString(w, `{"build_info":"b0-unknown"}`)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	info := Detect(context.Background(), srv.URL)
+	if info.Name != "llama.cpp" || info.Version != "" || info.Placeholder != "b0-unknown" {
+		t.Errorf("detected %+v", info)
+	}
+}

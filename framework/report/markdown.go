@@ -117,6 +117,9 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 		if !r.Candidate.Complete {
 			b.WriteString("> ⚠️ The candidate run is incomplete.\n\n")
 		}
+		if r.RequestsDiffer != "" {
+			fmt.Fprintf(b, "> ⚠️ %s\n\n", Escape(r.RequestsDiffer))
+		}
 		if !r.Comparable && !r.NoBaseline {
 			fmt.Fprintf(b, "> ❌ **Not compared:** %s\n\n", Escape(r.Refusal))
 		}
@@ -235,6 +238,9 @@ func Diff(w io.Writer, r *compare.Report) error {
 	fmt.Fprintf(w, "suite %s: baseline %s vs candidate %s\n", r.Suite, r.Baseline.Target, r.Candidate.Target)
 	if !r.Comparable {
 		fmt.Fprintf(w, "NOT COMPARED: %s\n", r.Refusal)
+	}
+	if r.RequestsDiffer != "" {
+		fmt.Fprintf(w, "note: %s\n", r.RequestsDiffer)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "point\tmetric\tbaseline\tcandidate\tdelta\tband\tverdict\ttest")

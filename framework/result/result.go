@@ -30,6 +30,10 @@ type File struct {
 	Target Target `json:"target"`
 	// Engine is the serving engine recognized behind the target.
 	Engine *Engine `json:"engine,omitempty"`
+	// Sent records what the requests asked for beyond the suite, as the
+	// engine's profile decided: two runs of one suite on different engines
+	// can differ here.
+	Sent *Sent `json:"sent,omitempty"`
 	// Notes are caveats a reader of the figures should know.
 	Notes    []string  `json:"notes,omitempty"`
 	Started  time.Time `json:"started"`
@@ -100,6 +104,15 @@ type Engine struct {
 	Metrics bool `json:"metrics"`
 	// Quirks are the engine's known deviations that shaped the figures.
 	Quirks []string `json:"quirks,omitempty"`
+}
+
+// Sent is what every request asked for beyond the suite's workload.
+type Sent struct {
+	// IgnoreEOS: ignore_eos/min_tokens were sent, so outputs hold their
+	// requested length; false where the engine does not take them.
+	IgnoreEOS bool `json:"ignore_eos"`
+	// ContinuousUsage: usage was asked on every chunk (vLLM).
+	ContinuousUsage bool `json:"continuous_usage"`
 }
 
 // Cost is the price of a point's throughput.

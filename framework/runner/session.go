@@ -67,11 +67,17 @@ func openSession(ctx context.Context, s *suite.Suite, serverLog string, f *resul
 	sess.metrics = eng.Metrics
 	prof, known := engine.Lookup(eng.Name)
 	sess.cl.SetContinuousUsage(known && prof.ContinuousUsage)
+	sent := &result.Sent{IgnoreEOS: s.Request.IgnoreEOS, ContinuousUsage: known && prof.ContinuousUsage}
 	if known && s.Request.IgnoreEOS && !prof.IgnoreEOS {
 		// The engine does not take ignore_eos: sending it risks a 400 from
 		// strict servers, and lengths may now vary; the result says so.
 		sess.cl.SetIgnoreEOS(false)
+		sent.IgnoreEOS = false
 		f.Notes = append(f.Notes, eng.Name+" does not support ignore_eos: output lengths may fall short of the request")
+	}
+	f.Sent = sent
+	if eng.Placeholder != "" {
+		f.Notes = append(f.Notes, fmt.Sprintf("%s reported version %q, a placeholder (a build without version information): recorded as unknown", eng.Name, eng.Placeholder))
 	}
 	if err := sess.warm(ctx); err != nil {
 		sess.close(f)
