@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -118,6 +119,35 @@ func TestOllama(t *testing.T) {
 			t.Errorf("%s: prompts of %v–%v tokens, want 128 ±4 after calibration", p.Label, p.Tokens.Prompt.Min, p.Tokens.Prompt.Max)
 		}
 	}
+
+	// Answers that end at once: with every printable character a stop
+	// sequence, the model's first visible token ends the answer, which
+	// then streams one empty chunk with finish_reason "stop", as a model
+	// choosing its end token first does. Those are answers, not errors.
+	var stops []string
+	for c := ' '; c <= '~'; c++ {
+		stops = append(stops, string(c))
+	}
+	stopJSON, _ := json.Marshal(stops)
+	eos := writeSuite(t, dir, "ollama-eos", fmt.Sprintf(`
+  target: b.target.launch([%q, 'serve'], url='http://%s', model='benchci-tiny', env=%s,
+                          health='/api/version', start_timeout='60s', stop_grace='10s'),
+  api: 'chat',
+  request: { extra: { stop: %s } },
+  workload: { input_tokens: b.dist.fixed(32), output_tokens: b.dist.fixed(16) },
+  sweep: b.sweep.concurrency([1], requests=8, warmup='0s', duration='0s'),`, bin, addr, envJsonnet, stopJSON))
+	code, stdout, stderr = runCLI(t, context.Background(), "run", "--results", dir, "--progress=false", eos)
+	if code != 0 {
+		t.Fatalf("stop-at-once run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if f, err = result.Read(filepath.Join(dir, "ollama-eos.json")); err != nil {
+		t.Fatal(err)
+	}
+	p := f.Points[0]
+	if p.Requests.Failed != 0 || p.Requests.Completed != 8 || p.Tokens.EmptyAnswers == 0 {
+		t.Errorf("stop-at-once answers: requests %+v, empty answers %d; want 8 answers, some empty, no errors", p.Requests, p.Tokens.EmptyAnswers)
+	}
+	t.Logf("stop-at-once: %d of %d answers empty, errors %v", p.Tokens.EmptyAnswers, p.Requests.Completed, p.Requests.Errors)
 }
 
 func bytesCut(kv string) (string, string, bool) {

@@ -14,6 +14,10 @@ type chunkView struct {
 	errText string
 	// finished is set when a choice carries a finish_reason.
 	finished bool
+	// timings are llama.cpp's server-side times, when the chunk has them.
+	hasTimings            bool
+	promptMs, predictedMs float64
+	predictedN            int
 }
 
 // parseChunk reads a chunk with a reusable fastjson parser: one parse per
@@ -50,6 +54,12 @@ func parseChunk(p *fastjson.Parser, data []byte) (chunkView, error) {
 		} else if t := d.Get("reasoning"); t != nil && t.Type() == fastjson.TypeString {
 			c.reasoning += string(t.GetStringBytes())
 		}
+	}
+	if tm := v.Get("timings"); tm != nil && tm.Type() == fastjson.TypeObject {
+		c.hasTimings = true
+		c.promptMs = tm.GetFloat64("prompt_ms")
+		c.predictedMs = tm.GetFloat64("predicted_ms")
+		c.predictedN = tm.GetInt("predicted_n")
 	}
 	if u := v.Get("usage"); u != nil && u.Type() == fastjson.TypeObject {
 		c.hasUsage = true

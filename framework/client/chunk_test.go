@@ -23,7 +23,12 @@ type refChunk struct {
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
 	} `json:"usage"`
-	Error json.RawMessage `json:"error"`
+	Error   json.RawMessage `json:"error"`
+	Timings *struct {
+		PromptMs    float64 `json:"prompt_ms"`
+		PredictedMs float64 `json:"predicted_ms"`
+		PredictedN  int     `json:"predicted_n"`
+	} `json:"timings"`
 }
 
 func (r refChunk) view() chunkView {
@@ -53,6 +58,9 @@ func (r refChunk) view() chunkView {
 	if r.Usage != nil {
 		c.hasUsage, c.promptTokens, c.outputTk = true, r.Usage.PromptTokens, r.Usage.CompletionTokens
 	}
+	if r.Timings != nil {
+		c.hasTimings, c.promptMs, c.predictedMs, c.predictedN = true, r.Timings.PromptMs, r.Timings.PredictedMs, r.Timings.PredictedN
+	}
 	return c
 }
 
@@ -64,6 +72,7 @@ var chunkSeeds = []string{
 	`{"choices":[{"delta":{"reasoning_content":"hmm"}},{"delta":{"reasoning":"x","content":"y"}}]}`,
 	`{"error":{"message":"boom","code":500}}`,
 	`{"error":null,"choices":[{"delta":{"content":null}}]}`,
+	`{"choices":[{"finish_reason":"stop","index":0,"delta":{}}],"usage":{"completion_tokens":16,"prompt_tokens":128,"total_tokens":144},"timings":{"prompt_n":128,"prompt_ms":41.5,"predicted_n":16,"predicted_ms":160.2,"predicted_per_second":99.9}}`,
 }
 
 // FuzzParseChunk checks the fast parser against encoding/json on every

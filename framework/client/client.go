@@ -318,6 +318,11 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result) {
 			return
 		}
 		answer, reasoning := ch.answer, ch.reasoning
+		if ch.hasTimings && ch.promptMs >= 0 && ch.predictedMs >= 0 && ch.predictedMs < 1e9 && ch.promptMs < 1e9 {
+			res.ServerPrompt = time.Duration(ch.promptMs * float64(time.Millisecond))
+			res.ServerPredict = time.Duration(ch.predictedMs * float64(time.Millisecond))
+			res.ServerPredicted = max(ch.predictedN, 0)
+		}
 		if ch.finished && finishedAt == 0 {
 			finishedAt = max(now, 1)
 		}

@@ -56,6 +56,12 @@ type Result struct {
 	// ReasoningTokens counts output tokens that arrived as reasoning content.
 	ReasoningTokens int
 
+	// ServerPrompt and ServerPredict are the server's own times for the
+	// prompt and for generating ServerPredicted tokens, where it reports
+	// them (llama.cpp's "timings" on the finish chunk); zero otherwise.
+	ServerPrompt, ServerPredict time.Duration
+	ServerPredicted             int
+
 	Status int
 	Err    ErrorKind
 	// Detail is a short, truncated description of the error.

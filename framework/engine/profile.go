@@ -24,9 +24,15 @@ var Profiles = map[string]Profile{
 	"sglang": {Name: "sglang", IgnoreEOS: true},
 	"tgi":    {Name: "tgi", Quirks: []string{"no ignore_eos: outputs may stop early"}},
 	"llama.cpp": {Name: "llama.cpp", IgnoreEOS: true,
-		Quirks: []string{"one slot per parallel request (--parallel) bounds concurrency"}},
+		Quirks: []string{
+			"one slot per parallel request (--parallel) bounds concurrency",
+			"closes the connection after each streamed response while announcing keep-alive: benchci stops pooling and each request dials",
+			"usage and timings (the server's own prompt and generation times) come on the finish chunk; they are recorded as server_timings",
+			"a model that chooses its end token first answers one empty chunk with finish_reason: recorded as an empty answer, not an error",
+		}},
 	"ollama": {Name: "ollama", Quirks: []string{
-		"usage with zeros on every chunk, the real counts only in the final usage chunk",
+		"on completions streams, usage with zeros on every chunk and the real counts only in the final usage chunk (chat streams carry usage once)",
+		"tokens that are not valid text (partial UTF-8) are dropped from the stream: text-counted output falls short of usage",
 		"prompts are truncated to the model's num_ctx (2048 by default) without an error",
 		"no ignore_eos: outputs may stop at the model's end token",
 		"tokens arrive in bursts: ITL is bimodal while TPOT averages out",

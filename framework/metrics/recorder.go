@@ -95,6 +95,9 @@ type Recorder struct {
 	reasoning        int
 	outOfRange       int
 	emptyAnswers     int
+	// server-reported times (llama.cpp's timings), summed
+	serverReqs, serverPredicted int
+	serverPrompt, serverPredict time.Duration
 }
 
 // NewRecorder records a point whose measured window starts at start and
@@ -188,6 +191,12 @@ func (r *Recorder) Add(s Sample) {
 	if len(res.ChunkAt) == 0 {
 		r.emptyAnswers++ // ended normally with no text: EOS first
 	}
+	if res.ServerPrompt > 0 || res.ServerPredict > 0 {
+		r.serverReqs++
+		r.serverPrompt += res.ServerPrompt
+		r.serverPredict += res.ServerPredict
+		r.serverPredicted += res.ServerPredicted
+	}
 	lag := res.Sent.Sub(s.Scheduled)
 	r.record(metric.Lag, micros(lag))
 	r.record(metric.TTFT, micros(res.FirstToken))
@@ -251,6 +260,13 @@ func (r *Recorder) Point() (result.Measured, error) {
 			p.Throughput.Goodput = &g
 		}
 	}
+	if r.serverReqs > 0 {
+		st := &result.ServerTimings{Requests: r.serverReqs, PromptMsMean: millis(r.serverPrompt) / float64(r.serverReqs)}
+		if r.serverPredicted > 0 {
+			st.TPOTMsMean = millis(r.serverPredict) / float64(r.serverPredicted)
+		}
+		p.ServerTimings = st
+	}
 	if r.chunks > 0 {
 		p.Tokens.PerChunk = float64(r.tokens) / float64(r.chunks)
 	}
@@ -274,3 +290,5 @@ func (r *Recorder) Point() (result.Measured, error) {
 	}
 	return p, nil
 }
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

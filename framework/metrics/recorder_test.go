@@ -191,3 +191,24 @@ func TestRecorderEmptyAnswer(t *testing.T) {
 		t.Errorf("latency %+v", p.Latency)
 	}
 }
+
+// Server-reported times (llama.cpp's timings) are averaged per point: the
+// prompt per request, generation per token.
+func TestRecorderServerTimings(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	rec := NewRecorder(t0, t0.Add(10*time.Second))
+	for _, st := range []struct {
+		prompt, predict time.Duration
+		n               int
+	}{{40 * ms, 100 * ms, 10}, {60 * ms, 300 * ms, 30}} {
+		r := stream(t0, 100*ms, 20*ms, 5, 1)
+		r.ServerPrompt, r.ServerPredict, r.ServerPredicted = st.prompt, st.predict, st.n
+		rec.Add(Sample{Result: r, Scheduled: t0})
+	}
+	rec.Add(Sample{Result: stream(t0, 100*ms, 20*ms, 5, 1), Scheduled: t0}) // reported none
+	p, _ := rec.Point()
+	if st := p.ServerTimings; st == nil || st.Requests != 2 || st.PromptMsMean != 50 || st.TPOTMsMean != 10 {
+		t.Errorf("server timings %+v", p.ServerTimings)
+	}
+}

@@ -137,6 +137,16 @@ func notes(p result.Point) []string {
 		}
 		n = append(n, "server: "+strings.Join(parts, ", "))
 	}
+	if st := p.ServerTimings; st != nil {
+		line := fmt.Sprintf("server timings (%d requests): prompt %.2f ms mean, %.2f ms per output token", st.Requests, st.PromptMsMean, st.TPOTMsMean)
+		if ttft := p.Latency[metric.TTFT]; ttft.Count > 0 {
+			line += fmt.Sprintf("; client TTFT mean %.2f ms, so %.2f ms of queue, network and client", ttft.Mean, ttft.Mean-st.PromptMsMean)
+		}
+		n = append(n, line)
+	}
+	if p.Tokens.EmptyAnswers > 0 {
+		n = append(n, fmt.Sprintf("%d answers were empty (the model chose its end token first): counted as answers of no text", p.Tokens.EmptyAnswers))
+	}
 	if p.Tokens.OutputMismatch > 0 {
 		n = append(n, fmt.Sprintf("%d requests returned a different output length than requested (does the server honour ignore_eos/min_tokens?)", p.Tokens.OutputMismatch))
 	}

@@ -19,6 +19,9 @@ type Measured struct {
 	// metric catalogue's names (ttft, tpot, itl, ...).
 	Latency map[string]Summary `json:"latency_ms"`
 	Tokens  Tokens             `json:"tokens"`
+	// ServerTimings are the server's own per-request times, where it
+	// reports them with each answer (llama.cpp's "timings").
+	ServerTimings *ServerTimings `json:"server_timings,omitempty"`
 	// Histograms holds every histogram, encoded (EncodeHistogram), so points
 	// can be merged and compared again later without re-running. Latencies
 	// are recorded in microseconds, token counts in tokens.
@@ -80,6 +83,18 @@ type Tokens struct {
 	// EmptyAnswers counts requests that ended normally with no text (the
 	// model chose its end token first): successes, timed to the finish.
 	EmptyAnswers int `json:"empty_answers,omitempty"`
+}
+
+// ServerTimings averages what the server said each successful request
+// took it, beside the client's view of the same requests: the client's
+// TTFT minus the server's prompt time is queueing, network and client.
+type ServerTimings struct {
+	Requests int `json:"requests"`
+	// PromptMsMean is the mean time the server spent on a prompt.
+	PromptMsMean float64 `json:"prompt_ms_mean"`
+	// TPOTMsMean is the server's generation time per token, over all
+	// requests' tokens.
+	TPOTMsMean float64 `json:"tpot_ms_mean"`
 }
 
 // Schedule reports how well the client kept to the plan.
