@@ -47,8 +47,8 @@ func fakeLlamaCpp(t *testing.T, metrics string) *httptest.Server {
 			return
 		}
 		var req struct {
-			Messages []struct{ Content string } `json:"messages"`
-			MaxTokens int                       `json:"max_tokens"`
+			Messages  []struct{ Content string } `json:"messages"`
+			MaxTokens int                        `json:"max_tokens"`
 		}
 		json.NewDecoder(r.Body).Decode(&req)
 		prompt := 3
