@@ -229,3 +229,23 @@ func TestOverallTimeout(t *testing.T) {
 		t.Errorf("results %v: %+v", err, f)
 	}
 }
+
+// A results directory that cannot be written fails the run before anything
+// is measured (here a file stands where the directory should be; tests run
+// as root, for whom permissions do not stop a write).
+func TestRunUnwritableResultsFailsFirst(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := writeSuite(t, dir, "probe", `
+  target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
+  sweep: b.sweep.rates([1], duration='2s'),`)
+	blocked := filepath.Join(dir, "results")
+	if err := os.WriteFile(blocked, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", blocked, "--progress=false", path)
+	if code != 2 || !strings.Contains(stderr, "results directory") || stdout != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}

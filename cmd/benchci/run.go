@@ -95,6 +95,11 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 	if len(loadErrs) > 0 {
 		return nil, &exitError{exitUsage, errors.Join(loadErrs...)}
 	}
+	// A results directory that cannot be written fails now, not after an
+	// hour of measuring.
+	if err := probeDir(o.resultsDir); err != nil {
+		return nil, &exitError{exitUsage, err}
+	}
 	ctx := cmd.Context()
 	if o.timeout > 0 {
 		var cancel context.CancelFunc
@@ -115,11 +120,13 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 		os.Remove(serverLog) // a fresh log per run; relaunches append to it
 		f, runErr := runner.Run(ctx, l, runner.Options{Version: Version, Observer: obs, ServerLog: serverLog})
 		out := filepath.Join(o.resultsDir, l.Suite.Name+".json")
-		if err := result.Write(out, f); err != nil {
-			return results, &exitError{exitUsage, errors.Join(runErr, err)}
-		}
+		// What was measured is printed first, so a failed write (a full
+		// disk) still leaves the figures in the log.
 		if err := report.Table(stdout, f); err != nil {
 			return results, err
+		}
+		if err := result.Write(out, f); err != nil {
+			return results, &exitError{exitUsage, errors.Join(runErr, err)}
 		}
 		fmt.Fprintf(stdout, "results: %s\n\n", out)
 		if runErr != nil {
@@ -128,4 +135,17 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 		results = append(results, f)
 	}
 	return results, nil
+}
+
+// probeDir makes dir if needed and checks a file can be written in it.
+func probeDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("results directory: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".benchci-probe-*")
+	if err != nil {
+		return fmt.Errorf("results directory %s cannot be written: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
