@@ -63,8 +63,8 @@ func parseChunk(p *fastjson.Parser, data []byte) (chunkView, error) {
 	}
 	if u := v.Get("usage"); u != nil && u.Type() == fastjson.TypeObject {
 		c.hasUsage = true
-		c.promptTokens = u.GetInt("prompt_tokens")
-		c.outputTk = u.GetInt("completion_tokens")
+		c.promptTokens = max(u.GetInt("prompt_tokens"), 0)
+		c.outputTk = max(u.GetInt("completion_tokens"), 0)
 	}
 	return c, nil
 }

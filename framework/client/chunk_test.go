@@ -56,7 +56,7 @@ func (r refChunk) view() chunkView {
 		}
 	}
 	if r.Usage != nil {
-		c.hasUsage, c.promptTokens, c.outputTk = true, r.Usage.PromptTokens, r.Usage.CompletionTokens
+		c.hasUsage, c.promptTokens, c.outputTk = true, max(r.Usage.PromptTokens, 0), max(r.Usage.CompletionTokens, 0)
 	}
 	if r.Timings != nil {
 		c.hasTimings, c.promptMs, c.predictedMs, c.predictedN = true, r.Timings.PromptMs, r.Timings.PredictedMs, r.Timings.PredictedN

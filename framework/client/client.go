@@ -246,10 +246,10 @@ func (c *Client) Do(ctx context.Context, body []byte, id string, res *Result) {
 		res.fail(ErrHTTP, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, msg))
 		return
 	}
-	c.stream(ctx, resp, res)
+	c.stream(ctx, resp, res, len(body))
 }
 
-func (c *Client) stream(ctx context.Context, body *response, res *Result) {
+func (c *Client) stream(ctx context.Context, body *response, res *Result, sentBytes int) {
 	br := c.bufs.Get().(*bufio.Reader)
 	lim := &io.LimitedReader{R: body, N: c.opts.MaxStream + 1}
 	br.Reset(lim)
@@ -267,6 +267,7 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result) {
 		countedTotal = 0
 		kernel       int64         // chunks timed by the kernel's stamp
 		finishedAt   time.Duration // when a finish_reason came; 0: none
+		textBytes    int           // answer and reasoning text received
 	)
 	defer func() {
 		c.kernel.Add(kernel)
@@ -339,6 +340,7 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result) {
 		if answer == "" && reasoning == "" {
 			continue // role-only deltas, usage-only chunks, keep-alive JSON
 		}
+		textBytes += len(answer) + len(reasoning)
 		if res.FirstToken == 0 {
 			res.FirstToken = now
 		}
@@ -360,6 +362,15 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result) {
 		}
 		res.ChunkAt = append(res.ChunkAt, now)
 		res.ChunkTokens = append(res.ChunkTokens, int32(n))
+	}
+	// A usage that claims more tokens than could have come (every token
+	// decodes to text, so not many more than the bytes received; a prompt
+	// not many more tokens than the bytes sent, template included) is not
+	// believed: a figure built on it would be nonsense (1e18 tokens became
+	// 4e18 tok/s). The text's own count stands in, and the result says so.
+	if usageTokens > 2*textBytes+len(res.ChunkAt)+16 || res.PromptTokens > sentBytes+4096 {
+		res.UsageImplausible = true
+		usageTokens, res.PromptTokens = -1, 0
 	}
 	switch {
 	case usageTokens > 0:

@@ -299,3 +299,21 @@ func TestClientEOSFirstIsAnAnswer(t *testing.T) {
 		t.Errorf("no content and no finish: %s %q, want %s", res.Err, res.Detail, ErrEmpty)
 	}
 }
+
+// A usage object claiming absurd counts is not believed: the streamed
+// text's own count stands in, and the result says so.
+func TestClientImplausibleUsage(t *testing.T) {
+	t.Parallel()
+	for _, usage := range []string{
+		`{"prompt_tokens":7,"completion_tokens":1000000000000000000}`,
+		`{"prompt_tokens":100000000,"completion_tokens":2}`,
+		`{"prompt_tokens":7,"completion_tokens":-5}`,
+	} {
+		srv := scripted(t, 200, 0, chatChunk("hello"), chatChunk(" world"), `data: {"choices":[],"usage":`+usage+"}\n\n", done)
+		var res Result
+		newTestClient(t, srv.URL, "chat").Do(context.Background(), []byte(`{"messages":[]}`), "1", &res)
+		if !res.OK() || res.OutputTokens != 2 || res.OutputTokens < 0 || res.TokenSource != TokensFromCounter {
+			t.Errorf("usage %s: %d tokens from %s, implausible %v", usage, res.OutputTokens, res.TokenSource, res.UsageImplausible)
+		}
+	}
+}

@@ -56,6 +56,10 @@ type Result struct {
 	// ReasoningTokens counts output tokens that arrived as reasoning content.
 	ReasoningTokens int
 
+	// UsageImplausible is set when the server's usage claimed more tokens
+	// than the bytes exchanged allow; its counts were not used.
+	UsageImplausible bool
+
 	// ServerPrompt and ServerPredict are the server's own times for the
 	// prompt and for generating ServerPredicted tokens, where it reports
 	// them (llama.cpp's "timings" on the finish chunk); zero otherwise.

@@ -95,6 +95,7 @@ type Recorder struct {
 	reasoning        int
 	outOfRange       int
 	emptyAnswers     int
+	usageRejected    int
 	// server-reported times (llama.cpp's timings), summed
 	serverReqs, serverPredicted int
 	serverPrompt, serverPredict time.Duration
@@ -139,7 +140,10 @@ func (r *Recorder) Add(s Sample) {
 	}
 	// Throughput counts work done inside the window whoever asked for it,
 	// so warm-up requests still streaming there count, and requests still
-	// streaming after it (cool-down) count only up to its end.
+	// streaming after it (cool-down) count only up to its end. Only answers
+	// count: tokens of a request that failed (cut, timed out, endless) are
+	// not throughput, so a server that streams forever and never finishes
+	// shows none.
 	total := 0
 	for _, n := range res.ChunkTokens {
 		total += int(n)
@@ -148,13 +152,15 @@ func (r *Recorder) Add(s Sample) {
 	if res.OutputTokens > 0 && total > 0 {
 		scale = float64(res.OutputTokens) / float64(total) // trust usage over the per-chunk count
 	}
-	for i, at := range res.ChunkAt {
-		if r.inWindow(res.Sent.Add(at)) {
-			r.outputIn += float64(res.ChunkTokens[i]) * scale
+	if res.OK() {
+		for i, at := range res.ChunkAt {
+			if r.inWindow(res.Sent.Add(at)) {
+				r.outputIn += float64(res.ChunkTokens[i]) * scale
+			}
 		}
-	}
-	if res.FirstToken > 0 && r.inWindow(res.Sent.Add(res.FirstToken)) {
-		r.promptIn += res.PromptTokens
+		if res.FirstToken > 0 && r.inWindow(res.Sent.Add(res.FirstToken)) {
+			r.promptIn += res.PromptTokens
+		}
 	}
 	goodReq := res.OK() && !r.Goodput.IsZero() && r.Goodput.good(res)
 	if res.OK() && r.inWindow(end) {
@@ -190,6 +196,9 @@ func (r *Recorder) Add(s Sample) {
 	}
 	if len(res.ChunkAt) == 0 {
 		r.emptyAnswers++ // ended normally with no text: EOS first
+	}
+	if res.UsageImplausible {
+		r.usageRejected++
 	}
 	if res.ServerPrompt > 0 || res.ServerPredict > 0 {
 		r.serverReqs++
@@ -242,7 +251,7 @@ func (r *Recorder) Point() (result.Measured, error) {
 		Tokens: result.Tokens{
 			Prompt: result.Summarize(r.hists[PromptTokens], 1), Output: result.Summarize(r.hists[OutputTokens], 1),
 			Source: map[string]int{}, OutputMismatch: r.outputMismatch, PromptMismatch: r.promptMismatch,
-			Reasoning: r.reasoning, OutOfRange: r.outOfRange, EmptyAnswers: r.emptyAnswers,
+			Reasoning: r.reasoning, OutOfRange: r.outOfRange, EmptyAnswers: r.emptyAnswers, UsageRejected: r.usageRejected,
 		},
 		Histograms: map[string]string{},
 	}

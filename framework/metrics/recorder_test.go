@@ -212,3 +212,25 @@ func TestRecorderServerTimings(t *testing.T) {
 		t.Errorf("server timings %+v", p.ServerTimings)
 	}
 }
+
+// A server that streams tokens and never finishes a request shows no
+// output throughput: only answers count.
+func TestRecorderFailedRequestsAreNotThroughput(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	rec := NewRecorder(t0, t0.Add(time.Second))
+	for range 8 {
+		r := stream(t0, 10*ms, 1*ms, 500, 1)
+		r.Err, r.Detail = client.ErrTimeout, "timeout"
+		rec.Add(Sample{Result: r, Scheduled: t0})
+	}
+	p, _ := rec.Point()
+	if p.Throughput.OutputTokens != 0 || p.Throughput.TotalTokens != 0 || p.Requests.Failed != 8 {
+		t.Errorf("throughput %+v from failed requests %+v", p.Throughput, p.Requests)
+	}
+	ok := NewRecorder(t0, t0.Add(time.Second))
+	ok.Add(Sample{Result: stream(t0, 10*ms, 1*ms, 500, 1), Scheduled: t0})
+	if q, _ := ok.Point(); q.Throughput.OutputTokens == 0 {
+		t.Error("a completed answer's tokens did not count")
+	}
+}

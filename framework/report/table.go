@@ -144,6 +144,9 @@ func notes(p result.Point) []string {
 		}
 		n = append(n, line)
 	}
+	if p.Tokens.UsageRejected > 0 {
+		n = append(n, fmt.Sprintf("%d answers' usage claimed more tokens than the bytes exchanged allow: not believed, their text was counted instead", p.Tokens.UsageRejected))
+	}
 	if p.Tokens.EmptyAnswers > 0 {
 		n = append(n, fmt.Sprintf("%d answers were empty (the model chose its end token first): counted as answers of no text", p.Tokens.EmptyAnswers))
 	}

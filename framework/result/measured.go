@@ -83,6 +83,9 @@ type Tokens struct {
 	// EmptyAnswers counts requests that ended normally with no text (the
 	// model chose its end token first): successes, timed to the finish.
 	EmptyAnswers int `json:"empty_answers,omitempty"`
+	// UsageRejected counts answers whose usage claimed more tokens than
+	// the bytes exchanged allow; their text was counted instead.
+	UsageRejected int `json:"usage_rejected,omitempty"`
 }
 
 // ServerTimings averages what the server said each successful request
