@@ -203,10 +203,31 @@ func validate(s *Suite, known *Known) []*FieldError {
 	return errs
 }
 
+// MaxTokens bounds every length a suite can ask for, in tokens: above the
+// longest context any model serves (a few million), and far below what
+// overflows a request's max_tokens or exhausts memory building a prompt.
+const MaxTokens = 4_000_000
+
 func validateDist(path string, d Dist, atLeast float64) []*FieldError {
 	var errs []*FieldError
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, &FieldError{Path: join(path, field), Msg: fmt.Sprintf(format, args...)})
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"value", d.Value}, {"mean", d.Mean}, {"median", d.Median}, {"min", d.Min}, {"max", d.Max}} {
+		if f.v > MaxTokens || math.IsNaN(f.v) {
+			bad(f.name, "%v tokens is beyond any model's context (at most %d)", f.v, MaxTokens)
+		}
+	}
+	for i, v := range d.Values {
+		if v > MaxTokens || math.IsNaN(v) {
+			bad(fmt.Sprintf("values[%d]", i), "%v tokens is beyond any model's context (at most %d)", v, MaxTokens)
+		}
+	}
+	if d.Kind == DistLognormal && d.Sigma > 5 {
+		bad("sigma", "%v: a lognormal this wide spans %.0f orders of magnitude between P1 and P99; real lengths do not (sigma 0.3-1.5 is usual)", d.Sigma, 2*2.33*d.Sigma/math.Ln10)
 	}
 	positive := func(field string, v float64) {
 		if !(v > 0) || math.IsInf(v, 0) {

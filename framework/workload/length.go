@@ -52,20 +52,28 @@ func NewLength(d suite.Dist, src rand.Source) (Length, error) {
 	default:
 		return nil, fmt.Errorf("unknown distribution %q", d.Kind)
 	}
-	return &clipped{draw: draw, min: max(1, d.Min), max: d.Max}, nil
+	hi := float64(suite.MaxTokens)
+	if d.Max > 0 {
+		hi = min(d.Max, hi)
+	}
+	return &clipped{draw: draw, min: max(1, d.Min), max: hi}, nil
 }
 
 type clipped struct {
 	draw     func() float64
-	min, max float64 // max 0: unbounded
+	min, max float64
 }
 
+// Sample clips every draw to [min, max]; max is never above
+// suite.MaxTokens, so a heavy tail (a lognormal with a huge sigma) cannot
+// overflow a request's max_tokens or build a gigabyte prompt. NaN (from
+// an overflowing draw) clips to max.
 func (c *clipped) Sample() int {
 	v := math.Round(c.draw())
-	if v < c.min {
+	switch {
+	case v < c.min:
 		v = c.min
-	}
-	if c.max > 0 && v > c.max {
+	case !(v <= c.max):
 		v = c.max
 	}
 	return int(v)

@@ -275,3 +275,28 @@ func FuzzParseTrace(f *testing.F) {
 		}
 	})
 }
+
+// A heavy tail never yields a length above the bound, nor one that
+// overflows: every sample is between 1 and suite.MaxTokens.
+func TestLengthsStayBounded(t *testing.T) {
+	t.Parallel()
+	for _, d := range []suite.Dist{
+		{Kind: suite.DistLognormal, Median: 1000, Sigma: 40},
+		{Kind: suite.DistNormal, Mean: 100, Stddev: 1e300},
+		{Kind: suite.DistLognormal, Median: 100, Sigma: 3, Max: 500},
+	} {
+		l, err := NewLength(d, rand.NewPCG(1, 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hi := suite.MaxTokens
+		if d.Max > 0 {
+			hi = int(d.Max)
+		}
+		for range 10000 {
+			if v := l.Sample(); v < 1 || v > hi {
+				t.Fatalf("%+v: sample %d outside [1, %d]", d, v, hi)
+			}
+		}
+	}
+}
