@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/benchci/benchci/framework/report"
 	"github.com/spf13/cobra"
 )
 
@@ -50,7 +51,9 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "benchci:", err)
+	// Errors quote servers' words (an error body, a model name): each line
+	// is printed inert, so none is read as a workflow command.
+	fmt.Fprintln(stderr, "benchci:", report.Lines(err.Error()))
 	if ee := (*exitError)(nil); errors.As(err, &ee) {
 		return ee.code
 	}

@@ -3,6 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -247,5 +251,35 @@ func TestRunUnwritableResultsFailsFirst(t *testing.T) {
 	code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", blocked, "--progress=false", path)
 	if code != 2 || !strings.Contains(stderr, "results directory") || stdout != "" {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// A server's words reach the log inert: an error body carrying GitHub
+// workflow commands on lines of their own is printed on one line, with
+// the commands broken.
+func TestServerTextCannotCommandTheWorkflow(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, "boom\n::error::pwned\n::add-mask::secret\n")
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	path := writeSuite(t, dir, "hostile", fmt.Sprintf(`
+  target: b.target.url('%s', model='m'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
+  sweep: b.sweep.rates([1], duration='1s'),`, srv.URL))
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", dir, "--progress=false", path)
+	if code != 2 || !strings.Contains(stderr, "pwned") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, line := range strings.Split(stdout+stderr, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "::") || strings.Contains(line, "::error::") {
+			t.Errorf("a workflow command got through: %q", line)
+		}
 	}
 }

@@ -235,7 +235,7 @@ func Diff(w io.Writer, r *compare.Report) error {
 		fmt.Fprintf(w, "suite %s: no baseline; only SLOs gate (benchci baseline update results/%s.json)\n", r.Suite, r.Suite)
 		return nil
 	}
-	fmt.Fprintf(w, "suite %s: baseline %s vs candidate %s\n", r.Suite, r.Baseline.Target, r.Candidate.Target)
+	fmt.Fprintf(w, "suite %s: baseline %s vs candidate %s\n", r.Suite, OneLine(r.Baseline.Target), OneLine(r.Candidate.Target))
 	if !r.Comparable {
 		fmt.Fprintf(w, "NOT COMPARED: %s\n", r.Refusal)
 	}

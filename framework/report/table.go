@@ -17,9 +17,9 @@ import (
 // TTFT/TPOT/ITL/E2E at P50 and P99, so throughput is never shown without
 // the latency it cost.
 func Table(w io.Writer, f *result.File) error {
-	fmt.Fprintf(w, "suite %s  target %s (%s, model %s)", f.Suite.Name, f.Target.Kind, f.Target.URL, f.Target.Model)
+	fmt.Fprintf(w, "suite %s  target %s (%s, model %s)", f.Suite.Name, f.Target.Kind, f.Target.URL, OneLine(f.Target.Model))
 	if e := f.Engine; e != nil && e.Name != "unknown" {
-		fmt.Fprintf(w, "  engine %s %s", e.Name, e.Version)
+		fmt.Fprintf(w, "  engine %s %s", e.Name, OneLine(e.Version))
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -39,11 +39,11 @@ func Table(w io.Writer, f *result.File) error {
 	}
 	for _, p := range f.Points {
 		for _, n := range notes(p) {
-			fmt.Fprintf(w, "  %s: %s\n", p.Label, n)
+			fmt.Fprintf(w, "  %s: %s\n", OneLine(p.Label), OneLine(n))
 		}
 	}
 	for _, n := range f.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		fmt.Fprintf(w, "note: %s\n", OneLine(n))
 	}
 	if k := f.Knee; k != nil {
 		fmt.Fprintf(w, "knee: %s (%s)\n", k.Point, k.Rule)
@@ -69,10 +69,10 @@ func Table(w io.Writer, f *result.File) error {
 		}
 	}
 	if f.Incomplete {
-		fmt.Fprintf(w, "INCOMPLETE: %s\n", f.Error)
+		fmt.Fprintf(w, "INCOMPLETE: %s\n", OneLine(f.Error))
 	}
 	if f.ServerLog != "" {
-		fmt.Fprintf(w, "the launched server exited; its last lines:\n%s\n", f.ServerLog)
+		fmt.Fprintf(w, "the launched server exited; its last lines:\n%s\n", Lines(f.ServerLog))
 	}
 	return nil
 }
