@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	gh "github.com/google/go-github/v62/github"
@@ -35,6 +36,9 @@ type Commenter struct {
 	c           *gh.Client
 	owner, repo string
 	opts        Options
+	// login is the token's identity, once looked up ("" when it cannot be).
+	whoOnce sync.Once
+	login   string
 }
 
 // New returns a Commenter for repo ("OWNER/NAME") authenticating with token.
@@ -110,6 +114,24 @@ func (c *Commenter) Upsert(ctx context.Context, pr int, marker, body string) (st
 	return out.GetHTMLURL(), nil
 }
 
+// mine reports whether the comment was written by this token's identity:
+// anyone can put the marker in a comment of their own, and editing theirs
+// fails (403), which would block the sticky comment for good. The login
+// comes from GET /user; tokens that cannot read it (GitHub Actions'
+// GITHUB_TOKEN, an app installation token) act as a bot, which no person
+// can post as, so then the comment's author must be a bot.
+func (c *Commenter) mine(ctx context.Context, cm *gh.IssueComment) bool {
+	c.whoOnce.Do(func() {
+		if u, _, err := c.c.Users.Get(ctx, ""); err == nil {
+			c.login = u.GetLogin()
+		}
+	})
+	if c.login != "" {
+		return strings.EqualFold(cm.GetUser().GetLogin(), c.login)
+	}
+	return cm.GetUser().GetType() == "Bot"
+}
+
 // find pages through the pull request's comments for the marker.
 func (c *Commenter) find(ctx context.Context, pr int, marker string) (*gh.IssueComment, error) {
 	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
@@ -125,7 +147,7 @@ func (c *Commenter) find(ctx context.Context, pr int, marker string) (*gh.IssueC
 			return nil, err
 		}
 		for _, cm := range page {
-			if strings.Contains(cm.GetBody(), marker) {
+			if strings.Contains(cm.GetBody(), marker) && c.mine(ctx, cm) {
 				return cm, nil
 			}
 		}

@@ -23,23 +23,36 @@ type fakeGitHub struct {
 	comments []map[string]any
 	nextID   int64
 	requests []string
+	// self is the token's login that GET /user returns; "" answers 403,
+	// as GitHub does for Actions' GITHUB_TOKEN, whose comments are then
+	// by the bot "github-actions[bot]".
+	self string
 	// fail, when set, answers a request instead of the normal handler.
 	fail func(r *http.Request, n int) (status int, header http.Header, body string, ok bool)
 }
 
 func newFake(t *testing.T, existing int) (*fakeGitHub, *httptest.Server) {
-	f := &fakeGitHub{t: t, nextID: 1000}
+	f := &fakeGitHub{t: t, nextID: 1000, self: "benchci-bot"}
 	for i := range existing {
-		f.add(fmt.Sprintf("unrelated comment %d", i))
+		f.addBy("someone", "User", fmt.Sprintf("unrelated comment %d", i))
 	}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	return f, srv
 }
 
+// add adds a comment by the token's own identity.
 func (f *fakeGitHub) add(body string) map[string]any {
+	if f.self == "" {
+		return f.addBy("github-actions[bot]", "Bot", body)
+	}
+	return f.addBy(f.self, "User", body)
+}
+
+func (f *fakeGitHub) addBy(login, typ, body string) map[string]any {
 	f.nextID++
-	c := map[string]any{"id": f.nextID, "body": body, "html_url": fmt.Sprintf("https://github.test/o/r/pull/7#issuecomment-%d", f.nextID)}
+	c := map[string]any{"id": f.nextID, "body": body, "html_url": fmt.Sprintf("https://github.test/o/r/pull/7#issuecomment-%d", f.nextID),
+		"user": map[string]any{"login": login, "type": typ}}
 	f.comments = append(f.comments, c)
 	return c
 }
@@ -65,6 +78,12 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	switch {
+	case r.Method == http.MethodGet && r.URL.Path == "/user":
+		if f.self == "" {
+			http.Error(w, `{"message":"Resource not accessible by integration"}`, http.StatusForbidden)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"login": f.self, "type": "User"})
 	case r.Method == http.MethodGet && r.URL.Path == "/repos/o/r/issues/7/comments":
 		per, _ := strconv.Atoi(r.URL.Query().Get("per_page"))
 		page, _ := strconv.Atoi(r.URL.Query().Get("page"))
@@ -161,7 +180,8 @@ func TestUpsertCreatesThenUpdates(t *testing.T) {
 	if len(f.comments) != 4 {
 		t.Errorf("%d comments, want the 3 unrelated ones and ours", len(f.comments))
 	}
-	want := []string{"GET /repos/o/r/issues/7/comments", "POST /repos/o/r/issues/7/comments", "GET /repos/o/r/issues/7/comments", "PATCH /repos/o/r/issues/comments/1004"}
+	// The identity is looked up once, when a marked comment is first seen.
+	want := []string{"GET /repos/o/r/issues/7/comments", "POST /repos/o/r/issues/7/comments", "GET /repos/o/r/issues/7/comments", "GET /user", "PATCH /repos/o/r/issues/comments/1004"}
 	if strings.Join(f.requests, ",") != strings.Join(want, ",") {
 		t.Errorf("requests %v, want %v", f.requests, want)
 	}
@@ -184,7 +204,7 @@ func TestUpsertFindsMarkerOnLaterPage(t *testing.T) {
 	}
 	gets := 0
 	for _, r := range f.requests {
-		if strings.HasPrefix(r, "GET") {
+		if strings.HasPrefix(r, "GET /repos") {
 			gets++
 		}
 	}
@@ -264,5 +284,29 @@ func TestNewValidates(t *testing.T) {
 	}
 	if _, err := New("", "o/r", Options{}); err == nil || !strings.Contains(err.Error(), "GITHUB_TOKEN") {
 		t.Errorf("empty token: %v", err)
+	}
+}
+
+// Anyone can write the marker in a comment of their own; the sticky comment
+// is only ever the token's own: by its login where GET /user answers, by a
+// bot author where it does not (Actions' GITHUB_TOKEN).
+func TestUpsertIgnoresMarkerInOthersComments(t *testing.T) {
+	t.Parallel()
+	for _, self := range []string{"benchci-bot", ""} {
+		f, srv := newFake(t, 0)
+		f.self = self
+		f.addBy("mallory", "User", marker+"\nhijacked")
+		f.add(marker + "\nours")
+		c := newCommenter(t, srv, &sleeps{})
+		if _, err := c.Upsert(context.Background(), 7, marker, marker+"\nnew"); err != nil {
+			t.Fatal(err)
+		}
+		f.mu.Lock()
+		bodies := []string{f.comments[0]["body"].(string), f.comments[1]["body"].(string)}
+		n := len(f.comments)
+		f.mu.Unlock()
+		if n != 2 || !strings.HasSuffix(bodies[0], "hijacked") || !strings.HasSuffix(bodies[1], "new") {
+			t.Errorf("self %q: %d comments, bodies %q: want ours edited and mallory's untouched", self, n, bodies)
+		}
 	}
 }
