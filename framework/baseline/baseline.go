@@ -180,7 +180,37 @@ func Parse(data []byte) (*File, error) {
 	if f.Suite != r.Suite.Name || f.WorkloadHash != r.Suite.WorkloadHash {
 		return nil, fmt.Errorf("header (suite %q) does not match its result (suite %q); was it edited by hand?", f.Suite, r.Suite.Name)
 	}
+	if err := verify(&f); err != nil {
+		return nil, err
+	}
 	return &f, nil
+}
+
+// verify checks that the summary at the top, which reviewers read in the
+// diff, says what the result below it measured, and that there is
+// something to gate on: a baseline edited by hand, or one with no points
+// (which would turn the gate off), is refused.
+func verify(f *File) error {
+	if len(f.Result.Points) == 0 {
+		return errors.New("the baseline has no points: it would gate nothing; record a complete run")
+	}
+	want := summarize(f.Result)
+	if len(want) != len(f.Summary) {
+		return fmt.Errorf("the summary lists %d points, its result %d; was it edited by hand?", len(f.Summary), len(want))
+	}
+	for i, w := range want {
+		got := f.Summary[i]
+		if got.Point != w.Point || len(got.Figures) != len(w.Figures) {
+			return fmt.Errorf("summary point %q does not match its result's %q; was it edited by hand?", got.Point, w.Point)
+		}
+		for k, v := range w.Figures {
+			g, ok := got.Figures[k]
+			if !ok || math.Abs(g-v) > 1e-9*max(math.Abs(v), 1) {
+				return fmt.Errorf("summary %s %s reads %v, its result measured %v; was it edited by hand?", w.Point, k, g, v)
+			}
+		}
+	}
+	return nil
 }
 
 func engineName(r *result.File) string {

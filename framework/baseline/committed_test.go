@@ -1,7 +1,10 @@
 package baseline
 
 import (
+	"encoding/json"
+	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/benchci/benchci/framework/compare"
@@ -35,4 +38,50 @@ func TestCommittedBaselineStillReads(t *testing.T) {
 	if !r.Comparable || r.Failed() || r.Count(compare.Pass) == 0 {
 		t.Errorf("the baseline against itself: comparable %v, failed %v, %d passes", r.Comparable, r.Failed(), r.Count(compare.Pass))
 	}
+}
+
+// A baseline whose summary was edited, whose result's figures no longer
+// match their histograms, or that has no points is refused on read.
+func TestTamperedBaselinesAreRefused(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../../baselines/quickstart.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, old, new, err string }{
+		{"summary edited", `"ttft.p99": 111.423`, `"ttft.p99": 99.0`, "summary rate=2 ttft.p99 reads 99"},
+		{"figure edited", `"p99": 111.423,`, `"p99": 90.0,`, "does not match its histogram"},
+		{"no points", `"points": [`, `"points": [`, "no points"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := string(data)
+			if !strings.Contains(s, tc.old) {
+				t.Fatalf("fixture lacks %q", tc.old)
+			}
+			s = strings.Replace(s, tc.old, tc.new, 1)
+			if tc.name == "no points" {
+				s = emptyPoints(t, data)
+			}
+			_, err := Parse([]byte(s))
+			if err == nil || (tc.err != "" && !strings.Contains(err.Error(), tc.err)) {
+				t.Errorf("Parse: %v, want an error containing %q", err, tc.err)
+			}
+		})
+	}
+}
+
+// emptyPoints returns the baseline with its result's points and the
+// summary emptied, consistently: only the emptiness is wrong.
+func emptyPoints(t *testing.T, data []byte) string {
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["summary"] = []any{}
+	doc["result"].(map[string]any)["points"] = []any{}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }

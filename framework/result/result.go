@@ -295,8 +295,14 @@ func Parse(data []byte) (*File, error) {
 	}
 	for i, p := range f.Points {
 		for name, h := range p.Histograms {
-			if _, err := DecodeHistogram(h); err != nil {
+			hist, err := DecodeHistogram(h)
+			if err != nil {
 				return nil, fmt.Errorf("points[%d] (%s) histogram %s: %w", i, p.Label, name, err)
+			}
+			// A latency summary must say what its histogram holds: the
+			// summaries are what the gate and reviewers read.
+			if s, ok := p.Latency[name]; ok && s != Summarize(hist, 1000) {
+				return nil, fmt.Errorf("points[%d] (%s) latency %s does not match its histogram (p99 %v, histogram %v): edited by hand?", i, p.Label, name, s.P99, Summarize(hist, 1000).P99)
 			}
 		}
 	}
