@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -127,15 +128,14 @@ func (l *File) resolveFiles(src string) error {
 		if !filepath.IsAbs(*f.Path) {
 			*f.Path = filepath.Join(filepath.Dir(l.Path), *f.Path)
 		}
-		data, err := os.ReadFile(*f.Path)
+		sum, err := hashFile(*f.Path)
 		if err != nil {
 			fe := &suite.FieldError{Path: f.Field, Msg: err.Error()}
 			newLocator(l.Path, src).set(fe, l.Path)
 			me = multierror.Append(me, fe)
 			continue
 		}
-		sum := sha256.Sum256(data)
-		h.Write(sum[:])
+		h.Write(sum)
 	}
 	if me != nil {
 		me.ErrorFormat = listFormat(l.Path)
@@ -192,4 +192,35 @@ func (i *importer) Import(importedFrom, importedPath string) (jsonnet.Contents, 
 		return i.lib.Import(importedFrom, importedPath)
 	}
 	return c, at, err
+}
+
+// MaxDataFile bounds the data files a suite names (datasets, traces,
+// recorded lengths): they are hashed, and read again by the run.
+const MaxDataFile = 1 << 30
+
+// hashFile returns the SHA-256 of a regular file, read as a stream: a
+// device (/dev/zero) or a FIFO would never end or would hang, and a large
+// dataset must not be held in memory to be hashed.
+func hashFile(path string) ([]byte, error) {
+	// Stat before opening: opening a FIFO blocks until a writer comes.
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	if st.Size() > MaxDataFile {
+		return nil, fmt.Errorf("%s is %d MiB, more than the %d MiB a data file may be", path, st.Size()>>20, MaxDataFile>>20)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, io.LimitReader(f, MaxDataFile+1)); err != nil {
+		return nil, err
+	}
+	return h.Sum(nil), nil
 }

@@ -3,9 +3,11 @@ package suitefile
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -246,5 +248,29 @@ b.suite { name: 'old', target: b.target.sim('renamed-since'), tokenizer: 'gone_b
 	}
 	if _, err := suite.Decode(l.JSON); err != nil {
 		t.Errorf("decoding the recorded suite: %v", err)
+	}
+}
+
+// Data files that are not regular files are refused at load, with the
+// field's position, instead of hanging (a FIFO) or never ending (a device).
+func TestDataFilesMustBeRegular(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for _, path := range []string{fifo, "/dev/zero", dir} {
+		src := fmt.Sprintf(`local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'data',
+  target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(8), output_tokens: b.dist.fixed(4), prompts: b.prompts.jsonl(%q) },
+  sweep: b.sweep.rates([1]),
+}`, path)
+		_, err := LoadSource(filepath.Join(dir, "s.jsonnet"), src, Options{Known: known})
+		if err == nil || !strings.Contains(err.Error(), "is not a regular file") || !strings.Contains(err.Error(), "s.jsonnet:5:") {
+			t.Errorf("%s: %v", path, err)
+		}
 	}
 }
