@@ -246,6 +246,20 @@ func (c *Client) Do(ctx context.Context, body []byte, id string, res *Result) {
 		res.fail(ErrHTTP, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, msg))
 		return
 	}
+	// A stream the client cannot read is named as what it is, not as a
+	// cut stream: an encoding asked against, or a server that ignored
+	// "stream": true and answered in one JSON body.
+	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+		res.End = time.Since(res.Sent)
+		res.fail(ErrEncoding, fmt.Sprintf("the server sent a %s-encoded stream though the request asked for identity", enc))
+		return
+	}
+	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		msg, _ := io.ReadAll(io.LimitReader(resp, 200))
+		res.End = time.Since(res.Sent)
+		res.fail(ErrNotStreamed, fmt.Sprintf("the server ignored stream: true and answered one JSON body: %s", msg))
+		return
+	}
 	c.stream(ctx, resp, res, len(body))
 }
 

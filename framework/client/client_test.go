@@ -261,7 +261,7 @@ func TestRequestHeaders(t *testing.T) {
 	c.Do(context.Background(), []byte(`{}`), "req-9", &res)
 	mu.Lock()
 	defer mu.Unlock()
-	if path != "/v1/completions" || got.Get("Authorization") != "Bearer sk-test" || got.Get("X-Request-Id") != "req-9" || got.Get("Accept-Encoding") != "" {
+	if path != "/v1/completions" || got.Get("Authorization") != "Bearer sk-test" || got.Get("X-Request-Id") != "req-9" || got.Get("Accept-Encoding") != "identity" {
 		t.Errorf("path %q headers %v", path, got)
 	}
 }
@@ -314,6 +314,31 @@ func TestClientImplausibleUsage(t *testing.T) {
 		newTestClient(t, srv.URL, "chat").Do(context.Background(), []byte(`{"messages":[]}`), "1", &res)
 		if !res.OK() || res.OutputTokens != 2 || res.OutputTokens < 0 || res.TokenSource != TokensFromCounter {
 			t.Errorf("usage %s: %d tokens from %s, implausible %v", usage, res.OutputTokens, res.TokenSource, res.UsageImplausible)
+		}
+	}
+}
+
+// Streams the client cannot read are named as what they are, not as cut
+// streams: a compressed stream sent against "identity", and a whole JSON
+// answer from a server that ignored stream: true.
+func TestClientNamesUnreadableStreams(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		header, value, body string
+		want                ErrorKind
+	}{
+		{"Content-Encoding", "gzip", "\x1f\x8b\x08\x00garbage", ErrEncoding},
+		{"Content-Type", "application/json", `{"choices":[{"message":{"content":"hi"}}]}`, ErrNotStreamed},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set(tc.header, tc.value)
+			io.WriteString(w, tc.body)
+		}))
+		var res Result
+		newTestClient(t, srv.URL, "chat").Do(context.Background(), []byte(`{}`), "1", &res)
+		srv.Close()
+		if res.Err != tc.want {
+			t.Errorf("%s: %s: %s %q, want %s", tc.header, tc.value, res.Err, res.Detail, tc.want)
 		}
 	}
 }

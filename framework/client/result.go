@@ -9,15 +9,17 @@ type ErrorKind string
 // Error kinds.
 const (
 	ErrNone        ErrorKind = ""
-	ErrConnect     ErrorKind = "connect"      // dial or write failed before a response
-	ErrTimeout     ErrorKind = "timeout"      // the per-request timeout ran out
-	ErrHTTP        ErrorKind = "http"         // non-2xx status; see Result.Status
-	ErrStreamCut   ErrorKind = "stream_cut"   // the stream ended before [DONE]
-	ErrMalformed   ErrorKind = "malformed"    // a chunk that is not the JSON we expect, or a line over the limit
-	ErrServer      ErrorKind = "server_error" // an error object inside the stream
-	ErrEmpty       ErrorKind = "empty"        // the stream finished without content
-	ErrStreamLimit ErrorKind = "stream_limit" // the stream exceeded the byte limit
-	ErrCanceled    ErrorKind = "canceled"     // the run was stopped (Ctrl-C, deadline)
+	ErrConnect     ErrorKind = "connect"              // dial or write failed before a response
+	ErrTimeout     ErrorKind = "timeout"              // the per-request timeout ran out
+	ErrHTTP        ErrorKind = "http"                 // non-2xx status; see Result.Status
+	ErrStreamCut   ErrorKind = "stream_cut"           // the stream ended before [DONE]
+	ErrMalformed   ErrorKind = "malformed"            // a chunk that is not the JSON we expect, or a line over the limit
+	ErrServer      ErrorKind = "server_error"         // an error object inside the stream
+	ErrEmpty       ErrorKind = "empty"                // the stream finished without content
+	ErrStreamLimit ErrorKind = "stream_limit"         // the stream exceeded the byte limit
+	ErrCanceled    ErrorKind = "canceled"             // the run was stopped (Ctrl-C, deadline)
+	ErrEncoding    ErrorKind = "unsupported_encoding" // a compressed stream, though identity was asked for
+	ErrNotStreamed ErrorKind = "not_streamed"         // a whole JSON answer to a stream request
 )
 
 // TokenSource says where an output token count came from.

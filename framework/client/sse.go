@@ -22,19 +22,14 @@ type EventReader struct {
 	line    []byte // a line that spans buffer refills
 	data    []byte
 	hasData bool
+	// skipLF: the last line ended with \r at the end of the buffer; a \n
+	// first on the next read belongs to that terminator.
+	skipLF bool
 }
 
 // NewEventReader reads events from r; lines may be at most maxLine bytes.
 func NewEventReader(r *bufio.Reader, maxLine int) *EventReader {
 	return &EventReader{r: r, maxLine: maxLine}
-}
-
-// Reset reuses the reader for a new stream.
-func (e *EventReader) Reset(r *bufio.Reader) {
-	e.r = r
-	e.line = e.line[:0]
-	e.data = e.data[:0]
-	e.hasData = false
 }
 
 // Next returns the data of the next event. The slice is valid until the next
@@ -78,53 +73,84 @@ func (e *EventReader) Next() ([]byte, error) {
 	}
 }
 
-// readLine returns the next line without its terminator (\n, \r\n or \r
-// followed by \n; a lone \r inside a line is kept, which no OpenAI-style
-// server sends).
+// readLine returns the next line without its terminator: \n, \r\n or a
+// lone \r, as the SSE specification allows. A \r ends its line at once
+// (waiting to see whether \n follows would hold an event back until the
+// next one arrives); a \n that then comes first on the next read is
+// skipped. The returned slice is valid until the next read.
 func (e *EventReader) readLine() ([]byte, error) {
 	e.line = e.line[:0]
 	for {
-		frag, err := e.r.ReadSlice('\n')
-		if err == nil {
-			if len(e.line) == 0 {
-				// Fast path: the whole line is in the buffer.
-				if len(frag) > e.maxLine+2 {
+		n := e.r.Buffered()
+		if n == 0 {
+			if _, err := e.r.Peek(1); err != nil {
+				switch {
+				case err != io.EOF:
+					return nil, err
+				case len(e.line) == 0:
+					return nil, io.EOF
+				case len(e.line) > e.maxLine:
 					return nil, ErrLineTooLong
 				}
-				return trimEOL(frag), nil
+				// A last line without a terminator: the stream ended mid-line.
+				return nil, io.ErrUnexpectedEOF
 			}
-			e.line = append(e.line, frag...)
-			if len(e.line) > e.maxLine+2 {
-				return nil, ErrLineTooLong
-			}
-			return trimEOL(e.line), nil
+			n = e.r.Buffered()
 		}
-		if err == bufio.ErrBufferFull {
-			e.line = append(e.line, frag...)
+		buf, _ := e.r.Peek(n)
+		if e.skipLF {
+			e.skipLF = false
+			if buf[0] == '\n' {
+				e.r.Discard(1)
+				continue
+			}
+		}
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			i = len(buf)
+		}
+		if j := bytes.IndexByte(buf[:i], '\r'); j >= 0 {
+			i = j
+		}
+		if i == len(buf) {
+			// No terminator buffered yet. While the buffer has room, let it
+			// read more behind what it holds (no copy); a full buffer's
+			// bytes are kept aside and the buffer reused.
+			if n < e.r.Size() && len(e.line)+n <= e.maxLine {
+				if _, err := e.r.Peek(n + 1); err == nil {
+					continue
+				}
+				// The stream ended (or failed) mid-line: the next Peek(1)
+				// reports it once the bytes are kept aside.
+			}
+			e.line = append(e.line, buf...)
+			e.r.Discard(n)
 			if len(e.line) > e.maxLine {
 				return nil, ErrLineTooLong
 			}
 			continue
 		}
-		e.line = append(e.line, frag...)
-		if err == io.EOF {
-			if len(e.line) == 0 {
-				return nil, io.EOF
+		end := i + 1
+		if buf[i] == '\r' {
+			if i+1 < n {
+				if buf[i+1] == '\n' {
+					end++
+				}
+			} else {
+				e.skipLF = true
 			}
-			if len(e.line) > e.maxLine {
-				return nil, ErrLineTooLong
-			}
-			// A last line without a terminator: the stream ended mid-line.
-			return nil, io.ErrUnexpectedEOF
 		}
-		return nil, err
+		line := buf[:i]
+		if len(e.line) > 0 {
+			e.line = append(e.line, line...)
+			line = e.line
+		}
+		if len(line) > e.maxLine {
+			return nil, ErrLineTooLong
+		}
+		// Discard leaves the buffer's bytes in place until the next fill,
+		// so line stays valid until the next read: no copy on the fast path.
+		e.r.Discard(end)
+		return line, nil
 	}
-}
-
-func trimEOL(b []byte) []byte {
-	b = b[:len(b)-1]
-	if len(b) > 0 && b[len(b)-1] == '\r' {
-		b = b[:len(b)-1]
-	}
-	return b
 }

@@ -34,6 +34,8 @@ func TestEventReader(t *testing.T) {
 	}{
 		{"plain", "data: a\n\ndata: b\n\n", []string{"a", "b"}, nil},
 		{"crlf", "data: a\r\n\r\ndata: b\r\n\r\n", []string{"a", "b"}, nil},
+		{"cr only", "data: a\r\rdata: b\rdata: c\r\r", []string{"a", "b\nc"}, nil},
+		{"cr and lf across a buffer edge", "data: 0123456\r\n\r\ndata: b\r\r", []string{"0123456", "b"}, nil},
 		{"no space after colon", "data:a\n\n", []string{"a"}, nil},
 		{"keep-alive comments", ": ping\n\ndata: a\n\n: ping\n\n", []string{"a"}, nil},
 		{"event and id fields ignored", "event: message\nid: 7\nretry: 10\ndata: a\n\n", []string{"a"}, nil},
@@ -66,6 +68,7 @@ func FuzzEventReader(f *testing.F) {
 	f.Add(": c\nevent: x\ndata: 1\ndata: 2\n\n", 64)
 	f.Add("data: [DONE]", 4096)
 	f.Add("\r\n\r\ndata\n\n", 16)
+	f.Add("data: a\r\rdata: b\r\n\r\n", 16)
 	f.Fuzz(func(t *testing.T, in string, bufSize int) {
 		bufSize = 16 + (bufSize&0xffff)%4096
 		const maxLine = 256
@@ -85,14 +88,15 @@ func FuzzEventReader(f *testing.F) {
 	})
 }
 
-// reference parses by splitting the whole input into lines.
+// reference parses by splitting the whole input into lines at \r\n, \r
+// or \n, as the SSE specification says.
 func reference(in string, maxLine int) ([]string, error) {
 	var out []string
 	var data []string
 	has := false
 	rest := in
 	for rest != "" {
-		i := strings.IndexByte(rest, '\n')
+		i := strings.IndexAny(rest, "\r\n")
 		if i < 0 {
 			if len(rest) > maxLine {
 				return out, ErrLineTooLong
@@ -100,11 +104,14 @@ func reference(in string, maxLine int) ([]string, error) {
 			return out, io.ErrUnexpectedEOF
 		}
 		line := rest[:i]
-		rest = rest[i+1:]
-		if len(line)+1 > maxLine+2 {
+		if strings.HasPrefix(rest[i:], "\r\n") {
+			rest = rest[i+2:]
+		} else {
+			rest = rest[i+1:]
+		}
+		if len(line) > maxLine {
 			return out, ErrLineTooLong
 		}
-		line = strings.TrimSuffix(line, "\r")
 		switch {
 		case line == "":
 			if has {
@@ -127,4 +134,23 @@ func reference(in string, maxLine int) ([]string, error) {
 		out = append(out, strings.Join(data, "\n"))
 	}
 	return out, nil
+}
+
+// BenchmarkEventReader reads a typical chat stream: 1000 chunk events.
+func BenchmarkEventReader(b *testing.B) {
+	var sb strings.Builder
+	for range 1000 {
+		sb.WriteString(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" the"},"finish_reason":null}]}` + "\n\n")
+	}
+	src := sb.String()
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r := NewEventReader(bufio.NewReaderSize(strings.NewReader(src), 2<<10), 1<<20)
+		for {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+		}
+	}
 }

@@ -204,7 +204,7 @@ func (t *transport) exchange(c *conn, body []byte, headers []string) (*http.Resp
 	c.hdr = append(c.hdr, t.path...)
 	c.hdr = append(c.hdr, " HTTP/1.1\r\nHost: "...)
 	c.hdr = append(c.hdr, t.host...)
-	c.hdr = append(c.hdr, "\r\nUser-Agent: benchci\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: "...)
+	c.hdr = append(c.hdr, "\r\nUser-Agent: benchci\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nAccept-Encoding: identity\r\nContent-Length: "...)
 	c.hdr = strconv.AppendInt(c.hdr, int64(len(body)), 10)
 	c.hdr = append(c.hdr, "\r\n"...)
 	for i := 0; i+1 < len(headers); i += 2 {
