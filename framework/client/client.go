@@ -46,6 +46,10 @@ type Options struct {
 	// body (default 256 MiB).
 	MaxLine   int
 	MaxStream int64
+	// MaxChunks bounds the content chunks kept per stream (default 2^18):
+	// each costs 12 bytes of timing and count, and a stream of tiny chunks
+	// within MaxStream could otherwise hold hundreds of MB.
+	MaxChunks int
 	// Counter counts tokens in streamed text when the server gives no usage
 	// (default: Words).
 	Counter Counter
@@ -86,6 +90,9 @@ func New(opts Options) (*Client, error) {
 	}
 	if opts.MaxLine == 0 {
 		opts.MaxLine = 8 << 20
+	}
+	if opts.MaxChunks == 0 {
+		opts.MaxChunks = 1 << 18
 	}
 	if opts.MaxStream == 0 {
 		opts.MaxStream = 256 << 20
@@ -229,7 +236,11 @@ func (c *Client) Do(ctx context.Context, body []byte, id string, res *Result) {
 	resp, err := c.tr.roundTrip(ctx, body, headers)
 	if err != nil {
 		res.End = time.Since(res.Sent)
-		res.fail(classify(ctx, err, ErrConnect), err.Error())
+		kind := classify(ctx, err, ErrConnect)
+		if errors.Is(err, errHeadTooLarge) {
+			kind = ErrMalformed
+		}
+		res.fail(kind, err.Error())
 		return
 	}
 	defer resp.Close()
@@ -373,6 +384,11 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result, sentBy
 		countedTotal += n
 		if body.FromKernel() {
 			kernel++
+		}
+		if len(res.ChunkAt) >= c.opts.MaxChunks {
+			res.End = now
+			res.fail(ErrStreamLimit, fmt.Sprintf("response exceeded %d content chunks", c.opts.MaxChunks))
+			return
 		}
 		res.ChunkAt = append(res.ChunkAt, now)
 		res.ChunkTokens = append(res.ChunkTokens, int32(n))

@@ -70,8 +70,38 @@ func (t *transport) noteStale() {
 type conn struct {
 	nc  net.Conn // rx, or a *tls.Conn over it
 	rx  *netstamp.Conn
-	br  *bufio.Reader
-	hdr []byte // request head, rebuilt per request
+	br  *bufio.Reader // reads through head
+	// head bounds what a response head may take (net/http's reader has no
+	// limit: headers that never end grew to 962 MB).
+	head headLimit
+	hdr  []byte // request head, rebuilt per request
+}
+
+// maxResponseHead bounds a response's status line and headers.
+const maxResponseHead = 64 << 10
+
+// headLimit passes reads through, failing them once more than left bytes
+// were read while armed (left >= 0); -1 disarms it for the body.
+type headLimit struct {
+	r    io.Reader
+	left int64
+}
+
+var errHeadTooLarge = fmt.Errorf("response head exceeded %d bytes", maxResponseHead)
+
+func (h *headLimit) Read(p []byte) (int, error) {
+	if h.left < 0 {
+		return h.r.Read(p)
+	}
+	if h.left == 0 {
+		return 0, errHeadTooLarge
+	}
+	if int64(len(p)) > h.left {
+		p = p[:h.left]
+	}
+	n, err := h.r.Read(p)
+	h.left -= int64(n)
+	return n, err
 }
 
 func newTransport(baseURL, path string, maxConns int, tlsConf *tls.Config) (*transport, error) {
@@ -218,6 +248,9 @@ func (t *transport) exchange(c *conn, body []byte, headers []string) (*http.Resp
 	if _, err := bufs.WriteTo(c.nc); err != nil {
 		return nil, err
 	}
+	// Armed for the head; the buffer may read some body bytes with it.
+	c.head.left = maxResponseHead + int64(c.br.Size())
+	defer func() { c.head.left = -1 }()
 	for {
 		resp, err := http.ReadResponse(c.br, nil)
 		if err != nil {
@@ -266,7 +299,8 @@ func (t *transport) get(ctx context.Context, fresh bool) (c *conn, reused bool, 
 	}
 	// Small: it holds the response head and chunk-size lines; stream data
 	// is read through it into the event reader's buffer.
-	c.br = bufio.NewReaderSize(c.nc, 2<<10)
+	c.head = headLimit{r: c.nc, left: -1}
+	c.br = bufio.NewReaderSize(&c.head, 2<<10)
 	return c, false, nil
 }
 

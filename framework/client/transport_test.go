@@ -386,3 +386,53 @@ func TestTransportServerClosesAfterEveryResponse(t *testing.T) {
 		t.Errorf("%d connections for 400 requests: requests were sent more than once", n)
 	}
 }
+
+// Headers that never end are cut at the head bound, and a stream of tiny
+// chunks at the chunk bound: what one stream keeps stays bounded.
+func TestTransportBoundsWhatAStreamKeeps(t *testing.T) {
+	t.Parallel()
+	var sent atomic.Int64
+	url := rawServer(t, func(c net.Conn) {
+		defer c.Close()
+		if _, err := readRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\n")
+		line := "X-Pad: " + strings.Repeat("a", 1000) + "\r\n"
+		for range 10000 { // 10 MB of headers, unless the client stops reading
+			n, err := io.WriteString(c, line)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	})
+	var res Result
+	newTestClient(t, url, "chat").Do(context.Background(), []byte(`{}`), "1", &res)
+	if res.Err != ErrMalformed || !strings.Contains(res.Detail, "response head exceeded") {
+		t.Errorf("endless headers: %s %q", res.Err, res.Detail)
+	}
+
+	tiny := rawServer(t, func(c net.Conn) {
+		defer c.Close()
+		if _, err := readRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n")
+		for range 1000 {
+			if _, err := io.WriteString(c, chatChunk("x")); err != nil {
+				return
+			}
+		}
+	})
+	c, err := New(Options{BaseURL: tiny, API: "chat", Model: "m", Timeout: 5 * time.Second, MaxChunks: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdle()
+	res = Result{}
+	c.Do(context.Background(), []byte(`{}`), "2", &res)
+	if res.Err != ErrStreamLimit || len(res.ChunkAt) != 100 {
+		t.Errorf("tiny chunks: %s %q, %d chunks kept", res.Err, res.Detail, len(res.ChunkAt))
+	}
+}
