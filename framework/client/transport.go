@@ -68,9 +68,9 @@ func (t *transport) noteStale() {
 
 // conn is one connection and its read buffer.
 type conn struct {
-	nc  net.Conn // rx, or a *tls.Conn over it
-	rx  *netstamp.Conn
-	br  *bufio.Reader // reads through head
+	nc net.Conn // rx, or a *tls.Conn over it
+	rx *netstamp.Conn
+	br *bufio.Reader // reads through head
 	// head bounds what a response head may take (net/http's reader has no
 	// limit: headers that never end grew to 962 MB).
 	head headLimit
