@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -46,6 +47,14 @@ the error is printed and the exit code still tells the verdict.`,
 }
 
 func runCI(cmd *cobra.Command, o ciOptions, paths []string) error {
+	if o.run.timeout > 0 {
+		// --timeout bounds the whole job, the comment included, so the
+		// verdict's exit code always comes.
+		ctx, cancel := context.WithTimeoutCause(cmd.Context(), o.run.timeout, fmt.Errorf("--timeout %v reached", o.run.timeout))
+		defer cancel()
+		cmd.SetContext(ctx)
+		o.run.timeout = 0
+	}
 	results, runErr := runAll(cmd, o.run, paths)
 	if results == nil {
 		return runErr // nothing ran: the suites did not load

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -62,7 +64,11 @@ func postComment(cmd *cobra.Command, o commentOptions, body string) (string, err
 	if err != nil {
 		return "", err
 	}
-	return c.Upsert(cmd.Context(), pr, report.Marker(o.key), body)
+	// Posting is bounded on its own too: a slow GitHub delays the verdict
+	// by two minutes at most.
+	ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
+	defer cancel()
+	return c.Upsert(ctx, pr, report.Marker(o.key), body)
 }
 
 // prFromEvent reads the pull request number from the Actions event payload.

@@ -27,8 +27,19 @@ type Options struct {
 	Backoff  time.Duration
 	// Sleep waits between attempts; tests replace it.
 	Sleep func(context.Context, time.Duration) error
-	// HTTPClient is the underlying client (default: http.DefaultClient's transport).
+	// HTTPClient is the underlying client (default: one with a 30 s timeout
+	// per request). Whatever is given, redirects to another host are
+	// refused: go-github adds the token to every request it sends,
+	// redirected ones included.
 	HTTPClient *http.Client
+	// MaxRetryAfter is the longest secondary-rate-limit wait honoured
+	// (default 60 s); GitHub asking for more fails the comment at once,
+	// so the verdict is not held back for an hour.
+	MaxRetryAfter time.Duration
+	// MaxPages bounds the pages of comments read to find the sticky one
+	// (default 50, 5000 comments): a server whose Link: next never ends
+	// cannot hold the run.
+	MaxPages int
 }
 
 // Commenter posts and updates sticky comments on one repository.
@@ -60,7 +71,19 @@ func New(token, repo string, opts Options) (*Commenter, error) {
 	if opts.Sleep == nil {
 		opts.Sleep = sleep
 	}
-	c := gh.NewClient(opts.HTTPClient).WithAuthToken(token)
+	if opts.MaxRetryAfter <= 0 {
+		opts.MaxRetryAfter = time.Minute
+	}
+	if opts.MaxPages <= 0 {
+		opts.MaxPages = 50
+	}
+	hc := &http.Client{Timeout: 30 * time.Second}
+	if opts.HTTPClient != nil {
+		copied := *opts.HTTPClient
+		hc = &copied
+	}
+	hc.CheckRedirect = sameHost
+	c := gh.NewClient(hc).WithAuthToken(token)
 	if opts.APIURL != "" && opts.APIURL != "https://api.github.com" {
 		u, err := url.Parse(strings.TrimRight(opts.APIURL, "/") + "/")
 		if err != nil {
@@ -69,6 +92,18 @@ func New(token, repo string, opts Options) (*Commenter, error) {
 		c.BaseURL = u
 	}
 	return &Commenter{c: c, owner: owner, repo: name, opts: opts}, nil
+}
+
+// sameHost refuses a redirect to another host, which would carry the
+// token there.
+func sameHost(req *http.Request, via []*http.Request) error {
+	if len(via) >= 5 {
+		return errors.New("github: too many redirects")
+	}
+	if !strings.EqualFold(req.URL.Host, via[0].URL.Host) || req.URL.Scheme != via[0].URL.Scheme {
+		return fmt.Errorf("github: refused a redirect from %s to %s: the token is only sent to the API host", via[0].URL.Host, req.URL.Host)
+	}
+	return nil
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -135,7 +170,10 @@ func (c *Commenter) mine(ctx context.Context, cm *gh.IssueComment) bool {
 // find pages through the pull request's comments for the marker.
 func (c *Commenter) find(ctx context.Context, pr int, marker string) (*gh.IssueComment, error) {
 	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
-	for {
+	for pages := 1; ; pages++ {
+		if pages > c.opts.MaxPages {
+			return nil, fmt.Errorf("github: list comments: more than %d pages; giving up", c.opts.MaxPages)
+		}
 		var page []*gh.IssueComment
 		var resp *gh.Response
 		err := c.retry(ctx, "list comments", func() (*gh.Response, error) {
@@ -176,6 +214,9 @@ func (c *Commenter) retry(ctx context.Context, what string, call func() (*gh.Res
 			retryable = true
 			if d := abuse.GetRetryAfter(); d > 0 {
 				pause = d
+			}
+			if pause > c.opts.MaxRetryAfter {
+				return fmt.Errorf("github: %s: secondary rate limit: GitHub asks to wait %v, longer than the %v benchci waits", what, pause.Round(time.Second), c.opts.MaxRetryAfter)
 			}
 		case errors.As(err, &limit):
 			// The primary limit resets within the hour; waiting that long

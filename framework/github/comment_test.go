@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -308,5 +310,63 @@ func TestUpsertIgnoresMarkerInOthersComments(t *testing.T) {
 		if n != 2 || !strings.HasSuffix(bodies[0], "hijacked") || !strings.HasSuffix(bodies[1], "new") {
 			t.Errorf("self %q: %d comments, bodies %q: want ours edited and mallory's untouched", self, n, bodies)
 		}
+	}
+}
+
+// Nothing a GitHub server says can hold the verdict back: an hour's
+// Retry-After fails the comment at once, and endless pages are cut.
+func TestHostileGitHubIsBounded(t *testing.T) {
+	t.Parallel()
+	const limited = `{"message":"You have exceeded a secondary rate limit.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`
+	f, srv := newFake(t, 0)
+	f.fail = func(r *http.Request, n int) (int, http.Header, string, bool) {
+		return http.StatusForbidden, http.Header{"Retry-After": {"3600"}}, limited, true
+	}
+	sl := &sleeps{}
+	_, err := newCommenter(t, srv, sl).Upsert(context.Background(), 7, marker, "body")
+	if err == nil || !strings.Contains(err.Error(), "asks to wait 1h0m0s") || len(sl.d) != 0 {
+		t.Errorf("Retry-After 3600: %v, waits %v", err, sl.d)
+	}
+
+	f, srv = newFake(t, 0)
+	f.fail = func(r *http.Request, n int) (int, http.Header, string, bool) {
+		// Every page says there is another.
+		return http.StatusOK, http.Header{"Link": {fmt.Sprintf(`<http://%s/repos/o/r/issues/7/comments?per_page=100&page=%d>; rel="next"`, r.Host, n+1)}}, `[]`, true
+	}
+	c, err := New(token, "o/r", Options{APIURL: srv.URL, Sleep: (&sleeps{}).sleep, MaxPages: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Upsert(context.Background(), 7, marker, "body"); err == nil || !strings.Contains(err.Error(), "more than 7 pages") {
+		t.Errorf("endless pages: %v", err)
+	}
+	f.mu.Lock()
+	if n := len(f.requests); n != 7 {
+		t.Errorf("%d requests, want 7 pages", n)
+	}
+	f.mu.Unlock()
+}
+
+// A redirect to another host never carries the token there.
+func TestTokenNeverLeavesTheAPIHost(t *testing.T) {
+	t.Parallel()
+	var leaked atomic.Bool
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			leaked.Store(true)
+		}
+		io.WriteString(w, "[]")
+	}))
+	defer other.Close()
+	f, srv := newFake(t, 0)
+	f.fail = func(r *http.Request, n int) (int, http.Header, string, bool) {
+		return http.StatusTemporaryRedirect, http.Header{"Location": {other.URL + r.URL.Path}}, "", true
+	}
+	_, err := newCommenter(t, srv, &sleeps{}).Upsert(context.Background(), 7, marker, "body")
+	if err == nil || !strings.Contains(err.Error(), "refused a redirect") {
+		t.Errorf("redirect: %v", err)
+	}
+	if leaked.Load() {
+		t.Error("the token was sent to another host")
 	}
 }
