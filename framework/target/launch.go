@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -24,7 +27,11 @@ type Process struct {
 	exited  chan struct{}
 	waitErr error
 	stop    sync.Once
+	marker  string // KEY=VALUE in the environment of the server's processes
 }
+
+// launches numbers the servers this process launched, for their markers.
+var launches atomic.Int64
 
 // tailWriter keeps the last lines of the server's output for error
 // messages and reports, while the whole output goes to the log file.
@@ -77,27 +84,69 @@ func Launch(ctx context.Context, l suite.Launch, baseURL, logPath string) (*Proc
 	cmd := exec.Command(l.Command[0], l.Command[1:]...)
 	cmd.Dir = l.Dir
 	cmd.Env = os.Environ()
+	// Every process of the server inherits this marker, so Stop finds them
+	// all, even those that left its process group or were orphaned.
+	p.marker = fmt.Sprintf("BENCHCI_LAUNCH=%d-%d", os.Getpid(), launches.Add(1))
+	cmd.Env = append(cmd.Env, p.marker)
 	for k, v := range l.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.Stdout, cmd.Stderr = p.log, p.log
+	// A child that keeps the output pipe open (a daemonized worker) must
+	// not hold Wait, and with it the whole run, once the server exited.
+	cmd.WaitDelay = 2 * time.Second
 	// Its own process group, so stopping it stops whatever it started
-	// (engines fork workers).
+	// (engines fork workers); see adopt for what escapes the group.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	adopt(cmd.SysProcAttr)
+	// A server already answering at the address (an orphan of an earlier
+	// killed run) would pass the health check and be benchmarked instead.
+	if err := portFree(baseURL); err != nil {
+		p.closeLog()
+		return nil, fmt.Errorf("launch %s: %w", l.Command[0], err)
+	}
 	if err := cmd.Start(); err != nil {
 		p.closeLog()
 		return nil, fmt.Errorf("launch %s: %w", l.Command[0], err)
 	}
 	p.cmd = cmd
+
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.exited)
 	}()
-	if err := p.ready(ctx, baseURL+l.Health, l.StartTimeout.D()); err != nil {
+	err := p.ready(ctx, baseURL+l.Health, l.StartTimeout.D())
+	if err == nil && p.Exited() {
+		// Health answered, but not from our process, which is gone.
+		err = fmt.Errorf("the health check passed but the launched process had exited (%v): something else answers at %s", p.waitErr, baseURL)
+	}
+	if err != nil {
 		p.Stop()
 		return nil, fmt.Errorf("launch %s: %w\nlast lines of its output:\n%s", strings.Join(l.Command, " "), err, p.log.Tail(20))
 	}
 	return p, nil
+}
+
+// portFree checks that nothing answers at baseURL's address yet.
+func portFree(baseURL string) error {
+	u, err := url.Parse(baseURL)
+	if err != nil || u.Host == "" {
+		return nil // validated with the suite; the launch reports the rest
+	}
+	host := u.Host
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		host = net.JoinHostPort(u.Hostname(), port)
+	}
+	c, err := net.DialTimeout("tcp", host, time.Second)
+	if err != nil {
+		return nil
+	}
+	c.Close()
+	return fmt.Errorf("%s is already in use by another process (a server left over from an earlier run?); stop it, or launch on another port", host)
 }
 
 // ready polls the health URL until it answers 2xx, the process exits, the
@@ -144,13 +193,24 @@ func (p *Process) Stop() {
 		if p.cmd == nil || p.cmd.Process == nil {
 			return
 		}
-		pgid := -p.cmd.Process.Pid
-		syscall.Kill(pgid, syscall.SIGTERM)
+		pid := p.cmd.Process.Pid
+		// The tree is listed before the server goes: its children are
+		// reparented when it exits.
+		procs := tree(pid, p.marker)
+		syscall.Kill(-pid, syscall.SIGTERM)
+		for _, d := range procs {
+			syscall.Kill(d, syscall.SIGTERM)
+		}
 		select {
 		case <-p.exited:
 		case <-time.After(p.grace):
-			syscall.Kill(pgid, syscall.SIGKILL)
+			syscall.Kill(-pid, syscall.SIGKILL)
 			<-p.exited
+		}
+		// Whatever is left of the tree, its own sessions and daemons
+		// included, is killed.
+		for _, d := range append(procs, tree(pid, p.marker)...) {
+			syscall.Kill(d, syscall.SIGKILL)
 		}
 	})
 }

@@ -2,9 +2,12 @@ package target
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -145,5 +148,106 @@ func TestLaunchCanceled(t *testing.T) {
 	_, err := Launch(ctx, l, "http://"+freeAddr(t), "")
 	if err == nil || !strings.Contains(err.Error(), "stopped while waiting") || time.Since(start) > 5*time.Second {
 		t.Errorf("error %v after %v", err, time.Since(start))
+	}
+}
+
+// alive reports whether pid still runs (a zombie counts as gone).
+func alive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(stat)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] != "Z"
+}
+
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	for range 100 { // the script writes it as it starts; a hang guard, not a timing
+		if b, err := os.ReadFile(path); err == nil && len(b) > 0 && b[len(b)-1] == '\n' {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err == nil {
+				return pid
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no pid in %s", path)
+	return 0
+}
+
+// A server whose children start sessions of their own, or daemonize, and
+// keep its output pipe open, is stopped whole, and stopping it returns.
+func TestStopEndsTheWholeTree(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("the process tree is read from /proc")
+	}
+	addr := freeAddr(t)
+	dir := t.TempDir()
+	l := selfServer(addr, nil)
+	script := `setsid sleep 300 & echo $! > ` + dir + `/session.pid
+(sleep 300 & echo $! > ` + dir + `/daemon.pid)
+exec "$0" -test.run='^$'`
+	l.Command = []string{"sh", "-c", script, os.Args[0]}
+	p, err := Launch(context.Background(), l, "http://"+addr, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	session, daemon := readPid(t, dir+"/session.pid"), readPid(t, dir+"/daemon.pid")
+	if !alive(session) || !alive(daemon) {
+		t.Fatal("the children did not start")
+	}
+	done := make(chan struct{})
+	go func() { p.Stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second): // a hang guard: Stop waits at most grace + 2 s
+		t.Fatal("Stop did not return")
+	}
+	if alive(session) || alive(daemon) {
+		t.Errorf("left running: session child %v, daemonized child %v", alive(session), alive(daemon))
+	}
+}
+
+// A server that exits at once while its child keeps the output open is
+// reported as exited, not waited for until start_timeout.
+func TestLaunchNoticesExitDespiteOpenPipe(t *testing.T) {
+	t.Parallel()
+	addr := freeAddr(t)
+	l := suite.Launch{Command: []string{"sh", "-c", "sleep 300 & echo bye; exit 4"}, Health: "/health",
+		StartTimeout: suite.Duration(time.Minute), StopGrace: suite.Duration(time.Second)}
+	start := time.Now()
+	_, err := Launch(context.Background(), l, "http://"+addr, "")
+	if err == nil || !strings.Contains(err.Error(), "exited before it was ready") {
+		t.Fatalf("launch: %v", err)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("took %v to notice the exit, with a start timeout of 1m", took)
+	}
+}
+
+// An address already answering (an orphan of an earlier run) is refused
+// before launching, not benchmarked in the new server's place.
+func TestLaunchRefusesBusyAddress(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	_, err = Launch(context.Background(), selfServer(ln.Addr().String(), nil), "http://"+ln.Addr().String(), "")
+	if err == nil || !strings.Contains(err.Error(), "already in use") {
+		t.Errorf("launch on a busy address: %v", err)
 	}
 }
