@@ -205,12 +205,14 @@ func chart(b *strings.Builder, r *compare.Report) {
 		if row.Metric != "ttft.p99" {
 			continue
 		}
+		// Only what the chart's syntax can hold goes into it: the label is
+		// rewritten from the parsed number, never copied from the file.
 		_, v, _ := strings.Cut(row.Point, "=")
 		x, err := strconv.ParseFloat(v, 64)
-		if err != nil {
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 			return
 		}
-		pts = append(pts, pt{x, v, row.Base, row.Cand})
+		pts = append(pts, pt{x, strconv.FormatFloat(x, 'g', -1, 64), row.Base, row.Cand})
 	}
 	if len(pts) < 2 {
 		return
@@ -224,7 +226,16 @@ func chart(b *strings.Builder, r *compare.Report) {
 		cs = append(cs, num(p.cand))
 		top = math.Max(top, math.Max(p.base, p.cand))
 	}
-	axis, _, _ := strings.Cut(r.Rows[0].Point, "=")
+	axis := ""
+	for _, row := range r.Rows {
+		if a, _, ok := strings.Cut(row.Point, "="); ok {
+			axis = a
+			break
+		}
+	}
+	if axis != "rate" && axis != "concurrency" {
+		return
+	}
 	fmt.Fprintf(b, "```mermaid\nxychart-beta\n    title \"TTFT p99 (ms) vs %s: baseline, candidate\"\n    x-axis \"%s\" [%s]\n    y-axis \"ms\" 0 --> %s\n    line [%s]\n    line [%s]\n```\n\n",
 		axis, axis, strings.Join(xs, ", "), num(top*1.1), strings.Join(bs, ", "), strings.Join(cs, ", "))
 }
@@ -287,11 +298,14 @@ func Escape(s string) string {
 			b.WriteString("@\u200b") // no @mentions
 		case '\n', '\r':
 			b.WriteByte(' ')
+		case ':':
+			// "https://" and "www." would become links: break the scheme.
+			b.WriteString(":\u200b")
 		default:
 			b.WriteRune(r)
 		}
 	}
-	return b.String()
+	return strings.ReplaceAll(b.String(), "www.", "www\u200b.")
 }
 
 func num(v float64) string {

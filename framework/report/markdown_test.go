@@ -98,9 +98,21 @@ func TestEscape(t *testing.T) {
 	tests := map[string]string{
 		"a|b":                        `a\|b`,
 		"<script>alert(1)</script>":  "&lt;script&gt;alert(1)&lt;/script&gt;",
-		"[x](http://evil) @everyone": `\[x\](http://evil) @` + "\u200b" + "everyone",
+		"[x](http://evil) @everyone": `\[x\](http:` + "\u200b" + `//evil) @` + "\u200b" + "everyone",
+		"meta-llama https://evil.example/x www.evil.example": "meta-llama https:\u200b//evil.example/x www\u200b.evil.example",
 		"line\nbreak":                "line break",
 		"`code` *b* _i_":             "\\`code\\` \\*b\\* \\_i\\_",
+	}
+	// A point label that tries to leave the Mermaid block is not copied
+	// into it: labels are rewritten from their numbers.
+	evil := &compare.Report{Suite: "s", Comparable: true, Rows: []compare.Row{
+		{Point: "rate\n```\n# injected=1", Metric: "ttft.p99", Base: 1, Cand: 2},
+		{Point: "rate=2", Metric: "ttft.p99", Base: 1, Cand: 2},
+	}}
+	var md strings.Builder
+	chart(&md, evil)
+	if strings.Contains(md.String(), "injected") {
+		t.Errorf("the chart copied an untrusted label:\n%s", md.String())
 	}
 	for in, want := range tests {
 		if got := Escape(in); got != want {
