@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchci/benchci/framework/compare"
+	"github.com/benchci/benchci/framework/redact"
 	"github.com/benchci/benchci/framework/report"
 )
 
@@ -79,6 +80,11 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string) error {
 	if err := report.Markdown(&md, report.Marker(o.comment.key), reports); err != nil {
 		return err
 	}
+	// The report quotes servers (error bodies); no secret reaches the file,
+	// the job summary or the comment.
+	redacted := redact.Bytes(md.Bytes())
+	md.Reset()
+	md.Write(redacted)
 	if o.reportOut != "" {
 		if err := os.MkdirAll(filepath.Dir(o.reportOut), 0o755); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchci/benchci/framework/github"
+	"github.com/benchci/benchci/framework/redact"
 	"github.com/benchci/benchci/framework/report"
 )
 
@@ -68,7 +69,7 @@ func postComment(cmd *cobra.Command, o commentOptions, body string) (string, err
 	// by two minutes at most.
 	ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 	defer cancel()
-	return c.Upsert(ctx, pr, report.Marker(o.key), body)
+	return c.Upsert(ctx, pr, report.Marker(o.key), redact.String(body))
 }
 
 // prFromEvent reads the pull request number from the Actions event payload.

@@ -9,8 +9,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"github.com/benchci/benchci/framework/redact"
 	"github.com/benchci/benchci/framework/report"
 	"github.com/spf13/cobra"
 )
@@ -45,6 +47,19 @@ func main() {
 
 // run executes the command line and returns the exit code.
 func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
+	// Secrets in the environment (GITHUB_TOKEN, API keys) are masked in
+	// everything printed or written, whoever echoes them.
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	redact.AddEnv(env)
+	out, errOut := redact.NewWriter(stdout), redact.NewWriter(stderr)
+	defer out.Flush()
+	defer errOut.Flush()
+	stdout, stderr = out, errOut
 	root := rootCmd(stdout, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

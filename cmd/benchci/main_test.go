@@ -283,3 +283,43 @@ func TestServerTextCannotCommandTheWorkflow(t *testing.T) {
 		}
 	}
 }
+
+// Secrets that servers echo back are masked everywhere benchci writes: a
+// key quoted in a 401 body, a launched server printing its environment.
+func TestSecretsNeverReachOutputs(t *testing.T) {
+	const key, token = "sk-test-secret-7d1f9a", "hf_launch-secret-42b7c1"
+	t.Setenv("BENCHCI_TEST_API_KEY", key)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":"invalid api key %s"}`, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	echo := writeSuite(t, dir, "echo", fmt.Sprintf(`
+  target: b.target.url('%s', model='m', api_key_env='BENCHCI_TEST_API_KEY'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
+  sweep: b.sweep.rates([1], duration='1s'),`, srv.URL))
+	printer := writeSuite(t, dir, "printer", fmt.Sprintf(`
+  target: b.target.launch(['sh', '-c', 'env; exit 1'], url='http://%s', env={ HF_TOKEN: '%s' }, start_timeout='10s'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
+  sweep: b.sweep.rates([1], duration='1s'),`, freeAddr(t), token))
+	for _, path := range []string{echo, printer} {
+		code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", dir, "--progress=false", path)
+		if code != 2 {
+			t.Errorf("%s: exit %d", path, code)
+		}
+		outputs := map[string]string{"stdout": stdout, "stderr": stderr}
+		for _, f := range []string{"echo.json", "printer.json", "printer.server.log"} {
+			b, _ := os.ReadFile(filepath.Join(dir, f))
+			outputs[f] = string(b)
+		}
+		for where, text := range outputs {
+			if strings.Contains(text, key) || strings.Contains(text, token) {
+				t.Errorf("%s: a secret reached %s:\n%s", filepath.Base(path), where, text)
+			}
+		}
+		if !strings.Contains(stderr, "[REDACTED]") {
+			t.Errorf("%s: stderr shows no masked secret:\n%s", filepath.Base(path), stderr)
+		}
+	}
+}

@@ -27,7 +27,11 @@ type progress struct {
 
 func newProgress(w io.Writer, suite string) *progress {
 	tty := false
-	if f, ok := w.(*os.File); ok {
+	under := w
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		under = u.Unwrap() // the redacting writer over the terminal
+	}
+	if f, ok := under.(*os.File); ok {
 		tty = term.IsTerminal(int(f.Fd()))
 	}
 	return &progress{w: w, suite: suite, tty: tty}

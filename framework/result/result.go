@@ -16,6 +16,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/benchci/benchci/framework/redact"
 )
 
 // Schema names this file format. Parse also reads SchemaV1 files,
@@ -205,7 +207,8 @@ func Write(path string, f *File) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	data = append(data, '\n')
-	return WriteFileAtomic(path, data)
+	// Servers echo what they were sent; no known secret reaches the file.
+	return WriteFileAtomic(path, redact.Bytes(data))
 }
 
 // WriteFileAtomic writes data to path through a temporary file and rename.

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/benchci/benchci/framework/redact"
 	"github.com/benchci/benchci/framework/suite"
 )
 
@@ -28,6 +29,7 @@ type Process struct {
 	waitErr error
 	stop    sync.Once
 	marker  string // KEY=VALUE in the environment of the server's processes
+	logOut  *redact.Writer
 }
 
 // launches numbers the servers this process launched, for their markers.
@@ -64,7 +66,7 @@ func (t *tailWriter) Tail(n int) string {
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
-	return strings.Join(lines, "\n")
+	return redact.String(strings.Join(lines, "\n"))
 }
 
 // Launch starts the server, waits until baseURL+health answers 2xx, and
@@ -79,7 +81,9 @@ func Launch(ctx context.Context, l suite.Launch, baseURL, logPath string) (*Proc
 		if err != nil {
 			return nil, fmt.Errorf("launch: server log: %w", err)
 		}
-		p.logFile, p.log.w = f, f
+		p.logFile = f
+		p.logOut = redact.NewLineWriter(f)
+		p.log.w = p.logOut
 	}
 	cmd := exec.Command(l.Command[0], l.Command[1:]...)
 	cmd.Dir = l.Dir
@@ -88,6 +92,9 @@ func Launch(ctx context.Context, l suite.Launch, baseURL, logPath string) (*Proc
 	// all, even those that left its process group or were orphaned.
 	p.marker = fmt.Sprintf("BENCHCI_LAUNCH=%d-%d", os.Getpid(), launches.Add(1))
 	cmd.Env = append(cmd.Env, p.marker)
+	// A server may print its environment: secrets given to it are masked
+	// in its log and everywhere else.
+	redact.AddEnv(l.Env)
 	for k, v := range l.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -229,6 +236,9 @@ func (p *Process) Exited() bool {
 func (p *Process) Tail(n int) string { return p.log.Tail(n) }
 
 func (p *Process) closeLog() {
+	if p.logOut != nil {
+		p.logOut.Flush()
+	}
 	if p.logFile != nil {
 		p.logFile.Close()
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchci/benchci/framework/redact"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/sim"
 	"github.com/benchci/benchci/framework/suite"
@@ -72,6 +73,7 @@ func Open(ctx context.Context, st suite.Target, opts Options) (*Target, error) {
 		t := &Target{Info: result.Target{Kind: st.Kind, URL: strings.TrimRight(st.URL, "/"), Model: st.Model}}
 		if st.APIKeyEnv != "" {
 			t.APIKey = os.Getenv(st.APIKeyEnv)
+			redact.Add(t.APIKey) // servers echo keys in their 401 bodies
 			if t.APIKey == "" {
 				return nil, fmt.Errorf("target: environment variable %s (api_key_env) is empty", st.APIKeyEnv)
 			}

@@ -1,0 +1,31 @@
+package redact
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestRedact(t *testing.T) {
+	Add("sk-live-0123456789", "ghs_abcdefghijklmnop", "1", "")
+	AddEnv(map[string]string{"HF_TOKEN": "hf_zyxwvutsrqpo", "PORT": "8000000"})
+	in := `401: invalid key sk-live-0123456789; token ghs_abcdefghijklmnop, hf "hf_zyxwvutsrqpo", port 8000000, count 1`
+	got := String(in)
+	for _, s := range []string{"sk-live-0123456789", "ghs_abcdefghijklmnop", "hf_zyxwvutsrqpo"} {
+		if strings.Contains(got, s) {
+			t.Errorf("%q kept %s", got, s)
+		}
+	}
+	if !strings.Contains(got, "8000000") || !strings.Contains(got, "count 1") {
+		t.Errorf("over-redacted: %q", got)
+	}
+	// Split across writes, and unfinished at the end.
+	var out bytes.Buffer
+	w := NewLineWriter(&out)
+	w.Write([]byte("env: KEY=sk-live-01234"))
+	w.Write([]byte("56789\nlast ghs_abcdefghijklmnop"))
+	w.Flush()
+	if strings.Contains(out.String(), "sk-live") || strings.Contains(out.String(), "ghs_") || !strings.Contains(out.String(), "last "+Mask) {
+		t.Errorf("writer: %q", out.String())
+	}
+}
