@@ -100,8 +100,8 @@ func TestEscape(t *testing.T) {
 		"<script>alert(1)</script>":  "&lt;script&gt;alert(1)&lt;/script&gt;",
 		"[x](http://evil) @everyone": `\[x\](http:` + "\u200b" + `//evil) @` + "\u200b" + "everyone",
 		"meta-llama https://evil.example/x www.evil.example": "meta-llama https:\u200b//evil.example/x www\u200b.evil.example",
-		"line\nbreak":                "line break",
-		"`code` *b* _i_":             "\\`code\\` \\*b\\* \\_i\\_",
+		"line\nbreak":    "line break",
+		"`code` *b* _i_": "\\`code\\` \\*b\\* \\_i\\_",
 	}
 	// A point label that tries to leave the Mermaid block is not copied
 	// into it: labels are rewritten from their numbers.
