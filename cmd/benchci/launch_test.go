@@ -6,7 +6,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -84,5 +86,48 @@ func TestLaunchPerPoint(t *testing.T) {
 	log, _ := os.ReadFile(filepath.Join(dir, "relaunched.server.log"))
 	if n := strings.Count(string(log), "serving simulator profile tiny"); n != 2 {
 		t.Errorf("the server started %d times, want once per point (2):\n%s", n, log)
+	}
+}
+
+// A launched server that dies mid-run makes the run an error (exit 2, the
+// result incomplete, the server's last lines kept), not a complete-looking
+// result that passes.
+func TestLaunchedServerDiesMidRun(t *testing.T) {
+	addr := freeAddr(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "sim.pid")
+	script := `"$0" sim --addr ` + addr + ` --profile tiny & echo $! > ` + pidFile + `; wait`
+	path := writeSuite(t, dir, "died", fmt.Sprintf(`
+  target: b.target.launch(['sh', '-c', %q, %q], url='http://%s',
+                          env={ BENCHCI_TEST_CLI: '1' }, health='/health', start_timeout='30s', stop_grace='5s'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
+  sweep: b.sweep.rates([10], duration='6s', warmup='0s'),`, script, os.Args[0], addr))
+	// Kill the simulator once it serves and a second has passed, as a
+	// crash would; the shell that launched it then exits.
+	go func() {
+		logPath := filepath.Join(dir, "died.server.log")
+		for range 600 { // a hang guard, not a timing
+			log, _ := os.ReadFile(logPath)
+			pid, _ := os.ReadFile(pidFile)
+			if strings.Contains(string(log), "serving simulator profile tiny") && len(pid) > 0 {
+				time.Sleep(time.Second)
+				if n, err := strconv.Atoi(strings.TrimSpace(string(pid))); err == nil {
+					syscall.Kill(n, syscall.SIGKILL)
+				}
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", dir, "--progress=false", path)
+	if code != 2 {
+		t.Errorf("exit %d, want 2\n%s\n%s", code, stdout, stderr)
+	}
+	f, err := result.Read(filepath.Join(dir, "died.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Incomplete || !strings.Contains(f.Error, "exited during the run") || f.ServerLog == "" {
+		t.Errorf("result: incomplete %v, error %q", f.Incomplete, f.Error)
 	}
 }

@@ -118,9 +118,13 @@ func (r *Report) SLOFailures() int {
 	return n
 }
 
-// Failed reports whether the gate fails: a regression, an SLO failure, a
-// point that disappeared, or runs that cannot be compared.
+// Failed reports whether the gate fails: an incomplete candidate run, a
+// regression, an SLO failure, a point that disappeared, or runs that
+// cannot be compared.
 func (r *Report) Failed() bool {
+	if !r.Candidate.Complete {
+		return true // a run that failed or was stopped proves nothing
+	}
 	if r.NoBaseline {
 		return r.SLOFailures() > 0
 	}

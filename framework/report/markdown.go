@@ -23,9 +23,12 @@ func Marker(key string) string { return "<!-- benchci:" + Escape(key) + " -->" }
 // Headline summarizes reports in one line, e.g.
 // "❌ 2 regressions, 1 SLO failed · cost +9% per 1M output tokens".
 func Headline(reports []*compare.Report) string {
-	var regs, imps, noise, slo, refused, missing int
+	var regs, imps, noise, slo, refused, missing, incomplete int
 	var costDeltas, capDeltas []float64
 	for _, r := range reports {
+		if !r.Candidate.Complete {
+			incomplete++
+		}
 		regs += r.Count(compare.Regression)
 		imps += r.Count(compare.Improvement)
 		noise += r.Count(compare.Noise)
@@ -43,8 +46,12 @@ func Headline(reports []*compare.Report) string {
 			}
 		}
 	}
-	failed := regs+slo+refused+missing > 0
+	failed := regs+slo+refused+missing+incomplete > 0
 	var parts []string
+	if incomplete > 0 {
+		// First: a run that failed or was stopped is the news.
+		parts = append(parts, plural(incomplete, "run")+" failed or incomplete")
+	}
 	parts = append(parts, plural(regs, "regression"))
 	if slo > 0 {
 		parts = append(parts, plural(slo, "SLO")+" failed")

@@ -58,9 +58,14 @@ func TestMarkdownGolden(t *testing.T) {
 func TestHeadline(t *testing.T) {
 	t.Parallel()
 	got := Headline(sampleReports())
-	want := "❌ 2 regressions, 1 SLO failed, 1 point missing, 1 within noise, cost +6.0% per 1M output tokens"
+	// The fresh suite's run is incomplete: that leads.
+	want := "❌ 1 run failed or incomplete, 2 regressions, 1 SLO failed, 1 point missing, 1 within noise, cost +6.0% per 1M output tokens"
 	if got != want {
 		t.Errorf("headline %q, want %q", got, want)
+	}
+	complete := &compare.Report{Suite: "s", NoBaseline: true, Candidate: compare.Side{Complete: true}}
+	if got := Headline([]*compare.Report{complete}); got != "✅ 0 regressions" {
+		t.Errorf("complete run without baseline: %q", got)
 	}
 	if got := Headline(nil); got != "✅ 0 regressions" {
 		t.Errorf("empty headline %q", got)

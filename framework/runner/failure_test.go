@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/suitefile"
 )
 
@@ -167,5 +168,39 @@ b.suite {
 	}
 	if len(f.SLOs) != 1 || f.SLOs[0].Pass {
 		t.Errorf("the error-rate SLO passed at %v", p.Requests.ErrorRate)
+	}
+}
+
+// A run where every request failed does not pass silently, SLOs or not:
+// the sanity gate fails it, unless the suite turns the gate off.
+func TestSanityGate(t *testing.T) {
+	t.Parallel()
+	srv := misbehaving(t, 0, func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "overloaded", http.StatusServiceUnavailable)
+	})
+	f, _ := runAgainst(t, srv.URL, "2s")
+	var failed []string
+	for _, s := range f.SLOs {
+		if !s.Pass {
+			failed = append(failed, s.Name+": "+s.Note)
+		}
+	}
+	if len(failed) != 1 || !strings.Contains(failed[0], "sanity: some request completes") || !strings.Contains(failed[0], "none of") {
+		t.Errorf("failed SLOs %q, want the sanity gate's", failed)
+	}
+
+	half := result.Point{Label: "rate=1", Measured: result.Measured{Requests: result.Requests{Sent: 10, Completed: 4, Failed: 6, ErrorRate: 0.6}}}
+	ok := result.Point{Label: "rate=2", Measured: result.Measured{Requests: result.Requests{Sent: 10, Completed: 9, Failed: 1, ErrorRate: 0.1}}}
+	s, _ := suite.Decode([]byte(`{"name":"x","target":{"kind":"sim","profile":"tiny"},"workload":{"input_tokens":{"kind":"fixed","value":8},"output_tokens":{"kind":"fixed","value":2}},"sweep":{"rates":[1,2],"duration":"1s"}}`))
+	if v := sanity(s, []result.Point{half, ok}); len(v) != 1 || v[0].Point != "rate=1" || v[0].Limit != 0.5 {
+		t.Errorf("default gate: %+v", v)
+	}
+	s.Sanity = &suite.Sanity{MaxErrorRate: 0.7}
+	if v := sanity(s, []result.Point{half, ok}); len(v) != 0 {
+		t.Errorf("max_error_rate 0.7: %+v", v)
+	}
+	s.Sanity = &suite.Sanity{Off: true}
+	if v := sanity(s, []result.Point{{Label: "x", Measured: result.Measured{Requests: result.Requests{Sent: 5, Failed: 5, ErrorRate: 1}}}}); len(v) != 0 {
+		t.Errorf("gate off: %+v", v)
 	}
 }

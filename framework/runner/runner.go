@@ -63,7 +63,7 @@ func Run(ctx context.Context, l *suitefile.File, opts Options) (*result.File, er
 	}
 	err := run(ctx, l, opts, f)
 	f.Finished = time.Now().UTC()
-	f.SLOs = slo.Evaluate(s.SLOs, gated(f))
+	f.SLOs = append(slo.Evaluate(s.SLOs, gated(f)), sanity(s, gated(f))...)
 	if err != nil {
 		// The suite is named once, here, for every failure below.
 		err = fmt.Errorf("suite %s: %w", s.Name, err)
@@ -79,7 +79,7 @@ func Run(ctx context.Context, l *suitefile.File, opts Options) (*result.File, er
 	return f, nil
 }
 
-func run(ctx context.Context, l *suitefile.File, opts Options, f *result.File) error {
+func run(ctx context.Context, l *suitefile.File, opts Options, f *result.File) (err error) {
 	s := l.Suite
 	pl, err := planFor(s)
 	if err != nil {
@@ -89,8 +89,14 @@ func run(ctx context.Context, l *suitefile.File, opts Options, f *result.File) e
 	if err != nil {
 		return err
 	}
-	// Always stopped: on success, on errors and on Ctrl-C alike.
-	defer sess.close(f)
+	// Always stopped: on success, on errors and on Ctrl-C alike. A server
+	// that died during the run makes the run an error, whatever was
+	// measured before.
+	defer func() {
+		if died := sess.close(f); died != nil && err == nil {
+			err = died
+		}
+	}()
 	wl, err := prepare(ctx, s, sess, f)
 	if err != nil {
 		return err
@@ -125,4 +131,31 @@ func gated(f *result.File) []result.Point {
 // its simulator profiles and tokenizers.
 func Known() *suite.Known {
 	return &suite.Known{SimProfiles: sim.ProfileNames(), Tokenizers: tokenizer.Names}
+}
+
+// sanity is the gate every run passes whatever its SLOs: a point where no
+// request completed, or where most failed, measured a broken target, not
+// a configuration. Only its failures are listed.
+func sanity(s *suite.Suite, points []result.Point) []result.SLO {
+	maxErr := suite.DefaultMaxErrorRate
+	if sn := s.Sanity; sn != nil {
+		if sn.Off {
+			return nil
+		}
+		if sn.MaxErrorRate > 0 {
+			maxErr = sn.MaxErrorRate
+		}
+	}
+	var out []result.SLO
+	for _, p := range points {
+		switch {
+		case p.Requests.Sent > 0 && p.Requests.Completed == 0:
+			out = append(out, result.SLO{Name: "sanity: some request completes", Point: p.Label, Unit: "requests",
+				Note: fmt.Sprintf("none of %d requests completed (the suite's sanity: { off: true } allows it)", p.Requests.Sent)})
+		case p.Requests.ErrorRate > maxErr:
+			out = append(out, result.SLO{Name: fmt.Sprintf("sanity: error_rate <= %g", maxErr), Point: p.Label,
+				Measured: p.Requests.ErrorRate, Limit: maxErr, Unit: "fraction"})
+		}
+	}
+	return out
 }

@@ -112,17 +112,21 @@ func (sess *session) warm(ctx context.Context) error {
 }
 
 // close stops the target and records what the run learned about it: where
-// chunk times came from, and a dead server's last words.
-func (sess *session) close(f *result.File) {
+// chunk times came from, and a dead server's last words. It returns an
+// error when a launched server had died before it was stopped.
+func (sess *session) close(f *result.File) error {
 	sess.cl.CloseIdle()
 	timing(f, sess.cl.Timing())
 	if sess.cl.ClosesAfterResponse() {
 		f.Notes = append(f.Notes, "the server closed every connection after its response (while announcing keep-alive), so benchci stopped reusing connections: each request's TTFT includes a TCP connect, as it would for any client of this server")
 	}
+	var died error
 	if p := sess.tg.Process; p != nil && p.Exited() {
 		f.ServerLog = p.Tail(30)
+		died = errors.New("the launched server exited during the run; its last lines are in the results (server_log)")
 	}
 	sess.tg.Close()
+	return died
 }
 
 // warmup sends n short requests, unmeasured, to a freshly started server.

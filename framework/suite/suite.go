@@ -86,6 +86,10 @@ type Suite struct {
 	Cost      *Cost             `json:"cost,omitempty"`
 	// Trials repeats each sweep point so that comparisons can test significance.
 	Trials int `json:"trials"`
+	// Sanity is the gate every run passes, SLOs or not: a point where no
+	// request completed, or where more than MaxErrorRate failed, fails the
+	// run. Off turns it off (a suite that tests failures on purpose).
+	Sanity *Sanity `json:"sanity,omitempty"`
 	// Tokenizer counts tokens when the server reports no usage: "words"
 	// (default) or a tiktoken encoding such as "cl100k_base". It also sizes
 	// synthetic prompts when the server cannot be calibrated.
@@ -294,6 +298,16 @@ type SLO struct {
 	AtRate        float64 `json:"at_rate,omitempty"`
 	AtConcurrency int     `json:"at_concurrency,omitempty"`
 }
+
+// Sanity bounds what a run may call a measurement.
+type Sanity struct {
+	// MaxErrorRate is the highest error rate a point may have (default 0.5).
+	MaxErrorRate float64 `json:"max_error_rate,omitempty"`
+	Off          bool    `json:"off,omitempty"`
+}
+
+// DefaultMaxErrorRate is the sanity gate's error-rate bound.
+const DefaultMaxErrorRate = 0.5
 
 // Cost holds the inputs to $ per million tokens.
 type Cost struct {

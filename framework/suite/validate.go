@@ -197,6 +197,9 @@ func validate(s *Suite, known *Known) []*FieldError {
 	if known != nil && s.Tokenizer != "" && !slices.Contains(known.Tokenizers, s.Tokenizer) {
 		bad("tokenizer", "unknown tokenizer %q%s", s.Tokenizer, didyoumean.Hint(s.Tokenizer, known.Tokenizers))
 	}
+	if sn := s.Sanity; sn != nil && !(sn.MaxErrorRate >= 0 && sn.MaxErrorRate <= 1) {
+		bad("sanity.max_error_rate", "must be a fraction between 0 and 1, got %v", sn.MaxErrorRate)
+	}
 	if s.Trials < 1 {
 		bad("trials", "must be at least 1, got %d", s.Trials)
 	}
