@@ -335,6 +335,16 @@ func validateArrival(a Arrival) []*FieldError {
 	return errs
 }
 
+// Bounds on a point's plan: one machine sends at most MaxRate requests/s
+// (benchci's client holds about 8,000 on 2 cores), a point lasts at most
+// MaxPointDuration, and plans at most MaxPlannedRequests (its timeline is
+// 8 bytes a request).
+const (
+	MaxRate            = 100_000
+	MaxPointDuration   = Duration(24 * time.Hour)
+	MaxPlannedRequests = 10_000_000
+)
+
 func validateSweep(sw *Sweep) []*FieldError {
 	var errs []*FieldError
 	bad := func(field, format string, args ...any) {
@@ -395,6 +405,21 @@ func validateSweep(sw *Sweep) []*FieldError {
 	}
 	if sw.Duration < 0 {
 		bad("duration", "must not be negative")
+	}
+	// A plan no machine can send is refused before its timeline is drawn
+	// (a rate of 1e9, or a duration of centuries, held gigabytes).
+	if sw.Duration > MaxPointDuration {
+		bad("duration", "%v is longer than a point may be (%v)", sw.Duration.D(), time.Duration(MaxPointDuration))
+	}
+	for i, r := range sw.Rates {
+		if r > MaxRate {
+			bad(fmt.Sprintf("rates[%d]", i), "%v req/s is beyond what one client machine sends (at most %v; use shards)", r, MaxRate)
+		} else if n := r * (sw.Duration + sw.Warmup).D().Seconds(); n > MaxPlannedRequests {
+			bad(fmt.Sprintf("rates[%d]", i), "%v req/s for %v plans %.3g requests in one point, more than %v", r, (sw.Duration + sw.Warmup).D(), n, MaxPlannedRequests)
+		}
+	}
+	if sw.Max > MaxRate {
+		bad("max", "%v req/s is beyond what one client machine sends (at most %v)", sw.Max, MaxRate)
 	}
 	if sw.Duration == 0 && sw.Requests == 0 {
 		bad("duration", "a point needs a duration or a request count")
