@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -98,7 +99,10 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string) error {
 			fmt.Fprintln(cmd.ErrOrStderr(), "benchci: warning: job summary:", err)
 		}
 	}
-	if o.post && os.Getenv("GITHUB_TOKEN") != "" && o.comment.repo != "" && (o.comment.pr != 0 || prFromEvent() != 0) {
+	if skip := commentSkipped(o); o.post && skip != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "benchci: comment skipped:", skip)
+	}
+	if o.post && commentSkipped(o) == "" {
 		url, err := postComment(cmd, o.comment, md.String())
 		if err != nil {
 			// The verdict below stands whatever happened to the comment.
@@ -128,4 +132,20 @@ func appendFile(path string, data []byte) error {
 		return err
 	}
 	return f.Close()
+}
+
+// commentSkipped says why the pull-request comment cannot be posted, or ""
+// when it can.
+func commentSkipped(o ciOptions) string {
+	switch {
+	case os.Getenv("GITHUB_TOKEN") == "" && strings.HasPrefix(os.Getenv("GITHUB_EVENT_NAME"), "pull_request"):
+		return "no GITHUB_TOKEN (a pull request from a fork gets no token that can write; use benchci-fork-safe.yml with benchci-comment.yml)"
+	case os.Getenv("GITHUB_TOKEN") == "":
+		return "no GITHUB_TOKEN"
+	case o.comment.repo == "":
+		return "no repository (--repo or GITHUB_REPOSITORY)"
+	case o.comment.pr == 0 && prFromEvent() == 0:
+		return "no pull request (--pr, or a pull_request event)"
+	}
+	return ""
 }

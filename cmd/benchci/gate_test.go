@@ -173,3 +173,18 @@ func TestPRNumber(t *testing.T) {
 		}
 	}
 }
+
+// ci says why it did not comment instead of staying silent.
+func TestCISaysWhyNoComment(t *testing.T) {
+	t.Setenv("GITHUB_TOKEN", "")
+	t.Setenv("GITHUB_EVENT_NAME", "pull_request")
+	dir := t.TempDir()
+	path := writeSuite(t, dir, "nocomment", `
+  target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
+  sweep: b.sweep.rates([5], duration='300ms', warmup='0s'),`)
+	_, _, stderr := runCLI(t, context.Background(), "ci", "--results", dir, "--baselines", dir, "--progress=false", "--summary", "", path)
+	if !strings.Contains(stderr, "comment skipped: no GITHUB_TOKEN (a pull request from a fork") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+}
