@@ -76,6 +76,19 @@ func rawServer(t testing.TB, serve func(net.Conn)) string {
 	return "http://" + ln.Addr().String()
 }
 
+// answering serves respond on every connection once its request has been
+// read, then closes the connection.
+func answering(t testing.TB, respond func(net.Conn)) string {
+	t.Helper()
+	return rawServer(t, func(c net.Conn) {
+		defer c.Close()
+		if _, err := readRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		respond(c)
+	})
+}
+
 // readRequest reads one request head and its body.
 func readRequest(br *bufio.Reader) (*http.Request, error) {
 	req, err := http.ReadRequest(br)
@@ -290,11 +303,7 @@ func TestChunkTimesAreArrivalTimes(t *testing.T) {
 	// scheduler treats this goroutine.
 	type bounds struct{ lo, hi time.Duration }
 	written := make(chan bounds, 1)
-	url := rawServer(t, func(c net.Conn) {
-		defer c.Close()
-		if _, err := readRequest(bufio.NewReader(c)); err != nil {
-			return
-		}
+	url := answering(t, func(c net.Conn) {
 		io.WriteString(c, chunkedOK)
 		start1 := time.Now()
 		io.WriteString(c, chunked(chatChunk("a")))
@@ -391,18 +400,11 @@ func TestTransportServerClosesAfterEveryResponse(t *testing.T) {
 // chunks at the chunk bound: what one stream keeps stays bounded.
 func TestTransportBoundsWhatAStreamKeeps(t *testing.T) {
 	t.Parallel()
-	var sent atomic.Int64
-	url := rawServer(t, func(c net.Conn) {
-		defer c.Close()
-		if _, err := readRequest(bufio.NewReader(c)); err != nil {
-			return
-		}
+	url := answering(t, func(c net.Conn) {
 		io.WriteString(c, "HTTP/1.1 200 OK\r\n")
 		line := "X-Pad: " + strings.Repeat("a", 1000) + "\r\n"
 		for range 10000 { // 10 MB of headers, unless the client stops reading
-			n, err := io.WriteString(c, line)
-			sent.Add(int64(n))
-			if err != nil {
+			if _, err := io.WriteString(c, line); err != nil {
 				return
 			}
 		}
@@ -413,11 +415,7 @@ func TestTransportBoundsWhatAStreamKeeps(t *testing.T) {
 		t.Errorf("endless headers: %s %q", res.Err, res.Detail)
 	}
 
-	tiny := rawServer(t, func(c net.Conn) {
-		defer c.Close()
-		if _, err := readRequest(bufio.NewReader(c)); err != nil {
-			return
-		}
+	tiny := answering(t, func(c net.Conn) {
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n")
 		for range 1000 {
 			if _, err := io.WriteString(c, chatChunk("x")); err != nil {

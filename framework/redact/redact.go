@@ -114,7 +114,8 @@ func (r *Writer) Write(p []byte) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.lines {
-		if _, err := r.w.Write(Bytes(append([]byte(nil), p...))); err != nil {
+		// Bytes never modifies what it is given: no copy is needed.
+		if _, err := r.w.Write(Bytes(p)); err != nil {
 			return 0, err
 		}
 		return len(p), nil
@@ -129,9 +130,10 @@ func (r *Writer) Write(p []byte) (int, error) {
 	if i < 0 {
 		return len(p), nil
 	}
-	out := Bytes(append([]byte(nil), r.buf[:i+1]...))
+	// Written before the held rest moves down over it.
+	_, err := r.w.Write(Bytes(r.buf[:i+1]))
 	r.buf = append(r.buf[:0], r.buf[i+1:]...)
-	if _, err := r.w.Write(out); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	return len(p), nil

@@ -113,7 +113,7 @@ func (d *decoder) decode(path string, v any, dst reflect.Value) {
 		m := reflect.MakeMapWithSize(dst.Type(), len(obj))
 		for _, k := range sortedKeys(obj) {
 			e := reflect.New(dst.Type().Elem()).Elem()
-			d.decode(join(path, k), obj[k], e)
+			d.decode(JoinPath(path, k), obj[k], e)
 			m.SetMapIndex(reflect.ValueOf(k), e)
 		}
 		dst.Set(m)
@@ -127,10 +127,10 @@ func (d *decoder) decode(path string, v any, dst reflect.Value) {
 		for _, k := range sortedKeys(obj) {
 			i, ok := fields[k]
 			if !ok {
-				d.fail(join(path, k), "unknown field%s", didyoumean.Hint(k, slices.Collect(maps.Keys(fields))))
+				d.fail(JoinPath(path, k), "unknown field%s", didyoumean.Hint(k, slices.Collect(maps.Keys(fields))))
 				continue
 			}
-			d.decode(join(path, k), obj[k], dst.Field(i))
+			d.decode(JoinPath(path, k), obj[k], dst.Field(i))
 		}
 	default:
 		panic(fmt.Sprintf("suite: cannot decode into %s", dst.Type()))
@@ -149,7 +149,10 @@ func structFields(t reflect.Type) map[string]int {
 	return m
 }
 
-func join(path, k string) string {
+// JoinPath appends a field to a field path as FieldError paths are written
+// ("workload" + "seed" is "workload.seed"); the suitefile locator builds the
+// same paths, so an error finds its place in the source.
+func JoinPath(path, k string) string {
 	if path == "" {
 		return k
 	}

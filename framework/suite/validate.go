@@ -174,16 +174,16 @@ func validate(s *Suite, known *Known) []*FieldError {
 	perRequest := metric.Names(func(d metric.Def) bool { return d.PerRequest })
 	for k, d := range s.Goodput {
 		if !slices.Contains(perRequest, k) {
-			bad(join("goodput", k), "unknown per-request metric%s", didyoumean.Hint(k, perRequest))
+			bad(JoinPath("goodput", k), "unknown per-request metric%s", didyoumean.Hint(k, perRequest))
 		} else if d <= 0 {
-			bad(join("goodput", k), "must be positive")
+			bad(JoinPath("goodput", k), "must be positive")
 		}
 	}
 	for k, v := range s.Tolerance {
 		if _, err := metric.ParseTolerance(k); err != nil {
-			bad(join("tolerance", k), "%v", err)
+			bad(JoinPath("tolerance", k), "%v", err)
 		} else if _, err := ParseBand(v); err != nil {
-			bad(join("tolerance", k), "%v", err)
+			bad(JoinPath("tolerance", k), "%v", err)
 		}
 	}
 	if c := s.Cost; c != nil {
@@ -214,7 +214,7 @@ const MaxTokens = 4_000_000
 func validateDist(path string, d Dist, atLeast float64) []*FieldError {
 	var errs []*FieldError
 	bad := func(field, format string, args ...any) {
-		errs = append(errs, &FieldError{Path: join(path, field), Msg: fmt.Sprintf(format, args...)})
+		errs = append(errs, &FieldError{Path: JoinPath(path, field), Msg: fmt.Sprintf(format, args...)})
 	}
 	for _, f := range []struct {
 		name string
@@ -307,7 +307,7 @@ func validateDist(path string, d Dist, atLeast float64) []*FieldError {
 func validateArrival(a Arrival) []*FieldError {
 	var errs []*FieldError
 	bad := func(field, format string, args ...any) {
-		errs = append(errs, &FieldError{Path: join("workload.arrival", field), Msg: fmt.Sprintf(format, args...)})
+		errs = append(errs, &FieldError{Path: JoinPath("workload.arrival", field), Msg: fmt.Sprintf(format, args...)})
 	}
 	switch a.Kind {
 	case "poisson", "constant":
@@ -348,7 +348,7 @@ const (
 func validateSweep(sw *Sweep) []*FieldError {
 	var errs []*FieldError
 	bad := func(field, format string, args ...any) {
-		errs = append(errs, &FieldError{Path: join("sweep", field), Msg: fmt.Sprintf(format, args...)})
+		errs = append(errs, &FieldError{Path: JoinPath("sweep", field), Msg: fmt.Sprintf(format, args...)})
 	}
 	if sw.Kind == "" {
 		switch {
@@ -439,7 +439,7 @@ func validateSweep(sw *Sweep) []*FieldError {
 func validateSLO(path string, slo SLO, sw *Sweep) []*FieldError {
 	var errs []*FieldError
 	bad := func(field, format string, args ...any) {
-		errs = append(errs, &FieldError{Path: join(path, field), Msg: fmt.Sprintf(format, args...)})
+		errs = append(errs, &FieldError{Path: JoinPath(path, field), Msg: fmt.Sprintf(format, args...)})
 	}
 	asserted := metric.Names(func(d metric.Def) bool { return d.SLO })
 	if !slices.Contains(asserted, slo.Metric) {

@@ -42,7 +42,7 @@ func (l locator) walk(n ast.Node, path string) {
 				l.walk(f.Body, path)
 				continue
 			}
-			p := join(path, name.Value)
+			p := suite.JoinPath(path, name.Value)
 			if _, seen := l[p]; !seen {
 				l[p] = f.LocRange
 			}
@@ -90,13 +90,6 @@ func parent(p string) string {
 		return ""
 	}
 	return p[:i]
-}
-
-func join(path, k string) string {
-	if path == "" {
-		return k
-	}
-	return path + "." + k
 }
 
 // set places fe at its path's position in file, when known.
