@@ -21,13 +21,17 @@ import (
 // the model choosing its end token first (one empty chunk with a finish
 // reason). metrics replaces the /metrics page when set.
 func fakeLlamaCpp(t *testing.T, metrics string) *httptest.Server {
-	var served, tokens atomic.Int64
+	var served, tokens, scrapes, chats atomic.Int64
+	sampled := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/props":
 			io.WriteString(w, `{"build_info":"b0-unknown"}`)
 			return
 		case "/metrics":
+			if scrapes.Add(1) == 2 {
+				close(sampled) // the point's sampler has its first snapshot
+			}
 			if metrics != "" {
 				io.WriteString(w, metrics)
 				return
@@ -51,6 +55,17 @@ func fakeLlamaCpp(t *testing.T, metrics string) *httptest.Server {
 			MaxTokens int                        `json:"max_tokens"`
 		}
 		json.NewDecoder(r.Body).Decode(&req)
+		// The preflight and the three calibration probes come before the
+		// point; the point's requests wait for its sampler's first
+		// snapshot (scrape 1 is engine detection), so the counters move
+		// between snapshots however fast this machine runs the point.
+		if chats.Add(1) > 4 {
+			select {
+			case <-sampled:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		prompt := 3
 		for _, m := range req.Messages {
 			prompt += words.Count(m.Content)
