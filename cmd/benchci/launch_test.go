@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchci/benchci/framework/engine"
 	"github.com/benchci/benchci/framework/result"
 )
 
@@ -102,15 +103,15 @@ func TestLaunchedServerDiesMidRun(t *testing.T) {
                           env={ BENCHCI_TEST_CLI: '1' }, health='/health', start_timeout='30s', stop_grace='5s'),
   workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
   sweep: b.sweep.rates([10], duration='6s', warmup='0s'),`, script, os.Args[0], addr))
-	// Kill the simulator once it serves and a second has passed, as a
-	// crash would; the shell that launched it then exits.
+	// Kill the simulator, as a crash would, once the point is under way:
+	// its own metrics count the tokens generated, and the preflight and
+	// calibration make 5 before the point's requests (5 each) begin. The
+	// shell that launched it then exits.
 	go func() {
-		logPath := filepath.Join(dir, "died.server.log")
-		for range 600 { // a hang guard, not a timing
-			log, _ := os.ReadFile(logPath)
+		for range 1200 { // a hang guard, not a timing
+			snap, err := engine.Scrape(context.Background(), "http://"+addr)
 			pid, _ := os.ReadFile(pidFile)
-			if strings.Contains(string(log), "serving simulator profile tiny") && len(pid) > 0 {
-				time.Sleep(time.Second)
+			if err == nil && snap["vllm:generation_tokens_total"] >= 20 && len(pid) > 0 {
 				if n, err := strconv.Atoi(strings.TrimSpace(string(pid))); err == nil {
 					syscall.Kill(n, syscall.SIGKILL)
 				}
