@@ -1,5 +1,5 @@
 // Package loadgen drives requests at a server: open loop at a request rate
-// from a precomputed timeline, or closed loop at a fixed concurrency. It
+// on a schedule drawn from an arrival process, or closed loop at a fixed concurrency. It
 // measures how far actual sends trail the schedule, so a client that cannot
 // keep up is detected instead of being reported as a slow server.
 package loadgen
@@ -57,7 +57,7 @@ type Config struct {
 	// Rate in requests/s and the arrival process drawn at that rate, for
 	// open loop.
 	Rate     float64
-	Arrivals workload.Process
+	Arrivals workload.Arrivals
 	// Concurrency is the number of closed-loop workers.
 	Concurrency int
 	// MaxConcurrency caps open-loop requests in flight (0: none).
@@ -220,28 +220,27 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 	if cfg.Arrivals == nil {
 		return nil, fmt.Errorf("loadgen: open loop needs an arrival process")
 	}
-	timeline := workload.Timeline(cfg.Arrivals, end, cfg.Warmup, cfg.Requests)
-	measured := 0
-	for _, at := range timeline {
-		if at >= cfg.Warmup {
-			measured++
-		}
-	}
-	cfg.Progress.Scheduled.Store(int64(len(timeline)))
-	// The window is fixed when the timeline spans the whole duration; when
+	// A first pass counts the plan, drawing the same times as the second
+	// without keeping them: the count sizes the progress display and the
+	// request builder, and says whether the request bound ends the point
+	// before its duration.
+	total, measured := count(ctx, workload.NewSchedule(cfg.Arrivals(), end, cfg.Warmup, cfg.Requests))
+	cfg.Progress.Scheduled.Store(int64(total))
+	// The window is fixed when the schedule spans the whole duration; when
 	// the request bound cut it short it stays open to the last completion.
 	fixed := cfg.Duration > 0 && (cfg.Requests == 0 || measured < cfg.Requests)
+	sched := workload.NewSchedule(cfg.Arrivals(), end, cfg.Warmup, cfg.Requests)
 
 	runCtx, cancelItems := context.WithCancel(ctx)
 	defer cancelItems()
-	items, errc := ahead(runCtx, src, len(timeline))
+	items, errc := ahead(runCtx, src, total)
 	var sem chan struct{}
 	if cfg.MaxConcurrency > 0 {
 		sem = make(chan struct{}, cfg.MaxConcurrency)
 	}
 
 	// Let the source fill its buffer before the clock starts.
-	warm := min(len(timeline), 64)
+	warm := min(total, 64)
 	buffered := make([]Item, 0, warm)
 	for range warm {
 		it, ok := <-items
@@ -268,7 +267,11 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 	stopped := false
 	var prev time.Duration
 dispatch:
-	for i, off := range timeline {
+	for i := 0; ; i++ {
+		off, ok := sched.Next()
+		if !ok {
+			break
+		}
 		at := t0.Add(off)
 		// Yielding through the last stretch before a send makes it
 		// punctual, but burns the CPU meanwhile: at high rates every gap is
@@ -339,6 +342,23 @@ dispatch:
 	}
 	judge(&out.Schedule, p.Latency[metric.Lag].P99, cfg.MaxConcurrency)
 	return out, nil
+}
+
+// count runs a schedule to its end: how many arrivals, and how many of
+// them are measured. Validation bounds a plan (suite.MaxPlannedRequests),
+// yet a canceled run must not wait for the count: it stops early, and the
+// dispatcher, seeing the same cancellation, sends nothing.
+func count(ctx context.Context, s *workload.Schedule) (total, measured int) {
+	for {
+		if _, more := s.Next(); !more {
+			break
+		}
+		total++
+		if total%(1<<16) == 0 && ctx.Err() != nil {
+			break
+		}
+	}
+	return total, s.Measured()
 }
 
 // judge flags a client that fell behind its own schedule.

@@ -2,7 +2,7 @@ package loadgen
 
 import (
 	"context"
-	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -48,13 +48,13 @@ func (f *fakeServer) Do(ctx context.Context, body []byte, id string, res *client
 	res.End = time.Since(res.Sent)
 }
 
-func arrivals(t *testing.T, kind string, rate float64) workload.Process {
+func arrivals(t *testing.T, kind string, rate float64) workload.Arrivals {
 	t.Helper()
-	p, err := workload.NewProcess(suite.Arrival{Kind: suite.ArrivalKind(kind)}, rate, rand.NewPCG(1, 2), nil)
+	a, err := workload.NewArrivals(suite.Arrival{Kind: suite.ArrivalKind(kind)}, rate, 1, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return a
 }
 
 func items() Source {
@@ -177,6 +177,36 @@ func TestCancelMarksIncomplete(t *testing.T) {
 		}
 		if !out.Incomplete || out.Requests.Canceled != 6 || out.Requests.Failed != 0 {
 			t.Errorf("incomplete %v, requests %+v; want 6 canceled (sent at 0, 50, ..., 250 ms)", out.Incomplete, out.Requests)
+		}
+	})
+}
+
+// TestHugePlanFlatMemory starts a point of six million planned arrivals
+// and stops it after a few thousand sends. The arrival times are drawn as
+// they are sent, never kept: a timeline built up front held 8 bytes per
+// arrival (at rate 1e9 for a day the run was killed at 6-8 GB before its
+// first send). Not parallel, so the allocation count is this test's own.
+func TestHugePlanFlatMemory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const rate = 1e5
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(20*time.Millisecond+5*time.Microsecond, cancel) // 2001 sends at 10 µs steps, no tie
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		out, err := Run(ctx, &fakeServer{}, Config{Mode: OpenLoop, Rate: rate, Arrivals: arrivals(t, "constant", rate), Duration: time.Minute, Clock: clock.Timers}, items())
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		if !out.Incomplete || out.Requests.Sent+out.Requests.Canceled != 2001 {
+			t.Fatalf("incomplete %v, requests %+v; want 2001 sent before the stop", out.Incomplete, out.Requests)
+		}
+		t.Logf("allocated %.1f MB", float64(after.TotalAlloc-before.TotalAlloc)/(1<<20))
+		// The timeline alone was 6e6 x 8 B = 48 MB, twice that with the
+		// slice's growth; what is left is the histograms and the requests.
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 24<<20 {
+			t.Errorf("a point of 6e6 planned arrivals allocated %d MB for 2001 sends; want it independent of the plan (< 24 MB)", alloc>>20)
 		}
 	})
 }

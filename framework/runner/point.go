@@ -56,7 +56,7 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		cfg.Rate = ld.rate
 		// Each point draws its own arrivals, the same in every run.
 		var err error
-		cfg.Arrivals, err = workload.NewProcess(s.Workload.Arrival, cfg.Rate, workload.ArrivalSource(s.Workload.Seed, ld.arrivalStream), ex.wl.srcs.Trace)
+		cfg.Arrivals, err = workload.NewArrivals(s.Workload.Arrival, cfg.Rate, s.Workload.Seed, ld.arrivalStream, ex.wl.srcs.Trace)
 		if err != nil {
 			return nil, err
 		}

@@ -253,7 +253,7 @@ func openLoop(ctx context.Context, u string, rate float64, d time.Duration) (Rat
 		return RatePoint{}, err
 	}
 	src := func() (loadgen.Item, error) { return loadgen.Item{Body: body, WantInput: 8, WantOutput: 4}, nil }
-	arrivals, err := workload.NewProcess(suite.Arrival{Kind: "constant"}, rate, nil, nil)
+	arrivals, err := workload.NewArrivals(suite.Arrival{Kind: "constant"}, rate, 0, 0, nil)
 	if err != nil {
 		return RatePoint{}, err
 	}

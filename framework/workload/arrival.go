@@ -123,28 +123,69 @@ func (p *replay) Next() float64 {
 	return at
 }
 
-// Timeline returns the intended send offsets, from the start of a point, of
-// the process's arrivals before end (0: no end), stopping once limit of
-// them (0: no limit) fall at or after skip: a warm-up of length skip plus
-// limit measured requests. End or limit must be set. Precomputing the
-// schedule keeps the dispatcher's hot loop to "sleep until, then send", and
-// makes the schedule reproducible and inspectable.
-func Timeline(p Process, end, skip time.Duration, limit int) []time.Duration {
-	out := make([]time.Duration, 0, 64)
-	counted := 0
-	for limit == 0 || counted < limit {
-		t := p.Next()
-		if math.IsInf(t, 1) {
-			break
-		}
-		at := time.Duration(t * float64(time.Second))
-		if end > 0 && at >= end {
-			break
-		}
-		out = append(out, at)
-		if at >= skip {
-			counted++
-		}
+// Arrivals makes a point's arrival process. Every call returns a fresh
+// process that draws the same times, so a point can be counted in one pass
+// and sent in another without keeping its times: a plan of millions of
+// arrivals costs no memory.
+type Arrivals func() Process
+
+// NewArrivals is NewProcess as a factory: each call reseeds from seed and
+// point, so every process it makes draws the same times.
+func NewArrivals(a suite.Arrival, rate float64, seed int64, point int, trace *Trace) (Arrivals, error) {
+	if _, err := NewProcess(a, rate, ArrivalSource(seed, point), trace); err != nil {
+		return nil, err
 	}
-	return out
+	return func() Process {
+		p, _ := NewProcess(a, rate, ArrivalSource(seed, point), trace) // checked above
+		return p
+	}, nil
 }
+
+// Schedule yields a point's intended send offsets, from the start of the
+// point, one at a time: the process's arrivals before end (0: no end),
+// stopping once limit of them (0: no limit) fall at or after skip, i.e. a
+// warm-up of length skip plus limit measured requests. End or limit must
+// be set. Drawing lazily keeps memory flat whatever the plan's size, and
+// the dispatcher's loop stays "draw, sleep until, send".
+type Schedule struct {
+	p       Process
+	end     time.Duration
+	skip    time.Duration
+	limit   int
+	counted int
+	done    bool
+}
+
+// NewSchedule returns the schedule of p's arrivals; see Schedule.
+func NewSchedule(p Process, end, skip time.Duration, limit int) *Schedule {
+	return &Schedule{p: p, end: end, skip: skip, limit: limit}
+}
+
+// maxOffset is the last offset a time.Duration holds, in seconds; a
+// process drawing past it has ended (292 years).
+const maxOffset = float64(math.MaxInt64) / float64(time.Second)
+
+// Next returns the next offset, or false once the schedule has ended.
+func (s *Schedule) Next() (time.Duration, bool) {
+	if s.done || (s.limit > 0 && s.counted >= s.limit) {
+		s.done = true
+		return 0, false
+	}
+	t := s.p.Next()
+	if !(t < maxOffset) { // +Inf, NaN, or beyond what a Duration holds
+		s.done = true
+		return 0, false
+	}
+	at := time.Duration(t * float64(time.Second))
+	if s.end > 0 && at >= s.end {
+		s.done = true
+		return 0, false
+	}
+	if at >= s.skip {
+		s.counted++
+	}
+	return at, true
+}
+
+// Measured reports how many offsets so far fell at or after skip.
+func (s *Schedule) Measured() int { return s.counted }

@@ -124,6 +124,28 @@ func process(t *testing.T, a suite.Arrival, rate float64, trace *Trace) Process 
 	return p
 }
 
+// timeline draws a whole schedule, for tests that look at its shape.
+func timeline(p Process, end, skip time.Duration, limit int) []time.Duration {
+	var out []time.Duration
+	s := NewSchedule(p, end, skip, limit)
+	for at, ok := s.Next(); ok; at, ok = s.Next() {
+		out = append(out, at)
+	}
+	return out
+}
+
+// fixedTimes is a process that draws the given times, then ends.
+type fixedTimes []float64
+
+func (f *fixedTimes) Next() float64 {
+	if len(*f) == 0 {
+		return math.Inf(1)
+	}
+	t := (*f)[0]
+	*f = (*f)[1:]
+	return t
+}
+
 func gapStats(tl []time.Duration) (mean, cv float64) {
 	gaps := make([]float64, len(tl)-1)
 	for i := range gaps {
@@ -133,10 +155,10 @@ func gapStats(tl []time.Duration) (mean, cv float64) {
 	return m, s / m
 }
 
-func TestTimeline(t *testing.T) {
+func TestSchedule(t *testing.T) {
 	t.Parallel()
 	t.Run("constant", func(t *testing.T) {
-		tl := Timeline(process(t, suite.Arrival{Kind: "constant"}, 4, nil), 10*time.Second, 0, 0)
+		tl := timeline(process(t, suite.Arrival{Kind: "constant"}, 4, nil), 10*time.Second, 0, 0)
 		if len(tl) != 40 {
 			t.Fatalf("%d arrivals in 10s at 4/s, want 40", len(tl))
 		}
@@ -148,7 +170,7 @@ func TestTimeline(t *testing.T) {
 	})
 	t.Run("poisson", func(t *testing.T) {
 		const rate = 50.0
-		tl := Timeline(process(t, suite.Arrival{Kind: "poisson"}, rate, nil), 200*time.Second, 0, 0)
+		tl := timeline(process(t, suite.Arrival{Kind: "poisson"}, rate, nil), 200*time.Second, 0, 0)
 		// Count ~ Poisson(10000): within 3 sd (300).
 		if n := float64(len(tl)); math.Abs(n-rate*200) > 300 {
 			t.Errorf("%v arrivals, want about %v", n, rate*200)
@@ -171,7 +193,7 @@ func TestTimeline(t *testing.T) {
 	})
 	t.Run("gamma", func(t *testing.T) {
 		for _, k := range []float64{0.25, 1, 4} {
-			tl := Timeline(process(t, suite.Arrival{Kind: "gamma", Burstiness: k}, 20, nil), 0, 0, 20000)
+			tl := timeline(process(t, suite.Arrival{Kind: "gamma", Burstiness: k}, 20, nil), 0, 0, 20000)
 			m, cv := gapStats(tl)
 			// Gamma(k) gaps: mean 1/rate whatever k, cv 1/sqrt(k).
 			if math.Abs(m*20-1) > 0.04 || math.Abs(cv-1/math.Sqrt(k)) > 0.05/math.Sqrt(k) {
@@ -182,7 +204,7 @@ func TestTimeline(t *testing.T) {
 	t.Run("bursts", func(t *testing.T) {
 		// 10/s, x5 during the last 2 s of every 10 s: 8 s x 10 + 2 s x 50 = 180 per period.
 		a := suite.Arrival{Kind: "bursts", Factor: 5, On: suite.Duration(2 * time.Second), Period: suite.Duration(10 * time.Second)}
-		tl := Timeline(process(t, a, 10, nil), 1000*time.Second, 0, 0)
+		tl := timeline(process(t, a, 10, nil), 1000*time.Second, 0, 0)
 		var in, out int
 		for _, at := range tl {
 			if math.Mod(at.Seconds(), 10) >= 8 {
@@ -197,18 +219,18 @@ func TestTimeline(t *testing.T) {
 	})
 	t.Run("trace rescaled", func(t *testing.T) {
 		tr := &Trace{Entries: []TraceEntry{{At: 100}, {At: 101}, {At: 102.5}, {At: 103}}} // 3 gaps in 3 s: 1 req/s
-		tl := Timeline(process(t, suite.Arrival{Kind: "trace"}, 2, tr), 0, 0, 100)
+		tl := timeline(process(t, suite.Arrival{Kind: "trace"}, 2, tr), 0, 0, 100)
 		want := []time.Duration{0, 500 * time.Millisecond, 1250 * time.Millisecond, 1500 * time.Millisecond}
 		if fmt.Sprint(tl) != fmt.Sprint(want) {
 			t.Errorf("timeline %v, want %v (the trace at twice its rate, then its end)", tl, want)
 		}
 	})
 	t.Run("limit", func(t *testing.T) {
-		if tl := Timeline(process(t, suite.Arrival{Kind: "poisson"}, 10, nil), time.Hour, 0, 25); len(tl) != 25 {
+		if tl := timeline(process(t, suite.Arrival{Kind: "poisson"}, 10, nil), time.Hour, 0, 25); len(tl) != 25 {
 			t.Errorf("%d arrivals, want the limit 25", len(tl))
 		}
 		// A warm-up of 1 s, then exactly 25 measured arrivals.
-		tl := Timeline(process(t, suite.Arrival{Kind: "poisson"}, 10, nil), 0, time.Second, 25)
+		tl := timeline(process(t, suite.Arrival{Kind: "poisson"}, 10, nil), 0, time.Second, 25)
 		measured := 0
 		for _, at := range tl {
 			if at >= time.Second {
@@ -219,7 +241,38 @@ func TestTimeline(t *testing.T) {
 			t.Errorf("%d measured arrivals after the warm-up, want 25", measured)
 		}
 	})
+	t.Run("arrivals repeat", func(t *testing.T) {
+		// Counting a point and sending it are two passes over one plan:
+		// they must see the same times.
+		mk, err := NewArrivals(suite.Arrival{Kind: "gamma", Burstiness: 0.5}, 30, 7, 2, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := timeline(mk(), 0, 0, 500), timeline(mk(), 0, 0, 500)
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Error("two processes from one Arrivals drew different times")
+		}
+		other, _ := NewArrivals(suite.Arrival{Kind: "gamma", Burstiness: 0.5}, 30, 7, 3, nil)
+		if c := timeline(other(), 0, 0, 500); fmt.Sprint(a) == fmt.Sprint(c) {
+			t.Error("another point drew the same times")
+		}
+	})
+	t.Run("past a duration's range", func(t *testing.T) {
+		// A process whose times leave what a time.Duration holds has ended;
+		// converting them would wrap to negative offsets.
+		s := NewSchedule(&fixedTimes{1, 2e9, 1e10, 3e10}, 0, 0, 100)
+		var got []time.Duration
+		for at, ok := s.Next(); ok; at, ok = s.Next() {
+			got = append(got, at)
+		}
+		if len(got) != 2 || got[1] != 2e9*time.Second {
+			t.Errorf("offsets %v, want 1s and 2e9s, then the end", got)
+		}
+	})
 	t.Run("errors", func(t *testing.T) {
+		if _, err := NewArrivals(suite.Arrival{Kind: "trace"}, 1, 1, 0, nil); err == nil {
+			t.Error("Arrivals for a trace without a trace accepted")
+		}
 		if _, err := NewProcess(suite.Arrival{Kind: "poisson"}, 0, rand.NewPCG(1, 1), nil); err == nil {
 			t.Error("rate 0 accepted")
 		}
@@ -297,6 +350,23 @@ func TestLengthsStayBounded(t *testing.T) {
 			if v := l.Sample(); v < 1 || v > hi {
 				t.Fatalf("%+v: sample %d outside [1, %d]", d, v, hi)
 			}
+		}
+	}
+}
+
+// BenchmarkSchedule draws a point's arrivals as the dispatcher does: the
+// cost per arrival, and (allocs/op, B/op) the memory a plan of b.N
+// arrivals holds, which must not grow with b.N.
+func BenchmarkSchedule(b *testing.B) {
+	mk, err := NewArrivals(suite.Arrival{Kind: "poisson"}, 1e5, 1, 0, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	s := NewSchedule(mk(), 0, 0, 0) // no end: the loop decides
+	for b.Loop() {
+		if _, ok := s.Next(); !ok {
+			b.Fatal("schedule ended early")
 		}
 	}
 }
