@@ -434,3 +434,52 @@ func TestTransportBoundsWhatAStreamKeeps(t *testing.T) {
 		t.Errorf("tiny chunks: %s %q, %d chunks kept", res.Err, res.Detail, len(res.ChunkAt))
 	}
 }
+
+// BenchmarkHostileStream measures what one request to a hostile server
+// costs the client at its default bounds (B/op is the memory per stream):
+// headers that never end, and a stream of tiny chunks that never ends.
+// Unbounded, the first grew to 962 MB and the second to 323 MB a stream.
+func BenchmarkHostileStream(b *testing.B) {
+	cases := []struct {
+		name    string
+		respond func(net.Conn)
+		want    ErrorKind
+	}{
+		{"endless-headers", func(c net.Conn) {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\n")
+			line := []byte("X-Pad: " + strings.Repeat("a", 1000) + "\r\n") // converted once: B/op is the client's
+			for {
+				if _, err := c.Write(line); err != nil {
+					return
+				}
+			}
+		}, ErrMalformed},
+		{"endless-tiny-chunks", func(c net.Conn) {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n")
+			chunk := []byte(strings.Repeat(chatChunk("x"), 64))
+			for {
+				if _, err := c.Write(chunk); err != nil {
+					return
+				}
+			}
+		}, ErrStreamLimit},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			c, err := New(Options{BaseURL: answering(b, tc.respond), API: "chat", Model: "m", Timeout: time.Minute})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.CloseIdle()
+			b.ReportAllocs()
+			var res Result
+			for b.Loop() {
+				res = Result{} // a fresh result a request: its buffers count
+				c.Do(context.Background(), []byte(`{}`), "1", &res)
+				if res.Err != tc.want {
+					b.Fatalf("%s %q, want %s", res.Err, res.Detail, tc.want)
+				}
+			}
+		})
+	}
+}
