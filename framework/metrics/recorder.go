@@ -77,7 +77,7 @@ type Recorder struct {
 	start, end time.Time // measured window; end zero: open until the last completion
 	lastEnd    time.Time
 	good       int // measured requests that met the goodput criteria
-	goodIn     int // of them, those that ended inside the window
+	goodIn     int // answers that met them and ended inside the window
 
 	hists map[string]*hdrhistogram.Histogram
 
@@ -162,10 +162,13 @@ func (r *Recorder) Add(s Sample) {
 			r.promptIn += res.PromptTokens
 		}
 	}
+	// Goodput counts the requests request throughput counts (answers that
+	// ended inside the window, warm-up ones included), so that when every
+	// request meets the criteria the two are equal.
 	goodReq := res.OK() && !r.Goodput.IsZero() && r.Goodput.good(res)
 	if res.OK() && r.inWindow(end) {
 		r.completedIn++
-		if goodReq && !s.Warmup {
+		if goodReq {
 			r.goodIn++
 		}
 	}

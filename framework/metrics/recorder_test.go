@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -173,6 +174,41 @@ func TestRecorderGoodput(t *testing.T) {
 	plain.Add(Sample{Result: stream(t0, 100*ms, 20*ms, 5, 1), Scheduled: t0})
 	if q, _ := plain.Point(); q.Throughput.Goodput != nil {
 		t.Error("goodput reported without criteria")
+	}
+}
+
+// TestGoodputEqualsThroughputWhenAllGood is a property: whatever the mix
+// of warm-up, measured and late requests, failures included, when every
+// answer meets the per-request criteria goodput equals request throughput,
+// because both count the answers that ended inside the window.
+func TestGoodputEqualsThroughputWhenAllGood(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(200) {
+		r := rand.New(rand.NewPCG(seed, 11))
+		t0 := time.Unix(1000, 0)
+		warm := time.Duration(r.IntN(3)) * time.Second
+		var end time.Time
+		if r.IntN(4) > 0 { // a fixed window; otherwise open to the last completion
+			end = t0.Add(warm + time.Duration(1+r.IntN(10))*time.Second)
+		}
+		rec := NewRecorder(t0.Add(warm), end)
+		rec.Goodput = Criteria{TTFT: time.Hour, TPOT: time.Hour, E2E: time.Hour}
+		n := 1 + r.IntN(300)
+		for range n {
+			sent := t0.Add(time.Duration(r.Int64N(int64(15 * time.Second))))
+			res := stream(sent, time.Duration(1+r.IntN(2000))*ms, time.Duration(1+r.IntN(80))*ms, 1+r.IntN(50), 1+r.IntN(3))
+			if r.IntN(10) == 0 {
+				res = &client.Result{Sent: sent, End: time.Second, Err: client.ErrTimeout}
+			}
+			rec.Add(Sample{Result: res, Scheduled: sent, Warmup: sent.Before(t0.Add(warm))})
+		}
+		p, err := rec.Point()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Throughput.Goodput == nil || *p.Throughput.Goodput != p.Throughput.Requests {
+			t.Fatalf("seed %d: goodput %v, request throughput %v; every answer was good", seed, p.Throughput.Goodput, p.Throughput.Requests)
+		}
 	}
 }
 
