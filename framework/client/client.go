@@ -392,6 +392,7 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result, sentBy
 		}
 		res.ChunkAt = append(res.ChunkAt, now)
 		res.ChunkTokens = append(res.ChunkTokens, int32(n))
+		res.ChunkRead = append(res.ChunkRead, uint32(body.Reads()))
 	}
 	// A usage that claims more tokens than could have come (every token
 	// decodes to text, so not many more than the bytes received; a prompt

@@ -51,6 +51,12 @@ type Result struct {
 	// server streams them, else by the client's count).
 	ChunkAt     []time.Duration
 	ChunkTokens []int32
+	// ChunkRead numbers the socket read that delivered each chunk (from an
+	// arbitrary start). Chunks with one number came in one read and share
+	// its stamp: only the last of them has its own arrival time, so the
+	// gaps that touch the others were not measured. A client that fell
+	// behind its sockets shows here; a nil slice claims nothing.
+	ChunkRead []uint32
 
 	PromptTokens int
 	OutputTokens int
@@ -74,9 +80,22 @@ type Result struct {
 	Detail string
 }
 
+// MeasuredGap reports whether the gap before chunk i (i >= 1) was
+// measured: chunk i came alone in its read, so both its stamp and the one
+// before it (the last of an earlier read) are arrival times.
+func (r *Result) MeasuredGap(i int) bool {
+	if len(r.ChunkRead) != len(r.ChunkAt) {
+		return true
+	}
+	if r.ChunkRead[i] == r.ChunkRead[i-1] {
+		return false
+	}
+	return i+1 == len(r.ChunkRead) || r.ChunkRead[i+1] != r.ChunkRead[i]
+}
+
 // Reset clears r for reuse, keeping its slices' memory.
 func (r *Result) Reset() {
-	*r = Result{ChunkAt: r.ChunkAt[:0], ChunkTokens: r.ChunkTokens[:0]}
+	*r = Result{ChunkAt: r.ChunkAt[:0], ChunkTokens: r.ChunkTokens[:0], ChunkRead: r.ChunkRead[:0]}
 }
 
 // OK reports whether the request succeeded.

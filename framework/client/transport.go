@@ -158,6 +158,9 @@ func (r *response) Arrived() time.Time { return r.c.rx.Arrived() }
 // FromKernel reports whether Arrived is the kernel's stamp.
 func (r *response) FromKernel() bool { return r.c.rx.FromKernel() }
 
+// Reads counts the connection's reads that returned data.
+func (r *response) Reads() uint64 { return r.c.rx.Reads() }
+
 func (r *response) Read(p []byte) (int, error) { return r.body.Read(p) }
 
 func (r *response) Close() {

@@ -335,6 +335,54 @@ func TestChunkTimesAreArrivalTimes(t *testing.T) {
 	}
 }
 
+// Chunks that waited in the socket while the client was busy come in one
+// read and share its stamp: the gaps into them were not measured, and the
+// result says so, chunk by chunk.
+func TestCoalescedChunksAreMarked(t *testing.T) {
+	t.Parallel()
+	readA, wroteBCD, readD := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	url := answering(t, func(c net.Conn) {
+		io.WriteString(c, chunkedOK)
+		io.WriteString(c, chunked(chatChunk("a")))
+		<-readA
+		for _, s := range []string{"b", "c", "d"} { // three writes, three packets
+			time.Sleep(2 * time.Millisecond)
+			io.WriteString(c, chunked(chatChunk(s)))
+		}
+		close(wroteBCD)
+		<-readD
+		io.WriteString(c, chunked(chatChunk("e")+done)+"0\r\n\r\n")
+	})
+	c := newTestClient(t, url, "chat")
+	// Each step waits for the other side, so the reads are the same on a
+	// loaded machine: "a" is taken alone, then the client is held until
+	// b, c and d wait in its socket, and "e" is written once it took d.
+	c.opts.Counter = CounterFunc(func(s string) int {
+		switch s {
+		case "a":
+			close(readA)
+			<-wroteBCD
+		case "d":
+			close(readD)
+		}
+		return 1
+	})
+	var res Result
+	c.Do(context.Background(), []byte(`{}`), "1", &res)
+	if !res.OK() || len(res.ChunkRead) != 5 {
+		t.Fatalf("%s %s: %d chunks with read numbers, want 5: %v", res.Err, res.Detail, len(res.ChunkRead), res.ChunkRead)
+	}
+	r := res.ChunkRead
+	if r[0] == r[1] || r[1] != r[2] || r[2] != r[3] || r[3] == r[4] {
+		t.Errorf("read numbers %v: want b, c, d in one read, a and e alone", r)
+	}
+	for i, want := range []bool{false, false, false, true} {
+		if got := res.MeasuredGap(i + 1); got != want {
+			t.Errorf("gap before chunk %d: measured %v, want %v", i+1, got, want)
+		}
+	}
+}
+
 // Redirects are not followed: the hop would be timed as the server's.
 func TestTransportRedirectIsAnError(t *testing.T) {
 	t.Parallel()

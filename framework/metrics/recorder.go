@@ -92,6 +92,7 @@ type Recorder struct {
 	outputMismatch   int // successful requests whose output differs from the request
 	promptMismatch   int // ... whose server prompt count differs by more than 5%
 	chunks, tokens   int
+	gaps, coalesced  int // chunk gaps, and those not measured (one read)
 	reasoning        int
 	outOfRange       int
 	emptyAnswers     int
@@ -222,6 +223,11 @@ func (r *Recorder) Add(s Sample) {
 		r.record(metric.TPOT, micros((res.End-res.FirstToken)/time.Duration(res.OutputTokens-1)))
 	}
 	for i := 1; i < len(res.ChunkAt); i++ {
+		r.gaps++
+		if !res.MeasuredGap(i) {
+			r.coalesced++ // its chunks shared one read's stamp: not an ITL
+			continue
+		}
 		r.record(metric.ITL, micros(res.ChunkAt[i]-res.ChunkAt[i-1]))
 	}
 	if res.PromptTokens > 0 {
@@ -255,6 +261,7 @@ func (r *Recorder) Point() (result.Measured, error) {
 			Prompt: result.Summarize(r.hists[PromptTokens], 1), Output: result.Summarize(r.hists[OutputTokens], 1),
 			Source: map[string]int{}, OutputMismatch: r.outputMismatch, PromptMismatch: r.promptMismatch,
 			Reasoning: r.reasoning, OutOfRange: r.outOfRange, EmptyAnswers: r.emptyAnswers, UsageRejected: r.usageRejected,
+			ChunkGaps: r.gaps, CoalescedGaps: r.coalesced,
 		},
 		Histograms: map[string]string{},
 	}

@@ -177,6 +177,33 @@ func TestRecorderGoodput(t *testing.T) {
 	}
 }
 
+// Gaps between chunks that came in one read are kept out of ITL and
+// counted: only gaps into a chunk that came alone are arrival gaps.
+func TestRecorderCoalescedGaps(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	rec := NewRecorder(t0, t0.Add(10*time.Second))
+	// Chunks every 10 ms; the client fell behind after the first, so
+	// chunks 1-3 came in one read stamped 40 ms, then chunk 4 alone.
+	res := stream(t0, 10*ms, 10*ms, 5, 1)
+	res.ChunkAt = []time.Duration{10 * ms, 40 * ms, 40 * ms, 40 * ms, 50 * ms}
+	res.ChunkRead = []uint32{7, 8, 8, 8, 9}
+	rec.Add(Sample{Result: res, Scheduled: t0})
+	rec.Add(Sample{Result: stream(t0, 10*ms, 10*ms, 3, 1), Scheduled: t0}) // no read numbers: all gaps stand
+	p, err := rec.Point()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Tokens.ChunkGaps != 6 || p.Tokens.CoalescedGaps != 3 {
+		t.Errorf("gaps %d, coalesced %d; want 6 and 3", p.Tokens.ChunkGaps, p.Tokens.CoalescedGaps)
+	}
+	itl := p.Latency[metric.ITL]
+	if itl.Count != 3 || itl.Max > 10.1 || itl.Min < 9.9 {
+		t.Errorf("ITL %+v; want the three 10 ms gaps measured, no 30 ms or 0 ms gap", itl)
+	}
+	near(t, "coalesced share", p.Tokens.CoalescedShare(), 0.5, 1e-12)
+}
+
 // TestGoodputEqualsThroughputWhenAllGood is a property: whatever the mix
 // of warm-up, measured and late requests, failures included, when every
 // answer meets the per-request criteria goodput equals request throughput,

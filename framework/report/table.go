@@ -13,9 +13,10 @@ import (
 	"github.com/benchci/benchci/framework/result"
 )
 
-// Table writes one row per point: load, requests, errors, throughput, and
-// TTFT/TPOT/ITL/E2E at P50 and P99, so throughput is never shown without
-// the latency it cost.
+// Table writes one row per point: load, requests, errors, the rate sent
+// beside the rate completed, throughput, and TTFT/TPOT/ITL/E2E at P50 and
+// P99, so throughput is never shown without the load offered and the
+// latency it cost.
 func Table(w io.Writer, f *result.File) error {
 	fmt.Fprintf(w, "suite %s  target %s (%s, model %s)", f.Suite.Name, f.Target.Kind, f.Target.URL, OneLine(f.Target.Model))
 	if e := f.Engine; e != nil && e.Name != "unknown" {
@@ -23,11 +24,11 @@ func Table(w io.Writer, f *result.File) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "point\ttrial\treqs\terr%\treq/s\tout tok/s\tTTFT p50\tp99\tTPOT p50\tp99\tITL p50\tp99\tE2E p50\tp99\tlag p99\t$/1M out\t")
+	fmt.Fprintln(tw, "point\ttrial\treqs\terr%\tsent/s\treq/s\tout tok/s\tTTFT p50\tp99\tTPOT p50\tp99\tITL p50\tp99\tE2E p50\tp99\tlag p99\t$/1M out\t")
 	for _, p := range f.Points {
 		l := p.Latency
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.2f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			p.Label, p.Trial, p.Requests.Sent, 100*p.Requests.ErrorRate, p.Throughput.Requests, p.Throughput.OutputTokens,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.2f\t%.2f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			p.Label, p.Trial, p.Requests.Sent, 100*p.Requests.ErrorRate, p.Schedule.SendRate, p.Throughput.Requests, p.Throughput.OutputTokens,
 			ms(l[metric.TTFT].P50), ms(l[metric.TTFT].P99),
 			ms(l[metric.TPOT].P50), ms(l[metric.TPOT].P99),
 			ms(l[metric.ITL].P50), ms(l[metric.ITL].P99),
@@ -104,6 +105,9 @@ func flags(p result.Point) string {
 	}
 	if p.Incomplete {
 		f = append(f, "INCOMPLETE")
+	}
+	if p.Tokens.CoalescedShare() > result.MaxCoalescedShare {
+		f = append(f, "ITL-COALESCED")
 	}
 	if len(f) == 0 {
 		return ""

@@ -25,8 +25,11 @@ func sample() *result.File {
 			metric.E2E: lat(2500, 4100), metric.Lag: lat(0.05, 0.4),
 		}
 		p.Cost = &result.Cost{PerMOutput: 10 / rate}
+		p.Schedule = result.Schedule{TargetRate: rate, ScheduledRate: rate, SendRate: rate}
 		if saturated {
-			p.Schedule = result.Schedule{ClientSaturated: true, Reason: "P99 send lag 12.0 ms exceeds 10 ms"}
+			p.Schedule.SendRate = rate * 0.97
+			p.Schedule.ClientSaturated, p.Schedule.Reason = true, "P99 send lag 12.0 ms exceeds 10 ms"
+			p.Tokens = result.Tokens{ChunkGaps: 1000, CoalescedGaps: 40}
 		}
 		return p
 	}

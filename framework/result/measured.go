@@ -86,6 +86,25 @@ type Tokens struct {
 	// UsageRejected counts answers whose usage claimed more tokens than
 	// the bytes exchanged allow; their text was counted instead.
 	UsageRejected int `json:"usage_rejected,omitempty"`
+	// ChunkGaps counts the gaps between content chunks of answers;
+	// CoalescedGaps those of them kept out of the ITL histogram because
+	// their chunks came in one socket read and share its time stamp (the
+	// client fell behind the stream, or the server wrote them at once).
+	ChunkGaps     int `json:"chunk_gaps,omitempty"`
+	CoalescedGaps int `json:"coalesced_gaps,omitempty"`
+}
+
+// MaxCoalescedShare is the share of chunk gaps that may be coalesced
+// before a point's ITL is flagged: beyond it, the gaps measured are a
+// biased sample (the ones the client was keeping up with).
+const MaxCoalescedShare = 0.01
+
+// CoalescedShare is the share of chunk gaps that were not measured.
+func (t Tokens) CoalescedShare() float64 {
+	if t.ChunkGaps == 0 {
+		return 0
+	}
+	return float64(t.CoalescedGaps) / float64(t.ChunkGaps)
 }
 
 // ServerTimings averages what the server said each successful request

@@ -24,6 +24,9 @@ import (
 // migrating them (see migrate.go); it refuses other versions.
 const Schema = "benchci.result/v2"
 
+// CountingRule is how this version counts throughput.
+const CountingRule = "throughput counts the answers, and their tokens, that ended inside the measured window, whoever sent them (warm-up requests included, and a request still streaming at the window's end counts its tokens up to it); failed requests count in the error rate, never in throughput; goodput counts the answers throughput counts that met every per-request SLO; the send rate counts requests sent inside the window, so a point whose requests outlast the window shows a send rate above its request throughput"
+
 // File is one suite run.
 type File struct {
 	Schema string `json:"schema"`
@@ -36,6 +39,9 @@ type File struct {
 	// engine's profile decided: two runs of one suite on different engines
 	// can differ here.
 	Sent *Sent `json:"sent,omitempty"`
+	// Counting states how the throughput figures count (CountingRule when
+	// written by this version), so the file explains itself.
+	Counting string `json:"counting,omitempty"`
 	// Notes are caveats a reader of the figures should know.
 	Notes    []string  `json:"notes,omitempty"`
 	Started  time.Time `json:"started"`

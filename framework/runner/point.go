@@ -96,6 +96,9 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		// the calibration did not fit this server's tokenizer.
 		ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("%s: %d of %d prompts (%.0f%%) were more than 5%% off the tokens asked, by the server's usage: the figures are for other prompt lengths than the suite states", p.Label, off, n, 100*float64(off)/float64(n)))
 	}
+	for _, n := range pointNotes(s, &p) {
+		ex.f.Notes = append(ex.f.Notes, p.Label+": "+n)
+	}
 	if s.Cost != nil {
 		c := cost.At(*s.Cost, p.Throughput.OutputTokens, p.Throughput.TotalTokens)
 		p.Cost = &c

@@ -55,11 +55,12 @@ type Options struct {
 func Run(ctx context.Context, l *suitefile.File, opts Options) (*result.File, error) {
 	s := l.Suite
 	f := &result.File{
-		Schema:  result.Schema,
-		Tool:    result.Tool{Name: "benchci", Version: opts.Version},
-		Suite:   result.Suite{Name: s.Name, Path: l.Path, Hash: l.Hash, WorkloadHash: l.WorkloadHash, Definition: l.JSON},
-		Started: time.Now().UTC(),
-		Points:  []result.Point{},
+		Schema:   result.Schema,
+		Counting: result.CountingRule,
+		Tool:     result.Tool{Name: "benchci", Version: opts.Version},
+		Suite:    result.Suite{Name: s.Name, Path: l.Path, Hash: l.Hash, WorkloadHash: l.WorkloadHash, Definition: l.JSON},
+		Started:  time.Now().UTC(),
+		Points:   []result.Point{},
 	}
 	err := run(ctx, l, opts, f)
 	f.Finished = time.Now().UTC()

@@ -25,8 +25,9 @@ var epoch = time.Now()
 // arrived.
 type Conn struct {
 	*net.TCPConn
-	at     atomic.Int64 // offset from epoch of the latest read's arrival
-	kernel atomic.Bool  // whether that time is the kernel's
+	at     atomic.Int64  // offset from epoch of the latest read's arrival
+	kernel atomic.Bool   // whether that time is the kernel's
+	reads  atomic.Uint64 // reads that returned data
 	sys
 }
 
@@ -45,9 +46,15 @@ func (c *Conn) Arrived() time.Time {
 // stamping on for the whole stack a moment after the first socket asks.
 func (c *Conn) FromKernel() bool { return c.kernel.Load() }
 
+// Reads counts the reads that returned data. Bytes delivered by one read
+// share its stamp, so two events with the same count came in one read: the
+// gap between them is not measured, whatever the stamps say.
+func (c *Conn) Reads() uint64 { return c.reads.Load() }
+
 func (c *Conn) stamp(t time.Time, kernel bool) {
 	c.at.Store(max(int64(t.Sub(epoch)), 1))
 	c.kernel.Store(kernel)
+	c.reads.Add(1)
 }
 
 // Listener wraps accepted connections in Conn.

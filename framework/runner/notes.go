@@ -1,0 +1,73 @@
+package runner
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suite"
+)
+
+// offeredNoiseSDs is how many standard deviations of its own noise the
+// offered rate may stray from the nominal one before a note says so: at 2,
+// one honest point in twenty gets a note, which costs a reader a line,
+// while a seed that offered 7.9 of 10 req/s no longer goes unseen.
+const offeredNoiseSDs = 2
+
+// pointNotes are the caveats a reader of one point's figures needs: where
+// the figures describe something other than what the row's label says.
+func pointNotes(s *suite.Suite, p *result.Point) []string {
+	var notes []string
+	secs := p.Window.Seconds
+	if e2e := p.Latency[metric.E2E].P50 / 1000; secs > 0 && e2e > secs && p.Requests.Completed > 0 {
+		notes = append(notes, fmt.Sprintf("the median request took %.3g s, longer than the %.3g s window: request throughput counts answers that ended inside the window, so it undercounts this point (sent %.3g req/s, completed %.3g req/s in the window)",
+			e2e, secs, p.Schedule.SendRate, p.Throughput.Requests))
+	}
+	if sh := p.Tokens.CoalescedShare(); sh > result.MaxCoalescedShare {
+		notes = append(notes, fmt.Sprintf("%.1f%% of chunk gaps came in one socket read with the chunk before (the client fell behind the streams, or the server wrote several chunks at once): they are kept out of ITL, which describes the other %.1f%%",
+			100*sh, 100*(1-sh)))
+	}
+	if n := offeredNoise(s, p); n != "" {
+		notes = append(notes, n)
+	}
+	return notes
+}
+
+// offeredNoise says when the arrivals drawn for an open-loop point offered
+// a rate further from the nominal one than the process's own noise
+// explains. A renewal process with gaps of coefficient of variation c
+// puts about rate*T*c^2 variance on the count in a window of T seconds
+// (Poisson: c = 1; gamma of shape k: c^2 = 1/k). Constant arrivals are
+// exact, bursts and traces have their own shape, and a point bounded by
+// its request count has a window set by its completions: none is judged.
+func offeredNoise(s *suite.Suite, p *result.Point) string {
+	if p.Rate <= 0 || s.Sweep.Requests > 0 || p.Incomplete {
+		return ""
+	}
+	var cv2 float64
+	switch s.Workload.Arrival.Kind {
+	case suite.ArrivalPoisson:
+		cv2 = 1
+	case suite.ArrivalGamma:
+		cv2 = 1 / s.Workload.Arrival.Burstiness
+	default:
+		return ""
+	}
+	secs := p.Window.Seconds
+	if secs <= 0 {
+		return ""
+	}
+	want := p.Rate * secs
+	got := p.Schedule.ScheduledRate * secs
+	sd := math.Sqrt(want * cv2)
+	if sd == 0 || math.Abs(got-want) <= offeredNoiseSDs*sd {
+		return ""
+	}
+	dir := "below"
+	if got > want {
+		dir = "above"
+	}
+	return fmt.Sprintf("the arrivals drawn offered %.3g req/s, %.1f standard deviations %s the nominal %g (its noise over %.3g s is ±%.2g req/s): the figures are for the rate offered; a longer duration, or trials, bring it closer",
+		p.Schedule.ScheduledRate, math.Abs(got-want)/sd, dir, p.Rate, secs, sd/secs)
+}
