@@ -214,15 +214,7 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	cw := chunkWriter{chat: chat, model: s.model, id: id, created: tr.Arrived.Unix(), buf: make([]byte, 0, 512)}
-	if chat {
-		// vLLM opens a chat stream with a role-only delta; its empty content
-		// must not count as the first token.
-		cw.roleChunk()
-		if _, err := w.Write(cw.buf); err != nil {
-			return
-		}
-		rc.Flush()
-	}
+	rc.Flush() // the head goes at once, as the engines send it
 	var sent int64
 	for !sq.finished.Load() || sent < sq.produced.Load() {
 		select {
@@ -237,6 +229,16 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 		var usage *[3]int
 		if continuous {
 			usage = &[3]int{prompt, int(n), prompt + int(n)}
+		}
+		if chat && sent == 0 {
+			// vLLM opens a chat stream with a role-only delta, sent with the
+			// first token (it comes out of the first step's output): a
+			// client that counts any chunk as the first token measures
+			// the true TTFT only if the role chunk waits for it too.
+			cw.roleChunk()
+			if _, err := w.Write(cw.buf); err != nil {
+				return
+			}
 		}
 		cw.tokenChunk(int(sent), int(n), sq.finished.Load() && n >= int64(maxTokens), usage)
 		// Stamped before the write: on loopback the bytes reach the

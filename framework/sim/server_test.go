@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -93,6 +94,39 @@ func TestServerChatStream(t *testing.T) {
 		// sleep, by TestEngineSingleRequestSteps.)
 		if got, want := tr.FirstToken.Sub(tr.Arrived), p.IdleTTFT(12); got < want {
 			t.Errorf("server-side TTFT %v, shorter than the prefill step %v", got, want)
+		}
+	case <-time.After(30 * time.Second): // a hang guard, not a timing
+		t.Error("no trace")
+	}
+}
+
+// The role-only chunk comes with the first token, not before it: vLLM's
+// benchmark client counts any chunk as the first token, and against an
+// early role chunk it measured 2 ms where the truth was 35.
+func TestServerRoleChunkComesWithFirstToken(t *testing.T) {
+	t.Parallel()
+	p, _ := Lookup("tiny")
+	s, u := startServer(t, p)
+	traces := make(chan Trace, 1)
+	s.OnTrace = func(tr Trace) { traces <- tr }
+	resp, err := http.Post(u+"/v1/chat/completions", "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"a b c d"}],"max_tokens":3,"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	line, err := br.ReadString('\n')
+	firstRead := time.Now()
+	if err != nil || !strings.Contains(line, `"role":"assistant"`) {
+		t.Fatalf("first line %q (%v), want the role chunk", line, err)
+	}
+	io.Copy(io.Discard, br)
+	select {
+	case tr := <-traces:
+		// The server stamps the first token before writing it; a role chunk
+		// written earlier could be read before that stamp.
+		if firstRead.Before(tr.FirstToken) {
+			t.Errorf("role chunk read %v before the first token was written", tr.FirstToken.Sub(firstRead))
 		}
 	case <-time.After(30 * time.Second): // a hang guard, not a timing
 		t.Error("no trace")
