@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/valyala/fastjson"
@@ -237,8 +238,11 @@ func (c *Client) Do(ctx context.Context, body []byte, id string, res *Result) {
 	if err != nil {
 		res.End = time.Since(res.Sent)
 		kind := classify(ctx, err, ErrConnect)
-		if errors.Is(err, errHeadTooLarge) {
+		switch {
+		case errors.Is(err, errHeadTooLarge):
 			kind = ErrMalformed
+		case localLimit(err):
+			kind = ErrClientLimit
 		}
 		res.fail(kind, err.Error())
 		return
@@ -438,6 +442,18 @@ func classify(ctx context.Context, err error, fallback ErrorKind) ErrorKind {
 		return ErrCanceled
 	}
 	return fallback
+}
+
+// localLimit reports whether err is this machine running out of something
+// a connection needs: descriptors (EMFILE, ENFILE), ephemeral ports
+// (EADDRNOTAVAIL) or kernel memory (ENOBUFS, ENOMEM).
+func localLimit(err error) bool {
+	for _, e := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.EADDRNOTAVAIL, syscall.ENOBUFS, syscall.ENOMEM} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 func truncate(s string, n int) string {

@@ -3,7 +3,8 @@ package client
 import "time"
 
 // ErrorKind classifies a failed request. Every kind is counted on its own and
-// stays in the denominator of error rates.
+// stays in the denominator of error rates, except the two that are not the
+// server's doing: ErrCanceled and ErrClientLimit.
 type ErrorKind string
 
 // Error kinds.
@@ -20,6 +21,10 @@ const (
 	ErrCanceled    ErrorKind = "canceled"             // the run was stopped (Ctrl-C, deadline)
 	ErrEncoding    ErrorKind = "unsupported_encoding" // a compressed stream, though identity was asked for
 	ErrNotStreamed ErrorKind = "not_streamed"         // a whole JSON answer to a stream request
+	// ErrClientLimit is this machine running out of descriptors, ports or
+	// buffers: the client's failure, not the server's, so it is counted
+	// apart and kept out of error rates and SLOs.
+	ErrClientLimit ErrorKind = "client_limit"
 )
 
 // TokenSource says where an output token count came from.

@@ -62,6 +62,10 @@ type Config struct {
 	Concurrency int
 	// MaxConcurrency caps open-loop requests in flight (0: none).
 	MaxConcurrency int
+	// DescriptorLimit, when set, is the descriptor limit MaxConcurrency
+	// was derived from (the suite set no cap): a send that waited for it
+	// was held up by this machine, and the point is flagged.
+	DescriptorLimit int
 	// Warmup runs first and is excluded from latencies; Duration is the
 	// measured window; Requests bounds measured requests (0: none).
 	Warmup, Duration time.Duration
@@ -340,7 +344,8 @@ dispatch:
 		out.Schedule.ScheduledRate = float64(schedIn) / secs
 		out.Schedule.SendRate = float64(sentIn) / secs
 	}
-	judge(&out.Schedule, p.Latency[metric.Lag].P99, cfg.MaxConcurrency)
+	judge(&out.Schedule, p.Latency[metric.Lag].P99, cfg.MaxConcurrency, cfg.DescriptorLimit)
+	judgeLimits(&out.Schedule, p.Requests)
 	return out, nil
 }
 
@@ -362,7 +367,7 @@ func count(ctx context.Context, s *workload.Schedule) (total, measured int) {
 }
 
 // judge flags a client that fell behind its own schedule.
-func judge(s *result.Schedule, lagP99ms float64, maxConc int) {
+func judge(s *result.Schedule, lagP99ms float64, maxConc, fdLimit int) {
 	lagLimit := float64(MaxLagP99) / float64(time.Millisecond)
 	switch {
 	case s.ScheduledRate > 0 && s.SendRate < MinSendRatio*s.ScheduledRate:
@@ -372,8 +377,33 @@ func judge(s *result.Schedule, lagP99ms float64, maxConc int) {
 		s.ClientSaturated = true
 		s.Reason = fmt.Sprintf("P99 send lag %.1f ms exceeds %.0f ms", lagP99ms, lagLimit)
 	}
-	if s.ClientSaturated && maxConc > 0 && s.CapWaits > 0 {
+	switch {
+	case s.CapWaits == 0:
+	case fdLimit > 0:
+		// The cap was this machine's, not the suite's: whatever the lag,
+		// the server was offered less than planned because of the client.
+		why := fmt.Sprintf("this machine's descriptor limit (%d) capped requests in flight at %d and %d sends waited for it: raise it (ulimit -n) or set max_concurrency", fdLimit, maxConc, s.CapWaits)
+		if s.ClientSaturated {
+			s.Reason += "; " + why
+		} else {
+			s.ClientSaturated, s.Reason = true, why
+		}
+	case s.ClientSaturated && maxConc > 0:
 		s.Reason += fmt.Sprintf("; max_concurrency %d delayed %d sends, so the server may be the bottleneck", maxConc, s.CapWaits)
+	}
+}
+
+// judgeLimits flags a point some of whose requests this machine could not
+// send: the load it put on the server was less than planned.
+func judgeLimits(s *result.Schedule, r result.Requests) {
+	if r.ClientLimited == 0 {
+		return
+	}
+	why := fmt.Sprintf("%d requests failed on this machine's own limits (%s): raise the descriptor limit (ulimit -n) or set max_concurrency", r.ClientLimited, r.ClientLimitError)
+	if s.ClientSaturated {
+		s.Reason += "; " + why
+	} else {
+		s.ClientSaturated, s.Reason = true, why
 	}
 }
 
@@ -430,5 +460,6 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 	if secs := p.Window.Seconds; secs > 0 {
 		out.Schedule.SendRate = float64(sentIn.Load()) / secs
 	}
+	judgeLimits(&out.Schedule, p.Requests)
 	return out, nil
 }

@@ -122,6 +122,23 @@ func TestOpenLoopMaxConcurrency(t *testing.T) {
 	})
 }
 
+// A cap that came from this machine's descriptor limit, not the suite,
+// flags the point as the client's whenever a send waited for it.
+func TestDescriptorCapFlagsThePoint(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := &fakeServer{latency: 50 * time.Millisecond}
+		out, err := Run(context.Background(), srv, Config{
+			Mode: OpenLoop, Rate: 100, Arrivals: arrivals(t, "constant", 100), MaxConcurrency: 4, DescriptorLimit: 260, Duration: time.Second, Clock: clock.Timers,
+		}, items())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := out.Schedule; !s.ClientSaturated || s.CapWaits == 0 || !strings.Contains(s.Reason, "descriptor limit (260) capped requests in flight at 4") {
+			t.Errorf("schedule %+v: a send held by the descriptor cap was not blamed on it", s)
+		}
+	})
+}
+
 func TestClosedLoopConcurrency(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := &fakeServer{latency: 10 * time.Millisecond}
@@ -207,6 +224,44 @@ func TestHugePlanFlatMemory(t *testing.T) {
 		// slice's growth; what is left is the histograms and the requests.
 		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 24<<20 {
 			t.Errorf("a point of 6e6 planned arrivals allocated %d MB for 2001 sends; want it independent of the plan (< 24 MB)", alloc>>20)
+		}
+	})
+}
+
+// limitedServer fails every other request as this machine's own limit.
+type limitedServer struct {
+	fakeServer
+	n atomic.Int64
+}
+
+func (l *limitedServer) Do(ctx context.Context, body []byte, id string, res *client.Result) {
+	if l.n.Add(1)%2 == 0 {
+		res.Reset()
+		res.Sent = time.Now()
+		res.Err, res.Detail = client.ErrClientLimit, "socket: too many open files"
+		return
+	}
+	l.fakeServer.Do(ctx, body, id, res)
+}
+
+// Requests this machine could not send flag the point as the client's
+// doing, and stay out of its error rate.
+func TestClientLimitFlagsThePoint(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for _, cfg := range []Config{
+			{Mode: OpenLoop, Rate: 100, Arrivals: arrivals(t, "constant", 100), Duration: time.Second, Clock: clock.Timers},
+			{Mode: ClosedLoop, Concurrency: 2, Duration: time.Second, Clock: clock.Timers},
+		} {
+			out, err := Run(context.Background(), &limitedServer{fakeServer: fakeServer{latency: 10 * time.Millisecond}}, cfg, items())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Requests.ClientLimited == 0 || out.Requests.ErrorRate != 0 {
+				t.Errorf("%s: requests %+v; want client-limited ones apart, error rate 0", cfg.Mode, out.Requests)
+			}
+			if !out.Schedule.ClientSaturated || !strings.Contains(out.Schedule.Reason, "this machine's own limits") {
+				t.Errorf("%s: schedule %+v; want the point flagged as the client's", cfg.Mode, out.Schedule)
+			}
 		}
 	})
 }

@@ -83,6 +83,8 @@ type Recorder struct {
 
 	sent, ok, warmup int
 	canceled         int
+	clientLimited    int
+	clientLimitErr   string
 	errs             map[string]int
 	lastErr          map[string]string
 	completedIn      int     // successful requests that ended inside the window
@@ -183,6 +185,13 @@ func (r *Recorder) Add(s Sample) {
 		r.canceled++
 		return
 	}
+	if res.Err == client.ErrClientLimit {
+		// This machine's exhaustion, not the server's error: counted
+		// apart, and the load generator flags the point.
+		r.clientLimited++
+		r.clientLimitErr = res.Detail
+		return
+	}
 
 	r.sent++
 	if !res.OK() {
@@ -254,9 +263,10 @@ func (r *Recorder) Point() (result.Measured, error) {
 	}
 	secs := end.Sub(r.start).Seconds()
 	p := result.Measured{
-		Requests: result.Requests{Sent: r.sent, Completed: r.ok, Failed: r.sent - r.ok, Errors: r.errs, LastError: r.lastErr, Warmup: r.warmup, Canceled: r.canceled, Good: r.good},
-		Window:   result.Window{Start: r.start, Seconds: secs},
-		Latency:  map[string]result.Summary{},
+		Requests: result.Requests{Sent: r.sent, Completed: r.ok, Failed: r.sent - r.ok, Errors: r.errs, LastError: r.lastErr, Warmup: r.warmup, Canceled: r.canceled, Good: r.good,
+			ClientLimited: r.clientLimited, ClientLimitError: r.clientLimitErr},
+		Window:  result.Window{Start: r.start, Seconds: secs},
+		Latency: map[string]result.Summary{},
 		Tokens: result.Tokens{
 			Prompt: result.Summarize(r.hists[PromptTokens], 1), Output: result.Summarize(r.hists[OutputTokens], 1),
 			Source: map[string]int{}, OutputMismatch: r.outputMismatch, PromptMismatch: r.promptMismatch,

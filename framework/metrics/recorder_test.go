@@ -204,6 +204,28 @@ func TestRecorderCoalescedGaps(t *testing.T) {
 	near(t, "coalesced share", p.Tokens.CoalescedShare(), 0.5, 1e-12)
 }
 
+// A request this machine could not send is the client's failure: it is
+// counted apart, never in the server's error rate.
+func TestRecorderClientLimitIsNotAServerError(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	rec := NewRecorder(t0, t0.Add(10*time.Second))
+	rec.Add(Sample{Result: stream(t0, 10*ms, 10*ms, 3, 1), Scheduled: t0})
+	rec.Add(Sample{Result: &client.Result{Sent: t0, Err: client.ErrClientLimit, Detail: "dial tcp: socket: too many open files"}, Scheduled: t0})
+	rec.Add(Sample{Result: &client.Result{Sent: t0, Err: client.ErrConnect, Detail: "connection refused"}, Scheduled: t0})
+	p, err := rec.Point()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := p.Requests
+	if r.Sent != 2 || r.Failed != 1 || r.ErrorRate != 0.5 || r.ClientLimited != 1 || r.Errors["client_limit"] != 0 {
+		t.Errorf("requests %+v; want 2 sent, 1 connect error, 1 client-limited apart", r)
+	}
+	if r.ClientLimitError != "dial tcp: socket: too many open files" {
+		t.Errorf("client limit error %q", r.ClientLimitError)
+	}
+}
+
 // TestGoodputEqualsThroughputWhenAllGood is a property: whatever the mix
 // of warm-up, measured and late requests, failures included, when every
 // answer meets the per-request criteria goodput equals request throughput,

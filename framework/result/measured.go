@@ -43,6 +43,12 @@ type Requests struct {
 	Good int `json:"good,omitempty"`
 	// Canceled counts requests cut short by stopping the run.
 	Canceled int `json:"canceled,omitempty"`
+	// ClientLimited counts requests this machine could not send (out of
+	// descriptors, ports or buffers), and ClientLimitError is the last
+	// such error. Like Canceled they are not in Sent nor the error rate:
+	// the server never saw them.
+	ClientLimited    int    `json:"client_limited,omitempty"`
+	ClientLimitError string `json:"client_limit_error,omitempty"`
 }
 
 // Window is the measured interval.

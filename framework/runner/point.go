@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchci/benchci/framework/internal/fdlimit"
+
 	"github.com/benchci/benchci/framework/cost"
 	"github.com/benchci/benchci/framework/engine"
 	"github.com/benchci/benchci/framework/loadgen"
@@ -54,6 +56,12 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	switch ld.mode {
 	case loadgen.OpenLoop:
 		cfg.Rate = ld.rate
+		if cfg.MaxConcurrency == 0 {
+			// Open loop has no natural bound on requests in flight; past the
+			// descriptor limit the client's own dials fail. The cap keeps
+			// them waiting instead, and the point is flagged if it bit.
+			cfg.MaxConcurrency, cfg.DescriptorLimit = fdlimit.MaxConns()
+		}
 		// Each point draws its own arrivals, the same in every run.
 		var err error
 		cfg.Arrivals, err = workload.NewArrivals(s.Workload.Arrival, cfg.Rate, s.Workload.Seed, ld.arrivalStream, ex.wl.srcs.Trace)

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package fdlimit
+
+func soft() int { return 0 }
