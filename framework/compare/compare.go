@@ -310,10 +310,16 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 			row.Test = "band only (no histogram)"
 			break
 		}
-		blo, bhi := quantileCI(bh, m.quantile)
-		clo, chi := quantileCI(ch, m.quantile)
+		bn, cn := bh.TotalCount(), ch.TotalCount()
+		unit := ""
+		if m.perRequest {
+			bn, cn = min(bn, completed(base)), min(cn, completed(cand))
+			unit = " requests"
+		}
+		blo, bhi := quantileCI(bh, m.quantile, bn)
+		clo, chi := quantileCI(ch, m.quantile, cn)
 		significant = chi < blo || clo > bhi
-		row.Test = fmt.Sprintf("99%% CI %s vs %s (n=%d, %d)", ciString(blo, bhi), ciString(clo, chi), bh.TotalCount(), ch.TotalCount())
+		row.Test = fmt.Sprintf("99%% CI %s vs %s (n=%d, %d%s)", ciString(blo, bhi), ciString(clo, chi), bn, cn, unit)
 		if !significant && (math.IsInf(bhi, 1) || math.IsInf(chi, 1)) {
 			row.Test += fmt.Sprintf("; too few requests to bound a p%g: run longer or use trials", m.quantile)
 		}
@@ -393,6 +399,15 @@ func merged(name string, ps []*result.Point) *hdrhistogram.Histogram {
 		return nil
 	}
 	return h
+}
+
+// completed is the answers behind ps, the unit of a per-request interval.
+func completed(ps []*result.Point) int64 {
+	var n int64
+	for _, p := range ps {
+		n += int64(p.Requests.Completed)
+	}
+	return n
 }
 
 func byLabel(ps []result.Point) map[string][]*result.Point {

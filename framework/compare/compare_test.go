@@ -187,14 +187,15 @@ func TestQuantileCI(t *testing.T) {
 	t.Parallel()
 	f := build(t, spec{[]string{"rate=1"}, 1, 2000, 100, 1, 1, 0})
 	h := merged(metric.TTFT, []*result.Point{&f.Points[0]})
-	lo, hi := quantileCI(h, 50)
+	lo, hi := quantileCI(h, 50, h.TotalCount())
 	p50 := f.Points[0].Latency[metric.TTFT].P50
 	if !(lo < p50 && p50 < hi) || hi-lo > 0.1*p50 {
 		t.Errorf("CI %.2f–%.2f around p50 %.2f", lo, hi, p50)
 	}
 	// Eleven samples say nothing about where the p99 lies above them.
 	small := build(t, spec{[]string{"rate=1"}, 1, 11, 100, 1, 1, 0})
-	lo, hi = quantileCI(merged(metric.TTFT, []*result.Point{&small.Points[0]}), 99)
+	hs := merged(metric.TTFT, []*result.Point{&small.Points[0]})
+	lo, hi = quantileCI(hs, 99, hs.TotalCount())
 	if !math.IsInf(hi, 1) || lo <= 0 {
 		t.Errorf("p99 of 11 samples: CI %v–%v, want a finite lower and no upper bound", lo, hi)
 	}
@@ -204,7 +205,8 @@ func TestQuantileCI(t *testing.T) {
 	misses := 0
 	for seed := range 200 {
 		f := build(t, spec{[]string{"rate=1"}, 1, 200, 100, 1, uint64(seed + 100), 0})
-		lo, hi := quantileCI(merged(metric.TTFT, []*result.Point{&f.Points[0]}), 90)
+		h := merged(metric.TTFT, []*result.Point{&f.Points[0]})
+		lo, hi := quantileCI(h, 90, h.TotalCount())
 		if trueP90 < lo || trueP90 > hi*1.001 { // 0.1%: the histogram's resolution
 			misses++
 		}
@@ -213,6 +215,62 @@ func TestQuantileCI(t *testing.T) {
 		t.Errorf("the 99%% interval missed the true p90 in %d of 200 samples", misses)
 	}
 }
+
+// ITL's samples are chunk gaps, many per request and correlated within
+// it: two requests of 1000 gaps each are two samples for the interval, so
+// an ITL P99 half again as high cannot be called a regression on them.
+func TestITLIntervalCountsRequests(t *testing.T) {
+	t.Parallel()
+	point := func(gap time.Duration, seed uint64) result.Point {
+		r := rand.New(rand.NewPCG(seed, 3))
+		t0 := time.Unix(1000, 0)
+		rec := metrics.NewRecorder(t0, t0.Add(100*time.Second))
+		for i := range 2 {
+			res := &client.Result{Sent: t0.Add(time.Duration(i) * time.Second), FirstToken: 50 * time.Millisecond, FirstAnswer: 50 * time.Millisecond, TokenSource: client.TokensFromUsage}
+			at := res.FirstToken
+			for range 1000 {
+				res.ChunkAt = append(res.ChunkAt, at)
+				res.ChunkTokens = append(res.ChunkTokens, 1)
+				at += time.Duration(float64(gap) * math.Exp(0.3*r.NormFloat64()))
+			}
+			res.OutputTokens, res.End = 1000, at
+			rec.Add(metrics.Sample{Result: res, Scheduled: res.Sent})
+		}
+		p, err := rec.Point()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return result.Point{Label: "rate=1", Mode: "rate", Trial: 1, Measured: p}
+	}
+	file := func(p result.Point) *result.File {
+		return &result.File{Schema: result.Schema, Suite: result.Suite{Name: "s", WorkloadHash: "w"}, Points: []result.Point{p}}
+	}
+	rep, err := Compare(file(point(20*time.Millisecond, 1)), file(point(30*time.Millisecond, 2)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, row := range rep.Rows {
+		if row.Metric != "itl.p99" {
+			continue
+		}
+		found = true
+		if row.Verdict == Regression || !strings.Contains(row.Test, "n=2, 2 requests") {
+			t.Errorf("itl.p99 over 2 requests of 1000 gaps: %s by %q; want noise, n counted in requests", row.Verdict, row.Test)
+		}
+	}
+	if !found {
+		t.Fatal("no itl.p99 row")
+	}
+	// The same gaps as 2000 requests' TTFTs would be far apart: the
+	// interval is narrow because of n, not because of the data.
+	h := merged(metric.ITL, []*result.Point{ptr(point(20*time.Millisecond, 1))})
+	if lo, hi := quantileCI(h, 99, h.TotalCount()); math.IsInf(hi, 1) || hi-lo > 0.5*lo {
+		t.Errorf("with gaps as the unit the interval would be narrow: %v–%v", lo, hi)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
 
 func TestPoissonRatesP(t *testing.T) {
 	t.Parallel()

@@ -25,6 +25,9 @@ type Metric struct {
 	// single-trial significance test.
 	hist     string
 	quantile float64
+	// perRequest: the histogram holds many samples per request, and the
+	// interval's sample size is the requests (metric.Def.ManyPerRequest).
+	perRequest bool
 	// rate marks throughputs, tested as counts over the window.
 	rate bool
 	key  metric.Key
@@ -42,6 +45,7 @@ func metricOf(k metric.Key) Metric {
 	if d.Kind == metric.Latency {
 		m.hist = k.Metric
 		m.quantile, _ = metric.Quantile(k.Stat)
+		m.perRequest = d.ManyPerRequest
 	}
 	return m
 }
@@ -68,17 +72,24 @@ func (m Metric) base() string {
 const ciAlpha = 0.01
 
 // quantileCI returns a distribution-free 99% confidence interval for the
-// q-th percentile of the distribution h was sampled from. Among n samples,
-// the number B below the true percentile is Binomial(n, q/100), so
-// [X(l), X(u)] covers it with probability P(l <= B < u); l and u are the
-// ranks whose binomial tails hold at most ciAlpha/2 each, computed exactly.
-// When n is too small for a tail (the p99 of 11 samples), that side is
-// unbounded: lo 0 or hi +Inf, and no difference can be claimed there.
-// No assumption about the shape of latency distributions is needed, and it
-// works from the stored histograms, so a single trial of hundreds of
-// requests can already show that a percentile moved.
-func quantileCI(h *hdrhistogram.Histogram, q float64) (lo, hi float64) {
-	n := h.TotalCount()
+// q-th percentile of the distribution h was sampled from, taking n as the
+// number of independent samples. Among n samples, the number B below the
+// true percentile is Binomial(n, q/100), so [X(l), X(u)] covers it with
+// probability P(l <= B < u); l and u are the ranks whose binomial tails
+// hold at most ciAlpha/2 each, computed exactly, and read from h at the
+// quantiles l/n and u/n. When n is too small for a tail (the p99 of 11
+// samples), that side is unbounded: lo 0 or hi +Inf, and no difference
+// can be claimed there. No assumption about the shape of latency
+// distributions is needed, and it works from the stored histograms, so a
+// single trial of hundreds of requests can already show that a percentile
+// moved.
+//
+// n is h's count, except where samples come in correlated clusters: the
+// chunk gaps of one request share its batch and its server. Taking the
+// requests as n is the conservative bound (the design effect of perfectly
+// correlated clusters), so 2 requests of 1000 gaps each bound a p99 no
+// better than 2 samples would.
+func quantileCI(h *hdrhistogram.Histogram, q float64, n int64) (lo, hi float64) {
 	b := distuv.Binomial{N: float64(n), P: q / 100}
 	lo, hi = 0, math.Inf(1)
 	// l: the largest rank with P(B < l) = CDF(l-1) <= alpha/2.
@@ -106,7 +117,8 @@ func binarySearch(lo, hi int64, f func(int64) bool) int64 {
 	return lo
 }
 
-// rankValue is the k-th smallest of n recorded values, in milliseconds.
+// rankValue is the value at rank k of n (the k-th smallest when n is h's
+// count), in milliseconds.
 func rankValue(h *hdrhistogram.Histogram, k, n int64) float64 {
 	return float64(h.ValueAtQuantile(100*float64(k)/float64(n))) / 1000
 }

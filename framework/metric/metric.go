@@ -57,6 +57,11 @@ type Def struct {
 	SLO bool
 	// PerRequest is set when it can be a per-request goodput criterion.
 	PerRequest bool
+	// ManyPerRequest is set for a latency sampled many times within each
+	// request (ITL: every chunk gap). Samples of one request move together
+	// (a slow batch slows all its gaps), so a statistic's sample size is
+	// the number of requests, not of samples.
+	ManyPerRequest bool
 }
 
 // Latency histogram names, which are also the metrics' names.
@@ -86,7 +91,7 @@ var defs = []Def{
 	{Name: TTFT, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, PerRequest: true, Doc: "request send to the first chunk with output (answer or reasoning)"},
 	{Name: TTFTAnswer, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, Doc: "request send to the first chunk with answer content"},
 	{Name: TPOT, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, PerRequest: true, Doc: "(E2E - TTFT) / (output tokens - 1), per request"},
-	{Name: ITL, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, Doc: "gap between consecutive output chunks"},
+	{Name: ITL, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, ManyPerRequest: true, Doc: "gap between consecutive output chunks"},
 	{Name: E2E, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, PerRequest: true, Doc: "request send to the last byte of the stream"},
 	{Name: TTFTSched, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, Doc: "intended send to the first output chunk (coordinated omission)"},
 	{Name: E2ESched, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, Doc: "intended send to the last byte"},
