@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/report"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/runner"
@@ -107,6 +108,13 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 		defer cancel()
 	}
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	for _, l := range loaded {
+		// Said before the hour of measuring, not after a gate that could
+		// not have failed.
+		for _, w := range compare.Power(l.Suite) {
+			fmt.Fprintf(stderr, "warning: %s: %s\n", l.Suite.Name, w)
+		}
+	}
 	var results []*result.File
 	for _, l := range loaded {
 		var obs runner.Observer

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/spf13/cobra"
 )
@@ -32,6 +33,9 @@ func validateCmd() *cobra.Command {
 					sweep = fmt.Sprintf("capacity search in [%g, %g] req/s", s.Sweep.Min, s.Sweep.Max)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "ok  %s  (suite %s: %s, %d SLO(s))\n", path, s.Name, sweep, len(s.SLOs))
+				for _, w := range compare.Power(s) {
+					fmt.Fprintf(cmd.OutOrStdout(), "    warning: %s\n", w)
+				}
 			}
 			if bad > 0 {
 				return &exitError{exitUsage, fmt.Errorf("%d of %d suite(s) invalid", bad, len(args))}

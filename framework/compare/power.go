@@ -1,0 +1,86 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/framework/suite"
+)
+
+// MinSamples is the fewest independent samples whose 99% interval of the
+// q-th percentile has an upper bound: the largest of n samples must lie
+// above the percentile with probability 1 - alpha/2, i.e.
+// (q/100)^n <= alpha/2. Below it a rise of that percentile, however
+// large, cannot be told from noise (8 for a P50, 528 for a P99).
+func MinSamples(q float64) int {
+	return int(math.Ceil(math.Log(ciAlpha/2) / math.Log(q/100)))
+}
+
+// Power says, before a run, which gated percentiles a suite's points will
+// measure from too few requests to ever fail the gate, and what would fix
+// it. Points whose request count is not known ahead (closed loop, auto and
+// capacity sweeps) are not judged, nor suites with enough trials for the
+// test across trials.
+func Power(s *suite.Suite) []string {
+	if s.Sweep.Kind != suite.SweepRate || s.Trials >= MinTrialsForUTest {
+		return nil
+	}
+	// Gated percentiles by quantile: one line says all that one count
+	// cannot bound.
+	var quantiles []float64
+	keys := map[float64][]string{}
+	for _, k := range metric.Gated {
+		if k.Def().Kind != metric.Latency {
+			continue
+		}
+		q, ok := metric.Quantile(k.Stat)
+		if !ok {
+			continue
+		}
+		if _, seen := keys[q]; !seen {
+			quantiles = append(quantiles, q)
+		}
+		keys[q] = append(keys[q], k.String())
+	}
+	trials := max(s.Trials, 1)
+	secs := s.Sweep.Duration.D().Seconds()
+	planned := make([]int, len(s.Sweep.Rates))
+	for i, rate := range s.Sweep.Rates {
+		n := rate * secs
+		if s.Sweep.Requests > 0 && (secs == 0 || float64(s.Sweep.Requests) < n) {
+			n = float64(s.Sweep.Requests)
+		}
+		planned[i] = int(n) * trials // trials' histograms are merged
+	}
+	var out []string
+	for _, q := range quantiles {
+		need := MinSamples(q)
+		var rates, counts []string
+		slowest := 0.0
+		for i, rate := range s.Sweep.Rates {
+			if planned[i] >= need {
+				continue
+			}
+			rates = append(rates, strconv.FormatFloat(rate, 'g', -1, 64))
+			counts = append(counts, strconv.Itoa(planned[i]))
+			if slowest == 0 || rate < slowest {
+				slowest = rate
+			}
+		}
+		if len(rates) == 0 {
+			continue
+		}
+		fix := fmt.Sprintf("trials: %d", MinTrialsForUTest)
+		if s.Sweep.Requests > 0 {
+			fix += fmt.Sprintf(" or requests >= %d", (need+trials-1)/trials)
+		} else if slowest > 0 {
+			fix += fmt.Sprintf(" or duration >= %ds", int(math.Ceil(float64(need)/(slowest*float64(trials)))))
+		}
+		out = append(out, fmt.Sprintf("%s at rate=%s: about %s requests planned; a 99%% interval of a P%s needs at least %d, so there they cannot fail the gate: use %s",
+			strings.Join(keys[q], ", "), strings.Join(rates, ", "), strings.Join(counts, ", "), strconv.FormatFloat(q, 'g', -1, 64), need, fix))
+	}
+	return out
+}
