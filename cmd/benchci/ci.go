@@ -73,7 +73,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string) error {
 			continue
 		}
 		reports = append(reports, r)
-		if err := report.Diff(cmd.OutOrStdout(), r); err != nil {
+		if err := printComparison(cmd.OutOrStdout(), r, o.run.verbose); err != nil {
 			return err
 		}
 	}

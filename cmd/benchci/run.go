@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -22,6 +23,7 @@ type runOptions struct {
 	resultsDir string
 	baselines  string
 	progress   bool
+	verbose    bool
 	timeout    time.Duration
 }
 
@@ -30,6 +32,7 @@ func (o *runOptions) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.resultsDir, "results", "results", "directory for results files")
 	cmd.Flags().StringVar(&o.baselines, "baselines", "baselines", "directory of baseline files")
 	cmd.Flags().BoolVar(&o.progress, "progress", true, "show progress on stderr")
+	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "after the summary, list every compared figure")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "stop after this long overall, writing what was measured as incomplete (0: no limit)")
 }
 
@@ -57,10 +60,8 @@ Ctrl-C stops the run; what was measured is still written, marked incomplete.`,
 				if err != nil {
 					return err
 				}
-				if !r.NoBaseline {
-					if err := report.Diff(cmd.OutOrStdout(), r); err != nil {
-						return err
-					}
+				if err := printComparison(cmd.OutOrStdout(), r, o.verbose); err != nil {
+					return err
 				}
 				failed = failed || r.Failed()
 			}
@@ -143,6 +144,18 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 		results = append(results, f)
 	}
 	return results, nil
+}
+
+// printComparison writes the summary that leads the PR comment too and,
+// verbose, every compared figure after it.
+func printComparison(w io.Writer, r *compare.Report, verbose bool) error {
+	if err := report.Summary(w, r); err != nil {
+		return err
+	}
+	if verbose && !r.NoBaseline {
+		return report.Diff(w, r)
+	}
+	return nil
 }
 
 // probeDir makes dir if needed and checks a file can be written in it.

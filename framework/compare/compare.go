@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"time"
 
@@ -133,8 +134,41 @@ func (r *Report) Failed() bool {
 
 // WithoutBaseline reports on a candidate that has nothing to be compared
 // with: its SLOs still gate.
+//
+// Its rows are the candidate's gated figures, each New (the median over
+// trials, as a comparison would take), so a first report shows what was
+// measured rather than nothing.
 func WithoutBaseline(cand *result.File) *Report {
-	return &Report{Suite: cand.Suite.Name, NoBaseline: true, SLOs: cand.SLOs, Candidate: side(cand), Method: method}
+	r := &Report{Suite: cand.Suite.Name, NoBaseline: true, SLOs: cand.SLOs, Candidate: side(cand), Method: method}
+	cp := byLabel(cand.Points)
+	for _, label := range labels(nil, cand.Points) {
+		for _, m := range Metrics {
+			if v := values(m, cp[label]); len(v) > 0 {
+				r.Rows = append(r.Rows, Row{Point: label, Metric: m.Key, Unit: m.Unit, Better: m.Better, Cand: stats.Median(v), Verdict: New})
+			}
+		}
+	}
+	return r
+}
+
+// Ranked returns the rows that fail the gate, worst first: points that
+// disappeared, then regressions by how far they moved the wrong way
+// (relative change; a rise from zero counts as the largest).
+func (r *Report) Ranked() []Row {
+	var out []Row
+	for _, row := range r.Rows {
+		if row.Verdict == Regression || row.Verdict == Missing {
+			out = append(out, row)
+		}
+	}
+	severity := func(row Row) float64 {
+		if row.Verdict == Missing || row.Delta == nil {
+			return math.Inf(1)
+		}
+		return math.Abs(*row.Delta)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return severity(out[i]) > severity(out[j]) })
+	return out
 }
 
 // Method text for reports.

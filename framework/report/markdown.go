@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/framework/result"
 )
 
 // MaxComment is GitHub's limit on a comment body, in characters.
@@ -130,25 +131,62 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 		if !r.Comparable && !r.NoBaseline {
 			fmt.Fprintf(b, "> ❌ **Not compared:** %s\n\n", Escape(r.Refusal))
 		}
-		sloTable(b, r)
-		changed := filter(r.Rows, func(row compare.Row) bool { return row.Verdict != compare.Pass })
-		if len(changed) > 0 {
-			b.WriteString("| metric @ point | baseline | candidate | Δ | band | verdict |\n|---|---:|---:|---:|---|---|\n")
-			for _, row := range changed {
-				rowMarkdown(b, row, false)
+		if r.NoBaseline {
+			sloTable(b, "SLOs", r.SLOs)
+			candidateTable(b, r)
+			if detail > 0 {
+				chart(b, r, metric.TTFT+".p99")
+			}
+			continue
+		}
+		// What fails the gate leads, worst first, each with the test that
+		// decided it; then failed SLOs, then what improved. Passes and
+		// noise are folded: they are the bulk and rarely the news.
+		ranked := r.Ranked()
+		if len(ranked) > 0 {
+			b.WriteString("**Regressed**, worst first:\n\n| metric @ point | baseline → candidate | Δ | band | decided by |\n|---|---:|---:|---|---|\n")
+			for _, row := range ranked {
+				changeMarkdown(b, row)
 			}
 			b.WriteString("\n")
-		} else if r.Comparable {
-			b.WriteString("All compared figures are inside their tolerance bands.\n\n")
+		}
+		var failedSLOs, passedSLOs []result.SLO
+		for _, x := range r.SLOs {
+			if x.Pass {
+				passedSLOs = append(passedSLOs, x)
+			} else {
+				failedSLOs = append(failedSLOs, x)
+			}
+		}
+		sloTable(b, "**SLOs failed**", failedSLOs)
+		if imp := filter(r.Rows, func(row compare.Row) bool { return row.Verdict == compare.Improvement }); len(imp) > 0 {
+			b.WriteString("**Improved**:\n\n| metric @ point | baseline → candidate | Δ | band | decided by |\n|---|---:|---:|---|---|\n")
+			for _, row := range imp {
+				changeMarkdown(b, row)
+			}
+			b.WriteString("\n")
+		}
+		if len(ranked) == 0 && r.Comparable {
+			b.WriteString("No figure regressed.\n\n")
 		}
 		if detail == 0 {
 			continue
 		}
-		chart(b, r)
+		chartMetric := metric.TTFT + ".p99"
+		for _, row := range ranked {
+			if row.Metric != "*" {
+				chartMetric = row.Metric // the worst figure that can be drawn
+				break
+			}
+		}
+		chart(b, r, chartMetric)
 		if detail < 2 {
 			continue
 		}
-		fmt.Fprintf(b, "<details><summary>All %d figures</summary>\n\n", len(r.Rows))
+		noise, pass := r.Count(compare.Noise), r.Count(compare.Pass)
+		fmt.Fprintf(b, "<details><summary>Passing: %s, %d within noise, %d inside their bands (all %d figures)</summary>\n\n",
+			plural(len(passedSLOs), "SLO"), noise, pass, len(r.Rows))
+		sloTable(b, "SLOs passed", passedSLOs)
 		b.WriteString("| metric @ point | baseline | candidate | Δ | band | verdict | test |\n|---|---:|---:|---:|---|---|---|\n")
 		for _, row := range r.Rows {
 			rowMarkdown(b, row, true)
@@ -158,12 +196,70 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 	}
 }
 
-func sloTable(b *strings.Builder, r *compare.Report) {
-	if len(r.SLOs) == 0 {
+// changeMarkdown is one row of the regressed or improved table.
+func changeMarkdown(b *strings.Builder, row compare.Row) {
+	if row.Metric == "*" {
+		fmt.Fprintf(b, "| all @ %s | missing from the candidate | | | the point was not measured |\n", Escape(row.Point))
 		return
 	}
-	b.WriteString("| SLO | point | measured | verdict |\n|---|---|---:|---|\n")
-	for _, s := range r.SLOs {
+	delta := "—"
+	if row.Delta != nil {
+		delta = pct(*row.Delta)
+	}
+	test := row.Test
+	if test == "" {
+		test = "band"
+	}
+	fmt.Fprintf(b, "| %s @ %s | %s → %s %s | %s | %s | %s |\n", Escape(row.Metric), Escape(row.Point),
+		num(row.Base), num(row.Cand), row.Unit, delta, Escape(row.Band), Escape(test))
+}
+
+// candidateTable shows a run without a baseline: its gated figures, one
+// row per point, so the first report already says what was measured.
+func candidateTable(b *strings.Builder, r *compare.Report) {
+	if len(r.Rows) == 0 {
+		return
+	}
+	var points []string
+	cols := []string{}
+	val := map[[2]string]compare.Row{}
+	seenCol := map[string]bool{}
+	for _, row := range r.Rows {
+		if _, ok := val[[2]string{row.Point, ""}]; !ok {
+			val[[2]string{row.Point, ""}] = row
+			points = append(points, row.Point)
+		}
+		if !seenCol[row.Metric] {
+			seenCol[row.Metric] = true
+			cols = append(cols, row.Metric)
+		}
+		val[[2]string{row.Point, row.Metric}] = row
+	}
+	b.WriteString("Measured (the candidate's gated figures):\n\n| point |")
+	for _, c := range cols {
+		fmt.Fprintf(b, " %s |", Escape(c))
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---:|", len(cols)) + "\n")
+	for _, p := range points {
+		fmt.Fprintf(b, "| %s |", Escape(p))
+		for _, c := range cols {
+			if row, ok := val[[2]string{p, c}]; ok {
+				fmt.Fprintf(b, " %s %s |", num(row.Cand), row.Unit)
+			} else {
+				b.WriteString(" |")
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+func sloTable(b *strings.Builder, title string, slos []result.SLO) {
+	if len(slos) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s:\n\n| SLO | point | measured | verdict |\n|---|---|---:|---|\n", title)
+	for _, s := range slos {
 		v := "✅ pass"
 		if !s.Pass {
 			v = "❌ fail"
@@ -199,9 +295,13 @@ func rowMarkdown(b *strings.Builder, row compare.Row, withTest bool) {
 	b.WriteString("\n")
 }
 
-// chart draws TTFT p99 against load for baseline and candidate as a
-// Mermaid xychart (rendered by GitHub).
-func chart(b *strings.Builder, r *compare.Report) {
+// chart draws one figure against load, baseline and candidate, as a
+// Mermaid xychart (rendered by GitHub): the figure that regressed worst,
+// else TTFT P99. xychart has no legend, so the two series differ in kind,
+// baseline as bars and candidate as a line, which the title says; both
+// stay visible where they are equal. A run without a baseline draws the
+// candidate alone.
+func chart(b *strings.Builder, r *compare.Report, key string) {
 	type pt struct {
 		x          float64
 		label      string
@@ -209,7 +309,7 @@ func chart(b *strings.Builder, r *compare.Report) {
 	}
 	var pts []pt
 	for _, row := range r.Rows {
-		if row.Metric != "ttft.p99" {
+		if row.Metric != key {
 			continue
 		}
 		// Only what the chart's syntax can hold goes into it: the label is
@@ -221,7 +321,8 @@ func chart(b *strings.Builder, r *compare.Report) {
 		}
 		pts = append(pts, pt{x, strconv.FormatFloat(x, 'g', -1, 64), row.Base, row.Cand})
 	}
-	if len(pts) < 2 {
+	k, err := metric.ParseKey(key)
+	if len(pts) < 2 || err != nil {
 		return
 	}
 	sort.Slice(pts, func(i, j int) bool { return pts[i].x < pts[j].x })
@@ -243,8 +344,15 @@ func chart(b *strings.Builder, r *compare.Report) {
 	if axis != "rate" && axis != "concurrency" {
 		return
 	}
-	fmt.Fprintf(b, "```mermaid\nxychart-beta\n    title \"TTFT p99 (ms) vs %s: baseline, candidate\"\n    x-axis \"%s\" [%s]\n    y-axis \"ms\" 0 --> %s\n    line [%s]\n    line [%s]\n```\n\n",
-		axis, axis, strings.Join(xs, ", "), num(top*1.1), strings.Join(bs, ", "), strings.Join(cs, ", "))
+	// The title and unit come from the catalogue, not from the file.
+	name, unit := k.String(), k.Def().Unit
+	if r.NoBaseline {
+		fmt.Fprintf(b, "```mermaid\nxychart-beta\n    title \"%s (%s) vs %s\"\n    x-axis \"%s\" [%s]\n    y-axis \"%s\" 0 --> %s\n    line [%s]\n```\n\n",
+			name, unit, axis, axis, strings.Join(xs, ", "), unit, num(top*1.1), strings.Join(cs, ", "))
+		return
+	}
+	fmt.Fprintf(b, "```mermaid\nxychart-beta\n    title \"%s (%s) vs %s: bars baseline, line candidate\"\n    x-axis \"%s\" [%s]\n    y-axis \"%s\" 0 --> %s\n    bar [%s]\n    line [%s]\n```\n\n",
+		name, unit, axis, axis, strings.Join(xs, ", "), unit, num(top*1.1), strings.Join(bs, ", "), strings.Join(cs, ", "))
 }
 
 // Diff writes the comparison as a terminal table.

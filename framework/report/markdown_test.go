@@ -28,10 +28,18 @@ func sampleReports() []*compare.Report {
 			{Point: "rate=8", Metric: "ttft.p99", Unit: "ms", Base: 300, Cand: 612.5, Delta: f64(612.5/300 - 1), Band: "±10%", Verdict: compare.Regression, Test: "99% CI 280–320 vs 590–640 (n=480, 480)"},
 			{Point: "rate=8", Metric: "output_throughput", Unit: "tok/s", Base: 900, Cand: 980, Delta: f64(80.0 / 900), Band: "±5%", Verdict: compare.Noise, Test: "99% CI"},
 			{Point: "rate=8", Metric: "cost", Unit: "$/1M out", Base: 1, Cand: 1.02, Delta: f64(0.02), Band: "±5%", Verdict: compare.Pass},
+			{Point: "rate=8", Metric: "error_rate", Unit: "fraction", Base: 0.02, Cand: 0, Delta: f64(-1), Band: "±1 pp", Verdict: compare.Improvement, Test: "band only (1 vs 1 trials; need 4 each for a test)"},
 			{Point: "rate=16", Metric: "*", Verdict: compare.Missing},
 		},
 	}
-	fresh := &compare.Report{Suite: "new-suite", NoBaseline: true, Candidate: compare.Side{Target: "sim tiny", Started: day, Complete: false}}
+	fresh := &compare.Report{Suite: "new-suite", NoBaseline: true, Candidate: compare.Side{Target: "sim tiny", Started: day, Complete: false},
+		SLOs: []result.SLO{{Name: "ttft p99 < 500ms", Point: "rate=4", Measured: 210, Unit: "ms", Pass: true}},
+		Rows: []compare.Row{
+			{Point: "rate=1", Metric: "ttft.p99", Unit: "ms", Cand: 95, Verdict: compare.New},
+			{Point: "rate=1", Metric: "output_throughput", Unit: "tok/s", Cand: 120, Verdict: compare.New},
+			{Point: "rate=4", Metric: "ttft.p99", Unit: "ms", Cand: 210, Verdict: compare.New},
+			{Point: "rate=4", Metric: "output_throughput", Unit: "tok/s", Cand: 470, Verdict: compare.New},
+		}}
 	return []*compare.Report{r, fresh}
 }
 
@@ -59,7 +67,7 @@ func TestHeadline(t *testing.T) {
 	t.Parallel()
 	got := Headline(sampleReports())
 	// The fresh suite's run is incomplete: that leads.
-	want := "❌ 1 run failed or incomplete, 2 regressions, 1 SLO failed, 1 point missing, 1 within noise, cost +6.0% per 1M output tokens"
+	want := "❌ 1 run failed or incomplete, 2 regressions, 1 SLO failed, 1 point missing, 1 improvement, 1 within noise, cost +6.0% per 1M output tokens"
 	if got != want {
 		t.Errorf("headline %q, want %q", got, want)
 	}
@@ -115,7 +123,7 @@ func TestEscape(t *testing.T) {
 		{Point: "rate=2", Metric: "ttft.p99", Base: 1, Cand: 2},
 	}}
 	var md strings.Builder
-	chart(&md, evil)
+	chart(&md, evil, "ttft.p99")
 	if strings.Contains(md.String(), "injected") {
 		t.Errorf("the chart copied an untrusted label:\n%s", md.String())
 	}
@@ -123,5 +131,29 @@ func TestEscape(t *testing.T) {
 		if got := Escape(in); got != want {
 			t.Errorf("Escape(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The terminal summary leads as the comment does: regressions worst
+// first, failed SLOs, improvements, and a count of the rest.
+func TestSummaryGolden(t *testing.T) {
+	var b strings.Builder
+	for _, r := range sampleReports() {
+		if err := Summary(&b, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const golden = "testdata/summary.golden"
+	if *update {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("summary differs from %s:\n--- got\n%s--- want\n%s", golden, b.String(), want)
 	}
 }

@@ -1,0 +1,70 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/benchci/benchci/framework/compare"
+)
+
+// Summary writes a comparison for the terminal as the PR comment leads
+// with it: the verdict, what regressed (worst first, with the test that
+// decided it), failed SLOs, what improved, and a count of the rest, which
+// Diff lists in full.
+func Summary(w io.Writer, r *compare.Report) error {
+	if r.NoBaseline {
+		fmt.Fprintf(w, "suite %s: no baseline; only SLOs gate (to start: benchci baseline update results/%s.json)\n", OneLine(r.Suite), OneLine(r.Suite))
+	} else {
+		fmt.Fprintf(w, "suite %s: baseline %s vs candidate %s\n", OneLine(r.Suite), OneLine(r.Baseline.Target), OneLine(r.Candidate.Target))
+	}
+	fmt.Fprintf(w, "%s\n", Headline([]*compare.Report{r}))
+	if !r.Comparable && !r.NoBaseline {
+		fmt.Fprintf(w, "  NOT COMPARED: %s\n", OneLine(r.Refusal))
+	}
+	if r.RequestsDiffer != "" {
+		fmt.Fprintf(w, "  note: %s\n", OneLine(r.RequestsDiffer))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	change := func(verdict string, row compare.Row) {
+		if row.Metric == "*" {
+			fmt.Fprintf(tw, "  %s\tall @ %s\tmissing from the candidate\t\t\n", verdict, OneLine(row.Point))
+			return
+		}
+		delta := "-"
+		if row.Delta != nil {
+			delta = pct(*row.Delta)
+		}
+		fmt.Fprintf(tw, "  %s\t%s @ %s\t%s → %s %s\t%s\t%s\n", verdict, row.Metric, OneLine(row.Point), num(row.Base), num(row.Cand), row.Unit, delta, OneLine(row.Test))
+	}
+	for _, row := range r.Ranked() {
+		v := "REGRESSED"
+		if row.Verdict == compare.Missing {
+			v = "MISSING"
+		}
+		change(v, row)
+	}
+	for _, s := range r.SLOs {
+		if !s.Pass {
+			what := fmt.Sprintf("%s %s", num(s.Measured), s.Unit)
+			if s.Note != "" {
+				what = s.Note
+			}
+			fmt.Fprintf(tw, "  SLO FAILED\t%s\t%s\t\t\n", OneLine(s.Name), OneLine(what))
+		}
+	}
+	for _, row := range r.Rows {
+		if row.Verdict == compare.Improvement {
+			change("improved", row)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if !r.NoBaseline {
+		if n := r.Count(compare.Noise) + r.Count(compare.Pass); n > 0 {
+			fmt.Fprintf(w, "  (%d more figures within noise or inside their bands: --verbose lists every figure)\n", n)
+		}
+	}
+	return nil
+}
