@@ -63,8 +63,10 @@ func (p *progress) PointStarted(pt runner.PointInfo, prog *loadgen.Progress) {
 				}
 			}
 		}
-		// The bar tracks the planned time in tenths of a second; the drain
-		// after it shows as a full bar with live counts.
+		// The bar tracks the planned time in tenths of a second. It stops a
+		// tick short of full until the point ends: a full bar finishes,
+		// clears itself and draws nothing more, and the drain after the
+		// planned time (requests still streaming) would freeze the counts.
 		bar := progressbar.NewOptions64(max(int64(pt.Planned/(100*time.Millisecond)), 1),
 			progressbar.OptionSetWriter(p.w),
 			progressbar.OptionSetWidth(24),
@@ -77,8 +79,13 @@ func (p *progress) PointStarted(pt runner.PointInfo, prog *loadgen.Progress) {
 		for {
 			select {
 			case <-t.C:
-				bar.Describe(fmt.Sprintf("%s [%s of %s]", status(), time.Since(start).Round(100*time.Millisecond), pt.Planned))
-				bar.Set64(min(int64(time.Since(start)/(100*time.Millisecond)), bar.GetMax64()))
+				elapsed := time.Since(start)
+				phase := fmt.Sprintf("%s of %s", elapsed.Round(100*time.Millisecond), pt.Planned)
+				if elapsed > pt.Planned {
+					phase = fmt.Sprintf("draining, %s past %s", (elapsed - pt.Planned).Round(100*time.Millisecond), pt.Planned)
+				}
+				bar.Describe(fmt.Sprintf("%s [%s]", status(), phase))
+				bar.Set64(min(int64(elapsed/(100*time.Millisecond)), bar.GetMax64()-1))
 			case <-p.stop:
 				bar.Finish()
 				return
