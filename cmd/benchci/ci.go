@@ -22,6 +22,7 @@ type ciOptions struct {
 	summary   string
 	reportOut string
 	post      bool
+	outputs   string
 }
 
 func ciCmd() *cobra.Command {
@@ -38,17 +39,43 @@ Exit code: 1 on a regression or SLO failure, 2 when a suite could not run,
 0 otherwise. The verdict does not depend on the comment: if posting fails
 the error is printed and the exit code still tells the verdict.`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runCI(cmd, o, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var regressions int
+			err := runCI(cmd, o, args, &regressions)
+			if o.outputs != "" {
+				if werr := writeOutputs(o.outputs, err, regressions, o.reportOut); werr != nil {
+					fmt.Fprintln(cmd.ErrOrStderr(), "benchci: warning: step outputs:", werr)
+				}
+			}
+			return err
+		},
 	}
 	o.run.register(cmd)
 	o.comment.register(cmd)
 	cmd.Flags().StringVar(&o.summary, "summary", os.Getenv("GITHUB_STEP_SUMMARY"), "file to append the markdown report to (default $GITHUB_STEP_SUMMARY)")
 	cmd.Flags().StringVar(&o.reportOut, "report", filepath.Join("results", "benchci-report.md"), "where to write the markdown report")
+	cmd.Flags().StringVar(&o.outputs, "outputs", os.Getenv("GITHUB_OUTPUT"), "file to append verdict=, regressions= and report= lines to (default $GITHUB_OUTPUT)")
 	cmd.Flags().BoolVar(&o.post, "comment", true, "update the pull-request comment when GITHUB_TOKEN, the repository and the PR are known")
 	return cmd
 }
 
-func runCI(cmd *cobra.Command, o ciOptions, paths []string) error {
+// writeOutputs appends the step outputs a workflow reads: the verdict
+// (pass, fail, or error when a suite could not run), the regressions
+// counted, and the report's path.
+func writeOutputs(path string, err error, regressions int, reportPath string) error {
+	verdict := "pass"
+	var ee *exitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee) && ee.code == exitFailed:
+		verdict = "fail"
+	default:
+		verdict = "error"
+	}
+	return appendFile(path, fmt.Appendf(nil, "verdict=%s\nregressions=%d\nreport=%s\n", verdict, regressions, reportPath))
+}
+
+func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) error {
 	if o.run.timeout > 0 {
 		// --timeout bounds the whole job, the comment included, so the
 		// verdict's exit code always comes.
@@ -73,6 +100,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string) error {
 			continue
 		}
 		reports = append(reports, r)
+		*regressions += r.Count(compare.Regression) + r.Count(compare.Missing)
 		if err := printComparison(cmd.OutOrStdout(), r, o.run.verbose); err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -67,10 +68,14 @@ func TestGate(t *testing.T) {
 
 	t.Run("same server passes", func(t *testing.T) {
 		summary := filepath.Join(dir, "summary-same.md")
+		outputs := filepath.Join(dir, "outputs-same")
 		code, stdout, stderr := runCLI(t, context.Background(), "ci", "--progress=false", "--results", filepath.Join(dir, "same"),
-			"--baselines", baselines, "--summary", summary, "--report", filepath.Join(dir, "same", "report.md"), "--comment=false", suitePath)
+			"--baselines", baselines, "--summary", summary, "--report", filepath.Join(dir, "same", "report.md"), "--outputs", outputs, "--comment=false", suitePath)
 		if code != 0 {
 			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		if out, _ := os.ReadFile(outputs); string(out) != "verdict=pass\nregressions=0\nreport="+filepath.Join(dir, "same", "report.md")+"\n" {
+			t.Errorf("step outputs %q", out)
 		}
 		md, err := os.ReadFile(summary)
 		if err != nil || !strings.Contains(string(md), "## benchci: ✅ 0 regressions") {
@@ -79,10 +84,14 @@ func TestGate(t *testing.T) {
 	})
 	t.Run("slower server fails", func(t *testing.T) {
 		report := filepath.Join(dir, "slow", "report.md")
+		outputs := filepath.Join(dir, "outputs-slow")
 		code, stdout, stderr := runCLI(t, context.Background(), "ci", "--progress=false", "--tla-str", "profile=llama3-70b-h100x4",
-			"--results", filepath.Join(dir, "slow"), "--baselines", baselines, "--summary", "", "--report", report, "--comment=false", suitePath)
+			"--results", filepath.Join(dir, "slow"), "--baselines", baselines, "--summary", "", "--report", report, "--outputs", outputs, "--comment=false", suitePath)
 		if code != 1 {
 			t.Fatalf("exit %d, want 1\n%s\n%s", code, stdout, stderr)
+		}
+		if out, _ := os.ReadFile(outputs); !strings.HasPrefix(string(out), "verdict=fail\nregressions=") || strings.HasPrefix(string(out), "verdict=fail\nregressions=0\n") {
+			t.Errorf("step outputs %q, want a failed verdict with its regressions counted", out)
 		}
 		md, err := os.ReadFile(report)
 		if err != nil {
@@ -186,5 +195,31 @@ func TestCISaysWhyNoComment(t *testing.T) {
 	_, _, stderr := runCLI(t, context.Background(), "ci", "--results", dir, "--baselines", dir, "--progress=false", "--summary", "", path)
 	if !strings.Contains(stderr, "comment skipped: no GITHUB_TOKEN (a pull request from a fork") {
 		t.Errorf("stderr:\n%s", stderr)
+	}
+}
+
+// action.yml calls `benchci ci` with flags: each must be one ci defines,
+// or every workflow using the action fails at its first run. (actionlint,
+// in .ci/run, checks the workflows' inputs against action.yml.)
+func TestActionUsesRealFlags(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../action.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, call, ok := strings.Cut(string(b), "args=(ci ")
+	if !ok {
+		t.Fatal("action.yml does not call benchci ci")
+	}
+	call, _, _ = strings.Cut(call, "$SUITES")
+	flags := regexp.MustCompile(`--([a-z][a-z-]*)`).FindAllStringSubmatch(call, -1)
+	if len(flags) < 8 {
+		t.Fatalf("found %d flags in the call: %q", len(flags), call)
+	}
+	ci := ciCmd()
+	for _, f := range flags {
+		if ci.Flags().Lookup(f[1]) == nil {
+			t.Errorf("action.yml passes --%s, which benchci ci does not define", f[1])
+		}
 	}
 }

@@ -22,6 +22,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv("BENCHCI_TEST_CLI") != "" {
 		os.Exit(run(context.Background(), os.Stdout, os.Stderr, os.Args[1:]))
 	}
+	// Tests run inside a workflow must not write its step summary or
+	// outputs: the files the commands default to are the job's own.
+	for _, v := range []string{"GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT"} {
+		os.Unsetenv(v)
+	}
 	os.Exit(m.Run())
 }
 
