@@ -1,6 +1,6 @@
 // quickstart: a chat workload on the simulated 70B server, swept across
 // four request rates so the knee shows: throughput climbs, then flattens
-// while TTFT rises. Runs in under a minute, no GPU, no network.
+// while TTFT rises. About 40 s of load on the embedded simulator, no GPU.
 local b = import 'benchci.libsonnet';
 
 b.suite {

@@ -323,3 +323,30 @@ func TestSecretsNeverReachOutputs(t *testing.T) {
 		}
 	}
 }
+
+// A throughput sweep sends every request at once (vLLM's rate inf) and
+// measures until the last ends: one point, labelled rate=inf, with all
+// its requests and a results file JSON can hold (no infinite rate).
+func TestRunThroughputSweep(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := writeSuite(t, dir, "offline", `
+  target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(50), output_tokens: b.dist.fixed(8) },
+  sweep: b.sweep.throughput(requests=30, max_concurrency=10),`)
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", dir, "--progress=false", path)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	f, err := result.Read(filepath.Join(dir, "offline.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Points) != 1 {
+		t.Fatalf("%d points, want 1", len(f.Points))
+	}
+	p := f.Points[0]
+	if p.Label != "rate=inf" || p.Requests.Sent != 30 || p.Requests.Completed != 30 || p.Throughput.Requests <= 0 || p.Schedule.ClientSaturated {
+		t.Errorf("point %s: requests %+v, %.2f req/s, schedule %+v", p.Label, p.Requests, p.Throughput.Requests, p.Schedule)
+	}
+}

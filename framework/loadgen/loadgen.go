@@ -58,6 +58,10 @@ type Config struct {
 	// open loop.
 	Rate     float64
 	Arrivals workload.Arrivals
+	// AllAtOnce schedules every request at the start (vLLM's rate inf;
+	// Requests bounds them): Rate and Arrivals are unused, and the wait
+	// for a MaxConcurrency slot is the point, not a client falling behind.
+	AllAtOnce bool
 	// Concurrency is the number of closed-loop workers.
 	Concurrency int
 	// MaxConcurrency caps open-loop requests in flight (0: none).
@@ -221,6 +225,12 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 	if cfg.Duration > 0 {
 		end = cfg.Warmup + cfg.Duration
 	}
+	if cfg.AllAtOnce {
+		if cfg.Requests <= 0 {
+			return nil, fmt.Errorf("loadgen: all at once needs a request count")
+		}
+		cfg.Arrivals = func() workload.Process { return workload.AllAtOnce{} }
+	}
 	if cfg.Arrivals == nil {
 		return nil, fmt.Errorf("loadgen: open loop needs an arrival process")
 	}
@@ -344,7 +354,11 @@ dispatch:
 		out.Schedule.ScheduledRate = float64(schedIn) / secs
 		out.Schedule.SendRate = float64(sentIn) / secs
 	}
-	judge(&out.Schedule, p.Latency[metric.Lag].P99, cfg.MaxConcurrency, cfg.DescriptorLimit)
+	lag := p.Latency[metric.Lag].P99
+	if cfg.AllAtOnce {
+		lag = 0 // waiting for a slot is the test, not the client falling behind
+	}
+	judge(&out.Schedule, lag, cfg.MaxConcurrency, cfg.DescriptorLimit)
 	judgeLimits(&out.Schedule, p.Requests)
 	return out, nil
 }

@@ -139,6 +139,32 @@ func TestDescriptorCapFlagsThePoint(t *testing.T) {
 	})
 }
 
+// All at once: every request is sent at the start, up to the cap in
+// flight, and the point lasts until the last one ends.
+func TestAllAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for _, tc := range []struct{ cap, peak int64 }{{0, 40}, {8, 8}} {
+			srv := &fakeServer{latency: 100 * time.Millisecond}
+			start := time.Now()
+			out, err := Run(context.Background(), srv, Config{Mode: OpenLoop, AllAtOnce: true, Requests: 40, MaxConcurrency: int(tc.cap), Clock: clock.Timers}, items())
+			if err != nil {
+				t.Fatal(err)
+			}
+			// 40 requests of 100 ms, at most cap at a time: 5 rounds of 8.
+			want := 100 * time.Millisecond
+			if tc.cap > 0 {
+				want *= time.Duration(40 / tc.cap)
+			}
+			if srv.peak.Load() != tc.peak || out.Requests.Sent != 40 || time.Since(start) != want {
+				t.Errorf("cap %d: peak %d, %d sent, took %v; want peak %d, 40, %v", tc.cap, srv.peak.Load(), out.Requests.Sent, time.Since(start), tc.peak, want)
+			}
+			if out.Schedule.ClientSaturated {
+				t.Errorf("cap %d: flagged %q; waiting for a slot is the test", tc.cap, out.Schedule.Reason)
+			}
+		}
+	})
+}
+
 func TestClosedLoopConcurrency(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := &fakeServer{latency: 10 * time.Millisecond}

@@ -20,7 +20,9 @@ type plan interface {
 
 // load is one point's load.
 type load struct {
-	mode        loadgen.Mode
+	mode loadgen.Mode
+	// allAtOnce sends the point's requests at its start (rate=inf).
+	allAtOnce   bool
 	rate        float64
 	concurrency int
 	// arrivalStream picks the point's seeded arrival stream.
@@ -42,6 +44,8 @@ func planFor(s *suite.Suite) (plan, error) {
 			p.loads = append(p.loads, load{mode: loadgen.ClosedLoop, concurrency: c, arrivalStream: i})
 		}
 		return p, nil
+	case suite.SweepThroughput:
+		return &explicitPlan{trials: s.Trials, loads: []load{{mode: loadgen.OpenLoop, allAtOnce: true}}}, nil
 	case suite.SweepAuto:
 		limit := sw.MaxConcurrency
 		if limit == 0 {

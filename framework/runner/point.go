@@ -55,7 +55,7 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	p := result.Point{Mode: string(ld.mode), Trial: info.Trial}
 	switch ld.mode {
 	case loadgen.OpenLoop:
-		cfg.Rate = ld.rate
+		cfg.Rate, cfg.AllAtOnce = ld.rate, ld.allAtOnce
 		if cfg.MaxConcurrency == 0 {
 			// Open loop has no natural bound on requests in flight; past the
 			// descriptor limit the client's own dials fail. The cap keeps
@@ -63,6 +63,12 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 			cfg.MaxConcurrency, cfg.DescriptorLimit = fdlimit.MaxConns()
 		}
 		// Each point draws its own arrivals, the same in every run.
+		if ld.allAtOnce {
+			// Rate stays 0 in the result (JSON has no infinity); the label
+			// says what vLLM's flag says.
+			p.Label = "rate=inf"
+			break
+		}
 		var err error
 		cfg.Arrivals, err = workload.NewArrivals(s.Workload.Arrival, cfg.Rate, s.Workload.Seed, ld.arrivalStream, ex.wl.srcs.Trace)
 		if err != nil {

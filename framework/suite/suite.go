@@ -18,6 +18,10 @@ const (
 	SweepConcurrency SweepKind = "concurrency"
 	SweepCapacity    SweepKind = "capacity"
 	SweepAuto        SweepKind = "auto"
+	// SweepThroughput sends Requests all at once (vLLM's --request-rate
+	// inf, the offline throughput test), at most MaxConcurrency in flight,
+	// and measures until the last one ends.
+	SweepThroughput SweepKind = "throughput"
 )
 
 // ArrivalKind names an arrival process.
@@ -254,9 +258,10 @@ type Prompts struct {
 // Sweep is the list of load points to run, in order.
 type Sweep struct {
 	// Kind is "rate" (open loop, requests/s), "concurrency" (closed loop),
-	// "capacity" (a search for the highest rate meeting every SLO) or
+	// "capacity" (a search for the highest rate meeting every SLO),
 	// "auto" (GuideLLM-style: measure the synchronous and the maximum
-	// throughput, then Points rates evenly between them).
+	// throughput, then Points rates evenly between them) or "throughput"
+	// (Requests sent at once).
 	Kind  SweepKind `json:"kind"`
 	Rates []float64 `json:"rates,omitempty"`
 	// Min, Max and Precision bound a capacity search: it bisects the rate

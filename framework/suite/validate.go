@@ -389,6 +389,15 @@ func validateSweep(sw *Sweep) []*FieldError {
 		if !(sw.Precision > 0 && sw.Precision < 1) {
 			bad("precision", "must be a fraction between 0 and 1 (0.05 for 5%%), got %v", sw.Precision)
 		}
+	case "throughput":
+		if sw.Requests <= 0 {
+			bad("requests", "required: a throughput sweep sends this many requests at once")
+		} else if sw.Requests > MaxPlannedRequests {
+			bad("requests", "%d is more than a point may plan (%v)", sw.Requests, MaxPlannedRequests)
+		}
+		if sw.Duration != 0 || sw.Warmup != 0 {
+			bad("duration", "a throughput sweep runs until its requests end: drop duration and warmup")
+		}
 	case "auto":
 		if sw.Points == 0 {
 			sw.Points = 8
@@ -398,10 +407,10 @@ func validateSweep(sw *Sweep) []*FieldError {
 		}
 	case "":
 		if len(errs) == 0 {
-			errs = append(errs, &FieldError{Path: "sweep", Msg: "required: b.sweep.rates([...]), b.sweep.concurrency([...]), b.sweep.capacity(min, max) or b.sweep.auto()"})
+			errs = append(errs, &FieldError{Path: "sweep", Msg: "required: b.sweep.rates([...]), b.sweep.concurrency([...]), b.sweep.capacity(min, max), b.sweep.auto() or b.sweep.throughput(requests)"})
 		}
 	default:
-		bad("kind", "unknown sweep kind %q (known: rate, concurrency, capacity, auto)", sw.Kind)
+		bad("kind", "unknown sweep kind %q (known: rate, concurrency, capacity, auto, throughput)", sw.Kind)
 	}
 	if sw.Duration < 0 {
 		bad("duration", "must not be negative")
@@ -452,7 +461,9 @@ func validateSLO(path string, slo SLO, sw *Sweep) []*FieldError {
 	if !slices.Contains(Ops, slo.Op) {
 		bad("op", "unknown operator %q (known: %s)", slo.Op, strings.Join(Ops, " "))
 	}
-	if slo.AtRate != 0 && (sw.Kind == "capacity" || sw.Kind == "auto") {
+	if slo.AtRate != 0 && sw.Kind == "throughput" {
+		bad("at_rate", "a throughput sweep sends everything at once (rate=inf): drop at_rate, its one point is judged")
+	} else if slo.AtRate != 0 && (sw.Kind == "capacity" || sw.Kind == "auto") {
 		bad("at_rate", "a %s sweep chooses its own rates; drop at_rate", sw.Kind)
 	} else if slo.AtRate != 0 && !slices.Contains(sw.Rates, slo.AtRate) {
 		bad("at_rate", "%v is not one of the sweep's rates %v", slo.AtRate, sw.Rates)

@@ -45,6 +45,12 @@ func NewProcess(a suite.Arrival, rate float64, src rand.Source, trace *Trace) (P
 	return nil, fmt.Errorf("unknown arrival process %q", a.Kind)
 }
 
+// AllAtOnce is the process of a throughput test: every arrival at 0.
+type AllAtOnce struct{}
+
+// Next returns 0: now.
+func (AllAtOnce) Next() float64 { return 0 }
+
 // constant spaces arrivals exactly 1/rate apart; i/rate rather than a
 // running sum, so rounding cannot add an arrival.
 type constant struct {

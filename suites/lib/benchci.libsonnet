@@ -114,6 +114,12 @@
     auto(points=8, duration='30s', warmup='5s', max_concurrency=256):: {
       kind: 'auto', points: points, duration: duration, warmup: warmup, max_concurrency: max_concurrency,
     },
+    // throughput: send `requests` all at once (vLLM's --request-rate inf:
+    // the offline throughput test), at most max_concurrency in flight, and
+    // measure until the last one ends. One point, labelled rate=inf.
+    throughput(requests, max_concurrency=null):: {
+      kind: 'throughput', requests: requests, max_concurrency: max_concurrency, duration: '0s', warmup: '0s',
+    },
     capacity(min, max, precision=0.05, duration='30s', warmup='5s', max_concurrency=null):: {
       kind: 'capacity', min: min, max: max, precision: precision, duration: duration, warmup: warmup,
       max_concurrency: max_concurrency,
