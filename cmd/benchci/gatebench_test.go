@@ -36,7 +36,9 @@ func BenchmarkGateCatchRate(b *testing.B) {
 	regressed := func(base, cand string) bool {
 		var out, errOut bytes.Buffer
 		run(context.Background(), &out, &errOut, []string{"compare", "--format", "json", base, cand})
-		var r struct{ Rows []struct{ Metric, Verdict string } }
+		var r struct {
+			Rows []struct{ Metric, Verdict string }
+		}
 		if err := json.Unmarshal(out.Bytes(), &r); err != nil || len(r.Rows) == 0 {
 			b.Fatalf("compare: %v\n%s\n%s", err, out.String(), errOut.String())
 		}
