@@ -1,7 +1,6 @@
 package report
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -48,19 +47,7 @@ func TestMarkdownGolden(t *testing.T) {
 	if err := Markdown(&b, Marker("suites"), sampleReports()); err != nil {
 		t.Fatal(err)
 	}
-	const golden = "testdata/report.md.golden"
-	if *update {
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("markdown differs from %s:\n--- got\n%s--- want\n%s", golden, b.String(), want)
-	}
+	golden(t, "testdata/report.md.golden", b.String())
 }
 
 func TestHeadline(t *testing.T) {
@@ -143,17 +130,5 @@ func TestSummaryGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const golden = "testdata/summary.golden"
-	if *update {
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("summary differs from %s:\n--- got\n%s--- want\n%s", golden, b.String(), want)
-	}
+	golden(t, "testdata/summary.golden", b.String())
 }

@@ -50,17 +50,22 @@ func TestTableGolden(t *testing.T) {
 	if err := Table(&b, sample()); err != nil {
 		t.Fatal(err)
 	}
-	const golden = "testdata/table.golden"
+	golden(t, "testdata/table.golden", b.String())
+}
+
+// golden compares got with the file at path, or rewrites it under -update.
+func golden(t *testing.T, path, got string) {
+	t.Helper()
 	if *update {
-		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want, err := os.ReadFile(golden)
+	want, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("%v (run go test -update)", err)
 	}
-	if b.String() != string(want) {
-		t.Errorf("table differs from %s:\n--- got\n%s--- want\n%s", golden, b.String(), want)
+	if got != string(want) {
+		t.Errorf("output differs from %s:\n--- got\n%s--- want\n%s", path, got, want)
 	}
 }
