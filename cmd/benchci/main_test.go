@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/framework/requestlog"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/sim"
 )
@@ -348,5 +350,49 @@ func TestRunThroughputSweep(t *testing.T) {
 	p := f.Points[0]
 	if p.Label != "rate=inf" || p.Requests.Sent != 30 || p.Requests.Completed != 30 || p.Throughput.Requests <= 0 || p.Schedule.ClientSaturated {
 		t.Errorf("point %s: requests %+v, %.2f req/s, schedule %+v", p.Label, p.Requests, p.Throughput.Requests, p.Schedule)
+	}
+}
+
+// --requests writes one line per request sent, each naming its point,
+// and the lines add up to what the results file counted.
+func TestRunWritesRequests(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := writeSuite(t, dir, "perreq", `
+  target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(20), output_tokens: b.dist.fixed(6) },
+  sweep: b.sweep.rates([20, 40], duration='500ms', warmup='200ms'),`)
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", dir, "--progress=false", "--requests", "--request-gaps", path)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	f, err := result.Read(filepath.Join(dir, "perreq.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{}
+	for _, p := range f.Points {
+		want[p.Label] += p.Requests.Sent + p.Requests.Warmup + p.Requests.Canceled + p.Requests.ClientLimited
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "perreq.requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r requestlog.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		got[r.Point]++
+		if r.Error == "" && (r.OutputTokens != 6 || len(r.GapsMs) != r.Chunks-1) {
+			t.Errorf("record %+v: want 6 tokens and a gap between each chunk", r)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("lines per point %v, results counted %v", got, want)
+	}
+	if !strings.Contains(stdout, "requests: "+filepath.Join(dir, "perreq.requests.jsonl")) {
+		t.Errorf("stdout does not name the requests file:\n%s", stdout)
 	}
 }

@@ -12,7 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchci/benchci/framework/compare"
+	"github.com/benchci/benchci/framework/redact"
 	"github.com/benchci/benchci/framework/report"
+	"github.com/benchci/benchci/framework/requestlog"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/runner"
 	"github.com/benchci/benchci/framework/suitefile"
@@ -24,6 +26,8 @@ type runOptions struct {
 	baselines  string
 	progress   bool
 	verbose    bool
+	requests   bool
+	gaps       bool
 	timeout    time.Duration
 }
 
@@ -33,6 +37,8 @@ func (o *runOptions) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.baselines, "baselines", "baselines", "directory of baseline files")
 	cmd.Flags().BoolVar(&o.progress, "progress", true, "show progress on stderr")
 	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "after the summary, list every compared figure")
+	cmd.Flags().BoolVar(&o.requests, "requests", false, "write one JSON line per request to <results>/<suite>.requests.jsonl")
+	cmd.Flags().BoolVar(&o.gaps, "request-gaps", false, "with --requests, add every chunk gap to each line")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "stop after this long overall, writing what was measured as incomplete (0: no limit)")
 }
 
@@ -127,7 +133,22 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 		}
 		serverLog := filepath.Join(o.resultsDir, l.Suite.Name+".server.log")
 		os.Remove(serverLog) // a fresh log per run; relaunches append to it
-		f, runErr := runner.Run(ctx, l, runner.Options{Version: Version, Observer: obs, ServerLog: serverLog})
+		ropts := runner.Options{Version: Version, Observer: obs, ServerLog: serverLog}
+		var closeRequests func() error
+		reqPath := filepath.Join(o.resultsDir, l.Suite.Name+".requests.jsonl")
+		if o.requests {
+			rl, closer, err := openRequests(reqPath, o.gaps)
+			if err != nil {
+				return results, &exitError{exitUsage, err}
+			}
+			ropts.Requests, closeRequests = rl, closer
+		}
+		f, runErr := runner.Run(ctx, l, ropts)
+		if closeRequests != nil {
+			if err := closeRequests(); err != nil {
+				runErr = errors.Join(runErr, fmt.Errorf("requests file: %w", err))
+			}
+		}
 		out := filepath.Join(o.resultsDir, l.Suite.Name+".json")
 		// What was measured is printed first, so a failed write (a full
 		// disk) still leaves the figures in the log.
@@ -137,6 +158,9 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 		if err := result.Write(out, f); err != nil {
 			return results, &exitError{exitUsage, errors.Join(runErr, err)}
 		}
+		if o.requests {
+			fmt.Fprintf(stdout, "requests: %s\n", reqPath)
+		}
 		fmt.Fprintf(stdout, "results: %s\n\n", out)
 		if runErr != nil {
 			return append(results, f), &exitError{exitUsage, runErr}
@@ -144,6 +168,17 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 		results = append(results, f)
 	}
 	return results, nil
+}
+
+// openRequests creates the per-request file. Error texts quote servers,
+// so what is written is masked like every other output.
+func openRequests(path string, gaps bool) (*requestlog.Writer, func() error, error) {
+	file, err := os.Create(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	rl := requestlog.New(redact.NewWriter(file), gaps)
+	return rl, func() error { return errors.Join(rl.Close(), file.Close()) }, nil
 }
 
 // printComparison writes the summary that leads the PR comment too and,

@@ -78,6 +78,10 @@ type Config struct {
 	Goodput metrics.Criteria
 	// Progress, when set, is updated as the point runs.
 	Progress *Progress
+	// OnSample, when set, sees every finished request, warm-up and
+	// canceled ones too, on the one goroutine that records them; the
+	// sample is reused once it returns.
+	OnSample func(metrics.Sample)
 	// Clock paces sends and stamps the window; nil is the real, precise
 	// clock. Tests inject one that sleeps on timers alone, so that a
 	// fake-time bubble (testing/synctest) can run a point instantly.
@@ -152,24 +156,28 @@ func ahead(ctx context.Context, src Source, n int) (<-chan Item, <-chan error) {
 
 // collector records finished requests on one goroutine.
 type collector struct {
-	rec     *metrics.Recorder
-	results chan metrics.Sample
-	pool    sync.Pool
-	done    chan struct{}
-	prog    *Progress
-	ids     atomic.Int64
-	clk     clock.Clock
+	rec      *metrics.Recorder
+	results  chan metrics.Sample
+	onSample func(metrics.Sample)
+	pool     sync.Pool
+	done     chan struct{}
+	prog     *Progress
+	ids      atomic.Int64
+	clk      clock.Clock
 }
 
 func newCollector(rec *metrics.Recorder, cfg Config) *collector {
 	rec.Goodput = cfg.Goodput
 	prog := cfg.Progress
-	c := &collector{rec: rec, results: make(chan metrics.Sample, 4096), done: make(chan struct{}), prog: prog, clk: cfg.Clock}
+	c := &collector{rec: rec, results: make(chan metrics.Sample, 4096), onSample: cfg.OnSample, done: make(chan struct{}), prog: prog, clk: cfg.Clock}
 	c.pool.New = func() any { return new(client.Result) }
 	go func() {
 		defer close(c.done)
 		for s := range c.results {
 			c.rec.Add(s)
+			if c.onSample != nil {
+				c.onSample(s)
+			}
 			c.pool.Put(s.Result)
 		}
 	}()

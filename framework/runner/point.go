@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/benchci/benchci/framework/internal/fdlimit"
+	"github.com/benchci/benchci/framework/requestlog"
 
 	"github.com/benchci/benchci/framework/cost"
 	"github.com/benchci/benchci/framework/engine"
@@ -34,6 +35,8 @@ type executor struct {
 	points int
 	// unknownMetricsNoted: the note on unknown /metrics names is made once.
 	unknownMetricsNoted bool
+	// requests, when set, records every request sent.
+	requests *requestlog.Writer
 }
 
 // run measures one point and returns it as stored in f.
@@ -82,6 +85,10 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		p.Label = "concurrency=" + strconv.Itoa(cfg.Concurrency)
 	}
 	info.Label, info.Planned = p.Label, cfg.Warmup+cfg.Duration
+	if rl := ex.requests; rl != nil {
+		label, trial := p.Label, info.Trial
+		cfg.OnSample = func(s metrics.Sample) { rl.Add(label, trial, s) }
+	}
 	if ex.obs != nil {
 		ex.obs.PointStarted(info, cfg.Progress)
 	}

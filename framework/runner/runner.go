@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/benchci/benchci/framework/loadgen"
+	"github.com/benchci/benchci/framework/requestlog"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/sim"
 	"github.com/benchci/benchci/framework/slo"
@@ -47,6 +48,8 @@ type Options struct {
 	Observer Observer
 	// ServerLog is where a launched server's output goes.
 	ServerLog string
+	// Requests, when set, gets one record per request sent.
+	Requests *requestlog.Writer
 }
 
 // Run runs the suite. It always returns a results file holding what was
@@ -102,7 +105,7 @@ func run(ctx context.Context, l *suitefile.File, opts Options, f *result.File) (
 	if err != nil {
 		return err
 	}
-	ex := &executor{s: s, sess: sess, wl: wl, obs: opts.Observer, f: f}
+	ex := &executor{s: s, sess: sess, wl: wl, obs: opts.Observer, f: f, requests: opts.Requests}
 	return pl.run(ctx, ex)
 }
 
