@@ -396,3 +396,31 @@ func TestRunWritesRequests(t *testing.T) {
 		t.Errorf("stdout does not name the requests file:\n%s", stdout)
 	}
 }
+
+// bands proposes a tolerance field that the suite it came from accepts.
+func TestBandsProposesValidTolerances(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	body := `
+  target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(20), output_tokens: b.dist.fixed(6) },
+  sweep: b.sweep.rates([20], duration='400ms', warmup='100ms'),
+  cost: b.cost.gpu(usd_per_hour=1),`
+	path := writeSuite(t, dir, "noise", body)
+	code, stdout, stderr := runCLI(t, context.Background(), "bands", "--runs", "3", "--progress=false", path)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"// benchci bands: 3 runs of noise", "tolerance: {", "'ttft.p99': '", "'cost': '"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	patched := writeSuite(t, dir, "patched", body+"\n"+stdout)
+	if code, out, errOut := runCLI(t, context.Background(), "validate", patched); code != 0 {
+		t.Errorf("the proposed field does not validate: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, _ := runCLI(t, context.Background(), "bands", "--runs", "1", path); code != exitUsage {
+		t.Errorf("--runs 1: exit %d, want %d", code, exitUsage)
+	}
+}

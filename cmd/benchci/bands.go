@@ -1,0 +1,81 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchci/benchci/framework/bands"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/runner"
+	"github.com/benchci/benchci/framework/suitefile"
+)
+
+func bandsCmd() *cobra.Command {
+	var (
+		sf       suiteFlags
+		runs     int
+		floor    string
+		margin   float64
+		progress bool
+	)
+	cmd := &cobra.Command{
+		Use:   "bands SUITE",
+		Short: "Run a suite several times unchanged and propose tolerance bands from the spread",
+		Long: `bands runs SUITE --runs times with nothing changed and proposes, per gated
+figure, the band the gate would need to pass any of those runs against any
+other: the largest relative difference seen between two runs at one point,
+times --margin, at least --floor. It prints the suite's tolerance field for
+review; nothing is written. The error rate keeps its percentage-point band.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runs < 2 {
+				return &exitError{exitUsage, fmt.Errorf("--runs must be at least 2, got %d", runs)}
+			}
+			fl, err := strconv.ParseFloat(strings.TrimSuffix(floor, "%"), 64)
+			if err != nil || fl < 0 || !strings.HasSuffix(floor, "%") {
+				return &exitError{exitUsage, fmt.Errorf("--floor %q: want a percentage such as 2%%", floor)}
+			}
+			if margin < 1 {
+				return &exitError{exitUsage, fmt.Errorf("--margin %v: below 1 the bands would not hold the runs they came from", margin)}
+			}
+			opts, err := sf.options()
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			l, err := suitefile.Load(args[0], opts)
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			var files []*result.File
+			for i := range runs {
+				var obs runner.Observer
+				if progress {
+					obs = newProgress(cmd.ErrOrStderr(), fmt.Sprintf("%s run %d/%d", l.Suite.Name, i+1, runs))
+				}
+				f, err := runner.Run(cmd.Context(), l, runner.Options{Version: Version, Observer: obs})
+				if err != nil {
+					return &exitError{exitUsage, err}
+				}
+				if f.Incomplete {
+					return &exitError{exitUsage, errors.New("run incomplete: " + f.Error)}
+				}
+				files = append(files, f)
+			}
+			ps, err := bands.Propose(files, fl/100, margin)
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			return bands.Jsonnet(cmd.OutOrStdout(), l.Suite.Name, runs, fl/100, margin, ps)
+		},
+	}
+	sf.register(cmd)
+	cmd.Flags().IntVar(&runs, "runs", 5, "how many unchanged runs")
+	cmd.Flags().StringVar(&floor, "floor", "2%", "the narrowest band proposed")
+	cmd.Flags().Float64Var(&margin, "margin", 1.25, "how much wider than the widest spread seen")
+	cmd.Flags().BoolVar(&progress, "progress", true, "show progress on stderr")
+	return cmd
+}
