@@ -45,6 +45,9 @@ func offeredNoise(s *suite.Suite, p *result.Point) string {
 	if p.Rate <= 0 || s.Sweep.Requests > 0 || p.Incomplete {
 		return ""
 	}
+	if r := s.Sweep.Ramp; r != nil && r.Over > s.Sweep.Warmup {
+		return "" // the ramp lowers the offered rate inside the window by design
+	}
 	var cv2 float64
 	switch s.Workload.Arrival.Kind {
 	case suite.ArrivalPoisson:

@@ -77,6 +77,9 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		if err != nil {
 			return nil, err
 		}
+		if r := sw.Ramp; r != nil {
+			cfg.Arrivals = workload.Ramped(cfg.Arrivals, cfg.Rate, *r)
+		}
 		p.Rate = cfg.Rate
 		p.Label = "rate=" + strconv.FormatFloat(cfg.Rate, 'g', -1, 64)
 	case loadgen.ClosedLoop:

@@ -284,6 +284,28 @@ type Sweep struct {
 	// Requests that wait for a slot still count their wait in the
 	// schedule-based latencies.
 	MaxConcurrency int `json:"max_concurrency,omitempty"`
+	// Ramp, for rate sweeps, raises each point's rate from Ramp.From to
+	// the point's rate over Ramp.Over from the point's start (vLLM's
+	// --ramp-up-strategy, k6's ramping-arrival-rate).
+	Ramp *Ramp `json:"ramp,omitempty"`
+}
+
+// RampKind names how a ramp rises.
+type RampKind string
+
+// Ramp kinds.
+const (
+	RampLinear      RampKind = "linear"
+	RampExponential RampKind = "exponential"
+)
+
+// Ramp is a rise of the arrival rate at the start of a point.
+type Ramp struct {
+	Kind RampKind `json:"kind"`
+	// From is the rate at the point's start, in requests/s (exponential
+	// ramps need it above 0).
+	From float64  `json:"from"`
+	Over Duration `json:"over"`
 }
 
 // SLO is an assertion on a measured figure.

@@ -442,6 +442,22 @@ func validateSweep(sw *Sweep) []*FieldError {
 	if sw.MaxConcurrency < 0 {
 		bad("max_concurrency", "must not be negative, got %d", sw.MaxConcurrency)
 	}
+	if r := sw.Ramp; r != nil {
+		switch {
+		case sw.Kind != SweepRate:
+			bad("ramp", "only a rate sweep ramps its points, not a %s sweep", sw.Kind)
+		case r.Kind != RampLinear && r.Kind != RampExponential:
+			bad("ramp.kind", "unknown ramp %q (known: linear, exponential)", r.Kind)
+		case !(r.From >= 0) || math.IsInf(r.From, 0):
+			bad("ramp.from", "must be a rate of 0 or more, got %v", r.From)
+		case r.Kind == RampExponential && r.From == 0:
+			bad("ramp.from", "an exponential ramp cannot start from 0; give a small rate such as 0.5")
+		case r.Over <= 0:
+			bad("ramp.over", "must be a positive duration")
+		case sw.Duration > 0 && r.Over > sw.Warmup+sw.Duration:
+			bad("ramp.over", "%v is longer than the point (%v of warm-up and duration)", r.Over.D(), (sw.Warmup + sw.Duration).D())
+		}
+	}
 	return errs
 }
 

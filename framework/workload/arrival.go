@@ -195,3 +195,74 @@ func (s *Schedule) Next() (time.Duration, bool) {
 
 // Measured reports how many offsets so far fell at or after skip.
 func (s *Schedule) Measured() int { return s.counted }
+
+// Ramped returns arrivals whose rate rises from r.From to rate over r.Over
+// from the point's start, then stays at rate. The base process, drawn at
+// rate, keeps its shape: its times are mapped through the inverse of the
+// ramp's cumulative rate (time rescaling), so constant arrivals stay
+// evenly spaced in load and Poisson ones become the non-homogeneous
+// Poisson process of the ramp.
+func Ramped(base Arrivals, rate float64, r suite.Ramp) Arrivals {
+	return func() Process {
+		return &ramped{base: base(), rate: rate, from: r.From, over: r.Over.D().Seconds(), kind: r.Kind}
+	}
+}
+
+type ramped struct {
+	base             Process
+	rate, from, over float64
+	kind             suite.RampKind
+}
+
+func (p *ramped) Next() float64 {
+	s := p.base.Next()
+	if math.IsInf(s, 1) || math.IsNaN(s) {
+		return s
+	}
+	return p.at(p.rate * s) // the time by which the ramp has offered that many arrivals
+}
+
+// cum is the arrivals the ramp has offered by time t (its rate's integral).
+func (p *ramped) cum(t float64) float64 {
+	if t >= p.over {
+		return p.cum1() + p.rate*(t-p.over)
+	}
+	if p.kind == suite.RampExponential {
+		k := math.Log(p.rate / p.from)
+		if k == 0 {
+			return p.from * t
+		}
+		return p.from * p.over / k * math.Expm1(k*t/p.over)
+	}
+	return p.from*t + (p.rate-p.from)*t*t/(2*p.over)
+}
+
+func (p *ramped) cum1() float64 {
+	if p.kind == suite.RampExponential {
+		k := math.Log(p.rate / p.from)
+		if k == 0 {
+			return p.from * p.over
+		}
+		return p.from * p.over / k * (p.rate/p.from - 1)
+	}
+	return (p.from + p.rate) * p.over / 2
+}
+
+// at inverts cum: the time by which n arrivals have been offered.
+func (p *ramped) at(n float64) float64 {
+	if c := p.cum1(); n >= c {
+		return p.over + (n-c)/p.rate
+	}
+	if p.kind == suite.RampExponential {
+		k := math.Log(p.rate / p.from)
+		if k == 0 {
+			return n / p.from
+		}
+		return p.over / k * math.Log1p(n*k/(p.from*p.over))
+	}
+	a := (p.rate - p.from) / (2 * p.over) // a t^2 + from t - n = 0
+	if a == 0 {
+		return n / p.from
+	}
+	return (-p.from + math.Sqrt(p.from*p.from+4*a*n)) / (2 * a)
+}

@@ -285,6 +285,56 @@ func TestSchedule(t *testing.T) {
 	})
 }
 
+// A ramp offers, in every one-second slice, what its rate curve says:
+// within 5% for constant arrivals (exact but for rounding to whole
+// arrivals); for Poisson ones within 4 standard deviations of the count
+// (sqrt of its mean), their own noise.
+func TestRampOffersItsCurve(t *testing.T) {
+	t.Parallel()
+	const rate, from, over = 400.0, 40.0, 10.0
+	curves := map[suite.RampKind]func(t float64) float64{
+		suite.RampLinear:      func(t float64) float64 { return from + (rate-from)*t/over },
+		suite.RampExponential: func(t float64) float64 { return from * math.Pow(rate/from, t/over) },
+	}
+	for kind, curve := range curves {
+		for _, tc := range []struct {
+			arrival suite.ArrivalKind
+			tol     float64
+		}{{suite.ArrivalConstant, 0.05}, {suite.ArrivalPoisson, 0}} {
+			base, err := NewArrivals(suite.Arrival{Kind: tc.arrival}, rate, 11, 0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mk := Ramped(base, rate, suite.Ramp{Kind: kind, From: from, Over: suite.Duration(over * float64(time.Second))})
+			tl := timeline(mk(), 14*time.Second, 0, 0)
+			slices := make([]int, 14)
+			for _, at := range tl {
+				slices[int(at.Seconds())]++
+			}
+			for s, got := range slices {
+				// The curve's integral over the slice, by the midpoint rule
+				// on 100 steps; flat after the ramp.
+				want := 0.0
+				for i := range 100 {
+					x := float64(s) + (float64(i)+0.5)/100
+					if x >= over {
+						want += rate / 100
+					} else {
+						want += curve(x) / 100
+					}
+				}
+				limit := tc.tol*want + 1
+				if tc.arrival == suite.ArrivalPoisson {
+					limit = 4 * math.Sqrt(want)
+				}
+				if math.Abs(float64(got)-want) > limit {
+					t.Errorf("%s ramp, %s arrivals, second %d: %d arrivals, want %.1f ±%.1f", kind, tc.arrival, s, got, want, limit)
+				}
+			}
+		}
+	}
+}
+
 func TestParseTrace(t *testing.T) {
 	t.Parallel()
 	good := "{\"timestamp\": 2.5, \"input_tokens\": 10, \"output_tokens\": 5}\n\n{\"timestamp_ms\": 1000}\n"

@@ -99,8 +99,16 @@
   // sweep: the load points. duration is each point's measured window;
   // warmup runs before it and is excluded from the figures.
   sweep:: {
-    rates(rates, duration='30s', warmup='5s', requests=null, max_concurrency=null):: {
+    // ramp: rise from `from` req/s to each point's rate over `over` from
+    // the point's start, 'linear' or 'exponential' (vLLM's
+    // --ramp-up-strategy); the ramp usually spans the warm-up.
+    rates(rates, duration='30s', warmup='5s', requests=null, max_concurrency=null, ramp=null):: {
       kind: 'rate', rates: rates, duration: duration, warmup: warmup, requests: requests, max_concurrency: max_concurrency,
+      ramp: ramp,
+    },
+    ramp:: {
+      linear(from, over):: { kind: 'linear', from: from, over: over },
+      exponential(from, over):: { kind: 'exponential', from: from, over: over },
     },
     concurrency(levels, duration='30s', warmup='5s', requests=null):: {
       kind: 'concurrency', concurrencies: levels, duration: duration, warmup: warmup, requests: requests,
