@@ -141,6 +141,10 @@ func notes(p result.Point) []string {
 		}
 		n = append(n, "server: "+strings.Join(parts, ", "))
 	}
+	if o := p.Overhead; o != nil {
+		n = append(n, fmt.Sprintf("TTFT mean %.2f ms at the client, %.2f ms at the server: %.2f ms of network, gateway and client",
+			p.Latency[metric.TTFT].Mean, p.Latency[metric.TTFT].Mean-o.TTFTMeanMs, o.TTFTMeanMs))
+	}
 	if st := p.ServerTimings; st != nil {
 		line := fmt.Sprintf("server timings (%d requests): prompt %.2f ms mean, %.2f ms per output token", st.Requests, st.PromptMsMean, st.TPOTMsMean)
 		if ttft := p.Latency[metric.TTFT]; ttft.Count > 0 {

@@ -185,9 +185,22 @@ type Point struct {
 	// Server holds the engine's own figures over the point, from its
 	// Prometheus metrics (queue_time_mean_s, running_peak, ...).
 	Server map[string]float64 `json:"server,omitempty"`
+	// Overhead is the client's view minus the server's own, where the
+	// server reports its TTFT: the network, any gateway and the client.
+	Overhead *Overhead `json:"overhead,omitempty"`
 	// Cost is set when the suite declares cost inputs.
 	Cost       *Cost `json:"cost,omitempty"`
 	Incomplete bool  `json:"incomplete,omitempty"`
+}
+
+// Overhead compares the client's figures with the server's over a point.
+// Means, not percentiles: servers export histograms whose buckets are too
+// coarse for a difference of milliseconds, and their sums are exact.
+type Overhead struct {
+	// TTFTMeanMs is the client's mean TTFT minus the server's, in
+	// milliseconds. The server's mean covers the point's warm-up requests
+	// too; the client's only the measured ones.
+	TTFTMeanMs float64 `json:"ttft_mean_ms"`
 }
 
 // SLO is one assertion's verdict at one point.

@@ -282,3 +282,33 @@ func TestFitQuality(t *testing.T) {
 		})
 	}
 }
+
+// Against a server that reports its own TTFT (the simulator, as vLLM
+// does), each point says how much of the client's TTFT the server did
+// not see. The client's clock starts before the request reaches the
+// server and stops after the token leaves it, so the difference cannot
+// be negative beyond the spread of identical requests' server times.
+func TestOverheadAgainstServerTTFT(t *testing.T) {
+	src := `local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'overhead',
+  target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(50), output_tokens: b.dist.fixed(4) },
+  sweep: b.sweep.concurrency([1], duration='1s', warmup='0s'),
+}`
+	l, err := suitefile.LoadSource("overhead.jsonnet", src, suitefile.Options{Known: Known()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Run(context.Background(), l, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := f.Points[0]
+	if p.Overhead == nil {
+		t.Fatalf("no overhead; server figures %v", p.Server)
+	}
+	if o := p.Overhead.TTFTMeanMs; o < -0.5 || o > 50 {
+		t.Errorf("client minus server TTFT mean %.3f ms; want at least 0 (±0.5) and a loopback's worth", o)
+	}
+}

@@ -42,6 +42,9 @@ type Server struct {
 	p      Profile
 	eng    *engine
 	nextID atomic.Uint64
+	// ttftNanos and ttftCount sum streamed requests' server-side TTFT
+	// (arrival to the first token handed over), exported as vLLM does.
+	ttftNanos, ttftCount atomic.Int64
 	model  []byte // JSON-quoted model name
 	cache  prefixCache
 	faults *dice // nil: a well-behaved server
@@ -115,6 +118,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total %d\n", e.generated.Load())
 		fmt.Fprintf(w, "# TYPE vllm:request_queue_time_seconds histogram\nvllm:request_queue_time_seconds_bucket{le=\"+Inf\"} %d\nvllm:request_queue_time_seconds_sum %g\nvllm:request_queue_time_seconds_count %d\n",
 			e.admitted.Load(), float64(e.queueNanos.Load())/1e9, e.admitted.Load())
+		n := s.ttftCount.Load()
+		fmt.Fprintf(w, "# TYPE vllm:time_to_first_token_seconds histogram\nvllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} %d\nvllm:time_to_first_token_seconds_sum %g\nvllm:time_to_first_token_seconds_count %d\n",
+			n, float64(s.ttftNanos.Load())/1e9, n)
 	default:
 		writeError(w, http.StatusNotFound, "not found: "+r.URL.Path)
 	}
@@ -253,6 +259,8 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 		}
 		if sent == 0 {
 			tr.FirstToken = handed
+			s.ttftNanos.Add(int64(handed.Sub(tr.Arrived)))
+			s.ttftCount.Add(1)
 			switch ft {
 			case faultReset:
 				panic(http.ErrAbortHandler) // net/http drops the connection
