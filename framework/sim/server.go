@@ -45,9 +45,9 @@ type Server struct {
 	// ttftNanos and ttftCount sum streamed requests' server-side TTFT
 	// (arrival to the first token handed over), exported as vLLM does.
 	ttftNanos, ttftCount atomic.Int64
-	model  []byte // JSON-quoted model name
-	cache  prefixCache
-	faults *dice // nil: a well-behaved server
+	model                []byte // JSON-quoted model name
+	cache                prefixCache
+	faults               *dice // nil: a well-behaved server
 	// OnTrace, when set before Listen, receives each finished request's
 	// trace, and Listen then stamps requests' arrival from the kernel.
 	OnTrace func(Trace)
