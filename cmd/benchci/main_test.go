@@ -360,7 +360,7 @@ func TestRunWritesRequests(t *testing.T) {
 	dir := t.TempDir()
 	path := writeSuite(t, dir, "perreq", `
   target: b.target.sim('tiny'),
-  workload: { input_tokens: b.dist.fixed(20), output_tokens: b.dist.fixed(6) },
+  workload: { input_tokens: b.dist.fixed(20), output_tokens: b.dist.fixed(6), cancel: b.cancel(0.5, b.dist.fixed(2)) },
   sweep: b.sweep.rates([20, 40], duration='500ms', warmup='200ms'),`)
 	code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", dir, "--progress=false", "--requests", "--request-gaps", path)
 	if code != 0 {
@@ -371,8 +371,13 @@ func TestRunWritesRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]int{}
+	abandoned := 0
 	for _, p := range f.Points {
-		want[p.Label] += p.Requests.Sent + p.Requests.Warmup + p.Requests.Canceled + p.Requests.ClientLimited
+		abandoned += p.Requests.Abandoned
+		if p.Requests.ErrorRate != 0 {
+			t.Errorf("%s: error rate %v; abandoned streams are not errors", p.Label, p.Requests.ErrorRate)
+		}
+		want[p.Label] += p.Requests.Sent + p.Requests.Warmup + p.Requests.Canceled + p.Requests.ClientLimited + p.Requests.Abandoned
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "perreq.requests.jsonl"))
 	if err != nil {
@@ -388,6 +393,12 @@ func TestRunWritesRequests(t *testing.T) {
 		if r.Error == "" && (r.OutputTokens != 6 || len(r.GapsMs) != r.Chunks-1) {
 			t.Errorf("record %+v: want 6 tokens and a gap between each chunk", r)
 		}
+		if r.Error == "abandoned" && r.OutputTokens != 2 {
+			t.Errorf("record %+v: abandoned after 2 tokens", r)
+		}
+	}
+	if abandoned == 0 {
+		t.Error("half the users abandon, yet no stream was abandoned")
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("lines per point %v, results counted %v", got, want)

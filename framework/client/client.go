@@ -279,6 +279,7 @@ func (c *Client) Do(ctx context.Context, body []byte, id string, res *Result) {
 }
 
 func (c *Client) stream(ctx context.Context, body *response, res *Result, sentBytes int) {
+	abandon, _ := ctx.Value(abandonKey{}).(int)
 	br := c.bufs.Get().(*bufio.Reader)
 	lim := &io.LimitedReader{R: body, N: c.opts.MaxStream + 1}
 	br.Reset(lim)
@@ -397,6 +398,14 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result, sentBy
 		res.ChunkAt = append(res.ChunkAt, now)
 		res.ChunkTokens = append(res.ChunkTokens, int32(n))
 		res.ChunkRead = append(res.ChunkRead, uint32(body.Reads()))
+		if abandon > 0 && countedTotal >= abandon {
+			// The user stops reading and closes the connection, as a
+			// browser tab does; the server sees the disconnect.
+			res.End = now
+			res.OutputTokens, res.TokenSource = countedTotal, TokensFromCounter
+			res.fail(ErrAbandoned, fmt.Sprintf("abandoned by the workload after %d tokens", countedTotal))
+			return
+		}
 	}
 	// A usage that claims more tokens than could have come (every token
 	// decodes to text, so not many more than the bytes received; a prompt
@@ -442,6 +451,15 @@ func classify(ctx context.Context, err error, fallback ErrorKind) ErrorKind {
 		return ErrCanceled
 	}
 	return fallback
+}
+
+type abandonKey struct{}
+
+// AbandonAfter returns a context under which Do closes the stream once
+// tokens output tokens came, as a user who stops reading, and reports
+// ErrAbandoned.
+func AbandonAfter(ctx context.Context, tokens int) context.Context {
+	return context.WithValue(ctx, abandonKey{}, tokens)
 }
 
 // localLimit reports whether err is this machine running out of something

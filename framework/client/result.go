@@ -25,6 +25,9 @@ const (
 	// buffers: the client's failure, not the server's, so it is counted
 	// apart and kept out of error rates and SLOs.
 	ErrClientLimit ErrorKind = "client_limit"
+	// ErrAbandoned is a stream the user closed on purpose (the workload's
+	// cancel): its own kind, not a failure of anyone's.
+	ErrAbandoned ErrorKind = "abandoned"
 )
 
 // TokenSource says where an output token count came from.

@@ -383,6 +383,32 @@ func TestCoalescedChunksAreMarked(t *testing.T) {
 	}
 }
 
+// A user who stops reading closes the stream after the tokens the
+// workload drew: its own kind, with what came until then.
+func TestAbandonAfterTokens(t *testing.T) {
+	t.Parallel()
+	url := answering(t, func(c net.Conn) {
+		io.WriteString(c, chunkedOK)
+		for _, s := range []string{"a", "b", "c", "d", "e"} {
+			if _, err := io.WriteString(c, chunked(chatChunk(s))); err != nil {
+				return
+			}
+		}
+		io.WriteString(c, chunked(done)+"0\r\n\r\n")
+	})
+	c := newTestClient(t, url, "chat")
+	var res Result
+	c.Do(AbandonAfter(context.Background(), 3), []byte(`{}`), "1", &res)
+	if res.Err != ErrAbandoned || len(res.ChunkAt) != 3 || res.OutputTokens != 3 || res.FirstToken == 0 {
+		t.Errorf("%s %q: %d chunks, %d tokens; want abandoned after 3", res.Err, res.Detail, len(res.ChunkAt), res.OutputTokens)
+	}
+	res = Result{}
+	c.Do(context.Background(), []byte(`{}`), "2", &res)
+	if !res.OK() || len(res.ChunkAt) != 5 {
+		t.Errorf("without abandoning: %s, %d chunks", res.Err, len(res.ChunkAt))
+	}
+}
+
 // Redirects are not followed: the hop would be timed as the server's.
 func TestTransportRedirectIsAnError(t *testing.T) {
 	t.Parallel()

@@ -33,6 +33,9 @@ type Item struct {
 	// the previous turn's reply; a failed turn ends its session.
 	FollowUps []Item
 	Think     time.Duration
+	// AbandonAfter, when above 0, closes the stream once that many output
+	// tokens came, as a user who stops reading (client.AbandonAfter).
+	AbandonAfter int
 }
 
 // Source yields the requests to send, in order. It is called from one
@@ -204,11 +207,15 @@ func (c *collector) sendOne(ctx context.Context, d Doer, it Item, scheduled time
 	res := c.pool.Get().(*client.Result)
 	c.prog.Sent.Add(1)
 	c.prog.InFlight.Add(1)
-	d.Do(ctx, it.Body, "benchci-"+strconv.FormatInt(c.ids.Add(1), 10), res)
+	rctx := ctx
+	if it.AbandonAfter > 0 {
+		rctx = client.AbandonAfter(ctx, it.AbandonAfter)
+	}
+	d.Do(rctx, it.Body, "benchci-"+strconv.FormatInt(c.ids.Add(1), 10), res)
 	c.prog.InFlight.Add(-1)
 	c.prog.Done.Add(1)
 	ok := res.OK()
-	if !ok && res.Err != client.ErrCanceled {
+	if !ok && res.Err != client.ErrCanceled && res.Err != client.ErrAbandoned {
 		c.prog.Failed.Add(1)
 	}
 	c.results <- metrics.Sample{Result: res, Scheduled: scheduled, Warmup: warmup, WantInput: it.WantInput, WantOutput: it.WantOutput}

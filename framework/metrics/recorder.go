@@ -84,6 +84,7 @@ type Recorder struct {
 	sent, ok, warmup int
 	canceled         int
 	clientLimited    int
+	abandoned        int
 	clientLimitErr   string
 	errs             map[string]int
 	lastErr          map[string]string
@@ -185,6 +186,12 @@ func (r *Recorder) Add(s Sample) {
 		r.canceled++
 		return
 	}
+	if res.Err == client.ErrAbandoned {
+		// A user who stopped reading on purpose: counted, not an error,
+		// and its cut-short stream is no latency of an answer.
+		r.abandoned++
+		return
+	}
 	if res.Err == client.ErrClientLimit {
 		// This machine's exhaustion, not the server's error: counted
 		// apart, and the load generator flags the point.
@@ -264,7 +271,7 @@ func (r *Recorder) Point() (result.Measured, error) {
 	secs := end.Sub(r.start).Seconds()
 	p := result.Measured{
 		Requests: result.Requests{Sent: r.sent, Completed: r.ok, Failed: r.sent - r.ok, Errors: r.errs, LastError: r.lastErr, Warmup: r.warmup, Canceled: r.canceled, Good: r.good,
-			ClientLimited: r.clientLimited, ClientLimitError: r.clientLimitErr},
+			ClientLimited: r.clientLimited, ClientLimitError: r.clientLimitErr, Abandoned: r.abandoned},
 		Window:  result.Window{Start: r.start, Seconds: secs},
 		Latency: map[string]result.Summary{},
 		Tokens: result.Tokens{

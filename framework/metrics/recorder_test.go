@@ -226,6 +226,22 @@ func TestRecorderClientLimitIsNotAServerError(t *testing.T) {
 	}
 }
 
+// A stream the workload's user closed on purpose is neither an answer
+// nor an error.
+func TestRecorderAbandonedIsItsOwnKind(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	rec := NewRecorder(t0, t0.Add(10*time.Second))
+	rec.Add(Sample{Result: stream(t0, 10*ms, 10*ms, 3, 1), Scheduled: t0})
+	ab := stream(t0, 10*ms, 10*ms, 2, 1)
+	ab.Err = client.ErrAbandoned
+	rec.Add(Sample{Result: ab, Scheduled: t0})
+	p, _ := rec.Point()
+	if r := p.Requests; r.Sent != 1 || r.Abandoned != 1 || r.ErrorRate != 0 || p.Latency[metric.TTFT].Count != 1 {
+		t.Errorf("requests %+v, ttft count %d; want 1 answer, 1 abandoned apart", r, p.Latency[metric.TTFT].Count)
+	}
+}
+
 // TestGoodputEqualsThroughputWhenAllGood is a property: whatever the mix
 // of warm-up, measured and late requests, failures included, when every
 // answer meets the per-request criteria goodput equals request throughput,

@@ -49,6 +49,9 @@ type Requests struct {
 	// the server never saw them.
 	ClientLimited    int    `json:"client_limited,omitempty"`
 	ClientLimitError string `json:"client_limit_error,omitempty"`
+	// Abandoned counts streams the workload's users closed on purpose
+	// (workload.cancel); not in Sent nor the error rate.
+	Abandoned int `json:"abandoned,omitempty"`
 }
 
 // Window is the measured interval.

@@ -79,7 +79,7 @@ func item(cl *client.Client, r workload.Request) (loadgen.Item, error) {
 	if err != nil {
 		return loadgen.Item{}, err
 	}
-	it := loadgen.Item{Body: body, WantInput: r.InputTokens, WantOutput: r.OutputTokens, Think: r.Think}
+	it := loadgen.Item{Body: body, WantInput: r.InputTokens, WantOutput: r.OutputTokens, Think: r.Think, AbandonAfter: r.AbandonAfter}
 	for _, f := range r.FollowUps {
 		next, err := item(cl, f)
 		if err != nil {

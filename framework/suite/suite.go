@@ -178,12 +178,21 @@ type Request struct {
 	Extra map[string]any `json:"extra,omitempty"`
 }
 
+// Cancel describes users who abandon a stream: Share of the requests
+// close it once AfterTokens (drawn per request) output tokens came.
+type Cancel struct {
+	Share       float64 `json:"share"`
+	AfterTokens Dist    `json:"after_tokens"`
+}
+
 // Workload describes the requests: their lengths, arrivals and prompts.
 type Workload struct {
 	InputTokens  Dist    `json:"input_tokens"`
 	OutputTokens Dist    `json:"output_tokens"`
 	Arrival      Arrival `json:"arrival"`
 	Prompts      Prompts `json:"prompts"`
+	// Cancel, when set, has a share of users abandon their stream part-way.
+	Cancel *Cancel `json:"cancel,omitempty"`
 	// Seed fixes the request sequence so baseline and candidate send the same requests.
 	Seed int64 `json:"seed"`
 }

@@ -136,6 +136,12 @@ func validate(s *Suite, known *Known) []*FieldError {
 		errs = append(errs, validateDist("workload.output_tokens", s.Workload.OutputTokens, 1)...)
 	}
 	errs = append(errs, validateArrival(s.Workload.Arrival)...)
+	if c := s.Workload.Cancel; c != nil {
+		if !(c.Share > 0 && c.Share <= 1) {
+			errs = append(errs, &FieldError{Path: "workload.cancel.share", Msg: fmt.Sprintf("must be a fraction of requests in (0, 1], got %v", c.Share)})
+		}
+		errs = append(errs, validateDist("workload.cancel.after_tokens", c.AfterTokens, 1)...)
+	}
 	switch pr.Kind {
 	case "synthetic":
 	case "shared_prefix":

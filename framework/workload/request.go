@@ -31,6 +31,9 @@ type Request struct {
 	// previous one's reply.
 	FollowUps []Request
 	Think     time.Duration
+	// AbandonAfter, when above 0, is the output tokens after which the
+	// user closes the stream.
+	AbandonAfter int
 }
 
 // Calibration maps a token target to the number of synthetic words that
@@ -67,6 +70,8 @@ type Generator struct {
 	order    []int // dataset order, shuffled by the seed
 	prefixes []string
 	pick     *rand.Rand
+	cancel   *rand.Rand // whether a request is abandoned
+	after    Length     // and after how many tokens
 	cal      Calibration
 	next     int
 }
@@ -79,6 +84,7 @@ const (
 	streamArrival
 	streamPrefix
 	streamDataset
+	streamCancel
 )
 
 // Sources are the optional inputs of a generator beyond the suite.
@@ -104,6 +110,12 @@ func NewGenerator(w suite.Workload, src Sources) (*Generator, error) {
 	if w.OutputTokens.Kind != "" {
 		if g.out, err = NewLength(w.OutputTokens, rand.NewPCG(seed, streamOutput)); err != nil {
 			return nil, fmt.Errorf("workload.output_tokens: %w", err)
+		}
+	}
+	if c := w.Cancel; c != nil {
+		g.cancel = rand.New(rand.NewPCG(seed, streamCancel))
+		if g.after, err = NewLength(c.AfterTokens, rand.NewPCG(seed, streamCancel+100)); err != nil {
+			return nil, fmt.Errorf("workload.cancel.after_tokens: %w", err)
 		}
 	}
 	switch w.Prompts.Kind {
@@ -152,6 +164,12 @@ func (g *Generator) Next() Request {
 		}
 		if e := g.trace.Entries[g.next]; e.OutputTokens > 0 {
 			r.OutputTokens = e.OutputTokens
+		}
+	}
+	if g.cancel != nil {
+		abandon, after := g.cancel.Float64() < g.w.Cancel.Share, g.after.Sample()
+		if abandon {
+			r.AbandonAfter = after
 		}
 	}
 	switch {

@@ -335,6 +335,43 @@ func TestRampOffersItsCurve(t *testing.T) {
 	}
 }
 
+// A share of requests is abandoned, the same ones in every run.
+func TestCancelShare(t *testing.T) {
+	t.Parallel()
+	w := suite.Workload{
+		InputTokens: suite.Dist{Kind: "fixed", Value: 10}, OutputTokens: suite.Dist{Kind: "fixed", Value: 100},
+		Cancel: &suite.Cancel{Share: 0.3, AfterTokens: suite.Dist{Kind: "uniform", Min: 5, Max: 50}}, Seed: 4,
+	}
+	draw := func() []int {
+		g, err := NewGenerator(w, Sources{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]int, 4000)
+		for i := range out {
+			out[i] = g.Next().AbandonAfter
+		}
+		return out
+	}
+	a, b := draw(), draw()
+	n := 0
+	for i, v := range a {
+		if v != b[i] {
+			t.Fatalf("request %d: abandoned after %d, then %d: not the same in every run", i, v, b[i])
+		}
+		if v > 0 {
+			n++
+			if v < 5 || v > 50 {
+				t.Errorf("request %d abandoned after %d tokens, outside 5-50", i, v)
+			}
+		}
+	}
+	// Binomial(4000, 0.3): sd 29; 4 sd.
+	if math.Abs(float64(n)-1200) > 116 {
+		t.Errorf("%d of 4000 abandoned, want about 1200", n)
+	}
+}
+
 func TestParseTrace(t *testing.T) {
 	t.Parallel()
 	good := "{\"timestamp\": 2.5, \"input_tokens\": 10, \"output_tokens\": 5}\n\n{\"timestamp_ms\": 1000}\n"

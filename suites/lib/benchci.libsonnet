@@ -77,6 +77,11 @@
   // prompts: where prompt text comes from. calibrate=true first asks the
   // target how many tokens it counts for known prompts (tokenizer and chat
   // template), so that synthetic prompts hit input_tokens on that server.
+  // cancel: users who abandon their stream: `share` of the requests
+  // close it once `after_tokens` (a distribution) output tokens came.
+  // Counted as `abandoned`, never as errors: workload.cancel.
+  cancel(share, after_tokens):: { share: share, after_tokens: after_tokens },
+
   prompts:: {
     synthetic(calibrate=true):: { kind: 'synthetic', calibrate: calibrate },
     // shared_prefix: each request opens with one of `prefixes` system
