@@ -141,6 +141,9 @@ func notes(p result.Point) []string {
 		}
 		n = append(n, "server: "+strings.Join(parts, ", "))
 	}
+	if a := p.Requests.Abandoned; a > 0 {
+		n = append(n, fmt.Sprintf("%d streams abandoned by the workload's users (cancel), not counted as answers or errors", a))
+	}
 	if o := p.Overhead; o != nil {
 		n = append(n, fmt.Sprintf("TTFT mean %.2f ms at the client, %.2f ms at the server: %.2f ms of network, gateway and client",
 			p.Latency[metric.TTFT].Mean, p.Latency[metric.TTFT].Mean-o.TTFTMeanMs, o.TTFTMeanMs))
