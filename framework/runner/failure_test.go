@@ -147,14 +147,7 @@ b.suite {
   sweep: b.sweep.concurrency([16], requests=400, warmup='0s', duration='0s'),
   slos: [b.slo.rate('error_rate', '<', 0.05)],
 }`
-	l, err := suitefile.LoadSource("faulty.jsonnet", src, suitefile.Options{Known: Known()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := Run(context.Background(), l, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := runSource(t, "faulty.jsonnet", src)
 	p := f.Points[0]
 	e := p.Requests.Errors
 	// 400 requests, 10% each: 40 expected, binomial sd ~6.

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/benchci/benchci/framework/internal/words"
-	"github.com/benchci/benchci/framework/suitefile"
 )
 
 // fakeLlamaCpp behaves as llama.cpp's server does where benchci must
@@ -97,14 +95,7 @@ b.suite {
   workload: { input_tokens: b.dist.fixed(32), output_tokens: b.dist.fixed(4) },
   sweep: b.sweep.concurrency([2], requests=40, warmup='0s', duration='0s'),
 }`, srv.URL)
-	l, err := suitefile.LoadSource("llamacpp.jsonnet", src, suitefile.Options{Known: Known()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := Run(context.Background(), l, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := runSource(t, "llamacpp.jsonnet", src)
 	notes := strings.Join(f.Notes, "\n")
 	if f.Engine == nil || f.Engine.Name != "llama.cpp" || f.Engine.Version != "" || !strings.Contains(notes, `reported version "b0-unknown", a placeholder`) {
 		t.Errorf("engine %+v, notes:\n%s", f.Engine, notes)
@@ -125,14 +116,7 @@ b.suite {
 
 	// The same server with metric names benchci does not know: said so.
 	odd := fakeLlamaCpp(t, "# TYPE myengine:queue gauge\nmyengine:queue 3\n")
-	l, err = suitefile.LoadSource("llamacpp.jsonnet", strings.Replace(src, srv.URL, odd.URL, 1), suitefile.Options{Known: Known()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err = Run(context.Background(), l, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f = runSource(t, "llamacpp.jsonnet", strings.Replace(src, srv.URL, odd.URL, 1))
 	if notes := strings.Join(f.Notes, "\n"); !strings.Contains(notes, "none of their names is one benchci knows (myengine:queue, ...)") {
 		t.Errorf("notes:\n%s", notes)
 	}

@@ -141,14 +141,7 @@ b.suite {
   workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(20), arrival: b.arrival.constant() },
   sweep: b.sweep.auto(points=3, duration='1s', warmup='200ms', max_concurrency=16),
 }`
-	l, err := suitefile.LoadSource("auto.jsonnet", src, suitefile.Options{Known: Known()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := Run(context.Background(), l, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := runSource(t, "auto.jsonnet", src)
 	if len(f.Points) != 5 || f.Points[0].Concurrency != 1 || f.Points[1].Concurrency != 16 {
 		t.Fatalf("points %d: %+v", len(f.Points), f.Points)
 	}
@@ -192,14 +185,7 @@ b.suite {
   workload: { input_tokens: b.dist.fixed(300), output_tokens: b.dist.fixed(2) },
   sweep: b.sweep.concurrency([2], requests=10, warmup='0s', duration='0s'),
 }`, srv.URL)
-	l, err := suitefile.LoadSource("offline.jsonnet", src, suitefile.Options{Known: Known()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := Run(context.Background(), l, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := runSource(t, "offline.jsonnet", src)
 	if f.Calibration == nil || !strings.Contains(f.Calibration.Note, "cl100k_base") {
 		t.Fatalf("calibration %+v", f.Calibration)
 	}
@@ -296,14 +282,7 @@ b.suite {
   workload: { input_tokens: b.dist.fixed(50), output_tokens: b.dist.fixed(4) },
   sweep: b.sweep.concurrency([1], duration='1s', warmup='0s'),
 }`
-	l, err := suitefile.LoadSource("overhead.jsonnet", src, suitefile.Options{Known: Known()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := Run(context.Background(), l, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := runSource(t, "overhead.jsonnet", src)
 	p := f.Points[0]
 	if p.Overhead == nil {
 		t.Fatalf("no overhead; server figures %v", p.Server)
@@ -311,4 +290,19 @@ b.suite {
 	if o := p.Overhead.TTFTMeanMs; o < -0.5 || o > 50 {
 		t.Errorf("client minus server TTFT mean %.3f ms; want at least 0 (±0.5) and a loopback's worth", o)
 	}
+}
+
+// runSource loads a suite from source and runs it, failing the test on
+// any error.
+func runSource(t *testing.T, name, src string) *result.File {
+	t.Helper()
+	l, err := suitefile.LoadSource(name, src, suitefile.Options{Known: Known()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Run(context.Background(), l, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
