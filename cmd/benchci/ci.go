@@ -127,10 +127,11 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 			fmt.Fprintln(cmd.ErrOrStderr(), "benchci: warning: job summary:", err)
 		}
 	}
-	if skip := commentSkipped(o); o.post && skip != "" {
+	skip := commentSkipped(o)
+	if o.post && skip != "" {
 		fmt.Fprintln(cmd.ErrOrStderr(), "benchci: comment skipped:", skip)
 	}
-	if o.post && commentSkipped(o) == "" {
+	if o.post && skip == "" {
 		url, err := postComment(cmd, o.comment, md.String())
 		if err != nil {
 			// The verdict below stands whatever happened to the comment.

@@ -3,8 +3,8 @@ package client
 import "time"
 
 // ErrorKind classifies a failed request. Every kind is counted on its own and
-// stays in the denominator of error rates, except the two that are not the
-// server's doing: ErrCanceled and ErrClientLimit.
+// stays in the denominator of error rates, except those that are not the
+// server's doing: ErrCanceled, ErrClientLimit and ErrAbandoned.
 type ErrorKind string
 
 // Error kinds.

@@ -1,7 +1,8 @@
 // Package loadgen drives requests at a server: open loop at a request rate
-// on a schedule drawn from an arrival process, or closed loop at a fixed concurrency. It
-// measures how far actual sends trail the schedule, so a client that cannot
-// keep up is detected instead of being reported as a slow server.
+// on a schedule drawn from an arrival process, or closed loop at a fixed
+// concurrency. It measures how far actual sends trail the schedule, so a
+// client that cannot keep up is detected instead of being reported as a
+// slow server.
 package loadgen
 
 import (
@@ -411,12 +412,7 @@ func judge(s *result.Schedule, lagP99ms float64, maxConc, fdLimit int) {
 	case fdLimit > 0:
 		// The cap was this machine's, not the suite's: whatever the lag,
 		// the server was offered less than planned because of the client.
-		why := fmt.Sprintf("this machine's descriptor limit (%d) capped requests in flight at %d and %d sends waited for it: raise it (ulimit -n) or set max_concurrency", fdLimit, maxConc, s.CapWaits)
-		if s.ClientSaturated {
-			s.Reason += "; " + why
-		} else {
-			s.ClientSaturated, s.Reason = true, why
-		}
+		flagClient(s, fmt.Sprintf("this machine's descriptor limit (%d) capped requests in flight at %d and %d sends waited for it: raise it (ulimit -n) or set max_concurrency", fdLimit, maxConc, s.CapWaits))
 	case s.ClientSaturated && maxConc > 0:
 		s.Reason += fmt.Sprintf("; max_concurrency %d delayed %d sends, so the server may be the bottleneck", maxConc, s.CapWaits)
 	}
@@ -428,7 +424,12 @@ func judgeLimits(s *result.Schedule, r result.Requests) {
 	if r.ClientLimited == 0 {
 		return
 	}
-	why := fmt.Sprintf("%d requests failed on this machine's own limits (%s): raise the descriptor limit (ulimit -n) or set max_concurrency", r.ClientLimited, r.ClientLimitError)
+	flagClient(s, fmt.Sprintf("%d requests failed on this machine's own limits (%s): raise the descriptor limit (ulimit -n) or set max_concurrency", r.ClientLimited, r.ClientLimitError))
+}
+
+// flagClient marks the point as limited by the client, adding why to any
+// reason already given.
+func flagClient(s *result.Schedule, why string) {
 	if s.ClientSaturated {
 		s.Reason += "; " + why
 	} else {

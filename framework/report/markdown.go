@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -143,13 +144,7 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 		// decided it; then failed SLOs, then what improved. Passes and
 		// noise are folded: they are the bulk and rarely the news.
 		ranked := r.Ranked()
-		if len(ranked) > 0 {
-			b.WriteString("**Regressed**, worst first:\n\n| metric @ point | baseline → candidate | Δ | band | decided by |\n|---|---:|---:|---|---|\n")
-			for _, row := range ranked {
-				changeMarkdown(b, row)
-			}
-			b.WriteString("\n")
-		}
+		changeTable(b, "**Regressed**, worst first", ranked)
 		var failedSLOs, passedSLOs []result.SLO
 		for _, x := range r.SLOs {
 			if x.Pass {
@@ -159,13 +154,7 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 			}
 		}
 		sloTable(b, "**SLOs failed**", failedSLOs)
-		if imp := filter(r.Rows, func(row compare.Row) bool { return row.Verdict == compare.Improvement }); len(imp) > 0 {
-			b.WriteString("**Improved**:\n\n| metric @ point | baseline → candidate | Δ | band | decided by |\n|---|---:|---:|---|---|\n")
-			for _, row := range imp {
-				changeMarkdown(b, row)
-			}
-			b.WriteString("\n")
-		}
+		changeTable(b, "**Improved**", filter(r.Rows, func(row compare.Row) bool { return row.Verdict == compare.Improvement }))
 		if len(ranked) == 0 && r.Comparable {
 			b.WriteString("No figure regressed.\n\n")
 		}
@@ -196,22 +185,30 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 	}
 }
 
-// changeMarkdown is one row of the regressed or improved table.
-func changeMarkdown(b *strings.Builder, row compare.Row) {
-	if row.Metric == "*" {
-		fmt.Fprintf(b, "| all @ %s | missing from the candidate | | | the point was not measured |\n", Escape(row.Point))
+// changeTable writes the regressed or improved rows under title, with the
+// test that decided each; nothing when there are none.
+func changeTable(b *strings.Builder, title string, rows []compare.Row) {
+	if len(rows) == 0 {
 		return
 	}
-	delta := "—"
-	if row.Delta != nil {
-		delta = pct(*row.Delta)
+	fmt.Fprintf(b, "%s:\n\n| metric @ point | baseline → candidate | Δ | band | decided by |\n|---|---:|---:|---|---|\n", title)
+	for _, row := range rows {
+		if row.Metric == "*" {
+			fmt.Fprintf(b, "| all @ %s | missing from the candidate | | | the point was not measured |\n", Escape(row.Point))
+			continue
+		}
+		delta := "—"
+		if row.Delta != nil {
+			delta = pct(*row.Delta)
+		}
+		test := row.Test
+		if test == "" {
+			test = "band"
+		}
+		fmt.Fprintf(b, "| %s @ %s | %s → %s %s | %s | %s | %s |\n", Escape(row.Metric), Escape(row.Point),
+			num(row.Base), num(row.Cand), row.Unit, delta, Escape(row.Band), Escape(test))
 	}
-	test := row.Test
-	if test == "" {
-		test = "band"
-	}
-	fmt.Fprintf(b, "| %s @ %s | %s → %s %s | %s | %s | %s |\n", Escape(row.Metric), Escape(row.Point),
-		num(row.Base), num(row.Cand), row.Unit, delta, Escape(row.Band), Escape(test))
+	b.WriteString("\n")
 }
 
 // candidateTable shows a run without a baseline: its gated figures, one
@@ -220,17 +217,13 @@ func candidateTable(b *strings.Builder, r *compare.Report) {
 	if len(r.Rows) == 0 {
 		return
 	}
-	var points []string
-	cols := []string{}
+	var points, cols []string
 	val := map[[2]string]compare.Row{}
-	seenCol := map[string]bool{}
 	for _, row := range r.Rows {
-		if _, ok := val[[2]string{row.Point, ""}]; !ok {
-			val[[2]string{row.Point, ""}] = row
+		if !slices.Contains(points, row.Point) {
 			points = append(points, row.Point)
 		}
-		if !seenCol[row.Metric] {
-			seenCol[row.Metric] = true
+		if !slices.Contains(cols, row.Metric) {
 			cols = append(cols, row.Metric)
 		}
 		val[[2]string{row.Point, row.Metric}] = row

@@ -7,14 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchci/benchci/framework/internal/fdlimit"
-	"github.com/benchci/benchci/framework/requestlog"
-
 	"github.com/benchci/benchci/framework/cost"
 	"github.com/benchci/benchci/framework/engine"
+	"github.com/benchci/benchci/framework/internal/fdlimit"
 	"github.com/benchci/benchci/framework/loadgen"
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/requestlog"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/workload"
@@ -65,13 +64,13 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 			// them waiting instead, and the point is flagged if it bit.
 			cfg.MaxConcurrency, cfg.DescriptorLimit = fdlimit.MaxConns()
 		}
-		// Each point draws its own arrivals, the same in every run.
 		if ld.allAtOnce {
 			// Rate stays 0 in the result (JSON has no infinity); the label
 			// says what vLLM's flag says.
 			p.Label = "rate=inf"
 			break
 		}
+		// Each point draws its own arrivals, the same in every run.
 		var err error
 		cfg.Arrivals, err = workload.NewArrivals(s.Workload.Arrival, cfg.Rate, s.Workload.Seed, ld.arrivalStream, ex.wl.srcs.Trace)
 		if err != nil {
