@@ -516,3 +516,13 @@ func poissonRatesP(n1 int64, w1 float64, n2 int64, w2 float64) float64 {
 	hi := 1 - b.CDF(float64(n1-1))
 	return math.Min(1, 2*math.Min(lo, hi))
 }
+
+// Differ tests whether figure k of one point differs between two sets of
+// trials (a and b) with no tolerance band, so that only the statistics
+// decide: Regression when b is worse, Improvement when better, Noise when
+// the test cannot tell, Pass when equal. Shares (error rates) keep their
+// default band of percentage points, having no test. ok is false when a
+// side lacks the figure.
+func Differ(k metric.Key, a, b []*result.Point) (Row, bool) {
+	return judge("", metricOf(k), a, b, map[string]suite.Band{"default": {}})
+}

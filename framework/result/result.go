@@ -170,6 +170,11 @@ type Suite struct {
 	// WorkloadHash identifies the requests sent; see suite.WorkloadHash.
 	WorkloadHash string          `json:"workload_hash"`
 	Definition   json.RawMessage `json:"definition"`
+	// Variant is set for a run of one variant of a suite with variants;
+	// Name is then "<suite>/<variant>". Order is how the variants shared
+	// the machine (sequential or interleaved).
+	Variant string `json:"variant,omitempty"`
+	Order   string `json:"order,omitempty"`
 }
 
 // Point is one load point of one trial.

@@ -36,11 +36,18 @@ type executor struct {
 	unknownMetricsNoted bool
 	// requests, when set, records every request sent.
 	requests *requestlog.Writer
+	// turn, when set, is yielded between points (interleaved variants).
+	turn Turn
 }
 
 // run measures one point and returns it as stored in f.
 func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.Point, error) {
 	s := ex.s
+	if ex.turn != nil && ex.points > 0 {
+		if err := ex.turn.Yield(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if ex.sess.perPoint() && ex.points > 0 {
 		if err := ex.sess.relaunch(ctx); err != nil {
 			return nil, err

@@ -50,6 +50,16 @@ type Options struct {
 	ServerLog string
 	// Requests, when set, gets one record per request sent.
 	Requests *requestlog.Writer
+	// Turn, when set, is this run's place in a rotation of runs sharing
+	// the machine (interleaved variants): the run holds it while it
+	// opens its target and measures a point, and yields it between points.
+	Turn Turn
+	// Calibration, when set, is shared by runs that must send the same
+	// prompts (variants): the first run to calibrate stores its fit, and
+	// the others use it instead of their own.
+	Calibration *SharedCalibration
+	// Order is recorded with a variant's results.
+	Order string
 }
 
 // Run runs the suite. It always returns a results file holding what was
@@ -61,7 +71,8 @@ func Run(ctx context.Context, l *suitefile.File, opts Options) (*result.File, er
 		Schema:   result.Schema,
 		Counting: result.CountingRule,
 		Tool:     result.Tool{Name: "benchci", Version: opts.Version},
-		Suite:    result.Suite{Name: s.Name, Path: l.Path, Hash: l.Hash, WorkloadHash: l.WorkloadHash, Definition: l.JSON},
+		Suite: result.Suite{Name: s.RunName(), Path: l.Path, Hash: l.Hash, WorkloadHash: l.WorkloadHash, Definition: l.JSON,
+			Variant: s.Variant, Order: opts.Order},
 		Started:  time.Now().UTC(),
 		Points:   []result.Point{},
 	}
@@ -70,7 +81,7 @@ func Run(ctx context.Context, l *suitefile.File, opts Options) (*result.File, er
 	f.SLOs = append(slo.Evaluate(s.SLOs, gated(f)), sanity(s, gated(f))...)
 	if err != nil {
 		// The suite is named once, here, for every failure below.
-		err = fmt.Errorf("suite %s: %w", s.Name, err)
+		err = fmt.Errorf("suite %s: %w", s.RunName(), err)
 		f.Incomplete = true
 		f.Error = err.Error()
 		return f, err
@@ -78,7 +89,7 @@ func Run(ctx context.Context, l *suitefile.File, opts Options) (*result.File, er
 	if ctx.Err() != nil {
 		f.Incomplete = true
 		f.Error = "stopped: " + context.Cause(ctx).Error()
-		return f, fmt.Errorf("suite %s: %w", s.Name, context.Cause(ctx))
+		return f, fmt.Errorf("suite %s: %w", s.RunName(), context.Cause(ctx))
 	}
 	return f, nil
 }
@@ -88,6 +99,11 @@ func run(ctx context.Context, l *suitefile.File, opts Options, f *result.File) (
 	pl, err := planFor(s)
 	if err != nil {
 		return err
+	}
+	if t := opts.Turn; t != nil {
+		if err := t.Take(ctx); err != nil {
+			return nil // stopped while waiting: Run reports the cause
+		}
 	}
 	sess, err := openSession(ctx, s, opts.ServerLog, f)
 	if err != nil {
@@ -101,11 +117,11 @@ func run(ctx context.Context, l *suitefile.File, opts Options, f *result.File) (
 			err = died
 		}
 	}()
-	wl, err := prepare(ctx, s, sess, f)
+	wl, err := prepare(ctx, s, sess, f, opts.Calibration)
 	if err != nil {
 		return err
 	}
-	ex := &executor{s: s, sess: sess, wl: wl, obs: opts.Observer, f: f, requests: opts.Requests}
+	ex := &executor{s: s, sess: sess, wl: wl, obs: opts.Observer, f: f, requests: opts.Requests, turn: opts.Turn}
 	return pl.run(ctx, ex)
 }
 

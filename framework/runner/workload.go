@@ -23,7 +23,7 @@ type prepared struct {
 // on the session's server, recording the fit in f. The generator is built
 // once here so that a dataset or calibration problem fails the run before
 // any point starts.
-func prepare(ctx context.Context, s *suite.Suite, sess *session, f *result.File) (*prepared, error) {
+func prepare(ctx context.Context, s *suite.Suite, sess *session, f *result.File, shared *SharedCalibration) (*prepared, error) {
 	w := s.Workload
 	var srcs workload.Sources
 	var err error
@@ -37,7 +37,13 @@ func prepare(ctx context.Context, s *suite.Suite, sess *session, f *result.File)
 			return nil, err
 		}
 	}
-	if w.Prompts.Calibrate && w.Prompts.Kind.Synthetic() {
+	if cal, from, ok := shared.get(); ok && w.Prompts.Calibrate && w.Prompts.Kind.Synthetic() {
+		// Measured on another variant: every variant is sent the same
+		// prompts, whatever its own tokenizer would make of them.
+		cal.Note = "measured on " + from + " and used for every variant, so that all are sent the same prompts"
+		f.Calibration = &cal
+		srcs.Calibration = workload.Calibration{Overhead: cal.Overhead, TokensPerWord: cal.TokensPerWord}
+	} else if w.Prompts.Calibrate && w.Prompts.Kind.Synthetic() {
 		cal, err := calibrate(ctx, sess.cl)
 		if err != nil && sess.tokName != "words" {
 			// No usage from the server: size prompts with the suite's
@@ -52,6 +58,7 @@ func prepare(ctx context.Context, s *suite.Suite, sess *session, f *result.File)
 		} else {
 			srcs.Calibration = workload.Calibration{Overhead: cal.Overhead, TokensPerWord: cal.TokensPerWord}
 		}
+		shared.set(cal, s.RunName(), err == nil)
 	}
 	if _, err := workload.NewGenerator(w, srcs); err != nil {
 		return nil, err

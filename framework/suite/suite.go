@@ -94,11 +94,50 @@ type Suite struct {
 	// request completed, or where more than MaxErrorRate failed, fails the
 	// run. Off turns it off (a suite that tests failures on purpose).
 	Sanity *Sanity `json:"sanity,omitempty"`
+	// Variants are configurations run on this suite's workload, sweep and
+	// SLOs, each with its own target (engine, quantization, flags,
+	// hardware): a suite with variants answers "which one", per variant
+	// and across them. See Expand.
+	Variants map[string]Variant `json:"variants,omitempty"`
+	// Order is how variants share the machine: "sequential" (each runs its
+	// whole sweep in turn; the default) or "interleaved" (point by point,
+	// round robin, so slow drift of shared hardware falls on all alike).
+	Order string `json:"order,omitempty"`
+	// Variant names the variant an expanded suite is (see Expand): it is
+	// written into a variant's recorded definition, not into suite files.
+	Variant string `json:"variant,omitempty"`
 	// Tokenizer counts tokens when the server reports no usage: "words"
 	// (default) or a tiktoken encoding such as "cl100k_base". It also sizes
 	// synthetic prompts when the server cannot be calibrated.
 	Tokenizer string `json:"tokenizer,omitempty"`
 }
+
+// Variant is one configuration of a suite with variants. Everything it
+// leaves out is the suite's; it cannot change the workload, so every
+// variant is sent the same requests.
+type Variant struct {
+	// Target replaces the suite's target.
+	Target *Target `json:"target,omitempty"`
+	// Request changes what is asked beyond the workload: the model name
+	// (engines name one model differently) and extra body fields.
+	Request *VariantRequest `json:"request,omitempty"`
+	// Cost replaces the suite's cost inputs (other hardware).
+	Cost *Cost `json:"cost,omitempty"`
+	// Sim overrides the simulator profile's constants (simulated targets).
+	Sim *SimOverrides `json:"sim,omitempty"`
+}
+
+// VariantRequest is what a variant changes in its requests.
+type VariantRequest struct {
+	Model string         `json:"model,omitempty"`
+	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// Variant orders.
+const (
+	OrderSequential  = "sequential"
+	OrderInterleaved = "interleaved"
+)
 
 // Target says where requests go.
 type Target struct {

@@ -59,64 +59,10 @@ func validate(s *Suite, known *Known) []*FieldError {
 		bad("name", "%q: use letters, digits, '.', '_' and '-' (it names results/<name>.json)", s.Name)
 	}
 
-	switch s.Target.Kind {
-	case "sim":
-		if s.Target.Profile == "" {
-			bad("target.profile", "required: the simulator profile")
-		} else if known != nil && !slices.Contains(known.SimProfiles, s.Target.Profile) {
-			bad("target.profile", "unknown simulator profile %q%s", s.Target.Profile, didyoumean.Hint(s.Target.Profile, known.SimProfiles))
-		}
-		if f := s.Target.Faults; f != nil {
-			sum := f.ErrorRate + f.ResetRate + f.StallRate + f.MalformedRate + f.WrongUsageRate
-			if f.ErrorRate < 0 || f.ResetRate < 0 || f.StallRate < 0 || f.MalformedRate < 0 || f.WrongUsageRate < 0 || sum > 1 {
-				bad("target.faults", "rates must be between 0 and 1 and add up to at most 1, got %v in all", sum)
-			}
-			if f.StallRate > 0 && f.Stall <= 0 {
-				bad("target.faults.stall", "a stall_rate needs a stall duration")
-			}
-		}
-		if o := s.Target.Sim; o != nil && (o.MaxNumSeqs < 0 || o.MaxBatchedTokens < 0 || o.TokensPerStep < 0 || o.StepBase < 0 || o.DecodePerSeq < 0 || o.PrefillPerToken < 0) {
-			bad("target.sim", "overrides must not be negative")
-		}
-	case "url", "launch":
-		u, err := url.Parse(s.Target.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("target.url", "want an http(s) base URL such as http://127.0.0.1:8000, got %q", s.Target.URL)
-		}
-		if s.Target.Kind == "launch" {
-			l := s.Target.Launch
-			switch {
-			case l == nil || len(l.Command) == 0 || l.Command[0] == "":
-				bad("target.launch.command", "required: the argv that starts the server")
-			default:
-				if l.Health == "" {
-					l.Health = "/v1/models"
-				}
-				if !strings.HasPrefix(l.Health, "/") {
-					bad("target.launch.health", "want a path such as /health, got %q", l.Health)
-				}
-				if l.StartTimeout == 0 {
-					l.StartTimeout = Duration(10 * time.Minute)
-				}
-				if l.StopGrace == 0 {
-					l.StopGrace = Duration(30 * time.Second)
-				}
-				if l.StartTimeout < 0 || l.StopGrace < 0 || l.WarmupRequests < 0 {
-					bad("target.launch", "timeouts and warmup_requests must not be negative")
-				}
-				if l.Per == "" {
-					l.Per = "suite"
-				}
-				if l.Per != "suite" && l.Per != "point" {
-					bad("target.launch.per", "want \"suite\" or \"point\", got %q", l.Per)
-				}
-			}
-		}
-	case "":
-		bad("target", "required: b.target.sim('llama3-8b-h100'), b.target.url('http://127.0.0.1:8000') or b.target.launch([...], url=...)")
-	default:
-		bad("target.kind", "unknown target kind %q (known: sim, url, launch)", s.Target.Kind)
+	if len(s.Variants) == 0 || s.Target.Kind != "" {
+		errs = append(errs, validateTarget("target", &s.Target, known)...)
 	}
+	errs = append(errs, validateVariants(s, known)...)
 
 	if s.API != "chat" && s.API != "completions" {
 		bad("api", "unknown API %q (known: chat, completions)", s.API)
@@ -192,13 +138,8 @@ func validate(s *Suite, known *Known) []*FieldError {
 			bad(JoinPath("tolerance", k), "%v", err)
 		}
 	}
-	if c := s.Cost; c != nil {
-		if c.USDPerHour < 0 || c.Watts < 0 || c.USDPerKWh < 0 || c.OpsOverheadPct < 0 {
-			bad("cost", "costs must not be negative")
-		}
-		if c.GPUs < 1 {
-			bad("cost.gpus", "must be at least 1, got %d", c.GPUs)
-		}
+	if s.Cost != nil {
+		errs = append(errs, validateCost("cost", s.Cost)...)
 	}
 	if known != nil && s.Tokenizer != "" && !slices.Contains(known.Tokenizers, s.Tokenizer) {
 		bad("tokenizer", "unknown tokenizer %q%s", s.Tokenizer, didyoumean.Hint(s.Tokenizer, known.Tokenizers))
@@ -208,6 +149,85 @@ func validate(s *Suite, known *Known) []*FieldError {
 	}
 	if s.Trials < 1 {
 		bad("trials", "must be at least 1, got %d", s.Trials)
+	}
+	return errs
+}
+
+// validateTarget checks a target written at path ("target", or a
+// variant's).
+func validateTarget(path string, t *Target, known *Known) []*FieldError {
+	var errs []*FieldError
+	bad := func(at, format string, args ...any) {
+		errs = append(errs, &FieldError{Path: at, Msg: fmt.Sprintf(format, args...)})
+	}
+	switch t.Kind {
+	case "sim":
+		if t.Profile == "" {
+			bad(JoinPath(path, "profile"), "required: the simulator profile")
+		} else if known != nil && !slices.Contains(known.SimProfiles, t.Profile) {
+			bad(JoinPath(path, "profile"), "unknown simulator profile %q%s", t.Profile, didyoumean.Hint(t.Profile, known.SimProfiles))
+		}
+		if f := t.Faults; f != nil {
+			sum := f.ErrorRate + f.ResetRate + f.StallRate + f.MalformedRate + f.WrongUsageRate
+			if f.ErrorRate < 0 || f.ResetRate < 0 || f.StallRate < 0 || f.MalformedRate < 0 || f.WrongUsageRate < 0 || sum > 1 {
+				bad(JoinPath(path, "faults"), "rates must be between 0 and 1 and add up to at most 1, got %v in all", sum)
+			}
+			if f.StallRate > 0 && f.Stall <= 0 {
+				bad(JoinPath(path, "faults.stall"), "a stall_rate needs a stall duration")
+			}
+		}
+		if o := t.Sim; o != nil && (o.MaxNumSeqs < 0 || o.MaxBatchedTokens < 0 || o.TokensPerStep < 0 || o.StepBase < 0 || o.DecodePerSeq < 0 || o.PrefillPerToken < 0) {
+			bad(JoinPath(path, "sim"), "overrides must not be negative")
+		}
+	case "url", "launch":
+		u, err := url.Parse(t.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad(JoinPath(path, "url"), "want an http(s) base URL such as http://127.0.0.1:8000, got %q", t.URL)
+		}
+		if t.Kind == "launch" {
+			l := t.Launch
+			switch {
+			case l == nil || len(l.Command) == 0 || l.Command[0] == "":
+				bad(JoinPath(path, "launch.command"), "required: the argv that starts the server")
+			default:
+				if l.Health == "" {
+					l.Health = "/v1/models"
+				}
+				if !strings.HasPrefix(l.Health, "/") {
+					bad(JoinPath(path, "launch.health"), "want a path such as /health, got %q", l.Health)
+				}
+				if l.StartTimeout == 0 {
+					l.StartTimeout = Duration(10 * time.Minute)
+				}
+				if l.StopGrace == 0 {
+					l.StopGrace = Duration(30 * time.Second)
+				}
+				if l.StartTimeout < 0 || l.StopGrace < 0 || l.WarmupRequests < 0 {
+					bad(JoinPath(path, "launch"), "timeouts and warmup_requests must not be negative")
+				}
+				if l.Per == "" {
+					l.Per = "suite"
+				}
+				if l.Per != "suite" && l.Per != "point" {
+					bad(JoinPath(path, "launch.per"), "want \"suite\" or \"point\", got %q", l.Per)
+				}
+			}
+		}
+	case "":
+		bad(path, "required: b.target.sim('llama3-8b-h100'), b.target.url('http://127.0.0.1:8000') or b.target.launch([...], url=...)")
+	default:
+		bad(JoinPath(path, "kind"), "unknown target kind %q (known: sim, url, launch)", t.Kind)
+	}
+	return errs
+}
+
+func validateCost(path string, c *Cost) []*FieldError {
+	var errs []*FieldError
+	if c.USDPerHour < 0 || c.Watts < 0 || c.USDPerKWh < 0 || c.OpsOverheadPct < 0 {
+		errs = append(errs, &FieldError{Path: path, Msg: "costs must not be negative"})
+	}
+	if c.GPUs < 1 {
+		errs = append(errs, &FieldError{Path: JoinPath(path, "gpus"), Msg: fmt.Sprintf("must be at least 1, got %d", c.GPUs)})
 	}
 	return errs
 }

@@ -104,11 +104,49 @@ func LoadSource(path, src string, opts Options) (*File, error) {
 	if err := l.resolveFiles(src); err != nil {
 		return nil, err
 	}
-	if lc := s.Target.Launch; lc != nil && !filepath.IsAbs(lc.Dir) {
-		// A launched server runs next to the suite unless told otherwise.
-		lc.Dir = filepath.Join(filepath.Dir(path), lc.Dir)
+	targets := []*suite.Target{&s.Target}
+	for _, name := range s.VariantNames() {
+		if t := s.Variants[name].Target; t != nil {
+			targets = append(targets, t)
+		}
+	}
+	for _, t := range targets {
+		if lc := t.Launch; lc != nil && !filepath.IsAbs(lc.Dir) {
+			// A launched server runs next to the suite unless told otherwise.
+			lc.Dir = filepath.Join(filepath.Dir(path), lc.Dir)
+		}
 	}
 	return l, nil
+}
+
+// Variant is one variant of a suite, ready to run as a suite of its own.
+type Variant struct {
+	// Name is the variant's name; empty for a suite without variants.
+	Name string
+	*File
+}
+
+// Variants expands a suite into one File per variant (see suite.Expand),
+// in the order they run. Each keeps the suite's workload hash, since a
+// variant cannot change what is sent, and records its own definition.
+// A suite without variants is its own single, unnamed variant.
+func (l *File) Variants() []Variant {
+	named := l.Suite.Expand()
+	if len(named) == 1 && named[0].Variant == "" {
+		return []Variant{{File: l}}
+	}
+	out := make([]Variant, 0, len(named))
+	for _, n := range named {
+		def, err := json.Marshal(n.Suite)
+		if err != nil {
+			panic(fmt.Sprintf("suitefile: marshal variant %s: %v", n.Variant, err)) // plain data
+		}
+		sum := sha256.Sum256(def)
+		out = append(out, Variant{Name: n.Variant, File: &File{
+			Suite: n.Suite, Path: l.Path, JSON: def, Hash: hex.EncodeToString(sum[:]), WorkloadHash: l.WorkloadHash,
+		}})
+	}
+	return out
 }
 
 // resolveFiles makes the data files a suite names (traces, datasets)

@@ -45,6 +45,30 @@
     },
   },
 
+  // variants: configurations compared on one workload, sweep and SLOs.
+  // A suite's `variants` maps a name to { target, request: { model,
+  // extra }, cost, sim }; what a variant leaves out is the suite's.
+  // order: 'interleaved' runs them point by point, round robin, instead of
+  // one whole sweep after another.
+  variants:: {
+    // cross builds variants as the cross product of options, the way a
+    // config space is thought of:
+    //   b.variants.cross({ quant: ['bf16', 'fp8'], seqs: [128, 256] },
+    //                    function(o) { target: ... o.quant ... },
+    //                    name='%(quant)s-seqs%(seqs)s')
+    // name is a std.format pattern over the options (default: the values
+    // in option order, joined by '-'); make(o) returns the variant.
+    cross(options, make, name=null)::
+      local keys = std.objectFields(options);
+      local combos = std.foldl(function(acc, k) [a { [k]: v } for a in acc for v in options[k]], keys, [{}]);
+      local nameOf(o) = if name == null then std.join('-', [std.toString(o[k]) for k in keys]) else std.format(name, o);
+      local names = [nameOf(o) for o in combos];
+      local dups = [n for n in std.set(names) if std.count(names, n) > 1];
+      if std.length(dups) > 0 then
+        error 'b.variants.cross: the name pattern makes %s more than once; name every option in it' % std.join(', ', dups)
+      else { [nameOf(o)]: make(o) for o in combos },
+  },
+
   // dist: token-length distributions. min/max clip samples.
   dist:: {
     fixed(value):: { kind: 'fixed', value: value },
