@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/benchci/benchci/framework/baseline"
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/variants"
 )
 
 func baselineCmd() *cobra.Command {
@@ -21,13 +23,21 @@ func baselineCmd() *cobra.Command {
 		Short: "Write baselines/<suite>.json from results, for review",
 		Long: `update turns complete results files into baseline files, one per suite, with
 provenance (tool version, date, commit, target, host). Commit them with the
-change they measure; reviewers see the summary figures change in the diff.`,
+change they measure; reviewers see the summary figures change in the diff.
+
+A variant's results (results/<suite>/<variant>.json) become
+baselines/<suite>/<variant>.json; results/<suite>.variants.json stands for
+every variant it compared.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if commit == "" {
 				commit = currentCommit()
 			}
-			for _, path := range args {
+			paths, err := expandVariants(args)
+			if err != nil {
+				return err
+			}
+			for _, path := range paths {
 				r, err := result.Read(path)
 				if err != nil {
 					return err
@@ -60,4 +70,31 @@ func currentCommit() string {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// expandVariants replaces each variants comparison among paths by the
+// results files of the variants it compared.
+func expandVariants(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		if !strings.HasSuffix(p, ".variants.json") {
+			out = append(out, p)
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		var r variants.Report
+		if err := json.Unmarshal(data, &r); err != nil || r.Schema != variants.Schema {
+			return nil, fmt.Errorf("%s: not a variants comparison (%s): %v", p, variants.Schema, err)
+		}
+		for _, v := range r.Variants {
+			if v.Path == "" {
+				return nil, fmt.Errorf("%s: variant %s names no results file", p, v.Name)
+			}
+			out = append(out, v.Path)
+		}
+	}
+	return out, nil
 }

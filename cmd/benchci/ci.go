@@ -14,6 +14,9 @@ import (
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/redact"
 	"github.com/benchci/benchci/framework/report"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/framework/variants"
 )
 
 type ciOptions struct {
@@ -109,6 +112,13 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	if err := report.Markdown(&md, report.Marker(o.comment.key), reports); err != nil {
 		return err
 	}
+	// Suites with variants: the answer across them follows the gate.
+	for _, r := range variantReports(results) {
+		md.WriteString("\n")
+		if err := report.VariantsMarkdown(&md, r); err != nil {
+			return err
+		}
+	}
 	// The report quotes servers (error bodies); no secret reaches the file,
 	// the job summary or the comment.
 	redacted := redact.Bytes(md.Bytes())
@@ -177,4 +187,29 @@ func commentSkipped(o ciOptions) string {
 		return "no pull request (--pr, or a pull_request event)"
 	}
 	return ""
+}
+
+// variantReports compares the variants of each suite among results that
+// has them, in the order the suites ran. A comparison that cannot be
+// made is skipped: the gate above has judged every variant already.
+func variantReports(results []*result.File) []*variants.Report {
+	var order []string
+	bySuite := map[string][]variants.Entry{}
+	for _, f := range results {
+		if f.Suite.Variant == "" {
+			continue
+		}
+		base := strings.TrimSuffix(f.Suite.Name, suite.VariantSep+f.Suite.Variant)
+		if _, ok := bySuite[base]; !ok {
+			order = append(order, base)
+		}
+		bySuite[base] = append(bySuite[base], variants.Entry{Name: f.Suite.Variant, File: f})
+	}
+	var out []*variants.Report
+	for _, base := range order {
+		if r, err := variants.Compare(bySuite[base]); err == nil {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -1,27 +1,43 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchci/benchci/framework/chart"
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/report"
+	"github.com/benchci/benchci/framework/variants"
 )
 
 func compareCmd() *cobra.Command {
-	var format, key string
+	var format, key, charts string
+	var nway bool
 	cmd := &cobra.Command{
-		Use:   "compare BASELINE RESULT",
-		Short: "Compare a result with a baseline and print the verdict",
-		Long: `compare judges RESULT against BASELINE (each a baseline file or a results
-file) with the candidate suite's tolerance bands, and gates on its SLOs.
-Exit code 1 on a regression, a missing point, an SLO failure, or runs that
-cannot be compared (different workloads).`,
-		Args: cobra.ExactArgs(2),
+		Use:   "compare BASELINE RESULT | compare RESULT RESULT RESULT...",
+		Short: "Compare a result with a baseline, or several configurations side by side",
+		Long: `With two files, compare judges RESULT against BASELINE (each a baseline file
+or a results file) with the candidate suite's tolerance bands, and gates on
+its SLOs. Exit code 1 on a regression, a missing point, an SLO failure, or
+runs that cannot be compared (different workloads).
+
+With three or more files (or --variants), compare ranks them as variants:
+runs of different configurations, on different days or machines, that
+were sent the same requests (one workload hash). It prints each one's
+capacity under its SLOs and $/1M tokens there, who is best or tied, and
+the Pareto frontiers; --charts DIR writes SVG charts of their curves.`,
+		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if nway || len(args) > 2 {
+				return compareVariants(cmd, args, format, charts)
+			}
 			base, err := readReference(args[0])
 			if err != nil {
 				return err
@@ -58,5 +74,59 @@ cannot be compared (different workloads).`,
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, markdown or json")
 	cmd.Flags().StringVar(&key, "key", "benchci", "sticky comment key (markdown)")
+	cmd.Flags().BoolVar(&nway, "variants", false, "rank the files as variants even when there are two")
+	cmd.Flags().StringVar(&charts, "charts", "", "with variants, write SVG charts into this directory")
 	return cmd
+}
+
+// compareVariants ranks results files as variants of one workload.
+func compareVariants(cmd *cobra.Command, paths []string, format, charts string) error {
+	var entries []variants.Entry
+	names := map[string]int{}
+	for _, p := range paths {
+		f, err := readReference(p)
+		if err != nil {
+			return &exitError{exitUsage, err}
+		}
+		name := cmp.Or(f.Suite.Variant, f.Suite.Name)
+		names[name]++
+		entries = append(entries, variants.Entry{Name: name, File: f, Path: p})
+	}
+	for i := range entries {
+		if names[entries[i].Name] > 1 {
+			// Runs of one suite on different days: the file tells them apart.
+			entries[i].Name = strings.TrimSuffix(filepath.Base(entries[i].Path), ".json")
+		}
+	}
+	r, err := variants.Compare(entries)
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	out := cmd.OutOrStdout()
+	switch format {
+	case "text":
+		err = report.Variants(out, r)
+	case "markdown":
+		err = report.VariantsMarkdown(out, r)
+	case "json":
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(r)
+	default:
+		return &exitError{exitUsage, fmt.Errorf("parsing --format: %q is not text, markdown or json", format)}
+	}
+	if err != nil {
+		return err
+	}
+	if charts != "" {
+		if err := os.MkdirAll(charts, 0o755); err != nil {
+			return err
+		}
+		written, err := chart.Variants(charts, r)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "charts: %s\n", strings.Join(written, ", "))
+	}
+	return nil
 }

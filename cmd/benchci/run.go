@@ -1,16 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchci/benchci/framework/chart"
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/redact"
 	"github.com/benchci/benchci/framework/report"
@@ -18,6 +22,7 @@ import (
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/runner"
 	"github.com/benchci/benchci/framework/suitefile"
+	"github.com/benchci/benchci/framework/variants"
 )
 
 type runOptions struct {
@@ -114,7 +119,7 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 		ctx, cancel = context.WithTimeoutCause(ctx, o.timeout, fmt.Errorf("--timeout %v reached", o.timeout))
 		defer cancel()
 	}
-	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	stderr := cmd.ErrOrStderr()
 	for _, l := range loaded {
 		// Said before the hour of measuring, not after a gate that could
 		// not have failed.
@@ -124,50 +129,176 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 	}
 	var results []*result.File
 	for _, l := range loaded {
-		var obs runner.Observer
-		if o.progress {
-			obs = newProgress(stderr, l.Suite.Name)
-		}
 		if err := os.MkdirAll(o.resultsDir, 0o755); err != nil {
 			return results, err
 		}
-		serverLog := filepath.Join(o.resultsDir, l.Suite.Name+".server.log")
-		os.Remove(serverLog) // a fresh log per run; relaunches append to it
-		ropts := runner.Options{Version: Version, Observer: obs, ServerLog: serverLog}
-		var closeRequests func() error
-		reqPath := filepath.Join(o.resultsDir, l.Suite.Name+".requests.jsonl")
-		if o.requests {
-			rl, closer, err := openRequests(reqPath, o.gaps)
+		if len(l.Suite.Variants) > 0 {
+			fs, err := runVariants(ctx, cmd, o, l)
+			results = append(results, fs...)
 			if err != nil {
-				return results, &exitError{exitUsage, err}
+				return results, err
 			}
-			ropts.Requests, closeRequests = rl, closer
+			continue
 		}
-		f, runErr := runner.Run(ctx, l, ropts)
-		if closeRequests != nil {
-			if err := closeRequests(); err != nil {
-				runErr = errors.Join(runErr, fmt.Errorf("requests file: %w", err))
-			}
+		f, err := runOne(ctx, cmd, o, l)
+		if f != nil {
+			results = append(results, f)
 		}
-		out := filepath.Join(o.resultsDir, l.Suite.Name+".json")
-		// What was measured is printed first, so a failed write (a full
-		// disk) still leaves the figures in the log.
-		if err := report.Table(stdout, f); err != nil {
+		if err != nil {
 			return results, err
 		}
-		if err := result.Write(out, f); err != nil {
-			return results, &exitError{exitUsage, errors.Join(runErr, err)}
-		}
-		if o.requests {
-			fmt.Fprintf(stdout, "requests: %s\n", reqPath)
-		}
-		fmt.Fprintf(stdout, "results: %s\n\n", out)
-		if runErr != nil {
-			return append(results, f), &exitError{exitUsage, runErr}
-		}
-		results = append(results, f)
 	}
 	return results, nil
+}
+
+// runOne runs one suite and writes its results, its table first.
+func runOne(ctx context.Context, cmd *cobra.Command, o runOptions, l *suitefile.File) (*result.File, error) {
+	ropts, closer, err := runOptionsFor(cmd, o, l.Suite.Name)
+	if err != nil {
+		return nil, err
+	}
+	f, runErr := runner.Run(ctx, l, ropts)
+	if err := closer(); err != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("requests file: %w", err))
+	}
+	return f, writeRun(cmd, o, f, runErr)
+}
+
+// runOptionsFor makes the runner's options for a run named name
+// ("<suite>" or "<suite>/<variant>"): progress, the server log and the
+// per-request file, under the results directory. closer closes the latter.
+func runOptionsFor(cmd *cobra.Command, o runOptions, name string) (runner.Options, func() error, error) {
+	ropts := runner.Options{Version: Version}
+	if o.progress {
+		ropts.Observer = newProgress(cmd.ErrOrStderr(), name)
+	}
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(o.resultsDir, name)), 0o755); err != nil {
+		return ropts, nil, err
+	}
+	ropts.ServerLog = filepath.Join(o.resultsDir, name+".server.log")
+	os.Remove(ropts.ServerLog) // a fresh log per run; relaunches append to it
+	if !o.requests {
+		return ropts, func() error { return nil }, nil
+	}
+	rl, closer, err := openRequests(filepath.Join(o.resultsDir, name+".requests.jsonl"), o.gaps)
+	if err != nil {
+		return ropts, nil, &exitError{exitUsage, err}
+	}
+	ropts.Requests = rl
+	return ropts, closer, nil
+}
+
+// writeRun prints a run's table and writes its results file; runErr is
+// the run's own error, returned (as a usage error) after the write.
+func writeRun(cmd *cobra.Command, o runOptions, f *result.File, runErr error) error {
+	stdout := cmd.OutOrStdout()
+	out := filepath.Join(o.resultsDir, f.Suite.Name+".json")
+	// What was measured is printed first, so a failed write (a full
+	// disk) still leaves the figures in the log.
+	if err := report.Table(stdout, f); err != nil {
+		return err
+	}
+	if err := result.Write(out, f); err != nil {
+		return &exitError{exitUsage, errors.Join(runErr, err)}
+	}
+	if o.requests {
+		fmt.Fprintf(stdout, "requests: %s\n", filepath.Join(o.resultsDir, f.Suite.Name+".requests.jsonl"))
+	}
+	fmt.Fprintf(stdout, "results: %s\n\n", out)
+	if runErr != nil {
+		return &exitError{exitUsage, runErr}
+	}
+	return nil
+}
+
+// runVariants runs a suite's variants, writes each one's results as
+// results/<suite>/<variant>.json, then compares them: the table on
+// stdout, results/<suite>.variants.json and .md, and SVG charts in
+// results/<suite>/. A failed variant is named, and the others' figures
+// are kept and compared.
+func runVariants(ctx context.Context, cmd *cobra.Command, o runOptions, l *suitefile.File) ([]*result.File, error) {
+	vs := l.Variants()
+	closers := make([]func() error, len(vs))
+	optErrs := make([]error, len(vs))
+	files, runErrs := runner.RunVariants(ctx, vs, l.Suite.Order, func(i int) runner.Options {
+		ropts, closer, err := runOptionsFor(cmd, o, vs[i].Suite.RunName())
+		closers[i], optErrs[i] = closer, err
+		return ropts
+	})
+	var errs []error
+	for i, f := range files {
+		if closers[i] != nil {
+			if err := closers[i](); err != nil {
+				runErrs[i] = errors.Join(runErrs[i], fmt.Errorf("requests file: %w", err))
+			}
+		}
+		if err := errors.Join(optErrs[i], writeRun(cmd, o, f, runErrs[i])); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := writeVariants(cmd, o, l.Suite.Name, files); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		var failed []string
+		for i, e := range runErrs {
+			if e != nil {
+				failed = append(failed, vs[i].Name)
+			}
+		}
+		return files, &exitError{exitUsage, fmt.Errorf("suite %s: variants %s failed or did not finish; the others' results are written and compared: %w",
+			l.Suite.Name, strings.Join(failed, ", "), errors.Join(errs...))}
+	}
+	return files, nil
+}
+
+// writeVariants compares a suite's variants and writes the comparison.
+func writeVariants(cmd *cobra.Command, o runOptions, suiteName string, files []*result.File) error {
+	var entries []variants.Entry
+	for _, f := range files {
+		entries = append(entries, variants.Entry{Name: f.Suite.Variant, File: f, Path: filepath.Join(o.resultsDir, f.Suite.Name+".json")})
+	}
+	r, err := variants.Compare(entries)
+	if err != nil {
+		return err
+	}
+	return writeVariantsReport(cmd.OutOrStdout(), r, filepath.Join(o.resultsDir, suiteName))
+}
+
+// writeVariantsReport prints the comparison and writes it next to the
+// results: <base>.variants.json, <base>.variants.md and SVG charts in
+// the directory <base>/.
+func writeVariantsReport(stdout io.Writer, r *variants.Report, base string) error {
+	if err := report.Variants(stdout, r); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	var md bytes.Buffer
+	if err := report.VariantsMarkdown(&md, r); err != nil {
+		return err
+	}
+	if err := result.WriteFileAtomic(base+".variants.json", redact.Bytes(append(data, '\n'))); err != nil {
+		return err
+	}
+	if err := result.WriteFileAtomic(base+".variants.md", redact.Bytes(md.Bytes())); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return err
+	}
+	charts, err := chart.Variants(base, r)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "comparison: %s.variants.json, %s.variants.md\n", base, base)
+	if len(charts) > 0 {
+		fmt.Fprintf(stdout, "charts: %s\n", strings.Join(charts, ", "))
+	}
+	fmt.Fprintln(stdout)
+	return nil
 }
 
 // openRequests creates the per-request file. Error texts quote servers,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/suitefile"
@@ -31,6 +32,9 @@ func validateCmd() *cobra.Command {
 				sweep := fmt.Sprintf("%d %s point(s) x %d trial(s)", len(s.Sweep.Rates)+len(s.Sweep.Concurrencies), s.Sweep.Kind, s.Trials)
 				if s.Sweep.Kind == "capacity" {
 					sweep = fmt.Sprintf("capacity search in [%g, %g] req/s", s.Sweep.Min, s.Sweep.Max)
+				}
+				if n := len(s.Variants); n > 0 {
+					sweep += fmt.Sprintf(", %d variants (%s), %s", n, strings.Join(s.VariantNames(), ", "), s.Order)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "ok  %s  (suite %s: %s, %d SLO(s))\n", path, s.Name, sweep, len(s.SLOs))
 				for _, w := range compare.Power(s) {

@@ -8,6 +8,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -96,6 +97,9 @@ func Run(ctx context.Context, l *suitefile.File, opts Options) (*result.File, er
 
 func run(ctx context.Context, l *suitefile.File, opts Options, f *result.File) (err error) {
 	s := l.Suite
+	if len(s.Variants) > 0 {
+		return errors.New("the suite has variants: run each with RunVariants")
+	}
 	pl, err := planFor(s)
 	if err != nil {
 		return err

@@ -117,16 +117,20 @@ func TestExampleSuitesRun(t *testing.T) {
 				}
 			}
 			l.Suite.SLOs = slos
-			f, err := Run(context.Background(), l, Options{Version: "test"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(f.Points) == 0 || f.Incomplete {
-				t.Fatalf("%d points, incomplete %v", len(f.Points), f.Incomplete)
-			}
-			for _, p := range f.Points {
-				if p.Requests.Sent == 0 || p.Requests.Failed > 0 {
-					t.Errorf("%s: requests %+v", p.Label, p.Requests)
+			// A suite with variants runs each (its first two, to stay short).
+			vs := l.Variants()
+			files, errs := RunVariants(context.Background(), vs[:min(2, len(vs))], l.Suite.Order, func(int) Options { return Options{Version: "test"} })
+			for i, f := range files {
+				if errs[i] != nil {
+					t.Fatal(errs[i])
+				}
+				if len(f.Points) == 0 || f.Incomplete {
+					t.Fatalf("%s: %d points, incomplete %v", f.Suite.Name, len(f.Points), f.Incomplete)
+				}
+				for _, p := range f.Points {
+					if p.Requests.Sent == 0 || p.Requests.Failed > 0 {
+						t.Errorf("%s %s: requests %+v", f.Suite.Name, p.Label, p.Requests)
+					}
 				}
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/go-multierror"
 )
@@ -55,6 +56,9 @@ func DecodeWith(data []byte, known *Known) (*Suite, error) {
 	// but say nothing more of a field that could not be decoded: its zero
 	// value would only draw a second, misleading complaint.
 	errs := d.errs
+	for _, e := range d.errs {
+		sharedField(e)
+	}
 	for _, e := range validate(s, known) {
 		if !slices.ContainsFunc(d.errs, func(de *FieldError) bool { return de.Path == e.Path }) {
 			errs = append(errs, e)
@@ -68,4 +72,21 @@ func DecodeWith(data []byte, known *Known) (*Suite, error) {
 		me = multierror.Append(me, e)
 	}
 	return nil, me
+}
+
+// sharedField explains an unknown field in a variant that the variants
+// share: a variant cannot change what is sent.
+func sharedField(e *FieldError) {
+	rest, ok := strings.CutPrefix(e.Path, "variants.")
+	if !ok || !strings.HasPrefix(e.Msg, "unknown field") {
+		return
+	}
+	_, field, ok := strings.Cut(rest, ".")
+	if !ok || strings.Contains(field, ".") {
+		return
+	}
+	switch field {
+	case "workload", "sweep", "slos", "api", "trials", "goodput", "tolerance", "sanity", "tokenizer":
+		e.Msg = fmt.Sprintf("a variant cannot set %s: variants share the suite's, so every one is sent the same requests and judged alike (a variant sets target, request, cost, sim)", field)
+	}
 }

@@ -115,7 +115,7 @@ func validateVariants(s *Suite, known *Known) []*FieldError {
 		if s.Order != "" {
 			bad("order", "applies to variants, and the suite has none")
 		}
-		return nil
+		return errs
 	}
 	switch s.Order {
 	case "":

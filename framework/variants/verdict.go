@@ -78,14 +78,20 @@ func capacityVerdict(vs []*Variant, slos []string) (Verdict, bool) {
 
 // capacityGap judges whether w's capacity is below lead's for real: at a
 // rate both measured, where lead passed and w failed, one of the SLO
-// figures w failed must differ by the gate's statistics. Two identical
+// figures w failed must be worse than lead's by the gate's statistics.
+// Every such rate is tested, the strongest evidence (the rate nearest
+// lead's capacity, where the two differ most) first. Two identical
 // configurations split only where a figure sits on its threshold, and
 // there the test finds noise.
 func capacityGap(lead, w *Variant) (bool, string) {
 	if w.Capacity.Rate == lead.Capacity.Rate {
 		return false, "same capacity"
 	}
-	for _, lp := range openLoop(lead.Curve) {
+	var tests []string
+	splits := 0
+	lps := openLoop(lead.Curve)
+	slices.Reverse(lps)
+	for _, lp := range lps {
 		if !lp.Pass {
 			continue
 		}
@@ -93,10 +99,10 @@ func capacityGap(lead, w *Variant) (bool, string) {
 		if wp == nil || wp.Pass {
 			continue
 		}
+		splits++
 		if wp.Completed == 0 {
 			return true, fmt.Sprintf("at %s %s completed no request", wp.Point, w.Name)
 		}
-		var tests []string
 		for _, o := range failed(w, wp) {
 			row, ok := compare.Differ(o.Key(), lp.trials, wp.trials)
 			if !ok {
@@ -109,8 +115,10 @@ func capacityGap(lead, w *Variant) (bool, string) {
 			}
 			tests = append(tests, t)
 		}
+	}
+	if splits > 0 {
 		if len(tests) == 0 {
-			return false, fmt.Sprintf("at %s the failed SLO figures could not be tested", wp.Point)
+			return false, "the failed SLO figures could not be tested"
 		}
 		return false, strings.Join(tests, "; ") + ": within noise"
 	}
