@@ -24,12 +24,26 @@ func Marker(key string) string { return "<!-- benchci:" + Escape(key) + " -->" }
 
 // Headline summarizes reports in one line, e.g.
 // "❌ 2 regressions, 1 SLO failed · cost +9% per 1M output tokens".
-func Headline(reports []*compare.Report) string {
+func Headline(reports []*compare.Report) string { return headline(reports, OneLine) }
+
+// headline is Headline with the suite names it quotes passed through
+// name: escaped for markdown, or made one line for a terminal.
+func headline(reports []*compare.Report, name func(string) string) string {
 	var regs, imps, noise, slo, refused, missing, incomplete int
 	var costDeltas, capDeltas []float64
+	// With several suites (or variants), the headline names the ones that
+	// failed, so the reader knows where to look before reading on.
+	var regSuites, sloSuites, incSuites []string
 	for _, r := range reports {
 		if !r.Candidate.Complete {
 			incomplete++
+			incSuites = append(incSuites, name(r.Suite))
+		}
+		if r.Count(compare.Regression) > 0 {
+			regSuites = append(regSuites, name(r.Suite))
+		}
+		if r.SLOFailures() > 0 {
+			sloSuites = append(sloSuites, name(r.Suite))
 		}
 		regs += r.Count(compare.Regression)
 		imps += r.Count(compare.Improvement)
@@ -52,11 +66,11 @@ func Headline(reports []*compare.Report) string {
 	var parts []string
 	if incomplete > 0 {
 		// First: a run that failed or was stopped is the news.
-		parts = append(parts, plural(incomplete, "run")+" failed or incomplete")
+		parts = append(parts, plural(incomplete, "run")+" failed or incomplete"+which(reports, incSuites))
 	}
-	parts = append(parts, plural(regs, "regression"))
+	parts = append(parts, plural(regs, "regression")+which(reports, regSuites))
 	if slo > 0 {
-		parts = append(parts, plural(slo, "SLO")+" failed")
+		parts = append(parts, plural(slo, "SLO")+" failed"+which(reports, sloSuites))
 	}
 	if refused > 0 {
 		parts = append(parts, plural(refused, "suite")+" not comparable")
@@ -81,6 +95,19 @@ func Headline(reports []*compare.Report) string {
 		icon = "❌"
 	}
 	return icon + " " + strings.Join(parts, ", ")
+}
+
+// which names the suites among several reports, " (a, b, +2 more)"; ""
+// for a single report, whose suite the report names anyway.
+func which(reports []*compare.Report, suites []string) string {
+	if len(reports) < 2 || len(suites) == 0 {
+		return ""
+	}
+	const show = 3
+	if len(suites) > show {
+		return fmt.Sprintf(" (%s, +%d more)", strings.Join(suites[:show], ", "), len(suites)-show)
+	}
+	return " (" + strings.Join(suites, ", ") + ")"
 }
 
 // Markdown writes the PR comment / job summary for reports. It stays under
@@ -114,7 +141,7 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 	if marker != "" {
 		b.WriteString(marker + "\n")
 	}
-	fmt.Fprintf(b, "## benchci: %s\n\n", Headline(reports))
+	fmt.Fprintf(b, "## benchci: %s\n\n", headline(reports, Escape))
 	for _, r := range reports {
 		fmt.Fprintf(b, "### Suite `%s`\n\n", Escape(r.Suite))
 		if r.NoBaseline {

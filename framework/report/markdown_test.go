@@ -54,7 +54,8 @@ func TestHeadline(t *testing.T) {
 	t.Parallel()
 	got := Headline(sampleReports())
 	// The fresh suite's run is incomplete: that leads.
-	want := "❌ 1 run failed or incomplete, 2 regressions, 1 SLO failed, 1 point missing, 1 improvement, 1 within noise, cost +6.0% per 1M output tokens"
+	// Of several suites, those that failed are named.
+	want := "❌ 1 run failed or incomplete (new-suite), 2 regressions (chat|8b), 1 SLO failed (chat|8b), 1 point missing, 1 improvement, 1 within noise, cost +6.0% per 1M output tokens"
 	if got != want {
 		t.Errorf("headline %q, want %q", got, want)
 	}

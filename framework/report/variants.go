@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -198,7 +199,7 @@ func variantsChart(b *strings.Builder, r *variants.Report) {
 	if len(rates) >= 2 {
 		var xs []string
 		for _, x := range rates {
-			xs = append(xs, num(x))
+			xs = append(xs, fmt.Sprintf("%q", strconv.FormatFloat(x, 'g', 4, 64)))
 		}
 		top := 0.0
 		var lines []string
