@@ -50,6 +50,12 @@ review; nothing is written. The error rate keeps its percentage-point band.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
+			if len(l.Suite.Variants) > 0 {
+				// Tolerances are the suite's, shared by its variants, and
+				// each configuration has its own noise: measure the one the
+				// gate should be sized for, as a suite without variants.
+				return &exitError{exitUsage, fmt.Errorf("bands: suite %s has variants; run bands on a suite with the one target whose noise should size the shared tolerances", l.Suite.Name)}
+			}
 			var files []*result.File
 			for i := range runs {
 				var obs runner.Observer

@@ -21,7 +21,7 @@ import (
 	"github.com/benchci/benchci/framework/sim"
 )
 
-func writeSuite(t *testing.T, dir, name, body string) string {
+func writeSuite(t testing.TB, dir, name, body string) string {
 	t.Helper()
 	path := filepath.Join(dir, name+".jsonnet")
 	src := "local b = import 'benchci.libsonnet';\nb.suite {\n  name: '" + name + "',\n" + body + "\n}\n"

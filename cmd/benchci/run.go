@@ -220,7 +220,7 @@ func runVariants(ctx context.Context, cmd *cobra.Command, o runOptions, l *suite
 	vs := l.Variants()
 	closers := make([]func() error, len(vs))
 	optErrs := make([]error, len(vs))
-	files, runErrs := runner.RunVariants(ctx, vs, l.Suite.Order, func(i int) runner.Options {
+	files, runErrs := runner.RunVariants(ctx, vs, l.Suite.Order, Version, func(i int) runner.Options {
 		ropts, closer, err := runOptionsFor(cmd, o, vs[i].Suite.RunName())
 		closers[i], optErrs[i] = closer, err
 		return ropts

@@ -32,7 +32,7 @@ func BenchmarkVariantVerdicts(b *testing.B) {
 	for b.Loop() {
 		ties, ranked := 0, 0
 		for i := range n {
-			path := writeSuiteTB(b, dir, fmt.Sprintf("trio%d", i), fmt.Sprintf(`
+			path := writeSuite(b, dir, fmt.Sprintf("trio%d", i), fmt.Sprintf(`
   target: b.target.sim('tiny'),
   workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(20), arrival: b.arrival.poisson(), seed: %d },
   sweep: b.sweep.capacity(min=10, max=100, precision=0.05, duration='4s', warmup='500ms'),
@@ -73,14 +73,4 @@ func BenchmarkVariantVerdicts(b *testing.B) {
 		b.ReportMetric(float64(ranked), "slower_ranked")
 		b.ReportMetric(float64(n), "runs")
 	}
-}
-
-func writeSuiteTB(tb testing.TB, dir, name, body string) string {
-	tb.Helper()
-	path := filepath.Join(dir, name+".jsonnet")
-	src := "local b = import 'benchci.libsonnet';\nb.suite {\n  name: '" + name + "',\n" + body + "\n}\n"
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	return path
 }

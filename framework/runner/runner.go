@@ -98,7 +98,7 @@ func Run(ctx context.Context, l *suitefile.File, opts Options) (*result.File, er
 func run(ctx context.Context, l *suitefile.File, opts Options, f *result.File) (err error) {
 	s := l.Suite
 	if len(s.Variants) > 0 {
-		return errors.New("the suite has variants: run each with RunVariants")
+		return errors.New("the suite has variants: each runs as a suite of its own (RunVariants)")
 	}
 	pl, err := planFor(s)
 	if err != nil {

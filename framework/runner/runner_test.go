@@ -119,7 +119,7 @@ func TestExampleSuitesRun(t *testing.T) {
 			l.Suite.SLOs = slos
 			// A suite with variants runs each (its first two, to stay short).
 			vs := l.Variants()
-			files, errs := RunVariants(context.Background(), vs[:min(2, len(vs))], l.Suite.Order, func(int) Options { return Options{Version: "test"} })
+			files, errs := RunVariants(context.Background(), vs[:min(2, len(vs))], l.Suite.Order, "test", func(int) Options { return Options{Version: "test"} })
 			for i, f := range files {
 				if errs[i] != nil {
 					t.Fatal(errs[i])

@@ -16,9 +16,10 @@ import (
 // that fails (its server does not start, or dies) does not stop the
 // others; a stopped run (Ctrl-C, --timeout) stops them all, and a variant
 // that never started is returned as an incomplete file that says so.
-// opts(i) gives variant i's options; Turn, Calibration and Order are set
-// here.
-func RunVariants(ctx context.Context, vs []suitefile.Variant, order string, opts func(i int) Options) ([]*result.File, []error) {
+// opts(i) gives variant i's options (called only for variants that
+// start); Turn, Calibration and Order are set here. version is recorded
+// in the file of a variant that never started.
+func RunVariants(ctx context.Context, vs []suitefile.Variant, order, version string, opts func(i int) Options) ([]*result.File, []error) {
 	files := make([]*result.File, len(vs))
 	errs := make([]error, len(vs))
 	shared := &SharedCalibration{}
@@ -38,7 +39,7 @@ func RunVariants(ctx context.Context, vs []suitefile.Variant, order string, opts
 	}
 	for i, v := range vs {
 		if ctx.Err() != nil {
-			files[i] = notRun(v, order, context.Cause(ctx))
+			files[i] = notRun(v, order, version, context.Cause(ctx))
 			errs[i] = fmt.Errorf("suite %s: not run: %w", v.Suite.RunName(), context.Cause(ctx))
 			continue
 		}
@@ -50,11 +51,11 @@ func RunVariants(ctx context.Context, vs []suitefile.Variant, order string, opts
 }
 
 // notRun is the results file of a variant stopped before it started.
-func notRun(v suitefile.Variant, order string, cause error) *result.File {
+func notRun(v suitefile.Variant, order, version string, cause error) *result.File {
 	now := time.Now().UTC()
 	s := v.Suite
 	return &result.File{
-		Schema: result.Schema, Counting: result.CountingRule, Tool: result.Tool{Name: "benchci"},
+		Schema: result.Schema, Counting: result.CountingRule, Tool: result.Tool{Name: "benchci", Version: version},
 		Suite: result.Suite{Name: s.RunName(), Path: v.Path, Hash: v.Hash, WorkloadHash: v.WorkloadHash,
 			Definition: v.JSON, Variant: s.Variant, Order: order},
 		Target: result.Target{Kind: s.Target.Kind}, Started: now, Finished: now,

@@ -124,6 +124,7 @@ func validateVariants(s *Suite, known *Known) []*FieldError {
 	default:
 		bad("order", "want %q or %q, got %q", OrderSequential, OrderInterleaved, s.Order)
 	}
+	launchedAt := map[string]string{} // URL -> the first variant launching there
 	for _, name := range s.VariantNames() {
 		v := s.Variants[name]
 		at := JoinPath("variants", name)
@@ -149,6 +150,13 @@ func validateVariants(s *Suite, known *Known) []*FieldError {
 		}
 		if v.Cost != nil {
 			errs = append(errs, validateCost(JoinPath(at, "cost"), v.Cost)...)
+		}
+		if s.Order == OrderInterleaved && t.Kind == "launch" && t.URL != "" {
+			if first, ok := launchedAt[t.URL]; ok {
+				bad(JoinPath(at, "target"), "interleaved variants keep their servers running side by side, and %s launches one at %s too: give each its own port (and GPU), or order: 'sequential'", first, t.URL)
+			} else {
+				launchedAt[t.URL] = name
+			}
 		}
 	}
 	return errs
