@@ -29,7 +29,9 @@ type figure struct {
 
 var figures = []figure{
 	{"throughput.svg", "Output throughput vs offered load", "offered rate (req/s)", "output tokens/s",
-		func(f variants.Figures) (float64, float64, bool) { return f.Offered, f.OutputTokPS, f.OpenLoop && f.Offered > 0 }, true, true},
+		func(f variants.Figures) (float64, float64, bool) {
+			return f.Offered, f.OutputTokPS, f.OpenLoop && f.Offered > 0
+		}, true, true},
 	{"ttft-p99.svg", "TTFT P99 vs output throughput", "output tokens/s", "TTFT P99 (ms)",
 		func(f variants.Figures) (float64, float64, bool) { return f.OutputTokPS, f.TTFTP99Ms, f.TTFTP99Ms > 0 }, false, false},
 	{"tpot-p99.svg", "TPOT P99 vs output throughput", "output tokens/s", "TPOT P99 (ms)",

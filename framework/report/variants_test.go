@@ -34,7 +34,7 @@ func sampleVariants() *variants.Report {
 			{Question: "cost", Tied: []string{"fp8", "bf16"}, Answer: "tie for the lowest cost at capacity between fp8, bf16",
 				Standings: []variants.Standing{{Variant: "fp8", Value: 2.3}, {Variant: "bf16", Value: 3, VsLeader: 0.3, Test: "99% Poisson intervals overlap"}}},
 		},
-		Frontiers: []variants.Frontier{{Latency: "ttft.p99", Points: []variants.FrontierPoint{{Variant: "fp8", Point: "rate=4", OutputTokPS: 520, LatencyMs: 246}, {Variant: "fp8", Point: "rate=12", OutputTokPS: 1560, LatencyMs: 738}}}},
+		Frontiers:  []variants.Frontier{{Latency: "ttft.p99", Points: []variants.FrontierPoint{{Variant: "fp8", Point: "rate=4", OutputTokPS: 520, LatencyMs: 246}, {Variant: "fp8", Point: "rate=12", OutputTokPS: 1560, LatencyMs: 738}}}},
 		Incomplete: []string{"tp|2"},
 		Method:     "how",
 	}

@@ -74,8 +74,8 @@ func Run(ctx context.Context, l *suitefile.File, opts Options) (*result.File, er
 		Tool:     result.Tool{Name: "benchci", Version: opts.Version},
 		Suite: result.Suite{Name: s.RunName(), Path: l.Path, Hash: l.Hash, WorkloadHash: l.WorkloadHash, Definition: l.JSON,
 			Variant: s.Variant, Order: opts.Order},
-		Started:  time.Now().UTC(),
-		Points:   []result.Point{},
+		Started: time.Now().UTC(),
+		Points:  []result.Point{},
 	}
 	err := run(ctx, l, opts, f)
 	f.Finished = time.Now().UTC()
