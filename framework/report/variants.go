@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -20,15 +21,15 @@ func Variants(w io.Writer, r *variants.Report) error {
 		fmt.Fprintf(w, "%s: %s\n", v.Question, OneLine(v.Answer))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "variant\ttarget\tcapacity\tat\tout tok/s\tTTFT p99\tTPOT p99\t$/1M out\tpeak tok/s\tstanding\t")
+	fmt.Fprintln(tw, "variant\ttarget\tcapacity\tat\tout tok/s\tTTFT p99\tTPOT p99\t$/1M out\tpeak tok/s\tknee\tSLOs\tstanding\t")
 	for _, v := range r.Variants {
 		c := capacityCells(v)
 		peak := "-"
 		if v.Peak != nil {
 			peak = fmt.Sprintf("%.0f", v.Peak.OutputTokPS)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", OneLine(v.Name), OneLine(v.Target),
-			c[0], c[1], c[2], c[3], c[4], c[5], peak, standing(r, v))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", OneLine(v.Name), OneLine(v.Target),
+			c[0], c[1], c[2], c[3], c[4], c[5], peak, OneLine(cmp.Or(v.Knee, "-")), sloCell(v), standing(r, v))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -44,6 +45,9 @@ func Variants(w io.Writer, r *variants.Report) error {
 		fmt.Fprintf(w, "Pareto, output tok/s vs %s: %s\n", f.Latency, strings.Join(ps, " → "))
 	}
 	for _, v := range r.Variants {
+		for _, f := range v.SLOFailures {
+			fmt.Fprintf(w, "SLO FAIL: %s: %s\n", OneLine(v.Name), OneLine(f))
+		}
 		if !v.Complete {
 			fmt.Fprintf(w, "INCOMPLETE: %s: %s (not ranked)\n", OneLine(v.Name), OneLine(v.Error))
 		}
@@ -114,6 +118,17 @@ func standing(r *variants.Report, v variants.Variant) string {
 	return "-"
 }
 
+// sloCell says whether the run's gating SLO verdicts held.
+func sloCell(v variants.Variant) string {
+	switch {
+	case len(v.SLOs) == 0 && len(v.SLOFailures) == 0:
+		return "-"
+	case len(v.SLOFailures) == 0:
+		return "pass"
+	}
+	return fmt.Sprintf("%d failed", len(v.SLOFailures))
+}
+
 // palette colours the variants' lines in the Mermaid charts; legend
 // names them with squares of the same colours, since xychart draws no
 // legend of its own.
@@ -134,15 +149,15 @@ func VariantsMarkdown(w io.Writer, r *variants.Report) error {
 		}
 		fmt.Fprintf(&b, "%s **%s**: %s\n\n", mark, v.Question, Escape(v.Answer))
 	}
-	b.WriteString("| variant | target | capacity | at | out tok/s | TTFT p99 | TPOT p99 | $/1M out | peak tok/s | standing |\n|---|---|--:|---|--:|--:|--:|--:|--:|---|\n")
+	b.WriteString("| variant | target | capacity | at | out tok/s | TTFT p99 | TPOT p99 | $/1M out | peak tok/s | knee | SLOs | standing |\n|---|---|--:|---|--:|--:|--:|--:|--:|---|---|---|\n")
 	for _, v := range r.Variants {
 		c := capacityCells(v)
 		peak := "-"
 		if v.Peak != nil {
 			peak = fmt.Sprintf("%.0f", v.Peak.OutputTokPS)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", Escape(v.Name), Escape(v.Target),
-			c[0], Escape(c[1]), c[2], c[3], c[4], c[5], peak, Escape(standing(r, v)))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", Escape(v.Name), Escape(v.Target),
+			c[0], Escape(c[1]), c[2], c[3], c[4], c[5], peak, Escape(cmp.Or(v.Knee, "-")), Escape(sloCell(v)), Escape(standing(r, v)))
 	}
 	b.WriteString("\n")
 	variantsChart(&b, r)

@@ -22,9 +22,10 @@ func sampleVariants() *variants.Report {
 	return &variants.Report{
 		Schema: variants.Schema, Suite: "shootout", WorkloadHash: "0123456789abcdef", Order: "interleaved",
 		Variants: []variants.Variant{
-			{Name: "bf16", Target: "sim llama3-70b-h100x4", Complete: true, Curve: bf16, Peak: &bf16[2],
+			{Name: "bf16", Target: "sim llama3-70b-h100x4", Complete: true, Curve: bf16, Peak: &bf16[2], Knee: "rate=8",
+				SLOs: []string{"ttft p90 < 1s"}, SLOFailures: []string{"ttft p90 < 1s @ rate=12: 1200 ms"},
 				Capacity: &variants.Capacity{Rate: 8, Failing: 12, Bound: "bracketed", Source: "sweep", At: &bf16[1]}},
-			{Name: "fp8", Target: "sim llama3-70b-h100x4", Complete: true, Curve: fp8, Peak: &fp8[2],
+			{Name: "fp8", Target: "sim llama3-70b-h100x4", Complete: true, Curve: fp8, Peak: &fp8[2], SLOs: []string{"ttft p90 < 1s"},
 				Capacity: &variants.Capacity{Rate: 12, Bound: "at-least-max", Source: "sweep", At: &fp8[2]}},
 			{Name: "tp|2", Target: "launch http://127.0.0.1:8000", Error: "the launched server exited during the run", Curve: []variants.Figures{}},
 		},

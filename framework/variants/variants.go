@@ -69,8 +69,13 @@ type Variant struct {
 	// Capacity is the highest rate at which every SLO held, in requests/s
 	// (nil without SLOs or without open-loop points); At is its point.
 	Capacity *Capacity `json:"capacity,omitempty"`
-	// Peak is the point of highest output throughput.
+	// Peak is the point of highest output throughput; Knee the last point
+	// before throughput stopped rising, as the run found it.
 	Peak *Figures `json:"peak,omitempty"`
+	Knee string   `json:"knee,omitempty"`
+	// SLOFailures are the run's failed SLO verdicts (those that gate it),
+	// as "ttft p99 < 500ms @ rate=8: 612 ms"; empty when all held.
+	SLOFailures []string `json:"slo_failures,omitempty"`
 	// Curve is every point, medians over trials, in sweep order.
 	Curve []Figures `json:"curve"`
 	slos  []suite.SLO
@@ -245,6 +250,18 @@ func summarize(e Entry) (Variant, []suite.SLO, error) {
 		return v, nil, fmt.Errorf("%s: the suite recorded in the results: %w", e.Name, err)
 	}
 	v.slos = s.SLOs
+	if f.Knee != nil {
+		v.Knee = f.Knee.Point
+	}
+	for _, o := range f.SLOs {
+		if !o.Pass {
+			fail := o.Name
+			if o.Point != "" {
+				fail += fmt.Sprintf(" @ %s: %.4g %s", o.Point, o.Measured, o.Unit)
+			}
+			v.SLOFailures = append(v.SLOFailures, fail)
+		}
+	}
 	for _, o := range s.SLOs {
 		v.SLOs = append(v.SLOs, slo.Name(o))
 	}
