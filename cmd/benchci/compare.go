@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,19 +52,9 @@ the Pareto frontiers; --charts DIR writes SVG charts of their curves.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			switch format {
-			case "text":
-				err = report.Diff(out, r)
-			case "markdown":
-				err = report.Markdown(out, report.Marker(key), []*compare.Report{r})
-			case "json":
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				err = enc.Encode(r)
-			default:
-				return &exitError{exitUsage, fmt.Errorf("parsing --format: %q is not text, markdown or json", format)}
-			}
-			if err != nil {
+			if err := writeFormat(out, format, r,
+				func() error { return report.Diff(out, r) },
+				func() error { return report.Markdown(out, report.Marker(key), []*compare.Report{r}) }); err != nil {
 				return err
 			}
 			if r.Failed() {
@@ -103,19 +94,9 @@ func compareVariants(cmd *cobra.Command, paths []string, format, charts string) 
 		return &exitError{exitUsage, err}
 	}
 	out := cmd.OutOrStdout()
-	switch format {
-	case "text":
-		err = report.Variants(out, r)
-	case "markdown":
-		err = report.VariantsMarkdown(out, r)
-	case "json":
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(r)
-	default:
-		return &exitError{exitUsage, fmt.Errorf("parsing --format: %q is not text, markdown or json", format)}
-	}
-	if err != nil {
+	if err := writeFormat(out, format, r,
+		func() error { return report.Variants(out, r) },
+		func() error { return report.VariantsMarkdown(out, r) }); err != nil {
 		return err
 	}
 	if charts != "" {
@@ -129,4 +110,20 @@ func compareVariants(cmd *cobra.Command, paths []string, format, charts string) 
 		fmt.Fprintf(cmd.ErrOrStderr(), "charts: %s\n", strings.Join(written, ", "))
 	}
 	return nil
+}
+
+// writeFormat writes v in the --format asked: text and markdown by their
+// writers, json as indented JSON.
+func writeFormat(out io.Writer, format string, v any, text, markdown func() error) error {
+	switch format {
+	case "text":
+		return text()
+	case "markdown":
+		return markdown()
+	case "json":
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	return &exitError{exitUsage, fmt.Errorf("parsing --format: %q is not text, markdown or json", format)}
 }

@@ -112,19 +112,7 @@ func TestLaunchedServerDiesMidRun(t *testing.T) {
 	// its own metrics count the tokens generated, and the preflight and
 	// calibration make 5 before the point's requests (5 each) begin. The
 	// shell that launched it then exits.
-	go func() {
-		for range 1200 { // a hang guard, not a timing
-			snap, err := engine.Scrape(context.Background(), "http://"+addr)
-			pid, _ := os.ReadFile(pidFile)
-			if err == nil && snap["vllm:generation_tokens_total"] >= 20 && len(pid) > 0 {
-				if n, err := strconv.Atoi(strings.TrimSpace(string(pid))); err == nil {
-					syscall.Kill(n, syscall.SIGKILL)
-				}
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}()
+	go killOnceGenerating(addr, pidFile, 20)
 	code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", dir, "--progress=false", path)
 	if code != 2 {
 		t.Errorf("exit %d, want 2\n%s\n%s", code, stdout, stderr)
@@ -135,5 +123,22 @@ func TestLaunchedServerDiesMidRun(t *testing.T) {
 	}
 	if !f.Incomplete || !strings.Contains(f.Error, "exited during the run") || f.ServerLog == "" {
 		t.Errorf("result: incomplete %v, error %q", f.Incomplete, f.Error)
+	}
+}
+
+// killOnceGenerating kills the simulator whose pid is in pidFile, as a
+// crash would, once its own metrics count tokens generated tokens: the
+// run is then under way, whatever the machine's speed.
+func killOnceGenerating(addr, pidFile string, tokens float64) {
+	for range 1200 { // a hang guard, not a timing
+		snap, err := engine.Scrape(context.Background(), "http://"+addr)
+		pid, _ := os.ReadFile(pidFile)
+		if err == nil && snap["vllm:generation_tokens_total"] >= tokens && len(pid) > 0 {
+			if n, err := strconv.Atoi(strings.TrimSpace(string(pid))); err == nil {
+				syscall.Kill(n, syscall.SIGKILL)
+			}
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -8,14 +8,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/benchci/benchci/framework/baseline"
-	"github.com/benchci/benchci/framework/engine"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/variants"
 )
@@ -183,19 +180,7 @@ func TestVariantFailureKeepsOthers(t *testing.T) {
                                     health='/health', start_timeout='30s', stop_grace='5s') },
   },
   order: '%s',`, freeAddr(t), script, os.Args[0], addr, order))
-			go func() {
-				for range 1200 { // a hang guard, not a timing
-					snap, err := engine.Scrape(context.Background(), "http://"+addr)
-					pid, _ := os.ReadFile(pidFile)
-					if err == nil && snap["vllm:generation_tokens_total"] >= 20 && len(pid) > 0 {
-						if n, err := strconv.Atoi(strings.TrimSpace(string(pid))); err == nil {
-							syscall.Kill(n, syscall.SIGKILL)
-						}
-						return
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
-			}()
+			go killOnceGenerating(addr, pidFile, 20)
 			results := filepath.Join(dir, "results")
 			code, stdout, stderr := runCLI(t, context.Background(), "run", "--progress=false", "--results", results, path)
 			if code != 2 || !strings.Contains(stderr, "variants dies, nostart failed") {

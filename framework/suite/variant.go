@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -84,22 +85,12 @@ func mergeSim(base, o *SimOverrides) *SimOverrides {
 	if base != nil {
 		out = *base
 	}
-	set := func(dst *int, v int) {
-		if v != 0 {
-			*dst = v
-		}
-	}
-	setD := func(dst *Duration, v Duration) {
-		if v != 0 {
-			*dst = v
-		}
-	}
-	set(&out.MaxNumSeqs, o.MaxNumSeqs)
-	set(&out.MaxBatchedTokens, o.MaxBatchedTokens)
-	set(&out.TokensPerStep, o.TokensPerStep)
-	setD(&out.StepBase, o.StepBase)
-	setD(&out.DecodePerSeq, o.DecodePerSeq)
-	setD(&out.PrefillPerToken, o.PrefillPerToken)
+	out.MaxNumSeqs = cmp.Or(o.MaxNumSeqs, out.MaxNumSeqs)
+	out.MaxBatchedTokens = cmp.Or(o.MaxBatchedTokens, out.MaxBatchedTokens)
+	out.TokensPerStep = cmp.Or(o.TokensPerStep, out.TokensPerStep)
+	out.StepBase = cmp.Or(o.StepBase, out.StepBase)
+	out.DecodePerSeq = cmp.Or(o.DecodePerSeq, out.DecodePerSeq)
+	out.PrefillPerToken = cmp.Or(o.PrefillPerToken, out.PrefillPerToken)
 	return &out
 }
 
