@@ -204,6 +204,13 @@ func writeRun(cmd *cobra.Command, o runOptions, f *result.File, runErr error) er
 	if o.requests {
 		fmt.Fprintf(stdout, "requests: %s\n", filepath.Join(o.resultsDir, f.Suite.Name+".requests.jsonl"))
 	}
+	if dir, err := writeSlices(filepath.Join(o.resultsDir, f.Suite.Name+".slices"), f); err != nil {
+		// Pictures are derived from the results just written: a failure
+		// to draw them loses nothing.
+		fmt.Fprintf(cmd.ErrOrStderr(), "benchci: warning: %v\n", err)
+	} else if dir != "" {
+		fmt.Fprintf(stdout, "over time: %s/\n", dir)
+	}
 	fmt.Fprintf(stdout, "results: %s\n\n", out)
 	if runErr != nil {
 		return &exitError{exitUsage, runErr}
@@ -250,6 +257,35 @@ func runVariants(ctx context.Context, cmd *cobra.Command, o runOptions, l *suite
 			l.Suite.Name, strings.Join(failed, ", "), errors.Join(errs...))}
 	}
 	return files, nil
+}
+
+// writeSlices draws every point's figures over time into dir, one SVG
+// per point (and trial), and returns dir, or "" when no point has slices.
+func writeSlices(dir string, f *result.File) (string, error) {
+	wrote := false
+	for _, p := range f.Points {
+		if p.Slices == nil || len(p.Slices.Slices) == 0 {
+			continue
+		}
+		if !wrote {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return "", err
+			}
+			wrote = true
+		}
+		name := p.Label
+		if p.Trial > 1 {
+			name += fmt.Sprintf(".trial%d", p.Trial)
+		}
+		title := fmt.Sprintf("%s %s over time", f.Suite.Name, name)
+		if err := chart.Slices(filepath.Join(dir, name+".svg"), title, p.Slices); err != nil {
+			return "", err
+		}
+	}
+	if !wrote {
+		return "", nil
+	}
+	return dir, nil
 }
 
 // writeVariants compares a suite's variants and writes the comparison.

@@ -291,7 +291,9 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 	if fixed {
 		winEnd = winStart.Add(cfg.Duration)
 	}
-	col := newCollector(metrics.NewRecorder(winStart, winEnd), cfg)
+	rec := metrics.NewRecorder(winStart, winEnd)
+	rec.Slices = metrics.NewSlicer(t0, cfg.Warmup+cfg.Duration, cfg.Warmup)
+	col := newCollector(rec, cfg)
 	var wg sync.WaitGroup
 	var capWaits, sentIn, schedIn int
 	stopped := false
@@ -452,7 +454,9 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 	if cfg.Duration > 0 {
 		stopAt = winStart.Add(cfg.Duration)
 	}
-	col := newCollector(metrics.NewRecorder(winStart, winEnd), cfg)
+	rec := metrics.NewRecorder(winStart, winEnd)
+	rec.Slices = metrics.NewSlicer(t0, cfg.Warmup+cfg.Duration, cfg.Warmup)
+	col := newCollector(rec, cfg)
 	var measured atomic.Int64
 	var sentIn atomic.Int64
 	var wg sync.WaitGroup

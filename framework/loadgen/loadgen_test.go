@@ -306,3 +306,63 @@ func TestSourceErrorStopsRun(t *testing.T) {
 		t.Error("a failing request source did not fail the point")
 	}
 }
+
+// TestSlices checks a point's figures over time in virtual time: 1 s
+// slices of constant arrivals at 100/s to a server answering in 300 ms
+// (two chunks of one token, at 150 and 300 ms) hold 100 sends each, 30 in
+// flight at each slice end once the first answers came, 100 completions
+// and 200 tokens/s in steady state, and the server's TTFT.
+func TestSlices(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := &fakeServer{latency: 300 * time.Millisecond}
+		out, err := Run(context.Background(), srv, Config{
+			Mode: OpenLoop, Rate: 100, Arrivals: arrivals(t, "constant", 100), Warmup: time.Second, Duration: 3 * time.Second,
+			Clock: clock.Timers,
+		}, items())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sl := out.Slices
+		if sl == nil || sl.WidthS != 1 || sl.WindowStartS != 1 || len(sl.Slices) != 5 {
+			t.Fatalf("slices %+v", sl)
+		}
+		for i, s := range sl.Slices[:4] {
+			if s.Sent != 100 || s.InFlight != 30 || s.TTFTP50Ms != 150 || s.TTFTP99Ms != 150 {
+				t.Errorf("slice %d: %+v", i, s)
+			}
+			if i > 0 && (s.Completed != 100 || s.OutputTokPS != 200) {
+				t.Errorf("slice %d in steady state: %+v", i, s)
+			}
+		}
+		// The last 30 finish in the drain after the last send.
+		if last := sl.Slices[4]; last.Sent != 0 || last.Finished != 30 || last.InFlight != 0 {
+			t.Errorf("drain slice %+v", last)
+		}
+	})
+}
+
+// TestRampSlices: a linear ramp from 20 to 100 req/s over a 4 s warm-up
+// sends, slice by slice, the rate the ramp intends there (its mean over
+// the slice) within 5%, then the point's rate.
+func TestRampSlices(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := &fakeServer{latency: 10 * time.Millisecond}
+		a := workload.Ramped(arrivals(t, "constant", 100), 100, suite.Ramp{Kind: suite.RampLinear, From: 20, Over: suite.Duration(4 * time.Second)})
+		out, err := Run(context.Background(), srv, Config{
+			Mode: OpenLoop, Rate: 100, Arrivals: a, Warmup: 4 * time.Second, Duration: 2 * time.Second, Clock: clock.Timers,
+		}, items())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range out.Slices.Slices[:6] {
+			want := 100.0
+			if i < 4 {
+				// The linear rate 20 + 20 t averaged over [i, i+1].
+				want = 20 + 20*(float64(i)+0.5)
+			}
+			if d := float64(s.Sent)/want - 1; d > 0.05 || d < -0.05 {
+				t.Errorf("slice %d sent %d, want %.0f within 5%%", i, s.Sent, want)
+			}
+		}
+	})
+}

@@ -73,6 +73,8 @@ func (c Criteria) good(res *client.Result) bool {
 type Recorder struct {
 	// Goodput, when set, counts requests that met every criterion.
 	Goodput Criteria
+	// Slices, when set, records the point's figures over time.
+	Slices *Slicer
 
 	start, end time.Time // measured window; end zero: open until the last completion
 	lastEnd    time.Time
@@ -137,6 +139,9 @@ func micros(d time.Duration) int64 { return max(int64(d/time.Microsecond), 1) }
 
 // Add records one finished request.
 func (r *Recorder) Add(s Sample) {
+	if r.Slices != nil {
+		r.Slices.Add(s)
+	}
 	res := s.Result
 	end := res.Sent.Add(res.End)
 	if end.After(r.lastEnd) {
@@ -284,6 +289,9 @@ func (r *Recorder) Point() (result.Measured, error) {
 	}
 	if r.sent > 0 {
 		p.Requests.ErrorRate = float64(r.sent-r.ok) / float64(r.sent)
+	}
+	if r.Slices != nil {
+		p.Slices = r.Slices.Slices()
 	}
 	if secs > 0 {
 		p.Throughput = result.Throughput{

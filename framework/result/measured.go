@@ -26,6 +26,33 @@ type Measured struct {
 	// can be merged and compared again later without re-running. Latencies
 	// are recorded in microseconds, token counts in tokens.
 	Histograms map[string]string `json:"histograms"`
+	// Slices are the point's figures over time, warm-up included.
+	Slices *Slices `json:"slices,omitempty"`
+}
+
+// Slices cut a point into intervals of WidthS seconds from its start.
+type Slices struct {
+	WidthS float64 `json:"width_s"`
+	// WindowStartS is where the measured window begins, in seconds from
+	// the point's start.
+	WindowStartS float64 `json:"window_start_s"`
+	Slices       []Slice `json:"slices"`
+}
+
+// Slice is one interval of a point. Requests are counted as sent by their
+// send time and as finished, completed (answered) or failed by their end;
+// output tokens by the time their chunk came; TTFT over the requests sent
+// in the slice. InFlight is the number sent and not yet finished at the
+// slice's end.
+type Slice struct {
+	Sent        int     `json:"sent"`
+	Finished    int     `json:"finished"`
+	Completed   int     `json:"completed"`
+	Failed      int     `json:"failed"`
+	InFlight    int     `json:"in_flight"`
+	OutputTokPS float64 `json:"output_tok_s"`
+	TTFTP50Ms   float64 `json:"ttft_p50_ms,omitempty"`
+	TTFTP99Ms   float64 `json:"ttft_p99_ms,omitempty"`
 }
 
 // Requests counts requests. Errors count every failure by kind; the error
