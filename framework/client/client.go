@@ -280,6 +280,7 @@ func (c *Client) Do(ctx context.Context, body []byte, id string, res *Result) {
 
 func (c *Client) stream(ctx context.Context, body *response, res *Result, sentBytes int) {
 	abandon, _ := ctx.Value(abandonKey{}).(int)
+	onFirst, _ := ctx.Value(firstTokenKey{}).(func(time.Duration))
 	br := c.bufs.Get().(*bufio.Reader)
 	lim := &io.LimitedReader{R: body, N: c.opts.MaxStream + 1}
 	br.Reset(lim)
@@ -373,6 +374,9 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result, sentBy
 		textBytes += len(answer) + len(reasoning)
 		if res.FirstToken == 0 {
 			res.FirstToken = now
+			if onFirst != nil {
+				onFirst(now)
+			}
 		}
 		if answer != "" && res.FirstAnswer == 0 {
 			res.FirstAnswer = now
@@ -460,6 +464,16 @@ type abandonKey struct{}
 // ErrAbandoned.
 func AbandonAfter(ctx context.Context, tokens int) context.Context {
 	return context.WithValue(ctx, abandonKey{}, tokens)
+}
+
+type firstTokenKey struct{}
+
+// OnFirstToken returns a context under which Do calls f with the TTFT as
+// soon as the first token comes, before the stream ends: a load generator
+// watching a queue grow cannot wait for answers that may take minutes.
+// f runs on the request's goroutine and must be quick.
+func OnFirstToken(ctx context.Context, f func(ttft time.Duration)) context.Context {
+	return context.WithValue(ctx, firstTokenKey{}, f)
 }
 
 // localLimit reports whether err is this machine running out of something

@@ -80,6 +80,10 @@ type Config struct {
 	Requests         int
 	// Goodput sets the per-request SLOs that goodput counts.
 	Goodput metrics.Criteria
+	// StopSaturated ends an open-loop point early when its queue grows
+	// without bound (see saturated), marking it; requests still in
+	// flight are canceled instead of drained.
+	StopSaturated bool
 	// Progress, when set, is updated as the point runs.
 	Progress *Progress
 	// OnSample, when set, sees every finished request, warm-up and
@@ -168,6 +172,8 @@ type collector struct {
 	prog     *Progress
 	ids      atomic.Int64
 	clk      clock.Clock
+	// watch, when set, sees every first token as it comes.
+	watch *saturationWatch
 }
 
 func newCollector(rec *metrics.Recorder, cfg Config) *collector {
@@ -210,7 +216,10 @@ func (c *collector) sendOne(ctx context.Context, d Doer, it Item, scheduled time
 	c.prog.InFlight.Add(1)
 	rctx := ctx
 	if it.AbandonAfter > 0 {
-		rctx = client.AbandonAfter(ctx, it.AbandonAfter)
+		rctx = client.AbandonAfter(rctx, it.AbandonAfter)
+	}
+	if c.watch != nil {
+		rctx = client.OnFirstToken(rctx, c.watch.firstToken)
 	}
 	d.Do(rctx, it.Body, "benchci-"+strconv.FormatInt(c.ids.Add(1), 10), res)
 	c.prog.InFlight.Add(-1)
@@ -224,10 +233,14 @@ func (c *collector) sendOne(ctx context.Context, d Doer, it Item, scheduled time
 }
 
 // finish waits for the recorder and summarizes, unless building requests
-// failed (errc), which fails the point.
-func (c *collector) finish(errc <-chan error) (result.Measured, error) {
+// failed (errc), which fails the point. A non-zero endAt ends the measured
+// window there (a point stopped early).
+func (c *collector) finish(errc <-chan error, endAt time.Time) (result.Measured, error) {
 	close(c.results)
 	<-c.done
+	if !endAt.IsZero() {
+		c.rec.EndAt(endAt)
+	}
 	select {
 	case err := <-errc:
 		return result.Measured{}, fmt.Errorf("build requests: %w", err)
@@ -294,6 +307,15 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 	rec := metrics.NewRecorder(winStart, winEnd)
 	rec.Slices = metrics.NewSlicer(t0, cfg.Warmup+cfg.Duration, cfg.Warmup)
 	col := newCollector(rec, cfg)
+	// Sends run under their own context, so that a saturated point can
+	// stop sending and cancel its queue without stopping the run.
+	sendCtx, cancelSends := context.WithCancel(ctx)
+	defer cancelSends()
+	var mon *monitor
+	if cfg.StopSaturated && !cfg.AllAtOnce {
+		col.watch = &saturationWatch{}
+		mon = startMonitor(ctx, cfg, col.watch, winStart, winEnd, cancelSends)
+	}
 	var wg sync.WaitGroup
 	var capWaits, sentIn, schedIn int
 	stopped := false
@@ -313,7 +335,7 @@ dispatch:
 		// past that is recorded as send lag.
 		spin := min(clock.DefaultSpin, (off-prev)/4)
 		prev = off
-		if !cfg.Clock.SleepUntil(ctx, at, spin) {
+		if !cfg.Clock.SleepUntil(sendCtx, at, spin) {
 			stopped = true
 			break dispatch
 		}
@@ -324,7 +346,7 @@ dispatch:
 			var ok bool
 			select {
 			case it, ok = <-items:
-			case <-ctx.Done():
+			case <-sendCtx.Done():
 			}
 			if !ok {
 				stopped = true
@@ -338,7 +360,7 @@ dispatch:
 				capWaits++
 				select {
 				case sem <- struct{}{}:
-				case <-ctx.Done():
+				case <-sendCtx.Done():
 					stopped = true
 					break dispatch
 				}
@@ -354,7 +376,7 @@ dispatch:
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			col.send(ctx, d, it, at, warmup)
+			col.send(sendCtx, d, it, at, warmup)
 			if sem != nil {
 				<-sem
 			}
@@ -362,12 +384,18 @@ dispatch:
 	}
 	cancelItems()
 	wg.Wait()
-	p, err := col.finish(errc)
+	var endAt time.Time
+	var saturation string
+	if mon != nil {
+		endAt, saturation = mon.stop()
+	}
+	p, err := col.finish(errc, endAt)
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Measured: p, Incomplete: stopped || ctx.Err() != nil}
-	out.Schedule = result.Schedule{TargetRate: cfg.Rate, CapWaits: capWaits}
+	// A point stopped for saturation is complete: it measured what it had to.
+	out := &Outcome{Measured: p, Incomplete: (stopped && saturation == "") || ctx.Err() != nil}
+	out.Schedule = result.Schedule{TargetRate: cfg.Rate, CapWaits: capWaits, Saturation: saturation}
 	if secs := p.Window.Seconds; secs > 0 {
 		out.Schedule.ScheduledRate = float64(schedIn) / secs
 		out.Schedule.SendRate = float64(sentIn) / secs
@@ -486,7 +514,7 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 	}
 	wg.Wait()
 	cancelItems()
-	p, err := col.finish(errc)
+	p, err := col.finish(errc, time.Time{})
 	if err != nil {
 		return nil, err
 	}

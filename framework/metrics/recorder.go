@@ -267,6 +267,14 @@ func (r *Recorder) Add(s Sample) {
 	r.reasoning += res.ReasoningTokens
 }
 
+// EndAt ends the measured window at t, for a point stopped early; call
+// it after the last Add.
+func (r *Recorder) EndAt(t time.Time) {
+	if r.end.IsZero() || t.Before(r.end) {
+		r.end = t
+	}
+}
+
 // Point summarizes what was recorded.
 func (r *Recorder) Point() (result.Measured, error) {
 	end := r.end

@@ -168,6 +168,9 @@ type Schedule struct {
 	// load; Reason says why.
 	ClientSaturated bool   `json:"client_saturated"`
 	Reason          string `json:"reason,omitempty"`
+	// Saturation, when set, says why the point was stopped early: the
+	// server's queue grew without bound. Its SLOs fail by definition.
+	Saturation string `json:"saturation,omitempty"`
 }
 
 // Summary describes a distribution. Latencies are in milliseconds, token
