@@ -103,6 +103,9 @@ func flags(p result.Point) string {
 	if p.Schedule.ClientSaturated {
 		f = append(f, "CLIENT-SATURATED")
 	}
+	if p.Schedule.Saturation != "" {
+		f = append(f, "SATURATED")
+	}
 	if p.Incomplete {
 		f = append(f, "INCOMPLETE")
 	}
@@ -120,6 +123,9 @@ func notes(p result.Point) []string {
 	var n []string
 	if p.Schedule.ClientSaturated {
 		n = append(n, "client could not keep the schedule: "+p.Schedule.Reason)
+	}
+	if s := p.Schedule.Saturation; s != "" {
+		n = append(n, "SATURATED, stopped early: "+s)
 	}
 	kinds := make([]string, 0, len(p.Requests.Errors))
 	for k := range p.Requests.Errors {

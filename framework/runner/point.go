@@ -65,6 +65,7 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	switch ld.mode {
 	case loadgen.OpenLoop:
 		cfg.Rate, cfg.AllAtOnce = ld.rate, ld.allAtOnce
+		cfg.StopSaturated = sw.StopsSaturated()
 		if cfg.MaxConcurrency == 0 {
 			// Open loop has no natural bound on requests in flight; past the
 			// descriptor limit the client's own dials fail. The cap keeps

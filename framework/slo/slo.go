@@ -32,6 +32,13 @@ func Evaluate(slos []suite.SLO, points []result.Point) []result.SLO {
 			measured, note := p.Value(s.Key())
 			v.Measured, v.Note = measured, note
 			v.Pass = note == "" && Holds(measured, s.Op, limit)
+			if p.Schedule.Saturation != "" {
+				// Stopped early with its queue growing: the figures are of
+				// the answers that came before the stop, and a longer run
+				// would only have made them worse.
+				v.Pass = false
+				v.Note = "the point saturated and was stopped early: " + p.Schedule.Saturation
+			}
 			out = append(out, v)
 		}
 		if !matched {

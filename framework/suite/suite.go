@@ -336,6 +336,22 @@ type Sweep struct {
 	// the point's rate over Ramp.Over from the point's start (vLLM's
 	// --ramp-up-strategy, k6's ramping-arrival-rate).
 	Ramp *Ramp `json:"ramp,omitempty"`
+	// StopSaturated ends an open-loop point early, marked saturated, when
+	// the server's queue grows without bound, instead of measuring and
+	// draining it; nil is the default of the sweep's kind (see
+	// StopsSaturated). A pointer, so that the default is not written into
+	// the suite and its workload hash.
+	StopSaturated *bool `json:"stop_saturated,omitempty"`
+}
+
+// StopsSaturated reports whether points stop early at saturation: as the
+// suite says, else in capacity searches, whose probes above capacity are
+// there to fail.
+func (sw Sweep) StopsSaturated() bool {
+	if sw.StopSaturated != nil {
+		return *sw.StopSaturated
+	}
+	return sw.Kind == SweepCapacity
 }
 
 // RampKind names how a ramp rises.

@@ -484,6 +484,9 @@ func validateSweep(sw *Sweep) []*FieldError {
 			bad("ramp.over", "%v is longer than the point (%v of warm-up and duration)", r.Over.D(), (sw.Warmup + sw.Duration).D())
 		}
 	}
+	if st := sw.StopSaturated; st != nil && *st && (sw.Kind == SweepConcurrency || sw.Kind == SweepThroughput) {
+		bad("stop_saturated", "applies to open-loop rates: a %s sweep's queue is bounded by its own concurrency", sw.Kind)
+	}
 	return errs
 }
 

@@ -131,9 +131,12 @@
     // ramp: rise from `from` req/s to each point's rate over `over` from
     // the point's start, 'linear' or 'exponential' (vLLM's
     // --ramp-up-strategy); the ramp usually spans the warm-up.
-    rates(rates, duration='30s', warmup='5s', requests=null, max_concurrency=null, ramp=null):: {
+    // stop_saturated: end a point early, marked saturated, when the
+    // server's queue grows without bound (default: off for rate sweeps,
+    // on for capacity searches).
+    rates(rates, duration='30s', warmup='5s', requests=null, max_concurrency=null, ramp=null, stop_saturated=null):: {
       kind: 'rate', rates: rates, duration: duration, warmup: warmup, requests: requests, max_concurrency: max_concurrency,
-      ramp: ramp,
+      ramp: ramp, stop_saturated: stop_saturated,
     },
     ramp:: {
       linear(from, over):: { kind: 'linear', from: from, over: over },
@@ -157,9 +160,9 @@
     throughput(requests, max_concurrency=null):: {
       kind: 'throughput', requests: requests, max_concurrency: max_concurrency, duration: '0s', warmup: '0s',
     },
-    capacity(min, max, precision=0.05, duration='30s', warmup='5s', max_concurrency=null):: {
+    capacity(min, max, precision=0.05, duration='30s', warmup='5s', max_concurrency=null, stop_saturated=null):: {
       kind: 'capacity', min: min, max: max, precision: precision, duration: duration, warmup: warmup,
-      max_concurrency: max_concurrency,
+      max_concurrency: max_concurrency, stop_saturated: stop_saturated,
     },
   },
 
