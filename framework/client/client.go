@@ -449,6 +449,8 @@ func (r *Result) fail(kind ErrorKind, detail string) {
 // classify tells a timeout or a cancellation from the fallback kind.
 func classify(ctx context.Context, err error, fallback ErrorKind) ErrorKind {
 	switch {
+	case errors.Is(context.Cause(ctx), errAbandonedAt):
+		return ErrAbandoned
 	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
 		return ErrTimeout
 	case errors.Is(ctx.Err(), context.Canceled), errors.Is(err, context.Canceled):
@@ -464,6 +466,16 @@ type abandonKey struct{}
 // ErrAbandoned.
 func AbandonAfter(ctx context.Context, tokens int) context.Context {
 	return context.WithValue(ctx, abandonKey{}, tokens)
+}
+
+// errAbandonedAt is the cause of a context AbandonAt ended.
+var errAbandonedAt = errors.New("abandoned by the workload's user")
+
+// AbandonAt returns a context under which Do gives up the request d after
+// its send, as a user who stops waiting, and reports ErrAbandoned. stop
+// releases its timer.
+func AbandonAt(ctx context.Context, d time.Duration) (_ context.Context, stop context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, d, errAbandonedAt)
 }
 
 type firstTokenKey struct{}

@@ -35,8 +35,10 @@ type Item struct {
 	FollowUps []Item
 	Think     time.Duration
 	// AbandonAfter, when above 0, closes the stream once that many output
-	// tokens came, as a user who stops reading (client.AbandonAfter).
+	// tokens came, as a user who stops reading (client.AbandonAfter);
+	// AbandonAt, that long after the send (client.AbandonAt).
 	AbandonAfter int
+	AbandonAt    time.Duration
 }
 
 // Source yields the requests to send, in order. It is called from one
@@ -217,6 +219,11 @@ func (c *collector) sendOne(ctx context.Context, d Doer, it Item, scheduled time
 	rctx := ctx
 	if it.AbandonAfter > 0 {
 		rctx = client.AbandonAfter(rctx, it.AbandonAfter)
+	}
+	if it.AbandonAt > 0 {
+		var stop context.CancelFunc
+		rctx, stop = client.AbandonAt(rctx, it.AbandonAt)
+		defer stop()
 	}
 	if c.watch != nil {
 		rctx = client.OnFirstToken(rctx, c.watch.firstToken)

@@ -37,3 +37,22 @@ b.suite {
 		t.Errorf("SLOs %+v; canceled %d", f.SLOs, high.Requests.Canceled)
 	}
 }
+
+// TestAbandonAfterTime: half the users give up 50 ms after sending, long
+// before their 200-token answers (about half a second on the tiny
+// simulator) end: those are counted as abandoned, never as errors, and
+// the others complete.
+func TestAbandonAfterTime(t *testing.T) {
+	f := runSource(t, "bored.jsonnet", `local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'bored',
+  target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(200), arrival: b.arrival.constant(),
+              cancel: b.cancel(0.5, after_ms=b.dist.fixed(50)) },
+  sweep: b.sweep.rates([8], duration='2s', warmup='0s'),
+}`)
+	r := f.Points[0].Requests
+	if r.Abandoned < 4 || r.Completed < 4 || r.Failed != 0 || r.ErrorRate != 0 {
+		t.Errorf("requests %+v: want about half abandoned, the rest answered, none failed", r)
+	}
+}

@@ -86,7 +86,7 @@ func item(cl *client.Client, r workload.Request) (loadgen.Item, error) {
 	if err != nil {
 		return loadgen.Item{}, err
 	}
-	it := loadgen.Item{Body: body, WantInput: r.InputTokens, WantOutput: r.OutputTokens, Think: r.Think, AbandonAfter: r.AbandonAfter}
+	it := loadgen.Item{Body: body, WantInput: r.InputTokens, WantOutput: r.OutputTokens, Think: r.Think, AbandonAfter: r.AbandonAfter, AbandonAt: r.AbandonAt}
 	for _, f := range r.FollowUps {
 		next, err := item(cl, f)
 		if err != nil {

@@ -218,10 +218,12 @@ type Request struct {
 }
 
 // Cancel describes users who abandon a stream: Share of the requests
-// close it once AfterTokens (drawn per request) output tokens came.
+// close it once AfterTokens (drawn per request) output tokens came, or
+// AfterMs milliseconds after the send; one of the two is given.
 type Cancel struct {
 	Share       float64 `json:"share"`
-	AfterTokens Dist    `json:"after_tokens"`
+	AfterTokens Dist    `json:"after_tokens,omitzero"`
+	AfterMs     Dist    `json:"after_ms,omitzero"`
 }
 
 // Workload describes the requests: their lengths, arrivals and prompts.

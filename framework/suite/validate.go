@@ -86,7 +86,14 @@ func validate(s *Suite, known *Known) []*FieldError {
 		if !(c.Share > 0 && c.Share <= 1) {
 			errs = append(errs, &FieldError{Path: "workload.cancel.share", Msg: fmt.Sprintf("must be a fraction of requests in (0, 1], got %v", c.Share)})
 		}
-		errs = append(errs, validateDist("workload.cancel.after_tokens", c.AfterTokens, 1)...)
+		switch {
+		case c.AfterTokens.Kind != "" && c.AfterMs.Kind != "":
+			errs = append(errs, &FieldError{Path: "workload.cancel.after_ms", Msg: "give after_tokens or after_ms, not both"})
+		case c.AfterMs.Kind != "":
+			errs = append(errs, validateDist("workload.cancel.after_ms", c.AfterMs, 1)...)
+		default:
+			errs = append(errs, validateDist("workload.cancel.after_tokens", c.AfterTokens, 1)...)
+		}
 	}
 	switch pr.Kind {
 	case "synthetic":

@@ -32,8 +32,9 @@ type Request struct {
 	FollowUps []Request
 	Think     time.Duration
 	// AbandonAfter, when above 0, is the output tokens after which the
-	// user closes the stream.
+	// user closes the stream; AbandonAt the time after the send.
 	AbandonAfter int
+	AbandonAt    time.Duration
 }
 
 // Calibration maps a token target to the number of synthetic words that
@@ -71,7 +72,8 @@ type Generator struct {
 	prefixes []string
 	pick     *rand.Rand
 	cancel   *rand.Rand // whether a request is abandoned
-	after    Length     // and after how many tokens
+	after    Length     // and after how many tokens, or milliseconds
+	afterMs  bool       // after is in milliseconds
 	cal      Calibration
 	next     int
 }
@@ -114,8 +116,12 @@ func NewGenerator(w suite.Workload, src Sources) (*Generator, error) {
 	}
 	if c := w.Cancel; c != nil {
 		g.cancel = rand.New(rand.NewPCG(seed, streamCancel))
-		if g.after, err = NewLength(c.AfterTokens, rand.NewPCG(seed, streamCancel+100)); err != nil {
-			return nil, fmt.Errorf("workload.cancel.after_tokens: %w", err)
+		d, field := c.AfterTokens, "after_tokens"
+		if c.AfterMs.Kind != "" {
+			d, field, g.afterMs = c.AfterMs, "after_ms", true
+		}
+		if g.after, err = NewLength(d, rand.NewPCG(seed, streamCancel+100)); err != nil {
+			return nil, fmt.Errorf("workload.cancel.%s: %w", field, err)
 		}
 	}
 	switch w.Prompts.Kind {
@@ -168,7 +174,10 @@ func (g *Generator) Next() Request {
 	}
 	if g.cancel != nil {
 		abandon, after := g.cancel.Float64() < g.w.Cancel.Share, g.after.Sample()
-		if abandon {
+		switch {
+		case abandon && g.afterMs:
+			r.AbandonAt = time.Duration(after) * time.Millisecond
+		case abandon:
 			r.AbandonAfter = after
 		}
 	}

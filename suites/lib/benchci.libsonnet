@@ -104,7 +104,9 @@
   // cancel: users who abandon their stream: `share` of the requests
   // close it once `after_tokens` (a distribution) output tokens came.
   // Counted as `abandoned`, never as errors: workload.cancel.
-  cancel(share, after_tokens):: { share: share, after_tokens: after_tokens },
+  // Or after a time: after_ms, a distribution of milliseconds from the
+  // send (b.cancel(0.1, after_ms=b.dist.lognormal(median=3000, sigma=0.5))).
+  cancel(share, after_tokens=null, after_ms=null):: { share: share, after_tokens: after_tokens, after_ms: after_ms },
 
   prompts:: {
     synthetic(calibrate=true):: { kind: 'synthetic', calibrate: calibrate },
