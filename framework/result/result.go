@@ -82,6 +82,9 @@ type Target struct {
 	Kind  string `json:"kind"`
 	URL   string `json:"url"`
 	Model string `json:"model"`
+	// Upstream is the server behind benchci's fault proxy, when the suite
+	// put one in front of it (URL is then the proxy's).
+	Upstream string `json:"upstream,omitempty"`
 	// Sim is the simulator's configuration, for sim targets: the figures
 	// are only meaningful together with it.
 	Sim *SimProfile `json:"sim_profile,omitempty"`

@@ -1,8 +1,13 @@
 package runner
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/framework/sim"
 )
 
 // TestStopsSaturatedPoint: the tiny simulator completes at most 49.5
@@ -54,5 +59,38 @@ b.suite {
 	r := f.Points[0].Requests
 	if r.Abandoned < 4 || r.Completed < 4 || r.Failed != 0 || r.ErrorRate != 0 {
 		t.Errorf("requests %+v: want about half abandoned, the rest answered, none failed", r)
+	}
+}
+
+// TestProxyTarget puts the fault proxy in front of a server: every
+// answer's TTFT carries its added latency (a lower bound, whatever the
+// machine), a fifth of the requests are refused with 429 and counted as
+// such, and the results name the server behind the proxy.
+func TestProxyTarget(t *testing.T) {
+	p, _ := sim.Lookup("tiny")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	u, err := sim.New(p).Listen(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := runSource(t, "proxied.jsonnet", fmt.Sprintf(`local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'proxied',
+  target: b.target.url('%s', proxy={ latency: '25ms', rate_429: 0.2, retry_after: '1s', seed: 4 }),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5), arrival: b.arrival.constant() },
+  sweep: b.sweep.rates([40], duration='2s', warmup='0s'),
+  sanity: { max_error_rate: 0.5 },
+}`, u))
+	pt := f.Points[0]
+	if f.Target.Upstream != u || f.Target.URL == u {
+		t.Errorf("target %+v: want the proxy's URL, and the server's as upstream", f.Target)
+	}
+	if ttft := pt.Latency[metric.TTFT]; ttft.Min < 25 {
+		t.Errorf("TTFT min %.2f ms: the proxy's 25 ms are missing", ttft.Min)
+	}
+	n429, sent := pt.Requests.Errors["http_429"], pt.Requests.Sent
+	if share := float64(n429) / float64(sent); share < 0.08 || share > 0.35 {
+		t.Errorf("%d of %d refused with 429 (errors %v), want about a fifth", n429, sent, pt.Requests.Errors)
 	}
 }

@@ -161,6 +161,23 @@ type Target struct {
 	// Faults make the simulator misbehave (Kind "sim"), to test error
 	// handling and error-rate SLOs.
 	Faults *SimFaults `json:"faults,omitempty"`
+	// Proxy puts benchci's fault proxy in front of a real server (Kind
+	// "url" or "launch"): requests go through it.
+	Proxy *ProxyFaults `json:"proxy,omitempty"`
+}
+
+// ProxyFaults configure the fault proxy (see package faultproxy): rates
+// are per completion and add up to at most 1.
+type ProxyFaults struct {
+	Latency       Duration `json:"latency,omitempty"`
+	Rate429       float64  `json:"rate_429,omitempty"`
+	Rate503       float64  `json:"rate_503,omitempty"`
+	RetryAfter    Duration `json:"retry_after,omitempty"`
+	ResetRate     float64  `json:"reset_rate,omitempty"`
+	StallRate     float64  `json:"stall_rate,omitempty"`
+	Stall         Duration `json:"stall,omitempty"`
+	SlowFirstByte Duration `json:"slow_first_byte,omitempty"`
+	Seed          int64    `json:"seed,omitempty"`
 }
 
 // SimFaults are per-request probabilities of simulated failures.

@@ -169,6 +169,9 @@ func validateTarget(path string, t *Target, known *Known) []*FieldError {
 	}
 	switch t.Kind {
 	case "sim":
+		if t.Proxy != nil {
+			bad(JoinPath(path, "proxy"), "the fault proxy goes in front of a real server; the simulator has faults of its own (faults={...})")
+		}
 		if t.Profile == "" {
 			bad(JoinPath(path, "profile"), "required: the simulator profile")
 		} else if known != nil && !slices.Contains(known.SimProfiles, t.Profile) {
@@ -187,6 +190,18 @@ func validateTarget(path string, t *Target, known *Known) []*FieldError {
 			bad(JoinPath(path, "sim"), "overrides must not be negative")
 		}
 	case "url", "launch":
+		if f := t.Proxy; f != nil {
+			sum := f.Rate429 + f.Rate503 + f.ResetRate + f.StallRate
+			if f.Rate429 < 0 || f.Rate503 < 0 || f.ResetRate < 0 || f.StallRate < 0 || sum > 1 {
+				bad(JoinPath(path, "proxy"), "rates must be between 0 and 1 and add up to at most 1, got %v in all", sum)
+			}
+			if f.Latency < 0 || f.RetryAfter < 0 || f.Stall < 0 || f.SlowFirstByte < 0 || f.Seed < 0 {
+				bad(JoinPath(path, "proxy"), "durations and the seed must not be negative")
+			}
+			if f.StallRate > 0 && f.Stall <= 0 {
+				bad(JoinPath(path, "proxy.stall"), "a stall_rate needs a stall duration")
+			}
+		}
 		u, err := url.Parse(t.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad(JoinPath(path, "url"), "want an http(s) base URL such as http://127.0.0.1:8000, got %q", t.URL)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchci/benchci/framework/faultproxy"
 	"github.com/benchci/benchci/framework/redact"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/sim"
@@ -85,6 +86,12 @@ func Open(ctx context.Context, st suite.Target, opts Options) (*Target, error) {
 			}
 			t.Process, t.close = p, p.Stop
 		}
+		if f := st.Proxy; f != nil {
+			if err := t.startProxy(ctx, *f); err != nil {
+				t.Close()
+				return nil, err
+			}
+		}
 		if t.Info.Model == "" {
 			m, err := FirstModel(ctx, t.Info.URL, t.APIKey)
 			if err != nil {
@@ -96,6 +103,33 @@ func Open(ctx context.Context, st suite.Target, opts Options) (*Target, error) {
 		return t, nil
 	}
 	return nil, fmt.Errorf("target: unknown kind %q", st.Kind)
+}
+
+// startProxy puts the fault proxy in front of the server: requests go to
+// the proxy, and the results name both.
+func (t *Target) startProxy(ctx context.Context, f suite.ProxyFaults) error {
+	p, err := faultproxy.New(t.Info.URL, faultproxy.Faults{
+		Latency: f.Latency.D(), Rate429: f.Rate429, Rate503: f.Rate503, RetryAfter: f.RetryAfter.D(),
+		ResetRate: f.ResetRate, StallRate: f.StallRate, Stall: f.Stall.D(), SlowFirstByte: f.SlowFirstByte.D(), Seed: uint64(f.Seed),
+	})
+	if err != nil {
+		return fmt.Errorf("target: %w", err)
+	}
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	u, err := p.Listen(pctx, "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		return fmt.Errorf("target: %w", err)
+	}
+	t.Info.Upstream, t.Info.URL = t.Info.URL, u
+	stop := t.close
+	t.close = func() {
+		cancel()
+		if stop != nil {
+			stop()
+		}
+	}
+	return nil
 }
 
 // FirstModel asks the server's /v1/models for the first model it serves.

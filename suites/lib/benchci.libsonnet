@@ -27,17 +27,21 @@
       });
       { kind: 'sim', profile: profile, [if std.length(o) > 0 then 'sim']: o, [if faults != null then 'faults']: faults },
     // url targets a running OpenAI-compatible server.
-    url(url, model=null, api_key_env=null):: { kind: 'url', url: url, model: model, api_key_env: api_key_env },
+    // proxy (url and launch targets) puts benchci's fault proxy in front
+    // of the server: { latency, rate_429, rate_503, retry_after,
+    // reset_rate, stall_rate, stall, slow_first_byte, seed }.
+    url(url, model=null, api_key_env=null, proxy=null):: { kind: 'url', url: url, model: model, api_key_env: api_key_env, proxy: proxy },
     // launch starts the server from its command line (the serving config
     // the pull request changes), waits until `health` answers 2xx, and
     // always stops it: SIGTERM, then SIGKILL after stop_grace, on errors
     // and Ctrl-C too. Its output goes to results/<suite>.server.log.
     launch(command, url, model=null, env=null, dir=null, health='/v1/models', start_timeout='10m',
-           stop_grace='30s', warmup_requests=null, per='suite', api_key_env=null):: {
+           stop_grace='30s', warmup_requests=null, per='suite', api_key_env=null, proxy=null):: {
       kind: 'launch',
       url: url,
       model: model,
       api_key_env: api_key_env,
+      proxy: proxy,
       launch: {
         command: command, env: env, dir: dir, health: health, start_timeout: start_timeout,
         stop_grace: stop_grace, warmup_requests: warmup_requests, per: per,
