@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -258,6 +259,7 @@ func (c *Client) Do(ctx context.Context, body []byte, id string, res *Result) {
 			res.fail(ErrHTTP, fmt.Sprintf("HTTP %d: redirected to %s; point the target at the final address", resp.StatusCode, loc))
 			return
 		}
+		res.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 		res.fail(ErrHTTP, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, msg))
 		return
 	}
@@ -466,6 +468,32 @@ type abandonKey struct{}
 // ErrAbandoned.
 func AbandonAfter(ctx context.Context, tokens int) context.Context {
 	return context.WithValue(ctx, abandonKey{}, tokens)
+}
+
+// StoppedKind is the error kind of a request whose ctx ended while the
+// client itself was waiting (a retry's backoff): abandoned by the
+// workload's user, or canceled by the run.
+func StoppedKind(ctx context.Context) ErrorKind {
+	if errors.Is(context.Cause(ctx), errAbandonedAt) {
+		return ErrAbandoned
+	}
+	return ErrCanceled
+}
+
+// retryAfter reads a Retry-After header: delay-seconds or an HTTP date
+// (RFC 9110 10.2.3); 0 when absent or unreadable. Bounded to an hour: a
+// header asking for more is not a retry a benchmark should wait for.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+		d = time.Duration(max(n, 0)) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = max(t.Sub(now), 0)
+	}
+	return min(d, time.Hour)
 }
 
 // errAbandonedAt is the cause of a context AbandonAt ended.

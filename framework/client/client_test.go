@@ -342,3 +342,31 @@ func TestClientNamesUnreadableStreams(t *testing.T) {
 		}
 	}
 }
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		v    string
+		want time.Duration
+	}{
+		{"", 0}, {"2", 2 * time.Second}, {" 0 ", 0}, {"-5", 0}, {"soon", 0},
+		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
+		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
+		{"86400", time.Hour},
+	} {
+		if got := retryAfter(c.v, now); got != c.want {
+			t.Errorf("Retry-After %q: %v, want %v", c.v, got, c.want)
+		}
+	}
+}
+
+func FuzzRetryAfter(f *testing.F) {
+	for _, s := range []string{"1", "Wed, 21 Oct 2015 07:28:00 GMT", "", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if d := retryAfter(v, time.Now()); d < 0 || d > time.Hour {
+			t.Errorf("Retry-After %q gave %v", v, d)
+		}
+	})
+}

@@ -83,7 +83,9 @@ type Result struct {
 	ServerPredicted             int
 
 	Status int
-	Err    ErrorKind
+	// RetryAfter is the server's Retry-After on a refused request (0: none).
+	RetryAfter time.Duration
+	Err        ErrorKind
 	// Detail is a short, truncated description of the error.
 	Detail string
 }

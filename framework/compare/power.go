@@ -36,6 +36,9 @@ func Power(s *suite.Suite) []string {
 		if k.Def().Kind != metric.Latency {
 			continue
 		}
+		if (k.Metric == metric.TTFTUser || k.Metric == metric.E2EUser) && s.Request.Retry == nil {
+			continue // measured only when the suite retries
+		}
 		q, ok := metric.Quantile(k.Stat)
 		if !ok {
 			continue

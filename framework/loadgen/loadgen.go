@@ -82,6 +82,8 @@ type Config struct {
 	Requests         int
 	// Goodput sets the per-request SLOs that goodput counts.
 	Goodput metrics.Criteria
+	// Retry, when set, retries failed requests.
+	Retry *RetryPolicy
 	// StopSaturated ends an open-loop point early when its queue grows
 	// without bound (see saturated), marking it; requests still in
 	// flight are canceled instead of drained.
@@ -176,12 +178,15 @@ type collector struct {
 	clk      clock.Clock
 	// watch, when set, sees every first token as it comes.
 	watch *saturationWatch
+	// retry, when set, sends failed requests again.
+	retry *retrier
 }
 
 func newCollector(rec *metrics.Recorder, cfg Config) *collector {
 	rec.Goodput = cfg.Goodput
 	prog := cfg.Progress
-	c := &collector{rec: rec, results: make(chan metrics.Sample, 4096), onSample: cfg.OnSample, done: make(chan struct{}), prog: prog, clk: cfg.Clock}
+	c := &collector{rec: rec, results: make(chan metrics.Sample, 4096), onSample: cfg.OnSample, done: make(chan struct{}), prog: prog, clk: cfg.Clock,
+		retry: newRetrier(cfg.Retry)}
 	c.pool.New = func() any { return new(client.Result) }
 	go func() {
 		defer close(c.done)
@@ -228,15 +233,53 @@ func (c *collector) sendOne(ctx context.Context, d Doer, it Item, scheduled time
 	if c.watch != nil {
 		rctx = client.OnFirstToken(rctx, c.watch.firstToken)
 	}
-	d.Do(rctx, it.Body, "benchci-"+strconv.FormatInt(c.ids.Add(1), 10), res)
+	id := "benchci-" + strconv.FormatInt(c.ids.Add(1), 10)
+	smp := metrics.Sample{Result: res, Scheduled: scheduled, Warmup: warmup, WantInput: it.WantInput, WantOutput: it.WantOutput}
+	if r := c.retry; r == nil {
+		d.Do(rctx, it.Body, id, res)
+	} else {
+		c.sendRetrying(rctx, d, it.Body, id, &smp)
+	}
 	c.prog.InFlight.Add(-1)
 	c.prog.Done.Add(1)
 	ok := res.OK()
 	if !ok && res.Err != client.ErrCanceled && res.Err != client.ErrAbandoned {
 		c.prog.Failed.Add(1)
 	}
-	c.results <- metrics.Sample{Result: res, Scheduled: scheduled, Warmup: warmup, WantInput: it.WantInput, WantOutput: it.WantOutput}
+	c.results <- smp
 	return ok
+}
+
+// sendRetrying sends a request until it succeeds, fails for good, runs
+// out of attempts or of budget, or the run stops; the sample holds the
+// last attempt, the count, and the first attempt's send. Each attempt
+// carries the request's id with its number, as a client's logs would.
+func (c *collector) sendRetrying(ctx context.Context, d Doer, body []byte, id string, smp *metrics.Sample) {
+	r, res := c.retry, smp.Result
+	r.requests.Add(1)
+	for n := 1; ; n++ {
+		aid := id
+		if n > 1 {
+			aid = id + "-" + strconv.Itoa(n)
+		}
+		d.Do(ctx, body, aid, res)
+		smp.Attempts = n
+		if n == 1 {
+			smp.UserStart = res.Sent
+		}
+		switch {
+		case res.OK(), ctx.Err() != nil, !r.p.Retryable(res):
+			return
+		case n >= r.p.MaxAttempts || !r.allow():
+			smp.GaveUp = true
+			return
+		}
+		if !c.clk.SleepUntil(ctx, c.clk.Now().Add(r.wait(n, res)), 0) {
+			// Stopped while waiting to retry: the user left, or the run did.
+			res.Err, res.Detail = client.StoppedKind(ctx), "stopped during a retry's backoff"
+			return
+		}
+	}
 }
 
 // finish waits for the recorder and summarizes, unless building requests

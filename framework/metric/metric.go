@@ -43,6 +43,8 @@ const (
 	Cost
 	// Search metrics describe a whole sweep (a capacity search), not a point.
 	Search
+	// Ratio metrics are other per-point ratios, compared by relative band.
+	Ratio
 )
 
 // Def defines one metric.
@@ -74,6 +76,10 @@ const (
 	TTFTSched  = "ttft_sched"
 	E2ESched   = "e2e_sched"
 	Lag        = "sched_lag"
+	// TTFTUser and E2EUser run from a request's first attempt: what a user
+	// of a retrying client feels (recorded when the suite retries).
+	TTFTUser = "ttft_user"
+	E2EUser  = "e2e_user"
 )
 
 // Scalar metric names.
@@ -85,6 +91,9 @@ const (
 	Goodput           = "goodput"
 	CostPerMOutput    = "cost"
 	Capacity          = "capacity"
+	// RetryAmplification is attempts per request: the load the server
+	// really saw, relative to the load offered.
+	RetryAmplification = "retry_amplification"
 )
 
 var defs = []Def{
@@ -95,12 +104,15 @@ var defs = []Def{
 	{Name: E2E, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, PerRequest: true, Doc: "request send to the last byte of the stream"},
 	{Name: TTFTSched, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, Doc: "intended send to the first output chunk (coordinated omission)"},
 	{Name: E2ESched, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, Doc: "intended send to the last byte"},
+	{Name: TTFTUser, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, PerRequest: true, Doc: "first attempt's send to the first output chunk of the attempt that answered, backoffs included"},
+	{Name: E2EUser, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, PerRequest: true, Doc: "first attempt's send to the last byte of the attempt that answered, backoffs included"},
 	{Name: Lag, Kind: Latency, Unit: "ms", Better: Lower, Doc: "intended send to actual send: the client's own lateness"},
 	{Name: RequestThroughput, Kind: Throughput, Unit: "req/s", Better: Higher, SLO: true, Doc: "requests completed inside the measured window, per second"},
 	{Name: OutputThroughput, Kind: Throughput, Unit: "tok/s", Better: Higher, SLO: true, Doc: "output tokens streamed inside the measured window, per second"},
 	{Name: TotalThroughput, Kind: Throughput, Unit: "tok/s", Better: Higher, SLO: true, Doc: "prompt and output tokens inside the measured window, per second"},
 	{Name: Goodput, Kind: Throughput, Unit: "req/s", Better: Higher, SLO: true, Doc: "requests per second that met every per-request SLO (DistServe)"},
 	{Name: ErrorRate, Kind: Fraction, Unit: "fraction", Better: Lower, SLO: true, Doc: "failed requests over requests sent"},
+	{Name: RetryAmplification, Kind: Ratio, Unit: "attempts/request", Better: Lower, SLO: true, Doc: "attempts sent per measured request: 1 without retries"},
 	{Name: CostPerMOutput, Kind: Cost, Unit: "$/1M out", Better: Lower, Doc: "dollars per million output tokens at the point's throughput"},
 	{Name: Capacity, Kind: Search, Unit: "req/s", Better: Higher, Doc: "highest rate at which every SLO held, from a capacity search"},
 }
@@ -234,6 +246,7 @@ var Gated = []Key{
 	K(E2E, "p50"), K(E2E, "p99"),
 	K(RequestThroughput, ""), K(OutputThroughput, ""), K(Goodput, ""),
 	K(ErrorRate, ""), K(CostPerMOutput, ""),
+	K(TTFTUser, "p99"), K(E2EUser, "p99"), K(RetryAmplification, ""),
 }
 
 // GatedSearch are the figures of a whole sweep the gate compares.

@@ -7,6 +7,7 @@ package metrics
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -44,6 +45,12 @@ type Sample struct {
 	Warmup bool
 	// WantInput and WantOutput are the requested token counts.
 	WantInput, WantOutput int
+	// Attempts is how many times the request was sent under a retry
+	// policy (0: the suite has none); UserStart is its first attempt's
+	// send; GaveUp marks a retryable failure that was not retried again.
+	Attempts  int
+	UserStart time.Time
+	GaveUp    bool
 }
 
 // Criteria are per-request SLOs for goodput; zero fields do not constrain.
@@ -84,6 +91,7 @@ type Recorder struct {
 	hists map[string]*hdrhistogram.Histogram
 
 	sent, ok, warmup int
+	attempts, gaveUp int
 	canceled         int
 	clientLimited    int
 	abandoned        int
@@ -133,6 +141,15 @@ func (r *Recorder) record(name string, v int64) {
 	if err := r.hists[name].RecordValue(v); err != nil {
 		r.outOfRange++
 	}
+}
+
+// recordLazy records into a histogram made on first use: the user-perceived
+// latencies exist only in points of suites that retry.
+func (r *Recorder) recordLazy(name string, v int64) {
+	if r.hists[name] == nil {
+		r.hists[name] = hdrhistogram.New(1, maxLatencyMicros, sigFigs)
+	}
+	r.record(name, v)
 }
 
 func micros(d time.Duration) int64 { return max(int64(d/time.Microsecond), 1) }
@@ -206,6 +223,12 @@ func (r *Recorder) Add(s Sample) {
 	}
 
 	r.sent++
+	if s.Attempts > 0 {
+		r.attempts += s.Attempts
+		if s.GaveUp {
+			r.gaveUp++
+		}
+	}
 	if !res.OK() {
 		kind := string(res.Err)
 		if res.Err == client.ErrHTTP {
@@ -238,6 +261,12 @@ func (r *Recorder) Add(s Sample) {
 		r.record(metric.TTFTAnswer, micros(res.FirstAnswer))
 	}
 	r.record(metric.E2E, micros(res.End))
+	if s.Attempts > 0 {
+		// From the first attempt: backoffs and failed attempts included.
+		before := res.Sent.Sub(s.UserStart)
+		r.recordLazy(metric.TTFTUser, micros(before+res.FirstToken))
+		r.recordLazy(metric.E2EUser, micros(before+res.End))
+	}
 	r.record(metric.TTFTSched, micros(res.FirstToken+lag))
 	r.record(metric.E2ESched, micros(res.End+lag))
 	if res.OutputTokens > 1 {
@@ -284,7 +313,8 @@ func (r *Recorder) Point() (result.Measured, error) {
 	secs := end.Sub(r.start).Seconds()
 	p := result.Measured{
 		Requests: result.Requests{Sent: r.sent, Completed: r.ok, Failed: r.sent - r.ok, Errors: r.errs, LastError: r.lastErr, Warmup: r.warmup, Canceled: r.canceled, Good: r.good,
-			ClientLimited: r.clientLimited, ClientLimitError: r.clientLimitErr, Abandoned: r.abandoned},
+			ClientLimited: r.clientLimited, ClientLimitError: r.clientLimitErr, Abandoned: r.abandoned,
+			Attempts: r.attempts, GaveUp: r.gaveUp},
 		Window:  result.Window{Start: r.start, Seconds: secs},
 		Latency: map[string]result.Summary{},
 		Tokens: result.Tokens{
@@ -325,8 +355,10 @@ func (r *Recorder) Point() (result.Measured, error) {
 	for src, n := range r.sources {
 		p.Tokens.Source[string(src)] = n
 	}
-	for _, n := range LatencyNames {
-		p.Latency[n] = result.Summarize(r.hists[n], 1000)
+	for _, n := range slices.Concat(LatencyNames, []string{metric.TTFTUser, metric.E2EUser}) {
+		if h := r.hists[n]; h != nil {
+			p.Latency[n] = result.Summarize(h, 1000)
+		}
 	}
 	names := make([]string, 0, len(r.hists))
 	for n := range r.hists {

@@ -147,6 +147,13 @@ func notes(p result.Point) []string {
 		}
 		n = append(n, "server: "+strings.Join(parts, ", "))
 	}
+	if r := p.Requests; r.Attempts > 0 && r.Sent > 0 {
+		line := fmt.Sprintf("retries: %d attempts for %d requests (amplification %.2f), %d gave up", r.Attempts, r.Sent, float64(r.Attempts)/float64(r.Sent), r.GaveUp)
+		if u := p.Latency[metric.E2EUser]; u.Count > 0 {
+			line += fmt.Sprintf("; user-perceived TTFT p99 %s, E2E p99 %s", ms(p.Latency[metric.TTFTUser].P99), ms(u.P99))
+		}
+		n = append(n, line)
+	}
 	if a := p.Requests.Abandoned; a > 0 {
 		n = append(n, fmt.Sprintf("%d streams abandoned by the workload's users (cancel), not counted as answers or errors", a))
 	}

@@ -79,6 +79,12 @@ type Requests struct {
 	// Abandoned counts streams the workload's users closed on purpose
 	// (workload.cancel); not in Sent nor the error rate.
 	Abandoned int `json:"abandoned,omitempty"`
+	// Attempts counts every attempt of the measured requests when the
+	// suite retries (0 when it does not): Attempts / Sent is the retry
+	// amplification. GaveUp counts requests that failed with a retryable
+	// error but were not retried again: out of attempts, or of budget.
+	Attempts int `json:"attempts,omitempty"`
+	GaveUp   int `json:"gave_up,omitempty"`
 }
 
 // Window is the measured interval.
@@ -292,6 +298,11 @@ func (p *Point) Value(k metric.Key) (float64, string) {
 			return 0, "the suite sets no per-request SLOs (goodput)"
 		}
 		return *p.Throughput.Goodput, ""
+	case metric.RetryAmplification:
+		if p.Requests.Attempts == 0 {
+			return 0, "the suite sets no retry policy"
+		}
+		return float64(p.Requests.Attempts) / float64(p.Requests.Sent), ""
 	case metric.CostPerMOutput:
 		if p.Cost == nil || p.Cost.PerMOutput == 0 {
 			return 0, "no cost inputs, or no output throughput"

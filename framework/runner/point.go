@@ -60,6 +60,7 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		Warmup: sw.Warmup.D(), Duration: sw.Duration.D(), Requests: sw.Requests,
 		Goodput:  metrics.Criteria{TTFT: s.Goodput[metric.TTFT].D(), TPOT: s.Goodput[metric.TPOT].D(), E2E: s.Goodput[metric.E2E].D()},
 		Progress: &loadgen.Progress{},
+		Retry:    retryPolicy(s),
 	}
 	p := result.Point{Mode: string(ld.mode), Trial: info.Trial}
 	switch ld.mode {

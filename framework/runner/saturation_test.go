@@ -94,3 +94,41 @@ b.suite {
 		t.Errorf("%d of %d refused with 429 (errors %v), want about a fifth", n429, sent, pt.Requests.Errors)
 	}
 }
+
+// TestRetriesThroughProxy: the fault proxy refuses 30% of requests with
+// 429 and Retry-After 1 s; a client retrying them (up to 3 attempts,
+// honouring Retry-After) answers nearly all, its users wait at least the
+// second on a retried request, the server saw about 1.3 attempts per
+// request, and the figures say so.
+func TestRetriesThroughProxy(t *testing.T) {
+	p, _ := sim.Lookup("tiny")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	u, err := sim.New(p).Listen(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := runSource(t, "retried.jsonnet", fmt.Sprintf(`local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'retried',
+  target: b.target.url('%s', proxy={ rate_429: 0.3, retry_after: '1s', seed: 2 }),
+  request: { retry: b.retry(on=['429'], max_attempts=3) },
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5), arrival: b.arrival.constant() },
+  sweep: b.sweep.rates([20], duration='2s', warmup='0s'),
+  slos: [b.slo.rate('retry_amplification', '<', 1.6), b.slo.p99('e2e_user', '<', '5s')],
+}`, u))
+	pt := f.Points[0]
+	r := pt.Requests
+	amp, _ := pt.Value(metric.K(metric.RetryAmplification, ""))
+	if amp < 1.15 || amp > 1.5 || r.ErrorRate > 0.1 {
+		t.Errorf("requests %+v (amplification %.2f): want about 1.3 attempts per request, few failures", r, amp)
+	}
+	if user := pt.Latency[metric.E2EUser]; user.Max < 1000 || user.P50 > 500 {
+		t.Errorf("user E2E %+v: a retried request waits its Retry-After, most are not retried", user)
+	}
+	for _, v := range f.SLOs {
+		if !v.Pass {
+			t.Errorf("SLO %+v", v)
+		}
+	}
+}

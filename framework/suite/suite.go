@@ -232,7 +232,39 @@ type Request struct {
 	IgnoreEOS bool `json:"ignore_eos"`
 	// Extra is merged into every request body (temperature, top_p, ...).
 	Extra map[string]any `json:"extra,omitempty"`
+	// Retry, when set, retries failed requests as a client would: the
+	// user-perceived latencies then run from the first attempt's send.
+	Retry *Retry `json:"retry,omitempty"`
 }
+
+// Retry is a client's retry policy.
+type Retry struct {
+	// On lists what is retried: "429", "5xx" (or one status such as
+	// "503"), "timeout", "connect", "stream_cut".
+	On []string `json:"on"`
+	// MaxAttempts counts the first attempt too (default 3).
+	MaxAttempts int `json:"max_attempts"`
+	// Backoff spaces the attempts.
+	Backoff Backoff `json:"backoff"`
+	// RespectRetryAfter waits what a 429 or 503's Retry-After asks, when
+	// longer than the backoff (default true).
+	RespectRetryAfter *bool `json:"respect_retry_after,omitempty"`
+	// Budget caps retries at this share of the requests sent so far
+	// (Envoy's retry budget, gRPC's retry throttling); 0: no cap.
+	Budget float64 `json:"budget,omitempty"`
+}
+
+// Backoff is exponential: Initial, then x Multiplier each retry, at most
+// Max, each wait drawn within ±Jitter (a fraction) of its value.
+type Backoff struct {
+	Initial    Duration `json:"initial"`
+	Max        Duration `json:"max"`
+	Multiplier float64  `json:"multiplier"`
+	Jitter     float64  `json:"jitter"`
+}
+
+// RetryStatuses are the outcomes a retry policy may name besides a 5xx status.
+var RetryOn = []string{"429", "5xx", "timeout", "connect", "stream_cut"}
 
 // Cancel describes users who abandon a stream: Share of the requests
 // close it once AfterTokens (drawn per request) output tokens came, or

@@ -70,6 +70,9 @@ func validate(s *Suite, known *Known) []*FieldError {
 	if s.Request.Timeout <= 0 {
 		bad("request.timeout", "must be positive")
 	}
+	if r := s.Request.Retry; r != nil {
+		errs = append(errs, validateRetry(r)...)
+	}
 
 	pr := s.Workload.Prompts
 	dataset := pr.Kind == "sharegpt" || pr.Kind == "jsonl"
@@ -123,6 +126,9 @@ func validate(s *Suite, known *Known) []*FieldError {
 
 	for i, slo := range s.SLOs {
 		errs = append(errs, validateSLO(fmt.Sprintf("slos[%d]", i), slo, &s.Sweep)...)
+		if (slo.Metric == metric.TTFTUser || slo.Metric == metric.E2EUser || slo.Metric == metric.RetryAmplification) && s.Request.Retry == nil {
+			bad(fmt.Sprintf("slos[%d].metric", i), "%s is measured when requests are retried: request: { retry: b.retry(...) }", slo.Metric)
+		}
 		if slo.Metric == metric.Goodput && len(s.Goodput) == 0 {
 			bad(fmt.Sprintf("slos[%d].metric", i), "goodput needs per-request SLOs: goodput: { ttft: '500ms', tpot: '50ms' }")
 		}
@@ -239,6 +245,64 @@ func validateTarget(path string, t *Target, known *Known) []*FieldError {
 		bad(path, "required: b.target.sim('llama3-8b-h100'), b.target.url('http://127.0.0.1:8000') or b.target.launch([...], url=...)")
 	default:
 		bad(JoinPath(path, "kind"), "unknown target kind %q (known: sim, url, launch)", t.Kind)
+	}
+	return errs
+}
+
+// validateRetry checks a retry policy and fills in its defaults.
+func validateRetry(r *Retry) []*FieldError {
+	var errs []*FieldError
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Path: JoinPath("request.retry", field), Msg: fmt.Sprintf(format, args...)})
+	}
+	if len(r.On) == 0 {
+		bad("on", "required: what to retry, e.g. ['429', '5xx', 'timeout']")
+	}
+	for i, on := range r.On {
+		code, err := strconv.Atoi(on)
+		switch {
+		case slices.Contains(RetryOn, on):
+		case err == nil && code >= 500 && code <= 599:
+		case err == nil && code >= 400 && code <= 499:
+			bad(fmt.Sprintf("on[%d]", i), "%d is never retried: a 4xx other than 429 says the request itself is wrong, and sending it again cannot help", code)
+		default:
+			bad(fmt.Sprintf("on[%d]", i), "unknown outcome %q (known: %s, or a 5xx status)", on, strings.Join(RetryOn, ", "))
+		}
+	}
+	if r.MaxAttempts == 0 {
+		r.MaxAttempts = 3
+	}
+	if r.MaxAttempts < 2 || r.MaxAttempts > 20 {
+		bad("max_attempts", "must be 2 to 20 (it counts the first attempt), got %d", r.MaxAttempts)
+	}
+	b := &r.Backoff
+	if b.Initial == 0 {
+		b.Initial = Duration(100 * time.Millisecond)
+	}
+	if b.Max == 0 {
+		b.Max = max(Duration(10*time.Second), b.Initial)
+	}
+	if b.Multiplier == 0 {
+		b.Multiplier = 2
+	}
+	switch {
+	case b.Initial < 0 || b.Max < 0:
+		bad("backoff", "waits must not be negative")
+	case b.Max < b.Initial:
+		bad("backoff.max", "must be at least initial (%v), got %v", b.Initial, b.Max)
+	}
+	if b.Multiplier < 1 {
+		bad("backoff.multiplier", "must be at least 1, got %v", b.Multiplier)
+	}
+	if b.Jitter < 0 || b.Jitter > 1 {
+		bad("backoff.jitter", "must be a fraction between 0 and 1, got %v", b.Jitter)
+	}
+	if r.RespectRetryAfter == nil {
+		yes := true
+		r.RespectRetryAfter = &yes
+	}
+	if r.Budget < 0 || r.Budget > 1 {
+		bad("budget", "must be a share of the requests between 0 and 1 (100%%), got %v", r.Budget)
 	}
 	return errs
 }

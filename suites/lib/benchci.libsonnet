@@ -73,6 +73,18 @@
       else { [nameOf(o)]: make(o) for o in combos },
   },
 
+  // retry: a client's retry policy, for request: { retry: b.retry(...) }.
+  // on: '429', '5xx' (or a status such as '503'), 'timeout', 'connect',
+  // 'stream_cut'. Waits grow from initial by multiplier up to max, within
+  // ±jitter; a Retry-After longer than the wait is honoured. budget caps
+  // retries at that share of the requests sent (null: no cap). Adds the
+  // user-perceived ttft_user and e2e_user, and retry_amplification.
+  retry(on=['429', '5xx'], max_attempts=3, initial='100ms', max='10s', multiplier=2, jitter=0.2,
+        respect_retry_after=true, budget=null):: {
+    on: on, max_attempts: max_attempts, respect_retry_after: respect_retry_after, budget: budget,
+    backoff: { initial: initial, max: max, multiplier: multiplier, jitter: jitter },
+  },
+
   // dist: token-length distributions. min/max clip samples.
   dist:: {
     fixed(value):: { kind: 'fixed', value: value },
