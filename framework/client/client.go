@@ -42,6 +42,11 @@ type Options struct {
 	Extra map[string]any
 	// Timeout bounds a request from send to the end of its stream.
 	Timeout time.Duration
+	// ConnectTimeout bounds a new connection's dial (default 30 s);
+	// FirstTokenTimeout the wait from send to the first output chunk;
+	// IdleTimeout the longest gap between chunks after it (0: unbounded
+	// but by Timeout).
+	ConnectTimeout, FirstTokenTimeout, IdleTimeout time.Duration
 	// MaxConns bounds connections to the server (0: no bound).
 	MaxConns int
 	// MaxLine bounds one SSE line (default 8 MiB); MaxStream one response
@@ -111,7 +116,7 @@ func New(opts Options) (*Client, error) {
 	}
 	c := &Client{opts: opts}
 	if opts.BaseURL != "" { // without one, the client only builds bodies
-		tr, err := newTransport(opts.BaseURL, path, opts.MaxConns, opts.TLS)
+		tr, err := newTransport(opts.BaseURL, path, opts.MaxConns, opts.TLS, opts.ConnectTimeout)
 		if err != nil {
 			return nil, err
 		}
@@ -216,6 +221,12 @@ func (c *Client) Do(ctx context.Context, body []byte, id string, res *Result) {
 	res.ID = id
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
+	if c.opts.FirstTokenTimeout > 0 || c.opts.IdleTimeout > 0 {
+		var w *watchdog
+		ctx, w = c.watch(ctx)
+		defer w.stop()
+		defer w.name(res)
+	}
 	var hv [4]string
 	headers := hv[:0]
 	if id != "" {
@@ -283,6 +294,7 @@ func (c *Client) Do(ctx context.Context, body []byte, id string, res *Result) {
 func (c *Client) stream(ctx context.Context, body *response, res *Result, sentBytes int) {
 	abandon, _ := ctx.Value(abandonKey{}).(int)
 	onFirst, _ := ctx.Value(firstTokenKey{}).(func(time.Duration))
+	wd, _ := ctx.Value(watchdogKey{}).(*watchdog)
 	br := c.bufs.Get().(*bufio.Reader)
 	lim := &io.LimitedReader{R: body, N: c.opts.MaxStream + 1}
 	br.Reset(lim)
@@ -380,6 +392,9 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result, sentBy
 				onFirst(now)
 			}
 		}
+		if wd != nil {
+			wd.chunk()
+		}
 		if answer != "" && res.FirstAnswer == 0 {
 			res.FirstAnswer = now
 		}
@@ -453,6 +468,8 @@ func classify(ctx context.Context, err error, fallback ErrorKind) ErrorKind {
 	switch {
 	case errors.Is(context.Cause(ctx), errAbandonedAt):
 		return ErrAbandoned
+	case errors.Is(context.Cause(ctx), errFirstTokenTimeout), errors.Is(context.Cause(ctx), errIdleTimeout):
+		return ErrTimeout
 	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
 		return ErrTimeout
 	case errors.Is(ctx.Err(), context.Canceled), errors.Is(err, context.Canceled):
@@ -468,6 +485,74 @@ type abandonKey struct{}
 // ErrAbandoned.
 func AbandonAfter(ctx context.Context, tokens int) context.Context {
 	return context.WithValue(ctx, abandonKey{}, tokens)
+}
+
+// Timeouts of a stream's parts, as causes of its context.
+var (
+	errFirstTokenTimeout = errors.New("first-token timeout")
+	errIdleTimeout       = errors.New("idle timeout")
+)
+
+type watchdogKey struct{}
+
+// watchdog ends a request that waits too long for its first token, or
+// between chunks after it: one timer, reset per chunk.
+type watchdog struct {
+	t          *time.Timer
+	idle       time.Duration
+	cancel     context.CancelCauseFunc
+	ctx        context.Context
+	firstLimit time.Duration
+	started    bool // a chunk came: the idle wait, not the first token's, runs
+}
+
+func (c *Client) watch(ctx context.Context) (context.Context, *watchdog) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	w := &watchdog{idle: c.opts.IdleTimeout, cancel: cancel, firstLimit: c.opts.FirstTokenTimeout}
+	w.ctx = context.WithValue(cctx, watchdogKey{}, w)
+	if w.firstLimit > 0 {
+		w.t = time.AfterFunc(w.firstLimit, func() { cancel(errFirstTokenTimeout) })
+	}
+	return w.ctx, w
+}
+
+// chunk notes a chunk with output: the first-token wait is over, and the
+// idle wait starts again.
+func (w *watchdog) chunk() {
+	if w.started {
+		if w.t != nil {
+			w.t.Reset(w.idle)
+		}
+		return
+	}
+	w.started = true
+	if w.t != nil {
+		w.t.Stop()
+		w.t = nil
+	}
+	if w.idle > 0 {
+		w.t = time.AfterFunc(w.idle, func() { w.cancel(errIdleTimeout) })
+	}
+}
+
+func (w *watchdog) stop() {
+	if w.t != nil {
+		w.t.Stop()
+	}
+	w.cancel(nil)
+}
+
+// name says which wait ran out in a request that timed out on one.
+func (w *watchdog) name(res *Result) {
+	cause := context.Cause(w.ctx)
+	if res.Err != ErrTimeout || (cause != errFirstTokenTimeout && cause != errIdleTimeout) {
+		return
+	}
+	limit := w.idle
+	if cause == errFirstTokenTimeout {
+		limit = w.firstLimit
+	}
+	res.Detail = fmt.Sprintf("%v: no output for %v", cause, limit)
 }
 
 // StoppedKind is the error kind of a request whose ctx ended while the

@@ -370,3 +370,50 @@ func FuzzRetryAfter(f *testing.F) {
 		}
 	})
 }
+
+// TestPartTimeouts: a server that waits before its first chunk trips the
+// first-token timeout, one that stalls between chunks the idle timeout,
+// one that holds its headers back the first-token timeout too; each is a
+// timeout that names its wait, and a stream inside both limits is answered.
+func TestPartTimeouts(t *testing.T) {
+	chunk := `data: {"choices":[{"delta":{"content":"x"}}]}` + "\n\n"
+	cases := []struct {
+		name                string
+		headerWait, preWait time.Duration
+		midWait             time.Duration
+		want                ErrorKind
+		detail              string
+	}{
+		{"slow first token", 0, 1500 * time.Millisecond, 0, ErrTimeout, "first-token timeout: no output for 300ms"},
+		{"slow headers", 1500 * time.Millisecond, 0, 0, ErrTimeout, "first-token timeout"},
+		{"stall mid-stream", 0, 0, 1500 * time.Millisecond, ErrTimeout, "idle timeout: no output for 300ms"},
+		{"within both", 0, 0, 0, ErrNone, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				time.Sleep(c.headerWait)
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(200)
+				w.(http.Flusher).Flush()
+				time.Sleep(c.preWait)
+				io.WriteString(w, chunk)
+				w.(http.Flusher).Flush()
+				time.Sleep(c.midWait)
+				io.WriteString(w, chunk+"data: [DONE]\n\n")
+			}))
+			defer srv.Close()
+			cl, err := New(Options{BaseURL: srv.URL, API: "chat", Model: "m", Timeout: 5 * time.Second,
+				FirstTokenTimeout: 300 * time.Millisecond, IdleTimeout: 300 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res Result
+			cl.Do(context.Background(), []byte(`{}`), "", &res)
+			if res.Err != c.want || !strings.Contains(res.Detail, c.detail) {
+				t.Errorf("error %q %q, want %q %q", res.Err, res.Detail, c.want, c.detail)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -104,7 +105,7 @@ func (h *headLimit) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func newTransport(baseURL, path string, maxConns int, tlsConf *tls.Config) (*transport, error) {
+func newTransport(baseURL, path string, maxConns int, tlsConf *tls.Config, connectTimeout time.Duration) (*transport, error) {
 	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
 	if err != nil {
 		return nil, fmt.Errorf("client: base URL %q: %w", baseURL, err)
@@ -113,7 +114,7 @@ func newTransport(baseURL, path string, maxConns int, tlsConf *tls.Config) (*tra
 		return nil, fmt.Errorf("client: base URL %q has no host", baseURL)
 	}
 	t := &transport{scheme: u.Scheme, host: u.Host, path: u.EscapedPath() + path, maxIdle: 4096,
-		dialer: net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: netstamp.Control}}
+		dialer: net.Dialer{Timeout: cmp.Or(connectTimeout, 30*time.Second), KeepAlive: 30 * time.Second, Control: netstamp.Control}}
 	port := u.Port()
 	switch u.Scheme {
 	case "http":

@@ -44,7 +44,7 @@ func openSession(ctx context.Context, s *suite.Suite, serverLog string, f *resul
 		return nil, err
 	}
 	f.Target = sess.tg.Info
-	sess.cl, err = client.New(client.Options{
+	copts := client.Options{
 		Counter:   tok,
 		BaseURL:   sess.tg.Info.URL,
 		API:       s.API,
@@ -53,7 +53,11 @@ func openSession(ctx context.Context, s *suite.Suite, serverLog string, f *resul
 		IgnoreEOS: s.Request.IgnoreEOS,
 		Extra:     s.Request.Extra,
 		Timeout:   s.Request.Timeout.D(),
-	})
+	}
+	if to := s.Request.Timeouts; to != nil {
+		copts.ConnectTimeout, copts.FirstTokenTimeout, copts.IdleTimeout = to.Connect.D(), to.FirstToken.D(), to.Idle.D()
+	}
+	sess.cl, err = client.New(copts)
 	if err != nil {
 		sess.tg.Close()
 		return nil, err

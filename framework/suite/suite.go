@@ -228,6 +228,9 @@ type SimOverrides struct {
 type Request struct {
 	// Timeout bounds one request from send to the end of its stream.
 	Timeout Duration `json:"timeout"`
+	// Timeouts bound its parts: the dial, the wait for the first token,
+	// and the longest gap between chunks after it.
+	Timeouts *Timeouts `json:"timeouts,omitempty"`
 	// IgnoreEOS asks the server to generate exactly max_tokens (vLLM, SGLang).
 	IgnoreEOS bool `json:"ignore_eos"`
 	// Extra is merged into every request body (temperature, top_p, ...).
@@ -235,6 +238,14 @@ type Request struct {
 	// Retry, when set, retries failed requests as a client would: the
 	// user-perceived latencies then run from the first attempt's send.
 	Retry *Retry `json:"retry,omitempty"`
+}
+
+// Timeouts bound the parts of a request; zero leaves a part bounded only
+// by the total timeout (the dial: 30 s).
+type Timeouts struct {
+	Connect    Duration `json:"connect,omitempty"`
+	FirstToken Duration `json:"first_token,omitempty"`
+	Idle       Duration `json:"idle,omitempty"`
 }
 
 // Retry is a client's retry policy.

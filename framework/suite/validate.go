@@ -70,6 +70,19 @@ func validate(s *Suite, known *Known) []*FieldError {
 	if s.Request.Timeout <= 0 {
 		bad("request.timeout", "must be positive")
 	}
+	if to := s.Request.Timeouts; to != nil {
+		if to.Connect < 0 || to.FirstToken < 0 || to.Idle < 0 {
+			bad("request.timeouts", "must not be negative")
+		}
+		for _, p := range []struct {
+			name string
+			d    Duration
+		}{{"connect", to.Connect}, {"first_token", to.FirstToken}, {"idle", to.Idle}} {
+			if p.d > s.Request.Timeout {
+				bad(JoinPath("request.timeouts", p.name), "%v is longer than the whole request's timeout (%v): it would never fire", p.d, s.Request.Timeout)
+			}
+		}
+	}
 	if r := s.Request.Retry; r != nil {
 		errs = append(errs, validateRetry(r)...)
 	}

@@ -132,3 +132,35 @@ b.suite {
 		}
 	}
 }
+
+// TestStallTimeoutRetried: the proxy stalls 30% of streams for 3 s after
+// their first event (a chat stream's role-only delta, so the first token
+// has not come); the first-token timeout of 500 ms ends them, and a policy
+// retrying timeouts answers them on the next attempt: few failures, and
+// users of retried requests waited at least the timeout.
+func TestStallTimeoutRetried(t *testing.T) {
+	p, _ := sim.Lookup("tiny")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	u, err := sim.New(p).Listen(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := runSource(t, "stalled.jsonnet", fmt.Sprintf(`local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'stalled',
+  target: b.target.url('%s', proxy={ stall_rate: 0.3, stall: '3s', seed: 5 }),
+  request: { timeouts: { first_token: '500ms', idle: '300ms' }, retry: b.retry(on=['timeout'], max_attempts=4, initial='10ms') },
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5), arrival: b.arrival.constant() },
+  sweep: b.sweep.rates([20], duration='2s', warmup='0s'),
+}`, u))
+	pt := f.Points[0]
+	r := pt.Requests
+	amp, _ := pt.Value(metric.K(metric.RetryAmplification, ""))
+	if r.ErrorRate > 0.05 || amp < 1.15 {
+		t.Errorf("requests %+v, amplification %.2f: want the stalls retried and answered", r, amp)
+	}
+	if user := pt.Latency[metric.E2EUser]; user.Max < 500 {
+		t.Errorf("user E2E %+v: a retried request waited at least the 500 ms timeout", user)
+	}
+}
