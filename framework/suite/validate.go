@@ -79,7 +79,7 @@ func validate(s *Suite, known *Known) []*FieldError {
 			d    Duration
 		}{{"connect", to.Connect}, {"first_token", to.FirstToken}, {"idle", to.Idle}} {
 			if p.d > s.Request.Timeout {
-				bad(JoinPath("request.timeouts", p.name), "%v is longer than the whole request's timeout (%v): it would never fire", p.d, s.Request.Timeout)
+				bad(JoinPath("request.timeouts", p.name), "%v is longer than the whole request's timeout (%v): it would never fire", p.d.D(), s.Request.Timeout.D())
 			}
 		}
 	}
