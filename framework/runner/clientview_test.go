@@ -67,13 +67,7 @@ b.suite {
 // machine), a fifth of the requests are refused with 429 and counted as
 // such, and the results name the server behind the proxy.
 func TestProxyTarget(t *testing.T) {
-	p, _ := sim.Lookup("tiny")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	u, err := sim.New(p).Listen(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := tinyServer(t)
 	f := runSource(t, "proxied.jsonnet", fmt.Sprintf(`local b = import 'benchci.libsonnet';
 b.suite {
   name: 'proxied',
@@ -101,13 +95,7 @@ b.suite {
 // second on a retried request, the server saw about 1.3 attempts per
 // request, and the figures say so.
 func TestRetriesThroughProxy(t *testing.T) {
-	p, _ := sim.Lookup("tiny")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	u, err := sim.New(p).Listen(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := tinyServer(t)
 	f := runSource(t, "retried.jsonnet", fmt.Sprintf(`local b = import 'benchci.libsonnet';
 b.suite {
   name: 'retried',
@@ -139,13 +127,7 @@ b.suite {
 // retrying timeouts answers them on the next attempt: few failures, and
 // users of retried requests waited at least the timeout.
 func TestStallTimeoutRetried(t *testing.T) {
-	p, _ := sim.Lookup("tiny")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	u, err := sim.New(p).Listen(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := tinyServer(t)
 	f := runSource(t, "stalled.jsonnet", fmt.Sprintf(`local b = import 'benchci.libsonnet';
 b.suite {
   name: 'stalled',
@@ -163,4 +145,18 @@ b.suite {
 	if user := pt.Latency[metric.E2EUser]; user.Max < 500 {
 		t.Errorf("user E2E %+v: a retried request waited at least the 500 ms timeout", user)
 	}
+}
+
+// tinyServer serves the tiny simulator profile for the test's lifetime
+// and returns its URL, for suites that reach it as a real server.
+func tinyServer(t *testing.T) string {
+	t.Helper()
+	p, _ := sim.Lookup("tiny")
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	u, err := sim.New(p).Listen(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
