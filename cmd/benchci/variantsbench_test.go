@@ -18,9 +18,13 @@ import (
 // simulator: N times (BENCHCI_VARIANT_RUNS, default 20), each with its
 // own workload seed, a suite of two identical variants and a 30% slower
 // third runs interleaved capacity searches. It reports how often the two
-// identical ones were a tie (ties_identical) and how often the slower one
-// ranked below the others for real with a capacity ratio within 10% of
-// 1/1.3 (slower_ranked). A repetition takes about 90 s:
+// identical ones were a tie (ties_identical), how often the slower one
+// ranked below the others for real (slower_below), and how often its
+// capacity ratio was also within 10% of 1/1.3 (slower_ratio). That ratio
+// is the truth only where capacity is saturation; under Poisson arrivals
+// and a tight TTFT SLO it is not (the threshold does not scale with the
+// step time), so slower_ratio measures the workload as much as benchci.
+// A repetition takes about two minutes:
 //
 //	go test -run XXX -bench VariantVerdicts -benchtime 1x ./cmd/benchci
 func BenchmarkVariantVerdicts(b *testing.B) {
@@ -30,7 +34,7 @@ func BenchmarkVariantVerdicts(b *testing.B) {
 	}
 	dir := b.TempDir()
 	for b.Loop() {
-		ties, ranked := 0, 0
+		ties, below, ranked := 0, 0, 0
 		for i := range n {
 			path := writeSuite(b, dir, fmt.Sprintf("trio%d", i), fmt.Sprintf(`
   target: b.target.sim('tiny'),
@@ -60,17 +64,21 @@ func BenchmarkVariantVerdicts(b *testing.B) {
 			last := v.Standings[len(v.Standings)-1]
 			tie := slices.Contains(v.Tied, "a") && slices.Contains(v.Tied, "b")
 			ratio := caps["slow"] / max(caps["a"], caps["b"])
-			ok := last.Variant == "slow" && last.Real && ratio > 0.9/1.3 && ratio < 1.1/1.3
+			real := last.Variant == "slow" && last.Real
 			if tie {
 				ties++
 			}
-			if ok {
+			if real {
+				below++
+			}
+			if real && ratio > 0.9/1.3 && ratio < 1.1/1.3 {
 				ranked++
 			}
 			b.Logf("seed %d: capacities a %.1f b %.1f slow %.1f (ratio %.3f): %s", 100+i, caps["a"], caps["b"], caps["slow"], ratio, v.Answer)
 		}
 		b.ReportMetric(float64(ties), "ties_identical")
-		b.ReportMetric(float64(ranked), "slower_ranked")
+		b.ReportMetric(float64(below), "slower_below")
+		b.ReportMetric(float64(ranked), "slower_ratio")
 		b.ReportMetric(float64(n), "runs")
 	}
 }
