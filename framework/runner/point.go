@@ -123,7 +123,9 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		return nil, fmt.Errorf("%s: %w", p.Label, err)
 	}
 	p.Measured, p.Schedule, p.Incomplete = out.Measured, out.Schedule, out.Incomplete
-	if st, ok := p.Server["server_ttft_mean_s"]; ok && p.Latency[metric.TTFT].Count > 0 {
+	// A saturated point's answers are the early ones, while the server's
+	// mean covers its whole queue: no overhead can be read from the two.
+	if st, ok := p.Server["server_ttft_mean_s"]; ok && p.Latency[metric.TTFT].Count > 0 && p.Schedule.Saturation == "" {
 		p.Overhead = &result.Overhead{TTFTMeanMs: p.Latency[metric.TTFT].Mean - st*1000}
 	}
 	if n, off := p.Tokens.Prompt.Count, p.Tokens.PromptMismatch; s.Workload.Prompts.Kind.Synthetic() && n > 0 && float64(off) > maxPromptOff*float64(n) {
