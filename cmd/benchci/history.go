@@ -1,0 +1,163 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchci/benchci/framework/changepoint"
+	"github.com/benchci/benchci/framework/chart"
+	"github.com/benchci/benchci/framework/history"
+	"github.com/benchci/benchci/framework/report"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suitefile"
+)
+
+func historyCmd() *cobra.Command {
+	var (
+		sf        suiteFlags
+		baselines string
+		results   string
+		point     string
+		chartPath string
+		minChange string
+	)
+	cmd := &cobra.Command{
+		Use:   "history SUITE",
+		Short: "Show how a suite's committed baseline moved from commit to commit, and which commits moved it",
+		Long: `history reads every committed version of baselines/<suite>.json along HEAD's
+first-parent line, groups them by workload hash (figures compare only within
+one), finds the commits where a figure shifted level and stayed there
+(E-divisive means with a permutation test, p <= 0.05, moves of --min-change
+or more), and prints them first, then a table of the versions at one point.
+An SVG of the same figures goes to --chart.
+
+SUITE is a suite name (quickstart, or engine-shootout/fp8-seqs32 for a
+variant), a suite file, or a baseline file's path.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			shift, err := percent(minChange)
+			if err != nil {
+				return &exitError{exitUsage, fmt.Errorf("--min-change: %w", err)}
+			}
+			name, path, err := baselineOf(args[0], baselines, sf)
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			repo, err := history.Open(filepath.Dir(path))
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			rel, err := repo.Rel(path)
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			versions, skipped, err := repo.Versions(rel)
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			groups := history.Analyze(versions, changepoint.Options{MinShift: shift})
+			out := cmd.OutOrStdout()
+			if err := report.History(out, rel, groups, skipped, point, shift); err != nil {
+				return err
+			}
+			if chartPath == "" || len(groups) == 0 {
+				return nil
+			}
+			if chartPath == "auto" {
+				chartPath = filepath.Join(results, name+".history.svg")
+			}
+			// The chart shows the newest workload: older ones do not compare.
+			g := &groups[len(groups)-1]
+			p := point
+			if p == "" {
+				p = g.DefaultPoint()
+			}
+			svg, err := historyChart(name, g, p)
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Dir(chartPath), 0o755); err != nil {
+				return err
+			}
+			if err := result.WriteFileAtomic(chartPath, svg); err != nil {
+				return err
+			}
+			fmt.Fprintln(out, "chart:", chartPath)
+			return nil
+		},
+	}
+	sf.register(cmd)
+	cmd.Flags().StringVar(&baselines, "baselines", "baselines", "directory of baseline files")
+	cmd.Flags().StringVar(&results, "results", "results", "directory the chart goes to")
+	cmd.Flags().StringVar(&point, "point", "", "load point to tabulate and draw (default: the one with most change points, else the highest load)")
+	cmd.Flags().StringVar(&chartPath, "chart", "auto", `SVG to write ("auto": <results>/<suite>.history.svg; "" for none)`)
+	cmd.Flags().StringVar(&minChange, "min-change", "5%", "smallest move named a change point")
+	return cmd
+}
+
+// baselineOf resolves history's argument to the suite's name and its
+// baseline file's path.
+func baselineOf(arg, dir string, sf suiteFlags) (name, path string, err error) {
+	switch {
+	case strings.HasSuffix(arg, ".json"):
+		return strings.TrimSuffix(filepath.Base(arg), ".json"), arg, nil
+	case strings.HasSuffix(arg, ".jsonnet") || strings.HasSuffix(arg, ".libsonnet"):
+		opts, err := sf.options()
+		if err != nil {
+			return "", "", err
+		}
+		l, err := suitefile.Load(arg, opts)
+		if err != nil {
+			return "", "", err
+		}
+		if len(l.Suite.Variants) > 0 {
+			var names []string
+			for _, v := range l.Suite.VariantNames() {
+				names = append(names, l.Suite.Name+"/"+v)
+			}
+			return "", "", fmt.Errorf("suite %s has variants, each with its own baseline: name one (%s)", l.Suite.Name, strings.Join(names, ", "))
+		}
+		arg = l.Suite.Name
+	}
+	if arg == "" || strings.Contains(arg, "..") {
+		return "", "", errors.New("want a suite name, a suite file or a baseline file")
+	}
+	return arg, filepath.Join(dir, filepath.FromSlash(arg)+".json"), nil
+}
+
+// historyChart draws the figures the table shows, one panel each.
+func historyChart(name string, g *history.Group, point string) ([]byte, error) {
+	var commits []string
+	for _, v := range g.Versions {
+		commits = append(commits, v.Short())
+	}
+	var panels []chart.HistoryPanel
+	for _, s := range report.HistoryShown(g, point) {
+		if !slices.ContainsFunc(s.Values, func(v float64) bool { return v != 0 && !math.IsNaN(v) }) {
+			continue // never measured above zero (the error rate, mostly): a flat line says nothing
+		}
+		pn := chart.HistoryPanel{Y: fmt.Sprintf("%s (%s)", s.Figure, s.Unit), Values: s.Values}
+		for _, c := range s.Changes {
+			pn.Changes = append(pn.Changes, c.Version)
+		}
+		panels = append(panels, pn)
+	}
+	return chart.History(fmt.Sprintf("%s baseline history at %s (dashed: change points)", name, point), commits, panels)
+}
+
+// percent parses "5%" as 0.05.
+func percent(s string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	if err != nil || !strings.HasSuffix(s, "%") || v < 0 {
+		return 0, fmt.Errorf("%q: want a percentage such as 5%%", s)
+	}
+	return v / 100, nil
+}

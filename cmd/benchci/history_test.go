@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"encoding/xml"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchci/benchci/internal/gitfixture"
+)
+
+// history on a repository of eight quickstart baselines whose TTFT rose
+// 40% at the sixth, between unrelated commits: the output (golden: the
+// commits' hashes are fixed by their contents and times) names that
+// commit first, and the chart is SVG.
+func TestHistoryCommand(t *testing.T) {
+	t.Parallel()
+	r := gitfixture.New(t)
+	const path = "baselines/quickstart.json"
+	for i := range 8 {
+		ttft := 1.0
+		if i >= 5 {
+			ttft = 1.4
+		}
+		r.Commit(fmt.Sprintf("baseline update %d", i+1), map[string][]byte{path: gitfixture.Baseline(t, "../../baselines/quickstart.json", uint64(i), ttft, "")})
+		r.Commit("docs", map[string][]byte{"README.md": []byte(strings.Repeat("x", i+1))})
+	}
+	svg := filepath.Join(t.TempDir(), "h.svg")
+	args := []string{"history", "--baselines", filepath.Join(r.Dir, "baselines"), "--chart", svg, "quickstart"}
+	code, stdout, stderr := runCLI(t, context.Background(), args...)
+	stdout = strings.ReplaceAll(stdout, svg, "H.svg")
+	golden(t, "history", fmt.Sprintf("$ benchci history --chart H.svg quickstart\nexit %d\n--- stdout\n%s--- stderr\n%s", code, stdout, stderr))
+	data, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ XMLName xml.Name }
+	if err := xml.Unmarshal(data, &doc); err != nil || doc.XMLName.Local != "svg" {
+		t.Errorf("chart is not SVG: %v %v", doc.XMLName, err)
+	}
+
+	for _, bad := range [][]string{
+		{"history", "--baselines", filepath.Join(r.Dir, "baselines"), "nosuch"},
+		{"history", "--min-change", "5", "quickstart"},
+		{"history", "../../suites/engine-shootout.jsonnet"},
+	} {
+		if code, _, stderr := runCLI(t, context.Background(), bad...); code != exitUsage || stderr == "" {
+			t.Errorf("%v: exit %d, stderr %q", bad, code, stderr)
+		}
+	}
+}
