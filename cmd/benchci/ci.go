@@ -24,6 +24,8 @@ type ciOptions struct {
 	comment   commentOptions
 	summary   string
 	reportOut string
+	htmlOut   string
+	artifact  string
 	post      bool
 	outputs   string
 }
@@ -46,7 +48,7 @@ the error is printed and the exit code still tells the verdict.`,
 			var regressions int
 			err := runCI(cmd, o, args, &regressions)
 			if o.outputs != "" {
-				if werr := writeOutputs(o.outputs, err, regressions, o.reportOut); werr != nil {
+				if werr := writeOutputs(o.outputs, err, regressions, o.reportOut, o.htmlOut); werr != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "benchci: warning: step outputs:", werr)
 				}
 			}
@@ -57,6 +59,8 @@ the error is printed and the exit code still tells the verdict.`,
 	o.comment.register(cmd)
 	cmd.Flags().StringVar(&o.summary, "summary", os.Getenv("GITHUB_STEP_SUMMARY"), "file to append the markdown report to (default $GITHUB_STEP_SUMMARY)")
 	cmd.Flags().StringVar(&o.reportOut, "report", filepath.Join("results", "benchci-report.md"), "where to write the markdown report")
+	cmd.Flags().StringVar(&o.htmlOut, "html", "auto", `where to write the self-contained HTML report ("auto": beside --report, as .html; "" for none)`)
+	cmd.Flags().StringVar(&o.artifact, "artifact", "", "name of the workflow artifact the HTML report is uploaded in: the comment links the run's artifacts")
 	cmd.Flags().StringVar(&o.outputs, "outputs", os.Getenv("GITHUB_OUTPUT"), "file to append verdict=, regressions= and report= lines to (default $GITHUB_OUTPUT)")
 	cmd.Flags().BoolVar(&o.post, "comment", true, "update the pull-request comment when GITHUB_TOKEN, the repository and the PR are known")
 	return cmd
@@ -65,7 +69,7 @@ the error is printed and the exit code still tells the verdict.`,
 // writeOutputs appends the step outputs a workflow reads: the verdict
 // (pass, fail, or error when a suite could not run), the regressions
 // counted, and the report's path.
-func writeOutputs(path string, err error, regressions int, reportPath string) error {
+func writeOutputs(path string, err error, regressions int, reportPath, htmlPath string) error {
 	verdict := "pass"
 	var ee *exitError
 	switch {
@@ -75,7 +79,7 @@ func writeOutputs(path string, err error, regressions int, reportPath string) er
 	default:
 		verdict = "error"
 	}
-	return appendFile(path, fmt.Appendf(nil, "verdict=%s\nregressions=%d\nreport=%s\n", verdict, regressions, reportPath))
+	return appendFile(path, fmt.Appendf(nil, "verdict=%s\nregressions=%d\nreport=%s\nhtml=%s\n", verdict, regressions, reportPath, htmlPath))
 }
 
 func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) error {
@@ -87,11 +91,18 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 		cmd.SetContext(ctx)
 		o.run.timeout = 0
 	}
+	if o.htmlOut == "auto" {
+		o.htmlOut = ""
+		if o.reportOut != "" {
+			o.htmlOut = strings.TrimSuffix(o.reportOut, ".md") + ".html"
+		}
+	}
 	results, runErr := runAll(cmd, o.run, paths)
 	if results == nil {
 		return runErr // nothing ran: the suites did not load
 	}
 	var reports []*compare.Report
+	var runs []report.HTMLRun
 	var errs []error
 	if runErr != nil {
 		errs = append(errs, runErr)
@@ -103,6 +114,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 			continue
 		}
 		reports = append(reports, r)
+		runs = append(runs, report.HTMLRun{File: f, Gate: r})
 		*regressions += r.Count(compare.Regression) + r.Count(compare.Missing)
 		if err := printComparison(cmd.OutOrStdout(), r, o.run.verbose); err != nil {
 			return err
@@ -117,6 +129,17 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 		md.WriteString("\n")
 		if err := report.VariantsMarkdown(&md, r); err != nil {
 			return err
+		}
+	}
+	if o.htmlOut != "" && len(runs) > 0 {
+		if err := writeHTML(o.htmlOut, runs, results); err != nil {
+			// The verdict stands without its pictures.
+			fmt.Fprintln(cmd.ErrOrStderr(), "benchci: warning: html report:", err)
+		} else {
+			fmt.Fprintln(cmd.OutOrStdout(), "html:", o.htmlOut)
+			if link := artifactLink(o.artifact, filepath.Base(o.htmlOut)); link != "" {
+				md.WriteString("\n" + link + "\n")
+			}
 		}
 	}
 	// The report quotes servers (error bodies); no secret reaches the file,
@@ -159,6 +182,20 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 		}
 	}
 	return nil
+}
+
+// artifactLink is the markdown line that points a reader of the comment
+// to the HTML report in the workflow run's artifacts, or "" outside a
+// workflow run or without an artifact name. The artifact's own URL is
+// only known once it is uploaded, after the comment: the run's page
+// lists it.
+func artifactLink(artifact, file string) string {
+	server, repo, run := os.Getenv("GITHUB_SERVER_URL"), os.Getenv("GITHUB_REPOSITORY"), os.Getenv("GITHUB_RUN_ID")
+	if artifact == "" || server == "" || repo == "" || run == "" {
+		return ""
+	}
+	url := fmt.Sprintf("%s/%s/actions/runs/%s#artifacts", server, repo, run)
+	return fmt.Sprintf("📊 Charts, distributions and every figure: `%s` in the **%s** artifact of [this run](%s).", report.Escape(file), report.Escape(artifact), url)
 }
 
 func appendFile(path string, data []byte) error {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -150,14 +151,25 @@ func TestCIComments(t *testing.T) {
 	t.Setenv("GITHUB_API_URL", srv.URL)
 	t.Setenv("GITHUB_REPOSITORY", "o/r")
 	t.Setenv("GITHUB_EVENT_PATH", event)
+	t.Setenv("GITHUB_SERVER_URL", "https://github.test")
+	t.Setenv("GITHUB_RUN_ID", "77")
 
-	args := []string{"ci", "--progress=false", "--results", filepath.Join(dir, "c"), "--baselines", filepath.Join(dir, "baselines"), "--summary", "", "--report", filepath.Join(dir, "c", "r.md"), suitePath}
+	args := []string{"ci", "--progress=false", "--results", filepath.Join(dir, "c"), "--baselines", filepath.Join(dir, "baselines"), "--summary", "",
+		"--report", filepath.Join(dir, "c", "r.md"), "--artifact", "benchci-report", suitePath}
 	code, stdout, stderr := runCLI(t, context.Background(), args...)
 	if code != 0 || !strings.Contains(stdout, "comment: https://github.test/o/r/pull/5#issuecomment-1") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if len(bodies) != 1 || !strings.HasPrefix(bodies[0], "<!-- benchci:benchci -->") {
 		t.Errorf("comment bodies %q", bodies)
+	}
+	// The HTML report sits beside the markdown one, and the comment
+	// points to the run's artifacts for it.
+	if html, err := os.ReadFile(filepath.Join(dir, "c", "r.html")); err != nil || !bytes.HasPrefix(html, []byte("<!doctype html>")) {
+		t.Errorf("html report: %v", err)
+	}
+	if len(bodies) == 1 && !strings.Contains(bodies[0], "`r.html` in the **benchci-report** artifact of [this run](https://github.test/o/r/actions/runs/77#artifacts)") {
+		t.Errorf("the comment does not link the HTML report:\n%s", bodies[0])
 	}
 	forbid = true
 	code, _, stderr = runCLI(t, context.Background(), args...)

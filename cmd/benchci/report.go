@@ -1,27 +1,90 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
 	"github.com/spf13/cobra"
 
+	"github.com/benchci/benchci/framework/compare"
+	"github.com/benchci/benchci/framework/redact"
 	"github.com/benchci/benchci/framework/report"
+	"github.com/benchci/benchci/framework/result"
 )
 
 func reportCmd() *cobra.Command {
-	return &cobra.Command{
+	var htmlPath, baselines string
+	cmd := &cobra.Command{
 		Use:   "report RESULT...",
-		Short: "Print the table of results (or baseline) files",
-		Args:  cobra.MinimumNArgs(1),
+		Short: "Print the table of results (or baseline) files, or write them as one HTML page",
+		Long: `report prints the table of each results (or baseline) file.
+
+With --html it writes one self-contained HTML page instead: the verdict (each
+run gated against baselines/<suite>.json when there is one, else its SLOs),
+throughput-latency curves, TTFT and ITL distributions, the points, their time
+slices, variants compared where several files are variants of one suite, and
+the provenance. Charts are inline SVG; the page has no script and loads
+nothing from the network.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var files []*result.File
 			for _, path := range args {
 				f, err := readReference(path)
 				if err != nil {
-					return err
+					return &exitError{exitUsage, err}
 				}
-				if err := report.Table(cmd.OutOrStdout(), f); err != nil {
-					return err
-				}
+				files = append(files, f)
 			}
+			if htmlPath == "" {
+				for _, f := range files {
+					if err := report.Table(cmd.OutOrStdout(), f); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			runs := make([]report.HTMLRun, 0, len(files))
+			for _, f := range files {
+				g, err := compareWithBaseline(baselines, f)
+				if err != nil {
+					return &exitError{exitUsage, err}
+				}
+				runs = append(runs, report.HTMLRun{File: f, Gate: g})
+			}
+			if err := writeHTML(htmlPath, runs, files); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), report.Headline(gates(runs)))
+			fmt.Fprintln(cmd.OutOrStdout(), "html:", htmlPath)
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&htmlPath, "html", "", "write one self-contained HTML report to this file")
+	cmd.Flags().StringVar(&baselines, "baselines", "baselines", "directory of baseline files the HTML report gates against")
+	return cmd
+}
+
+// writeHTML writes the HTML report of runs, with the comparisons of any
+// variants among files, secrets redacted as in every other report.
+func writeHTML(path string, runs []report.HTMLRun, files []*result.File) error {
+	var buf bytes.Buffer
+	in := report.HTMLInput{Runs: runs, Variants: variantReports(files), Tool: Version, Generated: time.Now()}
+	if err := report.HTML(&buf, in); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return result.WriteFileAtomic(path, redact.Bytes(buf.Bytes()))
+}
+
+func gates(runs []report.HTMLRun) []*compare.Report {
+	out := make([]*compare.Report, len(runs))
+	for i, r := range runs {
+		out[i] = r.Gate
+	}
+	return out
 }

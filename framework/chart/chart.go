@@ -38,11 +38,35 @@ var figures = []figure{
 		func(f variants.Figures) (float64, float64, bool) { return f.OutputTokPS, f.TPOTP99Ms, f.TPOTP99Ms > 0 }, false, false},
 }
 
+// SVG is one drawn chart: File is the name it takes when written to a
+// directory, Title what it shows.
+type SVG struct {
+	File, Title string
+	Data        []byte
+}
+
 // Variants writes one SVG per figure into dir, a line per complete
 // variant, and returns the paths written. A figure no variant has points
 // for is skipped.
 func Variants(dir string, r *variants.Report) ([]string, error) {
+	svgs, err := VariantsSVG(r)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
+	for _, s := range svgs {
+		path := filepath.Join(dir, s.File)
+		if err := result.WriteFileAtomic(path, s.Data); err != nil {
+			return out, fmt.Errorf("chart: %w", err)
+		}
+		out = append(out, path)
+	}
+	return out, nil
+}
+
+// VariantsSVG draws Variants' charts.
+func VariantsSVG(r *variants.Report) ([]SVG, error) {
+	var out []SVG
 	for _, fig := range figures {
 		p := plot.New()
 		p.Title.Text = fig.title
@@ -72,33 +96,46 @@ func Variants(dir string, r *variants.Report) ([]string, error) {
 			if len(pts) == 0 {
 				continue
 			}
-			l, s, err := plotter.NewLinePoints(pts)
-			if err != nil {
+			if err := addLine(p, i, v.Name, pts); err != nil {
 				return out, fmt.Errorf("chart %s: %s: %w", fig.file, v.Name, err)
 			}
-			l.Color, s.Color = plotutil.Color(i), plotutil.Color(i)
-			l.Dashes = plotutil.Dashes(i)
-			s.Shape = plotutil.Shape(i)
-			p.Add(l, s)
-			p.Legend.Add(v.Name, l, s)
 			lines++
 		}
 		if lines == 0 {
 			continue
 		}
-		path := filepath.Join(dir, fig.file)
-		wt, err := p.WriterTo(7*vg.Inch, 4.5*vg.Inch, "svg")
+		data, err := render(p, 7*vg.Inch, 4.5*vg.Inch)
 		if err != nil {
-			return out, fmt.Errorf("chart %s: %w", path, err)
+			return out, fmt.Errorf("chart %s: %w", fig.file, err)
 		}
-		var buf bytes.Buffer
-		if _, err := wt.WriteTo(&buf); err != nil {
-			return out, fmt.Errorf("chart %s: %w", path, err)
-		}
-		if err := result.WriteFileAtomic(path, buf.Bytes()); err != nil {
-			return out, fmt.Errorf("chart: %w", err)
-		}
-		out = append(out, path)
+		out = append(out, SVG{File: fig.file, Title: p.Title.Text, Data: data})
 	}
 	return out, nil
+}
+
+// addLine draws pts as the i-th line of p, named in its legend.
+func addLine(p *plot.Plot, i int, name string, pts plotter.XYs) error {
+	l, s, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return err
+	}
+	l.Color, s.Color = plotutil.Color(i), plotutil.Color(i)
+	l.Dashes = plotutil.Dashes(i)
+	s.Shape = plotutil.Shape(i)
+	p.Add(l, s)
+	p.Legend.Add(name, l, s)
+	return nil
+}
+
+// render returns p as SVG.
+func render(p *plot.Plot, w, h vg.Length) ([]byte, error) {
+	wt, err := p.WriterTo(w, h, "svg")
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if _, err := wt.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

@@ -43,11 +43,23 @@ var panels = []struct {
 	}},
 }
 
-// Slices writes one SVG of a point's figures over time, three panels
-// sharing the time axis, with the measured window's start marked.
+// Slices writes one SVG of a point's figures over time (SlicesSVG).
 func Slices(path, title string, sl *result.Slices) error {
+	data, err := SlicesSVG(title, sl)
+	if err != nil {
+		return fmt.Errorf("chart %s: %w", path, err)
+	}
+	if err := result.WriteFileAtomic(path, data); err != nil {
+		return fmt.Errorf("chart: %w", err)
+	}
+	return nil
+}
+
+// SlicesSVG draws a point's figures over time, three panels sharing the
+// time axis, with the measured window's start marked.
+func SlicesSVG(title string, sl *result.Slices) ([]byte, error) {
 	if sl == nil || len(sl.Slices) == 0 || sl.WidthS <= 0 {
-		return fmt.Errorf("chart %s: no slices", path)
+		return nil, fmt.Errorf("no slices")
 	}
 	plots := make([][]*plot.Plot, len(panels))
 	for i, pn := range panels {
@@ -79,7 +91,7 @@ func Slices(path, title string, sl *result.Slices) error {
 			}
 			l, err := plotter.NewLine(pts)
 			if err != nil {
-				return fmt.Errorf("chart %s: %w", path, err)
+				return nil, err
 			}
 			l.Color, l.Dashes = plotutil.Color(k), plotutil.Dashes(k)
 			p.Add(l)
@@ -106,10 +118,7 @@ func Slices(path, title string, sl *result.Slices) error {
 	}
 	var buf bytes.Buffer
 	if _, err := canvas.WriteTo(&buf); err != nil {
-		return fmt.Errorf("chart %s: %w", path, err)
+		return nil, err
 	}
-	if err := result.WriteFileAtomic(path, buf.Bytes()); err != nil {
-		return fmt.Errorf("chart: %w", err)
-	}
-	return nil
+	return buf.Bytes(), nil
 }

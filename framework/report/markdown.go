@@ -163,7 +163,7 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 			sloTable(b, "SLOs", r.SLOs)
 			candidateTable(b, r)
 			if detail > 0 {
-				chart(b, r, metric.TTFT+".p99")
+				mermaidChart(b, r, metric.TTFT+".p99")
 			}
 			continue
 		}
@@ -195,7 +195,7 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 				break
 			}
 		}
-		chart(b, r, chartMetric)
+		mermaidChart(b, r, chartMetric)
 		if detail < 2 {
 			continue
 		}
@@ -315,13 +315,13 @@ func rowMarkdown(b *strings.Builder, row compare.Row, withTest bool) {
 	b.WriteString("\n")
 }
 
-// chart draws one figure against load, baseline and candidate, as a
+// mermaidChart draws one figure against load, baseline and candidate, as a
 // Mermaid xychart (rendered by GitHub): the figure that regressed worst,
 // else TTFT P99. xychart has no legend, so the two series differ in kind,
 // baseline as bars and candidate as a line, which the title says; both
 // stay visible where they are equal. A run without a baseline draws the
 // candidate alone.
-func chart(b *strings.Builder, r *compare.Report, key string) {
+func mermaidChart(b *strings.Builder, r *compare.Report, key string) {
 	type pt struct {
 		x          float64
 		label      string

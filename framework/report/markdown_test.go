@@ -111,7 +111,7 @@ func TestEscape(t *testing.T) {
 		{Point: "rate=2", Metric: "ttft.p99", Base: 1, Cand: 2},
 	}}
 	var md strings.Builder
-	chart(&md, evil, "ttft.p99")
+	mermaidChart(&md, evil, "ttft.p99")
 	if strings.Contains(md.String(), "injected") {
 		t.Errorf("the chart copied an untrusted label:\n%s", md.String())
 	}
