@@ -91,6 +91,6 @@ Exit codes: 0 pass, 1 regression or SLO failure, 2 usage/config/run error.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(runCmd(), validateCmd(), compareCmd(), baselineCmd(), commentCmd(), ciCmd(), simCmd(), proxyCmd(), reportCmd(), selftestCmd(), bandsCmd(), historyCmd())
+	root.AddCommand(runCmd(), validateCmd(), compareCmd(), baselineCmd(), commentCmd(), ciCmd(), simCmd(), proxyCmd(), reportCmd(), selftestCmd(), bandsCmd(), historyCmd(), mergeCmd())
 	return root
 }

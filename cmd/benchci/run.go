@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/benchci/benchci/framework/chart"
 	"github.com/benchci/benchci/framework/compare"
+	"github.com/benchci/benchci/framework/loadgen"
 	"github.com/benchci/benchci/framework/redact"
 	"github.com/benchci/benchci/framework/report"
 	"github.com/benchci/benchci/framework/requestlog"
@@ -34,6 +36,68 @@ type runOptions struct {
 	requests   bool
 	gaps       bool
 	timeout    time.Duration
+	// shard, startAt and pointGap split one run over machines (run only).
+	shard    loadgen.Shard
+	startAt  time.Time
+	pointGap time.Duration
+}
+
+// shardFlags are run's flags for splitting a run over machines.
+type shardFlags struct{ shard, startAt string }
+
+func (s *shardFlags) register(cmd *cobra.Command, o *runOptions) {
+	cmd.Flags().StringVar(&s.shard, "shard", "", "run only shard I of N of every point (I/N, or N with I from $JOB_COMPLETION_INDEX); join the shards with benchci merge")
+	cmd.Flags().StringVar(&s.startAt, "start-at", "", "with --shard, start the first point at this RFC 3339 time on every shard")
+	cmd.Flags().DurationVar(&o.pointGap, "point-gap", runner.DefaultPointGap, "with --start-at, time left after each point's duration for its last requests before the next point")
+}
+
+// parse sets o's shard and start time from the flags.
+func (s *shardFlags) parse(o *runOptions) error {
+	if s.shard != "" {
+		sh, err := parseShard(s.shard, os.Getenv("JOB_COMPLETION_INDEX"))
+		if err != nil {
+			return err
+		}
+		o.shard = sh
+	}
+	if s.startAt != "" {
+		if o.shard.Count < 2 {
+			return errors.New("--start-at aligns shards: give --shard too")
+		}
+		t, err := time.Parse(time.RFC3339, s.startAt)
+		if err != nil {
+			return fmt.Errorf("--start-at: want an RFC 3339 time such as 2026-12-03T10:00:00Z: %w", err)
+		}
+		o.startAt = t
+	}
+	return nil
+}
+
+// parseShard reads "I/N", or "N" with I from index (Kubernetes Indexed
+// Jobs set JOB_COMPLETION_INDEX in every pod).
+func parseShard(s, index string) (loadgen.Shard, error) {
+	is, ns, found := strings.Cut(s, "/")
+	if !found {
+		is, ns = index, s
+		if index == "" {
+			return loadgen.Shard{}, fmt.Errorf("--shard %s: give I/N, or set JOB_COMPLETION_INDEX", s)
+		}
+	}
+	i, err1 := strconv.Atoi(is)
+	n, err2 := strconv.Atoi(ns)
+	if err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return loadgen.Shard{}, fmt.Errorf("--shard %s (index %q): want I/N with 0 <= I < N", s, is)
+	}
+	return loadgen.Shard{Index: i, Count: n}, nil
+}
+
+// fileName is the name a run's files take under the results directory:
+// the suite's, and a shard's place.
+func fileName(f *result.File) string {
+	if sh := f.Shard; sh != nil {
+		return fmt.Sprintf("%s.shard-%d-of-%d", f.Suite.Name, sh.Index, sh.Count)
+	}
+	return f.Suite.Name
 }
 
 func (o *runOptions) register(cmd *cobra.Command) {
@@ -49,6 +113,7 @@ func (o *runOptions) register(cmd *cobra.Command) {
 
 func runCmd() *cobra.Command {
 	var o runOptions
+	var sf shardFlags
 	cmd := &cobra.Command{
 		Use:   "run SUITE...",
 		Short: "Run suites, write results/<suite>.json and print a table",
@@ -58,15 +123,29 @@ the server, runs each sweep point with a progress line, prints a table,
 writes results/<suite>.json, checks the SLOs, and compares with
 baselines/<suite>.json when there is one.
 
-Ctrl-C stops the run; what was measured is still written, marked incomplete.`,
+Ctrl-C stops the run; what was measured is still written, marked incomplete.
+
+With --shard I/N the run sends only its part of every point: arrival k of
+each point's timeline (request k, closed loop) when k mod N is I, numbered as
+on one machine, to results/<suite>.shard-I-of-N.json. N machines run the N
+shards, aligned by --start-at; benchci merge joins them into the result one
+machine would have measured, and that result is what is gated.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := sf.parse(&o); err != nil {
+				return &exitError{exitUsage, err}
+			}
 			results, err := runAll(cmd, o, args)
 			if err != nil {
 				return err
 			}
 			failed := false
 			for _, f := range results {
+				if sh := f.Shard; sh != nil {
+					fmt.Fprintf(cmd.OutOrStdout(), "shard %d of %d of %s: not gated alone; gate the merged result (benchci merge %s/%s.shard-*-of-%d.json -o %s/%s.json)\n",
+						sh.Index, sh.Count, f.Suite.Name, o.resultsDir, f.Suite.Name, sh.Count, o.resultsDir, f.Suite.Name)
+					continue
+				}
 				r, err := compareWithBaseline(o.baselines, f)
 				if err != nil {
 					return err
@@ -83,6 +162,7 @@ Ctrl-C stops the run; what was measured is still written, marked incomplete.`,
 		},
 	}
 	o.register(cmd)
+	sf.register(cmd, &o)
 	return cmd
 }
 
@@ -133,6 +213,9 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 			return results, err
 		}
 		if len(l.Suite.Variants) > 0 {
+			if o.shard.Count > 1 {
+				return results, &exitError{exitUsage, fmt.Errorf("suite %s has variants: shard a suite with one target", l.Suite.Name)}
+			}
 			fs, err := runVariants(ctx, cmd, o, l)
 			results = append(results, fs...)
 			if err != nil {
@@ -153,10 +236,15 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 
 // runOne runs one suite and writes its results, its table first.
 func runOne(ctx context.Context, cmd *cobra.Command, o runOptions, l *suitefile.File) (*result.File, error) {
-	ropts, closer, err := runOptionsFor(cmd, o, l.Suite.Name)
+	name := l.Suite.Name
+	if sh := o.shard; sh.Count > 1 {
+		name = fileName(&result.File{Suite: result.Suite{Name: name}, Shard: &result.Shard{Index: sh.Index, Count: sh.Count}})
+	}
+	ropts, closer, err := runOptionsFor(cmd, o, name)
 	if err != nil {
 		return nil, err
 	}
+	ropts.Shard, ropts.StartAt, ropts.PointGap = o.shard, o.startAt, o.pointGap
 	f, runErr := runner.Run(ctx, l, ropts)
 	if err := closer(); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("requests file: %w", err))
@@ -192,7 +280,8 @@ func runOptionsFor(cmd *cobra.Command, o runOptions, name string) (runner.Option
 // the run's own error, returned (as a usage error) after the write.
 func writeRun(cmd *cobra.Command, o runOptions, f *result.File, runErr error) error {
 	stdout := cmd.OutOrStdout()
-	out := filepath.Join(o.resultsDir, f.Suite.Name+".json")
+	name := fileName(f)
+	out := filepath.Join(o.resultsDir, name+".json")
 	// What was measured is printed first, so a failed write (a full
 	// disk) still leaves the figures in the log.
 	if err := report.Table(stdout, f); err != nil {
@@ -202,9 +291,9 @@ func writeRun(cmd *cobra.Command, o runOptions, f *result.File, runErr error) er
 		return &exitError{exitUsage, errors.Join(runErr, err)}
 	}
 	if o.requests {
-		fmt.Fprintf(stdout, "requests: %s\n", filepath.Join(o.resultsDir, f.Suite.Name+".requests.jsonl"))
+		fmt.Fprintf(stdout, "requests: %s\n", filepath.Join(o.resultsDir, name+".requests.jsonl"))
 	}
-	if dir, err := writeSlices(filepath.Join(o.resultsDir, f.Suite.Name+".slices"), f); err != nil {
+	if dir, err := writeSlices(filepath.Join(o.resultsDir, name+".slices"), f); err != nil {
 		// Pictures are derived from the results just written: a failure
 		// to draw them loses nothing.
 		fmt.Fprintf(cmd.ErrOrStderr(), "benchci: warning: %v\n", err)

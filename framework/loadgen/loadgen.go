@@ -39,6 +39,10 @@ type Item struct {
 	// AbandonAt, that long after the send (client.AbandonAt).
 	AbandonAfter int
 	AbandonAt    time.Duration
+	// Seq is the request's place in the point's whole sequence (every
+	// shard's), set by the load generator: its id is "benchci-<Seq+1>",
+	// the same on whichever machine sends it.
+	Seq int
 }
 
 // Source yields the requests to send, in order. It is called from one
@@ -94,10 +98,38 @@ type Config struct {
 	// canceled ones too, on the one goroutine that records them; the
 	// sample is reused once it returns.
 	OnSample func(metrics.Sample)
+	// Shard, when Count is above 1, sends only this machine's part of the
+	// load: arrival k of the timeline (open loop), or request k of the
+	// sequence (closed loop), when k mod Count is Index. The timeline and
+	// the sequence are the whole point's, so the shards' union is what one
+	// machine would send, request for request.
+	Shard Shard
+	// StartAt, when set, is the wall-clock time the point's timeline
+	// starts: the point waits for it and records how late it began.
+	StartAt time.Time
 	// Clock paces sends and stamps the window; nil is the real, precise
 	// clock. Tests inject one that sleeps on timers alone, so that a
 	// fake-time bubble (testing/synctest) can run a point instantly.
 	Clock clock.Clock
+}
+
+// Shard is one machine's part of a load split over Count machines.
+type Shard struct{ Index, Count int }
+
+// Owns reports whether request k of the sequence is this shard's.
+func (s Shard) Owns(k int) bool { return s.Count <= 1 || k%s.Count == s.Index }
+
+// Split is this shard's part of n closed-loop workers: the shards' parts
+// sum to n, the first n mod Count shards taking one more.
+func (s Shard) Split(n int) int {
+	if s.Count <= 1 {
+		return n
+	}
+	part := n / s.Count
+	if s.Index < n%s.Count {
+		part++
+	}
+	return part
 }
 
 // Progress is read by progress displays while a point runs.
@@ -144,8 +176,10 @@ func Run(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, error) 
 }
 
 // ahead builds requests on its own goroutine ahead of the dispatcher, so the
-// dispatcher's loop is only "wait, then send".
-func ahead(ctx context.Context, src Source, n int) (<-chan Item, <-chan error) {
+// dispatcher's loop is only "wait, then send". It numbers them in sequence
+// and passes on those keep accepts (nil: all); the others are built and
+// dropped, so that every shard numbers the same sequence alike.
+func ahead(ctx context.Context, src Source, n int, keep func(int) bool) (<-chan Item, <-chan error) {
 	items := make(chan Item, 256)
 	errc := make(chan error, 1)
 	go func() {
@@ -155,6 +189,9 @@ func ahead(ctx context.Context, src Source, n int) (<-chan Item, <-chan error) {
 			if err != nil {
 				errc <- err
 				return
+			}
+			if it.Seq = i; keep != nil && !keep(i) {
+				continue
 			}
 			select {
 			case items <- it:
@@ -174,7 +211,6 @@ type collector struct {
 	pool     sync.Pool
 	done     chan struct{}
 	prog     *Progress
-	ids      atomic.Int64
 	clk      clock.Clock
 	// watch, when set, sees every first token as it comes.
 	watch *saturationWatch
@@ -206,18 +242,19 @@ func newCollector(rec *metrics.Recorder, cfg Config) *collector {
 // them, not by the arrival process: their intended time is the end of the
 // think time.
 func (c *collector) send(ctx context.Context, d Doer, it Item, scheduled time.Time, warmup bool) {
-	if !c.sendOne(ctx, d, it, scheduled, warmup) {
+	id := "benchci-" + strconv.Itoa(it.Seq+1)
+	if !c.sendOne(ctx, d, it, id, scheduled, warmup) {
 		return
 	}
-	for _, next := range it.FollowUps {
+	for i, next := range it.FollowUps {
 		at := c.clk.Now().Add(it.Think)
-		if !c.clk.SleepUntil(ctx, at, 0) || !c.sendOne(ctx, d, next, at, warmup) {
+		if !c.clk.SleepUntil(ctx, at, 0) || !c.sendOne(ctx, d, next, id+".t"+strconv.Itoa(i+2), at, warmup) {
 			return
 		}
 	}
 }
 
-func (c *collector) sendOne(ctx context.Context, d Doer, it Item, scheduled time.Time, warmup bool) bool {
+func (c *collector) sendOne(ctx context.Context, d Doer, it Item, id string, scheduled time.Time, warmup bool) bool {
 	res := c.pool.Get().(*client.Result)
 	c.prog.Sent.Add(1)
 	c.prog.InFlight.Add(1)
@@ -233,7 +270,6 @@ func (c *collector) sendOne(ctx context.Context, d Doer, it Item, scheduled time
 	if c.watch != nil {
 		rctx = client.OnFirstToken(rctx, c.watch.firstToken)
 	}
-	id := "benchci-" + strconv.FormatInt(c.ids.Add(1), 10)
 	smp := metrics.Sample{Result: res, Scheduled: scheduled, Warmup: warmup, WantInput: it.WantInput, WantOutput: it.WantOutput}
 	if r := c.retry; r == nil {
 		d.Do(rctx, it.Body, id, res)
@@ -317,8 +353,8 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 	// without keeping them: the count sizes the progress display and the
 	// request builder, and says whether the request bound ends the point
 	// before its duration.
-	total, measured := count(ctx, workload.NewSchedule(cfg.Arrivals(), end, cfg.Warmup, cfg.Requests))
-	cfg.Progress.Scheduled.Store(int64(total))
+	total, measured, owned := count(ctx, workload.NewSchedule(cfg.Arrivals(), end, cfg.Warmup, cfg.Requests), cfg.Shard)
+	cfg.Progress.Scheduled.Store(int64(owned))
 	// The window is fixed when the schedule spans the whole duration; when
 	// the request bound cut it short it stays open to the last completion.
 	fixed := cfg.Duration > 0 && (cfg.Requests == 0 || measured < cfg.Requests)
@@ -326,14 +362,14 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 
 	runCtx, cancelItems := context.WithCancel(ctx)
 	defer cancelItems()
-	items, errc := ahead(runCtx, src, total)
+	items, errc := ahead(runCtx, src, total, cfg.Shard.Owns)
 	var sem chan struct{}
 	if cfg.MaxConcurrency > 0 {
 		sem = make(chan struct{}, cfg.MaxConcurrency)
 	}
 
 	// Let the source fill its buffer before the clock starts.
-	warm := min(total, 64)
+	warm := min(owned, 64)
 	buffered := make([]Item, 0, warm)
 	for range warm {
 		it, ok := <-items
@@ -348,7 +384,7 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 	default:
 	}
 
-	t0 := cfg.Clock.Now()
+	t0, skew := start(ctx, cfg)
 	winStart := t0.Add(cfg.Warmup)
 	winEnd := time.Time{}
 	if fixed {
@@ -370,11 +406,15 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 	var capWaits, sentIn, schedIn int
 	stopped := false
 	var prev time.Duration
+	sends := 0
 dispatch:
 	for i := 0; ; i++ {
 		off, ok := sched.Next()
 		if !ok {
 			break
+		}
+		if !cfg.Shard.Owns(i) {
+			continue // another machine's
 		}
 		at := t0.Add(off)
 		// Yielding through the last stretch before a send makes it
@@ -390,8 +430,8 @@ dispatch:
 			break dispatch
 		}
 		var it Item
-		if i < len(buffered) {
-			it = buffered[i]
+		if sends < len(buffered) {
+			it = buffered[sends]
 		} else {
 			var ok bool
 			select {
@@ -403,6 +443,7 @@ dispatch:
 				break dispatch
 			}
 		}
+		sends++
 		if sem != nil {
 			select {
 			case sem <- struct{}{}:
@@ -445,7 +486,7 @@ dispatch:
 	}
 	// A point stopped for saturation is complete: it measured what it had to.
 	out := &Outcome{Measured: p, Incomplete: (stopped && saturation == "") || ctx.Err() != nil}
-	out.Schedule = result.Schedule{TargetRate: cfg.Rate, CapWaits: capWaits, Saturation: saturation}
+	out.Schedule = result.Schedule{TargetRate: cfg.Rate, CapWaits: capWaits, Saturation: saturation, StartSkewMs: skew}
 	if secs := p.Window.Seconds; secs > 0 {
 		out.Schedule.ScheduledRate = float64(schedIn) / secs
 		out.Schedule.SendRate = float64(sentIn) / secs
@@ -459,21 +500,43 @@ dispatch:
 	return out, nil
 }
 
+// start waits for the point's aligned start, when it has one, and returns
+// the time its timeline starts and how late that was, in milliseconds.
+// Without StartAt the timeline starts now.
+func start(ctx context.Context, cfg Config) (time.Time, float64) {
+	if cfg.StartAt.IsZero() {
+		return cfg.Clock.Now(), 0
+	}
+	// The timeline starts at StartAt itself when the machine is there in
+	// time, so every shard's offsets count from one instant; a late one
+	// starts now, and says by how much.
+	cfg.Clock.SleepUntil(ctx, cfg.StartAt, clock.DefaultSpin)
+	now := cfg.Clock.Now()
+	if late := now.Sub(cfg.StartAt); late > time.Millisecond {
+		return now, float64(late) / float64(time.Millisecond)
+	}
+	return cfg.StartAt, max(0, float64(now.Sub(cfg.StartAt))/float64(time.Millisecond))
+}
+
 // count runs a schedule to its end: how many arrivals, and how many of
 // them are measured. Validation bounds a plan (suite.MaxPlannedRequests),
 // yet a canceled run must not wait for the count: it stops early, and the
 // dispatcher, seeing the same cancellation, sends nothing.
-func count(ctx context.Context, s *workload.Schedule) (total, measured int) {
+// owned counts the arrivals the shard sends.
+func count(ctx context.Context, s *workload.Schedule, sh Shard) (total, measured, owned int) {
 	for {
 		if _, more := s.Next(); !more {
 			break
+		}
+		if sh.Owns(total) {
+			owned++
 		}
 		total++
 		if total%(1<<16) == 0 && ctx.Err() != nil {
 			break
 		}
 	}
-	return total, s.Measured()
+	return total, s.Measured(), owned
 }
 
 // judge flags a client that fell behind its own schedule.
@@ -520,9 +583,9 @@ func flagClient(s *result.Schedule, why string) {
 func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, error) {
 	runCtx, cancelItems := context.WithCancel(ctx)
 	defer cancelItems()
-	items, errc := ahead(runCtx, src, -1)
+	items, errc := ahead(runCtx, src, -1, cfg.Shard.Owns)
 
-	t0 := cfg.Clock.Now()
+	t0, skew := start(ctx, cfg)
 	winStart := t0.Add(cfg.Warmup)
 	winEnd := time.Time{}
 	if cfg.Duration > 0 && cfg.Requests == 0 {
@@ -569,6 +632,7 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 		return nil, err
 	}
 	out := &Outcome{Measured: p, Incomplete: ctx.Err() != nil}
+	out.Schedule.StartSkewMs = skew
 	if secs := p.Window.Seconds; secs > 0 {
 		out.Schedule.SendRate = float64(sentIn.Load()) / secs
 	}

@@ -177,6 +177,9 @@ type Schedule struct {
 	// Saturation, when set, says why the point was stopped early: the
 	// server's queue grew without bound. Its SLOs fail by definition.
 	Saturation string `json:"saturation,omitempty"`
+	// StartSkewMs is how late the point started after the wall-clock time
+	// it was aligned to (a shard run with --start-at), in milliseconds.
+	StartSkewMs float64 `json:"start_skew_ms,omitempty"`
 }
 
 // Summary describes a distribution. Latencies are in milliseconds, token

@@ -61,6 +61,28 @@ type File struct {
 	Knee *Knee `json:"knee,omitempty"`
 	// Capacity is the result of a capacity search.
 	Capacity *Capacity `json:"capacity,omitempty"`
+	// Shard is set on the results of one shard of a load split over
+	// machines (run --shard); MergedFrom on the result merged from such
+	// shards (benchci merge), naming each.
+	Shard      *Shard  `json:"shard,omitempty"`
+	MergedFrom []Shard `json:"merged_from,omitempty"`
+}
+
+// Shard is one part of a load split over N machines: arrival k of every
+// point's timeline (and closed-loop request k) goes to shard k mod N.
+type Shard struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// Host ran the shard; StartAt is the wall-clock time its first point
+	// was to start (run --start-at), when the shards were aligned.
+	Host    string     `json:"host,omitempty"`
+	StartAt *time.Time `json:"start_at,omitempty"`
+	// Started and Finished bound the shard's run.
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	// MaxStartSkewMs is the latest any of the shard's points started
+	// after its planned start, in milliseconds (with StartAt).
+	MaxStartSkewMs float64 `json:"max_start_skew_ms,omitempty"`
 }
 
 // Calibration is the fit tokens = Overhead + TokensPerWord x words of the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/slo"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/suitefile"
 )
@@ -185,15 +186,15 @@ func TestSanityGate(t *testing.T) {
 	half := result.Point{Label: "rate=1", Measured: result.Measured{Requests: result.Requests{Sent: 10, Completed: 4, Failed: 6, ErrorRate: 0.6}}}
 	ok := result.Point{Label: "rate=2", Measured: result.Measured{Requests: result.Requests{Sent: 10, Completed: 9, Failed: 1, ErrorRate: 0.1}}}
 	s, _ := suite.Decode([]byte(`{"name":"x","target":{"kind":"sim","profile":"tiny"},"workload":{"input_tokens":{"kind":"fixed","value":8},"output_tokens":{"kind":"fixed","value":2}},"sweep":{"rates":[1,2],"duration":"1s"}}`))
-	if v := sanity(s, []result.Point{half, ok}); len(v) != 1 || v[0].Point != "rate=1" || v[0].Limit != 0.5 {
+	if v := slo.Sanity(s, []result.Point{half, ok}); len(v) != 1 || v[0].Point != "rate=1" || v[0].Limit != 0.5 {
 		t.Errorf("default gate: %+v", v)
 	}
 	s.Sanity = &suite.Sanity{MaxErrorRate: 0.7}
-	if v := sanity(s, []result.Point{half, ok}); len(v) != 0 {
+	if v := slo.Sanity(s, []result.Point{half, ok}); len(v) != 0 {
 		t.Errorf("max_error_rate 0.7: %+v", v)
 	}
 	s.Sanity = &suite.Sanity{Off: true}
-	if v := sanity(s, []result.Point{{Label: "x", Measured: result.Measured{Requests: result.Requests{Sent: 5, Failed: 5, ErrorRate: 1}}}}); len(v) != 0 {
+	if v := slo.Sanity(s, []result.Point{{Label: "x", Measured: result.Measured{Requests: result.Requests{Sent: 5, Failed: 5, ErrorRate: 1}}}}); len(v) != 0 {
 		t.Errorf("gate off: %+v", v)
 	}
 }

@@ -38,6 +38,11 @@ type executor struct {
 	requests *requestlog.Writer
 	// turn, when set, is yielded between points (interleaved variants).
 	turn Turn
+	// shard is this machine's part of every point; startAt and pointGap
+	// align the points of all shards on the wall clock.
+	shard    loadgen.Shard
+	startAt  time.Time
+	pointGap time.Duration
 }
 
 // run measures one point and returns it as stored in f.
@@ -61,6 +66,11 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		Goodput:  metrics.Criteria{TTFT: s.Goodput[metric.TTFT].D(), TPOT: s.Goodput[metric.TPOT].D(), E2E: s.Goodput[metric.E2E].D()},
 		Progress: &loadgen.Progress{},
 		Retry:    retryPolicy(s),
+		Shard:    ex.shard,
+	}
+	if !ex.startAt.IsZero() {
+		slot := cfg.Warmup + cfg.Duration + ex.pointGap
+		cfg.StartAt = ex.startAt.Add(time.Duration(ex.points-1) * slot)
 	}
 	p := result.Point{Mode: string(ld.mode), Trial: info.Trial}
 	switch ld.mode {
@@ -91,9 +101,13 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		p.Rate = cfg.Rate
 		p.Label = "rate=" + strconv.FormatFloat(cfg.Rate, 'g', -1, 64)
 	case loadgen.ClosedLoop:
-		cfg.Concurrency = ld.concurrency
-		p.Concurrency = cfg.Concurrency
-		p.Label = "concurrency=" + strconv.Itoa(cfg.Concurrency)
+		// The shards' workers sum to the level, and so do their requests.
+		cfg.Concurrency = ex.shard.Split(ld.concurrency)
+		if cfg.Requests > 0 {
+			cfg.Requests = ex.shard.Split(cfg.Requests)
+		}
+		p.Concurrency = ld.concurrency
+		p.Label = "concurrency=" + strconv.Itoa(ld.concurrency)
 	}
 	info.Label, info.Planned = p.Label, cfg.Warmup+cfg.Duration
 	if rl := ex.requests; rl != nil {

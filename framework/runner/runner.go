@@ -7,9 +7,11 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/benchci/benchci/framework/loadgen"
@@ -61,7 +63,18 @@ type Options struct {
 	Calibration *SharedCalibration
 	// Order is recorded with a variant's results.
 	Order string
+	// Shard, when its Count is above 1, runs only this machine's part of
+	// every point (loadgen.Shard); benchci merge joins the parts.
+	Shard loadgen.Shard
+	// StartAt, when set, aligns the shards: point k's timeline starts at
+	// StartAt + k x (warm-up + duration + PointGap) on every machine.
+	StartAt  time.Time
+	PointGap time.Duration
 }
+
+// DefaultPointGap is the time left between aligned points for the last
+// requests of one to finish before the next starts.
+const DefaultPointGap = 10 * time.Second
 
 // Run runs the suite. It always returns a results file holding what was
 // measured; when the run failed or was stopped the file is marked
@@ -77,9 +90,23 @@ func Run(ctx context.Context, l *suitefile.File, opts Options) (*result.File, er
 		Started: time.Now().UTC(),
 		Points:  []result.Point{},
 	}
+	if sh := opts.Shard; sh.Count > 1 {
+		f.Shard = &result.Shard{Index: sh.Index, Count: sh.Count, Started: f.Started}
+		f.Shard.Host, _ = os.Hostname()
+		if !opts.StartAt.IsZero() {
+			at := opts.StartAt.UTC()
+			f.Shard.StartAt = &at
+		}
+	}
 	err := run(ctx, l, opts, f)
 	f.Finished = time.Now().UTC()
-	f.SLOs = append(slo.Evaluate(s.SLOs, gated(f)), sanity(s, gated(f))...)
+	if f.Shard != nil {
+		f.Shard.Finished = f.Finished
+		for _, p := range f.Points {
+			f.Shard.MaxStartSkewMs = max(f.Shard.MaxStartSkewMs, p.Schedule.StartSkewMs)
+		}
+	}
+	Judge(s, f)
 	if err != nil {
 		// The suite is named once, here, for every failure below.
 		err = fmt.Errorf("suite %s: %w", s.RunName(), err)
@@ -104,6 +131,9 @@ func run(ctx context.Context, l *suitefile.File, opts Options, f *result.File) (
 	if err != nil {
 		return err
 	}
+	if err := shardable(s, opts.Shard); err != nil {
+		return err
+	}
 	if t := opts.Turn; t != nil {
 		if err := t.Take(ctx); err != nil {
 			return nil // stopped while waiting: Run reports the cause
@@ -125,8 +155,35 @@ func run(ctx context.Context, l *suitefile.File, opts Options, f *result.File) (
 	if err != nil {
 		return err
 	}
-	ex := &executor{s: s, sess: sess, wl: wl, obs: opts.Observer, f: f, requests: opts.Requests, turn: opts.Turn}
+	ex := &executor{s: s, sess: sess, wl: wl, obs: opts.Observer, f: f, requests: opts.Requests, turn: opts.Turn,
+		shard: opts.Shard, startAt: opts.StartAt, pointGap: cmp.Or(opts.PointGap, DefaultPointGap)}
 	return pl.run(ctx, ex)
+}
+
+// shardable refuses to split a suite whose points cannot be split: an auto
+// sweep and a capacity search choose each point from the last one's
+// figures, which no single shard has.
+func shardable(s *suite.Suite, sh loadgen.Shard) error {
+	if sh.Count <= 1 {
+		return nil
+	}
+	switch s.Sweep.Kind {
+	case suite.SweepAuto, suite.SweepCapacity:
+		return fmt.Errorf("a %s sweep chooses each point from the figures of the last, which no shard has alone: shard a rates, concurrencies or throughput sweep", s.Sweep.Kind)
+	case suite.SweepConcurrency:
+		for _, c := range s.Sweep.Concurrencies {
+			if c < sh.Count {
+				return fmt.Errorf("concurrency %d cannot be split over %d shards: each needs a worker at least", c, sh.Count)
+			}
+		}
+	}
+	return nil
+}
+
+// Judge sets f's SLO verdicts: the suite's SLOs and the sanity gate, on
+// the points that gate the run. Run calls it; so does a merge of shards.
+func Judge(s *suite.Suite, f *result.File) {
+	f.SLOs = append(slo.Evaluate(s.SLOs, gated(f)), slo.Sanity(s, gated(f))...)
 }
 
 // gated returns the points whose SLOs gate the run: all of them, except in
@@ -155,31 +212,4 @@ func gated(f *result.File) []result.Point {
 // its simulator profiles and tokenizers.
 func Known() *suite.Known {
 	return &suite.Known{SimProfiles: sim.ProfileNames(), Tokenizers: tokenizer.Names}
-}
-
-// sanity is the gate every run passes whatever its SLOs: a point where no
-// request completed, or where most failed, measured a broken target, not
-// a configuration. Only its failures are listed.
-func sanity(s *suite.Suite, points []result.Point) []result.SLO {
-	maxErr := suite.DefaultMaxErrorRate
-	if sn := s.Sanity; sn != nil {
-		if sn.Off {
-			return nil
-		}
-		if sn.MaxErrorRate > 0 {
-			maxErr = sn.MaxErrorRate
-		}
-	}
-	var out []result.SLO
-	for _, p := range points {
-		switch {
-		case p.Requests.Sent > 0 && p.Requests.Completed == 0:
-			out = append(out, result.SLO{Name: "sanity: some request completes", Point: p.Label, Unit: "requests",
-				Note: fmt.Sprintf("none of %d requests completed (the suite's sanity: { off: true } allows it)", p.Requests.Sent)})
-		case p.Requests.ErrorRate > maxErr:
-			out = append(out, result.SLO{Name: fmt.Sprintf("sanity: error_rate <= %g", maxErr), Point: p.Label,
-				Measured: p.Requests.ErrorRate, Limit: maxErr, Unit: "fraction"})
-		}
-	}
-	return out
 }

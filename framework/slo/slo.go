@@ -86,3 +86,30 @@ func Name(s suite.SLO) string {
 	}
 	return n
 }
+
+// Sanity is the gate every run passes whatever its SLOs: a point where no
+// request completed, or where most failed, measured a broken target, not
+// a configuration. Only its failures are listed.
+func Sanity(s *suite.Suite, points []result.Point) []result.SLO {
+	maxErr := suite.DefaultMaxErrorRate
+	if sn := s.Sanity; sn != nil {
+		if sn.Off {
+			return nil
+		}
+		if sn.MaxErrorRate > 0 {
+			maxErr = sn.MaxErrorRate
+		}
+	}
+	var out []result.SLO
+	for _, p := range points {
+		switch {
+		case p.Requests.Sent > 0 && p.Requests.Completed == 0:
+			out = append(out, result.SLO{Name: "sanity: some request completes", Point: p.Label, Unit: "requests",
+				Note: fmt.Sprintf("none of %d requests completed (the suite's sanity: { off: true } allows it)", p.Requests.Sent)})
+		case p.Requests.ErrorRate > maxErr:
+			out = append(out, result.SLO{Name: fmt.Sprintf("sanity: error_rate <= %g", maxErr), Point: p.Label,
+				Measured: p.Requests.ErrorRate, Limit: maxErr, Unit: "fraction"})
+		}
+	}
+	return out
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchci/benchci/framework/report"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/runner"
+	"github.com/benchci/benchci/framework/shard"
+	"github.com/benchci/benchci/framework/suite"
+)
+
+func mergeCmd() *cobra.Command {
+	var (
+		out     string
+		maxSkew time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "merge SHARD.json...",
+		Short: "Join the results of a run's shards (run --shard) into one result",
+		Long: `merge joins the results files of the N shards of one run into the result
+one machine would have measured: per point, histograms merged bucket for
+bucket (no resampling), counts summed, throughputs summed over the common
+window; then cost, the knee and the SLOs are evaluated on the merged points.
+The merged result compares with any baseline of the same workload.
+
+It refuses files that are not shards of one run (another suite or workload,
+another N, an index twice). A missing shard, or one that did not finish,
+makes the result incomplete, naming it (exit 2); a shard that started a
+point more than --max-skew after its aligned time is noted.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var files []*result.File
+			for _, p := range args {
+				f, err := result.Read(p)
+				if err != nil {
+					return &exitError{exitUsage, err}
+				}
+				files = append(files, f)
+			}
+			m, err := shard.Merge(files, maxSkew)
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			s, err := suite.Decode(m.Suite.Definition)
+			if err != nil {
+				return &exitError{exitUsage, fmt.Errorf("merge: %w", err)}
+			}
+			runner.Judge(s, m)
+			if out == "" {
+				out = filepath.Join(filepath.Dir(args[0]), m.Suite.Name+".json")
+			}
+			stdout := cmd.OutOrStdout()
+			if err := report.Table(stdout, m); err != nil {
+				return err
+			}
+			if err := result.Write(out, m); err != nil {
+				return &exitError{exitUsage, err}
+			}
+			var skew float64
+			for _, sh := range m.MergedFrom {
+				skew = max(skew, sh.MaxStartSkewMs)
+			}
+			fmt.Fprintf(stdout, "merged %d of %d shards (latest start %.1f ms after its aligned time): %s\n", len(m.MergedFrom), m.MergedFrom[0].Count, skew, out)
+			if m.Incomplete {
+				return &exitError{exitUsage, errors.New("merged result incomplete: " + m.Error)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "merged results file (default: <dir of the first shard>/<suite>.json)")
+	cmd.Flags().DurationVar(&maxSkew, "max-skew", shard.DefaultMaxSkew, "note shards that started a point later than this after its aligned time")
+	return cmd
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchci/benchci/framework/compare"
+	"github.com/benchci/benchci/framework/requestlog"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/sim"
+)
+
+// sent reads a requests file into id -> what was asked and when, the
+// intended send time counted from its point's start (t0 by point label).
+func sent(t *testing.T, path string, t0 map[string]time.Time) map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r requestlog.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		intended := r.Sent.Add(-time.Duration(r.LagMs * float64(time.Millisecond))).Sub(t0[r.Point])
+		// Intended times are read back from a send time and a lag in
+		// milliseconds: kept to 0.1 ms, far below any gap between sends.
+		out[r.Point+" "+r.ID] = fmt.Sprintf("in %d out %d @ %.1f ms", r.WantInput, r.WantOutput, float64(intended)/float64(time.Millisecond))
+	}
+	return out
+}
+
+// starts is each point's timeline start in a results file.
+func starts(t *testing.T, path string) (*result.File, map[string]time.Time) {
+	t.Helper()
+	f, err := result.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := map[string]time.Time{}
+	for _, p := range f.Points {
+		s[p.Label] = p.Window.Start.Add(-time.Second) // the suite's warm-up
+	}
+	return f, s
+}
+
+// Four shard processes against one simulator, aligned on the wall clock,
+// send between them exactly the requests of a single run (ids, lengths,
+// intended send times), and their merged result agrees with the single
+// run's within the gate's noise.
+func TestShardsMergeToTheSingleRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two suites end to end")
+	}
+	p, _ := sim.Lookup("tiny")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	u, err := sim.New(p).Listen(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	suitePath := writeSuite(t, dir, "sharded", fmt.Sprintf(`
+  target: b.target.url('%s', model='tiny'),
+  workload: { input_tokens: b.dist.lognormal(median=40, sigma=0.5, max=200), output_tokens: b.dist.lognormal(median=12, sigma=0.5, max=60) },
+  sweep: b.sweep.rates([12, 24], duration='4s', warmup='1s'),
+  slos: [b.slo.p99('ttft', '<', '2s', at_rate=24)],`, u))
+
+	single := filepath.Join(dir, "single")
+	if code, out, errOut := runCLI(t, ctx, "run", "--progress=false", "--requests", "--results", single, suitePath); code != 0 {
+		t.Fatalf("single run: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	shards := filepath.Join(dir, "shards")
+	startAt := time.Now().Add(4 * time.Second).UTC().Truncate(time.Second).Add(time.Second)
+	procs := make([]*exec.Cmd, 4)
+	for i := range procs {
+		cmd := exec.Command(os.Args[0], "run", "--progress=false", "--requests", "--results", shards,
+			"--shard", fmt.Sprintf("%d/4", i), "--start-at", startAt.Format(time.RFC3339), "--point-gap", "3s", suitePath)
+		cmd.Env = append(os.Environ(), "BENCHCI_TEST_CLI=1")
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs[i] = cmd
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("shard %d:\n%s", i, out.String())
+			}
+		})
+	}
+	for i, c := range procs {
+		if err := c.Wait(); err != nil {
+			t.Errorf("shard %d: %v", i, err)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	var shardFiles []string
+	union := map[string]string{}
+	for i := range 4 {
+		name := filepath.Join(shards, fmt.Sprintf("sharded.shard-%d-of-4", i))
+		shardFiles = append(shardFiles, name+".json")
+		_, t0 := starts(t, name+".json")
+		for k, v := range sent(t, name+".requests.jsonl", t0) {
+			if _, dup := union[k]; dup {
+				t.Errorf("%s sent by two shards", k)
+			}
+			union[k] = v
+		}
+	}
+	singleFile, t0 := starts(t, filepath.Join(single, "sharded.json"))
+	want := sent(t, filepath.Join(single, "sharded.requests.jsonl"), t0)
+	if len(want) < 100 {
+		t.Fatalf("only %d requests in the single run", len(want))
+	}
+	if !maps.Equal(want, union) {
+		n := 0
+		for _, k := range slices.Sorted(maps.Keys(want)) {
+			if union[k] != want[k] && n < 5 {
+				t.Errorf("%s: single run %q, shards %q", k, want[k], union[k])
+				n++
+			}
+		}
+		t.Errorf("the shards sent %d requests, the single run %d", len(union), len(want))
+	}
+
+	merged := filepath.Join(dir, "merged.json")
+	code, out, errOut := runCLI(t, ctx, append([]string{"merge", "-o", merged}, shardFiles...)...)
+	if code != 0 || !strings.Contains(out, "merged 4 of 4 shards") {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, out, errOut)
+	}
+	m, err := result.Read(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var skew float64
+	for _, sh := range m.MergedFrom {
+		skew = max(skew, sh.MaxStartSkewMs)
+	}
+	rep, err := compare.Compare(singleFile, m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rep.Rows {
+		if row.Verdict == compare.Regression || row.Verdict == compare.Improvement || row.Verdict == compare.Missing {
+			t.Errorf("%s %s: single %v, merged %v: %s (%s)", row.Point, row.Metric, row.Base, row.Cand, row.Verdict, row.Test)
+		}
+	}
+	for i, sp := range singleFile.Points {
+		mp := m.Points[i]
+		t.Logf("%s: sent %d vs %d; TTFT p50 %.1f vs %.1f ms, p99 %.1f vs %.1f; ITL p50 %.2f vs %.2f; E2E p99 %.0f vs %.0f; out tok/s %.0f vs %.0f",
+			sp.Label, sp.Requests.Sent, mp.Requests.Sent, sp.Latency["ttft"].P50, mp.Latency["ttft"].P50, sp.Latency["ttft"].P99, mp.Latency["ttft"].P99,
+			sp.Latency["itl"].P50, mp.Latency["itl"].P50, sp.Latency["e2e"].P99, mp.Latency["e2e"].P99, sp.Throughput.OutputTokens, mp.Throughput.OutputTokens)
+	}
+	t.Logf("latest shard start skew %.2f ms; merged SLOs %+v", skew, m.SLOs)
+	if len(m.SLOs) == 0 || m.Incomplete {
+		t.Errorf("merged: SLOs %v, incomplete %v (%s)", m.SLOs, m.Incomplete, m.Error)
+	}
+}

@@ -1,0 +1,160 @@
+package shard
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suitefile"
+)
+
+// recording is 2000 TTFTs in microseconds, drawn once.
+func recording() []int64 {
+	r := rand.New(rand.NewPCG(1, 2))
+	v := make([]int64, 2000)
+	for i := range v {
+		v[i] = int64(20_000 + r.ExpFloat64()*80_000)
+	}
+	return v
+}
+
+func hist(t *testing.T, vs []int64) *hdrhistogram.Histogram {
+	h := hdrhistogram.New(1, 3_600_000_000, 3)
+	for _, v := range vs {
+		if err := h.RecordValue(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
+}
+
+// shardFile is shard i of n, one point holding the values given, as if
+// measured over a 10 s window: its TTFT histogram and summary, a request
+// per value (every tenth failed), 50 output tokens per answer.
+func shardFile(t *testing.T, i, n int, vs []int64) *result.File {
+	t.Helper()
+	l, err := suitefile.LoadSource("s.jsonnet", `local b = import 'benchci.libsonnet';
+b.suite {
+  name: 's',
+  target: b.target.url('http://127.0.0.1:1', model='m'),
+  workload: { input_tokens: b.dist.fixed(20), output_tokens: b.dist.fixed(50) },
+  sweep: b.sweep.rates([8], duration='10s'),
+  slos: [b.slo.p99('ttft', '<', '200ms', at_rate=8)],
+  cost: b.cost.gpu(usd_per_hour=4),
+}`, suitefile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hist(t, vs)
+	enc, err := result.EncodeHistogram(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := len(vs) / 10
+	start := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	p := result.Point{Label: "rate=8", Mode: "rate", Rate: 8, Trial: 1, Measured: result.Measured{
+		Requests:   result.Requests{Sent: len(vs), Completed: len(vs) - failed, Failed: failed, ErrorRate: float64(failed) / float64(len(vs)), Errors: map[string]int{"http": failed}},
+		Window:     result.Window{Start: start.Add(time.Duration(i) * time.Millisecond), Seconds: 10},
+		Throughput: result.Throughput{Requests: float64(len(vs)-failed) / 10, OutputTokens: 50 * float64(len(vs)-failed) / 10},
+		Latency:    map[string]result.Summary{metric.TTFT: result.Summarize(h, 1000)},
+		Histograms: map[string]string{metric.TTFT: enc},
+	}, Schedule: result.Schedule{TargetRate: 8, SendRate: 8.0 / float64(n), StartSkewMs: float64(i)}}
+	return &result.File{Schema: result.Schema, Suite: result.Suite{Name: "s", Hash: l.Hash, WorkloadHash: l.WorkloadHash, Definition: l.JSON},
+		Shard:  &result.Shard{Index: i, Count: n, Started: start, Finished: start.Add(12 * time.Second), MaxStartSkewMs: float64(i)},
+		Points: []result.Point{p}, Started: start, Finished: start.Add(12 * time.Second)}
+}
+
+// Merging the two halves of one recording gives the histogram of the
+// whole, bucket for bucket, and its percentiles; counts add, throughputs
+// add over the common window, and the error rate and cost are computed
+// again from the sums.
+func TestMergeHalvesIsTheWhole(t *testing.T) {
+	vs := recording()
+	a, b := shardFile(t, 0, 2, vs[:1000]), shardFile(t, 1, 2, vs[1000:])
+	m, err := Merge([]*result.File{b, a}, DefaultMaxSkew)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Incomplete || m.Shard != nil || len(m.MergedFrom) != 2 || m.MergedFrom[0].Index != 0 {
+		t.Errorf("merged: incomplete %v (%s), from %+v", m.Incomplete, m.Error, m.MergedFrom)
+	}
+	p := m.Points[0]
+	got, err := result.DecodeHistogram(p.Histograms[metric.TTFT])
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := hist(t, vs)
+	if !got.Equals(whole) {
+		t.Error("the merged histogram is not the whole recording's")
+	}
+	if p.Latency[metric.TTFT] != result.Summarize(whole, 1000) {
+		t.Errorf("TTFT %+v, want %+v", p.Latency[metric.TTFT], result.Summarize(whole, 1000))
+	}
+	r := p.Requests
+	if r.Sent != 2000 || r.Failed != 200 || r.ErrorRate != 0.1 || r.Errors["http"] != 200 {
+		t.Errorf("requests %+v", r)
+	}
+	if p.Throughput.Requests != 180 || p.Throughput.OutputTokens != 9000 || p.Window.Seconds != 10 || p.Schedule.SendRate != 8 {
+		t.Errorf("throughput %+v over %v s, send rate %v", p.Throughput, p.Window.Seconds, p.Schedule.SendRate)
+	}
+	// $4/h over 9000 tok/s: 4e6 / (9000 x 3600) per 1M.
+	if c := p.Cost; c == nil || c.PerMOutput < 0.1234 || c.PerMOutput > 0.1235 {
+		t.Errorf("cost %+v, want $0.1235 per 1M from the merged throughput", c)
+	}
+	if p.Schedule.StartSkewMs != 1 || !m.Started.Equal(a.Started) {
+		t.Errorf("skew %v, started %v", p.Schedule.StartSkewMs, m.Started)
+	}
+}
+
+func TestMergeRefusesAndFlags(t *testing.T) {
+	vs := recording()
+	s0, s1 := shardFile(t, 0, 2, vs[:1000]), shardFile(t, 1, 2, vs[1000:])
+	other := shardFile(t, 1, 2, vs[1000:])
+	other.Suite.WorkloadHash = "different"
+	three := shardFile(t, 1, 3, vs[1000:])
+	plain := shardFile(t, 0, 2, vs)
+	plain.Shard = nil
+	edited := shardFile(t, 1, 2, vs[1000:])
+	edited.Suite.Hash = "edited"
+	for _, c := range []struct {
+		name  string
+		files []*result.File
+		want  string
+	}{
+		{"another workload", []*result.File{s0, other}, "another workload"},
+		{"another shard count", []*result.File{s0, three}, "one of 3"},
+		{"twice", []*result.File{s0, s0}, "given twice"},
+		{"not a shard", []*result.File{s0, plain}, "not a shard's results"},
+		{"another suite version", []*result.File{s0, edited}, "another version of the suite"},
+		{"none", nil, "no shard results"},
+	} {
+		if _, err := Merge(c.files, DefaultMaxSkew); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.want)
+		}
+	}
+
+	// A missing shard: merged, incomplete, named.
+	m, err := Merge([]*result.File{s1}, DefaultMaxSkew)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Incomplete || !strings.Contains(m.Error, "shard 0 of 2 missing") || !m.Points[0].Incomplete {
+		t.Errorf("one of two shards: incomplete %v, error %q", m.Incomplete, m.Error)
+	}
+
+	// A late start is noted.
+	late := shardFile(t, 1, 2, vs[1000:])
+	late.Shard.MaxStartSkewMs = 450
+	m, err = Merge([]*result.File{s0, late}, DefaultMaxSkew)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Notes) != 1 || !strings.Contains(m.Notes[0], "shard 1 started a point 450 ms after its aligned time") {
+		t.Errorf("notes %q", m.Notes)
+	}
+}
