@@ -140,12 +140,27 @@ func (p *Proxy) draw() kind {
 	return none
 }
 
+// maxBody bounds a request body the proxy holds.
+const maxBody = 64 << 20
+
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		p.rp.ServeHTTP(w, r)
 		return
 	}
 	p.counts.requests.Add(1)
+	// The body is read whole before it goes upstream. Streamed through,
+	// the upstream transport's last read of it (the one that finds its
+	// end) can come after the answer's head, which net/http's server
+	// forbids: it closes the body when a response begins, the transport
+	// takes that for a failed request and drops the upstream connection,
+	// and the client sees its stream cut a millisecond in.
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil || len(body) > maxBody {
+		http.Error(w, "request body unreadable or above 64 MiB", http.StatusBadRequest)
+		return
+	}
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	if d := p.f.Latency; d > 0 && !sleep(r.Context(), d) {
 		return
 	}
