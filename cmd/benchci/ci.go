@@ -26,6 +26,8 @@ type ciOptions struct {
 	reportOut string
 	htmlOut   string
 	artifact  string
+	// measured: the arguments are results files to gate, not suites to run.
+	measured bool
 	post      bool
 	outputs   string
 }
@@ -60,6 +62,7 @@ the error is printed and the exit code still tells the verdict.`,
 	cmd.Flags().StringVar(&o.summary, "summary", os.Getenv("GITHUB_STEP_SUMMARY"), "file to append the markdown report to (default $GITHUB_STEP_SUMMARY)")
 	cmd.Flags().StringVar(&o.reportOut, "report", filepath.Join("results", "benchci-report.md"), "where to write the markdown report")
 	cmd.Flags().StringVar(&o.htmlOut, "html", "auto", `where to write the self-contained HTML report ("auto": beside --report, as .html; "" for none)`)
+	cmd.Flags().BoolVar(&o.measured, "measured", false, "the arguments are results files already measured (a merged sharded run, benchci merge): gate, report and comment on them without running")
 	cmd.Flags().StringVar(&o.artifact, "artifact", "", "name of the workflow artifact the HTML report is uploaded in: the comment links the run's artifacts")
 	cmd.Flags().StringVar(&o.outputs, "outputs", os.Getenv("GITHUB_OUTPUT"), "file to append verdict=, regressions= and report= lines to (default $GITHUB_OUTPUT)")
 	cmd.Flags().BoolVar(&o.post, "comment", true, "update the pull-request comment when GITHUB_TOKEN, the repository and the PR are known")
@@ -97,7 +100,19 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 			o.htmlOut = strings.TrimSuffix(o.reportOut, ".md") + ".html"
 		}
 	}
-	results, runErr := runAll(cmd, o.run, paths)
+	var results []*result.File
+	var runErr error
+	if o.measured {
+		for _, p := range paths {
+			f, err := result.Read(p)
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			results = append(results, f)
+		}
+	} else {
+		results, runErr = runAll(cmd, o.run, paths)
+	}
 	if results == nil {
 		return runErr // nothing ran: the suites did not load
 	}

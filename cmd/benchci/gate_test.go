@@ -235,3 +235,28 @@ func TestActionUsesRealFlags(t *testing.T) {
 		}
 	}
 }
+
+// ci --measured gates results files measured elsewhere (a merged sharded
+// run) as ci gates its own runs: the same verdict as compare, the report
+// and the HTML written, nothing run.
+func TestCIMeasured(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const base, cand = "../../baselines/quickstart.json", "testdata/candidate.json"
+	want, _, _ := runCLI(t, context.Background(), "compare", base, cand)
+	code, stdout, stderr := runCLI(t, context.Background(), "ci", "--measured", "--comment=false", "--summary", "", "--baselines", "../../baselines",
+		"--report", filepath.Join(dir, "r.md"), cand)
+	if code != want || code == exitUsage {
+		t.Fatalf("exit %d, compare's %d\n%s\n%s", code, want, stdout, stderr)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "r.md"))
+	if err != nil || !strings.Contains(string(md), "quickstart") {
+		t.Errorf("report: %v\n%s", err, md)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r.html")); err != nil {
+		t.Error(err)
+	}
+	if strings.Contains(stdout+stderr, "progress") {
+		t.Errorf("it ran something:\n%s%s", stdout, stderr)
+	}
+}

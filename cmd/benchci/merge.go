@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -21,7 +22,7 @@ func mergeCmd() *cobra.Command {
 		maxSkew time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "merge SHARD.json...",
+		Use:   "merge SHARD.json... | merge DIR",
 		Short: "Join the results of a run's shards (run --shard) into one result",
 		Long: `merge joins the results files of the N shards of one run into the result
 one machine would have measured: per point, histograms merged bucket for
@@ -29,12 +30,23 @@ bucket (no resampling), counts summed, throughputs summed over the common
 window; then cost, the knee and the SLOs are evaluated on the merged points.
 The merged result compares with any baseline of the same workload.
 
+Given a directory, it merges every run whose shards it holds
+(<suite>.shard-I-of-N.json), each into <dir>/<suite>.json.
+
 It refuses files that are not shards of one run (another suite or workload,
 another N, an index twice). A missing shard, or one that did not finish,
 makes the result incomplete, naming it (exit 2); a shard that started a
 point more than --max-skew after its aligned time is noted.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
+					if out != "" {
+						return &exitError{exitUsage, errors.New("-o names one result: with a directory, each run's goes to <dir>/<suite>.json")}
+					}
+					return mergeDir(cmd, args[0], maxSkew)
+				}
+			}
 			var files []*result.File
 			for _, p := range args {
 				f, err := result.Read(p)
@@ -43,37 +55,76 @@ point more than --max-skew after its aligned time is noted.`,
 				}
 				files = append(files, f)
 			}
-			m, err := shard.Merge(files, maxSkew)
-			if err != nil {
-				return &exitError{exitUsage, err}
-			}
-			s, err := suite.Decode(m.Suite.Definition)
-			if err != nil {
-				return &exitError{exitUsage, fmt.Errorf("merge: %w", err)}
-			}
-			runner.Judge(s, m)
-			if out == "" {
-				out = filepath.Join(filepath.Dir(args[0]), m.Suite.Name+".json")
-			}
-			stdout := cmd.OutOrStdout()
-			if err := report.Table(stdout, m); err != nil {
-				return err
-			}
-			if err := result.Write(out, m); err != nil {
-				return &exitError{exitUsage, err}
-			}
-			var skew float64
-			for _, sh := range m.MergedFrom {
-				skew = max(skew, sh.MaxStartSkewMs)
-			}
-			fmt.Fprintf(stdout, "merged %d of %d shards (latest start %.1f ms after its aligned time): %s\n", len(m.MergedFrom), m.MergedFrom[0].Count, skew, out)
-			if m.Incomplete {
-				return &exitError{exitUsage, errors.New("merged result incomplete: " + m.Error)}
-			}
-			return nil
+			return mergeFiles(cmd, files, filepath.Dir(args[0]), out, maxSkew)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "merged results file (default: <dir of the first shard>/<suite>.json)")
 	cmd.Flags().DurationVar(&maxSkew, "max-skew", shard.DefaultMaxSkew, "note shards that started a point later than this after its aligned time")
 	return cmd
+}
+
+// mergeDir merges every run whose shards are in dir, one result each.
+func mergeDir(cmd *cobra.Command, dir string, maxSkew time.Duration) error {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.shard-*-of-*.json"))
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		return &exitError{exitUsage, fmt.Errorf("merge: no shard results (<suite>.shard-I-of-N.json) in %s", dir)}
+	}
+	var order []string
+	bySuite := map[string][]*result.File{}
+	for _, p := range paths {
+		f, err := result.Read(p)
+		if err != nil {
+			return &exitError{exitUsage, err}
+		}
+		if _, ok := bySuite[f.Suite.Name]; !ok {
+			order = append(order, f.Suite.Name)
+		}
+		bySuite[f.Suite.Name] = append(bySuite[f.Suite.Name], f)
+	}
+	var errs []error
+	for _, name := range order {
+		if err := mergeFiles(cmd, bySuite[name], dir, "", maxSkew); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	if len(errs) > 0 {
+		return &exitError{exitUsage, errors.Join(errs...)}
+	}
+	return nil
+}
+
+// mergeFiles merges one run's shards and writes the result to out, or to
+// <dir>/<suite>.json.
+func mergeFiles(cmd *cobra.Command, files []*result.File, dir, out string, maxSkew time.Duration) error {
+	m, err := shard.Merge(files, maxSkew)
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	s, err := suite.Decode(m.Suite.Definition)
+	if err != nil {
+		return &exitError{exitUsage, fmt.Errorf("merge: %w", err)}
+	}
+	runner.Judge(s, m)
+	if out == "" {
+		out = filepath.Join(dir, m.Suite.Name+".json")
+	}
+	stdout := cmd.OutOrStdout()
+	if err := report.Table(stdout, m); err != nil {
+		return err
+	}
+	if err := result.Write(out, m); err != nil {
+		return &exitError{exitUsage, err}
+	}
+	var skew float64
+	for _, sh := range m.MergedFrom {
+		skew = max(skew, sh.MaxStartSkewMs)
+	}
+	fmt.Fprintf(stdout, "merged %d of %d shards (latest start %.1f ms after its aligned time): %s\n", len(m.MergedFrom), m.MergedFrom[0].Count, skew, out)
+	if m.Incomplete {
+		return &exitError{exitUsage, errors.New("merged result incomplete: " + m.Error)}
+	}
+	return nil
 }

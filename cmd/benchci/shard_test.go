@@ -113,11 +113,9 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	var shardFiles []string
 	union := map[string]string{}
 	for i := range 4 {
 		name := filepath.Join(shards, fmt.Sprintf("sharded.shard-%d-of-4", i))
-		shardFiles = append(shardFiles, name+".json")
 		_, t0 := starts(t, name+".json")
 		for k, v := range sent(t, name+".requests.jsonl", t0) {
 			if _, dup := union[k]; dup {
@@ -142,8 +140,9 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 		t.Errorf("the shards sent %d requests, the single run %d", len(union), len(want))
 	}
 
-	merged := filepath.Join(dir, "merged.json")
-	code, out, errOut := runCLI(t, ctx, append([]string{"merge", "-o", merged}, shardFiles...)...)
+	// By directory, as the Kubernetes and Actions merge steps call it.
+	merged := filepath.Join(shards, "sharded.json")
+	code, out, errOut := runCLI(t, ctx, "merge", shards)
 	if code != 0 || !strings.Contains(out, "merged 4 of 4 shards") {
 		t.Fatalf("merge: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -170,7 +169,7 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 			sp.Label, sp.Requests.Sent, mp.Requests.Sent, sp.Latency["ttft"].P50, mp.Latency["ttft"].P50, sp.Latency["ttft"].P99, mp.Latency["ttft"].P99,
 			sp.Latency["itl"].P50, mp.Latency["itl"].P50, sp.Latency["e2e"].P99, mp.Latency["e2e"].P99, sp.Throughput.OutputTokens, mp.Throughput.OutputTokens)
 	}
-	t.Logf("latest shard start skew %.2f ms; merged SLOs %+v", skew, m.SLOs)
+	t.Logf("%d requests sent alike; latest shard start skew %.2f ms; merged SLOs %+v", len(want), skew, m.SLOs)
 	if len(m.SLOs) == 0 || m.Incomplete {
 		t.Errorf("merged: SLOs %v, incomplete %v (%s)", m.SLOs, m.Incomplete, m.Error)
 	}
