@@ -28,8 +28,8 @@ type ciOptions struct {
 	artifact  string
 	// measured: the arguments are results files to gate, not suites to run.
 	measured bool
-	post      bool
-	outputs   string
+	post     bool
+	outputs  string
 }
 
 func ciCmd() *cobra.Command {

@@ -52,9 +52,9 @@ func TestKubernetesManifests(t *testing.T) {
 	var pvc corev1.PersistentVolumeClaim
 	decodeStrict(t, "pvc.yaml", &pvc)
 	var kust struct {
-		APIVersion, Kind  string
-		Resources         []string
-		Images            []struct{ Name, NewTag string }
+		APIVersion, Kind   string
+		Resources          []string
+		Images             []struct{ Name, NewTag string }
 		ConfigMapGenerator []struct {
 			Name     string
 			Files    []string
