@@ -167,6 +167,11 @@ func shardable(s *suite.Suite, sh loadgen.Shard) error {
 	if sh.Count <= 1 {
 		return nil
 	}
+	if k := s.Target.Kind; k != "url" {
+		// Each shard would start its own server: N servers each taking a
+		// 1/N load, not one taking the whole.
+		return fmt.Errorf("a %s target runs inside each shard, so each would measure its own server under a part of the load: shard against one shared server (a url target)", k)
+	}
 	switch s.Sweep.Kind {
 	case suite.SweepAuto, suite.SweepCapacity:
 		return fmt.Errorf("a %s sweep chooses each point from the figures of the last, which no shard has alone: shard a rates, concurrencies or throughput sweep", s.Sweep.Kind)
