@@ -47,6 +47,12 @@ Exit code: 1 on a regression or SLO failure, 2 when a suite could not run,
 the error is printed and the exit code still tells the verdict.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.htmlOut == "auto" {
+				o.htmlOut = ""
+				if o.reportOut != "" {
+					o.htmlOut = strings.TrimSuffix(o.reportOut, ".md") + ".html"
+				}
+			}
 			var regressions int
 			err := runCI(cmd, o, args, &regressions)
 			if o.outputs != "" {
@@ -93,12 +99,6 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 		defer cancel()
 		cmd.SetContext(ctx)
 		o.run.timeout = 0
-	}
-	if o.htmlOut == "auto" {
-		o.htmlOut = ""
-		if o.reportOut != "" {
-			o.htmlOut = strings.TrimSuffix(o.reportOut, ".md") + ".html"
-		}
 	}
 	var results []*result.File
 	var runErr error

@@ -75,7 +75,7 @@ func TestGate(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 		}
-		if out, _ := os.ReadFile(outputs); string(out) != "verdict=pass\nregressions=0\nreport="+filepath.Join(dir, "same", "report.md")+"\n" {
+		if out, _ := os.ReadFile(outputs); string(out) != "verdict=pass\nregressions=0\nreport="+filepath.Join(dir, "same", "report.md")+"\nhtml="+filepath.Join(dir, "same", "report.html")+"\n" {
 			t.Errorf("step outputs %q", out)
 		}
 		md, err := os.ReadFile(summary)
