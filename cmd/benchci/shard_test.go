@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,16 +21,23 @@ import (
 	"github.com/benchci/benchci/framework/sim"
 )
 
-// sent reads a requests file into id -> what was asked and when, the
-// intended send time counted from its point's start (t0 by point label).
-func sent(t *testing.T, path string, t0 map[string]time.Time) map[string]string {
+// asked is what a request asked for and when it was meant to go, in
+// milliseconds from its point's start.
+type asked struct {
+	in, out int
+	atMs    float64
+}
+
+// sent reads a requests file into point and id -> what was asked and when
+// (t0 by point label).
+func sent(t *testing.T, path string, t0 map[string]time.Time) map[string]asked {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	out := map[string]string{}
+	out := map[string]asked{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -38,9 +46,7 @@ func sent(t *testing.T, path string, t0 map[string]time.Time) map[string]string 
 			t.Fatal(err)
 		}
 		intended := r.Sent.Add(-time.Duration(r.LagMs * float64(time.Millisecond))).Sub(t0[r.Point])
-		// Intended times are read back from a send time and a lag in
-		// milliseconds: kept to 0.1 ms, far below any gap between sends.
-		out[r.Point+" "+r.ID] = fmt.Sprintf("in %d out %d @ %.1f ms", r.WantInput, r.WantOutput, float64(intended)/float64(time.Millisecond))
+		out[r.Point+" "+r.ID] = asked{r.WantInput, r.WantOutput, float64(intended) / float64(time.Millisecond)}
 	}
 	return out
 }
@@ -67,7 +73,9 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two suites end to end")
 	}
-	p, _ := sim.Lookup("tiny")
+	// An 8B profile: steps of 6 ms and more, so a loaded CI machine's
+	// millisecond of jitter stays inside the gate's bands.
+	p, _ := sim.Lookup("llama3-8b-h100")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	u, err := sim.New(p).Listen(ctx, "127.0.0.1:0")
@@ -76,10 +84,11 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 	}
 	dir := t.TempDir()
 	suitePath := writeSuite(t, dir, "sharded", fmt.Sprintf(`
-  target: b.target.url('%s', model='tiny'),
+  target: b.target.url('%s'),
   workload: { input_tokens: b.dist.lognormal(median=40, sigma=0.5, max=200), output_tokens: b.dist.lognormal(median=12, sigma=0.5, max=60) },
   sweep: b.sweep.rates([12, 24], duration='4s', warmup='1s'),
-  slos: [b.slo.p99('ttft', '<', '2s', at_rate=24)],`, u))
+  slos: [b.slo.p99('ttft', '<', '2s', at_rate=24)],
+  tolerance: { default: '20%%' },`, u))
 
 	single := filepath.Join(dir, "single")
 	if code, out, errOut := runCLI(t, ctx, "run", "--progress=false", "--requests", "--results", single, suitePath); code != 0 {
@@ -113,7 +122,7 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	union := map[string]string{}
+	union := map[string]asked{}
 	for i := range 4 {
 		name := filepath.Join(shards, fmt.Sprintf("sharded.shard-%d-of-4", i))
 		_, t0 := starts(t, name+".json")
@@ -129,11 +138,14 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 	if len(want) < 100 {
 		t.Fatalf("only %d requests in the single run", len(want))
 	}
-	if !maps.Equal(want, union) {
+	// Intended times are read back from a send time and a lag in
+	// milliseconds: equal to 0.01 ms, far below any gap between sends.
+	same := func(a, b asked) bool { return a.in == b.in && a.out == b.out && math.Abs(a.atMs-b.atMs) < 0.01 }
+	if !maps.EqualFunc(want, union, same) {
 		n := 0
 		for _, k := range slices.Sorted(maps.Keys(want)) {
-			if union[k] != want[k] && n < 5 {
-				t.Errorf("%s: single run %q, shards %q", k, want[k], union[k])
+			if u, ok := union[k]; (!ok || !same(u, want[k])) && n < 5 {
+				t.Errorf("%s: single run %+v, shards %+v", k, want[k], u)
 				n++
 			}
 		}
@@ -154,7 +166,9 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 	for _, sh := range m.MergedFrom {
 		skew = max(skew, sh.MaxStartSkewMs)
 	}
-	rep, err := compare.Compare(singleFile, m, nil)
+	// Two runs of 4 s points on a loaded 2-core machine: a 20% band, which
+	// the merged figures keep to (measured: within 10%).
+	rep, err := compare.Compare(singleFile, m, map[string]string{"default": "20%"})
 	if err != nil {
 		t.Fatal(err)
 	}
