@@ -190,6 +190,10 @@ var figures = []figure{
 	{key: "preemptions", kind: "delta", names: []string{"vllm:num_preemptions_total", "vllm:num_preemptions"}},
 	{key: "prompt_tokens", kind: "delta", names: []string{"vllm:prompt_tokens_total", "sglang:prompt_tokens_total", "llamacpp:prompt_tokens_total"}},
 	{key: "generation_tokens", kind: "delta", names: []string{"vllm:generation_tokens_total", "sglang:generation_tokens_total", "llamacpp:tokens_predicted_total"}},
+	// The share of prompt tokens the prefix cache held, over the point:
+	// vLLM V1 counts tokens looked up and found (V0 named them gpu_...).
+	{key: "prefix_cache_hit_rate", kind: "rate", names: []string{"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"},
+		per: []string{"vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"}},
 	// llama.cpp counts the seconds it spent on prompts and on generation:
 	// its own throughput while busy, beside the client's over the window.
 	{key: "server_prompt_tok_per_s", kind: "rate", names: []string{"llamacpp:prompt_tokens_total"}, per: []string{"llamacpp:prompt_seconds_total"}},

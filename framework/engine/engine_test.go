@@ -186,3 +186,22 @@ func TestDetectPlaceholderVersion(t *testing.T) {
 		t.Errorf("detected %+v", info)
 	}
 }
+
+// The prefix cache's hit rate over a point is the hits counted in it over
+// the tokens looked up in it, under vLLM V1's names or V0's.
+func TestPrefixCacheHitRate(t *testing.T) {
+	t.Parallel()
+	for _, prefix := range []string{"vllm:prefix_cache", "vllm:gpu_prefix_cache"} {
+		snap := func(queries, hits float64) Snapshot {
+			s, err := Parse(strings.NewReader(prefix + "_queries_total " + f(queries) + "\n" + prefix + "_hits_total " + f(hits) + "\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		got := Figures([]Snapshot{snap(1000, 100), snap(2000, 500), snap(3000, 1100)})
+		if got["prefix_cache_hit_rate"] != 0.5 {
+			t.Errorf("%s: hit rate %v, want 0.5 (1000 of 2000 tokens)", prefix, got["prefix_cache_hit_rate"])
+		}
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -108,6 +107,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"object":"list","data":[{"id":%s,"object":"model","owned_by":"benchci-sim","max_model_len":%d}]}`, s.model, s.p.MaxModelLen)
 	case "/health":
 		w.WriteHeader(http.StatusOK)
+	case "/reset_prefix_cache", "/flush_cache": // vLLM's, SGLang's
+		if r.Method != http.MethodPost {
+			writeError(w, http.StatusMethodNotAllowed, "use POST")
+			return
+		}
+		s.cache.reset()
+		w.WriteHeader(http.StatusOK)
 	case "/metrics":
 		// vLLM's names, so clients that read vLLM read the simulator.
 		e := s.eng
@@ -116,6 +122,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting %d\n", e.waiting.Load())
 		fmt.Fprintf(w, "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc %g\n", float64(e.running.Load())/float64(s.p.MaxNumSeqs))
 		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total %d\n", e.generated.Load())
+		if s.p.PrefixCaching {
+			fmt.Fprintf(w, "# TYPE vllm:prefix_cache_queries_total counter\nvllm:prefix_cache_queries_total %d\n", s.cache.total.Load())
+			fmt.Fprintf(w, "# TYPE vllm:prefix_cache_hits_total counter\nvllm:prefix_cache_hits_total %d\n", s.cache.hits.Load())
+		}
 		fmt.Fprintf(w, "# TYPE vllm:request_queue_time_seconds histogram\nvllm:request_queue_time_seconds_bucket{le=\"+Inf\"} %d\nvllm:request_queue_time_seconds_sum %g\nvllm:request_queue_time_seconds_count %d\n",
 			e.admitted.Load(), float64(e.queueNanos.Load())/1e9, e.admitted.Load())
 		n := s.ttftCount.Load()
@@ -330,15 +340,15 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, sq *seq, id u
 }
 
 // promptTokens counts the prompt as the sim's tokenizer does: one token per
-// whitespace-separated word, plus the chat template's tokens per message.
-// cached is how many of them a prefix cache holds: a system message seen
-// before, with its template tokens.
+// whitespace-separated word, plus the chat template's tokens per message
+// and the assistant header. cached is how many of them the prefix cache
+// holds (prefixCache.lookup), when the profile caches prefixes.
 func (s *Server) promptTokens(req *request, chat bool) (total, cached int, err error) {
+	var texts, roles []string
 	if chat {
 		if len(req.Messages) == 0 {
 			return 0, 0, errors.New("messages: required")
 		}
-		n := 3 // the assistant header the template appends
 		for i, m := range req.Messages {
 			var text string
 			switch c := m.Content.(type) {
@@ -355,49 +365,36 @@ func (s *Server) promptTokens(req *request, chat bool) (total, cached int, err e
 			default:
 				return 0, 0, fmt.Errorf("messages[%d].content: want a string or content parts", i)
 			}
-			k := CountTokens(text) + s.p.ChatTemplateTokens
-			if i == 0 && m.Role == "system" && s.p.PrefixCaching && s.cache.seen(text) {
-				cached = k
-			}
-			n += k
+			texts, roles = append(texts, text), append(roles, m.Role)
 		}
-		return n, cached, nil
-	}
-	switch p := req.Prompt.(type) {
-	case string:
-		return CountTokens(p), 0, nil
-	case []any:
-		if len(p) == 1 {
-			if str, ok := p[0].(string); ok {
-				return CountTokens(str), 0, nil
+	} else {
+		switch p := req.Prompt.(type) {
+		case string:
+			texts = []string{p}
+		case []any:
+			str, ok := "", false
+			if len(p) == 1 {
+				str, ok = p[0].(string)
 			}
+			if !ok {
+				return 0, 0, errors.New("prompt: batched prompts are not supported by the simulator")
+			}
+			texts = []string{str}
+		default:
+			return 0, 0, errors.New("prompt: required")
 		}
-		return 0, 0, errors.New("prompt: batched prompts are not supported by the simulator")
 	}
-	return 0, 0, errors.New("prompt: required")
-}
-
-// prefixCache remembers system prompts. It is bounded: past its size it
-// starts over, as a full KV cache evicts.
-type prefixCache struct {
-	mu   sync.Mutex
-	keys map[string]struct{}
-}
-
-const prefixCacheSize = 1024
-
-// seen reports whether text was seen before, and remembers it.
-func (c *prefixCache) seen(text string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.keys[text]; ok {
-		return true
+	if !s.p.PrefixCaching {
+		for _, t := range texts {
+			total += CountTokens(t)
+		}
+		if chat {
+			total += len(texts)*s.p.ChatTemplateTokens + 3
+		}
+		return total, 0, nil
 	}
-	if c.keys == nil || len(c.keys) >= prefixCacheSize {
-		c.keys = make(map[string]struct{}, prefixCacheSize)
-	}
-	c.keys[text] = struct{}{}
-	return false
+	seq := promptSequence(texts, roles, s.p.ChatTemplateTokens, chat)
+	return len(seq), s.cache.lookup(seq), nil
 }
 
 // CountTokens is the simulator's tokenizer: whitespace-separated words.
