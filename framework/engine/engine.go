@@ -309,3 +309,32 @@ func (s *Sampler) Unknown() []string {
 	names := slices.Sorted(maps.Keys(s.snaps[len(s.snaps)-1]))
 	return names[:min(len(names), 5)]
 }
+
+// ResetPrefixCache empties the server's prefix cache through the first of
+// the engines' endpoints it has (vLLM's POST /reset_prefix_cache, SGLang's
+// POST /flush_cache) and says which answered, or why none did.
+func ResetPrefixCache(ctx context.Context, baseURL string) string {
+	var tried []string
+	for _, path := range []string{"/reset_prefix_cache", "/flush_cache"} {
+		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		req, err := http.NewRequestWithContext(rctx, http.MethodPost, strings.TrimSuffix(baseURL, "/")+path, nil)
+		if err != nil {
+			cancel()
+			return "not reset: " + err.Error()
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			cancel()
+			tried = append(tried, path+": "+err.Error())
+			continue
+		}
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+		cancel()
+		if resp.StatusCode/100 == 2 {
+			return "reset by POST " + path
+		}
+		tried = append(tried, path+": "+resp.Status)
+	}
+	return "not reset: the server has no prefix-cache reset endpoint (" + strings.Join(tried, "; ") + ")"
+}

@@ -154,6 +154,9 @@ func notes(p result.Point) []string {
 		}
 		n = append(n, line)
 	}
+	if r := p.PrefixCacheReset; strings.HasPrefix(r, "not reset") {
+		n = append(n, "prefix cache "+r)
+	}
 	if a := p.Requests.Abandoned; a > 0 {
 		n = append(n, fmt.Sprintf("%d streams abandoned by the workload's users (cancel), not counted as answers or errors", a))
 	}

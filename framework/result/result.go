@@ -219,8 +219,11 @@ type Point struct {
 	// server reports its TTFT: the network, any gateway and the client.
 	Overhead *Overhead `json:"overhead,omitempty"`
 	// Cost is set when the suite declares cost inputs.
-	Cost       *Cost `json:"cost,omitempty"`
-	Incomplete bool  `json:"incomplete,omitempty"`
+	Cost *Cost `json:"cost,omitempty"`
+	// PrefixCacheReset says how the server's prefix cache was emptied
+	// before the point (sweep.reset_prefix_cache), or why it was not.
+	PrefixCacheReset string `json:"prefix_cache_reset,omitempty"`
+	Incomplete       bool   `json:"incomplete,omitempty"`
 }
 
 // Overhead compares the client's figures with the server's over a point.

@@ -121,6 +121,9 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	if err != nil {
 		return nil, err
 	}
+	if s.Sweep.ResetPrefixCache {
+		p.PrefixCacheReset = engine.ResetPrefixCache(ctx, ex.sess.tg.Info.URL)
+	}
 	var sampler *engine.Sampler
 	if ex.sess.metrics {
 		sampler = engine.Sample(ctx, ex.sess.tg.Info.URL, time.Second)

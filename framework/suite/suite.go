@@ -338,7 +338,14 @@ type Arrival struct {
 	// arrivals are rescaled to each point's rate; its lengths replace the
 	// length distributions.
 	Path string `json:"path,omitempty"`
+	// BlockTokens is the size of the prompt blocks a trace's hash_ids
+	// name (0: Mooncake's 512).
+	BlockTokens int `json:"block_tokens,omitempty"`
 }
+
+// DefaultBlockTokens is a trace block's size when the suite gives none:
+// the Mooncake traces'.
+const DefaultBlockTokens = 512
 
 // Prompts says how prompt text is made.
 type Prompts struct {
@@ -404,6 +411,10 @@ type Sweep struct {
 	// StopsSaturated). A pointer, so that the default is not written into
 	// the suite and its workload hash.
 	StopSaturated *bool `json:"stop_saturated,omitempty"`
+	// ResetPrefixCache empties the server's prefix cache before every
+	// point (vLLM's POST /reset_prefix_cache, SGLang's /flush_cache), so
+	// each point's hits are its own workload's, not the last point's.
+	ResetPrefixCache bool `json:"reset_prefix_cache,omitempty"`
 }
 
 // StopsSaturated reports whether points stop early at saturation: as the

@@ -454,11 +454,20 @@ func validateArrival(a Arrival) []*FieldError {
 		if a.Path == "" {
 			bad("path", "required: a JSONL trace file")
 		}
+		if a.BlockTokens < 0 || a.BlockTokens > MaxBlockTokens {
+			bad("block_tokens", "must be between 1 and %d tokens, got %d", MaxBlockTokens, a.BlockTokens)
+		}
 	default:
 		bad("kind", "unknown arrival process %q (known: poisson, constant, gamma, bursts, trace)", a.Kind)
 	}
+	if a.BlockTokens != 0 && a.Kind != "trace" {
+		bad("block_tokens", "sizes a trace's hash_ids blocks: only for a trace")
+	}
 	return errs
 }
+
+// MaxBlockTokens bounds a trace's prefix block.
+const MaxBlockTokens = 65536
 
 // Bounds on a point's plan: one machine sends at most MaxRate requests/s
 // (benchci's client holds about 8,000 on 2 cores), a point lasts at most

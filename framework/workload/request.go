@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/benchci/benchci/framework/client"
@@ -87,6 +88,7 @@ const (
 	streamPrefix
 	streamDataset
 	streamCancel
+	streamBlock
 )
 
 // Sources are the optional inputs of a generator beyond the suite.
@@ -195,11 +197,49 @@ func (g *Generator) Next() Request {
 		r.InputTokens += g.w.Prompts.PrefixTokens
 	case g.w.Prompts.Kind == suite.PromptMultiTurn:
 		r = g.session(r)
+	case g.trace != nil && g.next < len(g.trace.Entries) && len(g.trace.Entries[g.next].HashIDs) > 0:
+		r.Prompt = g.blockPrompt(g.trace.Entries[g.next].HashIDs, r.InputTokens)
 	default:
 		r.Prompt = Prompt(g.cal.Words(r.InputTokens, true), g.prompts)
 	}
 	g.next++
 	return r
+}
+
+// blockPrompt builds a prompt of tokens tokens whose leading blocks are a
+// trace's: block id k's text is drawn from a stream seeded by the suite's
+// seed and k alone, so it is the same in every request that names it, and
+// requests whose hash_ids begin alike begin with the same tokens (a block
+// cut short by the prompt's end is a prefix of the whole one). What the
+// blocks do not cover is drawn as any prompt. The template's overhead is
+// taken from that tail, so the blocks keep one size wherever they stand.
+func (g *Generator) blockPrompt(ids []int, tokens int) string {
+	total := g.cal.Words(tokens, true)
+	size := g.w.Arrival.BlockTokens
+	if size == 0 {
+		size = suite.DefaultBlockTokens
+	}
+	per := g.cal.Words(size, false)
+	var b strings.Builder
+	used := 0
+	for _, id := range ids {
+		n := min(per, total-used)
+		if n <= 0 {
+			break
+		}
+		if used > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(Prompt(n, rand.New(rand.NewPCG(uint64(g.w.Seed)+streamBlock<<56, uint64(id)))))
+		used += n
+	}
+	if rest := total - used; rest > 0 {
+		if used > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(Prompt(rest, g.prompts))
+	}
+	return b.String()
 }
 
 // session builds a multi-turn chat from its first turn's lengths: every

@@ -22,6 +22,10 @@ type TraceEntry struct {
 	At           float64 // seconds
 	InputTokens  int
 	OutputTokens int
+	// HashIDs name the prompt's leading blocks (Mooncake's hash_ids):
+	// requests whose lists begin alike share those blocks' tokens, so a
+	// server's prefix cache sees the trace's reuse.
+	HashIDs []int
 }
 
 // Rate is the trace's mean arrival rate per second.
@@ -52,8 +56,12 @@ func LoadTrace(path string) (*Trace, error) {
 }
 
 // ParseTrace reads JSONL lines {"timestamp": seconds, "input_tokens": n,
-// "output_tokens": m}; "timestamp_ms" may stand for "timestamp". Blank
-// lines are skipped. Errors name the line. Entries are sorted by time.
+// "output_tokens": m, "hash_ids": [...]}, where "timestamp_ms" may stand
+// for "timestamp" and hash_ids is optional; or lines of the Mooncake trace
+// format, {"timestamp": milliseconds, "input_length": n, "output_length":
+// m, "hash_ids": [...]}, told apart by their length fields. Blank lines
+// are skipped; unknown fields and negative block ids are errors naming the
+// line. Entries are sorted by time.
 func ParseTrace(r io.Reader) (*Trace, error) {
 	t := &Trace{}
 	err := eachLine(r, func(b []byte) error {
@@ -62,11 +70,33 @@ func ParseTrace(r io.Reader) (*Trace, error) {
 			TimestampMS  *float64 `json:"timestamp_ms"`
 			InputTokens  int      `json:"input_tokens"`
 			OutputTokens int      `json:"output_tokens"`
+			InputLength  *int     `json:"input_length"`
+			OutputLength *int     `json:"output_length"`
+			HashIDs      []int    `json:"hash_ids"`
 		}
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&e); err != nil {
 			return err
+		}
+		if mooncake := e.InputLength != nil || e.OutputLength != nil; mooncake {
+			if e.InputTokens != 0 || e.OutputTokens != 0 || e.TimestampMS != nil {
+				return fmt.Errorf("mixes the Mooncake fields (input_length, output_length, timestamp in ms) with input_tokens, output_tokens or timestamp_ms")
+			}
+			if e.InputLength != nil {
+				e.InputTokens = *e.InputLength
+			}
+			if e.OutputLength != nil {
+				e.OutputTokens = *e.OutputLength
+			}
+			if e.Timestamp != nil {
+				e.TimestampMS, e.Timestamp = e.Timestamp, nil
+			}
+		}
+		for _, id := range e.HashIDs {
+			if id < 0 {
+				return fmt.Errorf("hash_ids: negative block id %d", id)
+			}
 		}
 		var at float64
 		switch {
@@ -83,7 +113,7 @@ func ParseTrace(r io.Reader) (*Trace, error) {
 		if e.InputTokens < 0 || e.OutputTokens < 0 {
 			return fmt.Errorf("negative token count")
 		}
-		t.Entries = append(t.Entries, TraceEntry{At: at, InputTokens: e.InputTokens, OutputTokens: e.OutputTokens})
+		t.Entries = append(t.Entries, TraceEntry{At: at, InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, HashIDs: e.HashIDs})
 		return nil
 	})
 	if err != nil {

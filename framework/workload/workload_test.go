@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -389,6 +390,10 @@ func TestParseTrace(t *testing.T) {
 		"{\"timestamp\": 1, \"input_tokens\": -3}\n": "1: negative",
 		"":                               "no entries",
 		"{\"timestamp\": 1}\nnot json\n": "2: invalid character",
+		"{\"timestamp\": 1, \"hash_ids\": [0, -2]}\n":                    "1: hash_ids: negative block id -2",
+		"{\"timestamp\": 1, \"input_length\": 5, \"input_tokens\": 5}\n": "1: mixes the Mooncake fields",
+		"{\"timestamp\": 1, \"input_length\": 5, \"hash_id\": [1]}\n":    "1: json: unknown field \"hash_id\"",
+		"{\"timestamp_ms\": 1, \"output_length\": 5}\n":                  "1: mixes the Mooncake fields",
 	} {
 		if _, err := ParseTrace(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseTrace(%q) error %v, want %q", in, err, want)
@@ -396,8 +401,25 @@ func TestParseTrace(t *testing.T) {
 	}
 }
 
+// Mooncake's lines: timestamps in milliseconds, lengths and block ids.
+func TestParseMooncakeTrace(t *testing.T) {
+	t.Parallel()
+	in := `{"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 2353, 2354]}
+{"timestamp": 30535, "input_length": 6472, "output_length": 26, "hash_ids": [46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 2366]}
+`
+	tr, err := ParseTrace(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := tr.Entries
+	if len(e) != 2 || e[0].At != 27.482 || e[0].InputTokens != 6955 || e[1].OutputTokens != 26 || len(e[1].HashIDs) != 13 || e[1].HashIDs[12] != 2366 {
+		t.Errorf("entries %+v", e)
+	}
+}
+
 func FuzzParseTrace(f *testing.F) {
 	f.Add("{\"timestamp\": 2.5, \"input_tokens\": 10, \"output_tokens\": 5}\n")
+	f.Add("{\"timestamp\": 27482, \"input_length\": 6955, \"output_length\": 52, \"hash_ids\": [46, 47]}\n")
 	f.Add("{\"timestamp_ms\": 1e3}\n\n{\"timestamp_ms\": 0}")
 	f.Add("{\"timestamp\": 1e308}\n{\"timestamp\": null}")
 	f.Fuzz(func(t *testing.T, in string) {
@@ -406,7 +428,7 @@ func FuzzParseTrace(f *testing.F) {
 			return
 		}
 		for i, e := range tr.Entries {
-			if e.At < 0 || math.IsInf(e.At, 0) || e.InputTokens < 0 || (i > 0 && e.At < tr.Entries[i-1].At) {
+			if e.At < 0 || math.IsInf(e.At, 0) || e.InputTokens < 0 || e.OutputTokens < 0 || slices.ContainsFunc(e.HashIDs, func(id int) bool { return id < 0 }) || (i > 0 && e.At < tr.Entries[i-1].At) {
 				t.Fatalf("entry %d %+v of a parsed trace", i, e)
 			}
 		}

@@ -111,7 +111,12 @@
     // trace: replay a JSONL trace ({"timestamp": s, "input_tokens": n,
     // "output_tokens": m} per line, path relative to the suite), rescaled
     // to each point's rate; its lengths replace the length distributions.
-    trace(path):: { kind: 'trace', path: path },
+    // Lines may carry "hash_ids" (block ids of the prompt's leading
+    // blocks, block_tokens each): requests whose ids begin alike share
+    // those tokens, so the server's prefix cache sees the trace's reuse.
+    // Mooncake's format ("timestamp" in ms, "input_length",
+    // "output_length", "hash_ids") is read as it is.
+    trace(path, block_tokens=null):: { kind: 'trace', path: path } + (if block_tokens == null then {} else { block_tokens: block_tokens }),
   },
 
   // prompts: where prompt text comes from. calibrate=true first asks the
