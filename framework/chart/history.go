@@ -1,7 +1,6 @@
 package chart
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
 	"math"
@@ -11,7 +10,6 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // HistoryPanel is one figure along a baseline's committed versions.
@@ -89,16 +87,9 @@ func History(title string, commits []string, panels []HistoryPanel) ([]byte, err
 		}
 		plots[i] = []*plot.Plot{p}
 	}
-	height := vg.Length(len(panels)) * 2.2 * vg.Inch
-	canvas := vgsvg.New(9*vg.Inch, height)
-	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadX: vg.Millimeter, PadY: 3 * vg.Millimeter,
-		PadTop: vg.Millimeter, PadBottom: vg.Millimeter, PadLeft: vg.Millimeter, PadRight: vg.Millimeter}
-	for i, row := range plot.Align(plots, tiles, draw.New(canvas)) {
-		plots[i][0].Draw(row[0])
-	}
-	var buf bytes.Buffer
-	if _, err := canvas.WriteTo(&buf); err != nil {
+	svg, err := stacked(plots, 9*vg.Inch, vg.Length(len(panels))*2.2*vg.Inch)
+	if err != nil {
 		return nil, fmt.Errorf("history chart: %w", err)
 	}
-	return buf.Bytes(), nil
+	return svg, nil
 }

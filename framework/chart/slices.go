@@ -110,8 +110,13 @@ func SlicesSVG(title string, sl *result.Slices) ([]byte, error) {
 		}
 		plots[i] = []*plot.Plot{p}
 	}
-	canvas := vgsvg.New(8*vg.Inch, 8*vg.Inch)
-	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadX: vg.Millimeter, PadY: 3 * vg.Millimeter,
+	return stacked(plots, 8*vg.Inch, 8*vg.Inch)
+}
+
+// stacked draws one-column rows of plots, their axes aligned, as SVG.
+func stacked(plots [][]*plot.Plot, w, h vg.Length) ([]byte, error) {
+	canvas := vgsvg.New(w, h)
+	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadX: vg.Millimeter, PadY: 3 * vg.Millimeter,
 		PadTop: vg.Millimeter, PadBottom: vg.Millimeter, PadLeft: vg.Millimeter, PadRight: vg.Millimeter}
 	for i, row := range plot.Align(plots, tiles, draw.New(canvas)) {
 		plots[i][0].Draw(row[0])

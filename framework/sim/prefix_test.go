@@ -104,3 +104,13 @@ func TestPrefixCacheServed(t *testing.T) {
 		t.Errorf("after a reset, hits rose to %d", h)
 	}
 }
+
+// A sequence prefills only the tokens the cache does not hold, and at
+// least one.
+func TestCachedPrefill(t *testing.T) {
+	for _, c := range []struct{ prompt, cached, want int }{{214, 0, 214}, {214, 208, 6}, {64, 64, 1}} {
+		if got := newSeq(c.prompt, c.cached, 1).prefillLeft; got != c.want {
+			t.Errorf("prompt %d, cached %d: prefill %d, want %d", c.prompt, c.cached, got, c.want)
+		}
+	}
+}

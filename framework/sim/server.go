@@ -27,8 +27,10 @@ type Trace struct {
 	// a client's measurement is checked against.
 	Arrived, FirstToken, Done time.Time
 	PromptTokens              int
-	OutputTokens              int
-	Chunks                    int
+	// CachedTokens is how many prompt tokens the prefix cache held.
+	CachedTokens int
+	OutputTokens int
+	Chunks       int
 	// Flushed holds when each content chunk was handed to the connection,
 	// when the server was told to keep them (KeepChunkTimes); for
 	// measuring ITL error.
@@ -205,7 +207,7 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion).", s.p.MaxModelLen, prompt+maxTokens, prompt, maxTokens))
 		return
 	}
-	tr.PromptTokens = prompt
+	tr.PromptTokens, tr.CachedTokens = prompt, cached
 
 	sq := newSeq(prompt, cached, maxTokens)
 	ctx := r.Context()
