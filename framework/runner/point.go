@@ -117,7 +117,7 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	if ex.obs != nil {
 		ex.obs.PointStarted(info, cfg.Progress)
 	}
-	src, err := ex.wl.source()
+	src, err := ex.wl.source(ex.points - 1)
 	if err != nil {
 		return nil, err
 	}

@@ -66,9 +66,12 @@ func prepare(ctx context.Context, s *suite.Suite, sess *session, f *result.File,
 	return &prepared{w: w, srcs: srcs, cl: sess.cl}, nil
 }
 
-// source returns the request sequence from its start.
-func (wl *prepared) source() (loadgen.Source, error) {
-	gen, err := workload.NewGenerator(wl.w, wl.srcs)
+// source returns the request sequence from its start, for the point-th
+// point of the run (trials counted).
+func (wl *prepared) source(point int) (loadgen.Source, error) {
+	srcs := wl.srcs
+	srcs.Point = point
+	gen, err := workload.NewGenerator(wl.w, srcs)
 	if err != nil {
 		return nil, err
 	}

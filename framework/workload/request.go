@@ -76,6 +76,7 @@ type Generator struct {
 	after    Length     // and after how many tokens, or milliseconds
 	afterMs  bool       // after is in milliseconds
 	cal      Calibration
+	salt     uint64 // the point's, for prompt text
 	next     int
 }
 
@@ -99,12 +100,18 @@ type Sources struct {
 	Dataset *Dataset
 	// Calibration sizes synthetic prompts for the target's tokenizer.
 	Calibration Calibration
+	// Point numbers the load point (trials counted) the sequence is for.
+	// Synthetic prompt text is drawn afresh for each point, the same in
+	// every run: a server's prefix cache must not serve one point from
+	// the prompts of the last, as it would if every point re-sent them.
+	Point int
 }
 
 // NewGenerator returns the generator for w.
 func NewGenerator(w suite.Workload, src Sources) (*Generator, error) {
 	seed := uint64(w.Seed)
-	g := &Generator{w: w, prompts: rand.New(rand.NewPCG(seed, streamPrompt)), trace: src.Trace, data: src.Dataset, cal: src.Calibration}
+	salt := uint64(src.Point) << 40
+	g := &Generator{w: w, prompts: rand.New(rand.NewPCG(seed+salt, streamPrompt)), trace: src.Trace, data: src.Dataset, cal: src.Calibration, salt: salt}
 	var err error
 	if w.InputTokens.Kind != "" {
 		if g.in, err = NewLength(w.InputTokens, rand.NewPCG(seed, streamInput)); err != nil {
@@ -230,7 +237,7 @@ func (g *Generator) blockPrompt(ids []int, tokens int) string {
 		if used > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(Prompt(n, rand.New(rand.NewPCG(uint64(g.w.Seed)+streamBlock<<56, uint64(id)))))
+		b.WriteString(Prompt(n, rand.New(rand.NewPCG(uint64(g.w.Seed)+streamBlock<<56+g.salt, uint64(id)))))
 		used += n
 	}
 	if rest := total - used; rest > 0 {

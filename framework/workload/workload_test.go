@@ -116,6 +116,25 @@ func TestGeneratorIsReproducible(t *testing.T) {
 	}
 }
 
+// Each point draws its own prompt text (the same in every run) over the
+// same lengths, so a prefix cache cannot serve a point from the last one.
+func TestPointsDrawTheirOwnPrompts(t *testing.T) {
+	t.Parallel()
+	w := suite.Workload{InputTokens: suite.Dist{Kind: "fixed", Value: 40}, OutputTokens: suite.Dist{Kind: "fixed", Value: 8}, Seed: 7}
+	p0, _ := NewGenerator(w, Sources{Point: 0})
+	p1, _ := NewGenerator(w, Sources{Point: 1})
+	again, _ := NewGenerator(w, Sources{Point: 1})
+	for range 20 {
+		a, b, c := p0.Next(), p1.Next(), again.Next()
+		if a.Prompt == b.Prompt || a.InputTokens != b.InputTokens || a.OutputTokens != b.OutputTokens {
+			t.Fatalf("points 0 and 1: %q and %q (%d, %d tokens)", a.Prompt, b.Prompt, a.InputTokens, b.InputTokens)
+		}
+		if !reflect.DeepEqual(b, c) {
+			t.Fatalf("point 1 drew differently in two runs")
+		}
+	}
+}
+
 func process(t *testing.T, a suite.Arrival, rate float64, trace *Trace) Process {
 	t.Helper()
 	p, err := NewProcess(a, rate, rand.NewPCG(3, 4), trace)
