@@ -116,7 +116,6 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	if results == nil {
 		return runErr // nothing ran: the suites did not load
 	}
-	var reports []*compare.Report
 	var runs []report.HTMLRun
 	var errs []error
 	if runErr != nil {
@@ -128,13 +127,13 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 			errs = append(errs, err)
 			continue
 		}
-		reports = append(reports, r)
 		runs = append(runs, report.HTMLRun{File: f, Gate: r})
 		*regressions += r.Count(compare.Regression) + r.Count(compare.Missing)
 		if err := printComparison(cmd.OutOrStdout(), r, o.run.verbose); err != nil {
 			return err
 		}
 	}
+	reports := gates(runs)
 	var md bytes.Buffer
 	if err := report.Markdown(&md, report.Marker(o.comment.key), reports); err != nil {
 		return err

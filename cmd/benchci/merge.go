@@ -118,11 +118,7 @@ func mergeFiles(cmd *cobra.Command, files []*result.File, dir, out string, maxSk
 	if err := result.Write(out, m); err != nil {
 		return &exitError{exitUsage, err}
 	}
-	var skew float64
-	for _, sh := range m.MergedFrom {
-		skew = max(skew, sh.MaxStartSkewMs)
-	}
-	fmt.Fprintf(stdout, "merged %d of %d shards (latest start %.1f ms after its aligned time): %s\n", len(m.MergedFrom), m.MergedFrom[0].Count, skew, out)
+	fmt.Fprintf(stdout, "merged %d of %d shards (latest start %.1f ms after its aligned time): %s\n", len(m.MergedFrom), m.MergedFrom[0].Count, m.StartSkewMs(), out)
 	if m.Incomplete {
 		return &exitError{exitUsage, errors.New("merged result incomplete: " + m.Error)}
 	}

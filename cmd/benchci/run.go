@@ -92,12 +92,12 @@ func parseShard(s, index string) (loadgen.Shard, error) {
 }
 
 // fileName is the name a run's files take under the results directory:
-// the suite's, and a shard's place.
-func fileName(f *result.File) string {
-	if sh := f.Shard; sh != nil {
-		return fmt.Sprintf("%s.shard-%d-of-%d", f.Suite.Name, sh.Index, sh.Count)
+// the suite's, and a shard's place when the run is one of several.
+func fileName(suite string, sh loadgen.Shard) string {
+	if sh.Count > 1 {
+		return fmt.Sprintf("%s.shard-%d-of-%d", suite, sh.Index, sh.Count)
 	}
-	return f.Suite.Name
+	return suite
 }
 
 func (o *runOptions) register(cmd *cobra.Command) {
@@ -236,11 +236,7 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 
 // runOne runs one suite and writes its results, its table first.
 func runOne(ctx context.Context, cmd *cobra.Command, o runOptions, l *suitefile.File) (*result.File, error) {
-	name := l.Suite.Name
-	if sh := o.shard; sh.Count > 1 {
-		name = fileName(&result.File{Suite: result.Suite{Name: name}, Shard: &result.Shard{Index: sh.Index, Count: sh.Count}})
-	}
-	ropts, closer, err := runOptionsFor(cmd, o, name)
+	ropts, closer, err := runOptionsFor(cmd, o, fileName(l.Suite.Name, o.shard))
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +276,11 @@ func runOptionsFor(cmd *cobra.Command, o runOptions, name string) (runner.Option
 // the run's own error, returned (as a usage error) after the write.
 func writeRun(cmd *cobra.Command, o runOptions, f *result.File, runErr error) error {
 	stdout := cmd.OutOrStdout()
-	name := fileName(f)
+	var sh loadgen.Shard
+	if f.Shard != nil {
+		sh = loadgen.Shard{Index: f.Shard.Index, Count: f.Shard.Count}
+	}
+	name := fileName(f.Suite.Name, sh)
 	out := filepath.Join(o.resultsDir, name+".json")
 	// What was measured is printed first, so a failed write (a full
 	// disk) still leaves the figures in the log.

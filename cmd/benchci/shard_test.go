@@ -164,10 +164,7 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var skew float64
-	for _, sh := range m.MergedFrom {
-		skew = max(skew, sh.MaxStartSkewMs)
-	}
+	skew := m.StartSkewMs()
 	// Two runs of 4 s points on a loaded 2-core machine: a 20% band, which
 	// the merged figures keep to (measured: within 10%).
 	rep, err := compare.Compare(singleFile, m, map[string]string{"default": "20%"})

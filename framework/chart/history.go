@@ -41,14 +41,7 @@ func History(title string, commits []string, panels []HistoryPanel) ([]byte, err
 	}
 	plots := make([][]*plot.Plot, len(panels))
 	for i, pn := range panels {
-		p := plot.New()
-		if i == 0 {
-			p.Title.Text = title
-		}
-		if i == len(panels)-1 {
-			p.X.Label.Text = "commit (oldest left)"
-		}
-		p.Y.Label.Text = pn.Y
+		p := panel(i, len(panels), title, "commit (oldest left)", pn.Y)
 		p.X.Tick.Marker = plot.ConstantTicks(ticks)
 		p.X.Tick.Label.Rotation = math.Pi / 6
 		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter

@@ -63,14 +63,7 @@ func SlicesSVG(title string, sl *result.Slices) ([]byte, error) {
 	}
 	plots := make([][]*plot.Plot, len(panels))
 	for i, pn := range panels {
-		p := plot.New()
-		if i == 0 {
-			p.Title.Text = title
-		}
-		if i == len(panels)-1 {
-			p.X.Label.Text = "seconds from the point's start"
-		}
-		p.Y.Label.Text = pn.y
+		p := panel(i, len(panels), title, "seconds from the point's start", pn.y)
 		p.Y.Min = 0
 		p.Legend.Top = true
 		p.Add(plotter.NewGrid())
@@ -111,6 +104,20 @@ func SlicesSVG(title string, sl *result.Slices) ([]byte, error) {
 		plots[i] = []*plot.Plot{p}
 	}
 	return stacked(plots, 8*vg.Inch, 8*vg.Inch)
+}
+
+// panel is the i-th of n panels stacked on one x axis: the title on the
+// first, the x label on the last.
+func panel(i, n int, title, x, y string) *plot.Plot {
+	p := plot.New()
+	if i == 0 {
+		p.Title.Text = title
+	}
+	if i == n-1 {
+		p.X.Label.Text = x
+	}
+	p.Y.Label.Text = y
+	return p
 }
 
 // stacked draws one-column rows of plots, their axes aligned, as SVG.

@@ -410,26 +410,16 @@ func values(m Metric, ps []*result.Point) []float64 {
 	return out
 }
 
-// merged merges a histogram over trials; nil when one cannot be decoded or
-// is empty.
+// merged merges a histogram over trials; nil when a trial lacks it, one
+// cannot be decoded, or it is empty.
 func merged(name string, ps []*result.Point) *hdrhistogram.Histogram {
-	var h *hdrhistogram.Histogram
 	for _, p := range ps {
-		enc, ok := p.Histograms[name]
-		if !ok {
-			return nil
-		}
-		x, err := result.DecodeHistogram(enc)
-		if err != nil {
-			return nil
-		}
-		if h == nil {
-			h = x
-		} else if dropped := h.Merge(x); dropped > 0 {
+		if _, ok := p.Histograms[name]; !ok {
 			return nil
 		}
 	}
-	if h == nil || h.TotalCount() == 0 {
+	h, err := result.MergeHistograms(name, ps)
+	if err != nil || h == nil || h.TotalCount() == 0 {
 		return nil
 	}
 	return h

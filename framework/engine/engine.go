@@ -316,25 +316,32 @@ func (s *Sampler) Unknown() []string {
 func ResetPrefixCache(ctx context.Context, baseURL string) string {
 	var tried []string
 	for _, path := range []string{"/reset_prefix_cache", "/flush_cache"} {
-		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		req, err := http.NewRequestWithContext(rctx, http.MethodPost, strings.TrimSuffix(baseURL, "/")+path, nil)
-		if err != nil {
-			cancel()
-			return "not reset: " + err.Error()
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			cancel()
+		code, status, err := post(ctx, strings.TrimSuffix(baseURL, "/")+path)
+		switch {
+		case err != nil:
 			tried = append(tried, path+": "+err.Error())
-			continue
-		}
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-		resp.Body.Close()
-		cancel()
-		if resp.StatusCode/100 == 2 {
+		case code/100 == 2:
 			return "reset by POST " + path
+		default:
+			tried = append(tried, path+": "+status)
 		}
-		tried = append(tried, path+": "+resp.Status)
 	}
 	return "not reset: the server has no prefix-cache reset endpoint (" + strings.Join(tried, "; ") + ")"
+}
+
+// post sends an empty POST and returns the answer's status.
+func post(ctx context.Context, url string) (int, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	return resp.StatusCode, resp.Status, nil
 }

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -163,14 +164,7 @@ func (g *Group) Changes() []SeriesChange {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b SeriesChange) int {
-		ra, rb := math.Abs(a.Relative()), math.Abs(b.Relative())
-		switch {
-		case ra > rb:
-			return -1
-		case ra < rb:
-			return 1
-		}
-		return 0
+		return cmp.Compare(math.Abs(b.Relative()), math.Abs(a.Relative()))
 	})
 	return out
 }

@@ -512,10 +512,11 @@ func start(ctx context.Context, cfg Config) (time.Time, float64) {
 	// starts now, and says by how much.
 	cfg.Clock.SleepUntil(ctx, cfg.StartAt, clock.DefaultSpin)
 	now := cfg.Clock.Now()
-	if late := now.Sub(cfg.StartAt); late > time.Millisecond {
+	late := max(0, now.Sub(cfg.StartAt))
+	if late > time.Millisecond {
 		return now, float64(late) / float64(time.Millisecond)
 	}
-	return cfg.StartAt, max(0, float64(now.Sub(cfg.StartAt))/float64(time.Millisecond))
+	return cfg.StartAt, float64(late) / float64(time.Millisecond)
 }
 
 // count runs a schedule to its end: how many arrivals, and how many of

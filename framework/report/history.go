@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -62,14 +63,7 @@ func writeChanges(w io.Writer, g *history.Group, changes []history.SeriesChange)
 	for _, c := range changes {
 		byVersion[c.Version] = append(byVersion[c.Version], c)
 	}
-	versions := slices.Sorted(func(yield func(int) bool) {
-		for v := range byVersion {
-			if !yield(v) {
-				return
-			}
-		}
-	})
-	for _, v := range versions {
+	for _, v := range slices.Sorted(maps.Keys(byVersion)) {
 		cs := byVersion[v]
 		slices.SortStableFunc(cs, func(a, b history.SeriesChange) int {
 			if a.Worse != b.Worse {

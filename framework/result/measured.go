@@ -265,6 +265,30 @@ func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
 	return h, nil
 }
 
+// MergeHistograms merges the histogram called name of every point that
+// has one, bucket for bucket; nil when none has it. Histograms merge
+// exactly, so the result is the one a single recording of all their
+// values would have made.
+func MergeHistograms(name string, ps []*Point) (*hdrhistogram.Histogram, error) {
+	var h *hdrhistogram.Histogram
+	for _, p := range ps {
+		enc, ok := p.Histograms[name]
+		if !ok {
+			continue
+		}
+		x, err := DecodeHistogram(enc)
+		if err != nil {
+			return nil, fmt.Errorf("histogram %s: %w", name, err)
+		}
+		if h == nil {
+			h = x
+		} else if dropped := h.Merge(x); dropped > 0 {
+			return nil, fmt.Errorf("histogram %s: %d values out of range", name, dropped)
+		}
+	}
+	return h, nil
+}
+
 // Value reads the figure k names from the point. The string is empty when
 // the figure was measured, and otherwise says why it is missing, so an SLO
 // or the gate can explain itself instead of judging a zero.

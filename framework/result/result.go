@@ -80,9 +80,16 @@ type Shard struct {
 	// Started and Finished bound the shard's run.
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
-	// MaxStartSkewMs is the latest any of the shard's points started
-	// after its planned start, in milliseconds (with StartAt).
-	MaxStartSkewMs float64 `json:"max_start_skew_ms,omitempty"`
+}
+
+// StartSkewMs is the latest any point started after the wall-clock time
+// it was aligned to (Schedule.StartSkewMs), in milliseconds.
+func (f *File) StartSkewMs() float64 {
+	var skew float64
+	for _, p := range f.Points {
+		skew = max(skew, p.Schedule.StartSkewMs)
+	}
+	return skew
 }
 
 // Calibration is the fit tokens = Overhead + TokensPerWord x words of the

@@ -102,9 +102,6 @@ func Run(ctx context.Context, l *suitefile.File, opts Options) (*result.File, er
 	f.Finished = time.Now().UTC()
 	if f.Shard != nil {
 		f.Shard.Finished = f.Finished
-		for _, p := range f.Points {
-			f.Shard.MaxStartSkewMs = max(f.Shard.MaxStartSkewMs, p.Schedule.StartSkewMs)
-		}
 	}
 	Judge(s, f)
 	if err != nil {

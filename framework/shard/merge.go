@@ -88,7 +88,7 @@ func Merge(files []*result.File, maxSkew time.Duration) (*result.File, error) {
 			out.Notes = append(out.Notes, fmt.Sprintf("shard %d calibrated prompts as %.2f + %.3f tokens per word, shard %d as %.2f + %.3f: their prompts differ slightly in length",
 				f.Shard.Index, c.Overhead, c.TokensPerWord, first.Shard.Index, first.Calibration.Overhead, first.Calibration.TokensPerWord))
 		}
-		if sk := f.Shard.MaxStartSkewMs; sk > float64(maxSkew)/float64(time.Millisecond) {
+		if sk := f.StartSkewMs(); sk > float64(maxSkew)/float64(time.Millisecond) {
 			out.Notes = append(out.Notes, fmt.Sprintf("shard %d started a point %.0f ms after its aligned time (above %v): the shards' timelines did not line up, and the merged load came in a shifted wave", f.Shard.Index, sk, maxSkew))
 		}
 		for _, n := range f.Notes {
@@ -207,7 +207,7 @@ func mergeMeasured(ps []*result.Point) (result.Measured, error) {
 	var tokens, chunks float64
 	var st result.ServerTimings
 	var stTPOT float64
-	hists := map[string]*hdrhistogram.Histogram{}
+	names := map[string]bool{}
 	for _, q := range ps {
 		qr := q.Requests
 		r.Sent += qr.Sent
@@ -261,18 +261,8 @@ func mergeMeasured(ps []*result.Point) (result.Measured, error) {
 			st.PromptMsMean += sv.PromptMsMean * float64(sv.Requests)
 			stTPOT += sv.TPOTMsMean * float64(sv.Requests)
 		}
-		for _, name := range slices.Sorted(maps.Keys(q.Histograms)) {
-			h, err := result.DecodeHistogram(q.Histograms[name])
-			if err != nil {
-				return m, fmt.Errorf("histogram %s: %w", name, err)
-			}
-			if into, ok := hists[name]; ok {
-				if dropped := into.Merge(h); dropped > 0 {
-					return m, fmt.Errorf("histogram %s: %d values out of range", name, dropped)
-				}
-			} else {
-				hists[name] = h
-			}
+		for name := range q.Histograms {
+			names[name] = true
 		}
 		for name := range q.Latency {
 			m.Latency[name] = result.Summary{} // filled below, from the merged histogram
@@ -303,8 +293,13 @@ func mergeMeasured(ps []*result.Point) (result.Measured, error) {
 		st.TPOTMsMean = stTPOT / float64(st.Requests)
 		m.ServerTimings = &st
 	}
-	for _, name := range slices.Sorted(maps.Keys(hists)) {
-		h := hists[name]
+	hists := map[string]*hdrhistogram.Histogram{}
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		h, err := result.MergeHistograms(name, ps)
+		if err != nil {
+			return m, err
+		}
+		hists[name] = h
 		enc, err := result.EncodeHistogram(h)
 		if err != nil {
 			return m, err

@@ -65,7 +65,7 @@ b.suite {
 		Histograms: map[string]string{metric.TTFT: enc},
 	}, Schedule: result.Schedule{TargetRate: 8, SendRate: 8.0 / float64(n), StartSkewMs: float64(i)}}
 	return &result.File{Schema: result.Schema, Suite: result.Suite{Name: "s", Hash: l.Hash, WorkloadHash: l.WorkloadHash, Definition: l.JSON},
-		Shard:  &result.Shard{Index: i, Count: n, Started: start, Finished: start.Add(12 * time.Second), MaxStartSkewMs: float64(i)},
+		Shard:  &result.Shard{Index: i, Count: n, Started: start, Finished: start.Add(12 * time.Second)},
 		Points: []result.Point{p}, Started: start, Finished: start.Add(12 * time.Second)}
 }
 
@@ -149,7 +149,7 @@ func TestMergeRefusesAndFlags(t *testing.T) {
 
 	// A late start is noted.
 	late := shardFile(t, 1, 2, vs[1000:])
-	late.Shard.MaxStartSkewMs = 450
+	late.Points[0].Schedule.StartSkewMs = 450
 	m, err = Merge([]*result.File{s0, late}, DefaultMaxSkew)
 	if err != nil {
 		t.Fatal(err)

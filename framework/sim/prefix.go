@@ -58,12 +58,10 @@ func (c *prefixCache) lookup(tokens []string) int {
 		matching = false
 		c.remember(key)
 	}
-	if cached >= len(tokens) {
-		cached = len(tokens) - 1
-	}
+	cached = max(0, min(cached, len(tokens)-1))
 	c.total.Add(int64(len(tokens)))
-	c.hits.Add(int64(max(cached, 0)))
-	return max(cached, 0)
+	c.hits.Add(int64(cached))
+	return cached
 }
 
 func (c *prefixCache) remember(key uint64) {
