@@ -210,7 +210,7 @@ func TestInterruptWritesPartialResults(t *testing.T) {
 func TestSimCommandRejectsUnknownProfile(t *testing.T) {
 	t.Parallel()
 	code, _, stderr := runCLI(t, context.Background(), "sim", "--profile", "gpt-9")
-	if code != 2 || !strings.Contains(stderr, "unknown profile") {
+	if code != 2 || !strings.Contains(stderr, "unknown simulator profile \"gpt-9\"") {
 		t.Errorf("exit %d\n%s", code, stderr)
 	}
 }

@@ -23,15 +23,24 @@ interrupted, so other benchmark clients can be compared against benchci on
 the same known server.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, ok := sim.Lookup(profile)
-			if !ok {
-				return &exitError{exitUsage, fmt.Errorf("parsing --profile: unknown profile %q (known: %s)", profile, strings.Join(sim.ProfileNames(), ", "))}
+			p, err := sim.Resolve(profile)
+			if err != nil {
+				return &exitError{exitUsage, fmt.Errorf("parsing --profile: %w", err)}
 			}
 			if maxSeqs > 0 {
 				p.MaxNumSeqs = maxSeqs
 			}
 			if maxTokens > 0 {
 				p.MaxBatchedTokens = maxTokens
+			}
+			if p.Spec != nil && (stepBase > 0 || decodePerSeq >= 0) {
+				return &exitError{exitUsage, fmt.Errorf("--step-base and --decode-per-seq set a constant profile's costs; %s derives its own from the cards", p.Name)}
+			}
+			if p.Spec != nil && (maxSeqs > 0 || maxTokens > 0) {
+				// The knobs change the memory set aside for activations.
+				if p, err = sim.Derive(*p.Spec, sim.Knobs{MaxNumSeqs: maxSeqs, MaxBatchedTokens: maxTokens}); err != nil {
+					return &exitError{exitUsage, err}
+				}
 			}
 			if stepBase > 0 {
 				p.StepBase = stepBase
@@ -54,6 +63,52 @@ the same known server.`,
 	cmd.Flags().IntVar(&maxTokens, "max-batched-tokens", 0, "override the profile's max_batched_tokens")
 	cmd.Flags().DurationVar(&stepBase, "step-base", 0, "override the profile's step_base")
 	cmd.Flags().DurationVar(&decodePerSeq, "decode-per-seq", -1, "override the profile's decode_per_seq")
-	cmd.Flags().StringVar(&profile, "profile", "llama3-8b-h100", "simulator profile ("+strings.Join(sim.ProfileNames(), ", ")+")")
+	cmd.Flags().StringVar(&profile, "profile", "llama3-8b-h100", "simulator profile: "+strings.Join(sim.ProfileNames(), ", ")+
+		", or model@gpu[-tpN][-fp8][-kvfp8] from the cards (models: "+strings.Join(sim.ModelNames(), ", ")+"; GPUs: "+strings.Join(sim.GPUNames(), ", ")+")")
+	cmd.AddCommand(simCheckCmd())
+	return cmd
+}
+
+func simCheckCmd() *cobra.Command {
+	var markdown bool
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Put the simulator's figures next to published serving measurements",
+		Long: `check runs each published measurement's workload (sim.References: vLLM's
+own latency benchmarks, NVIDIA NIM's concurrency sweeps) on the profile
+derived from the same model, GPU, tensor-parallel degree and dtypes, in
+virtual time, and prints the published and simulated figures side by side.
+It fails when a figure below the knee misses by more than 25% (throughput)
+or 30% (TTFT, TPOT, end-to-end latency). --markdown prints only the table,
+as the README carries it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cs, err := sim.Check(sim.References)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprint(out, sim.Markdown(cs))
+			missed, gated := 0, 0
+			for _, c := range cs {
+				if !c.PastKnee {
+					gated++
+				}
+				if !c.Within() {
+					missed++
+				}
+			}
+			if markdown {
+				return nil
+			}
+			if missed > 0 {
+				return &exitError{exitFailed, fmt.Errorf("%d of %d measurements below the knee miss beyond the tolerance", missed, gated)}
+			}
+			fmt.Fprintf(out, "\nall %d measurements below the knee within ±%.0f%% throughput, ±%.0f%% latency (%d past the knee shown, not gated)\n",
+				gated, 100*sim.ThroughputTolerance, 100*sim.LatencyTolerance, len(cs)-gated)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "print only the table")
 	return cmd
 }

@@ -134,6 +134,9 @@ type SimProfile struct {
 	MaxModelLen        int    `json:"max_model_len"`
 	PrefixCaching      bool   `json:"prefix_caching,omitempty"`
 	Source             string `json:"source"`
+	// KVCacheTokens is the derived KV cache's capacity (profiles derived
+	// from cards; absent: unlimited).
+	KVCacheTokens int `json:"kv_cache_tokens,omitempty"`
 }
 
 // Engine is the serving engine recognized behind the target.

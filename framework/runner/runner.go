@@ -21,6 +21,7 @@ import (
 	"github.com/benchci/benchci/framework/slo"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/suitefile"
+	"github.com/benchci/benchci/framework/target"
 	"github.com/benchci/benchci/framework/tokenizer"
 )
 
@@ -213,5 +214,9 @@ func gated(f *result.File) []result.Point {
 // Known is what this binary can run, for validating suites about to run:
 // its simulator profiles and tokenizers.
 func Known() *suite.Known {
-	return &suite.Known{SimProfiles: sim.ProfileNames(), Tokenizers: tokenizer.Names}
+	return &suite.Known{SimProfiles: sim.ProfileNames(), Tokenizers: tokenizer.Names,
+		Sim: func(t *suite.Target) (string, error) {
+			_, field, err := target.SimProfile(t)
+			return field, err
+		}}
 }

@@ -15,8 +15,11 @@ type seq struct {
 	maxTokens    int
 
 	arrived     time.Time // for the queue-time metric
-	prefillLeft int       // engine-owned
-	firstNow    bool      // engine-owned: prefill completed in the current step
+	prefillLeft int       // engine-owned: tokens to compute before the next sample
+	computed    int       // engine-owned: tokens whose KV is cached
+	blocks      int       // engine-owned: KV blocks held
+	scheduled   int       // engine-owned: tokens computed in the current step
+	prefilling  bool      // engine-owned: the current step's work is prefill
 
 	produced atomic.Int64 // tokens emitted so far
 	finished atomic.Bool  // set after the last token
@@ -27,7 +30,9 @@ type seq struct {
 // newSeq makes a sequence; cached prompt tokens need no prefill, but at
 // least one token is always computed, as in vLLM.
 func newSeq(promptTokens, cachedTokens, maxTokens int) *seq {
-	return &seq{promptTokens: promptTokens, maxTokens: maxTokens, prefillLeft: max(promptTokens-cachedTokens, 1), notify: make(chan struct{}, 1), arrived: time.Now()}
+	left := max(promptTokens-cachedTokens, 1)
+	return &seq{promptTokens: promptTokens, maxTokens: maxTokens, prefillLeft: left, computed: promptTokens - left,
+		notify: make(chan struct{}, 1), arrived: time.Now()}
 }
 
 func (s *seq) wake() {
@@ -38,26 +43,34 @@ func (s *seq) wake() {
 }
 
 // engine is a continuous-batching step loop in the manner of vLLM's
-// scheduler: admit waiting sequences up to MaxNumSeqs, spend the step's token
-// budget on decodes first and then on prefill chunks, sleep for the modelled
-// step time, then emit tokens.
+// scheduler: each step first serves running sequences (decodes, then
+// prefill chunks) within the step's token budget, allocating KV blocks as
+// they grow and preempting the newest sequence when none is free; then it
+// admits waiting sequences up to MaxNumSeqs while budget and blocks last.
+// It sleeps for the modelled step time, then emits tokens.
 type engine struct {
-	p        Profile
-	arrivals chan *seq
+	p    Profile
+	cost func(batch) time.Duration
+	// arrivals feeds the loop; waiting and running are the loop's own.
+	arrivals         chan *seq
+	waiting, running []*seq
+	freeBlocks       int // when p.KVBlocks > 0
 	// sleep is replaced in tests; it must block for d.
 	sleep func(time.Duration)
 
-	running atomic.Int64 // sequences in the batch, for /metrics-style gauges
-	waiting atomic.Int64
+	numRunning atomic.Int64 // sequences in the batch, for /metrics-style gauges
+	numWaiting atomic.Int64
 	// Counters for /metrics: queue time (arrival to admission) in
-	// nanoseconds, admissions, and tokens generated.
-	queueNanos atomic.Int64
-	admitted   atomic.Int64
-	generated  atomic.Int64
+	// nanoseconds, admissions, tokens generated, preemptions, KV blocks used.
+	queueNanos  atomic.Int64
+	admitted    atomic.Int64
+	generated   atomic.Int64
+	preemptions atomic.Int64
+	usedBlocks  atomic.Int64
 }
 
 func newEngine(p Profile) *engine {
-	return &engine{p: p, arrivals: make(chan *seq, 1024), sleep: clock.Sleep}
+	return &engine{p: p, cost: p.stepCost(), arrivals: make(chan *seq, 1024), sleep: clock.Sleep, freeBlocks: p.KVBlocks}
 }
 
 func (e *engine) submit(ctx context.Context, s *seq) error {
@@ -72,12 +85,11 @@ func (e *engine) submit(ctx context.Context, s *seq) error {
 func (e *engine) loop(ctx context.Context) {
 	// Steps are timed with package clock, so the simulated timings hold to
 	// tens of microseconds rather than to Go's ~1 ms timer lateness.
-	var waiting, running []*seq
 	for {
-		if len(waiting) == 0 && len(running) == 0 {
+		if len(e.waiting) == 0 && len(e.running) == 0 {
 			select {
 			case s := <-e.arrivals:
-				waiting = append(waiting, s)
+				e.waiting = append(e.waiting, s)
 			case <-ctx.Done():
 				return
 			}
@@ -86,83 +98,180 @@ func (e *engine) loop(ctx context.Context) {
 		for {
 			select {
 			case s := <-e.arrivals:
-				waiting = append(waiting, s)
+				e.waiting = append(e.waiting, s)
 			default:
 				break drain
 			}
 		}
-		// Drop sequences whose clients left; admit waiting ones FIFO.
-		running = dropCanceled(running)
-		waiting = dropCanceled(waiting)
-		for len(waiting) > 0 && len(running) < e.p.MaxNumSeqs {
-			e.queueNanos.Add(int64(time.Since(waiting[0].arrived)))
-			e.admitted.Add(1)
-			running = append(running, waiting[0])
-			waiting[0] = nil
-			waiting = waiting[1:]
-		}
-		e.running.Store(int64(len(running)))
-		e.waiting.Store(int64(len(waiting)))
-		if len(running) == 0 {
+		b := e.schedule(time.Now())
+		if b.seqs == 0 {
 			continue
 		}
-
-		budget := e.p.MaxBatchedTokens
-		decoding, prefilled := 0, 0
-		for _, s := range running {
-			if s.prefillLeft == 0 {
-				decoding++
-			}
-		}
-		budget -= decoding
-		for _, s := range running {
-			if s.prefillLeft == 0 || budget <= 0 {
-				continue
-			}
-			take := min(s.prefillLeft, budget)
-			s.prefillLeft -= take
-			budget -= take
-			prefilled += take
-			s.firstNow = s.prefillLeft == 0
-		}
-		step := e.p.StepBase + time.Duration(decoding)*e.p.DecodePerSeq + time.Duration(prefilled)*e.p.PrefillPerToken
-		e.sleep(step)
-
-		// Emit: decoding sequences advance TokensPerStep, a completed prefill
-		// yields the first token (as in vLLM, prefill samples one token).
-		kept := running[:0]
-		for _, s := range running {
-			switch {
-			case s.firstNow:
-				s.firstNow = false
-				s.produced.Store(1)
-				e.generated.Add(1)
-			case s.prefillLeft == 0:
-				before := s.produced.Load()
-				s.produced.Store(min(before+int64(e.p.TokensPerStep), int64(s.maxTokens)))
-				e.generated.Add(s.produced.Load() - before)
-			default:
-				kept = append(kept, s) // still prefilling
-				continue
-			}
-			if s.produced.Load() >= int64(s.maxTokens) {
-				s.finished.Store(true)
-			} else {
-				kept = append(kept, s)
-			}
-			s.wake()
-		}
-		clear(running[len(kept):])
-		running = kept
+		e.sleep(e.cost(b))
+		e.emit()
 	}
 }
 
-func dropCanceled(ss []*seq) []*seq {
-	kept := ss[:0]
-	for _, s := range ss {
-		if !s.canceled.Load() {
+// schedule picks the step's work and returns what it computes.
+func (e *engine) schedule(now time.Time) batch {
+	e.running = e.dropCanceled(e.running)
+	e.waiting = e.dropCanceled(e.waiting)
+	budget := e.p.MaxBatchedTokens
+	var b batch
+	preempted := false
+	// Decodes first: each needs room for the tokens it emits.
+	for i := 0; i < len(e.running); i++ {
+		s := e.running[i]
+		s.scheduled = 0
+		if s.prefillLeft > 0 {
+			continue
+		}
+		for !e.alloc(s, e.p.TokensPerStep) {
+			v := e.running[len(e.running)-1]
+			e.running = e.running[:len(e.running)-1]
+			e.preempt(v)
+			preempted = true
+			if v == s {
+				break
+			}
+		}
+		if s.prefillLeft > 0 { // it was the one preempted
+			break
+		}
+		s.scheduled, s.prefilling = 1, false
+		budget--
+		b.seqs++
+		b.decodes++
+		b.decodeCtx += int64(s.computed)
+	}
+	// Then prefill chunks of running sequences, in admission order.
+	for _, s := range e.running {
+		if s.prefillLeft == 0 || budget <= 0 {
+			continue
+		}
+		n := min(s.prefillLeft, budget)
+		if e.p.NoChunkedPrefill && n < s.prefillLeft || !e.alloc(s, n) {
+			continue
+		}
+		e.take(s, n, &b)
+		budget -= n
+	}
+	// Then admissions, FIFO, unless the step had to preempt.
+	for !preempted && len(e.waiting) > 0 && len(e.running) < e.p.MaxNumSeqs && budget > 0 {
+		s := e.waiting[0]
+		n := min(s.prefillLeft, budget)
+		if e.p.NoChunkedPrefill && n < s.prefillLeft || !e.alloc(s, n) {
+			break
+		}
+		e.queueNanos.Add(int64(now.Sub(s.arrived)))
+		e.admitted.Add(1)
+		e.running = append(e.running, s)
+		e.waiting[0] = nil
+		e.waiting = e.waiting[1:]
+		e.take(s, n, &b)
+		budget -= n
+	}
+	e.publish()
+	return b
+}
+
+// publish updates the gauges /metrics reads.
+func (e *engine) publish() {
+	e.numRunning.Store(int64(len(e.running)))
+	e.numWaiting.Store(int64(len(e.waiting)))
+	e.usedBlocks.Store(int64(e.p.KVBlocks - e.freeBlocks))
+}
+
+// take schedules n prefill tokens of s in the step.
+func (e *engine) take(s *seq, n int, b *batch) {
+	s.scheduled, s.prefilling = n, true
+	b.seqs++
+	b.prefill += n
+	b.prefillCtx += int64(s.computed)
+	b.prefillAttn += int64(n)*int64(s.computed) + int64(n)*int64(n+1)/2
+}
+
+// alloc makes room in the KV cache for n more tokens of s.
+func (e *engine) alloc(s *seq, n int) bool {
+	if e.p.KVBlocks == 0 {
+		return true
+	}
+	need := (s.computed+n+e.p.BlockSize-1)/e.p.BlockSize - s.blocks
+	if need > e.freeBlocks {
+		return false
+	}
+	e.freeBlocks -= max(need, 0)
+	s.blocks += max(need, 0)
+	return true
+}
+
+// release returns s's blocks.
+func (e *engine) release(s *seq) {
+	e.freeBlocks += s.blocks
+	s.blocks = 0
+}
+
+// preempt frees s's KV cache and puts it first in line: on readmission it
+// recomputes its prompt and what it generated so far (vLLM's recompute
+// preemption), then goes on sampling.
+func (e *engine) preempt(s *seq) {
+	e.release(s)
+	s.computed, s.scheduled = 0, 0
+	s.prefillLeft = s.promptTokens + int(s.produced.Load())
+	e.preemptions.Add(1)
+	e.waiting = append(e.waiting, nil)
+	copy(e.waiting[1:], e.waiting)
+	e.waiting[0] = s
+}
+
+// emit advances the step's sequences: a decode emits TokensPerStep tokens;
+// a completed prefill samples one (as in vLLM, prefill samples a token).
+func (e *engine) emit() {
+	kept := e.running[:0]
+	for _, s := range e.running {
+		n := s.scheduled
+		if n == 0 {
+			kept = append(kept, s)
+			continue
+		}
+		s.scheduled = 0
+		before := s.produced.Load()
+		after := before
+		if s.prefilling {
+			s.prefillLeft -= n
+			s.computed += n
+			if s.prefillLeft > 0 {
+				kept = append(kept, s) // still prefilling
+				continue
+			}
+			after = before + 1
+		} else {
+			after = min(before+int64(e.p.TokensPerStep), int64(s.maxTokens))
+			s.computed += int(after - before)
+		}
+		s.produced.Store(after)
+		e.generated.Add(after - before)
+		if after >= int64(s.maxTokens) {
+			e.release(s)
+			s.finished.Store(true)
+		} else {
 			kept = append(kept, s)
 		}
+		s.wake()
+	}
+	clear(e.running[len(kept):])
+	e.running = kept
+	e.publish()
+}
+
+func (e *engine) dropCanceled(ss []*seq) []*seq {
+	kept := ss[:0]
+	for _, s := range ss {
+		if s.canceled.Load() {
+			e.release(s)
+			continue
+		}
+		kept = append(kept, s)
 	}
 	clear(ss[len(kept):])
 	return kept

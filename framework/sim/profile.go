@@ -1,8 +1,13 @@
 package sim
 
 import (
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/benchci/benchci/framework/internal/didyoumean"
 )
 
 // Profile sets the constants of the simulated engine. One engine step costs
@@ -38,6 +43,28 @@ type Profile struct {
 	PrefixCaching bool `json:"prefix_caching"`
 	// Source says where the constants come from.
 	Source string `json:"source"`
+
+	// Spec, when set, prices steps from model and GPU cards (see Spec)
+	// instead of the three constants above, which then only describe it.
+	Spec *Spec `json:"spec,omitempty"`
+	// KVBlocks is the KV cache's size in blocks of BlockSize tokens; 0 is
+	// unlimited (the constant profiles). A step that needs a block when
+	// none is free preempts the newest sequence.
+	KVBlocks  int `json:"kv_blocks,omitempty"`
+	BlockSize int `json:"block_size,omitempty"`
+	// NoChunkedPrefill prefills a prompt in one step or not at all.
+	NoChunkedPrefill bool `json:"no_chunked_prefill,omitempty"`
+}
+
+// stepCost returns the function that prices a step.
+func (p Profile) stepCost() func(batch) time.Duration {
+	if p.Spec != nil {
+		r := newRoofline(p.Spec.withDefaults())
+		return r.step
+	}
+	return func(b batch) time.Duration {
+		return p.StepBase + time.Duration(b.decodes)*p.DecodePerSeq + time.Duration(b.prefill)*p.PrefillPerToken
+	}
 }
 
 // IdleTTFT is the TTFT of a lone request with the given prompt length,
@@ -48,6 +75,9 @@ func (p Profile) IdleTTFT(promptTokens int) time.Duration {
 
 // IdleITL is the gap between chunks of a lone request.
 func (p Profile) IdleITL() time.Duration { return p.StepBase + p.DecodePerSeq }
+
+// KVTokens is the KV cache's capacity in tokens; 0 is unlimited.
+func (p Profile) KVTokens() int { return p.KVBlocks * p.BlockSize }
 
 var profiles = []Profile{
 	{
@@ -98,4 +128,58 @@ func ProfileNames() []string {
 		names[i] = p.Name
 	}
 	return names
+}
+
+// Resolve returns the named profile: a constant profile's name, or a
+// derived one's, model@gpu with optional suffixes -tpN, -fp8 (weights)
+// and -kvfp8 (KV cache), e.g. llama-3-70b@h100-sxm-tp4-fp8.
+func Resolve(name string) (Profile, error) {
+	if p, ok := Lookup(name); ok {
+		return p, nil
+	}
+	s, err := ParseSpecName(name)
+	if err != nil {
+		return Profile{}, err
+	}
+	return Derive(s, Knobs{})
+}
+
+// ParseSpecName parses a derived profile's name (see Resolve).
+func ParseSpecName(name string) (Spec, error) {
+	model, rest, ok := strings.Cut(name, "@")
+	if !ok {
+		if hint := didyoumean.Hint(name, ProfileNames()); hint != "" {
+			return Spec{}, fmt.Errorf("unknown simulator profile %q%s", name, hint)
+		}
+		return Spec{}, fmt.Errorf("unknown simulator profile %q (known: %s; or model@gpu from the cards: models %s; GPUs %s)",
+			name, strings.Join(ProfileNames(), ", "), strings.Join(ModelNames(), ", "), strings.Join(GPUNames(), ", "))
+	}
+	var s Spec
+	if s.Model, ok = LookupModel(model); !ok {
+		return Spec{}, fmt.Errorf("profile %q: unknown model card %q%s (known: %s)", name, model, didyoumean.Hint(model, ModelNames()), strings.Join(ModelNames(), ", "))
+	}
+	// GPU names hold dashes; the longest card name that prefixes the rest wins.
+	for _, g := range gpuCards {
+		if (rest == g.Name || strings.HasPrefix(rest, g.Name+"-")) && len(g.Name) > len(s.GPU.Name) {
+			s.GPU = g
+		}
+	}
+	if s.GPU.Name == "" {
+		return Spec{}, fmt.Errorf("profile %q: unknown GPU card in %q (known: %s)", name, rest, strings.Join(GPUNames(), ", "))
+	}
+	for _, suf := range strings.Split(strings.TrimPrefix(rest, s.GPU.Name), "-")[1:] {
+		switch {
+		case strings.HasPrefix(suf, "tp"):
+			tp, err := strconv.Atoi(suf[2:])
+			if err != nil || tp < 1 {
+				return Spec{}, fmt.Errorf("profile %q: %q is not a tensor-parallel degree (tp2, tp4, ...)", name, suf)
+			}
+			s.TP = tp
+		case strings.HasPrefix(suf, "kv"):
+			s.KVCache = suf[2:]
+		default:
+			s.Weights = suf
+		}
+	}
+	return s, nil
 }

@@ -120,10 +120,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// vLLM's names, so clients that read vLLM read the simulator.
 		e := s.eng
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running %d\n", e.running.Load())
-		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting %d\n", e.waiting.Load())
-		fmt.Fprintf(w, "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc %g\n", float64(e.running.Load())/float64(s.p.MaxNumSeqs))
+		fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running %d\n", e.numRunning.Load())
+		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting %d\n", e.numWaiting.Load())
+		// With a sized KV cache, its blocks in use; without, the batch's
+		// fill, the closest stand-in.
+		usage := float64(e.numRunning.Load()) / float64(s.p.MaxNumSeqs)
+		if s.p.KVBlocks > 0 {
+			usage = float64(e.usedBlocks.Load()) / float64(s.p.KVBlocks)
+		}
+		fmt.Fprintf(w, "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc %g\n", usage)
 		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total %d\n", e.generated.Load())
+		fmt.Fprintf(w, "# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total %d\n", e.preemptions.Load())
 		if s.p.PrefixCaching {
 			fmt.Fprintf(w, "# TYPE vllm:prefix_cache_queries_total counter\nvllm:prefix_cache_queries_total %d\n", s.cache.total.Load())
 			fmt.Fprintf(w, "# TYPE vllm:prefix_cache_hits_total counter\nvllm:prefix_cache_hits_total %d\n", s.cache.hits.Load())

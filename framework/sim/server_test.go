@@ -209,3 +209,17 @@ func TestServerPrefixCaching(t *testing.T) {
 		t.Errorf("cached tokens %v, want %v", cached, want)
 	}
 }
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}

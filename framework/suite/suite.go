@@ -147,8 +147,12 @@ type Target struct {
 	// Launch describes the server to start (Kind "launch"); URL is where
 	// it will listen.
 	Launch *Launch `json:"launch,omitempty"`
-	// Profile names the simulator profile (Kind "sim").
+	// Profile names the simulator profile (Kind "sim"): a constant one
+	// (llama3-8b-h100) or one derived from cards (llama-3-70b@h100-sxm-tp4).
 	Profile string `json:"profile,omitempty"`
+	// Spec derives the simulator from model and GPU cards, built-in or
+	// written out, and engine knobs (Kind "sim", instead of Profile).
+	Spec *SimSpec `json:"spec,omitempty"`
 	// URL is the server's base URL, e.g. http://127.0.0.1:8000 (Kind "url").
 	URL string `json:"url,omitempty"`
 	// Model is sent as the request's "model"; empty asks the server's /v1/models.
@@ -212,6 +216,28 @@ type Launch struct {
 	// Per is "suite" (one server for the whole run, default) or "point" (a
 	// fresh server for every point).
 	Per string `json:"per,omitempty"`
+}
+
+// SimSpec derives a simulator profile from cards (see package sim's Spec).
+type SimSpec struct {
+	// Model and GPU are a built-in card's name or a card written out
+	// (sim.ModelCard and sim.GPUCard fields).
+	Model any `json:"model"`
+	GPU   any `json:"gpu"`
+	TP    int `json:"tp,omitempty"`
+	// Weights and KVCache are bf16 (default) or fp8.
+	Weights              string  `json:"weights,omitempty"`
+	KVCache              string  `json:"kv_cache,omitempty"`
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
+	BlockSize            int     `json:"block_size,omitempty"`
+	MaxModelLen          int     `json:"max_model_len,omitempty"`
+	// ChunkedPrefill defaults to on.
+	ChunkedPrefill *bool `json:"chunked_prefill,omitempty"`
+	// Efficiency overrides the engine's achieved shares of the card's
+	// peaks; zero keeps sim.DefaultEfficiency's.
+	MemoryEfficiency  float64  `json:"memory_efficiency,omitempty"`
+	ComputeEfficiency float64  `json:"compute_efficiency,omitempty"`
+	StepOverhead      Duration `json:"step_overhead,omitempty"`
 }
 
 // SimOverrides replace simulator profile constants; zero keeps the profile's.

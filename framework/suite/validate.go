@@ -44,6 +44,9 @@ var Ops = []string{"<", "<=", ">", ">="}
 type Known struct {
 	SimProfiles []string
 	Tokenizers  []string
+	// Sim, when set, builds a sim target's profile and says which field
+	// ("profile", "spec.model", ...) is wrong when it cannot.
+	Sim func(t *Target) (field string, err error)
 }
 
 // validate checks a decoded suite and derives sweep.kind when absent;
@@ -191,9 +194,16 @@ func validateTarget(path string, t *Target, known *Known) []*FieldError {
 		if t.Proxy != nil {
 			bad(JoinPath(path, "proxy"), "the fault proxy goes in front of a real server; the simulator has faults of its own (faults={...})")
 		}
-		if t.Profile == "" {
-			bad(JoinPath(path, "profile"), "required: the simulator profile")
-		} else if known != nil && !slices.Contains(known.SimProfiles, t.Profile) {
+		switch {
+		case t.Profile == "" && t.Spec == nil:
+			bad(JoinPath(path, "profile"), "required: the simulator profile, or a spec of model and GPU cards")
+		case t.Profile != "" && t.Spec != nil:
+			bad(JoinPath(path, "spec"), "a sim target takes a profile or a spec, not both")
+		case known != nil && known.Sim != nil:
+			if field, err := known.Sim(t); err != nil {
+				bad(JoinPath(path, field), "%s", err)
+			}
+		case known != nil && t.Profile != "" && !slices.Contains(known.SimProfiles, t.Profile):
 			bad(JoinPath(path, "profile"), "unknown simulator profile %q%s", t.Profile, didyoumean.Hint(t.Profile, known.SimProfiles))
 		}
 		if f := t.Faults; f != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchci/benchci/framework/sim"
 	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/framework/target"
 	"github.com/benchci/benchci/framework/tokenizer"
 	"github.com/hashicorp/go-multierror"
 )
@@ -20,7 +21,11 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // known is what a binary would check names against.
-var known = &suite.Known{SimProfiles: sim.ProfileNames(), Tokenizers: tokenizer.Names}
+var known = &suite.Known{SimProfiles: sim.ProfileNames(), Tokenizers: tokenizer.Names,
+	Sim: func(t *suite.Target) (string, error) {
+		_, field, err := target.SimProfile(t)
+		return field, err
+	}}
 
 func TestLoadGood(t *testing.T) {
 	t.Parallel()

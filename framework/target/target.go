@@ -3,6 +3,7 @@
 package target
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/benchci/benchci/framework/faultproxy"
+	"github.com/benchci/benchci/framework/internal/didyoumean"
 	"github.com/benchci/benchci/framework/redact"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/sim"
@@ -47,12 +49,9 @@ func (t *Target) Close() {
 func Open(ctx context.Context, st suite.Target, opts Options) (*Target, error) {
 	switch st.Kind {
 	case "sim":
-		p, ok := sim.Lookup(st.Profile)
-		if !ok {
-			return nil, fmt.Errorf("target: unknown simulator profile %q", st.Profile)
-		}
-		if o := st.Sim; o != nil {
-			p = override(p, *o)
+		p, field, err := SimProfile(&st)
+		if err != nil {
+			return nil, fmt.Errorf("target: %s: %w", field, err)
 		}
 		srv := sim.New(p)
 		if f := st.Faults; f != nil {
@@ -166,6 +165,93 @@ func FirstModel(ctx context.Context, baseURL, apiKey string) (string, error) {
 	return list.Data[0].ID, nil
 }
 
+// SimProfile builds a sim target's profile: a constant profile with its
+// overrides, or one derived from cards (named, or a spec written out)
+// with the overrides as engine knobs. On error, field names what is wrong.
+func SimProfile(t *suite.Target) (p sim.Profile, field string, err error) {
+	if p, ok := sim.Lookup(t.Profile); ok && t.Spec == nil {
+		if o := t.Sim; o != nil {
+			p = override(p, *o)
+		}
+		return p, "", nil
+	}
+	var s sim.Spec
+	var k sim.Knobs
+	if t.Spec == nil {
+		if s, err = sim.ParseSpecName(t.Profile); err != nil {
+			return p, "profile", err
+		}
+	} else {
+		if s, field, err = simSpec(*t.Spec); err != nil {
+			return p, "spec." + field, err
+		}
+		k.MaxModelLen = t.Spec.MaxModelLen
+		k.NoChunkedPrefill = t.Spec.ChunkedPrefill != nil && !*t.Spec.ChunkedPrefill
+	}
+	if o := t.Sim; o != nil {
+		if o.StepBase != 0 || o.DecodePerSeq != 0 || o.PrefillPerToken != 0 {
+			return p, "sim", fmt.Errorf("a profile derived from cards prices its steps from them: set the spec's memory_efficiency, compute_efficiency or step_overhead instead of step_base, decode_per_seq or prefill_per_token")
+		}
+		k.MaxNumSeqs, k.MaxBatchedTokens = o.MaxNumSeqs, o.MaxBatchedTokens
+	}
+	if p, err = sim.Derive(s, k); err != nil {
+		if t.Spec == nil {
+			return p, "profile", err
+		}
+		return p, "spec", err
+	}
+	if o := t.Sim; o != nil && o.TokensPerStep > 0 {
+		p.TokensPerStep = o.TokensPerStep
+	}
+	return p, "", nil
+}
+
+// simSpec turns a suite's spec into the simulator's, reading cards
+// written out strictly: an unknown field is an error, not a default.
+func simSpec(ss suite.SimSpec) (s sim.Spec, field string, err error) {
+	if s.Model, err = card(ss.Model, sim.LookupModel, sim.ModelNames()); err != nil {
+		return s, "model", err
+	}
+	if err = s.Model.Check(); err != nil {
+		return s, "model", err
+	}
+	if s.GPU, err = card(ss.GPU, sim.LookupGPU, sim.GPUNames()); err != nil {
+		return s, "gpu", err
+	}
+	if err = s.GPU.Check(); err != nil {
+		return s, "gpu", err
+	}
+	s.TP, s.Weights, s.KVCache = ss.TP, ss.Weights, ss.KVCache
+	s.GPUMemoryUtilization, s.BlockSize = ss.GPUMemoryUtilization, ss.BlockSize
+	s.MemoryEfficiency, s.ComputeEfficiency, s.StepOverhead = ss.MemoryEfficiency, ss.ComputeEfficiency, ss.StepOverhead.D()
+	return s, "", nil
+}
+
+// card reads a built-in card's name or a card written out.
+func card[T any](v any, lookup func(string) (T, bool), known []string) (T, error) {
+	var c T
+	switch v := v.(type) {
+	case nil:
+		return c, fmt.Errorf("required: a built-in card's name (%s) or a card", strings.Join(known, ", "))
+	case string:
+		c, ok := lookup(v)
+		if !ok {
+			return c, fmt.Errorf("unknown card %q%s (known: %s)", v, didyoumean.Hint(v, known), strings.Join(known, ", "))
+		}
+		return c, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return c, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return c, fmt.Errorf("card: %w", err)
+	}
+	return c, nil
+}
+
 // override applies a suite's simulator overrides to a profile.
 func override(p sim.Profile, o suite.SimOverrides) sim.Profile {
 	set := func(dst *int, v int) {
@@ -195,6 +281,6 @@ func recordProfile(p sim.Profile) *result.SimProfile {
 		Name: p.Name, Model: p.Model, MaxNumSeqs: p.MaxNumSeqs, MaxBatchedTokens: p.MaxBatchedTokens,
 		StepBaseMs: ms(p.StepBase), DecodePerSeqMs: ms(p.DecodePerSeq), PrefillPerTokenMs: ms(p.PrefillPerToken),
 		TokensPerStep: p.TokensPerStep, ChatTemplateTokens: p.ChatTemplateTokens, MaxModelLen: p.MaxModelLen,
-		PrefixCaching: p.PrefixCaching, Source: p.Source,
+		PrefixCaching: p.PrefixCaching, Source: p.Source, KVCacheTokens: p.KVTokens(),
 	}
 }

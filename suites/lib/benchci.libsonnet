@@ -13,8 +13,10 @@
   suite:: {},
 
   target:: {
-    // sim runs the embedded simulator with a named profile
-    // (llama3-8b-h100, llama3-70b-h100x4, llama3-8b-h100-spec, tiny).
+    // sim runs the embedded simulator with a named profile: a constant one
+    // (llama3-8b-h100, llama3-70b-h100x4, llama3-8b-h100-spec, tiny) or one
+    // derived from cards, model@gpu[-tpN][-fp8][-kvfp8], e.g.
+    // 'llama-3-70b@h100-sxm-tp4' (see simSpec).
     // Named arguments override the profile's constants, e.g.
     // sim('llama3-8b-h100', max_num_seqs=128) to model a config change.
     // faults makes it misbehave: { error_rate, reset_rate, stall_rate,
@@ -26,6 +28,30 @@
         decode_per_seq: decode_per_seq, prefill_per_token: prefill_per_token, tokens_per_step: tokens_per_step,
       });
       { kind: 'sim', profile: profile, [if std.length(o) > 0 then 'sim']: o, [if faults != null then 'faults']: faults },
+    // simSpec derives the simulator from a model card and a GPU card, each
+    // a built-in name (models: llama-3-8b, llama-3-70b, qwen2.5-7b,
+    // qwen2.5-72b, mixtral-8x7b; GPUs: a100-80gb, h100-sxm, h200, l40s,
+    // mi300x) or a card written out ({ name, params, layers, hidden, heads,
+    // kv_heads, head_dim, intermediate, vocab, context_len } for a model;
+    // { name, memory_gib, bandwidth_gbs, tflops: { bf16, fp8 }, link_gbs,
+    // all_reduce_us } for a GPU), with vLLM's knobs; weights and kv_cache
+    // are 'bf16' or 'fp8'. Efficiencies override the engine's achieved
+    // shares of the card's peaks.
+    simSpec(model, gpu, tp=null, weights=null, kv_cache=null, gpu_memory_utilization=null, block_size=null,
+            max_model_len=null, chunked_prefill=null, max_num_seqs=null, max_batched_tokens=null,
+            memory_efficiency=null, compute_efficiency=null, step_overhead=null, faults=null)::
+      local o = std.prune({ max_num_seqs: max_num_seqs, max_batched_tokens: max_batched_tokens });
+      {
+        kind: 'sim',
+        spec: std.prune({
+          model: model, gpu: gpu, tp: tp, weights: weights, kv_cache: kv_cache,
+          gpu_memory_utilization: gpu_memory_utilization, block_size: block_size, max_model_len: max_model_len,
+          chunked_prefill: chunked_prefill, memory_efficiency: memory_efficiency,
+          compute_efficiency: compute_efficiency, step_overhead: step_overhead,
+        }),
+        [if std.length(o) > 0 then 'sim']: o,
+        [if faults != null then 'faults']: faults,
+      },
     // url targets a running OpenAI-compatible server.
     // proxy (url and launch targets) puts benchci's fault proxy in front
     // of the server: { latency, rate_429, rate_503, retry_after,

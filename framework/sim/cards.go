@@ -1,0 +1,162 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+)
+
+// ModelCard is what the simulator needs to know of a model: its shapes,
+// from the model's config.json, and its parameter count.
+type ModelCard struct {
+	Name string `json:"name"`
+	// Served is the model name the server reports (/v1/models).
+	Served string `json:"served,omitempty"`
+	// Params is the total parameter count; ExpertParams the part of it in
+	// MoE experts (0 for a dense model).
+	Params       float64 `json:"params"`
+	ExpertParams float64 `json:"expert_params,omitempty"`
+	Layers       int     `json:"layers"`
+	Hidden       int     `json:"hidden"`
+	Heads        int     `json:"heads"`
+	KVHeads      int     `json:"kv_heads"`
+	HeadDim      int     `json:"head_dim"`
+	Intermediate int     `json:"intermediate"`
+	Vocab        int     `json:"vocab"`
+	// Experts and ExpertsPerToken describe a MoE layer (0 for dense).
+	Experts         int `json:"experts,omitempty"`
+	ExpertsPerToken int `json:"experts_per_token,omitempty"`
+	// ContextLen is the longest context the model takes.
+	ContextLen int    `json:"context_len"`
+	Source     string `json:"source,omitempty"`
+}
+
+// ActiveParams is the parameters one token passes through: the dense
+// part and ExpertsPerToken of the experts.
+func (m ModelCard) ActiveParams() float64 {
+	if m.Experts == 0 {
+		return m.Params
+	}
+	return m.Params - m.ExpertParams + m.ExpertParams*float64(m.ExpertsPerToken)/float64(m.Experts)
+}
+
+// Check reports the first missing or impossible field.
+func (m ModelCard) Check() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"params", m.Params}, {"layers", float64(m.Layers)}, {"hidden", float64(m.Hidden)}, {"heads", float64(m.Heads)},
+		{"kv_heads", float64(m.KVHeads)}, {"head_dim", float64(m.HeadDim)}, {"context_len", float64(m.ContextLen)}} {
+		if f.v <= 0 {
+			return fmt.Errorf("model card %q: %s must be positive", m.Name, f.name)
+		}
+	}
+	if m.KVHeads > m.Heads {
+		return fmt.Errorf("model card %q: kv_heads (%d) exceeds heads (%d)", m.Name, m.KVHeads, m.Heads)
+	}
+	if m.ExpertParams < 0 || m.ExpertParams >= m.Params {
+		return fmt.Errorf("model card %q: expert_params must be at least 0 and below params", m.Name)
+	}
+	if (m.Experts > 0) != (m.ExpertParams > 0) || m.ExpertsPerToken > m.Experts || (m.Experts > 0 && m.ExpertsPerToken < 1) {
+		return fmt.Errorf("model card %q: a MoE model sets experts, experts_per_token (1..experts) and expert_params together", m.Name)
+	}
+	return nil
+}
+
+// GPUCard is one accelerator's public spec-sheet figures.
+type GPUCard struct {
+	Name string `json:"name"`
+	// MemoryGiB is the device memory as the driver reports it.
+	MemoryGiB float64 `json:"memory_gib"`
+	// BandwidthGBs is the memory bandwidth in GB/s (10^9 bytes).
+	BandwidthGBs float64 `json:"bandwidth_gbs"`
+	// TFLOPS are dense (not sparse) tensor-core TFLOP/s by compute type:
+	// "bf16", and "fp8" where the chip has FP8 units.
+	TFLOPS map[string]float64 `json:"tflops"`
+	// LinkGBs is the GPU-to-GPU bandwidth per direction in GB/s (NVLink,
+	// Infinity Fabric, or PCIe), and AllReduceLatency the fixed cost of
+	// one small all-reduce across the tensor-parallel group, in microseconds
+	// (kernel launch and synchronization, as measured by nccl-tests).
+	LinkGBs     float64 `json:"link_gbs"`
+	AllReduceUs float64 `json:"all_reduce_us"`
+	Source      string  `json:"source,omitempty"`
+}
+
+// Check reports the first missing or impossible field.
+func (g GPUCard) Check() error {
+	if g.MemoryGiB <= 0 || g.BandwidthGBs <= 0 || g.TFLOPS["bf16"] <= 0 || g.LinkGBs <= 0 {
+		return fmt.Errorf("gpu card %q: memory_gib, bandwidth_gbs, tflops.bf16 and link_gbs must be positive", g.Name)
+	}
+	return nil
+}
+
+// The built-in cards. Shapes are those of each model's config.json on
+// Hugging Face; parameter counts those of the model cards. GPU figures are
+// the vendors' datasheets: dense tensor throughput (the datasheets' headline
+// figures are with 2:4 sparsity, twice these), memory as nvidia-smi or
+// rocm-smi report it.
+var modelCards = []ModelCard{
+	{Name: "llama-3-8b", Served: "meta-llama/Meta-Llama-3-8B-Instruct", Params: 8.03e9, Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128,
+		Intermediate: 14336, Vocab: 128256, ContextLen: 8192,
+		Source: "huggingface.co/meta-llama/Meta-Llama-3-8B config.json; 8.03B parameters. Llama 3.1 8B has the same shapes (context 131072)"},
+	{Name: "llama-3-70b", Served: "meta-llama/Meta-Llama-3-70B-Instruct", Params: 70.55e9, Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128,
+		Intermediate: 28672, Vocab: 128256, ContextLen: 8192,
+		Source: "huggingface.co/meta-llama/Meta-Llama-3-70B config.json; 70.55B parameters. Llama 3.1/3.3 70B have the same shapes (context 131072)"},
+	{Name: "qwen2.5-7b", Served: "Qwen/Qwen2.5-7B-Instruct", Params: 7.62e9, Layers: 28, Hidden: 3584, Heads: 28, KVHeads: 4, HeadDim: 128,
+		Intermediate: 18944, Vocab: 152064, ContextLen: 32768,
+		Source: "huggingface.co/Qwen/Qwen2.5-7B-Instruct config.json; 7.61B parameters"},
+	{Name: "qwen2.5-72b", Served: "Qwen/Qwen2.5-72B-Instruct", Params: 72.7e9, Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128,
+		Intermediate: 29568, Vocab: 152064, ContextLen: 32768,
+		Source: "huggingface.co/Qwen/Qwen2.5-72B-Instruct config.json; 72.7B parameters"},
+	{Name: "mixtral-8x7b", Served: "mistralai/Mixtral-8x7B-Instruct-v0.1", Params: 46.7e9, ExpertParams: 45.1e9, Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128,
+		Intermediate: 14336, Vocab: 32000, Experts: 8, ExpertsPerToken: 2, ContextLen: 32768,
+		Source: "huggingface.co/mistralai/Mixtral-8x7B-v0.1 config.json; 46.7B parameters, 12.9B active; experts 32 layers x 8 x 3 x 4096 x 14336 = 45.1B"},
+}
+
+var gpuCards = []GPUCard{
+	{Name: "a100-80gb", MemoryGiB: 80, BandwidthGBs: 2039, TFLOPS: map[string]float64{"bf16": 312},
+		LinkGBs: 300, AllReduceUs: 25,
+		Source: "NVIDIA A100 datasheet (SXM4 80GB): 2,039 GB/s HBM2e, 312 TFLOPS BF16 dense, NVLink 600 GB/s both directions; no FP8 units"},
+	{Name: "h100-sxm", MemoryGiB: 79.6, BandwidthGBs: 3350, TFLOPS: map[string]float64{"bf16": 989, "fp8": 1979},
+		LinkGBs: 450, AllReduceUs: 20,
+		Source: "NVIDIA H100 datasheet (SXM5): 80 GB HBM3 (79.6 GiB usable), 3.35 TB/s, 989 TFLOPS BF16 / 1,979 FP8 dense, NVLink 900 GB/s both directions"},
+	{Name: "h200", MemoryGiB: 140.4, BandwidthGBs: 4800, TFLOPS: map[string]float64{"bf16": 989, "fp8": 1979},
+		LinkGBs: 450, AllReduceUs: 20,
+		Source: "NVIDIA H200 datasheet (SXM): 141 GB HBM3e (140.4 GiB usable), 4.8 TB/s, H100's compute, NVLink 900 GB/s both directions"},
+	{Name: "l40s", MemoryGiB: 45, BandwidthGBs: 864, TFLOPS: map[string]float64{"bf16": 362, "fp8": 733},
+		LinkGBs: 32, AllReduceUs: 40,
+		Source: "NVIDIA L40S datasheet: 48 GB GDDR6 (45 GiB usable), 864 GB/s, 362 TFLOPS BF16 / 733 FP8 dense, PCIe Gen4 x16 (no NVLink)"},
+	{Name: "mi300x", MemoryGiB: 192, BandwidthGBs: 5300, TFLOPS: map[string]float64{"bf16": 1307, "fp8": 2615},
+		LinkGBs: 448, AllReduceUs: 25,
+		Source: "AMD Instinct MI300X datasheet: 192 GB HBM3, 5.3 TB/s, 1,307 TFLOPS BF16 / 2,615 FP8 dense, Infinity Fabric 7 x 128 GB/s links"},
+}
+
+// LookupModel returns the named built-in model card.
+func LookupModel(name string) (ModelCard, bool) {
+	return lookup(modelCards, name, func(m ModelCard) string { return m.Name })
+}
+
+// LookupGPU returns the named built-in GPU card.
+func LookupGPU(name string) (GPUCard, bool) {
+	return lookup(gpuCards, name, func(g GPUCard) string { return g.Name })
+}
+
+// ModelNames and GPUNames list the built-in cards.
+func ModelNames() []string { return names(modelCards, func(m ModelCard) string { return m.Name }) }
+func GPUNames() []string   { return names(gpuCards, func(g GPUCard) string { return g.Name }) }
+
+func lookup[T any](list []T, name string, key func(T) string) (T, bool) {
+	i := slices.IndexFunc(list, func(t T) bool { return key(t) == name })
+	if i < 0 {
+		var zero T
+		return zero, false
+	}
+	return list[i], true
+}
+
+func names[T any](list []T, key func(T) string) []string {
+	out := make([]string, len(list))
+	for i, t := range list {
+		out[i] = key(t)
+	}
+	return out
+}

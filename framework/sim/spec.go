@@ -1,0 +1,304 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Spec derives a profile from a model card, a GPU card, the tensor-parallel
+// degree and the engine's knobs, in the manner of roofline simulators
+// (LLM-Viewer, Vidur's analytical mode): every step of the engine costs
+//
+//	max(bytes moved / (bandwidth x MemoryEfficiency),
+//	    FLOPs / (peak FLOP/s x ComputeEfficiency))
+//	+ tensor-parallel all-reduces + StepOverhead + SeqOverhead x sequences
+//
+// per GPU, where the bytes are the weights a step streams (all of a dense
+// model; the shared part and the experts the step's tokens touch of a MoE)
+// plus the KV cache its attention reads, and the FLOPs are 2 x active
+// parameters per token plus attention over each token's context. Decode
+// steps land on the memory side of the max, long prefills on the compute
+// side. The KV cache holds what the memory left over after weights and
+// activations allows; when a step needs a block that is not there, the
+// engine preempts the newest sequence and later recomputes it, as vLLM
+// does, so the knee of a sweep comes from the card's real limits.
+type Spec struct {
+	Model ModelCard `json:"model"`
+	GPU   GPUCard   `json:"gpu"`
+	TP    int       `json:"tp"`
+	// Weights and KVCache are "bf16" or "fp8".
+	Weights string `json:"weights"`
+	KVCache string `json:"kv_cache"`
+	// GPUMemoryUtilization is the share of device memory the engine may
+	// use (vLLM --gpu-memory-utilization); BlockSize the tokens per KV block.
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"`
+	BlockSize            int     `json:"block_size"`
+	Efficiency
+}
+
+// Efficiency is what share of a card's peak a serving engine reaches, and
+// its fixed costs per step. The defaults were set once against the vLLM
+// figures in References (see the README's table) and are the same for
+// every card: they are a statement about engines, not about one GPU.
+type Efficiency struct {
+	// MemoryEfficiency is achieved over datasheet bandwidth while
+	// streaming weights and KV (decode).
+	MemoryEfficiency float64 `json:"memory_efficiency"`
+	// ComputeEfficiency is achieved over dense datasheet FLOP/s (prefill).
+	ComputeEfficiency float64 `json:"compute_efficiency"`
+	// StepOverhead is the per-step time the GPU is not busy with the
+	// model: scheduling, input preparation, sampling, kernel launches.
+	StepOverhead time.Duration `json:"step_overhead"`
+	// SeqOverhead is what each sequence in the step adds to it.
+	SeqOverhead time.Duration `json:"seq_overhead"`
+}
+
+// DefaultEfficiency is the efficiency a Spec gets when it sets none.
+var DefaultEfficiency = Efficiency{MemoryEfficiency: 0.8, ComputeEfficiency: 0.5, StepOverhead: 1800 * time.Microsecond, SeqOverhead: 4 * time.Microsecond}
+
+// Engine knobs a derived profile starts from (vLLM's serving defaults).
+const (
+	DefaultGPUMemoryUtilization = 0.9
+	DefaultBlockSize            = 16
+	defaultMaxNumSeqs           = 256
+	defaultMaxBatchedTokens     = 8192
+	defaultMaxModelLen          = 8192
+	// nonTorchBytes is memory outside the engine's tensors (CUDA context,
+	// NCCL buffers, CUDA graphs) that the utilization cap also covers.
+	nonTorchBytes = 1 << 30
+)
+
+func dtypeBytes(dt string) (float64, error) {
+	switch dt {
+	case "bf16", "fp16", "":
+		return 2, nil
+	case "fp8", "int8":
+		return 1, nil
+	}
+	return 0, fmt.Errorf("unknown dtype %q (bf16, fp16, fp8 or int8)", dt)
+}
+
+// withDefaults fills what the spec leaves unset.
+func (s Spec) withDefaults() Spec {
+	if s.TP == 0 {
+		s.TP = 1
+	}
+	if s.Weights == "" {
+		s.Weights = "bf16"
+	}
+	if s.KVCache == "" {
+		s.KVCache = "bf16"
+	}
+	if s.GPUMemoryUtilization == 0 {
+		s.GPUMemoryUtilization = DefaultGPUMemoryUtilization
+	}
+	if s.BlockSize == 0 {
+		s.BlockSize = DefaultBlockSize
+	}
+	d := DefaultEfficiency
+	if s.MemoryEfficiency == 0 {
+		s.MemoryEfficiency = d.MemoryEfficiency
+	}
+	if s.ComputeEfficiency == 0 {
+		s.ComputeEfficiency = d.ComputeEfficiency
+	}
+	if s.StepOverhead == 0 {
+		s.StepOverhead = d.StepOverhead
+	}
+	if s.SeqOverhead == 0 {
+		s.SeqOverhead = d.SeqOverhead
+	}
+	return s
+}
+
+// Knobs are the engine settings a derived profile takes besides the spec;
+// zero fields get vLLM's defaults.
+type Knobs struct {
+	MaxNumSeqs       int
+	MaxBatchedTokens int
+	MaxModelLen      int
+	// NoChunkedPrefill turns chunked prefill off: a prompt is prefilled
+	// in one step, and the step's token budget grows to hold it.
+	NoChunkedPrefill bool
+}
+
+// Derive builds the profile of a spec: its step-cost model, its KV-cache
+// capacity, and its knobs.
+func Derive(s Spec, k Knobs) (Profile, error) {
+	s = s.withDefaults()
+	if err := s.Model.Check(); err != nil {
+		return Profile{}, err
+	}
+	if err := s.GPU.Check(); err != nil {
+		return Profile{}, err
+	}
+	if s.TP < 1 || s.TP > 64 {
+		return Profile{}, fmt.Errorf("tp %d: want 1 to 64", s.TP)
+	}
+	if s.Model.Heads%s.TP != 0 {
+		return Profile{}, fmt.Errorf("tp %d does not divide the model's %d attention heads", s.TP, s.Model.Heads)
+	}
+	if s.GPUMemoryUtilization <= 0 || s.GPUMemoryUtilization > 1 {
+		return Profile{}, fmt.Errorf("gpu_memory_utilization %g: want above 0 and at most 1", s.GPUMemoryUtilization)
+	}
+	if s.BlockSize < 1 || s.BlockSize > 1024 {
+		return Profile{}, fmt.Errorf("block_size %d: want 1 to 1024", s.BlockSize)
+	}
+	if s.MemoryEfficiency <= 0 || s.MemoryEfficiency > 1 || s.ComputeEfficiency <= 0 || s.ComputeEfficiency > 1 {
+		return Profile{}, fmt.Errorf("efficiencies must be above 0 and at most 1")
+	}
+	if _, err := dtypeBytes(s.Weights); err != nil {
+		return Profile{}, fmt.Errorf("weights: %w", err)
+	}
+	if _, err := dtypeBytes(s.KVCache); err != nil {
+		return Profile{}, fmt.Errorf("kv_cache: %w", err)
+	}
+	if k.MaxNumSeqs == 0 {
+		k.MaxNumSeqs = defaultMaxNumSeqs
+	}
+	if k.MaxBatchedTokens == 0 {
+		k.MaxBatchedTokens = defaultMaxBatchedTokens
+	}
+	if k.MaxModelLen == 0 {
+		k.MaxModelLen = min(s.Model.ContextLen, defaultMaxModelLen)
+	}
+	if k.MaxModelLen > s.Model.ContextLen {
+		return Profile{}, fmt.Errorf("max_model_len %d exceeds the model's context of %d", k.MaxModelLen, s.Model.ContextLen)
+	}
+	if k.NoChunkedPrefill {
+		k.MaxBatchedTokens = max(k.MaxBatchedTokens, k.MaxModelLen)
+	}
+	r := newRoofline(s)
+	blocks := r.kvTokens(k.MaxBatchedTokens, k.MaxNumSeqs) / int64(s.BlockSize)
+	if blocks*int64(s.BlockSize) < int64(k.MaxModelLen) {
+		return Profile{}, fmt.Errorf("%s on %d x %s: the KV cache holds %d tokens, less than one request of max_model_len %d: raise tp or gpu_memory_utilization, or use fp8",
+			s.Model.Name, s.TP, s.GPU.Name, max(0, blocks*int64(s.BlockSize)), k.MaxModelLen)
+	}
+	served := s.Model.Served
+	if served == "" {
+		served = s.Model.Name
+	}
+	p := Profile{
+		Name: SpecName(s), Model: served,
+		MaxNumSeqs: k.MaxNumSeqs, MaxBatchedTokens: k.MaxBatchedTokens, MaxModelLen: k.MaxModelLen,
+		NoChunkedPrefill: k.NoChunkedPrefill,
+		TokensPerStep:    1, ChatTemplateTokens: 5, PrefixCaching: true,
+		KVBlocks: int(blocks), BlockSize: s.BlockSize,
+		Spec:   &s,
+		Source: fmt.Sprintf("derived: %s x %d %s, weights %s, KV cache %s; model: %s; GPU: %s", s.Model.Name, s.TP, s.GPU.Name, s.Weights, s.KVCache, s.Model.Source, s.GPU.Source),
+	}
+	// The constant fields describe the derived model at idle, for what
+	// reads them (results, the report): a lone decode and one prompt token.
+	one := r.step(batch{seqs: 1, decodes: 1, decodeCtx: 1})
+	p.StepBase = one
+	p.PrefillPerToken = r.step(batch{seqs: 1, prefill: 1024, prefillAttn: 1024 * 1025 / 2})/1024 - one/1024
+	return p, nil
+}
+
+// SpecName names a derived profile: model@gpu, then -tpN and the dtypes
+// where they are not the defaults.
+func SpecName(s Spec) string {
+	s = s.withDefaults()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s@%s", s.Model.Name, s.GPU.Name)
+	if s.TP > 1 {
+		fmt.Fprintf(&b, "-tp%d", s.TP)
+	}
+	if s.Weights != "bf16" {
+		b.WriteString("-" + s.Weights)
+	}
+	if s.KVCache != "bf16" {
+		b.WriteString("-kv" + s.KVCache)
+	}
+	return b.String()
+}
+
+// batch is what one engine step computes.
+type batch struct {
+	seqs        int   // sequences with work in the step
+	decodes     int   // of them, decoding one token each
+	prefill     int   // prompt tokens computed (prefill chunks)
+	decodeCtx   int64 // context tokens the decodes attend to (KV read)
+	prefillCtx  int64 // earlier context the prefill chunks attend to (KV read)
+	prefillAttn int64 // (query, key) pairs of the prefill chunks' attention
+}
+
+// roofline holds a spec's per-GPU constants.
+type roofline struct {
+	s                 Spec
+	denseBytes        float64 // weights every step streams, per GPU
+	expertBytes       float64 // all experts' weights, per GPU
+	kvBytesPerToken   float64 // per GPU
+	flopsPerToken     float64 // 2 x active parameters, per GPU
+	attnFlopsPerPair  float64 // per GPU
+	bandwidth, flops  float64 // achieved bytes/s and FLOP/s
+	allReduce         time.Duration
+	activationPerTok  float64 // bytes of activations per batched token, per GPU
+	weightBytesPerGPU float64
+}
+
+func newRoofline(s Spec) roofline {
+	m, g, tp := s.Model, s.GPU, float64(s.TP)
+	wb, _ := dtypeBytes(s.Weights)
+	kb, _ := dtypeBytes(s.KVCache)
+	computeType := "bf16"
+	if wb == 1 && g.TFLOPS["fp8"] > 0 {
+		computeType = "fp8" // W8A8 runs on the FP8 tensor cores
+	}
+	// The input embedding is a lookup: its rows are read, not streamed.
+	embedding := float64(m.Vocab * m.Hidden)
+	kvHeadsPerGPU := math.Max(1, float64(m.KVHeads)/tp) // fewer KV heads than GPUs: replicated
+	return roofline{
+		s:                 s,
+		denseBytes:        (m.Params - m.ExpertParams - embedding) * wb / tp,
+		expertBytes:       m.ExpertParams * wb / tp,
+		kvBytesPerToken:   2 * float64(m.Layers) * kvHeadsPerGPU * float64(m.HeadDim) * kb,
+		flopsPerToken:     2 * m.ActiveParams() / tp,
+		attnFlopsPerPair:  4 * float64(m.Layers*m.Heads*m.HeadDim) / tp,
+		bandwidth:         g.BandwidthGBs * 1e9 * s.MemoryEfficiency,
+		flops:             g.TFLOPS[computeType] * 1e12 * s.ComputeEfficiency,
+		allReduce:         time.Duration(g.AllReduceUs * 1e3),
+		activationPerTok:  (2*float64(m.Intermediate)/tp + 4*float64(m.Hidden)) * 2,
+		weightBytesPerGPU: m.Params * wb / tp,
+	}
+}
+
+// kvTokens is how many tokens of KV cache fit on each GPU once weights,
+// the activations of a full step, the sampler's logits and non-tensor
+// memory are set aside, as vLLM's memory profiling does.
+func (r roofline) kvTokens(maxBatchedTokens, maxNumSeqs int) int64 {
+	budget := r.s.GPU.MemoryGiB * (1 << 30) * r.s.GPUMemoryUtilization
+	reserved := r.weightBytesPerGPU + float64(maxBatchedTokens)*r.activationPerTok +
+		float64(maxNumSeqs)*float64(r.s.Model.Vocab)*4 + nonTorchBytes
+	return int64(math.Max(0, budget-reserved) / r.kvBytesPerToken)
+}
+
+// step is the modelled duration of one engine step.
+func (r roofline) step(b batch) time.Duration {
+	tokens := float64(b.decodes + b.prefill)
+	if tokens == 0 {
+		return 0
+	}
+	weights := r.denseBytes
+	if r.expertBytes > 0 {
+		// Each token routes to k of E experts: the share of experts some
+		// token of the step touches is 1 - (1 - k/E)^tokens.
+		m := r.s.Model
+		touched := 1 - math.Pow(1-float64(m.ExpertsPerToken)/float64(m.Experts), tokens)
+		weights += r.expertBytes * touched
+	}
+	bytes := weights + float64(b.decodeCtx+b.prefillCtx)*r.kvBytesPerToken
+	flops := tokens*r.flopsPerToken + float64(b.decodeCtx+b.prefillAttn)*r.attnFlopsPerPair
+	busy := math.Max(bytes/r.bandwidth, flops/r.flops)
+	d := time.Duration(busy*1e9) + r.s.StepOverhead + time.Duration(b.seqs)*r.s.SeqOverhead
+	if tp := r.s.TP; tp > 1 {
+		// Two all-reduces per layer (after attention and after the MLP)
+		// of the step's activations, ring algorithm.
+		msg := tokens * float64(r.s.Model.Hidden) * 2
+		each := r.allReduce + time.Duration(2*float64(tp-1)/float64(tp)*msg/(r.s.GPU.LinkGBs*1e9)*1e9)
+		d += time.Duration(2*r.s.Model.Layers) * each
+	}
+	return d
+}

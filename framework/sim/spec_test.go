@@ -1,0 +1,253 @@
+package sim
+
+import (
+	"bufio"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func derive(t *testing.T, model, gpu string, s Spec, k Knobs) Profile {
+	t.Helper()
+	m, ok := LookupModel(model)
+	if !ok {
+		t.Fatalf("no model card %q", model)
+	}
+	g, ok := LookupGPU(gpu)
+	if !ok {
+		t.Fatalf("no GPU card %q", gpu)
+	}
+	s.Model, s.GPU = m, g
+	p, err := Derive(s, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A decode step of Llama-3-8B on one H100 is the bytes it streams over
+// the achieved bandwidth plus the fixed costs, written out by hand here.
+func TestDecodeStepFormula(t *testing.T) {
+	t.Parallel()
+	p := derive(t, "llama-3-8b", "h100-sxm", Spec{}, Knobs{})
+	const ctx = 1000
+	weights := (8.03e9 - 128256*4096) * 2.0 // the embedding table is looked up, not streamed
+	kvPerToken := 2.0 * 32 * 8 * 128 * 2    // K and V, 32 layers, 8 KV heads of 128, BF16
+	memory := (weights + ctx*kvPerToken) / (3350e9 * 0.8)
+	want := time.Duration(memory*1e9) + 1800*time.Microsecond + 4*time.Microsecond
+	got := p.stepCost()(batch{seqs: 1, decodes: 1, decodeCtx: ctx})
+	if d := got - want; d < -time.Microsecond || d > time.Microsecond {
+		t.Errorf("decode step %v, want %v", got, want)
+	}
+	// The same step on an H200 streams the same bytes faster.
+	h200 := derive(t, "llama-3-8b", "h200", Spec{}, Knobs{})
+	wantH200 := time.Duration((weights+ctx*kvPerToken)/(4800e9*0.8)*1e9) + 1804*time.Microsecond
+	if got := h200.stepCost()(batch{seqs: 1, decodes: 1, decodeCtx: ctx}); (got - wantH200).Abs() > time.Microsecond {
+		t.Errorf("H200 decode step %v, want %v", got, wantH200)
+	}
+}
+
+// A long prefill is compute-bound: 2 x parameters per token plus attention.
+func TestPrefillStepIsComputeBound(t *testing.T) {
+	t.Parallel()
+	p := derive(t, "llama-3-8b", "h100-sxm", Spec{}, Knobs{})
+	const n = 4096
+	pairs := int64(n) * (n + 1) / 2
+	flops := n*2*8.03e9 + float64(pairs)*4*32*32*128
+	want := time.Duration(flops/(989e12*0.5)*1e9) + 1804*time.Microsecond
+	got := p.stepCost()(batch{seqs: 1, prefill: n, prefillAttn: pairs})
+	if (got - want).Abs() > time.Microsecond {
+		t.Errorf("prefill step %v, want %v", got, want)
+	}
+}
+
+// The KV cache holds what is left of 90% of memory after weights,
+// activations of a full step, the sampler's logits and non-tensor memory.
+func TestKVCapacityFormula(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		model, gpu string
+		spec       Spec
+		params     float64
+		kvPerTok   float64 // per GPU
+		inter      float64
+		hidden     float64
+		vocab      float64
+		memGiB     float64
+		weightB    float64
+	}{
+		{"llama-3-8b", "h100-sxm", Spec{}, 8.03e9, 2 * 32 * 8 * 128 * 2, 14336, 4096, 128256, 79.6, 2},
+		{"llama-3-70b", "h200", Spec{TP: 4}, 70.55e9 / 4, 2 * 80 * 2 * 128 * 2, 28672.0 / 4, 8192, 128256, 140.4, 2},
+		{"llama-3-70b", "h100-sxm", Spec{TP: 2, Weights: "fp8", KVCache: "fp8"}, 70.55e9 / 2, 2 * 80 * 4 * 128 * 1, 28672.0 / 2, 8192, 128256, 79.6, 1},
+	} {
+		p := derive(t, tc.model, tc.gpu, tc.spec, Knobs{})
+		free := tc.memGiB*(1<<30)*0.9 - tc.params*tc.weightB - 8192*(2*tc.inter+4*tc.hidden)*2 - 256*tc.vocab*4 - (1 << 30)
+		want := int(free/tc.kvPerTok) / 16 * 16
+		if got := p.KVTokens(); got != want {
+			t.Errorf("%s: KV capacity %d tokens, want %d", p.Name, got, want)
+		}
+	}
+}
+
+// Preemption begins exactly when the cache is full: four requests of 128
+// tokens fill 32 blocks of 16; a fifth makes the engine preempt, and every
+// request still gets all its tokens.
+func TestPreemptionBeginsWhenCacheIsFull(t *testing.T) {
+	t.Parallel()
+	p := Profile{Name: "kv", MaxNumSeqs: 64, MaxBatchedTokens: 4096, StepBase: time.Millisecond, TokensPerStep: 1,
+		KVBlocks: 32, BlockSize: 16}
+	for _, tc := range []struct {
+		clients int
+		preempt bool
+	}{{1, false}, {4, false}, {5, true}, {8, true}} {
+		r := ClosedLoop(p, Load{Concurrency: tc.clients, Input: 64, Output: 64, Requests: tc.clients})
+		if (r.Preemptions > 0) != tc.preempt {
+			t.Errorf("%d requests: %d preemptions, want some: %v", tc.clients, r.Preemptions, tc.preempt)
+		}
+		if r.Requests != tc.clients {
+			t.Errorf("%d requests: %d finished", tc.clients, r.Requests)
+		}
+	}
+	// A preempted request recomputes: the run takes longer than the same
+	// work would without the cap.
+	capped := ClosedLoop(p, Load{Concurrency: 8, Input: 64, Output: 64, Requests: 8})
+	p.KVBlocks = 0
+	free := ClosedLoop(p, Load{Concurrency: 8, Input: 64, Output: 64, Requests: 8})
+	if capped.Steps <= free.Steps {
+		t.Errorf("capped cache took %d steps, uncapped %d: recompute should cost steps", capped.Steps, free.Steps)
+	}
+}
+
+// The server reports preemptions and KV usage with vLLM's names. The
+// first request alone fits the cache; a second sent while the first is
+// still decoding (it has 2,000 steps to go) makes them outgrow it.
+func TestServerReportsPreemptions(t *testing.T) {
+	t.Parallel()
+	p := Profile{Name: "kv", Model: "m", MaxNumSeqs: 64, MaxBatchedTokens: 4096, StepBase: 200 * time.Microsecond, TokensPerStep: 1,
+		MaxModelLen: 4096, KVBlocks: 130, BlockSize: 16}
+	_, u := startServer(t, p)
+	body := `{"prompt": "` + strings.Repeat("w ", 40) + `", "max_tokens": 2000, "stream": true}`
+	resp, err := http.Post(u+"/v1/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	if _, err := r.ReadString('\n'); err != nil { // the first token is out: it is decoding
+		t.Fatal(err)
+	}
+	if code, out := post(t, u+"/v1/completions", `{"prompt": "`+strings.Repeat("v ", 40)+`", "max_tokens": 2000}`); code != 200 {
+		t.Fatalf("second request: %d %s", code, out)
+	}
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		t.Fatal(err)
+	}
+	_, metrics := get(t, u+"/metrics")
+	if !strings.Contains(metrics, "vllm:num_preemptions_total ") || strings.Contains(metrics, "vllm:num_preemptions_total 0\n") {
+		t.Errorf("two 2,040-token requests in a 2,080-token cache should preempt; /metrics:\n%s", metrics)
+	}
+	if !strings.Contains(metrics, "vllm:kv_cache_usage_perc 0\n") {
+		t.Errorf("an idle engine's cache should be empty; /metrics:\n%s", metrics)
+	}
+}
+
+// Moving from H100 to H200 moves a decode-bound knee (the saturated
+// throughput a rate sweep flattens at) up by about the bandwidth ratio;
+// the fixed per-step costs, which do not scale, keep it a little under.
+func TestKneeFollowsBandwidth(t *testing.T) {
+	t.Parallel()
+	load := Load{Concurrency: 256, Input: 128, Output: 1024, Requests: 1024, Staggered: true}
+	h100 := ClosedLoop(derive(t, "llama-3-8b", "h100-sxm", Spec{}, Knobs{}), load)
+	h200 := ClosedLoop(derive(t, "llama-3-8b", "h200", Spec{}, Knobs{}), load)
+	got, want := h200.OutputPerSec/h100.OutputPerSec, 4800.0/3350
+	if got < 1 || math.Abs(got-want)/want > 0.15 {
+		t.Errorf("H200/H100 saturated throughput %.3f (%.0f / %.0f tok/s), want within 15%% of the bandwidth ratio %.3f",
+			got, h200.OutputPerSec, h100.OutputPerSec, want)
+	}
+	t.Logf("H200/H100 knee ratio %.3f, bandwidth ratio %.3f", got, want)
+}
+
+// The published figures the README's table shows are met within the
+// stated tolerances, and the README shows what the command prints.
+func TestReferencesWithinTolerance(t *testing.T) {
+	t.Parallel()
+	cs, err := Check(References)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		if !c.Within() {
+			t.Errorf("%s %s on %s: errors %v beyond ±%.0f%% throughput / ±%.0f%% latency",
+				c.Engine, c.Test, c.Profile, c.Errors, 100*ThroughputTolerance, 100*LatencyTolerance)
+		}
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), Markdown(cs)) {
+		t.Errorf("README.md's table of published figures is stale: regenerate it with `go run ./cmd/benchci sim check --markdown`")
+	}
+}
+
+func TestDeriveErrors(t *testing.T) {
+	t.Parallel()
+	m8, _ := LookupModel("llama-3-8b")
+	m70, _ := LookupModel("llama-3-70b")
+	h100, _ := LookupGPU("h100-sxm")
+	l40s, _ := LookupGPU("l40s")
+	bad := m8
+	bad.KVHeads = 0
+	for _, tc := range []struct {
+		name string
+		s    Spec
+		k    Knobs
+		want string
+	}{
+		{"tp not dividing heads", Spec{Model: m8, GPU: h100, TP: 3}, Knobs{}, "does not divide"},
+		{"dtype", Spec{Model: m8, GPU: h100, Weights: "fp4"}, Knobs{}, "unknown dtype"},
+		{"no room", Spec{Model: m70, GPU: l40s}, Knobs{}, "KV cache holds"},
+		{"card", Spec{Model: bad, GPU: h100}, Knobs{}, "kv_heads must be positive"},
+		{"context", Spec{Model: m8, GPU: h100}, Knobs{MaxModelLen: 100000}, "exceeds the model's context"},
+		{"utilization", Spec{Model: m8, GPU: h100, GPUMemoryUtilization: 1.5}, Knobs{}, "gpu_memory_utilization"},
+	} {
+		_, err := Derive(tc.s, tc.k)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want one with %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestBuiltinCardsDerive(t *testing.T) {
+	t.Parallel()
+	for _, m := range ModelNames() {
+		for _, g := range GPUNames() {
+			mc, _ := LookupModel(m)
+			gc, _ := LookupGPU(g)
+			if err := mc.Check(); err != nil {
+				t.Error(err)
+			}
+			if err := gc.Check(); err != nil {
+				t.Error(err)
+			}
+			// Some pairs need tensor parallelism; find the least that fits.
+			var err error
+			for _, tp := range []int{1, 2, 4, 8} {
+				var p Profile
+				if p, err = Derive(Spec{Model: mc, GPU: gc, TP: tp}, Knobs{}); err == nil {
+					if p.KVTokens() < p.MaxModelLen || p.StepBase <= 0 || p.PrefillPerToken <= 0 {
+						t.Errorf("%s: KV %d tokens, idle step %v, prefill %v per token", p.Name, p.KVTokens(), p.StepBase, p.PrefillPerToken)
+					}
+					break
+				}
+			}
+			if err != nil {
+				t.Errorf("%s on %s does not fit on 8 GPUs: %v", m, g, err)
+			}
+		}
+	}
+}

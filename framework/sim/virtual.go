@@ -1,0 +1,155 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// ClosedLoopResult is what a closed-loop run in virtual time measured.
+type ClosedLoopResult struct {
+	Requests int
+	// Medians over requests, in the engine's time (no HTTP, no client).
+	TTFT, TPOT, E2E time.Duration
+	// OutputPerSec is output tokens over the run's span.
+	OutputPerSec float64
+	Preemptions  int64
+	Steps        int
+}
+
+// Load is a closed-loop workload: Concurrency clients each send a request
+// of Input prompt tokens and Output tokens, and the next as soon as it
+// ends, until Requests have been sent.
+type Load struct {
+	Concurrency, Input, Output, Requests int
+	// Staggered starts the clients at random over one idle request's time
+	// and leaves each client's first request out of the figures, so they
+	// describe the steady state rather than every client's prompt
+	// arriving in the same step. Off, all start at once (a batch).
+	Staggered bool
+}
+
+// ClosedLoop drives the engine in virtual time under a closed-loop load.
+// The engine's scheduling, KV cache and step costs are the same code the
+// server runs; only the clock is simulated, so minutes of engine time
+// take milliseconds and give the same answer on every machine. It is what
+// the published-figure check and the capacity tests use.
+func ClosedLoop(p Profile, l Load) ClosedLoopResult {
+	if p.TokensPerStep < 1 {
+		p.TokensPerStep = 1
+	}
+	e := newEngine(p)
+	t0 := time.Unix(0, 0)
+	t := t0
+	type client struct {
+		s            *seq
+		start, first time.Time
+		warm         bool // its first request is done
+	}
+	var ttft, tpot, e2e []time.Duration
+	sent, tokens := 0, 0
+	send := func(c *client, at time.Time) {
+		c.s = newSeq(l.Input, 0, l.Output)
+		c.s.arrived, c.start, c.first = at, at, time.Time{}
+		sent++
+	}
+	clients := make([]*client, min(l.Concurrency, l.Requests))
+	var spread time.Duration
+	if l.Staggered {
+		spread = e.cost(batch{seqs: 1, prefill: l.Input, prefillAttn: int64(l.Input) * int64(l.Input+1) / 2}) +
+			time.Duration(l.Output-1)*e.cost(batch{seqs: 1, decodes: 1, decodeCtx: int64(l.Input + l.Output/2)})
+	}
+	// Random phases (seeded: every run is the same) rather than an even
+	// spread: clients of a real closed loop drift apart at random, and
+	// their prompts then sometimes meet in a step, which an even spread
+	// would never show.
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range clients {
+		clients[i] = &client{warm: !l.Staggered}
+		send(clients[i], t0.Add(time.Duration(rng.Int64N(int64(spread)+1))))
+	}
+	var pending []*seq // sent, not yet handed to the engine: their start is ahead
+	for _, c := range clients {
+		pending = append(pending, c.s)
+	}
+	slices.SortFunc(pending, func(a, b *seq) int { return a.arrived.Compare(b.arrived) })
+	var measuredFrom time.Time
+	measuredTokens := 0
+	steps := 0
+	for {
+		// Hand over what has arrived; when idle, jump to the next arrival.
+		if len(e.waiting) == 0 && len(e.running) == 0 && len(pending) > 0 {
+			t = later(t, pending[0].arrived)
+		}
+		for len(pending) > 0 && !pending[0].arrived.After(t) {
+			e.waiting = append(e.waiting, pending[0])
+			pending = pending[1:]
+		}
+		b := e.schedule(t)
+		if b.seqs == 0 {
+			if len(pending) > 0 {
+				continue
+			}
+			break // nothing left (or a request no cache can hold)
+		}
+		t = t.Add(e.cost(b))
+		steps++
+		e.emit()
+		for _, c := range clients {
+			if c.s == nil || c.s.produced.Load() == 0 || c.start.After(t) {
+				continue
+			}
+			if c.first.IsZero() {
+				c.first = t
+			}
+			if !c.s.finished.Load() {
+				continue
+			}
+			if c.warm {
+				ttft = append(ttft, c.first.Sub(c.start))
+				e2e = append(e2e, t.Sub(c.start))
+				if l.Output > 1 {
+					tpot = append(tpot, t.Sub(c.first)/time.Duration(l.Output-1))
+				}
+				if measuredFrom.IsZero() {
+					measuredFrom = c.start
+				}
+				measuredTokens += l.Output
+			}
+			tokens += l.Output
+			c.warm = true
+			c.s = nil
+			if sent < l.Requests {
+				send(c, t)
+				pending = append(pending, c.s)
+			}
+		}
+	}
+	r := ClosedLoopResult{Requests: len(e2e), TTFT: median(ttft), TPOT: median(tpot), E2E: median(e2e), Preemptions: e.preemptions.Load(), Steps: steps}
+	if l.Staggered {
+		if span := t.Sub(measuredFrom).Seconds(); span > 0 {
+			r.OutputPerSec = float64(measuredTokens) / span
+		}
+	} else if span := t.Sub(t0).Seconds(); span > 0 {
+		r.OutputPerSec = float64(tokens) / span
+	}
+	return r
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	if n := len(ds); n%2 == 0 {
+		return (ds[n/2-1] + ds[n/2]) / 2
+	}
+	return ds[len(ds)/2]
+}
