@@ -71,16 +71,30 @@ what a client on a dedicated machine achieves.`,
 			defer sim.Stop()
 			fmt.Fprintln(out, "client cost, simulator in another process, 512-token streams:")
 			for _, n := range cs {
+				srv0, ok0 := sim.CPU()
 				c, err := selftest.ClientCost(ctx, sim.URL, n, d)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(out, "  %5d streams  %8d tokens  CPU %6.2f µs/token  memory %6.1f KiB/stream  errors %d\n",
-					n, c.Tokens, float64(c.CPUPerToken.Nanoseconds())/1000, c.MemPerStream/1024, c.Errors)
+				simCost := ""
+				if srv1, ok1 := sim.CPU(); ok0 && ok1 && c.Tokens > 0 {
+					perToken := (srv1 - srv0).Seconds() / float64(c.Tokens)
+					simCost = fmt.Sprintf("  simulator CPU %6.2f µs/token (%.0fk tokens/s per core)", perToken*1e6, 1/perToken/1000)
+				}
+				fmt.Fprintf(out, "  %5d streams  %8d tokens  CPU %6.2f µs/token  memory %6.1f KiB/stream  errors %d%s\n",
+					n, c.Tokens, float64(c.CPUPerToken.Nanoseconds())/1000, c.MemPerStream/1024, c.Errors, simCost)
 			}
 			fmt.Fprintln(out, "open-loop rate, constant arrivals, 8 input / 4 output tokens, simulator in another process:")
 			for _, r := range rs {
 				p, err := selftest.OpenLoopRateExternal(ctx, sim, float64(r), d)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(out, "  "+p.String())
+			}
+			fmt.Fprintln(out, "open-loop rate, the same requests, simulator in this process (its engine and the client share the cores):")
+			for _, r := range rs {
+				p, err := selftest.OpenLoopRate(ctx, float64(r), d)
 				if err != nil {
 					return err
 				}

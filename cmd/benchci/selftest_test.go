@@ -20,7 +20,8 @@ func TestSelftest(t *testing.T) {
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`chunk times come from (kernel receive stamps|the time each read returned)`),
 		regexp.MustCompile(`\n +2 streams +\d+ requests +TTFT added p50 +\d+\.\d+ ms .* errors 0\n`),
-		regexp.MustCompile(`\n +4 streams +\d+ tokens +CPU +\d+\.\d+ µs/token +memory +\d+\.\d+ KiB/stream +errors 0\n`),
+		regexp.MustCompile(`\n +4 streams +\d+ tokens +CPU +\d+\.\d+ µs/token +memory +\d+\.\d+ KiB/stream +errors 0 +simulator CPU +\d+\.\d+ µs/token \(\d+k tokens/s per core\)\n`),
+		regexp.MustCompile(`simulator in this process.*\n +50 req/s +sent +\d+\.\d+ .* +(held|NOT held)`),
 		regexp.MustCompile(`\n +50 req/s +sent +\d+\.\d+ .*cores: client \d\.\d\d, simulator \d\.\d\d +(held|NOT held)`),
 		regexp.MustCompile(`no-op server.*\n +50 req/s +sent +\d+\.\d+ .*cores: client \d\.\d\d +(held|NOT held)`),
 	} {

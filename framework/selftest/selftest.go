@@ -218,7 +218,7 @@ func fastProfile() sim.Profile {
 // OpenLoopRate runs one constant-rate open-loop point of d with short
 // requests (8 input, 4 output tokens) against a fast simulator in this
 // process.
-func openLoopRate(ctx context.Context, rate float64, d time.Duration) (RatePoint, error) {
+func OpenLoopRate(ctx context.Context, rate float64, d time.Duration) (RatePoint, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	u, err := sim.New(fastProfile()).Listen(ctx, "127.0.0.1:0")

@@ -108,7 +108,7 @@ func TestClientOverheadRuns(t *testing.T) {
 }
 
 func TestOpenLoopRateRuns(t *testing.T) {
-	r, err := openLoopRate(context.Background(), 50, time.Second)
+	r, err := OpenLoopRate(context.Background(), 50, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func BenchmarkClientOverhead(b *testing.B) {
 //
 //	go test -run XXX -bench OpenLoopRate -benchtime 1x ./framework/selftest
 func BenchmarkOpenLoopRate(b *testing.B) {
-	benchRates(b, []float64{250, 1000, 2000, 4000, 6000, 8000, 12000}, openLoopRate)
+	benchRates(b, []float64{250, 1000, 2000, 4000, 6000, 8000, 12000}, OpenLoopRate)
 }
 
 // benchRates reports how each rate was held, one sub-benchmark per rate.

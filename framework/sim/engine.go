@@ -55,7 +55,8 @@ type engine struct {
 	arrivals         chan *seq
 	waiting, running []*seq
 	freeBlocks       int // when p.KVBlocks > 0
-	// sleep is replaced in tests; it must block for d.
+	// sleep blocks for d; nil until the loop starts (a clock.Sleeper),
+	// tests set their own.
 	sleep func(time.Duration)
 
 	numRunning atomic.Int64 // sequences in the batch, for /metrics-style gauges
@@ -70,7 +71,7 @@ type engine struct {
 }
 
 func newEngine(p Profile) *engine {
-	return &engine{p: p, cost: p.stepCost(), arrivals: make(chan *seq, 1024), sleep: clock.Sleep, freeBlocks: p.KVBlocks}
+	return &engine{p: p, cost: p.stepCost(), arrivals: make(chan *seq, 1024), freeBlocks: p.KVBlocks}
 }
 
 func (e *engine) submit(ctx context.Context, s *seq) error {
@@ -85,8 +86,16 @@ func (e *engine) submit(ctx context.Context, s *seq) error {
 func (e *engine) loop(ctx context.Context) {
 	// Steps are timed with package clock, so the simulated timings hold to
 	// tens of microseconds rather than to Go's ~1 ms timer lateness.
+	if e.sleep == nil {
+		sl := clock.NewSleeper()
+		defer sl.Close()
+		e.sleep = sl.Sleep
+	}
+	var deadline time.Time
+	idle := true
 	for {
 		if len(e.waiting) == 0 && len(e.running) == 0 {
+			idle = true
 			select {
 			case s := <-e.arrivals:
 				e.waiting = append(e.waiting, s)
@@ -103,14 +112,30 @@ func (e *engine) loop(ctx context.Context) {
 				break drain
 			}
 		}
-		b := e.schedule(time.Now())
+		now := time.Now()
+		b := e.schedule(now)
 		if b.seqs == 0 {
 			continue
 		}
-		e.sleep(e.cost(b))
+		// Steps run back to back on the engine's own timeline: a step that
+		// ended late (a late timer, the CPU of scheduling and emitting)
+		// makes the next one shorter, so lateness does not add up over a
+		// stream. Past maxCatchUp behind, or after idling, the timeline
+		// restarts from now rather than rushing steps through.
+		start := now
+		if behind := now.Sub(deadline); behind >= 0 && behind < maxCatchUp && !idle {
+			start = deadline
+		}
+		deadline = start.Add(e.cost(b))
+		e.sleep(deadline.Sub(now))
 		e.emit()
+		idle = false
 	}
 }
+
+// maxCatchUp is how far behind its timeline the engine may be and still
+// shorten the next step to make up for it.
+const maxCatchUp = time.Millisecond
 
 // schedule picks the step's work and returns what it computes.
 func (e *engine) schedule(now time.Time) batch {
