@@ -167,14 +167,23 @@ type Message struct {
 // conversation; completions get the messages' contents joined by blank
 // lines.
 func (c *Client) BodyMessages(msgs []Message, maxTokens int) ([]byte, error) {
+	return c.BodyModel("", msgs, maxTokens)
+}
+
+// BodyModel is BodyMessages for the named model rather than the client's
+// ("": the client's): one model of a mix, or a LoRA adapter.
+func (c *Client) BodyModel(model string, msgs []Message, maxTokens int) ([]byte, error) {
+	if model == "" {
+		model = c.opts.Model
+	}
 	if c.opts.API == "chat" {
-		return c.body(msgs, "", maxTokens)
+		return c.body(model, msgs, "", maxTokens)
 	}
 	parts := make([]string, len(msgs))
 	for i, m := range msgs {
 		parts[i] = m.Content
 	}
-	return c.body(nil, strings.Join(parts, "\n\n"), maxTokens)
+	return c.body(model, nil, strings.Join(parts, "\n\n"), maxTokens)
 }
 
 // Body builds the JSON body of a streaming request for prompt and maxTokens;
@@ -188,12 +197,12 @@ func (c *Client) Body(system, prompt string, maxTokens int) ([]byte, error) {
 	return c.BodyMessages(append(msgs, Message{"user", prompt}), maxTokens)
 }
 
-func (c *Client) body(msgs []Message, prompt string, maxTokens int) ([]byte, error) {
+func (c *Client) body(model string, msgs []Message, prompt string, maxTokens int) ([]byte, error) {
 	m := make(map[string]any, 8+len(c.opts.Extra))
 	for k, v := range c.opts.Extra {
 		m[k] = v
 	}
-	m["model"] = c.opts.Model
+	m["model"] = model
 	if c.opts.API == "chat" {
 		m["messages"] = msgs
 	} else {

@@ -43,6 +43,9 @@ type Item struct {
 	// shard's), set by the load generator: its id is "benchci-<Seq+1>",
 	// the same on whichever machine sends it.
 	Seq int
+	// Model, in a mix of models, is the one the body names: the request
+	// is also counted in that model's figures.
+	Model string
 }
 
 // Source yields the requests to send, in order. It is called from one
@@ -270,7 +273,7 @@ func (c *collector) sendOne(ctx context.Context, d Doer, it Item, id string, sch
 	if c.watch != nil {
 		rctx = client.OnFirstToken(rctx, c.watch.firstToken)
 	}
-	smp := metrics.Sample{Result: res, Scheduled: scheduled, Warmup: warmup, WantInput: it.WantInput, WantOutput: it.WantOutput}
+	smp := metrics.Sample{Result: res, Scheduled: scheduled, Warmup: warmup, WantInput: it.WantInput, WantOutput: it.WantOutput, Model: it.Model}
 	if r := c.retry; r == nil {
 		d.Do(rctx, it.Body, id, res)
 	} else {

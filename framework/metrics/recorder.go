@@ -51,6 +51,9 @@ type Sample struct {
 	Attempts  int
 	UserStart time.Time
 	GaveUp    bool
+	// Model is the request's model in a mix ("": none): it is recorded in
+	// that model's figures too.
+	Model string
 }
 
 // Criteria are per-request SLOs for goodput; zero fields do not constrain.
@@ -113,6 +116,8 @@ type Recorder struct {
 	// server-reported times (llama.cpp's timings), summed
 	serverReqs, serverPredicted int
 	serverPrompt, serverPredict time.Duration
+	// models holds a recorder per model of a mix, over the same window.
+	models map[string]*Recorder
 }
 
 // NewRecorder records a point whose measured window starts at start and
@@ -156,6 +161,20 @@ func micros(d time.Duration) int64 { return max(int64(d/time.Microsecond), 1) }
 
 // Add records one finished request.
 func (r *Recorder) Add(s Sample) {
+	if s.Model != "" {
+		m := r.models[s.Model]
+		if m == nil {
+			if r.models == nil {
+				r.models = map[string]*Recorder{}
+			}
+			m = NewRecorder(r.start, r.end)
+			m.Goodput = r.Goodput
+			r.models[s.Model] = m
+		}
+		s2 := s
+		s2.Model = ""
+		m.Add(s2)
+	}
 	if r.Slices != nil {
 		r.Slices.Add(s)
 	}
@@ -302,6 +321,9 @@ func (r *Recorder) EndAt(t time.Time) {
 	if r.end.IsZero() || t.Before(r.end) {
 		r.end = t
 	}
+	for _, m := range r.models {
+		m.EndAt(t)
+	}
 }
 
 // Point summarizes what was recorded.
@@ -371,6 +393,19 @@ func (r *Recorder) Point() (result.Measured, error) {
 			return p, fmt.Errorf("%s: %w", n, err)
 		}
 		p.Histograms[n] = enc
+	}
+	if len(r.models) > 0 {
+		// Every model's figures cover the point's window, so their
+		// throughputs add up to the point's.
+		p.Models = map[string]*result.Measured{}
+		for name, m := range r.models {
+			m.end = end
+			mp, err := m.Point()
+			if err != nil {
+				return p, fmt.Errorf("model %s: %w", name, err)
+			}
+			p.Models[name] = &mp
+		}
 	}
 	return p, nil
 }

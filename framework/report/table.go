@@ -5,6 +5,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -134,6 +136,12 @@ func notes(p result.Point) []string {
 	sort.Strings(kinds)
 	for _, k := range kinds {
 		n = append(n, fmt.Sprintf("%d × %s, last: %s", p.Requests.Errors[k], k, p.Requests.LastError[k]))
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.Models)) {
+		m := p.Models[name]
+		n = append(n, fmt.Sprintf("model %s: %d requests (%.1f%%), %d failed, %.4g out tok/s, TTFT p50 %s p99 %s, TPOT p50 %s p99 %s",
+			name, m.Requests.Sent, 100*float64(m.Requests.Sent)/float64(max(p.Requests.Sent, 1)), m.Requests.Failed, m.Throughput.OutputTokens,
+			ms(m.Latency[metric.TTFT].P50), ms(m.Latency[metric.TTFT].P99), ms(m.Latency[metric.TPOT].P50), ms(m.Latency[metric.TPOT].P99)))
 	}
 	if len(p.Server) > 0 {
 		keys := make([]string, 0, len(p.Server))

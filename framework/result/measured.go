@@ -28,6 +28,9 @@ type Measured struct {
 	Histograms map[string]string `json:"histograms"`
 	// Slices are the point's figures over time, warm-up included.
 	Slices *Slices `json:"slices,omitempty"`
+	// Models are the figures of each model of a mix (workload.models),
+	// over the same window.
+	Models map[string]*Measured `json:"models,omitempty"`
 }
 
 // Slices cut a point into intervals of WidthS seconds from its start.

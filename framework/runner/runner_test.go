@@ -103,6 +103,7 @@ func TestExampleSuitesRun(t *testing.T) {
 			}
 			if sw.Kind == "capacity" {
 				sw.Min, sw.Max, sw.Precision = 1, 4, 0.5
+				sw.Duration = max(sw.Duration, suite.Duration(3*time.Second)) // a few requests at 1 req/s
 			}
 			// Long enough for a few requests at the lowest rate.
 			for _, r := range sw.Rates {

@@ -85,11 +85,11 @@ func item(cl *client.Client, r workload.Request) (loadgen.Item, error) {
 		msgs = append(msgs, client.Message{Role: "system", Content: r.System})
 	}
 	msgs = append(msgs, r.History...)
-	body, err := cl.BodyMessages(append(msgs, client.Message{Role: "user", Content: r.Prompt}), r.OutputTokens)
+	body, err := cl.BodyModel(r.Model, append(msgs, client.Message{Role: "user", Content: r.Prompt}), r.OutputTokens)
 	if err != nil {
 		return loadgen.Item{}, err
 	}
-	it := loadgen.Item{Body: body, WantInput: r.InputTokens, WantOutput: r.OutputTokens, Think: r.Think, AbandonAfter: r.AbandonAfter, AbandonAt: r.AbandonAt}
+	it := loadgen.Item{Body: body, WantInput: r.InputTokens, WantOutput: r.OutputTokens, Think: r.Think, AbandonAfter: r.AbandonAfter, AbandonAt: r.AbandonAt, Model: r.Model}
 	for _, f := range r.FollowUps {
 		next, err := item(cl, f)
 		if err != nil {

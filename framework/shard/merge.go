@@ -316,6 +316,31 @@ func mergeMeasured(ps []*result.Point) (result.Measured, error) {
 		m.Tokens.Output = result.Summarize(h, 1)
 	}
 	m.Slices = mergeSlices(ps)
+	// Each model of a mix merges the same way; a shard that sent a model
+	// nothing still counts its window.
+	models := map[string]bool{}
+	for _, q := range ps {
+		for name := range q.Models {
+			models[name] = true
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(models)) {
+		qs := make([]*result.Point, len(ps))
+		for i, q := range ps {
+			qs[i] = &result.Point{Measured: result.Measured{Window: q.Window}}
+			if qm := q.Models[name]; qm != nil {
+				qs[i].Measured = *qm
+			}
+		}
+		mm, err := mergeMeasured(qs)
+		if err != nil {
+			return m, fmt.Errorf("model %s: %w", name, err)
+		}
+		if m.Models == nil {
+			m.Models = map[string]*result.Measured{}
+		}
+		m.Models[name] = &mm
+	}
 	return m, nil
 }
 

@@ -20,6 +20,8 @@ import (
 type Trace struct {
 	// ID is the request's X-Request-Id header, if any.
 	ID string
+	// Model is the model the request named.
+	Model string
 	// Arrived is when the request reached the server (the kernel's stamp
 	// of its bytes, where the server traces; else when the handler
 	// started); FirstToken when the first chunk with content was handed to
@@ -214,7 +216,7 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion).", s.p.MaxModelLen, prompt+maxTokens, prompt, maxTokens))
 		return
 	}
-	tr.PromptTokens, tr.CachedTokens = prompt, cached
+	tr.PromptTokens, tr.CachedTokens, tr.Model = prompt, cached, req.Model
 
 	sq := newSeq(prompt, cached, maxTokens)
 	ctx := r.Context()
@@ -233,12 +235,19 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 		includeUsage, continuous = o.IncludeUsage, o.ContinuousUsageStats
 	}
 
+	model := s.model
+	if req.Model != "" && req.Model != s.p.Model {
+		// Another name is an adapter (LoRA adapters are model names on
+		// vLLM): served by the same engine at the same cost, and named
+		// in the answer as asked.
+		model, _ = json.Marshal(req.Model)
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	cw := chunkWriter{chat: chat, model: s.model, id: id, created: tr.Arrived.Unix(), buf: make([]byte, 0, 512)}
+	cw := chunkWriter{chat: chat, model: model, id: id, created: tr.Arrived.Unix(), buf: make([]byte, 0, 512)}
 	rc.Flush() // the head goes at once, as the engines send it
 	var sent int64
 	for !sq.finished.Load() || sent < sq.produced.Load() {

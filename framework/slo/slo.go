@@ -30,6 +30,15 @@ func Evaluate(slos []suite.SLO, points []result.Point) []result.SLO {
 			matched = true
 			v := result.SLO{Name: Name(s), Point: p.Label, Limit: limit, Unit: unit(s.Metric)}
 			measured, note := p.Value(s.Key())
+			if s.Model != "" {
+				if m := p.Models[s.Model]; m != nil {
+					mp := p
+					mp.Measured = *m
+					measured, note = mp.Value(s.Key())
+				} else {
+					measured, note = 0, "no requests of model "+s.Model+" at this point"
+				}
+			}
 			v.Measured, v.Note = measured, note
 			v.Pass = note == "" && Holds(measured, s.Op, limit)
 			if p.Schedule.Saturation != "" {
@@ -78,6 +87,9 @@ func Name(s suite.SLO) string {
 		n += " " + s.Stat
 	}
 	n += " " + s.Op + " " + fmt.Sprint(s.Threshold)
+	if s.Model != "" {
+		n += " for " + s.Model
+	}
 	switch {
 	case s.AtRate != 0:
 		n += " @ rate=" + strconv.FormatFloat(s.AtRate, 'g', -1, 64)

@@ -320,8 +320,18 @@ type Workload struct {
 	Prompts      Prompts `json:"prompts"`
 	// Cancel, when set, has a share of users abandon their stream part-way.
 	Cancel *Cancel `json:"cancel,omitempty"`
+	// Models, when set, sends each request to a model drawn by weight
+	// (LoRA adapters on vLLM are model names); figures are kept per model
+	// besides the point's, and SLOs may name one.
+	Models []ModelShare `json:"models,omitempty"`
 	// Seed fixes the request sequence so baseline and candidate send the same requests.
 	Seed int64 `json:"seed"`
+}
+
+// ModelShare is one model of a mix and its share of the requests.
+type ModelShare struct {
+	Name   string  `json:"name"`
+	Weight float64 `json:"weight"`
 }
 
 // Dist is a distribution of token counts. Which fields apply depends on Kind.
@@ -487,6 +497,9 @@ type SLO struct {
 	// AtRate / AtConcurrency restrict the SLO to one point; unset: every point.
 	AtRate        float64 `json:"at_rate,omitempty"`
 	AtConcurrency int     `json:"at_concurrency,omitempty"`
+	// Model holds one model of workload.models to the SLO, on that model's
+	// requests alone; unset: all requests.
+	Model string `json:"model,omitempty"`
 }
 
 // Sanity bounds what a run may call a measurement.

@@ -114,6 +114,41 @@ func validate(s *Suite, known *Known) []*FieldError {
 			errs = append(errs, validateDist("workload.cancel.after_tokens", c.AfterTokens, 1)...)
 		}
 	}
+	if ms := s.Workload.Models; len(ms) > 0 {
+		sum, seen := 0.0, map[string]bool{}
+		for i, m := range ms {
+			at := fmt.Sprintf("workload.models[%d]", i)
+			switch {
+			case m.Name == "":
+				bad(at+".name", "required: the model (or LoRA adapter) name requests carry")
+			case seen[m.Name]:
+				bad(at+".name", "model %q is listed twice", m.Name)
+			}
+			seen[m.Name] = true
+			if m.Weight < 0 || math.IsNaN(m.Weight) || math.IsInf(m.Weight, 0) {
+				bad(at+".weight", "must be a non-negative number, got %v", m.Weight)
+			}
+			sum += m.Weight
+		}
+		if sum <= 0 {
+			bad("workload.models", "the weights sum to zero: give at least one model a positive weight")
+		}
+	}
+	for i, slo := range s.SLOs {
+		if slo.Model != "" && !slices.ContainsFunc(s.Workload.Models, func(m ModelShare) bool { return m.Name == slo.Model }) {
+			var names []string
+			for _, m := range s.Workload.Models {
+				if !slices.Contains(names, m.Name) {
+					names = append(names, m.Name)
+				}
+			}
+			if len(names) == 0 {
+				bad(fmt.Sprintf("slos[%d].model", i), "an SLO names a model of workload.models, and the workload has none")
+			} else {
+				bad(fmt.Sprintf("slos[%d].model", i), "not a model of workload.models: %q%s", slo.Model, didyoumean.Hint(slo.Model, names))
+			}
+		}
+	}
 	switch pr.Kind {
 	case "synthetic":
 	case "shared_prefix":

@@ -36,6 +36,9 @@ type Request struct {
 	// user closes the stream; AbandonAt the time after the send.
 	AbandonAfter int
 	AbandonAt    time.Duration
+	// Model, when the workload mixes models, is this request's ("": the
+	// client's).
+	Model string
 }
 
 // Calibration maps a token target to the number of synthetic words that
@@ -77,6 +80,8 @@ type Generator struct {
 	afterMs  bool       // after is in milliseconds
 	cal      Calibration
 	salt     uint64 // the point's, for prompt text
+	models   *rand.Rand
+	modelCDF []float64 // cumulative weights of w.Models, normalized
 	next     int
 }
 
@@ -90,6 +95,7 @@ const (
 	streamDataset
 	streamCancel
 	streamBlock
+	streamModel
 )
 
 // Sources are the optional inputs of a generator beyond the suite.
@@ -131,6 +137,23 @@ func NewGenerator(w suite.Workload, src Sources) (*Generator, error) {
 		}
 		if g.after, err = NewLength(d, rand.NewPCG(seed, streamCancel+100)); err != nil {
 			return nil, fmt.Errorf("workload.cancel.%s: %w", field, err)
+		}
+	}
+	if len(w.Models) > 0 {
+		// The model stream is its own, so adding a mix leaves every
+		// request's lengths and prompt as they were.
+		g.models = rand.New(rand.NewPCG(seed, streamModel))
+		sum := 0.0
+		for _, m := range w.Models {
+			sum += m.Weight
+		}
+		if !(sum > 0) {
+			return nil, fmt.Errorf("workload.models: the weights sum to zero")
+		}
+		acc := 0.0
+		for _, m := range w.Models {
+			acc += m.Weight / sum
+			g.modelCDF = append(g.modelCDF, acc)
 		}
 	}
 	switch w.Prompts.Kind {
@@ -180,6 +203,11 @@ func (g *Generator) Next() Request {
 		if e := g.trace.Entries[g.next]; e.OutputTokens > 0 {
 			r.OutputTokens = e.OutputTokens
 		}
+	}
+	if g.models != nil {
+		u := g.models.Float64()
+		i, _ := slices.BinarySearch(g.modelCDF, u)
+		r.Model = g.w.Models[min(i, len(g.w.Models)-1)].Name
 	}
 	if g.cancel != nil {
 		abandon, after := g.cancel.Float64() < g.w.Cancel.Share, g.after.Sample()
@@ -261,7 +289,7 @@ func (g *Generator) session(first Request) Request {
 	for k := range turns {
 		t := first
 		if k > 0 {
-			t = Request{Index: first.Index, InputTokens: g.in.Sample(), OutputTokens: g.out.Sample()}
+			t = Request{Index: first.Index, InputTokens: g.in.Sample(), OutputTokens: g.out.Sample(), Model: first.Model}
 		}
 		user := Prompt(g.cal.Words(t.InputTokens, k == 0), g.prompts)
 		total += t.InputTokens

@@ -498,3 +498,45 @@ func BenchmarkSchedule(b *testing.B) {
 		}
 	}
 }
+
+// A mix of models draws each request's model by weight from its own
+// stream: over 10,000 requests the shares are within 2% of the weights,
+// and the lengths and prompts are those of the same workload without a
+// mix.
+func TestModelMix(t *testing.T) {
+	t.Parallel()
+	w := suite.Workload{
+		InputTokens:  suite.Dist{Kind: "lognormal", Median: 100, Sigma: 0.8},
+		OutputTokens: suite.Dist{Kind: "uniform", Min: 1, Max: 50},
+		Seed:         7,
+	}
+	plain, _ := NewGenerator(w, Sources{})
+	w.Models = []suite.ModelShare{{Name: "base", Weight: 6}, {Name: "sql-lora", Weight: 3}, {Name: "chat-lora", Weight: 1}, {Name: "retired", Weight: 0}}
+	mixed, err := NewGenerator(w, Sources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 10000
+	counts := map[string]int{}
+	for range n {
+		a, b := plain.Next(), mixed.Next()
+		counts[b.Model]++
+		b.Model = ""
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("the mix changed a request: %+v vs %+v", a, b)
+		}
+	}
+	for _, m := range w.Models {
+		want := m.Weight / 10
+		if got := float64(counts[m.Name]) / n; math.Abs(got-want) > 0.02 {
+			t.Errorf("%s: share %.4f, want %.2f within 0.02", m.Name, got, want)
+		}
+	}
+	if counts["retired"] != 0 {
+		t.Errorf("a model of weight 0 got %d requests", counts["retired"])
+	}
+	w.Models = []suite.ModelShare{{Name: "a", Weight: 0}}
+	if _, err := NewGenerator(w, Sources{}); err == nil || !strings.Contains(err.Error(), "sum to zero") {
+		t.Errorf("weights summing to zero: %v", err)
+	}
+}
