@@ -5,27 +5,56 @@
 package cost
 
 import (
+	"fmt"
+
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
 )
 
-// PerHour is the cost of running the deployment for an hour, in dollars.
-func PerHour(c suite.Cost) float64 {
+// Power is power measured over a point (all GPUs together), to price
+// energy with instead of the suite's fixed watts per GPU.
+type Power struct {
+	Watts float64
+	// Source says where it was measured, e.g. "dcgm, 4 GPUs".
+	Source string
+}
+
+// PerHour is the cost of running the deployment for an hour, in dollars;
+// measured power, when given, replaces watts x gpus in the energy term.
+func PerHour(c suite.Cost, measured *Power) float64 {
 	gpus := float64(max(c.GPUs, 1))
 	energy := c.Watts / 1000 * c.USDPerKWh * gpus // watts are per GPU, like usd_per_hour
+	if measured != nil {
+		energy = measured.Watts / 1000 * c.USDPerKWh
+	}
 	return (c.USDPerHour*gpus + energy) * (1 + c.OpsOverheadPct/100)
+}
+
+// energySource says which power the energy term used.
+func energySource(c suite.Cost, measured *Power) string {
+	switch {
+	case c.USDPerKWh == 0:
+		return ""
+	case measured != nil:
+		return fmt.Sprintf("measured: %.0f W (%s)", measured.Watts, measured.Source)
+	case c.Watts > 0:
+		return fmt.Sprintf("fixed: %.0f W x %d GPUs", c.Watts, max(c.GPUs, 1))
+	}
+	return ""
 }
 
 // PerMillion returns dollars per million tokens at tokensPerSecond; 0 when
 // nothing was produced (an infinite cost is not a useful number to diff).
-func PerMillion(c suite.Cost, tokensPerSecond float64) float64 {
+func PerMillion(c suite.Cost, measured *Power, tokensPerSecond float64) float64 {
 	if tokensPerSecond <= 0 {
 		return 0
 	}
-	return PerHour(c) / (tokensPerSecond * 3600) * 1e6
+	return PerHour(c, measured) / (tokensPerSecond * 3600) * 1e6
 }
 
-// At computes the cost at a point from its throughputs (tokens/s).
-func At(c suite.Cost, outputTPS, totalTPS float64) result.Cost {
-	return result.Cost{USDPerHour: PerHour(c), PerMOutput: PerMillion(c, outputTPS), PerMTotal: PerMillion(c, totalTPS)}
+// At computes the cost at a point from its throughputs (tokens/s) and,
+// where telemetry measured it, its power.
+func At(c suite.Cost, measured *Power, outputTPS, totalTPS float64) result.Cost {
+	return result.Cost{USDPerHour: PerHour(c, measured), PerMOutput: PerMillion(c, measured, outputTPS), PerMTotal: PerMillion(c, measured, totalTPS),
+		Energy: energySource(c, measured)}
 }

@@ -24,12 +24,29 @@ func TestPerMillion(t *testing.T) {
 		{"nothing produced", suite.Cost{USDPerHour: 3.6, GPUs: 1}, 0, 0},
 	}
 	for _, tt := range tests {
-		if got := PerMillion(tt.c, tt.tps); math.Abs(got-tt.want) > 1e-9 {
+		if got := PerMillion(tt.c, nil, tt.tps); math.Abs(got-tt.want) > 1e-9 {
 			t.Errorf("%s: $%v per 1M, want $%v", tt.name, got, tt.want)
 		}
 	}
-	p := At(suite.Cost{USDPerHour: 3.6, GPUs: 1}, 1000, 4000)
+	p := At(suite.Cost{USDPerHour: 3.6, GPUs: 1}, nil, 1000, 4000)
 	if p.PerMOutput != 1 || p.PerMTotal != 0.25 || p.USDPerHour != 3.6 {
 		t.Errorf("At = %+v", p)
+	}
+}
+
+// Measured power replaces watts x gpus in the energy term, and the cost
+// says which priced it.
+func TestMeasuredPower(t *testing.T) {
+	c := suite.Cost{USDPerHour: 2, GPUs: 4, Watts: 700, USDPerKWh: 0.5}
+	fixed := At(c, nil, 1000, 2000)
+	if want := 2*4 + 0.7*4*0.5; math.Abs(fixed.USDPerHour-want) > 1e-9 || fixed.Energy != "fixed: 700 W x 4 GPUs" {
+		t.Errorf("fixed: %+v, want $%v/h", fixed, want)
+	}
+	measured := At(c, &Power{Watts: 1300, Source: "dcgm, 4 GPUs"}, 1000, 2000)
+	if want := 2*4 + 1.3*0.5; math.Abs(measured.USDPerHour-want) > 1e-9 || measured.Energy != "measured: 1300 W (dcgm, 4 GPUs)" {
+		t.Errorf("measured: %+v, want $%v/h", measured, want)
+	}
+	if none := At(suite.Cost{USDPerHour: 2, GPUs: 1}, nil, 1000, 2000); none.Energy != "" {
+		t.Errorf("no energy price, yet %q", none.Energy)
 	}
 }

@@ -155,6 +155,17 @@ func notes(p result.Point) []string {
 		}
 		n = append(n, "server: "+strings.Join(parts, ", "))
 	}
+	if len(p.Telemetry) > 0 {
+		keys := slices.Sorted(maps.Keys(p.Telemetry))
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%s %.4g", k, p.Telemetry[k])
+		}
+		n = append(n, "telemetry: "+strings.Join(parts, ", "))
+	}
+	if c := p.Cost; c != nil && c.Energy != "" {
+		n = append(n, "cost's energy priced at "+c.Energy)
+	}
 	if r := p.Requests; r.Attempts > 0 && r.Sent > 0 {
 		line := fmt.Sprintf("retries: %d attempts for %d requests (amplification %.2f), %d gave up", r.Attempts, r.Sent, float64(r.Attempts)/float64(r.Sent), r.GaveUp)
 		if u := p.Latency[metric.E2EUser]; u.Count > 0 {

@@ -164,6 +164,9 @@ type Cost struct {
 	// PerMOutput is $ per 1M output tokens; PerMTotal per 1M prompt+output tokens.
 	PerMOutput float64 `json:"usd_per_m_output_tokens"`
 	PerMTotal  float64 `json:"usd_per_m_total_tokens"`
+	// Energy says which power priced the energy term: "measured: ..." from
+	// telemetry, "fixed: ..." from the suite's watts; empty without one.
+	Energy string `json:"energy,omitempty"`
 }
 
 // Knee names the last point before throughput stopped rising with load.
@@ -230,6 +233,9 @@ type Point struct {
 	Overhead *Overhead `json:"overhead,omitempty"`
 	// Cost is set when the suite declares cost inputs.
 	Cost *Cost `json:"cost,omitempty"`
+	// Telemetry holds the hardware exporters' figures over the point, by
+	// endpoint and figure ("dcgm.power_mean_w"; see package telemetry).
+	Telemetry map[string]float64 `json:"telemetry,omitempty"`
 	// PrefixCacheReset says how the server's prefix cache was emptied
 	// before the point (sweep.reset_prefix_cache), or why it was not.
 	PrefixCacheReset string `json:"prefix_cache_reset,omitempty"`

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/benchci/benchci/framework/requestlog"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/framework/telemetry"
 	"github.com/benchci/benchci/framework/workload"
 )
 
@@ -34,6 +36,8 @@ type executor struct {
 	points int
 	// unknownMetricsNoted: the note on unknown /metrics names is made once.
 	unknownMetricsNoted bool
+	// telemetryNoted: the note on a failing telemetry endpoint, once each.
+	telemetryNoted map[int]bool
 	// requests, when set, records every request sent.
 	requests *requestlog.Writer
 	// turn, when set, is yielded between points (interleaved variants).
@@ -128,7 +132,28 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	if ex.sess.metrics {
 		sampler = engine.Sample(ctx, ex.sess.tg.Info.URL, time.Second)
 	}
+	var tel []*telemetry.Sampler
+	for _, t := range s.Telemetry {
+		tel = append(tel, telemetry.Start(ctx, telemetry.Endpoint{Name: t.Name, URL: t.URL, Interval: t.Interval.D(), Gauges: t.Gauges}))
+	}
 	out, err := loadgen.Run(ctx, ex.sess.cl, cfg, src)
+	for i, ts := range tel {
+		figs, terr := ts.Stop()
+		if terr != nil {
+			if !ex.telemetryNoted[i] {
+				if ex.telemetryNoted == nil {
+					ex.telemetryNoted = map[int]bool{}
+				}
+				ex.telemetryNoted[i] = true
+				ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("%s: %v: no telemetry figures from it", p.Label, terr))
+			}
+			continue
+		}
+		if p.Telemetry == nil {
+			p.Telemetry = map[string]float64{}
+		}
+		maps.Copy(p.Telemetry, figs)
+	}
 	if sampler != nil {
 		p.Server = sampler.Stop()
 		if names := sampler.Unknown(); names != nil && !ex.unknownMetricsNoted {
@@ -154,7 +179,7 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		ex.f.Notes = append(ex.f.Notes, p.Label+": "+n)
 	}
 	if s.Cost != nil {
-		c := cost.At(*s.Cost, p.Throughput.OutputTokens, p.Throughput.TotalTokens)
+		c := cost.At(*s.Cost, measuredPower(s, &p), p.Throughput.OutputTokens, p.Throughput.TotalTokens)
 		p.Cost = &c
 	}
 	ex.f.Points = append(ex.f.Points, p)
@@ -163,4 +188,19 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		ex.obs.PointFinished(info, last)
 	}
 	return last, nil
+}
+
+// measuredPower is the first telemetry endpoint's mean power over the
+// point, when one measured it.
+func measuredPower(s *suite.Suite, p *result.Point) *cost.Power {
+	for _, t := range s.Telemetry {
+		if w, ok := p.Telemetry[t.Name+"."+telemetry.PowerMean]; ok && w > 0 {
+			src := t.Name
+			if n := p.Telemetry[t.Name+"."+telemetry.GPUs]; n > 0 {
+				src = fmt.Sprintf("%s, %d GPUs", t.Name, int(n))
+			}
+			return &cost.Power{Watts: w, Source: src}
+		}
+	}
+	return nil
 }

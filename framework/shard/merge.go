@@ -187,7 +187,7 @@ func mergePoint(ps []*result.Point, idx []int, s *suite.Suite) (result.Point, er
 	p.Schedule.Reason = strings.Join(reasons, "; ")
 	p.Schedule.Saturation = strings.Join(saturations, "; ")
 	if s.Cost != nil {
-		c := cost.At(*s.Cost, p.Throughput.OutputTokens, p.Throughput.TotalTokens)
+		c := cost.At(*s.Cost, nil, p.Throughput.OutputTokens, p.Throughput.TotalTokens)
 		p.Cost = &c
 	}
 	return p, nil

@@ -135,7 +135,7 @@ func (e *engine) loop(ctx context.Context) {
 
 // maxCatchUp is how far behind its timeline the engine may be and still
 // shorten the next step to make up for it.
-const maxCatchUp = time.Millisecond
+const maxCatchUp = 5 * time.Millisecond
 
 // schedule picks the step's work and returns what it computes.
 func (e *engine) schedule(now time.Time) batch {

@@ -84,6 +84,10 @@ type Suite struct {
 	// request is good when it succeeded and met every one (DistServe), and
 	// goodput is good requests per second.
 	Goodput map[string]Duration `json:"goodput,omitempty"`
+	// Telemetry are hardware exporters scraped through every point (for
+	// example NVIDIA's DCGM exporter): GPU utilization, memory and power
+	// land in each point, and measured power prices the cost's energy.
+	Telemetry []Telemetry `json:"telemetry,omitempty"`
 	// Tolerance maps a metric key ("default", "ttft.p99", "output_throughput")
 	// to a band such as "10%", "20ms" or "10%|20ms".
 	Tolerance map[string]string `json:"tolerance,omitempty"`
@@ -326,6 +330,18 @@ type Workload struct {
 	Models []ModelShare `json:"models,omitempty"`
 	// Seed fixes the request sequence so baseline and candidate send the same requests.
 	Seed int64 `json:"seed"`
+}
+
+// Telemetry is one exporter to scrape.
+type Telemetry struct {
+	// Name prefixes its figures in results ("dcgm.power_mean_w").
+	Name string `json:"name"`
+	// URL is the metrics' full address, e.g. http://gpu-node:9400/metrics.
+	URL string `json:"url"`
+	// Interval between scrapes (default 1s).
+	Interval Duration `json:"interval,omitempty"`
+	// Gauges are further metrics to keep, as NAME_mean and NAME_peak.
+	Gauges []string `json:"gauges,omitempty"`
 }
 
 // ModelShare is one model of a mix and its share of the requests.

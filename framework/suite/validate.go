@@ -205,6 +205,23 @@ func validate(s *Suite, known *Known) []*FieldError {
 	if s.Cost != nil {
 		errs = append(errs, validateCost("cost", s.Cost)...)
 	}
+	names := map[string]bool{}
+	for i, t := range s.Telemetry {
+		at := fmt.Sprintf("telemetry[%d]", i)
+		switch {
+		case !telemetryName.MatchString(t.Name):
+			bad(at+".name", "%q: use lower-case letters, digits and '_' (it prefixes the figures, e.g. dcgm.power_mean_w)", t.Name)
+		case names[t.Name]:
+			bad(at+".name", "%q is used twice", t.Name)
+		}
+		names[t.Name] = true
+		if u, err := url.Parse(t.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad(at+".url", "want the metrics' full http(s) address, e.g. http://127.0.0.1:9400/metrics, got %q", t.URL)
+		}
+		if t.Interval != 0 && t.Interval < Duration(100*time.Millisecond) {
+			bad(at+".interval", "must be at least 100ms, got %s", t.Interval.D())
+		}
+	}
 	if known != nil && s.Tokenizer != "" && !slices.Contains(known.Tokenizers, s.Tokenizer) {
 		bad("tokenizer", "unknown tokenizer %q%s", s.Tokenizer, didyoumean.Hint(s.Tokenizer, known.Tokenizers))
 	}
@@ -216,6 +233,8 @@ func validate(s *Suite, known *Known) []*FieldError {
 	}
 	return errs
 }
+
+var telemetryName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // validateTarget checks a target written at path ("target", or a
 // variant's).

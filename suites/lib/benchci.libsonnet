@@ -99,6 +99,17 @@
       else { [nameOf(o)]: make(o) for o in combos },
   },
 
+  // telemetry: hardware exporters scraped through every point, for a
+  // suite's telemetry: [...]. dcgm is NVIDIA's DCGM exporter (port 9400):
+  // GPU utilization, memory used, power and energy per point, and the
+  // measured power prices the cost's energy instead of cost.gpu's watts.
+  // gauges keeps further metrics (e.g. node_exporter's 'node_load1') as
+  // NAME_mean and NAME_peak.
+  telemetry:: {
+    dcgm(url, name='dcgm', interval=null, gauges=null):: std.prune({ name: name, url: url, interval: interval, gauges: gauges }),
+    prometheus(name, url, gauges, interval=null):: std.prune({ name: name, url: url, interval: interval, gauges: gauges }),
+  },
+
   // retry: a client's retry policy, for request: { retry: b.retry(...) }.
   // on: '429', '5xx' (or a status such as '503'), 'timeout', 'connect',
   // 'stream_cut'. Waits grow from initial by multiplier up to max, within

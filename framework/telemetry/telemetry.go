@@ -1,0 +1,253 @@
+// Package telemetry scrapes hardware exporters (NVIDIA's DCGM exporter,
+// node_exporter, any Prometheus text endpoint) through a load point and
+// reduces what they served to the point's figures: GPU utilization, memory
+// used and power, the energy spent, and any gauges a suite names. The
+// engine's own /metrics are package engine's; these are the machine's.
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// The DCGM exporter's default fields (dcgm-exporter's default-counters.csv).
+const (
+	DCGMUtil   = "DCGM_FI_DEV_GPU_UTIL"                 // gauge, percent
+	DCGMMemory = "DCGM_FI_DEV_FB_USED"                  // gauge, MiB
+	DCGMPower  = "DCGM_FI_DEV_POWER_USAGE"              // gauge, watts
+	DCGMEnergy = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" // counter, millijoules since boot
+)
+
+// Figure names, as a point records them after the endpoint's name and a
+// dot ("dcgm.power_mean_w").
+const (
+	GPUs          = "gpus"
+	UtilMean      = "gpu_util_mean_pct"
+	UtilPeak      = "gpu_util_peak_pct"
+	MemoryPeak    = "gpu_memory_used_peak_mib"
+	PowerMean     = "power_mean_w"
+	PowerPeak     = "power_peak_w"
+	Energy        = "energy_j"
+	EnergyCounted = "energy_counted" // 1 when Energy came from the energy counter, 0 from power x time
+)
+
+// Endpoint is one exporter to scrape.
+type Endpoint struct {
+	Name string
+	// URL is the full address of the metrics, path included.
+	URL      string
+	Interval time.Duration
+	// Gauges are further metric names to keep, as NAME_mean and NAME_peak
+	// of their sum over label sets.
+	Gauges []string
+}
+
+// series is one metric in one scrape: its sum, count and largest value
+// over label sets.
+type series struct {
+	sum, max float64
+	n        int
+}
+
+type sample struct {
+	at time.Time
+	m  map[string]series
+}
+
+// Sampler scrapes one endpoint until stopped.
+type Sampler struct {
+	ep      Endpoint
+	scrapes []sample
+	errs    int
+	lastErr error
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// Start scrapes ep now and every interval until Stop.
+func Start(ctx context.Context, ep Endpoint) *Sampler {
+	if ep.Interval <= 0 {
+		ep.Interval = time.Second
+	}
+	s := &Sampler{ep: ep, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(ep.Interval)
+		defer t.Stop()
+		for {
+			s.scrapeOnce(ctx)
+			select {
+			case <-t.C:
+			case <-s.stop:
+				s.scrapeOnce(ctx)
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return s
+}
+
+func (s *Sampler) scrapeOnce(ctx context.Context) {
+	m, err := fetch(ctx, s.ep.URL)
+	if err != nil {
+		s.errs++
+		s.lastErr = err
+		return
+	}
+	s.scrapes = append(s.scrapes, sample{at: time.Now(), m: m})
+}
+
+// Stop ends sampling and returns the point's figures, named after the
+// endpoint ("dcgm.power_mean_w"), and an error when no scrape succeeded.
+func (s *Sampler) Stop() (map[string]float64, error) {
+	close(s.stop)
+	<-s.done
+	if len(s.scrapes) == 0 {
+		if s.lastErr == nil {
+			return nil, fmt.Errorf("telemetry %s: nothing scraped", s.ep.Name)
+		}
+		return nil, fmt.Errorf("telemetry %s: %d scrapes failed, last: %w", s.ep.Name, s.errs, s.lastErr)
+	}
+	out := map[string]float64{}
+	for k, v := range reduce(s.scrapes, s.ep.Gauges) {
+		out[s.ep.Name+"."+k] = v
+	}
+	return out, nil
+}
+
+// reduce turns a point's scrapes into its figures: means over the scrapes
+// of gauges summed over GPUs (power) or averaged over them (utilization),
+// peaks, and the energy spent between the first and the last scrape, from
+// DCGM's energy counter where it is served, else from the mean power.
+func reduce(scrapes []sample, gauges []string) map[string]float64 {
+	out := map[string]float64{}
+	mean := func(name string, f func(series) float64) (float64, bool) {
+		total, n := 0.0, 0
+		for _, sc := range scrapes {
+			if v, ok := sc.m[name]; ok && v.n > 0 {
+				total += f(v)
+				n++
+			}
+		}
+		if n == 0 {
+			return 0, false
+		}
+		return total / float64(n), true
+	}
+	peak := func(name string, f func(series) float64) (float64, bool) {
+		best, ok := math.Inf(-1), false
+		for _, sc := range scrapes {
+			if v, has := sc.m[name]; has && v.n > 0 {
+				best, ok = max(best, f(v)), true
+			}
+		}
+		return best, ok
+	}
+	sum := func(v series) float64 { return v.sum }
+	avg := func(v series) float64 { return v.sum / float64(v.n) }
+	most := func(v series) float64 { return v.max }
+	set := func(key string) func(float64, bool) {
+		return func(v float64, ok bool) {
+			if ok {
+				out[key] = v
+			}
+		}
+	}
+	gpus := 0
+	for _, sc := range scrapes {
+		for _, name := range []string{DCGMUtil, DCGMPower, DCGMMemory} {
+			gpus = max(gpus, sc.m[name].n)
+		}
+	}
+	if gpus > 0 {
+		out[GPUs] = float64(gpus)
+	}
+	set(UtilMean)(mean(DCGMUtil, avg))
+	set(UtilPeak)(peak(DCGMUtil, most))
+	set(MemoryPeak)(peak(DCGMMemory, sum))
+	power, hasPower := mean(DCGMPower, sum)
+	set(PowerMean)(power, hasPower)
+	set(PowerPeak)(peak(DCGMPower, sum))
+	first, last := scrapes[0], scrapes[len(scrapes)-1]
+	e0, ok0 := first.m[DCGMEnergy]
+	e1, ok1 := last.m[DCGMEnergy]
+	switch {
+	case ok0 && ok1 && e1.sum >= e0.sum && len(scrapes) > 1:
+		out[Energy], out[EnergyCounted] = (e1.sum-e0.sum)/1000, 1
+	case hasPower && len(scrapes) > 1:
+		out[Energy], out[EnergyCounted] = power*last.at.Sub(first.at).Seconds(), 0
+	}
+	for _, g := range gauges {
+		set(g + "_mean")(mean(g, sum))
+		set(g + "_peak")(peak(g, sum))
+	}
+	return out
+}
+
+// fetch reads one endpoint's metrics: per metric name, the sum, count and
+// largest of its samples over label sets. NaN and infinite samples are
+// left out, as if not served.
+func fetch(ctx context.Context, url string) (map[string]series, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: HTTP %d", url, resp.StatusCode)
+	}
+	return parse(io.LimitReader(resp.Body, 16<<20))
+}
+
+// parse reads the Prometheus text format into per-name series.
+func parse(r io.Reader) (map[string]series, error) {
+	tp := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := tp.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]series{}
+	for name, f := range fams {
+		var s series
+		s.max = math.Inf(-1)
+		for _, m := range f.GetMetric() {
+			var v float64
+			switch f.GetType() {
+			case dto.MetricType_COUNTER:
+				v = m.GetCounter().GetValue()
+			case dto.MetricType_GAUGE:
+				v = m.GetGauge().GetValue()
+			case dto.MetricType_UNTYPED:
+				v = m.GetUntyped().GetValue()
+			default:
+				continue
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
+			s.sum += v
+			s.max = max(s.max, v)
+			s.n++
+		}
+		if s.n > 0 {
+			out[name] = s
+		}
+	}
+	return out, nil
+}

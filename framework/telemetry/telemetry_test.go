@@ -1,0 +1,102 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// dcgm serves what NVIDIA's dcgm-exporter serves for two GPUs: power of
+// 300 and 350 W, utilization 80 and 60 %, memory used, and an energy
+// counter that grows by 650 J a scrape. calls counts the scrapes.
+func dcgm(calls *atomic.Int64, withEnergy bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		n := calls.Add(1)
+		fmt.Fprintf(w, "# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n")
+		fmt.Fprintf(w, "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-a\",modelName=\"NVIDIA H100 80GB HBM3\"} 300\n")
+		fmt.Fprintf(w, "DCGM_FI_DEV_POWER_USAGE{gpu=\"1\",UUID=\"GPU-b\",modelName=\"NVIDIA H100 80GB HBM3\"} 350\n")
+		fmt.Fprintf(w, "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 80\nDCGM_FI_DEV_GPU_UTIL{gpu=\"1\"} 60\n")
+		fmt.Fprintf(w, "# TYPE DCGM_FI_DEV_FB_USED gauge\nDCGM_FI_DEV_FB_USED{gpu=\"0\"} %d\nDCGM_FI_DEV_FB_USED{gpu=\"1\"} 70000\n", 60000+n)
+		if withEnergy {
+			fmt.Fprintf(w, "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\nDCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\"} %d\nDCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"1\"} %d\n", 1e9+n*300000, 2e9+n*350000)
+		}
+		fmt.Fprintf(w, "# TYPE node_load1 gauge\nnode_load1 %d\n", n)
+	}
+}
+
+func TestSamplerReducesDCGM(t *testing.T) {
+	t.Parallel()
+	for _, withEnergy := range []bool{true, false} {
+		var calls atomic.Int64
+		srv := httptest.NewServer(dcgm(&calls, withEnergy))
+		defer srv.Close()
+		began := time.Now()
+		s := Start(context.Background(), Endpoint{Name: "dcgm", URL: srv.URL + "/metrics", Interval: 10 * time.Millisecond, Gauges: []string{"node_load1"}})
+		for calls.Load() < 5 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		figs, err := s.Stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		elapsed := time.Since(began).Seconds()
+		n := calls.Load()
+		want := map[string]float64{
+			"dcgm.gpus": 2, "dcgm.gpu_util_mean_pct": 70, "dcgm.gpu_util_peak_pct": 80,
+			"dcgm.gpu_memory_used_peak_mib": float64(130000 + n), "dcgm.power_mean_w": 650, "dcgm.power_peak_w": 650,
+			"dcgm.node_load1_peak": float64(n), "dcgm.node_load1_mean": float64(n+1) / 2,
+		}
+		if withEnergy {
+			// 650 J per scrape between the first and the last.
+			want["dcgm.energy_j"], want["dcgm.energy_counted"] = float64(650*(n-1)), 1
+		}
+		for k, v := range want {
+			if got, ok := figs[k]; !ok || math.Abs(got-v) > 1e-9 {
+				t.Errorf("energy counter %v: %s = %v (%v), want %v", withEnergy, k, got, ok, v)
+			}
+		}
+		if !withEnergy {
+			// Mean power over the time between the first and last scrape,
+			// which is within the time the sampler ran.
+			if e := figs["dcgm.energy_j"]; figs["dcgm.energy_counted"] != 0 || e <= 0 || e > 650*elapsed {
+				t.Errorf("energy from power: %v J, at most %v in %.3f s", e, 650*elapsed, elapsed)
+			}
+		}
+	}
+}
+
+func TestSamplerReportsAFailingEndpoint(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusServiceUnavailable) }))
+	defer srv.Close()
+	s := Start(context.Background(), Endpoint{Name: "dcgm", URL: srv.URL, Interval: 10 * time.Millisecond})
+	time.Sleep(30 * time.Millisecond)
+	if _, err := s.Stop(); err == nil || !strings.Contains(err.Error(), "HTTP 503") {
+		t.Errorf("err %v", err)
+	}
+}
+
+// FuzzParse: no exposition text makes the parser panic, and what it
+// returns is finite.
+func FuzzParse(f *testing.F) {
+	f.Add("# TYPE DCGM_FI_DEV_POWER_USAGE gauge\nDCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} 300\n")
+	f.Add("a 1\na{x=\"1\"} NaN\nb +Inf\n")
+	f.Add("# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_sum 1\nh_count 1\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		m, err := parse(strings.NewReader(text))
+		if err != nil {
+			return
+		}
+		for name, s := range m {
+			if s.n <= 0 || math.IsNaN(s.sum) || math.IsNaN(s.max) || math.IsInf(s.max, 0) {
+				t.Errorf("%s: %+v", name, s)
+			}
+		}
+	})
+}
