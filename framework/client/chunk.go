@@ -68,3 +68,22 @@ func parseChunk(p *fastjson.Parser, data []byte) (chunkView, error) {
 	}
 	return c, nil
 }
+
+// parseEmbeddings reads an embeddings answer: how many vectors its data
+// holds, usage.prompt_tokens, and the error value if it carries one.
+func parseEmbeddings(data []byte) (n, promptTokens int, errText string, err error) {
+	var p fastjson.Parser
+	v, err := p.ParseBytes(data)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	if e := v.Get("error"); e != nil && e.Type() != fastjson.TypeNull {
+		return 0, 0, string(e.MarshalTo(nil)), nil
+	}
+	for _, d := range v.GetArray("data") {
+		if d.Get("embedding") != nil {
+			n++
+		}
+	}
+	return n, max(v.GetInt("usage", "prompt_tokens"), 0), "", nil
+}

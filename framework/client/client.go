@@ -29,7 +29,7 @@ import (
 type Options struct {
 	// BaseURL is the server's root, e.g. http://127.0.0.1:8000.
 	BaseURL string
-	// API is "chat" or "completions".
+	// API is "chat", "completions" or "embeddings" (not streamed).
 	API string
 	// Model is sent as "model".
 	Model string
@@ -92,7 +92,7 @@ type Client struct {
 
 // New returns a client.
 func New(opts Options) (*Client, error) {
-	if opts.API != "chat" && opts.API != "completions" {
+	if opts.API != "chat" && opts.API != "completions" && opts.API != "embeddings" {
 		return nil, fmt.Errorf("client: unknown API %q", opts.API)
 	}
 	if opts.MaxLine == 0 {
@@ -108,8 +108,11 @@ func New(opts Options) (*Client, error) {
 		opts.Counter = Words
 	}
 	path := "/v1/chat/completions"
-	if opts.API == "completions" {
+	switch opts.API {
+	case "completions":
 		path = "/v1/completions"
+	case "embeddings":
+		path = "/v1/embeddings"
 	}
 	if strings.ContainsAny(opts.APIKey, "\r\n") {
 		return nil, errors.New("client: API key contains a line break")
@@ -179,6 +182,13 @@ func (c *Client) BodyModel(model string, msgs []Message, maxTokens int) ([]byte,
 	if c.opts.API == "chat" {
 		return c.body(model, msgs, "", maxTokens)
 	}
+	if c.opts.API == "embeddings" {
+		parts := make([]string, len(msgs))
+		for i, m := range msgs {
+			parts[i] = m.Content
+		}
+		return c.BodyEmbeddings(model, []string{strings.Join(parts, "\n\n")})
+	}
 	parts := make([]string, len(msgs))
 	for i, m := range msgs {
 		parts[i] = m.Content
@@ -195,6 +205,23 @@ func (c *Client) Body(system, prompt string, maxTokens int) ([]byte, error) {
 		msgs = append(msgs, Message{"system", system})
 	}
 	return c.BodyMessages(append(msgs, Message{"user", prompt}), maxTokens)
+}
+
+// API is the client's API: chat, completions or embeddings.
+func (c *Client) API() string { return c.opts.API }
+
+// BodyEmbeddings builds the body of an embeddings request for a batch of
+// inputs ("": the client's model).
+func (c *Client) BodyEmbeddings(model string, inputs []string) ([]byte, error) {
+	if model == "" {
+		model = c.opts.Model
+	}
+	m := make(map[string]any, 3+len(c.opts.Extra))
+	for k, v := range c.opts.Extra {
+		m[k] = v
+	}
+	m["model"], m["input"], m["encoding_format"] = model, inputs, "float"
+	return json.Marshal(m)
 }
 
 func (c *Client) body(model string, msgs []Message, prompt string, maxTokens int) ([]byte, error) {
@@ -281,6 +308,10 @@ func (c *Client) Do(ctx context.Context, body []byte, id string, res *Result) {
 		}
 		res.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 		res.fail(ErrHTTP, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, msg))
+		return
+	}
+	if c.opts.API == "embeddings" {
+		c.embeddings(resp, res, len(body))
 		return
 	}
 	// A stream the client cannot read is named as what it is, not as a
@@ -466,6 +497,40 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result, sentBy
 }
 
 var doneMarker = []byte("[DONE]")
+
+// embeddings reads an embeddings answer: one JSON body, done when its
+// last byte came. It counts the vectors and takes the server's prompt
+// tokens; there is no first token and no output.
+func (c *Client) embeddings(body *response, res *Result, sentBytes int) {
+	data, err := io.ReadAll(io.LimitReader(body, c.opts.MaxStream+1))
+	res.End = max(body.Arrived().Sub(res.Sent), 1)
+	switch {
+	case err != nil:
+		res.fail(ErrStreamCut, err.Error())
+		return
+	case int64(len(data)) > c.opts.MaxStream:
+		res.fail(ErrStreamLimit, fmt.Sprintf("response exceeded %d bytes", c.opts.MaxStream))
+		return
+	}
+	n, prompt, errText, err := parseEmbeddings(data)
+	switch {
+	case err != nil:
+		res.fail(ErrMalformed, "bad embeddings answer: "+err.Error()+": "+truncate(string(data), 200))
+		return
+	case errText != "":
+		res.fail(ErrServer, truncate(errText, 300))
+		return
+	case n == 0:
+		res.fail(ErrEmpty, "the answer carried no embeddings")
+		return
+	}
+	res.Embeddings = n
+	if prompt > sentBytes+4096 { // not believed, as for completions
+		res.UsageImplausible = true
+		prompt = 0
+	}
+	res.PromptTokens = prompt
+}
 
 func (r *Result) fail(kind ErrorKind, detail string) {
 	r.Err = kind

@@ -68,6 +68,9 @@ type Result struct {
 
 	PromptTokens int
 	OutputTokens int
+	// Embeddings is how many vectors an embeddings answer carried (0 for
+	// completions).
+	Embeddings int
 	TokenSource  TokenSource
 	// ReasoningTokens counts output tokens that arrived as reasoning content.
 	ReasoningTokens int

@@ -154,3 +154,17 @@ func BenchmarkEventReader(b *testing.B) {
 		}
 	}
 }
+
+// FuzzParseEmbeddings: no answer body makes the embeddings parser panic,
+// and it never counts a negative number of anything.
+func FuzzParseEmbeddings(f *testing.F) {
+	f.Add([]byte(`{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.1,0.2]}],"usage":{"prompt_tokens":5,"total_tokens":5}}`))
+	f.Add([]byte(`{"error":{"message":"bad"}}`))
+	f.Add([]byte(`{"data":null,"usage":{"prompt_tokens":-3}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n, prompt, _, err := parseEmbeddings(data)
+		if err == nil && (n < 0 || prompt < 0) {
+			t.Errorf("n %d, prompt %d", n, prompt)
+		}
+	})
+}

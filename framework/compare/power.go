@@ -39,6 +39,9 @@ func Power(s *suite.Suite) []string {
 		if (k.Metric == metric.TTFTUser || k.Metric == metric.E2EUser) && s.Request.Retry == nil {
 			continue // measured only when the suite retries
 		}
+		if s.API == suite.APIEmbeddings && k.Metric != metric.E2E && k.Metric != metric.E2EUser {
+			continue // an embeddings answer has no first token and no stream
+		}
 		q, ok := metric.Quantile(k.Stat)
 		if !ok {
 			continue

@@ -46,6 +46,9 @@ type Item struct {
 	// Model, in a mix of models, is the one the body names: the request
 	// is also counted in that model's figures.
 	Model string
+	// Inputs is how many inputs an embeddings request carries (0: a
+	// completion).
+	Inputs int
 }
 
 // Source yields the requests to send, in order. It is called from one
@@ -273,7 +276,7 @@ func (c *collector) sendOne(ctx context.Context, d Doer, it Item, id string, sch
 	if c.watch != nil {
 		rctx = client.OnFirstToken(rctx, c.watch.firstToken)
 	}
-	smp := metrics.Sample{Result: res, Scheduled: scheduled, Warmup: warmup, WantInput: it.WantInput, WantOutput: it.WantOutput, Model: it.Model}
+	smp := metrics.Sample{Result: res, Scheduled: scheduled, Warmup: warmup, WantInput: it.WantInput, WantOutput: it.WantOutput, Model: it.Model, Inputs: it.Inputs}
 	if r := c.retry; r == nil {
 		d.Do(rctx, it.Body, id, res)
 	} else {

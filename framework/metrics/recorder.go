@@ -54,6 +54,8 @@ type Sample struct {
 	// Model is the request's model in a mix ("": none): it is recorded in
 	// that model's figures too.
 	Model string
+	// Inputs is how many inputs an embeddings request carried (0: not one).
+	Inputs int
 }
 
 // Criteria are per-request SLOs for goodput; zero fields do not constrain.
@@ -118,6 +120,10 @@ type Recorder struct {
 	serverPrompt, serverPredict time.Duration
 	// models holds a recorder per model of a mix, over the same window.
 	models map[string]*Recorder
+	// embeddingsIn counts vectors of answers that ended inside the window;
+	// batch holds the inputs per embeddings request.
+	embeddingsIn int
+	batch        *hdrhistogram.Histogram
 }
 
 // NewRecorder records a point whose measured window starts at start and
@@ -197,7 +203,14 @@ func (r *Recorder) Add(s Sample) {
 	if res.OutputTokens > 0 && total > 0 {
 		scale = float64(res.OutputTokens) / float64(total) // trust usage over the per-chunk count
 	}
-	if res.OK() {
+	if res.OK() && s.Inputs > 0 {
+		// An embeddings answer: its prompt tokens and vectors count when
+		// it ended, and it has no first token, output or chunks.
+		if r.inWindow(end) {
+			r.promptIn += res.PromptTokens
+			r.embeddingsIn += res.Embeddings
+		}
+	} else if res.OK() {
 		for i, at := range res.ChunkAt {
 			if r.inWindow(res.Sent.Add(at)) {
 				r.outputIn += float64(res.ChunkTokens[i]) * scale
@@ -261,6 +274,10 @@ func (r *Recorder) Add(s Sample) {
 	if goodReq {
 		r.good++
 	}
+	if s.Inputs > 0 {
+		r.recordEmbeddings(s)
+		return
+	}
 	if len(res.ChunkAt) == 0 {
 		r.emptyAnswers++ // ended normally with no text: EOS first
 	}
@@ -315,6 +332,33 @@ func (r *Recorder) Add(s Sample) {
 	r.reasoning += res.ReasoningTokens
 }
 
+// recordEmbeddings records a measured embeddings answer: its latency
+// from send to the answer's last byte (e2e; there is no TTFT), its prompt
+// tokens and its batch.
+func (r *Recorder) recordEmbeddings(s Sample) {
+	res := s.Result
+	lag := res.Sent.Sub(s.Scheduled)
+	r.record(metric.Lag, micros(lag))
+	r.record(metric.E2E, micros(res.End))
+	r.record(metric.E2ESched, micros(res.End+lag))
+	if s.Attempts > 0 {
+		r.recordLazy(metric.E2EUser, micros(res.Sent.Sub(s.UserStart)+res.End))
+	}
+	if res.PromptTokens > 0 {
+		r.record(PromptTokens, int64(res.PromptTokens))
+	}
+	if r.batch == nil {
+		r.batch = hdrhistogram.New(1, maxTokens, sigFigs)
+	}
+	r.batch.RecordValue(int64(s.Inputs))
+	if res.Embeddings != s.Inputs {
+		r.outputMismatch++ // vectors for another number of inputs than sent
+	}
+	if res.UsageImplausible {
+		r.usageRejected++
+	}
+}
+
 // EndAt ends the measured window at t, for a point stopped early; call
 // it after the last Add.
 func (r *Recorder) EndAt(t time.Time) {
@@ -353,6 +397,10 @@ func (r *Recorder) Point() (result.Measured, error) {
 	if r.Slices != nil {
 		p.Slices = r.Slices.Slices()
 	}
+	if r.batch != nil {
+		b := result.Summarize(r.batch, 1)
+		p.Batch = &b
+	}
 	if secs > 0 {
 		p.Throughput = result.Throughput{
 			Requests:     float64(r.completedIn) / secs,
@@ -363,6 +411,7 @@ func (r *Recorder) Point() (result.Measured, error) {
 			g := float64(r.goodIn) / secs
 			p.Throughput.Goodput = &g
 		}
+		p.Throughput.Embeddings = float64(r.embeddingsIn) / secs
 	}
 	if r.serverReqs > 0 {
 		st := &result.ServerTimings{Requests: r.serverReqs, PromptMsMean: millis(r.serverPrompt) / float64(r.serverReqs)}

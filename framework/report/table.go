@@ -137,6 +137,10 @@ func notes(p result.Point) []string {
 	for _, k := range kinds {
 		n = append(n, fmt.Sprintf("%d × %s, last: %s", p.Requests.Errors[k], k, p.Requests.LastError[k]))
 	}
+	if b := p.Batch; b != nil {
+		n = append(n, fmt.Sprintf("embeddings: %.4g vectors/s, %.4g prompt tok/s; inputs per request mean %.1f, p50 %.0f, max %.0f",
+			p.Throughput.Embeddings, p.Throughput.TotalTokens, b.Mean, b.P50, b.Max))
+	}
 	for _, name := range slices.Sorted(maps.Keys(p.Models)) {
 		m := p.Models[name]
 		n = append(n, fmt.Sprintf("model %s: %d requests (%.1f%%), %d failed, %.4g out tok/s, TTFT p50 %s p99 %s, TPOT p50 %s p99 %s",

@@ -31,6 +31,8 @@ type Measured struct {
 	// Models are the figures of each model of a mix (workload.models),
 	// over the same window.
 	Models map[string]*Measured `json:"models,omitempty"`
+	// Batch summarizes the inputs per request of an embeddings workload.
+	Batch *Summary `json:"batch,omitempty"`
 }
 
 // Slices cut a point into intervals of WidthS seconds from its start.
@@ -105,6 +107,8 @@ type Throughput struct {
 	// ended inside the window, per second (DistServe's definition).
 	// Nil when the suite sets no per-request SLOs.
 	Goodput *float64 `json:"goodput,omitempty"`
+	// Embeddings is vectors answered per second (the embeddings API).
+	Embeddings float64 `json:"embeddings,omitempty"`
 }
 
 // Tokens describes token counts and where they came from.

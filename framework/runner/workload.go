@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"strings"
 
 	"github.com/benchci/benchci/framework/client"
 	"github.com/benchci/benchci/framework/loadgen"
@@ -25,7 +26,7 @@ type prepared struct {
 // any point starts.
 func prepare(ctx context.Context, s *suite.Suite, sess *session, f *result.File, shared *SharedCalibration) (*prepared, error) {
 	w := s.Workload
-	var srcs workload.Sources
+	srcs := workload.Sources{NoOutput: s.API == suite.APIEmbeddings}
 	var err error
 	if w.Arrival.Kind == suite.ArrivalTrace {
 		if srcs.Trace, err = workload.LoadTrace(w.Arrival.Path); err != nil {
@@ -85,6 +86,14 @@ func item(cl *client.Client, r workload.Request) (loadgen.Item, error) {
 		msgs = append(msgs, client.Message{Role: "system", Content: r.System})
 	}
 	msgs = append(msgs, r.History...)
+	if cl.API() == "embeddings" {
+		inputs := append([]string{strings.TrimSpace(r.System + " " + r.Prompt)}, r.Inputs...)
+		body, err := cl.BodyEmbeddings(r.Model, inputs)
+		if err != nil {
+			return loadgen.Item{}, err
+		}
+		return loadgen.Item{Body: body, WantInput: r.InputTokens, Model: r.Model, Inputs: len(inputs)}, nil
+	}
 	body, err := cl.BodyModel(r.Model, append(msgs, client.Message{Role: "user", Content: r.Prompt}), r.OutputTokens)
 	if err != nil {
 		return loadgen.Item{}, err

@@ -117,16 +117,18 @@ func (e *engine) loop(ctx context.Context) {
 		if b.seqs == 0 {
 			continue
 		}
-		// Steps run back to back on the engine's own timeline: a step that
-		// ended late (a late timer, the CPU of scheduling and emitting)
-		// makes the next one shorter, so lateness does not add up over a
-		// stream. Past maxCatchUp behind, or after idling, the timeline
-		// restarts from now rather than rushing steps through.
+		// Steps run on the engine's own timeline: a step that ended late
+		// (a late timer, the CPU of scheduling and emitting) makes the next
+		// one shorter, so lateness does not add up over a stream. A step
+		// gives back at most half its time and maxCatchUp, so the handlers
+		// still get to send each step's tokens before the next's; after
+		// idling the timeline restarts from now.
+		cost := e.cost(b)
 		start := now
-		if behind := now.Sub(deadline); behind >= 0 && behind < maxCatchUp && !idle {
-			start = deadline
+		if behind := now.Sub(deadline); behind > 0 && !idle {
+			start = now.Add(-min(behind, cost/2, maxCatchUp))
 		}
-		deadline = start.Add(e.cost(b))
+		deadline = start.Add(cost)
 		e.sleep(deadline.Sub(now))
 		e.emit()
 		idle = false

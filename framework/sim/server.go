@@ -106,6 +106,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.completion(w, r, true)
 	case "/v1/completions":
 		s.completion(w, r, false)
+	case "/v1/embeddings":
+		s.embeddings(w, r)
 	case "/v1/models":
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"object":"list","data":[{"id":%s,"object":"model","owned_by":"benchci-sim","max_model_len":%d}]}`, s.model, s.p.MaxModelLen)
@@ -329,6 +331,118 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 	}
 	tr.Done = time.Now()
 	tr.OutputTokens = int(sent)
+	if s.OnTrace != nil {
+		s.OnTrace(tr)
+	}
+}
+
+// embeddingDims is the length of the simulator's vectors: a small
+// embedding model's, so the answer's bytes stay modest.
+const embeddingDims = 64
+
+// embeddings answers /v1/embeddings: each input is a sequence of the
+// engine that only prefills (the token it samples is not returned), so
+// the cost is the prompt's, batched with whatever else runs; the answer
+// comes when the last input's prefill is done.
+func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
+	tr := Trace{ID: r.Header.Get("X-Request-Id"), Arrived: time.Now()}
+	if r.Method != http.MethodPost {
+		writeError(w, http.StatusMethodNotAllowed, "use POST")
+		return
+	}
+	var req struct {
+		Model string `json:"model"`
+		Input any    `json:"input"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<20)).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "bad JSON body: "+err.Error())
+		return
+	}
+	var lengths []int
+	switch in := req.Input.(type) {
+	case string:
+		lengths = []int{CountTokens(in)}
+	case []any:
+		if len(in) > 0 {
+			if _, ids := in[0].(float64); ids { // one input of token ids
+				lengths = []int{len(in)}
+				break
+			}
+		}
+		for i, x := range in {
+			switch x := x.(type) {
+			case string:
+				lengths = append(lengths, CountTokens(x))
+			case []any: // token ids
+				lengths = append(lengths, len(x))
+			default:
+				writeError(w, http.StatusBadRequest, fmt.Sprintf("input[%d]: want a string or token ids", i))
+				return
+			}
+		}
+	}
+	if len(lengths) == 0 {
+		writeError(w, http.StatusBadRequest, "input: required, a string or a list of them")
+		return
+	}
+	total := 0
+	seqs := make([]*seq, len(lengths))
+	for i, n := range lengths {
+		n = max(n, 1)
+		if n > s.p.MaxModelLen {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("input[%d] has %d tokens; this model's maximum context length is %d", i, n, s.p.MaxModelLen))
+			return
+		}
+		total += n
+		seqs[i] = newSeq(n, 0, 1)
+	}
+	ctx := r.Context()
+	for _, sq := range seqs {
+		if err := s.eng.submit(ctx, sq); err != nil {
+			return
+		}
+		defer sq.canceled.Store(true)
+	}
+	for _, sq := range seqs {
+		for !sq.finished.Load() {
+			select {
+			case <-sq.notify:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+	model := s.model
+	if req.Model != "" {
+		model, _ = json.Marshal(req.Model)
+	}
+	buf := make([]byte, 0, 64+len(seqs)*(embeddingDims*8+48))
+	buf = append(buf, `{"object":"list","data":[`...)
+	for i := range seqs {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, `{"object":"embedding","index":`...)
+		buf = strconv.AppendInt(buf, int64(i), 10)
+		buf = append(buf, `,"embedding":[`...)
+		for d := range embeddingDims {
+			if d > 0 {
+				buf = append(buf, ',')
+			}
+			buf = strconv.AppendFloat(buf, float64((i*31+d*17)%200-100)/100, 'f', 2, 64)
+		}
+		buf = append(buf, "]}"...)
+	}
+	buf = append(buf, `],"model":`...)
+	buf = append(buf, model...)
+	buf = append(buf, `,"usage":{"prompt_tokens":`...)
+	buf = strconv.AppendInt(buf, int64(total), 10)
+	buf = append(buf, `,"total_tokens":`...)
+	buf = strconv.AppendInt(buf, int64(total), 10)
+	buf = append(buf, "}}"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(buf)
+	tr.FirstToken, tr.Done, tr.PromptTokens, tr.Model = time.Now(), time.Now(), total, req.Model
 	if s.OnTrace != nil {
 		s.OnTrace(tr)
 	}

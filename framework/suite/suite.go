@@ -74,7 +74,8 @@ type Suite struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 	Target      Target `json:"target"`
-	// API is "chat" (/v1/chat/completions) or "completions" (/v1/completions).
+	// API is "chat" (/v1/chat/completions), "completions" (/v1/completions)
+	// or "embeddings" (/v1/embeddings, not streamed).
 	API      string   `json:"api"`
 	Request  Request  `json:"request"`
 	Workload Workload `json:"workload"`
@@ -324,6 +325,9 @@ type Workload struct {
 	Prompts      Prompts `json:"prompts"`
 	// Cancel, when set, has a share of users abandon their stream part-way.
 	Cancel *Cancel `json:"cancel,omitempty"`
+	// Batch is the number of inputs per request (api: 'embeddings' only;
+	// default 1).
+	Batch *Dist `json:"batch,omitempty"`
 	// Models, when set, sends each request to a model drawn by weight
 	// (LoRA adapters on vLLM are model names); figures are kept per model
 	// besides the point's, and SLOs may name one.
@@ -343,6 +347,9 @@ type Telemetry struct {
 	// Gauges are further metrics to keep, as NAME_mean and NAME_peak.
 	Gauges []string `json:"gauges,omitempty"`
 }
+
+// APIEmbeddings is the embeddings API's name.
+const APIEmbeddings = "embeddings"
 
 // ModelShare is one model of a mix and its share of the requests.
 type ModelShare struct {

@@ -67,8 +67,26 @@ func validate(s *Suite, known *Known) []*FieldError {
 	}
 	errs = append(errs, validateVariants(s, known)...)
 
-	if s.API != "chat" && s.API != "completions" {
-		bad("api", "unknown API %q (known: chat, completions)", s.API)
+	embeddings := s.API == APIEmbeddings
+	if s.API != "chat" && s.API != "completions" && !embeddings {
+		bad("api", "unknown API %q (known: chat, completions, embeddings)", s.API)
+	}
+	if b := s.Workload.Batch; b != nil {
+		if !embeddings {
+			bad("workload.batch", "a batch of inputs per request is for api: 'embeddings'")
+		} else {
+			errs = append(errs, validateDist("workload.batch", *b, 1)...)
+		}
+	}
+	if embeddings {
+		if pr := s.Workload.Prompts.Kind; pr == "multi_turn" {
+			bad("workload.prompts.kind", "embeddings take no conversation: use synthetic, shared_prefix or a dataset")
+		}
+		for i, slo := range s.SLOs {
+			if !slices.Contains(embeddingMetrics, slo.Metric) {
+				bad(fmt.Sprintf("slos[%d].metric", i), "%s is not measured for embeddings, which stream no tokens (use e2e, error_rate, request_throughput, total_throughput)", slo.Metric)
+			}
+		}
 	}
 	if s.Request.Timeout <= 0 {
 		bad("request.timeout", "must be positive")
@@ -97,7 +115,7 @@ func validate(s *Suite, known *Known) []*FieldError {
 	if !dataset || s.Workload.InputTokens.Kind != "" {
 		errs = append(errs, validateDist("workload.input_tokens", s.Workload.InputTokens, 1)...)
 	}
-	if !dataset || s.Workload.OutputTokens.Kind != "" {
+	if (!dataset && !embeddings) || s.Workload.OutputTokens.Kind != "" {
 		errs = append(errs, validateDist("workload.output_tokens", s.Workload.OutputTokens, 1)...)
 	}
 	errs = append(errs, validateArrival(s.Workload.Arrival)...)
@@ -233,6 +251,11 @@ func validate(s *Suite, known *Known) []*FieldError {
 	}
 	return errs
 }
+
+// embeddingMetrics are what an embeddings answer, which streams nothing,
+// is measured by.
+var embeddingMetrics = []string{metric.E2E, metric.E2ESched, metric.E2EUser, metric.Lag, metric.ErrorRate,
+	metric.RequestThroughput, metric.TotalThroughput, metric.RetryAmplification}
 
 var telemetryName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 

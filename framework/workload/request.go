@@ -39,6 +39,9 @@ type Request struct {
 	// Model, when the workload mixes models, is this request's ("": the
 	// client's).
 	Model string
+	// Inputs are an embeddings request's further inputs (workload.batch),
+	// after Prompt; InputTokens counts them all.
+	Inputs []string
 }
 
 // Calibration maps a token target to the number of synthetic words that
@@ -82,6 +85,9 @@ type Generator struct {
 	salt     uint64 // the point's, for prompt text
 	models   *rand.Rand
 	modelCDF []float64 // cumulative weights of w.Models, normalized
+	batch    Length     // inputs per embeddings request; nil: one
+	extra    Length     // the lengths of a batch's further inputs
+	extraTxt *rand.Rand // and their text
 	next     int
 }
 
@@ -96,6 +102,7 @@ const (
 	streamCancel
 	streamBlock
 	streamModel
+	streamBatch
 )
 
 // Sources are the optional inputs of a generator beyond the suite.
@@ -106,6 +113,9 @@ type Sources struct {
 	Dataset *Dataset
 	// Calibration sizes synthetic prompts for the target's tokenizer.
 	Calibration Calibration
+	// NoOutput is set for requests that generate nothing (embeddings):
+	// output lengths are then not needed.
+	NoOutput bool
 	// Point numbers the load point (trials counted) the sequence is for.
 	// Synthetic prompt text is drawn afresh for each point, the same in
 	// every run: a server's prefix cache must not serve one point from
@@ -137,6 +147,17 @@ func NewGenerator(w suite.Workload, src Sources) (*Generator, error) {
 		}
 		if g.after, err = NewLength(d, rand.NewPCG(seed, streamCancel+100)); err != nil {
 			return nil, fmt.Errorf("workload.cancel.%s: %w", field, err)
+		}
+	}
+	if w.Batch != nil {
+		if g.batch, err = NewLength(*w.Batch, rand.NewPCG(seed, streamBatch)); err != nil {
+			return nil, fmt.Errorf("workload.batch: %w", err)
+		}
+		g.extraTxt = rand.New(rand.NewPCG(seed+salt, streamBatch+200))
+		if w.InputTokens.Kind != "" {
+			if g.extra, err = NewLength(w.InputTokens, rand.NewPCG(seed, streamBatch+100)); err != nil {
+				return nil, fmt.Errorf("workload.input_tokens: %w", err)
+			}
 		}
 	}
 	if len(w.Models) > 0 {
@@ -179,7 +200,7 @@ func NewGenerator(w suite.Workload, src Sources) (*Generator, error) {
 	if g.in == nil && g.data == nil {
 		return nil, fmt.Errorf("workload.input_tokens: required for %s prompts", w.Prompts.Kind)
 	}
-	if g.out == nil && g.data == nil {
+	if g.out == nil && g.data == nil && !src.NoOutput {
 		return nil, fmt.Errorf("workload.output_tokens: required")
 	}
 	return g, nil
@@ -236,6 +257,21 @@ func (g *Generator) Next() Request {
 		r.Prompt = g.blockPrompt(g.trace.Entries[g.next].HashIDs, r.InputTokens)
 	default:
 		r.Prompt = Prompt(g.cal.Words(r.InputTokens, true), g.prompts)
+	}
+	if g.batch != nil {
+		// A batch's further inputs, from their own streams: the first
+		// input of request i is the same whatever the batch sizes.
+		for range g.batch.Sample() - 1 {
+			if g.data != nil {
+				e := g.data.Entries[g.extraTxt.IntN(len(g.data.Entries))]
+				r.Inputs = append(r.Inputs, e.Prompt)
+				r.InputTokens += words.Count(e.Prompt)
+				continue
+			}
+			n := g.extra.Sample()
+			r.Inputs = append(r.Inputs, Prompt(g.cal.Words(n, true), g.extraTxt))
+			r.InputTokens += n
+		}
 	}
 	g.next++
 	return r
