@@ -70,8 +70,8 @@ type Result struct {
 	OutputTokens int
 	// Embeddings is how many vectors an embeddings answer carried (0 for
 	// completions).
-	Embeddings int
-	TokenSource  TokenSource
+	Embeddings  int
+	TokenSource TokenSource
 	// ReasoningTokens counts output tokens that arrived as reasoning content.
 	ReasoningTokens int
 

@@ -84,7 +84,7 @@ type Generator struct {
 	cal      Calibration
 	salt     uint64 // the point's, for prompt text
 	models   *rand.Rand
-	modelCDF []float64 // cumulative weights of w.Models, normalized
+	modelCDF []float64  // cumulative weights of w.Models, normalized
 	batch    Length     // inputs per embeddings request; nil: one
 	extra    Length     // the lengths of a batch's further inputs
 	extraTxt *rand.Rand // and their text
