@@ -160,10 +160,39 @@ func (c *Client) CloseIdle() {
 	}
 }
 
-// Message is one chat message.
+// Message is one chat message. With Images, its content is sent as parts:
+// the text, then each image as an image_url (a data URL or an address).
 type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role    string   `json:"role"`
+	Content string   `json:"content"`
+	Images  []string `json:"-"`
+}
+
+// MarshalJSON writes the content as a string, or as parts with images.
+func (m Message) MarshalJSON() ([]byte, error) {
+	if len(m.Images) == 0 {
+		type plain Message
+		return json.Marshal(plain(m))
+	}
+	type url struct {
+		URL string `json:"url"`
+	}
+	type part struct {
+		Type     string `json:"type"`
+		Text     string `json:"text,omitempty"`
+		ImageURL *url   `json:"image_url,omitempty"`
+	}
+	parts := make([]part, 0, 1+len(m.Images))
+	if m.Content != "" {
+		parts = append(parts, part{Type: "text", Text: m.Content})
+	}
+	for _, u := range m.Images {
+		parts = append(parts, part{Type: "image_url", ImageURL: &url{URL: u}})
+	}
+	return json.Marshal(struct {
+		Role    string `json:"role"`
+		Content []part `json:"content"`
+	}{m.Role, parts})
 }
 
 // BodyMessages builds the body of a streaming request whose prompt is a
@@ -202,9 +231,9 @@ func (c *Client) BodyModel(model string, msgs []Message, maxTokens int) ([]byte,
 func (c *Client) Body(system, prompt string, maxTokens int) ([]byte, error) {
 	var msgs []Message
 	if system != "" {
-		msgs = append(msgs, Message{"system", system})
+		msgs = append(msgs, Message{Role: "system", Content: system})
 	}
-	return c.BodyMessages(append(msgs, Message{"user", prompt}), maxTokens)
+	return c.BodyMessages(append(msgs, Message{Role: "user", Content: prompt}), maxTokens)
 }
 
 // API is the client's API: chat, completions or embeddings.

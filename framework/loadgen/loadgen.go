@@ -49,6 +49,8 @@ type Item struct {
 	// Inputs is how many inputs an embeddings request carries (0: a
 	// completion).
 	Inputs int
+	// Images is how many images the request carries.
+	Images int
 }
 
 // Source yields the requests to send, in order. It is called from one
@@ -276,7 +278,7 @@ func (c *collector) sendOne(ctx context.Context, d Doer, it Item, id string, sch
 	if c.watch != nil {
 		rctx = client.OnFirstToken(rctx, c.watch.firstToken)
 	}
-	smp := metrics.Sample{Result: res, Scheduled: scheduled, Warmup: warmup, WantInput: it.WantInput, WantOutput: it.WantOutput, Model: it.Model, Inputs: it.Inputs}
+	smp := metrics.Sample{Result: res, Scheduled: scheduled, Warmup: warmup, WantInput: it.WantInput, WantOutput: it.WantOutput, Model: it.Model, Inputs: it.Inputs, Images: it.Images}
 	if r := c.retry; r == nil {
 		d.Do(rctx, it.Body, id, res)
 	} else {

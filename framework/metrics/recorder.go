@@ -56,6 +56,10 @@ type Sample struct {
 	Model string
 	// Inputs is how many inputs an embeddings request carried (0: not one).
 	Inputs int
+	// Images is how many images the request carried: the server counts
+	// their tokens in its prompt, so the prompt is not checked against
+	// WantInput.
+	Images int
 }
 
 // Criteria are per-request SLOs for goodput; zero fields do not constrain.
@@ -318,7 +322,7 @@ func (r *Recorder) Add(s Sample) {
 	}
 	if res.PromptTokens > 0 {
 		r.record(PromptTokens, int64(res.PromptTokens))
-		if d := res.PromptTokens - s.WantInput; d*20 > s.WantInput || -d*20 > s.WantInput {
+		if d := res.PromptTokens - s.WantInput; s.Images == 0 && (d*20 > s.WantInput || -d*20 > s.WantInput) {
 			r.promptMismatch++
 		}
 	}

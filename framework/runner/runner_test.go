@@ -107,7 +107,7 @@ func TestExampleSuitesRun(t *testing.T) {
 			}
 			// Long enough for a few requests at the lowest rate.
 			for _, r := range sw.Rates {
-				sw.Duration = max(sw.Duration, suite.Duration(float64(3*time.Second)/r))
+				sw.Duration = max(sw.Duration, suite.Duration(float64(6*time.Second)/r))
 			}
 			l.Suite.Workload.Prompts.ThinkTime = suite.Duration(100 * time.Millisecond)
 			// SLOs tied to a point that was cut are dropped.

@@ -94,11 +94,11 @@ func item(cl *client.Client, r workload.Request) (loadgen.Item, error) {
 		}
 		return loadgen.Item{Body: body, WantInput: r.InputTokens, Model: r.Model, Inputs: len(inputs)}, nil
 	}
-	body, err := cl.BodyModel(r.Model, append(msgs, client.Message{Role: "user", Content: r.Prompt}), r.OutputTokens)
+	body, err := cl.BodyModel(r.Model, append(msgs, client.Message{Role: "user", Content: r.Prompt, Images: r.Images}), r.OutputTokens)
 	if err != nil {
 		return loadgen.Item{}, err
 	}
-	it := loadgen.Item{Body: body, WantInput: r.InputTokens, WantOutput: r.OutputTokens, Think: r.Think, AbandonAfter: r.AbandonAfter, AbandonAt: r.AbandonAt, Model: r.Model}
+	it := loadgen.Item{Body: body, WantInput: r.InputTokens, WantOutput: r.OutputTokens, Think: r.Think, AbandonAfter: r.AbandonAfter, AbandonAt: r.AbandonAt, Model: r.Model, Images: len(r.Images)}
 	for _, f := range r.FollowUps {
 		next, err := item(cl, f)
 		if err != nil {

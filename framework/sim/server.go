@@ -1,13 +1,20 @@
 package sim
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"image"
+	_ "image/jpeg" // images of multimodal prompts
+	_ "image/png"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -491,12 +498,23 @@ func (s *Server) promptTokens(req *request, chat bool) (total, cached int, err e
 			switch c := m.Content.(type) {
 			case string:
 				text = c
-			case []any: // content parts: count the text parts
-				for _, part := range c {
-					if p, ok := part.(map[string]any); ok {
-						if t, ok := p["text"].(string); ok {
-							text += " " + t
+			case []any: // content parts: text, and images (see ImageTokens)
+				for j, part := range c {
+					p, ok := part.(map[string]any)
+					if !ok {
+						continue
+					}
+					if t, ok := p["text"].(string); ok {
+						text += " " + t
+					}
+					if p["type"] == "image_url" {
+						u, _ := p["image_url"].(map[string]any)
+						url, _ := u["url"].(string)
+						words, err := imageWords(url)
+						if err != nil {
+							return 0, 0, fmt.Errorf("messages[%d].content[%d]: %w", i, j, err)
 						}
+						text += words
 					}
 				}
 			default:
@@ -533,6 +551,47 @@ func (s *Server) promptTokens(req *request, chat bool) (total, cached int, err e
 	seq := promptSequence(texts, roles, s.p.ChatTemplateTokens, chat)
 	return len(seq), s.cache.lookup(seq), nil
 }
+
+// ImageTokens is what an image costs the simulated model, in the manner
+// of Qwen2-VL: the image is resized to multiples of 28 pixels (at least
+// 56 a side, at most 16,384 tokens) and each 28x28 patch is a token, plus
+// two for the vision start and end markers. A 1024x768 image is 37 x 27 =
+// 999 + 2 tokens.
+func ImageTokens(w, h int) int {
+	round := func(v int) int { return max(56, (v+14)/28*28) }
+	return min(round(w)/28*round(h)/28, 16384) + 2
+}
+
+// imageWords turns an image given as a data URL into its tokens, as words
+// of the simulator's tokenizer that depend on the image's bytes: the
+// prefix cache then holds an image as vLLM's does, by its content.
+func imageWords(url string) (string, error) {
+	head, data, ok := strings.Cut(url, ",")
+	if !ok || !strings.HasPrefix(head, "data:image/") || !strings.HasSuffix(head, ";base64") {
+		return "", errors.New("image_url: the simulator reads images given as base64 data URLs (data:image/...;base64,...)")
+	}
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return "", fmt.Errorf("image_url: %w", err)
+	}
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(raw))
+	if err != nil {
+		return "", fmt.Errorf("image_url: not an image the simulator decodes (PNG, JPEG): %w", err)
+	}
+	n := ImageTokens(cfg.Width, cfg.Height)
+	id := strconv.FormatUint(maphash.String(imageSeed, data), 36)
+	var b strings.Builder
+	b.Grow(n * (len(id) + 8))
+	for k := range n {
+		b.WriteString(" img")
+		b.WriteString(id)
+		b.WriteByte('.')
+		b.WriteString(strconv.Itoa(k))
+	}
+	return b.String(), nil
+}
+
+var imageSeed = maphash.MakeSeed()
 
 // CountTokens is the simulator's tokenizer: whitespace-separated words.
 func CountTokens(s string) int { return words.Count(s) }

@@ -328,6 +328,9 @@ type Workload struct {
 	// Batch is the number of inputs per request (api: 'embeddings' only;
 	// default 1).
 	Batch *Dist `json:"batch,omitempty"`
+	// Images, when set, adds images to every chat request's user message,
+	// as data URLs (api: 'chat' only).
+	Images *Images `json:"images,omitempty"`
 	// Models, when set, sends each request to a model drawn by weight
 	// (LoRA adapters on vLLM are model names); figures are kept per model
 	// besides the point's, and SLOs may name one.
@@ -346,6 +349,26 @@ type Telemetry struct {
 	Interval Duration `json:"interval,omitempty"`
 	// Gauges are further metrics to keep, as NAME_mean and NAME_peak.
 	Gauges []string `json:"gauges,omitempty"`
+}
+
+// Images describes the images of multimodal chat requests.
+type Images struct {
+	// Count is images per request (a distribution; default fixed 1).
+	Count *Dist `json:"count,omitempty"`
+	// Sizes are the resolutions drawn from, with weights (default equal).
+	Sizes []ImageSize `json:"sizes,omitempty"`
+	// Format is "jpeg" (default) or "png" for synthesized images.
+	Format string `json:"format,omitempty"`
+	// Dir, instead of synthesizing, draws images from the PNG and JPEG
+	// files of a directory (relative to the suite).
+	Dir string `json:"dir,omitempty"`
+}
+
+// ImageSize is one resolution of synthesized images.
+type ImageSize struct {
+	Width  int     `json:"width"`
+	Height int     `json:"height"`
+	Weight float64 `json:"weight,omitempty"`
 }
 
 // APIEmbeddings is the embeddings API's name.
@@ -548,17 +571,29 @@ type Cost struct {
 type DataFile struct {
 	Field string
 	Path  *string
+	// Dir marks a field naming a directory (of images).
+	Dir bool
 }
 
 // DataFiles lists the fields that name data files, pointing into s so a
 // loader can resolve them.
 func (s *Suite) DataFiles() []DataFile {
 	return []DataFile{
-		{"workload.arrival.path", &s.Workload.Arrival.Path},
-		{"workload.prompts.path", &s.Workload.Prompts.Path},
-		{"workload.input_tokens.path", &s.Workload.InputTokens.Path},
-		{"workload.output_tokens.path", &s.Workload.OutputTokens.Path},
+		{"workload.arrival.path", &s.Workload.Arrival.Path, false},
+		{"workload.prompts.path", &s.Workload.Prompts.Path, false},
+		{"workload.input_tokens.path", &s.Workload.InputTokens.Path, false},
+		{"workload.output_tokens.path", &s.Workload.OutputTokens.Path, false},
+		{"workload.images.dir", s.imagesDir(), true},
 	}
+}
+
+// imagesDir points at workload.images.dir, or at a throwaway when the
+// workload has no images.
+func (s *Suite) imagesDir() *string {
+	if s.Workload.Images == nil {
+		return new(string)
+	}
+	return &s.Workload.Images.Dir
 }
 
 // Key is the figure the SLO asserts on.

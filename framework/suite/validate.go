@@ -78,6 +78,32 @@ func validate(s *Suite, known *Known) []*FieldError {
 			errs = append(errs, validateDist("workload.batch", *b, 1)...)
 		}
 	}
+	if im := s.Workload.Images; im != nil {
+		if s.API != "chat" {
+			bad("workload.images", "images go in chat messages: set api: 'chat'")
+		}
+		if im.Count != nil {
+			errs = append(errs, validateDist("workload.images.count", *im.Count, 1)...)
+		}
+		switch {
+		case im.Dir != "" && len(im.Sizes) > 0:
+			bad("workload.images.dir", "give sizes to synthesize images or a dir to read them from, not both")
+		case im.Dir == "" && len(im.Sizes) == 0:
+			bad("workload.images.sizes", "required: the resolutions to synthesize, e.g. [{ width: 1024, height: 768 }], or a dir of images")
+		}
+		for i, sz := range im.Sizes {
+			at := fmt.Sprintf("workload.images.sizes[%d]", i)
+			if sz.Width < 1 || sz.Width > 8192 || sz.Height < 1 || sz.Height > 8192 {
+				bad(at, "resolution %dx%d: width and height must be 1 to 8192 pixels", sz.Width, sz.Height)
+			}
+			if sz.Weight < 0 {
+				bad(at+".weight", "must not be negative, got %v", sz.Weight)
+			}
+		}
+		if im.Format != "" && im.Format != "jpeg" && im.Format != "png" {
+			bad("workload.images.format", "want jpeg or png, got %q", im.Format)
+		}
+	}
 	if embeddings {
 		if pr := s.Workload.Prompts.Kind; pr == "multi_turn" {
 			bad("workload.prompts.kind", "embeddings take no conversation: use synthetic, shared_prefix or a dataset")

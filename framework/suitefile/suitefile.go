@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/go-multierror"
 
 	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/framework/workload"
 	"github.com/benchci/benchci/suites/lib"
 )
 
@@ -166,7 +167,11 @@ func (l *File) resolveFiles(src string) error {
 		if !filepath.IsAbs(*f.Path) {
 			*f.Path = filepath.Join(filepath.Dir(l.Path), *f.Path)
 		}
-		sum, err := hashFile(*f.Path)
+		hash := hashFile
+		if f.Dir {
+			hash = hashImageDir
+		}
+		sum, err := hash(*f.Path)
 		if err != nil {
 			fe := &suite.FieldError{Path: f.Field, Msg: err.Error()}
 			newLocator(l.Path, src).set(fe, l.Path)
@@ -239,6 +244,25 @@ const MaxDataFile = 1 << 30
 // hashFile returns the SHA-256 of a regular file, read as a stream: a
 // device (/dev/zero) or a FIFO would never end or would hang, and a large
 // dataset must not be held in memory to be hashed.
+// hashImageDir hashes a directory of images (workload.images.dir): the
+// names and contents of its PNG and JPEG files, in name order.
+func hashImageDir(dir string) ([]byte, error) {
+	files, err := workload.ImageFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	for _, f := range files {
+		sum, err := hashFile(f)
+		if err != nil {
+			return nil, err
+		}
+		h.Write([]byte(filepath.Base(f)))
+		h.Write(sum)
+	}
+	return h.Sum(nil), nil
+}
+
 func hashFile(path string) ([]byte, error) {
 	// Stat before opening: opening a FIFO blocks until a writer comes.
 	st, err := os.Stat(path)

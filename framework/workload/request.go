@@ -42,6 +42,9 @@ type Request struct {
 	// Inputs are an embeddings request's further inputs (workload.batch),
 	// after Prompt; InputTokens counts them all.
 	Inputs []string
+	// Images are data URLs sent with the prompt (workload.images); their
+	// tokens are the server's to count and are not in InputTokens.
+	Images []string
 }
 
 // Calibration maps a token target to the number of synthetic words that
@@ -88,6 +91,7 @@ type Generator struct {
 	batch    Length     // inputs per embeddings request; nil: one
 	extra    Length     // the lengths of a batch's further inputs
 	extraTxt *rand.Rand // and their text
+	images   *imagePool
 	next     int
 }
 
@@ -103,6 +107,7 @@ const (
 	streamBlock
 	streamModel
 	streamBatch
+	streamImage
 )
 
 // Sources are the optional inputs of a generator beyond the suite.
@@ -158,6 +163,11 @@ func NewGenerator(w suite.Workload, src Sources) (*Generator, error) {
 			if g.extra, err = NewLength(w.InputTokens, rand.NewPCG(seed, streamBatch+100)); err != nil {
 				return nil, fmt.Errorf("workload.input_tokens: %w", err)
 			}
+		}
+	}
+	if w.Images != nil {
+		if g.images, err = newImagePool(*w.Images, seed); err != nil {
+			return nil, err
 		}
 	}
 	if len(w.Models) > 0 {
@@ -257,6 +267,9 @@ func (g *Generator) Next() Request {
 		r.Prompt = g.blockPrompt(g.trace.Entries[g.next].HashIDs, r.InputTokens)
 	default:
 		r.Prompt = Prompt(g.cal.Words(r.InputTokens, true), g.prompts)
+	}
+	if g.images != nil {
+		r.Images = g.images.next()
 	}
 	if g.batch != nil {
 		// A batch's further inputs, from their own streams: the first

@@ -1,7 +1,10 @@
 package workload
 
 import (
+	"bytes"
+	"encoding/base64"
 	"fmt"
+	"image/png"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -538,5 +541,50 @@ func TestModelMix(t *testing.T) {
 	w.Models = []suite.ModelShare{{Name: "a", Weight: 0}}
 	if _, err := NewGenerator(w, Sources{}); err == nil || !strings.Contains(err.Error(), "sum to zero") {
 		t.Errorf("weights summing to zero: %v", err)
+	}
+}
+
+// Images are synthesized at the suite's resolutions, decode as what they
+// claim, come in the drawn counts, and are the same in every run.
+func TestImages(t *testing.T) {
+	t.Parallel()
+	w := suite.Workload{
+		InputTokens: suite.Dist{Kind: "fixed", Value: 20}, OutputTokens: suite.Dist{Kind: "fixed", Value: 5}, Seed: 3,
+		Images: &suite.Images{Count: &suite.Dist{Kind: "uniform", Min: 1, Max: 3}, Format: "png",
+			Sizes: []suite.ImageSize{{Width: 64, Height: 48, Weight: 3}, {Width: 32, Height: 32, Weight: 1}}},
+	}
+	a, err := NewGenerator(w, Sources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := NewGenerator(w, Sources{})
+	sizes, counts := map[[2]int]int{}, map[int]int{}
+	for range 400 {
+		ra, rb := a.Next(), b.Next()
+		if !reflect.DeepEqual(ra.Images, rb.Images) {
+			t.Fatal("two runs drew different images")
+		}
+		counts[len(ra.Images)]++
+		for _, u := range ra.Images {
+			data, ok := strings.CutPrefix(u, "data:image/png;base64,")
+			if !ok {
+				t.Fatalf("not a PNG data URL: %.40s", u)
+			}
+			raw, err := base64.StdEncoding.DecodeString(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := png.DecodeConfig(bytes.NewReader(raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sizes[[2]int{cfg.Width, cfg.Height}]++
+		}
+	}
+	if len(counts) != 3 || counts[1] == 0 || counts[3] == 0 {
+		t.Errorf("images per request %v, want 1 to 3", counts)
+	}
+	if big, small := sizes[[2]int{64, 48}], sizes[[2]int{32, 32}]; len(sizes) != 2 || big < 2*small {
+		t.Errorf("resolutions %v, want 64x48 three times as often as 32x32", sizes)
 	}
 }

@@ -2,7 +2,7 @@ local b = import 'benchci.libsonnet';
 b.suite {
   name: 'bad name!',
   target: b.target.sim('h100-unknown'),
-  api: 'embeddings',
+  api: 'rerank',
   workload: {
     input_tokens: b.dist.lognormal(median=-5, sigma=0.5),
     arrival: { kind: 'poisson', rate: 3 },
