@@ -18,6 +18,10 @@ type chunkView struct {
 	hasTimings            bool
 	promptMs, predictedMs float64
 	predictedN            int
+	// toolName and toolArgs are a tool call's function name and a piece
+	// of its arguments, when the delta carries one.
+	toolName, toolArgs string
+	toolCall           bool
 }
 
 // parseChunk reads a chunk with a reusable fastjson parser: one parse per
@@ -48,6 +52,15 @@ func parseChunk(p *fastjson.Parser, data []byte) (chunkView, error) {
 		}
 		if t := d.Get("content"); t != nil && t.Type() == fastjson.TypeString {
 			c.answer += string(t.GetStringBytes())
+		}
+		for _, tc := range d.GetArray("tool_calls") {
+			c.toolCall = true
+			if n := tc.Get("function", "name"); n != nil && n.Type() == fastjson.TypeString {
+				c.toolName += string(n.GetStringBytes())
+			}
+			if a := tc.Get("function", "arguments"); a != nil && a.Type() == fastjson.TypeString {
+				c.toolArgs += string(a.GetStringBytes())
+			}
 		}
 		if t := d.Get("reasoning_content"); t != nil && t.Type() == fastjson.TypeString {
 			c.reasoning += string(t.GetStringBytes())

@@ -31,6 +31,9 @@ type Options struct {
 	BaseURL string
 	// API is "chat", "completions" or "embeddings" (not streamed).
 	API string
+	// KeepText keeps each answer's text and tool call in the result, for
+	// checking structured answers; off, only counts are kept.
+	KeepText bool
 	// Model is sent as "model".
 	Model string
 	// APIKey, when set, is sent as a bearer token.
@@ -433,6 +436,21 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result, sentBy
 			return
 		}
 		answer, reasoning := ch.answer, ch.reasoning
+		if ch.toolCall {
+			// A tool call's arguments are the answer's output: timed and
+			// counted like text, and kept apart to be checked.
+			if res.FirstToolCall == 0 {
+				res.FirstToolCall = max(now, 1)
+			}
+			if c.opts.KeepText {
+				res.ToolName += ch.toolName
+				res.ToolArgs = append(res.ToolArgs, ch.toolArgs...)
+			}
+			answer += ch.toolArgs
+		}
+		if c.opts.KeepText && ch.answer != "" {
+			res.Text = append(res.Text, ch.answer...)
+		}
 		if ch.hasTimings && ch.promptMs >= 0 && ch.predictedMs >= 0 && ch.predictedMs < 1e9 && ch.promptMs < 1e9 {
 			res.ServerPrompt = time.Duration(ch.promptMs * float64(time.Millisecond))
 			res.ServerPredict = time.Duration(ch.predictedMs * float64(time.Millisecond))

@@ -72,6 +72,14 @@ type Result struct {
 	// completions).
 	Embeddings  int
 	TokenSource TokenSource
+	// FirstToolCall is when the first tool-call delta came (0: none);
+	// ToolName and ToolArgs are the call's function and arguments, and
+	// Text the answer's text, kept when the client is asked to
+	// (Options.KeepText), for checking structured answers.
+	FirstToolCall time.Duration
+	ToolName      string
+	ToolArgs      []byte
+	Text          []byte
 	// ReasoningTokens counts output tokens that arrived as reasoning content.
 	ReasoningTokens int
 
@@ -108,7 +116,7 @@ func (r *Result) MeasuredGap(i int) bool {
 
 // Reset clears r for reuse, keeping its slices' memory.
 func (r *Result) Reset() {
-	*r = Result{ChunkAt: r.ChunkAt[:0], ChunkTokens: r.ChunkTokens[:0], ChunkRead: r.ChunkRead[:0]}
+	*r = Result{ChunkAt: r.ChunkAt[:0], ChunkTokens: r.ChunkTokens[:0], ChunkRead: r.ChunkRead[:0], ToolArgs: r.ToolArgs[:0], Text: r.Text[:0]}
 }
 
 // OK reports whether the request succeeded.

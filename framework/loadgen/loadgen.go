@@ -51,6 +51,8 @@ type Item struct {
 	Inputs int
 	// Images is how many images the request carries.
 	Images int
+	// Structured marks a request whose answer is checked (Config.Check).
+	Structured bool
 }
 
 // Source yields the requests to send, in order. It is called from one
@@ -92,6 +94,9 @@ type Config struct {
 	// measured window; Requests bounds measured requests (0: none).
 	Warmup, Duration time.Duration
 	Requests         int
+	// Check, when set, judges the answers of structured requests
+	// (Item.Structured): whether they match their schema.
+	Check func(*client.Result) bool
 	// Goodput sets the per-request SLOs that goodput counts.
 	Goodput metrics.Criteria
 	// Retry, when set, retries failed requests.
@@ -224,13 +229,15 @@ type collector struct {
 	watch *saturationWatch
 	// retry, when set, sends failed requests again.
 	retry *retrier
+	// check judges structured answers (Config.Check).
+	check func(*client.Result) bool
 }
 
 func newCollector(rec *metrics.Recorder, cfg Config) *collector {
 	rec.Goodput = cfg.Goodput
 	prog := cfg.Progress
 	c := &collector{rec: rec, results: make(chan metrics.Sample, 4096), onSample: cfg.OnSample, done: make(chan struct{}), prog: prog, clk: cfg.Clock,
-		retry: newRetrier(cfg.Retry)}
+		retry: newRetrier(cfg.Retry), check: cfg.Check}
 	c.pool.New = func() any { return new(client.Result) }
 	go func() {
 		defer close(c.done)
@@ -289,6 +296,9 @@ func (c *collector) sendOne(ctx context.Context, d Doer, it Item, id string, sch
 	ok := res.OK()
 	if !ok && res.Err != client.ErrCanceled && res.Err != client.ErrAbandoned {
 		c.prog.Failed.Add(1)
+	}
+	if ok && it.Structured && c.check != nil {
+		smp.Checked, smp.Correct = true, c.check(res)
 	}
 	c.results <- smp
 	return ok

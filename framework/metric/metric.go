@@ -94,6 +94,11 @@ const (
 	// RetryAmplification is attempts per request: the load the server
 	// really saw, relative to the load offered.
 	RetryAmplification = "retry_amplification"
+	// StructuredCorrect is the share of structured answers that matched
+	// their schema (workload.structured).
+	StructuredCorrect = "structured_correct_rate"
+	// TTFTTool is send to the first tool-call delta.
+	TTFTTool = "ttft_tool"
 )
 
 var defs = []Def{
@@ -107,11 +112,13 @@ var defs = []Def{
 	{Name: TTFTUser, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, PerRequest: true, Doc: "first attempt's send to the first output chunk of the attempt that answered, backoffs included"},
 	{Name: E2EUser, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, PerRequest: true, Doc: "first attempt's send to the last byte of the attempt that answered, backoffs included"},
 	{Name: Lag, Kind: Latency, Unit: "ms", Better: Lower, Doc: "intended send to actual send: the client's own lateness"},
+	{Name: TTFTTool, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, Doc: "request send to the first tool-call delta (workload.structured tool calls)"},
 	{Name: RequestThroughput, Kind: Throughput, Unit: "req/s", Better: Higher, SLO: true, Doc: "requests completed inside the measured window, per second"},
 	{Name: OutputThroughput, Kind: Throughput, Unit: "tok/s", Better: Higher, SLO: true, Doc: "output tokens streamed inside the measured window, per second"},
 	{Name: TotalThroughput, Kind: Throughput, Unit: "tok/s", Better: Higher, SLO: true, Doc: "prompt and output tokens inside the measured window, per second"},
 	{Name: Goodput, Kind: Throughput, Unit: "req/s", Better: Higher, SLO: true, Doc: "requests per second that met every per-request SLO (DistServe)"},
 	{Name: ErrorRate, Kind: Fraction, Unit: "fraction", Better: Lower, SLO: true, Doc: "failed requests over requests sent"},
+	{Name: StructuredCorrect, Kind: Fraction, Unit: "fraction", Better: Higher, SLO: true, Doc: "structured answers whose tool-call arguments or JSON text parse and match the schema, over those checked"},
 	{Name: RetryAmplification, Kind: Ratio, Unit: "attempts/request", Better: Lower, SLO: true, Doc: "attempts sent per measured request: 1 without retries"},
 	{Name: CostPerMOutput, Kind: Cost, Unit: "$/1M out", Better: Lower, Doc: "dollars per million output tokens at the point's throughput"},
 	{Name: Capacity, Kind: Search, Unit: "req/s", Better: Higher, Doc: "highest rate at which every SLO held, from a capacity search"},

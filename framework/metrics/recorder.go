@@ -60,6 +60,9 @@ type Sample struct {
 	// their tokens in its prompt, so the prompt is not checked against
 	// WantInput.
 	Images int
+	// Checked marks a structured answer that was checked; Correct, one
+	// that matched its schema.
+	Checked, Correct bool
 }
 
 // Criteria are per-request SLOs for goodput; zero fields do not constrain.
@@ -128,6 +131,8 @@ type Recorder struct {
 	// batch holds the inputs per embeddings request.
 	embeddingsIn int
 	batch        *hdrhistogram.Histogram
+	// checked and correct count structured answers.
+	checked, correct int
 }
 
 // NewRecorder records a point whose measured window starts at start and
@@ -282,6 +287,15 @@ func (r *Recorder) Add(s Sample) {
 		r.recordEmbeddings(s)
 		return
 	}
+	if s.Checked {
+		r.checked++
+		if s.Correct {
+			r.correct++
+		}
+	}
+	if res.FirstToolCall > 0 {
+		r.recordLazy(metric.TTFTTool, micros(res.FirstToolCall))
+	}
 	if len(res.ChunkAt) == 0 {
 		r.emptyAnswers++ // ended normally with no text: EOS first
 	}
@@ -405,6 +419,9 @@ func (r *Recorder) Point() (result.Measured, error) {
 		b := result.Summarize(r.batch, 1)
 		p.Batch = &b
 	}
+	if r.checked > 0 {
+		p.Structured = &result.Structured{Checked: r.checked, Correct: r.correct, Rate: float64(r.correct) / float64(r.checked)}
+	}
 	if secs > 0 {
 		p.Throughput = result.Throughput{
 			Requests:     float64(r.completedIn) / secs,
@@ -430,7 +447,7 @@ func (r *Recorder) Point() (result.Measured, error) {
 	for src, n := range r.sources {
 		p.Tokens.Source[string(src)] = n
 	}
-	for _, n := range slices.Concat(LatencyNames, []string{metric.TTFTUser, metric.E2EUser}) {
+	for _, n := range slices.Concat(LatencyNames, []string{metric.TTFTUser, metric.E2EUser, metric.TTFTTool}) {
 		if h := r.hists[n]; h != nil {
 			p.Latency[n] = result.Summarize(h, 1000)
 		}

@@ -137,6 +137,13 @@ func notes(p result.Point) []string {
 	for _, k := range kinds {
 		n = append(n, fmt.Sprintf("%d × %s, last: %s", p.Requests.Errors[k], k, p.Requests.LastError[k]))
 	}
+	if st := p.Structured; st != nil {
+		line := fmt.Sprintf("structured answers: %.1f%% correct (%d of %d checked against the schema)", 100*st.Rate, st.Correct, st.Checked)
+		if tt := p.Latency[metric.TTFTTool]; tt.Count > 0 {
+			line += fmt.Sprintf("; first tool-call delta p50 %s p99 %s", ms(tt.P50), ms(tt.P99))
+		}
+		n = append(n, line)
+	}
 	if b := p.Batch; b != nil {
 		n = append(n, fmt.Sprintf("embeddings: %.4g vectors/s, %.4g prompt tok/s; inputs per request mean %.1f, p50 %.0f, max %.0f",
 			p.Throughput.Embeddings, p.Throughput.TotalTokens, b.Mean, b.P50, b.Max))

@@ -33,6 +33,8 @@ type Measured struct {
 	Models map[string]*Measured `json:"models,omitempty"`
 	// Batch summarizes the inputs per request of an embeddings workload.
 	Batch *Summary `json:"batch,omitempty"`
+	// Structured counts the structured answers checked and those correct.
+	Structured *Structured `json:"structured,omitempty"`
 }
 
 // Slices cut a point into intervals of WidthS seconds from its start.
@@ -109,6 +111,14 @@ type Throughput struct {
 	Goodput *float64 `json:"goodput,omitempty"`
 	// Embeddings is vectors answered per second (the embeddings API).
 	Embeddings float64 `json:"embeddings,omitempty"`
+}
+
+// Structured counts checked structured answers (workload.structured).
+type Structured struct {
+	Checked int `json:"checked"`
+	Correct int `json:"correct"`
+	// Rate is Correct over Checked.
+	Rate float64 `json:"rate"`
 }
 
 // Tokens describes token counts and where they came from.
@@ -332,6 +342,11 @@ func (p *Point) Value(k metric.Key) (float64, string) {
 			return 0, "the suite sets no per-request SLOs (goodput)"
 		}
 		return *p.Throughput.Goodput, ""
+	case metric.StructuredCorrect:
+		if p.Structured == nil || p.Structured.Checked == 0 {
+			return 0, "no structured answers were checked"
+		}
+		return p.Structured.Rate, ""
 	case metric.RetryAmplification:
 		if p.Requests.Attempts == 0 {
 			return 0, "the suite sets no retry policy"

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchci/benchci/framework/client"
 	"github.com/benchci/benchci/framework/cost"
 	"github.com/benchci/benchci/framework/engine"
 	"github.com/benchci/benchci/framework/internal/fdlimit"
@@ -16,6 +17,7 @@ import (
 	"github.com/benchci/benchci/framework/metrics"
 	"github.com/benchci/benchci/framework/requestlog"
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/structured"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/telemetry"
 	"github.com/benchci/benchci/framework/workload"
@@ -71,6 +73,13 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		Progress: &loadgen.Progress{},
 		Retry:    retryPolicy(s),
 		Shard:    ex.shard,
+	}
+	if st := s.Workload.Structured; st != nil {
+		chk, err := structured.Compile(st.Kind, st.Name, st.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("workload.structured: %w", err)
+		}
+		cfg.Check = func(res *client.Result) bool { return chk.Check(res.ToolName, res.ToolArgs, res.Text) }
 	}
 	if !ex.startAt.IsZero() {
 		slot := cfg.Warmup + cfg.Duration + ex.pointGap

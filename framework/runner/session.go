@@ -45,6 +45,7 @@ func openSession(ctx context.Context, s *suite.Suite, serverLog string, f *resul
 	}
 	f.Target = sess.tg.Info
 	copts := client.Options{
+		KeepText:  s.Workload.Structured != nil,
 		Counter:   tok,
 		BaseURL:   sess.tg.Info.URL,
 		API:       s.API,

@@ -2,11 +2,13 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/benchci/benchci/framework/client"
 	"github.com/benchci/benchci/framework/loadgen"
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/structured"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/workload"
 )
@@ -76,11 +78,11 @@ func (wl *prepared) source(point int) (loadgen.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func() (loadgen.Item, error) { return item(wl.cl, gen.Next()) }, nil
+	return func() (loadgen.Item, error) { return item(wl.cl, gen.Next(), wl.w.Structured) }, nil
 }
 
 // item builds the bodies of a request and of its session's later turns.
-func item(cl *client.Client, r workload.Request) (loadgen.Item, error) {
+func item(cl *client.Client, r workload.Request, st *suite.Structured) (loadgen.Item, error) {
 	var msgs []client.Message
 	if r.System != "" {
 		msgs = append(msgs, client.Message{Role: "system", Content: r.System})
@@ -98,13 +100,42 @@ func item(cl *client.Client, r workload.Request) (loadgen.Item, error) {
 	if err != nil {
 		return loadgen.Item{}, err
 	}
-	it := loadgen.Item{Body: body, WantInput: r.InputTokens, WantOutput: r.OutputTokens, Think: r.Think, AbandonAfter: r.AbandonAfter, AbandonAt: r.AbandonAt, Model: r.Model, Images: len(r.Images)}
+	want := r.OutputTokens
+	if r.Structured {
+		if body, err = withStructured(body, st); err != nil {
+			return loadgen.Item{}, err
+		}
+		want = 0 // a structured answer ends when it is complete
+	}
+	it := loadgen.Item{Body: body, WantInput: r.InputTokens, WantOutput: want, Think: r.Think, AbandonAfter: r.AbandonAfter, AbandonAt: r.AbandonAt, Model: r.Model, Images: len(r.Images),
+		Structured: r.Structured}
 	for _, f := range r.FollowUps {
-		next, err := item(cl, f)
+		next, err := item(cl, f, st)
 		if err != nil {
 			return loadgen.Item{}, err
 		}
 		it.FollowUps = append(it.FollowUps, next)
 	}
 	return it, nil
+}
+
+// withStructured adds a tool with a forced call, or a JSON response
+// format, to a chat body (off the timed path).
+func withStructured(body []byte, st *suite.Structured) ([]byte, error) {
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, err
+	}
+	switch st.Kind {
+	case structured.ToolCall:
+		m["tools"] = []any{map[string]any{"type": "function", "function": map[string]any{
+			"name": st.Name, "description": "Answer by calling " + st.Name + ".", "parameters": st.Schema}}}
+		m["tool_choice"] = map[string]any{"type": "function", "function": map[string]any{"name": st.Name}}
+	case structured.JSONSchema:
+		m["response_format"] = map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": st.Name, "schema": st.Schema, "strict": true}}
+	}
+	// A structured answer ends when it is complete, not at max_tokens.
+	delete(m, "ignore_eos")
+	delete(m, "min_tokens")
+	return json.Marshal(m)
 }

@@ -23,7 +23,11 @@ type Faults struct {
 	MalformedRate float64 `json:"malformed_rate,omitempty"`
 	// WrongUsageRate reports half the real completion_tokens in usage.
 	WrongUsageRate float64 `json:"wrong_usage_rate,omitempty"`
-	Seed           uint64  `json:"seed,omitempty"`
+	// WrongStructuredRate cuts a structured answer (a tool call's
+	// arguments, a JSON answer) one character short, drawn apart from the
+	// other faults: the answer streams normally but is no longer JSON.
+	WrongStructuredRate float64 `json:"wrong_structured_rate,omitempty"`
+	Seed                uint64  `json:"seed,omitempty"`
 }
 
 // fault is what happens to one request.
@@ -47,6 +51,13 @@ type dice struct {
 
 func newDice(f Faults) *dice {
 	return &dice{r: rand.New(rand.NewPCG(f.Seed, 0xfa17)), f: f}
+}
+
+// wrongStructured draws whether a structured answer is spoiled.
+func (d *dice) wrongStructured() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.r.Float64() < d.f.WrongStructuredRate
 }
 
 func (d *dice) roll() fault {

@@ -172,6 +172,9 @@ type request struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`
 	} `json:"stream_options"`
+	Tools          []toolDef       `json:"tools"`
+	ToolChoice     any             `json:"tool_choice"`
+	ResponseFormat *responseFormat `json:"response_format"`
 }
 
 func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
@@ -221,6 +224,25 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 		writeError(w, http.StatusBadRequest, "max_tokens must be at least 1")
 		return
 	}
+	ans, isStructured := planStructured(req.Tools, req.ToolChoice, req.ResponseFormat)
+	finish := "length"
+	if isStructured {
+		if s.faults != nil && s.faults.wrongStructured() {
+			ans.text = ans.text[:len(ans.text)-1]
+		}
+		// About four characters a token; an answer longer than
+		// max_tokens is cut there, as a model's would be.
+		need := max(1, (len(ans.text)+3)/4)
+		finish = "stop"
+		if ans.tool != "" {
+			finish = "tool_calls"
+		}
+		if need > maxTokens {
+			ans.text = ans.text[:maxTokens*4]
+			need, finish = maxTokens, "length"
+		}
+		maxTokens = need
+	}
 	if prompt+maxTokens > s.p.MaxModelLen {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion).", s.p.MaxModelLen, prompt+maxTokens, prompt, maxTokens))
 		return
@@ -256,7 +278,10 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	cw := chunkWriter{chat: chat, model: model, id: id, created: tr.Arrived.Unix(), buf: make([]byte, 0, 512)}
+	cw := chunkWriter{chat: chat, model: model, id: id, created: tr.Arrived.Unix(), buf: make([]byte, 0, 512), finish: finish}
+	if isStructured {
+		cw.pieces, cw.tool = pieces(ans.text, maxTokens), ans.tool
+	}
 	rc.Flush() // the head goes at once, as the engines send it
 	var sent int64
 	for !sq.finished.Load() || sent < sq.produced.Load() {
@@ -617,6 +642,12 @@ type chunkWriter struct {
 	id      uint64
 	created int64
 	buf     []byte
+	// finish is the last chunk's finish_reason; pieces, when set, are a
+	// structured answer's escaped text by token, and tool the function a
+	// tool call names.
+	finish string
+	pieces []string
+	tool   string
 }
 
 func (c *chunkWriter) head() {
@@ -644,22 +675,42 @@ func (c *chunkWriter) roleChunk() {
 
 func (c *chunkWriter) tokenChunk(from, to int, last bool, usage *[3]int) {
 	c.head()
-	if c.chat {
+	switch {
+	case c.tool != "" && from == 0:
+		c.buf = append(c.buf, `,"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_`...)
+		c.buf = strconv.AppendUint(c.buf, c.id, 10)
+		c.buf = append(c.buf, `","type":"function","function":{"name":`...)
+		c.buf = strconv.AppendQuote(c.buf, c.tool) // a function name: letters, digits, _ and -
+		c.buf = append(c.buf, `,"arguments":"`...)
+	case c.tool != "":
+		c.buf = append(c.buf, `,"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"`...)
+	case c.chat:
 		c.buf = append(c.buf, `,"choices":[{"index":0,"delta":{"content":"`...)
-	} else {
+	default:
 		c.buf = append(c.buf, `,"choices":[{"index":0,"text":"`...)
 	}
 	for i := from; i < to; i++ {
+		if c.pieces != nil {
+			if i < len(c.pieces) {
+				c.buf = append(c.buf, c.pieces[i]...)
+			}
+			continue
+		}
 		c.buf = append(c.buf, word(i)...)
 	}
-	if c.chat {
+	switch {
+	case c.tool != "":
+		c.buf = append(c.buf, `"}}]}`...) // arguments, function, call, calls, delta
+	case c.chat:
 		c.buf = append(c.buf, `"}`...) // close the delta object
-	} else {
+	default:
 		c.buf = append(c.buf, '"')
 	}
 	c.buf = append(c.buf, `,"logprobs":null,"finish_reason":`...)
 	if last {
-		c.buf = append(c.buf, `"length"}]`...)
+		c.buf = append(c.buf, '"')
+		c.buf = append(c.buf, c.finish...)
+		c.buf = append(c.buf, `"}]`...)
 	} else {
 		c.buf = append(c.buf, `null}]`...)
 	}

@@ -198,6 +198,9 @@ type SimFaults struct {
 	SlowFirstByte  Duration `json:"slow_first_byte,omitempty"`
 	MalformedRate  float64  `json:"malformed_rate,omitempty"`
 	WrongUsageRate float64  `json:"wrong_usage_rate,omitempty"`
+	// WrongStructuredRate spoils that share of structured answers (see
+	// workload.structured), drawn apart from the other faults.
+	WrongStructuredRate float64 `json:"wrong_structured_rate,omitempty"`
 }
 
 // Launch is a server process benchci starts for a run.
@@ -331,6 +334,10 @@ type Workload struct {
 	// Images, when set, adds images to every chat request's user message,
 	// as data URLs (api: 'chat' only).
 	Images *Images `json:"images,omitempty"`
+	// Structured, when set, makes a share of the requests ask for a tool
+	// call or a JSON answer matching a schema (api: 'chat' only); the
+	// answers are checked against it.
+	Structured *Structured `json:"structured,omitempty"`
 	// Models, when set, sends each request to a model drawn by weight
 	// (LoRA adapters on vLLM are model names); figures are kept per model
 	// besides the point's, and SLOs may name one.
@@ -362,6 +369,19 @@ type Images struct {
 	// Dir, instead of synthesizing, draws images from the PNG and JPEG
 	// files of a directory (relative to the suite).
 	Dir string `json:"dir,omitempty"`
+}
+
+// Structured describes structured requests.
+type Structured struct {
+	// Kind is "tool_call" (tools and a forced tool_choice) or
+	// "json_schema" (response_format).
+	Kind string `json:"kind"`
+	// Name is the function's (or the response format's) name.
+	Name string `json:"name"`
+	// Schema is the JSON Schema of the arguments or the answer.
+	Schema any `json:"schema"`
+	// Share is the fraction of requests that carry it (default 1).
+	Share float64 `json:"share,omitempty"`
 }
 
 // ImageSize is one resolution of synthesized images.

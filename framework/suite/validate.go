@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchci/benchci/framework/internal/didyoumean"
 	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/framework/structured"
 )
 
 // Default returns a suite holding every default; decoding writes the user's
@@ -102,6 +103,24 @@ func validate(s *Suite, known *Known) []*FieldError {
 		}
 		if im.Format != "" && im.Format != "jpeg" && im.Format != "png" {
 			bad("workload.images.format", "want jpeg or png, got %q", im.Format)
+		}
+	}
+	if st := s.Workload.Structured; st != nil {
+		if s.API != "chat" {
+			bad("workload.structured", "tool calls and JSON answers are chat features: set api: 'chat'")
+		}
+		if !toolName.MatchString(st.Name) {
+			bad("workload.structured.name", "%q: use letters, digits, '_' and '-', at most 64 (a function name)", st.Name)
+		}
+		if st.Share < 0 || st.Share > 1 {
+			bad("workload.structured.share", "must be a fraction between 0 and 1, got %v", st.Share)
+		}
+		if _, err := structured.Compile(st.Kind, st.Name, st.Schema); err != nil {
+			field := "workload.structured.schema"
+			if st.Kind != structured.ToolCall && st.Kind != structured.JSONSchema {
+				field = "workload.structured.kind"
+			}
+			bad(field, "%v", err)
 		}
 	}
 	if embeddings {
@@ -283,6 +302,8 @@ func validate(s *Suite, known *Known) []*FieldError {
 var embeddingMetrics = []string{metric.E2E, metric.E2ESched, metric.E2EUser, metric.Lag, metric.ErrorRate,
 	metric.RequestThroughput, metric.TotalThroughput, metric.RetryAmplification}
 
+var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
 var telemetryName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // validateTarget checks a target written at path ("target", or a
@@ -313,6 +334,9 @@ func validateTarget(path string, t *Target, known *Known) []*FieldError {
 			sum := f.ErrorRate + f.ResetRate + f.StallRate + f.MalformedRate + f.WrongUsageRate
 			if f.ErrorRate < 0 || f.ResetRate < 0 || f.StallRate < 0 || f.MalformedRate < 0 || f.WrongUsageRate < 0 || sum > 1 {
 				bad(JoinPath(path, "faults"), "rates must be between 0 and 1 and add up to at most 1, got %v in all", sum)
+			}
+			if !(f.WrongStructuredRate >= 0 && f.WrongStructuredRate <= 1) {
+				bad(JoinPath(path, "faults.wrong_structured_rate"), "must be a fraction between 0 and 1, got %v", f.WrongStructuredRate)
 			}
 			if f.StallRate > 0 && f.Stall <= 0 {
 				bad(JoinPath(path, "faults.stall"), "a stall_rate needs a stall duration")

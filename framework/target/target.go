@@ -56,7 +56,8 @@ func Open(ctx context.Context, st suite.Target, opts Options) (*Target, error) {
 		srv := sim.New(p)
 		if f := st.Faults; f != nil {
 			srv.SetFaults(sim.Faults{ErrorRate: f.ErrorRate, ResetRate: f.ResetRate, StallRate: f.StallRate, Stall: f.Stall.D(),
-				SlowFirstByte: f.SlowFirstByte.D(), MalformedRate: f.MalformedRate, WrongUsageRate: f.WrongUsageRate})
+				SlowFirstByte: f.SlowFirstByte.D(), MalformedRate: f.MalformedRate, WrongUsageRate: f.WrongUsageRate,
+				WrongStructuredRate: f.WrongStructuredRate})
 		}
 		ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		u, err := srv.Listen(ctx, "127.0.0.1:0")

@@ -45,6 +45,8 @@ type Request struct {
 	// Images are data URLs sent with the prompt (workload.images); their
 	// tokens are the server's to count and are not in InputTokens.
 	Images []string
+	// Structured marks a request that carries workload.structured.
+	Structured bool
 }
 
 // Calibration maps a token target to the number of synthetic words that
@@ -92,6 +94,7 @@ type Generator struct {
 	extra    Length     // the lengths of a batch's further inputs
 	extraTxt *rand.Rand // and their text
 	images   *imagePool
+	structRN *rand.Rand // which requests carry workload.structured
 	next     int
 }
 
@@ -108,6 +111,7 @@ const (
 	streamModel
 	streamBatch
 	streamImage
+	streamStructured
 )
 
 // Sources are the optional inputs of a generator beyond the suite.
@@ -169,6 +173,9 @@ func NewGenerator(w suite.Workload, src Sources) (*Generator, error) {
 		if g.images, err = newImagePool(*w.Images, seed); err != nil {
 			return nil, err
 		}
+	}
+	if w.Structured != nil {
+		g.structRN = rand.New(rand.NewPCG(seed, streamStructured))
 	}
 	if len(w.Models) > 0 {
 		// The model stream is its own, so adding a mix leaves every
@@ -270,6 +277,13 @@ func (g *Generator) Next() Request {
 	}
 	if g.images != nil {
 		r.Images = g.images.next()
+	}
+	if g.structRN != nil {
+		share := g.w.Structured.Share
+		if share == 0 {
+			share = 1
+		}
+		r.Structured = g.structRN.Float64() < share
 	}
 	if g.batch != nil {
 		// A batch's further inputs, from their own streams: the first

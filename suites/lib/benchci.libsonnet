@@ -20,7 +20,8 @@
     // Named arguments override the profile's constants, e.g.
     // sim('llama3-8b-h100', max_num_seqs=128) to model a config change.
     // faults makes it misbehave: { error_rate, reset_rate, stall_rate,
-    // stall, slow_first_byte, malformed_rate, wrong_usage_rate }.
+    // stall, slow_first_byte, malformed_rate, wrong_usage_rate,
+    // wrong_structured_rate }.
     sim(profile='llama3-8b-h100', max_num_seqs=null, max_batched_tokens=null, step_base=null,
         decode_per_seq=null, prefill_per_token=null, tokens_per_step=null, faults=null)::
       local o = std.prune({
