@@ -171,7 +171,7 @@ func Parse(r io.Reader) (Snapshot, error) {
 // figure is one server-side figure and the metric names engines give it.
 type figure struct {
 	key  string
-	kind string // "mean" (of a histogram over the point), "peak" (gauge), "delta" (counter), "rate" (delta of names[0] over delta of per[0])
+	kind string // "mean" (of a histogram over the point), "peak" (gauge), "last" (gauge at the end), "delta" (counter), "rate" (delta of names[0] over delta of per[0])
 	// names are the engines' names for the figure; per, for a rate, the
 	// names of its denominator, in the same order.
 	names, per []string
@@ -194,6 +194,9 @@ var figures = []figure{
 	// vLLM V1 counts tokens looked up and found (V0 named them gpu_...).
 	{key: "prefix_cache_hit_rate", kind: "rate", names: []string{"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"},
 		per: []string{"vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"}},
+	// SGLang serves its radix cache's hit rate as a gauge over recent
+	// requests: its value at the point's end.
+	{key: "prefix_cache_hit_rate", kind: "last", names: []string{"sglang:cache_hit_rate"}},
 	// llama.cpp counts the seconds it spent on prompts and on generation:
 	// its own throughput while busy, beside the client's over the window.
 	{key: "server_prompt_tok_per_s", kind: "rate", names: []string{"llamacpp:prompt_tokens_total"}, per: []string{"llamacpp:prompt_seconds_total"}},
@@ -237,6 +240,12 @@ func Figures(snaps []Snapshot) map[string]float64 {
 			case "peak":
 				for _, s := range snaps {
 					if v, ok := s[name]; ok && v >= out[f.key] {
+						out[f.key] = v
+					}
+				}
+			case "last":
+				if _, done := out[f.key]; !done {
+					if v, ok := last[name]; ok {
 						out[f.key] = v
 					}
 				}

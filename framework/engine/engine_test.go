@@ -204,4 +204,16 @@ func TestPrefixCacheHitRate(t *testing.T) {
 			t.Errorf("%s: hit rate %v, want 0.5 (1000 of 2000 tokens)", prefix, got["prefix_cache_hit_rate"])
 		}
 	}
+	// SGLang's is a gauge of its radix cache's recent hit rate: the value
+	// at the point's end.
+	gauge := func(v string) Snapshot {
+		s, err := Parse(strings.NewReader("# TYPE sglang:cache_hit_rate gauge\nsglang:cache_hit_rate{model_name=\"m\"} " + v + "\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if got := Figures([]Snapshot{gauge("0.1"), gauge("0.3"), gauge("0.42")}); got["prefix_cache_hit_rate"] != 0.42 {
+		t.Errorf("SGLang: hit rate %v, want 0.42", got["prefix_cache_hit_rate"])
+	}
 }
