@@ -111,21 +111,32 @@ type Snapshot map[string]float64
 
 // Scrape reads baseURL/metrics.
 func Scrape(ctx context.Context, baseURL string) (Snapshot, error) {
+	var s Snapshot
+	err := Fetch(ctx, baseURL+"/metrics", func(r io.Reader) (err error) {
+		s, err = Parse(r)
+		return err
+	})
+	return s, err
+}
+
+// Fetch GETs a Prometheus endpoint within 5 s and hands its body (at most
+// 16 MiB) to read.
+func Fetch(ctx context.Context, url string, read func(io.Reader) error) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/metrics", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("/metrics: HTTP %d", resp.StatusCode)
+		return fmt.Errorf("%s: HTTP %d", url, resp.StatusCode)
 	}
-	return Parse(io.LimitReader(resp.Body, 16<<20))
+	return read(io.LimitReader(resp.Body, 16<<20))
 }
 
 // Parse reads the Prometheus text format.

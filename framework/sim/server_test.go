@@ -26,16 +26,28 @@ func startServer(t *testing.T, p Profile) (*Server, string) {
 
 func post(t *testing.T, url, body string) (int, string) {
 	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	return answer(t)(http.Post(url, "application/json", strings.NewReader(body)))
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	return answer(t)(http.Get(url))
+}
+
+// answer reads a whole response, failing the test on any error.
+func answer(t *testing.T) func(*http.Response, error) (int, string) {
+	return func(resp *http.Response, err error) (int, string) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, string(b)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(b)
 }
 
 func TestServerChatStream(t *testing.T) {
@@ -208,18 +220,4 @@ func TestServerPrefixCaching(t *testing.T) {
 	if want := []int{0, 208, 208}; !slices.Equal(cached, want) {
 		t.Errorf("cached tokens %v, want %v", cached, want)
 	}
-}
-
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(b)
 }

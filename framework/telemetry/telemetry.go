@@ -10,12 +10,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/benchci/benchci/framework/engine"
 )
 
 // The DCGM exporter's default fields (dcgm-exporter's default-counters.csv).
@@ -198,21 +199,12 @@ func reduce(scrapes []sample, gauges []string) map[string]float64 {
 // largest of its samples over label sets. NaN and infinite samples are
 // left out, as if not served.
 func fetch(ctx context.Context, url string) (map[string]series, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: HTTP %d", url, resp.StatusCode)
-	}
-	return parse(io.LimitReader(resp.Body, 16<<20))
+	var m map[string]series
+	err := engine.Fetch(ctx, url, func(r io.Reader) (err error) {
+		m, err = parse(r)
+		return err
+	})
+	return m, err
 }
 
 // parse reads the Prometheus text format into per-name series.
