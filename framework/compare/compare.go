@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -225,8 +226,59 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 				r.Rows = append(r.Rows, row)
 			}
 		}
+		// Each model of a mix is judged on its own requests too: a change
+		// that slows one adapter shows even when the mix hides it.
+		for _, name := range modelNames(b, c) {
+			bm, cm := modelPoints(b, name), modelPoints(c, name)
+			for _, m := range Metrics {
+				if m.kind == metric.Cost {
+					continue // the cost is the deployment's, not a model's
+				}
+				if row, ok := judge(label+" ["+name+"]", m, bm, cm, bands); ok {
+					r.Rows = append(r.Rows, row)
+				}
+			}
+		}
 	}
 	return r, nil
+}
+
+// modelNames lists the models of a mix measured on both sides.
+func modelNames(base, cand []*result.Point) []string {
+	seen := map[string]int{}
+	for _, side := range [][]*result.Point{base, cand} {
+		names := map[string]bool{}
+		for _, p := range side {
+			for n := range p.Models {
+				names[n] = true
+			}
+		}
+		for n := range names {
+			seen[n]++
+		}
+	}
+	var out []string
+	for n, k := range seen {
+		if k == 2 {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// modelPoints are a point's trials seen through one model's figures.
+func modelPoints(ps []*result.Point, name string) []*result.Point {
+	var out []*result.Point
+	for _, p := range ps {
+		if m := p.Models[name]; m != nil {
+			q := *p
+			q.Measured = *m
+			q.Cost = nil
+			out = append(out, &q)
+		}
+	}
+	return out
 }
 
 func side(f *result.File) Side {

@@ -323,3 +323,41 @@ func TestSidesNameEnginesAndRequests(t *testing.T) {
 		t.Errorf("identical requests said to differ: %q", r.RequestsDiffer)
 	}
 }
+
+// A mix of models: an adapter that slowed by half is a regression on its
+// own rows, while the base model's rows pass.
+func TestCompareJudgesEachModel(t *testing.T) {
+	t.Parallel()
+	file := func(loraScale float64, seed uint64) *result.File {
+		r := rand.New(rand.NewPCG(seed, 1))
+		t0 := time.Unix(1000, 0)
+		rec := metrics.NewRecorder(t0, t0.Add(10*time.Second))
+		for i := range 1200 {
+			model, scale := "base", 1.0
+			if i%2 == 1 {
+				model, scale = "lora", loraScale
+			}
+			ttft := time.Duration(100 * scale * math.Exp(0.3*r.NormFloat64()) * float64(time.Millisecond))
+			res := &client.Result{Sent: t0.Add(time.Duration(i) * 10 * time.Second / 1200), FirstToken: ttft, FirstAnswer: ttft, TokenSource: client.TokensFromUsage,
+				ChunkAt: []time.Duration{ttft, ttft + 20*time.Millisecond}, ChunkTokens: []int32{1, 1}, OutputTokens: 2, End: ttft + 20*time.Millisecond}
+			rec.Add(metrics.Sample{Result: res, Scheduled: res.Sent, Model: model})
+		}
+		p, err := rec.Point()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &result.File{Schema: result.Schema, Suite: result.Suite{Name: "s", WorkloadHash: "w"},
+			Points: []result.Point{{Label: "rate=1", Mode: "rate", Trial: 1, Measured: p}}}
+	}
+	r, err := Compare(file(1, 1), file(1.5, 2), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := verdicts(r, "ttft.p50")
+	if v["rate=1 [lora]"] != Regression || v["rate=1 [base]"] == Regression {
+		t.Errorf("verdicts %v: want the adapter's p50 regressed and the base's not", v)
+	}
+	if !r.Failed() {
+		t.Error("an adapter's regression should fail the gate")
+	}
+}

@@ -329,8 +329,8 @@ func mermaidChart(b *strings.Builder, r *compare.Report, key string) {
 	}
 	var pts []pt
 	for _, row := range r.Rows {
-		if row.Metric != key {
-			continue
+		if row.Metric != key || strings.Contains(row.Point, " [") {
+			continue // one curve: the point's own figures, not each model's
 		}
 		// Only what the chart's syntax can hold goes into it: the label is
 		// rewritten from the parsed number, never copied from the file.

@@ -133,3 +133,18 @@ func TestSummaryGolden(t *testing.T) {
 	}
 	golden(t, "testdata/summary.golden", b.String())
 }
+
+// Rows of the models of a mix stay out of the chart, which draws the
+// points' own figures.
+func TestMermaidSkipsModelRows(t *testing.T) {
+	t.Parallel()
+	r := &compare.Report{Suite: "s", Comparable: true, NoBaseline: true}
+	for _, p := range []string{"rate=1", "rate=1 [lora]", "rate=2", "rate=2 [lora]"} {
+		r.Rows = append(r.Rows, compare.Row{Point: p, Metric: "ttft.p99", Unit: "ms", Cand: 10})
+	}
+	var b strings.Builder
+	mermaidChart(&b, r, "ttft.p99")
+	if got := b.String(); !strings.Contains(got, `x-axis "rate" ["1", "2"]`) {
+		t.Errorf("chart:\n%s", got)
+	}
+}
