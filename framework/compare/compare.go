@@ -409,6 +409,15 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 		if !significant && (math.IsInf(bhi, 1) || math.IsInf(chi, 1)) {
 			row.Test += fmt.Sprintf("; too few requests to bound a p%g: run longer or use trials", m.quantile)
 		}
+	case m.key.Metric == metric.StructuredCorrect:
+		// A share of answers that were right: two binomial proportions,
+		// so that sampling noise on a few hundred answers is not called a
+		// regression however the band is set.
+		bk, bn := structuredCounts(base)
+		ck, cn := structuredCounts(cand)
+		pv := twoProportionsP(bk, bn, ck, cn)
+		significant = pv < ciAlpha
+		row.Test = fmt.Sprintf("two proportions p=%.3g (%d/%d vs %d/%d correct)", pv, bk, bn, ck, cn)
 	case m.rate:
 		// A throughput is a count over a window. Under "same rate", the
 		// baseline's share of all completions is binomial with p = its share
@@ -557,6 +566,37 @@ func poissonRatesP(n1 int64, w1 float64, n2 int64, w2 float64) float64 {
 	lo := b.CDF(float64(n1))
 	hi := 1 - b.CDF(float64(n1-1))
 	return math.Min(1, 2*math.Min(lo, hi))
+}
+
+// structuredCounts sums the checked and correct structured answers of a
+// point's trials.
+func structuredCounts(ps []*result.Point) (correct, checked int64) {
+	for _, p := range ps {
+		if st := p.Structured; st != nil {
+			correct += int64(st.Correct)
+			checked += int64(st.Checked)
+		}
+	}
+	return correct, checked
+}
+
+// twoProportionsP is the two-sided p-value that k1/n1 and k2/n2 come from
+// one proportion (the pooled z test; 1 when a side is empty or the pooled
+// share is 0 or 1).
+func twoProportionsP(k1, n1, k2, n2 int64) float64 {
+	if n1 == 0 || n2 == 0 {
+		return 1
+	}
+	pool := float64(k1+k2) / float64(n1+n2)
+	se := math.Sqrt(pool * (1 - pool) * (1/float64(n1) + 1/float64(n2)))
+	if se == 0 {
+		if float64(k1)/float64(n1) == float64(k2)/float64(n2) {
+			return 1
+		}
+		return 0
+	}
+	z := math.Abs(float64(k1)/float64(n1)-float64(k2)/float64(n2)) / se
+	return math.Min(1, 2*(1-distuv.UnitNormal.CDF(z)))
 }
 
 // Differ tests whether figure k of one point differs between two sets of

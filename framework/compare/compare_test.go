@@ -361,3 +361,29 @@ func TestCompareJudgesEachModel(t *testing.T) {
 		t.Error("an adapter's regression should fail the gate")
 	}
 }
+
+// The share of structured answers that match their schema is gated with a
+// test of two proportions: 97.5% -> 92.5% of 800 is a regression, 97.5%
+// -> 96.0% is within the sampling noise of 800 answers, and 99.4% is
+// better beyond it.
+func TestCompareStructuredCorrectness(t *testing.T) {
+	t.Parallel()
+	file := func(correct int) *result.File {
+		p := result.Point{Label: "rate=1", Mode: "rate", Trial: 1}
+		p.Requests.Sent, p.Requests.Completed = 800, 800
+		p.Structured = &result.Structured{Checked: 800, Correct: correct, Rate: float64(correct) / 800}
+		return &result.File{Schema: result.Schema, Suite: result.Suite{Name: "s", WorkloadHash: "w"}, Points: []result.Point{p}}
+	}
+	for _, tc := range []struct {
+		cand int
+		want Verdict
+	}{{740, Regression}, {768, Noise}, {780, Pass}, {795, Improvement}} {
+		r, err := Compare(file(780), file(tc.cand), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := verdicts(r, "structured_correct_rate")["rate=1"]; got != tc.want {
+			t.Errorf("780 -> %d correct of 800: %q, want %q", tc.cand, got, tc.want)
+		}
+	}
+}

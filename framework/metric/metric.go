@@ -254,6 +254,7 @@ var Gated = []Key{
 	K(RequestThroughput, ""), K(OutputThroughput, ""), K(Goodput, ""),
 	K(ErrorRate, ""), K(CostPerMOutput, ""),
 	K(TTFTUser, "p99"), K(E2EUser, "p99"), K(RetryAmplification, ""),
+	K(StructuredCorrect, ""),
 }
 
 // GatedSearch are the figures of a whole sweep the gate compares.
