@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchci/benchci/internal/testnet"
+
 	"github.com/benchci/benchci/framework/engine"
 	"github.com/benchci/benchci/framework/result"
 )
@@ -33,12 +35,7 @@ func TestMain(m *testing.M) {
 // freeAddr returns a loopback address nothing listens on (yet).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return testnet.Addr(t)
 }
 
 // TestLaunchTarget runs a suite whose target is a server benchci launches

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchci/benchci/internal/testnet"
+
 	"github.com/benchci/benchci/framework/sim"
 	"github.com/benchci/benchci/framework/suite"
 )
@@ -37,12 +39,7 @@ func TestMain(m *testing.M) {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return testnet.Addr(t)
 }
 
 func selfServer(addr string, env map[string]string) suite.Launch {
