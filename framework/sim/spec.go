@@ -17,8 +17,9 @@ import (
 //
 // per GPU, where the bytes are the weights a step streams (all of a dense
 // model; the shared part and the experts the step's tokens touch of a MoE)
-// plus the KV cache its attention reads, and the FLOPs are 2 x active
-// parameters per token plus attention over each token's context. Decode
+// plus the KV cache its attention reads, and the FLOPs are 2 x the layers'
+// active parameters per token, the output projection once per sequence,
+// and attention over each token's context. Decode
 // steps land on the memory side of the max, long prefills on the compute
 // side. The KV cache holds what the memory left over after weights and
 // activations allows; when a step needs a block that is not there, the
@@ -231,7 +232,8 @@ type roofline struct {
 	denseBytes        float64 // weights every step streams, per GPU
 	expertBytes       float64 // all experts' weights, per GPU
 	kvBytesPerToken   float64 // per GPU
-	flopsPerToken     float64 // 2 x active parameters, per GPU
+	flopsPerToken     float64 // 2 x active parameters of the layers, per GPU
+	logitFlops        float64 // the output projection, per sampled sequence, per GPU
 	attnFlopsPerPair  float64 // per GPU
 	bandwidth, flops  float64 // achieved bytes/s and FLOP/s
 	allReduce         time.Duration
@@ -251,11 +253,16 @@ func newRoofline(s Spec) roofline {
 	embedding := float64(m.Vocab * m.Hidden)
 	kvHeadsPerGPU := math.Max(1, float64(m.KVHeads)/tp) // fewer KV heads than GPUs: replicated
 	return roofline{
-		s:                 s,
-		denseBytes:        (m.Params - m.ExpertParams - embedding) * wb / tp,
-		expertBytes:       m.ExpertParams * wb / tp,
-		kvBytesPerToken:   2 * float64(m.Layers) * kvHeadsPerGPU * float64(m.HeadDim) * kb,
-		flopsPerToken:     2 * m.ActiveParams() / tp,
+		s:               s,
+		denseBytes:      (m.Params - m.ExpertParams - embedding) * wb / tp,
+		expertBytes:     m.ExpertParams * wb / tp,
+		kvBytesPerToken: 2 * float64(m.Layers) * kvHeadsPerGPU * float64(m.HeadDim) * kb,
+		// The embedding is a lookup and the output projection runs only
+		// for the last token of each sequence in the step (the one that is
+		// sampled), so neither is in every token's FLOPs. Cards count an
+		// untied output projection the size of the embedding in Params.
+		flopsPerToken:     2 * (m.ActiveParams() - 2*embedding) / tp,
+		logitFlops:        2 * embedding / tp,
 		attnFlopsPerPair:  4 * float64(m.Layers*m.Heads*m.HeadDim) / tp,
 		bandwidth:         g.BandwidthGBs * 1e9 * s.MemoryEfficiency,
 		flops:             g.TFLOPS[computeType] * 1e12 * s.ComputeEfficiency,
@@ -290,7 +297,7 @@ func (r roofline) step(b batch) time.Duration {
 		weights += r.expertBytes * touched
 	}
 	bytes := weights + float64(b.decodeCtx+b.prefillCtx)*r.kvBytesPerToken
-	flops := tokens*r.flopsPerToken + float64(b.decodeCtx+b.prefillAttn)*r.attnFlopsPerPair
+	flops := tokens*r.flopsPerToken + float64(b.seqs)*r.logitFlops + float64(b.decodeCtx+b.prefillAttn)*r.attnFlopsPerPair
 	busy := math.Max(bytes/r.bandwidth, flops/r.flops)
 	d := time.Duration(busy*1e9) + r.s.StepOverhead + time.Duration(b.seqs)*r.s.SeqOverhead
 	if tp := r.s.TP; tp > 1 {

@@ -51,13 +51,16 @@ func TestDecodeStepFormula(t *testing.T) {
 	}
 }
 
-// A long prefill is compute-bound: 2 x parameters per token plus attention.
+// A long prefill is compute-bound: 2 x the layers' parameters per token,
+// the output projection once (only the last token is sampled), plus
+// attention.
 func TestPrefillStepIsComputeBound(t *testing.T) {
 	t.Parallel()
 	p := derive(t, "llama-3-8b", "h100-sxm", Spec{}, Knobs{})
 	const n = 4096
 	pairs := int64(n) * (n + 1) / 2
-	flops := n*2*8.03e9 + float64(pairs)*4*32*32*128
+	const embedding = 128256 * 4096 // the input embedding and the untied output projection are each this size
+	flops := n*2*(8.03e9-2*embedding) + 2*embedding + float64(pairs)*4*32*32*128
 	want := time.Duration(flops/(989e12*0.5)*1e9) + 1804*time.Microsecond
 	got := p.stepCost()(batch{seqs: 1, prefill: n, prefillAttn: pairs})
 	if (got - want).Abs() > time.Microsecond {
