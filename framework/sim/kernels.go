@@ -23,9 +23,11 @@ const KernelTolerance = 0.25
 
 // kernelRun is one steps.py output file.
 type kernelRun struct {
-	Card  string `json:"card"`
-	GPU   string `json:"gpu"`
-	Torch string `json:"torch"`
+	Card string `json:"card"`
+	// Weights is "bf16", or "fp8" for W8A8 layers (absent: bf16).
+	Weights string `json:"weights"`
+	GPU     string `json:"gpu"`
+	Torch   string `json:"torch"`
 	// WeightBytes is what the model's tensors take; Seconds the run's time.
 	WeightBytes float64 `json:"weight_bytes"`
 	Seconds     float64 `json:"seconds"`
@@ -49,6 +51,7 @@ type kernelRun struct {
 // KernelCheck is one measured kernel figure next to the roofline's.
 type KernelCheck struct {
 	GPU, Model string // cards
+	Weights    string // "bf16" or "fp8"
 	Device     string // as the driver named it
 	What       string
 	Unit       string
@@ -77,6 +80,10 @@ func KernelChecks() ([]KernelCheck, error) {
 	if err != nil {
 		return nil, err
 	}
+	// BF16 runs first: theirs are the gated rows.
+	sort.SliceStable(files, func(i, j int) bool {
+		return !strings.HasSuffix(files[i].Name(), "-fp8.json") && strings.HasSuffix(files[j].Name(), "-fp8.json")
+	})
 	var out []KernelCheck
 	for _, f := range files {
 		name := f.Name()
@@ -112,13 +119,20 @@ func (k kernelRun) checks(gpuName string) ([]KernelCheck, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown GPU card %q", gpuName)
 	}
-	r := newRoofline(Spec{Model: m, GPU: g}.withDefaults())
+	r := newRoofline(Spec{Model: m, GPU: g, Weights: k.Weights}.withDefaults())
 	busyMs := func(b batch) float64 {
 		d := r.step(b) - r.s.StepOverhead - time.Duration(b.seqs)*r.s.SeqOverhead
 		return float64(d) / float64(time.Millisecond)
 	}
 	row := func(what, unit string, meas, model float64) KernelCheck {
-		return KernelCheck{GPU: g.Name, Model: m.Name, Device: k.GPU, What: what, Unit: unit, Measured: meas, Modelled: model, Gated: true}
+		c := KernelCheck{GPU: g.Name, Model: m.Name, Weights: r.s.Weights, Device: k.GPU, What: what, Unit: unit, Measured: meas, Modelled: model, Gated: true}
+		if c.Weights == "fp8" && unit == "ms" { // the KV cache and its attention stay BF16: gated
+			// vLLM's FP8 layers are CUTLASS kernels with the activation
+			// cast fused into the kernel before; steps.py times cuBLASLt
+			// through PyTorch, whose efficiency falls with matrix size.
+			c.Gated, c.Why = false, "FP8 through cuBLASLt, not an engine's kernels"
+		}
+		return c
 	}
 	var out []KernelCheck
 	// The matrix products of a decode step: the weights term, or at large
@@ -132,27 +146,32 @@ func (k kernelRun) checks(gpuName string) ([]KernelCheck, error) {
 	}
 	// Attention's growth with context at one batch size is the KV cache's
 	// bandwidth, free of the per-kernel fixed costs that dominate short
-	// contexts.
-	var lo, hi *struct {
-		Batch       int     `json:"batch"`
-		Context     int     `json:"context"`
-		FullMs      float64 `json:"full_ms"`
-		WeightsMs   float64 `json:"weights_ms"`
-		AttentionMs float64 `json:"attention_ms"`
+	// contexts: the batch with the widest span of contexts, the larger of
+	// equals.
+	type span struct{ lo, hi int }
+	spans := map[int]span{}
+	for i, d := range k.Decode {
+		s, ok := spans[d.Batch]
+		if !ok {
+			s = span{i, i}
+		}
+		if d.Context < k.Decode[s.lo].Context {
+			s.lo = i
+		}
+		if d.Context > k.Decode[s.hi].Context {
+			s.hi = i
+		}
+		spans[d.Batch] = s
 	}
-	for i := range k.Decode {
-		d := &k.Decode[i]
-		if d.Batch != 64 {
-			continue
-		}
-		if lo == nil || d.Context < lo.Context {
-			lo = d
-		}
-		if hi == nil || d.Context > hi.Context {
-			hi = d
+	best, width := span{}, 0
+	for b, s := range spans {
+		w := k.Decode[s.hi].Context - k.Decode[s.lo].Context
+		if w > width || (w == width && w > 0 && b > k.Decode[best.lo].Batch) {
+			best, width = s, w
 		}
 	}
-	if lo != nil && hi != lo {
+	if width > 0 {
+		lo, hi := k.Decode[best.lo], k.Decode[best.hi]
 		bytes := float64(hi.Batch) * float64(hi.Context-lo.Context) * r.kvBytesPerToken
 		out = append(out, row(fmt.Sprintf("KV-cache read, batch %d, context %d→%d", hi.Batch, lo.Context, hi.Context), "GB/s",
 			bytes/((hi.AttentionMs-lo.AttentionMs)/1e3)/1e9, r.bandwidth/1e9))
@@ -180,12 +199,12 @@ func KernelMarkdown(ks []KernelCheck) string {
 		mark := ""
 		switch {
 		case !k.Gated:
-			mark = " (" + k.Why + ", not gated)"
+			mark = " (" + k.Why + "; not gated)"
 		case !k.Within():
 			mark = " ✗"
 		}
-		fmt.Fprintf(&b, "| %s (%s) | %s | %s | %.2f %s | %.2f %s | %+.0f%%%s |\n",
-			k.GPU, k.Device, k.Model, k.What, k.Measured, k.Unit, k.Modelled, k.Unit, 100*k.Error(), mark)
+		fmt.Fprintf(&b, "| %s (%s) | %s, %s | %s | %.2f %s | %.2f %s | %+.0f%%%s |\n",
+			k.GPU, k.Device, k.Model, k.Weights, k.What, k.Measured, k.Unit, k.Modelled, k.Unit, 100*k.Error(), mark)
 	}
 	return b.String()
 }

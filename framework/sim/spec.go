@@ -235,7 +235,9 @@ type roofline struct {
 	flopsPerToken     float64 // 2 x active parameters of the layers, per GPU
 	logitFlops        float64 // the output projection, per sampled sequence, per GPU
 	attnFlopsPerPair  float64 // per GPU
-	bandwidth, flops  float64 // achieved bytes/s and FLOP/s
+	bandwidth         float64 // achieved bytes/s
+	flops             float64 // achieved FLOP/s of the layers' matrix products
+	bf16Flops         float64 // achieved FLOP/s of attention and the output projection
 	allReduce         time.Duration
 	activationPerTok  float64 // bytes of activations per batched token, per GPU
 	weightBytesPerGPU float64
@@ -249,26 +251,32 @@ func newRoofline(s Spec) roofline {
 	if wb == 1 && g.TFLOPS["fp8"] > 0 {
 		computeType = "fp8" // W8A8 runs on the FP8 tensor cores
 	}
-	// The input embedding is a lookup: its rows are read, not streamed.
+	// Cards count the input embedding and an untied output projection of
+	// the same size in Params. Quantized checkpoints (FP8 from ModelOpt or
+	// LLM Compressor) keep both in BF16 and quantize the layers only; the
+	// embedding is a lookup, so its rows are read, not streamed.
 	embedding := float64(m.Vocab * m.Hidden)
+	layers := math.Max(0, m.Params-m.ExpertParams-2*embedding)
 	kvHeadsPerGPU := math.Max(1, float64(m.KVHeads)/tp) // fewer KV heads than GPUs: replicated
 	return roofline{
 		s:               s,
-		denseBytes:      (m.Params - m.ExpertParams - embedding) * wb / tp,
+		denseBytes:      (layers*wb + embedding*2) / tp,
 		expertBytes:     m.ExpertParams * wb / tp,
 		kvBytesPerToken: 2 * float64(m.Layers) * kvHeadsPerGPU * float64(m.HeadDim) * kb,
-		// The embedding is a lookup and the output projection runs only
-		// for the last token of each sequence in the step (the one that is
-		// sampled), so neither is in every token's FLOPs. Cards count an
-		// untied output projection the size of the embedding in Params.
-		flopsPerToken:     2 * (m.ActiveParams() - 2*embedding) / tp,
-		logitFlops:        2 * embedding / tp,
-		attnFlopsPerPair:  4 * float64(m.Layers*m.Heads*m.HeadDim) / tp,
-		bandwidth:         g.BandwidthGBs * 1e9 * s.MemoryEfficiency,
-		flops:             g.TFLOPS[computeType] * 1e12 * s.ComputeEfficiency,
+		// The output projection runs only for the last token of each
+		// sequence in the step (the one that is sampled), so it is not in
+		// every token's FLOPs.
+		flopsPerToken:    2 * math.Max(0, m.ActiveParams()-2*embedding) / tp,
+		logitFlops:       2 * embedding / tp,
+		attnFlopsPerPair: 4 * float64(m.Layers*m.Heads*m.HeadDim) / tp,
+		bandwidth:        g.BandwidthGBs * 1e9 * s.MemoryEfficiency,
+		flops:            g.TFLOPS[computeType] * 1e12 * s.ComputeEfficiency,
+		// Attention runs in BF16 whatever the weights (an FP8 KV cache is
+		// stored in FP8 and computed on in BF16), as does the projection.
+		bf16Flops:         g.TFLOPS["bf16"] * 1e12 * s.ComputeEfficiency,
 		allReduce:         time.Duration(g.AllReduceUs * 1e3),
 		activationPerTok:  (2*float64(m.Intermediate)/tp + 4*float64(m.Hidden)) * 2,
-		weightBytesPerGPU: m.Params * wb / tp,
+		weightBytesPerGPU: ((m.Params-2*embedding)*wb + 2*embedding*2) / tp,
 	}
 }
 
@@ -297,8 +305,9 @@ func (r roofline) step(b batch) time.Duration {
 		weights += r.expertBytes * touched
 	}
 	bytes := weights + float64(b.decodeCtx+b.prefillCtx)*r.kvBytesPerToken
-	flops := tokens*r.flopsPerToken + float64(b.seqs)*r.logitFlops + float64(b.decodeCtx+b.prefillAttn)*r.attnFlopsPerPair
-	busy := math.Max(bytes/r.bandwidth, flops/r.flops)
+	compute := tokens*r.flopsPerToken/r.flops +
+		(float64(b.seqs)*r.logitFlops+float64(b.decodeCtx+b.prefillAttn)*r.attnFlopsPerPair)/r.bf16Flops
+	busy := math.Max(bytes/r.bandwidth, compute)
 	d := time.Duration(busy*1e9) + r.s.StepOverhead + time.Duration(b.seqs)*r.s.SeqOverhead
 	if tp := r.s.TP; tp > 1 {
 		// Two all-reduces per layer (after attention and after the MLP)

@@ -68,6 +68,30 @@ func TestPrefillStepIsComputeBound(t *testing.T) {
 	}
 }
 
+// With FP8 weights the layers stream one byte a parameter and multiply on
+// the FP8 tensor cores; the output projection stays BF16 (as quantized
+// checkpoints keep it) and attention runs at the BF16 rate.
+func TestFP8StepFormula(t *testing.T) {
+	t.Parallel()
+	p := derive(t, "llama-3-70b", "h200", Spec{Weights: "fp8"}, Knobs{})
+	const embedding = 128256 * 8192
+	layers := 70.55e9 - 2*embedding
+	const ctx = 2000
+	kvPerToken := 2.0 * 80 * 8 * 128 * 2
+	decode := (layers*1 + embedding*2 + ctx*kvPerToken) / (4800e9 * 0.8)
+	want := time.Duration(decode*1e9) + 1804*time.Microsecond
+	if got := p.stepCost()(batch{seqs: 1, decodes: 1, decodeCtx: ctx}); (got - want).Abs() > time.Microsecond {
+		t.Errorf("FP8 decode step %v, want %v", got, want)
+	}
+	const n = 4096
+	pairs := int64(n) * (n + 1) / 2
+	compute := n*2*layers/(1979e12*0.5) + (2*embedding+float64(pairs)*4*80*64*128)/(989e12*0.5)
+	want = time.Duration(compute*1e9) + 1804*time.Microsecond
+	if got := p.stepCost()(batch{seqs: 1, prefill: n, prefillAttn: pairs}); (got - want).Abs() > time.Microsecond {
+		t.Errorf("FP8 prefill step %v, want %v", got, want)
+	}
+}
+
 // The KV cache holds what is left of 90% of memory after weights,
 // activations of a full step, the sampler's logits and non-tensor memory.
 func TestKVCapacityFormula(t *testing.T) {
@@ -88,7 +112,11 @@ func TestKVCapacityFormula(t *testing.T) {
 		{"llama-3-70b", "h100-sxm", Spec{TP: 2, Weights: "fp8", KVCache: "fp8"}, 70.55e9 / 2, 2 * 80 * 4 * 128 * 1, 28672.0 / 2, 8192, 128256, 79.6, 1},
 	} {
 		p := derive(t, tc.model, tc.gpu, tc.spec, Knobs{})
-		free := tc.memGiB*(1<<30)*0.9 - tc.params*tc.weightB - 8192*(2*tc.inter+4*tc.hidden)*2 - 256*tc.vocab*4 - (1 << 30)
+		tp := float64(max(tc.spec.TP, 1))
+		// The embedding and the output projection stay BF16 in quantized checkpoints.
+		emb := tc.vocab * tc.hidden / tp
+		weights := (tc.params-2*emb)*tc.weightB + 2*emb*2
+		free := tc.memGiB*(1<<30)*0.9 - weights - 8192*(2*tc.inter+4*tc.hidden)*2 - 256*tc.vocab*4 - (1 << 30)
 		want := int(free/tc.kvPerTok) / 16 * 16
 		if got := p.KVTokens(); got != want {
 			t.Errorf("%s: KV capacity %d tokens, want %d", p.Name, got, want)

@@ -13,10 +13,13 @@ these figures; the simulator's StepOverhead stands for them. The
 elementwise kernels here are not fused as an engine's are, so the whole
 step is shown for reference only.
 
-Run on the GPU, for each card file beside this one (the simulator's
-built-in cards as JSON; TestMeasuredCardsMatchBuiltins keeps them equal,
-and with -update writes them):
+Run on the GPU, for each card file beside this one, in BF16 or with FP8
+weights (W8A8 with static activation scales through cuBLASLt; the output
+projection stays BF16, as in FP8 checkpoints). The card files are the
+simulator's built-in cards as JSON (TestMeasuredCardsMatchBuiltins keeps
+them equal, and with -update writes them):
     python3 steps.py llama-3-8b.card.json > h200-llama-3-8b.json
+    python3 steps.py llama-3-70b.card.json fp8 > h200-llama-3-70b-fp8.json
 sim.KernelChecks (`benchci sim check`) reads the outputs.
 """
 import json
@@ -66,17 +69,39 @@ def ceilings():
     return {"copy_gbs": round(copy, 1), "bf16_matmul_tflops": round(mm, 1)}
 
 
+FP8_MAX = 448.0  # largest float8_e4m3fn
+
+
+def lin(x, w):
+    """x @ w.t() for a bf16 weight, or W8A8 for an FP8 one: the activation
+    is cast with a static per-tensor scale (as FP8 checkpoints carry one)
+    and the product runs on the FP8 tensor cores through cuBLASLt."""
+    if isinstance(w, tuple):
+        wq, ws, xs, inv = w
+        xq = (x * inv).to(torch.float8_e4m3fn)
+        return torch._scaled_mm(xq, wq.t(), scale_a=xs, scale_b=ws, out_dtype=dt)
+    return x @ w.t()
+
+
 class Model:
-    def __init__(self, c):
+    def __init__(self, c, weights="bf16"):
         self.c = c
+        self.weights = weights
+        self.fp8_inputs = {}
         H, D = c["hidden"], c["head_dim"]
         nq, nkv, I, V = c["heads"], c["kv_heads"], c["intermediate"], c["vocab"]
         g = torch.Generator(device=dev)
         g.manual_seed(1)
 
-        def w(*shape):
+        def w(*shape, quantize=False):
             t = torch.empty(*shape, device=dev, dtype=dt)
             t.normal_(0, 1 / math.sqrt(shape[-1]), generator=g)
+            if quantize and weights == "fp8":
+                s = (t.abs().amax().float() / FP8_MAX).clamp(min=1e-12)
+                q = (t / s).to(torch.float8_e4m3fn)
+                del t
+                xs = torch.tensor(1 / 16, device=dev)  # timing does not depend on the value
+                return (q, s, xs, torch.tensor(16.0, device=dev, dtype=dt))
             return t
 
         self.embed = w(V, H)
@@ -84,20 +109,24 @@ class Model:
         for _ in range(c["layers"]):
             self.layers.append({
                 "n1": torch.ones(H, device=dev, dtype=dt),
-                "qkv": w((nq + 2 * nkv) * D, H),
-                "o": w(H, nq * D),
+                "qkv": w((nq + 2 * nkv) * D, H, quantize=True),
+                "o": w(H, nq * D, quantize=True),
                 "n2": torch.ones(H, device=dev, dtype=dt),
-                "gate_up": w(2 * I, H),
-                "down": w(H, I),
+                "gate_up": w(2 * I, H, quantize=True),
+                "down": w(H, I, quantize=True),
             })
         self.norm = torch.ones(H, device=dev, dtype=dt)
         self.lm_head = w(V, H)
 
     def weight_bytes(self):
-        n = self.embed.numel() + self.lm_head.numel() + self.norm.numel()
+        def size(t):
+            if isinstance(t, tuple):
+                t = t[0]
+            return t.numel() * t.element_size()
+        n = size(self.embed) + size(self.lm_head) + size(self.norm)
         for l in self.layers:
-            n += sum(t.numel() for t in l.values())
-        return 2 * n
+            n += sum(size(t) for t in l.values())
+        return n
 
 
 def rms(x, w):
@@ -133,6 +162,11 @@ def decode_step(m, ids, pos, kcache, vcache, L, part="full"):
     x = m.embed[ids]  # [B, H]
     cs = rope_table(pos, D)
     q0 = torch.zeros(B, nkv, g, D, device=dev, dtype=dt)
+    if part == "weights" and m.weights == "fp8":
+        if B not in m.fp8_inputs:  # made in the warm-up, before capture
+            m.fp8_inputs[B] = (torch.randn(B, H, device=dev, dtype=dt).to(torch.float8_e4m3fn),
+                               torch.randn(B, c["intermediate"], device=dev, dtype=dt).to(torch.float8_e4m3fn))
+        xh, xi = m.fp8_inputs[B]
     for i, l in enumerate(m.layers):
         if part == "attention":
             kcache[i, :, :, L] = q0[:, :, 0]
@@ -140,13 +174,19 @@ def decode_step(m, ids, pos, kcache, vcache, L, part="full"):
             x = x + F.scaled_dot_product_attention(q0, kcache[i], vcache[i]).sum()
             continue
         if part == "weights":
-            qkv = x @ l["qkv"].t()
-            x = qkv[:, :H] @ l["o"].t()
-            gu = x @ l["gate_up"].t()
-            x = gu[:, : c["intermediate"]] @ l["down"].t()
+            if m.weights == "fp8":
+                # The products alone, on inputs already in FP8: an engine
+                # fuses the activation cast into the kernel before it.
+                for w, xq in ((l["qkv"], xh), (l["o"], xh), (l["gate_up"], xh), (l["down"], xi)):
+                    torch._scaled_mm(xq, w[0].t(), scale_a=w[2], scale_b=w[1], out_dtype=dt)
+                continue
+            qkv = lin(x, l["qkv"])
+            x = lin(qkv[:, :H], l["o"])
+            gu = lin(x, l["gate_up"])
+            x = lin(gu[:, : c["intermediate"]], l["down"])
             continue
         h = rms(x, l["n1"])
-        qkv = h @ l["qkv"].t()
+        qkv = lin(h, l["qkv"])
         q, k, v = qkv.split([nq * D, nkv * D, nkv * D], dim=-1)
         q = rope(q.view(B, nq, D), cs)
         k = rope(k.view(B, nkv, D), cs)
@@ -156,11 +196,11 @@ def decode_step(m, ids, pos, kcache, vcache, L, part="full"):
         # KV cache is read once per KV head, as paged decode kernels do.
         qg = q.view(B, nkv, g, D)
         a = F.scaled_dot_product_attention(qg, kcache[i], vcache[i])
-        x = x + a.reshape(B, nq * D) @ l["o"].t()
+        x = x + lin(a.reshape(B, nq * D), l["o"])
         h = rms(x, l["n2"])
-        gu = h @ l["gate_up"].t()
+        gu = lin(h, l["gate_up"])
         gt, up = gu.chunk(2, dim=-1)
-        x = x + (F.silu(gt) * up) @ l["down"].t()
+        x = x + lin(F.silu(gt) * up, l["down"])
     if part == "attention":
         return x
     logits = rms(x, m.norm) @ m.lm_head.t()
@@ -176,17 +216,17 @@ def prefill(m, ids):
     x = m.embed[ids]
     for l in m.layers:
         h = rms(x, l["n1"])
-        qkv = h @ l["qkv"].t()
+        qkv = lin(h, l["qkv"])
         q, k, v = qkv.split([nq * D, nkv * D, nkv * D], dim=-1)
         q = rope(q.view(N, nq, D), cs).transpose(0, 1)[None]
         k = rope(k.view(N, nkv, D), cs).transpose(0, 1)[None]
         v = v.view(N, nkv, D).transpose(0, 1)[None]
         a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-        x = x + a[0].transpose(0, 1).reshape(N, nq * D) @ l["o"].t()
+        x = x + lin(a[0].transpose(0, 1).reshape(N, nq * D), l["o"])
         h = rms(x, l["n2"])
-        gu = h @ l["gate_up"].t()
+        gu = lin(h, l["gate_up"])
         gt, up = gu.chunk(2, dim=-1)
-        x = x + (F.silu(gt) * up) @ l["down"].t()
+        x = x + lin(F.silu(gt) * up, l["down"])
     return (rms(x[-1:], m.norm) @ m.lm_head.t()).argmax(-1)
 
 
@@ -223,16 +263,17 @@ def time_prefill(m, N):
 
 def main():
     card = json.load(open(sys.argv[1]))
-    out = {"card": card["name"], "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+    weights = sys.argv[2] if len(sys.argv) > 2 else "bf16"
+    out = {"card": card["name"], "weights": weights, "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
            "decode": [], "prefill": []}
     t0 = time.time()
     out["ceilings"] = ceilings()
     log("ceilings", out["ceilings"])
     torch.set_grad_enabled(False)
-    m = Model(card)
+    m = Model(card, weights)
     out["weight_bytes"] = m.weight_bytes()
     log("model built", round(m.weight_bytes() / 1e9, 2), "GB", round(time.time() - t0, 1), "s")
-    for B, L in [(1, 1024), (8, 1024), (32, 1024), (64, 1024), (128, 1024), (256, 1024), (64, 256), (64, 4096), (256, 2048)]:
+    for B, L in [(1, 1024), (8, 1024), (32, 1024), (64, 1024), (128, 1024), (256, 1024), (16, 256), (16, 4096), (64, 256), (64, 4096), (256, 2048)]:
         try:
             r = time_decode(m, B, L)
             out["decode"].append({"batch": B, "context": L, **r})
