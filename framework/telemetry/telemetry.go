@@ -1,5 +1,6 @@
 // Package telemetry scrapes hardware exporters (NVIDIA's DCGM exporter,
-// node_exporter, any Prometheus text endpoint) through a load point and
+// AMD's device-metrics-exporter, node_exporter, any Prometheus text
+// endpoint) through a load point and
 // reduces what they served to the point's figures: GPU utilization, memory
 // used and power, the energy spent, and any gauges a suite names. The
 // engine's own /metrics are package engine's; these are the machine's.
@@ -25,6 +26,33 @@ const (
 	DCGMMemory = "DCGM_FI_DEV_FB_USED"                  // gauge, MiB
 	DCGMPower  = "DCGM_FI_DEV_POWER_USAGE"              // gauge, watts
 	DCGMEnergy = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" // counter, millijoules since boot
+)
+
+// AMD's device-metrics-exporter (ROCm) serves the same figures as these
+// gauges; its energy gauge accumulates like DCGM's counter.
+const (
+	AMDUtil       = "gpu_gfx_activity"    // percent
+	AMDMemory     = "gpu_used_vram"       // MB (MiB, as amd-smi reports it)
+	AMDPower      = "gpu_package_power"   // watts, the socket's
+	AMDPowerUsage = "gpu_power_usage"     // watts, on exporters without package power
+	AMDEnergy     = "gpu_energy_consumed" // microjoules, accumulated
+)
+
+// source is a metric an exporter serves a figure as, and the factor that
+// takes it to the figure's unit.
+type source struct {
+	metric string
+	scale  float64
+}
+
+// Each figure's sources, in order of preference: a point reads the first
+// one any scrape served, so an endpoint is NVIDIA's or AMD's by what it
+// serves, not by how the suite names it.
+var (
+	utilSources   = []source{{DCGMUtil, 1}, {AMDUtil, 1}}
+	memorySources = []source{{DCGMMemory, 1}, {AMDMemory, 1}}
+	powerSources  = []source{{DCGMPower, 1}, {AMDPower, 1}, {AMDPowerUsage, 1}}
+	energySources = []source{{DCGMEnergy, 1e-3}, {AMDEnergy, 1e-6}} // to joules
 )
 
 // Figure names, as a point records them after the endpoint's name and a
@@ -132,11 +160,21 @@ func (s *Sampler) Stop() (map[string]float64, error) {
 // DCGM's energy counter where it is served, else from the mean power.
 func reduce(scrapes []sample, gauges []string) map[string]float64 {
 	out := map[string]float64{}
-	mean := func(name string, f func(series) float64) (float64, bool) {
+	pick := func(sources []source) source {
+		for _, src := range sources {
+			for _, sc := range scrapes {
+				if v, ok := sc.m[src.metric]; ok && v.n > 0 {
+					return src
+				}
+			}
+		}
+		return source{}
+	}
+	mean := func(src source, f func(series) float64) (float64, bool) {
 		total, n := 0.0, 0
 		for _, sc := range scrapes {
-			if v, ok := sc.m[name]; ok && v.n > 0 {
-				total += f(v)
+			if v, ok := sc.m[src.metric]; ok && v.n > 0 {
+				total += f(v) * src.scale
 				n++
 			}
 		}
@@ -145,11 +183,11 @@ func reduce(scrapes []sample, gauges []string) map[string]float64 {
 		}
 		return total / float64(n), true
 	}
-	peak := func(name string, f func(series) float64) (float64, bool) {
+	peak := func(src source, f func(series) float64) (float64, bool) {
 		best, ok := math.Inf(-1), false
 		for _, sc := range scrapes {
-			if v, has := sc.m[name]; has && v.n > 0 {
-				best, ok = max(best, f(v)), true
+			if v, has := sc.m[src.metric]; has && v.n > 0 {
+				best, ok = max(best, f(v)*src.scale), true
 			}
 		}
 		return best, ok
@@ -164,33 +202,34 @@ func reduce(scrapes []sample, gauges []string) map[string]float64 {
 			}
 		}
 	}
+	util, memory, power, energy := pick(utilSources), pick(memorySources), pick(powerSources), pick(energySources)
 	gpus := 0
 	for _, sc := range scrapes {
-		for _, name := range []string{DCGMUtil, DCGMPower, DCGMMemory} {
-			gpus = max(gpus, sc.m[name].n)
+		for _, src := range []source{util, power, memory} {
+			gpus = max(gpus, sc.m[src.metric].n)
 		}
 	}
 	if gpus > 0 {
 		out[GPUs] = float64(gpus)
 	}
-	set(UtilMean)(mean(DCGMUtil, avg))
-	set(UtilPeak)(peak(DCGMUtil, most))
-	set(MemoryPeak)(peak(DCGMMemory, sum))
-	power, hasPower := mean(DCGMPower, sum)
-	set(PowerMean)(power, hasPower)
-	set(PowerPeak)(peak(DCGMPower, sum))
+	set(UtilMean)(mean(util, avg))
+	set(UtilPeak)(peak(util, most))
+	set(MemoryPeak)(peak(memory, sum))
+	watts, hasPower := mean(power, sum)
+	set(PowerMean)(watts, hasPower)
+	set(PowerPeak)(peak(power, sum))
 	first, last := scrapes[0], scrapes[len(scrapes)-1]
-	e0, ok0 := first.m[DCGMEnergy]
-	e1, ok1 := last.m[DCGMEnergy]
+	e0, ok0 := first.m[energy.metric]
+	e1, ok1 := last.m[energy.metric]
 	switch {
 	case ok0 && ok1 && e1.sum >= e0.sum && len(scrapes) > 1:
-		out[Energy], out[EnergyCounted] = (e1.sum-e0.sum)/1000, 1
+		out[Energy], out[EnergyCounted] = (e1.sum-e0.sum)*energy.scale, 1
 	case hasPower && len(scrapes) > 1:
-		out[Energy], out[EnergyCounted] = power*last.at.Sub(first.at).Seconds(), 0
+		out[Energy], out[EnergyCounted] = watts*last.at.Sub(first.at).Seconds(), 0
 	}
 	for _, g := range gauges {
-		set(g + "_mean")(mean(g, sum))
-		set(g + "_peak")(peak(g, sum))
+		set(g + "_mean")(mean(source{g, 1}, sum))
+		set(g + "_peak")(peak(source{g, 1}, sum))
 	}
 	return out
 }

@@ -71,6 +71,49 @@ func TestSamplerReducesDCGM(t *testing.T) {
 	}
 }
 
+// amd serves what AMD's device-metrics-exporter serves for two MI300X:
+// package power of 550 and 600 W, GFX activity 90 and 50 %, VRAM used in
+// MB, and accumulated energy in microjoules growing 1,150 J a scrape. It
+// also serves gpu_power_usage, which package power takes precedence over.
+func amd(calls *atomic.Int64) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		n := calls.Add(1)
+		fmt.Fprintf(w, "# HELP gpu_package_power Current socket power in Watts\n# TYPE gpu_package_power gauge\n")
+		fmt.Fprintf(w, "gpu_package_power{gpu_id=\"0\",card_model=\"MI300X\"} 550\ngpu_package_power{gpu_id=\"1\",card_model=\"MI300X\"} 600\n")
+		fmt.Fprintf(w, "# TYPE gpu_power_usage gauge\ngpu_power_usage{gpu_id=\"0\"} 1\ngpu_power_usage{gpu_id=\"1\"} 1\n")
+		fmt.Fprintf(w, "# TYPE gpu_gfx_activity gauge\ngpu_gfx_activity{gpu_id=\"0\"} 90\ngpu_gfx_activity{gpu_id=\"1\"} 50\n")
+		fmt.Fprintf(w, "# TYPE gpu_used_vram gauge\ngpu_used_vram{gpu_id=\"0\"} 150000\ngpu_used_vram{gpu_id=\"1\"} %d\n", 160000+n)
+		fmt.Fprintf(w, "# TYPE gpu_energy_consumed gauge\ngpu_energy_consumed{gpu_id=\"0\"} %d\ngpu_energy_consumed{gpu_id=\"1\"} %d\n", 5e12+n*550e6, 6e12+n*600e6)
+	}
+}
+
+// The same figures come from AMD's exporter, in the same units.
+func TestSamplerReducesAMD(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	srv := httptest.NewServer(amd(&calls))
+	defer srv.Close()
+	s := Start(context.Background(), Endpoint{Name: "amd", URL: srv.URL + "/metrics", Interval: 10 * time.Millisecond})
+	for calls.Load() < 5 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	figs, err := s.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := calls.Load()
+	want := map[string]float64{
+		"amd.gpus": 2, "amd.gpu_util_mean_pct": 70, "amd.gpu_util_peak_pct": 90,
+		"amd.gpu_memory_used_peak_mib": float64(310000 + n), "amd.power_mean_w": 1150, "amd.power_peak_w": 1150,
+		"amd.energy_j": float64(1150 * (n - 1)), "amd.energy_counted": 1,
+	}
+	for k, v := range want {
+		if got, ok := figs[k]; !ok || math.Abs(got-v) > 1e-6 {
+			t.Errorf("%s = %v (%v), want %v", k, got, ok, v)
+		}
+	}
+}
+
 func TestSamplerReportsAFailingEndpoint(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusServiceUnavailable) }))

@@ -101,13 +101,16 @@
   },
 
   // telemetry: hardware exporters scraped through every point, for a
-  // suite's telemetry: [...]. dcgm is NVIDIA's DCGM exporter (port 9400):
-  // GPU utilization, memory used, power and energy per point, and the
-  // measured power prices the cost's energy instead of cost.gpu's watts.
+  // suite's telemetry: [...]. dcgm is NVIDIA's DCGM exporter (port 9400),
+  // amd AMD's device-metrics-exporter (port 5000): GPU utilization, memory
+  // used, power and energy per point, and the measured power prices the
+  // cost's energy instead of cost.gpu's watts. Any endpoint serving either
+  // exporter's metric names gives these figures.
   // gauges keeps further metrics (e.g. node_exporter's 'node_load1') as
   // NAME_mean and NAME_peak.
   telemetry:: {
     dcgm(url, name='dcgm', interval=null, gauges=null):: std.prune({ name: name, url: url, interval: interval, gauges: gauges }),
+    amd(url, name='amd', interval=null, gauges=null):: std.prune({ name: name, url: url, interval: interval, gauges: gauges }),
     prometheus(name, url, gauges, interval=null):: std.prune({ name: name, url: url, interval: interval, gauges: gauges }),
   },
 
