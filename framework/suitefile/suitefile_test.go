@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -277,5 +278,35 @@ b.suite {
 		if err == nil || !strings.Contains(err.Error(), "is not a regular file") || !strings.Contains(err.Error(), "s.jsonnet:5:") {
 			t.Errorf("%s: %v", path, err)
 		}
+	}
+}
+
+// The library's telemetry helpers name each exporter by default and pass
+// their options through.
+func TestTelemetryHelpers(t *testing.T) {
+	t.Parallel()
+	src := `local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'telemetry',
+  target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(1), output_tokens: b.dist.fixed(1) },
+  sweep: b.sweep.rates([1]),
+  telemetry: [
+    b.telemetry.dcgm('http://127.0.0.1:9400/metrics'),
+    b.telemetry.amd('http://127.0.0.1:5000/metrics', interval='2s'),
+    b.telemetry.prometheus('node', 'http://127.0.0.1:9100/metrics', ['node_load1']),
+  ],
+}`
+	l, err := LoadSource("inline.jsonnet", src, Options{Known: known})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []suite.Telemetry{
+		{Name: "dcgm", URL: "http://127.0.0.1:9400/metrics"},
+		{Name: "amd", URL: "http://127.0.0.1:5000/metrics", Interval: suite.Duration(2 * time.Second)},
+		{Name: "node", URL: "http://127.0.0.1:9100/metrics", Gauges: []string{"node_load1"}},
+	}
+	if !reflect.DeepEqual(l.Suite.Telemetry, want) {
+		t.Errorf("telemetry %+v, want %+v", l.Suite.Telemetry, want)
 	}
 }
