@@ -107,7 +107,11 @@ func item(cl *client.Client, r workload.Request, st *suite.Structured) (loadgen.
 		}
 		want = 0 // a structured answer ends when it is complete
 	}
-	it := loadgen.Item{Body: body, WantInput: r.InputTokens, WantOutput: want, Think: r.Think, AbandonAfter: r.AbandonAfter, AbandonAt: r.AbandonAt, Model: r.Model, Images: len(r.Images),
+	images := len(r.Images) // in the request and in the history it resends
+	for _, m := range r.History {
+		images += len(m.Images)
+	}
+	it := loadgen.Item{Body: body, WantInput: r.InputTokens, WantOutput: want, Think: r.Think, AbandonAfter: r.AbandonAfter, AbandonAt: r.AbandonAt, Model: r.Model, Images: images,
 		Structured: r.Structured}
 	for _, f := range r.FollowUps {
 		next, err := item(cl, f, st)

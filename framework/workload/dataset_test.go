@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -165,5 +166,35 @@ func TestGeneratorMultiTurn(t *testing.T) {
 	}
 	if g.Next().Index != 1 {
 		t.Error("a session counts as one request of the sequence")
+	}
+}
+
+// A session's images come with its first turn and stay in the history
+// every later turn resends; the later turns add none of their own.
+func TestGeneratorMultiTurnKeepsImagesInHistory(t *testing.T) {
+	t.Parallel()
+	w := suite.Workload{InputTokens: suite.Dist{Kind: "fixed", Value: 10}, OutputTokens: suite.Dist{Kind: "fixed", Value: 20},
+		Prompts: suite.Prompts{Kind: "multi_turn", Turns: 3}, Seed: 1,
+		Images: &suite.Images{Count: &suite.Dist{Kind: "fixed", Value: 2}, Format: "jpeg", Sizes: []suite.ImageSize{{Width: 32, Height: 32}}}}
+	g, err := NewGenerator(w, Sources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := g.Next()
+	if len(s.Images) != 2 {
+		t.Fatalf("first turn carries %d images, want 2", len(s.Images))
+	}
+	for k, turn := range s.FollowUps {
+		if len(turn.Images) != 0 {
+			t.Errorf("turn %d adds %d images of its own", k+1, len(turn.Images))
+		}
+		if !reflect.DeepEqual(turn.History[0].Images, s.Images) {
+			t.Errorf("turn %d's history does not resend the first turn's images", k+1)
+		}
+		for i, m := range turn.History[1:] {
+			if len(m.Images) != 0 {
+				t.Errorf("turn %d history message %d carries images", k+1, i+1)
+			}
+		}
 	}
 }

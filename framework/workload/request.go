@@ -256,6 +256,11 @@ func (g *Generator) Next() Request {
 			r.AbandonAfter = after
 		}
 	}
+	if g.images != nil {
+		// Drawn before the prompt so a session's first turn carries them
+		// (the pool has its own stream: nothing else moves).
+		r.Images = g.images.next()
+	}
 	switch {
 	case g.data != nil:
 		e := g.data.Entries[g.order[g.next%len(g.order)]]
@@ -274,9 +279,6 @@ func (g *Generator) Next() Request {
 		r.Prompt = g.blockPrompt(g.trace.Entries[g.next].HashIDs, r.InputTokens)
 	default:
 		r.Prompt = Prompt(g.cal.Words(r.InputTokens, true), g.prompts)
-	}
-	if g.images != nil {
-		r.Images = g.images.next()
 	}
 	if g.structRN != nil {
 		share := g.w.Structured.Share
@@ -344,7 +346,8 @@ func (g *Generator) blockPrompt(ids []int, tokens int) string {
 // turn adds a user message of its own input length, and the reply to it
 // is represented in later turns' history by synthetic text of the reply's
 // length, as a client replaying a conversation would send. InputTokens of
-// a turn is the whole history's.
+// a turn is the whole history's. The first turn's images stay in the
+// history of every later turn, as a chat client resends them.
 func (g *Generator) session(first Request) Request {
 	turns := make([]Request, g.w.Prompts.Turns)
 	var history []client.Message
@@ -359,7 +362,8 @@ func (g *Generator) session(first Request) Request {
 		t.InputTokens = total
 		t.Prompt = user
 		t.History = slices.Clone(history)
-		history = append(history, client.Message{Role: "user", Content: user}, client.Message{Role: "assistant", Content: Prompt(g.cal.Words(t.OutputTokens, false), g.prompts)})
+		history = append(history, client.Message{Role: "user", Content: user, Images: t.Images},
+			client.Message{Role: "assistant", Content: Prompt(g.cal.Words(t.OutputTokens, false), g.prompts)})
 		total += t.OutputTokens
 		turns[k] = t
 	}
