@@ -387,3 +387,34 @@ func TestCompareStructuredCorrectness(t *testing.T) {
 		}
 	}
 }
+
+// Joules per output token, from measured power, is gated by its band:
+// more energy for the same tokens is a regression, as a higher cost is.
+func TestCompareEnergyPerToken(t *testing.T) {
+	t.Parallel()
+	file := func(jPerToken float64) *result.File {
+		p := result.Point{Label: "rate=1", Mode: "rate", Trial: 1, EnergyPerOutputToken: jPerToken}
+		p.Requests.Sent, p.Requests.Completed = 100, 100
+		return &result.File{Schema: result.Schema, Suite: result.Suite{Name: "s", WorkloadHash: "w"}, Points: []result.Point{p}}
+	}
+	for _, tc := range []struct {
+		cand float64
+		want Verdict
+	}{{0.36, Regression}, {0.31, Pass}, {0.24, Improvement}} {
+		r, err := Compare(file(0.30), file(tc.cand), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := verdicts(r, "energy_per_output_token")["rate=1"]; got != tc.want {
+			t.Errorf("0.30 -> %.2f J/token: %q, want %q", tc.cand, got, tc.want)
+		}
+	}
+	// Without measured power on either side there is no row at all.
+	r, err := Compare(file(0), file(0), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := verdicts(r, "energy_per_output_token")["rate=1"]; ok {
+		t.Error("a row for energy without measured power")
+	}
+}

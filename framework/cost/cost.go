@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/framework/telemetry"
 )
 
 // Power is power measured over a point (all GPUs together), to price
@@ -17,6 +18,32 @@ type Power struct {
 	Watts float64
 	// Source says where it was measured, e.g. "dcgm, 4 GPUs".
 	Source string
+}
+
+// Measured is the mean power over a point of the first of the suite's
+// telemetry endpoints that measured it, or nil.
+func Measured(s *suite.Suite, figures map[string]float64) *Power {
+	for _, t := range s.Telemetry {
+		if w, ok := figures[t.Name+"."+telemetry.PowerMean]; ok && w > 0 {
+			src := t.Name
+			if n := figures[t.Name+"."+telemetry.GPUs]; n > 0 {
+				src = fmt.Sprintf("%s, %d GPUs", t.Name, int(n))
+			}
+			return &Power{Watts: w, Source: src}
+		}
+	}
+	return nil
+}
+
+// EnergyPerToken is joules per output token at a point: measured power
+// over output throughput; 0 without either. A ratio of two means over the
+// point, it needs no alignment of the exporter's scrapes with the
+// measured window.
+func EnergyPerToken(measured *Power, outputTPS float64) float64 {
+	if measured == nil || outputTPS <= 0 {
+		return 0
+	}
+	return measured.Watts / outputTPS
 }
 
 // PerHour is the cost of running the deployment for an hour, in dollars;

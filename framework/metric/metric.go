@@ -90,7 +90,9 @@ const (
 	TotalThroughput   = "total_throughput"
 	Goodput           = "goodput"
 	CostPerMOutput    = "cost"
-	Capacity          = "capacity"
+	// EnergyPerOutputToken is measured power over output throughput.
+	EnergyPerOutputToken = "energy_per_output_token"
+	Capacity             = "capacity"
 	// RetryAmplification is attempts per request: the load the server
 	// really saw, relative to the load offered.
 	RetryAmplification = "retry_amplification"
@@ -121,6 +123,7 @@ var defs = []Def{
 	{Name: StructuredCorrect, Kind: Fraction, Unit: "fraction", Better: Higher, SLO: true, Doc: "structured answers whose tool-call arguments or JSON text parse and match the schema, over those checked"},
 	{Name: RetryAmplification, Kind: Ratio, Unit: "attempts/request", Better: Lower, SLO: true, Doc: "attempts sent per measured request: 1 without retries"},
 	{Name: CostPerMOutput, Kind: Cost, Unit: "$/1M out", Better: Lower, Doc: "dollars per million output tokens at the point's throughput"},
+	{Name: EnergyPerOutputToken, Kind: Ratio, Unit: "J/token", Better: Lower, SLO: true, Doc: "GPU power measured by telemetry (the first endpoint serving it) over output throughput: joules per output token"},
 	{Name: Capacity, Kind: Search, Unit: "req/s", Better: Higher, Doc: "highest rate at which every SLO held, from a capacity search"},
 }
 
@@ -252,7 +255,7 @@ var Gated = []Key{
 	K(ITL, "p50"), K(ITL, "p99"),
 	K(E2E, "p50"), K(E2E, "p99"),
 	K(RequestThroughput, ""), K(OutputThroughput, ""), K(Goodput, ""),
-	K(ErrorRate, ""), K(CostPerMOutput, ""),
+	K(ErrorRate, ""), K(CostPerMOutput, ""), K(EnergyPerOutputToken, ""),
 	K(TTFTUser, "p99"), K(E2EUser, "p99"), K(RetryAmplification, ""),
 	K(StructuredCorrect, ""),
 }

@@ -357,6 +357,11 @@ func (p *Point) Value(k metric.Key) (float64, string) {
 			return 0, "no cost inputs, or no output throughput"
 		}
 		return p.Cost.PerMOutput, ""
+	case metric.EnergyPerOutputToken:
+		if p.EnergyPerOutputToken == 0 {
+			return 0, "no power measured (telemetry), or no output throughput"
+		}
+		return p.EnergyPerOutputToken, ""
 	}
 	return 0, "metric " + k.Metric + " is not read from points"
 }

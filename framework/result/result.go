@@ -236,6 +236,9 @@ type Point struct {
 	// Telemetry holds the hardware exporters' figures over the point, by
 	// endpoint and figure ("dcgm.power_mean_w"; see package telemetry).
 	Telemetry map[string]float64 `json:"telemetry,omitempty"`
+	// EnergyPerOutputToken is joules per output token, from the power
+	// the telemetry measured (0: none measured).
+	EnergyPerOutputToken float64 `json:"energy_per_output_token,omitempty"`
 	// PrefixCacheReset says how the server's prefix cache was emptied
 	// before the point (sweep.reset_prefix_cache), or why it was not.
 	PrefixCacheReset string `json:"prefix_cache_reset,omitempty"`

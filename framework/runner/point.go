@@ -187,8 +187,10 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	for _, n := range pointNotes(s, &p) {
 		ex.f.Notes = append(ex.f.Notes, p.Label+": "+n)
 	}
+	power := cost.Measured(s, p.Telemetry)
+	p.EnergyPerOutputToken = cost.EnergyPerToken(power, p.Throughput.OutputTokens)
 	if s.Cost != nil {
-		c := cost.At(*s.Cost, measuredPower(s, &p), p.Throughput.OutputTokens, p.Throughput.TotalTokens)
+		c := cost.At(*s.Cost, power, p.Throughput.OutputTokens, p.Throughput.TotalTokens)
 		p.Cost = &c
 	}
 	ex.f.Points = append(ex.f.Points, p)
@@ -197,19 +199,4 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		ex.obs.PointFinished(info, last)
 	}
 	return last, nil
-}
-
-// measuredPower is the first telemetry endpoint's mean power over the
-// point, when one measured it.
-func measuredPower(s *suite.Suite, p *result.Point) *cost.Power {
-	for _, t := range s.Telemetry {
-		if w, ok := p.Telemetry[t.Name+"."+telemetry.PowerMean]; ok && w > 0 {
-			src := t.Name
-			if n := p.Telemetry[t.Name+"."+telemetry.GPUs]; n > 0 {
-				src = fmt.Sprintf("%s, %d GPUs", t.Name, int(n))
-			}
-			return &cost.Power{Watts: w, Source: src}
-		}
-	}
-	return nil
 }

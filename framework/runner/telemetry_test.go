@@ -27,13 +27,26 @@ b.suite {
   sweep: b.sweep.rates([5, 10], duration='1s', warmup='0s'),
   telemetry: [{ name: 'dcgm', url: '%s/metrics', interval: '200ms' }],
   cost: b.cost.gpu(usd_per_hour=2, gpus=2, watts=700, usd_per_kwh=0.5),
+  slos: [b.slo.rate('energy_per_output_token', '<', 1e6)],
 }`, exporter.URL))
+	if len(f.SLOs) != 2 {
+		t.Fatalf("%d SLO verdicts, want one per point", len(f.SLOs))
+	}
+	for _, v := range f.SLOs {
+		if !v.Pass {
+			t.Errorf("energy SLO failed: %+v", v)
+		}
+	}
 	for _, p := range f.Points {
 		if p.Telemetry["dcgm.power_mean_w"] != 800 || p.Telemetry["dcgm.gpu_util_mean_pct"] != 80 || p.Telemetry["dcgm.gpus"] != 2 {
 			t.Errorf("%s: telemetry %v", p.Label, p.Telemetry)
 		}
 		if e := p.Telemetry["dcgm.energy_j"]; e <= 0 {
 			t.Errorf("%s: energy %v J", p.Label, e)
+		}
+		// 800 W over the point's output tokens per second.
+		if tps := p.Throughput.OutputTokens; tps <= 0 || math.Abs(p.EnergyPerOutputToken-800/tps) > 1e-9 {
+			t.Errorf("%s: %v J/token at %v tok/s, want 800 W over it", p.Label, p.EnergyPerOutputToken, tps)
 		}
 		// $2 x 2 GPUs + 0.8 kW x $0.5, not 2 x 0.7 kW x $0.5.
 		if c := p.Cost; c == nil || math.Abs(c.USDPerHour-4.4) > 1e-9 || !strings.HasPrefix(c.Energy, "measured: 800 W (dcgm, 2 GPUs)") {

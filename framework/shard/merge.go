@@ -186,8 +186,14 @@ func mergePoint(ps []*result.Point, idx []int, s *suite.Suite) (result.Point, er
 	}
 	p.Schedule.Reason = strings.Join(reasons, "; ")
 	p.Schedule.Saturation = strings.Join(saturations, "; ")
+	// Every shard scrapes the same exporters over the same point: the
+	// first's figures stand for the point, and its measured power prices
+	// the merged throughput.
+	p.Telemetry = first.Telemetry
+	power := cost.Measured(s, p.Telemetry)
+	p.EnergyPerOutputToken = cost.EnergyPerToken(power, p.Throughput.OutputTokens)
 	if s.Cost != nil {
-		c := cost.At(*s.Cost, nil, p.Throughput.OutputTokens, p.Throughput.TotalTokens)
+		c := cost.At(*s.Cost, power, p.Throughput.OutputTokens, p.Throughput.TotalTokens)
 		p.Cost = &c
 	}
 	return p, nil

@@ -46,6 +46,7 @@ b.suite {
   sweep: b.sweep.rates([8], duration='10s'),
   slos: [b.slo.p99('ttft', '<', '200ms', at_rate=8)],
   cost: b.cost.gpu(usd_per_hour=4),
+  telemetry: [b.telemetry.dcgm('http://127.0.0.1:9400/metrics')],
 }`, suitefile.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +64,9 @@ b.suite {
 		Throughput: result.Throughput{Requests: float64(len(vs)-failed) / 10, OutputTokens: 50 * float64(len(vs)-failed) / 10},
 		Latency:    map[string]result.Summary{metric.TTFT: result.Summarize(h, 1000)},
 		Histograms: map[string]string{metric.TTFT: enc},
-	}, Schedule: result.Schedule{TargetRate: 8, SendRate: 8.0 / float64(n), StartSkewMs: float64(i)}}
+	}, Schedule: result.Schedule{TargetRate: 8, SendRate: 8.0 / float64(n), StartSkewMs: float64(i)},
+		// Each shard scraped the one exporter; their readings differ a little.
+		Telemetry: map[string]float64{"dcgm.power_mean_w": 900 + float64(i), "dcgm.gpus": 2}}
 	return &result.File{Schema: result.Schema, Suite: result.Suite{Name: "s", Hash: l.Hash, WorkloadHash: l.WorkloadHash, Definition: l.JSON},
 		Shard:  &result.Shard{Index: i, Count: n, Started: start, Finished: start.Add(12 * time.Second)},
 		Points: []result.Point{p}, Started: start, Finished: start.Add(12 * time.Second)}
@@ -105,6 +108,11 @@ func TestMergeHalvesIsTheWhole(t *testing.T) {
 	// $4/h over 9000 tok/s: 4e6 / (9000 x 3600) per 1M.
 	if c := p.Cost; c == nil || c.PerMOutput < 0.1234 || c.PerMOutput > 0.1235 {
 		t.Errorf("cost %+v, want $0.1235 per 1M from the merged throughput", c)
+	}
+	// The first shard's telemetry stands for the point: 900 W over the
+	// merged 9000 tok/s.
+	if p.Telemetry["dcgm.power_mean_w"] != 900 || p.EnergyPerOutputToken != 0.1 {
+		t.Errorf("telemetry %v, %v J/token; want shard 0's 900 W and 0.1 J/token", p.Telemetry, p.EnergyPerOutputToken)
 	}
 	if p.Schedule.StartSkewMs != 1 || !m.Started.Equal(a.Started) {
 		t.Errorf("skew %v, started %v", p.Schedule.StartSkewMs, m.Started)
