@@ -14,24 +14,30 @@ type seq struct {
 	promptTokens int
 	maxTokens    int
 
-	arrived     time.Time // for the queue-time metric
-	prefillLeft int       // engine-owned: tokens to compute before the next sample
-	computed    int       // engine-owned: tokens whose KV is cached
-	blocks      int       // engine-owned: KV blocks held
-	scheduled   int       // engine-owned: tokens computed in the current step
-	prefilling  bool      // engine-owned: the current step's work is prefill
+	// hashes are the prompt's whole blocks' prefix hashes (nil without
+	// prefix caching).
+	hashes []uint64
 
+	arrived     time.Time  // for the queue-time metric
+	prefillLeft int        // engine-owned: tokens to compute before the next sample
+	computed    int        // engine-owned: tokens whose KV is cached
+	refs        []*kvBlock // engine-owned: leading blocks, shared through the prefix cache
+	own         int        // engine-owned: private KV blocks held
+	cached      int        // engine-owned: prompt tokens the prefix cache held at admission
+	scheduled   int        // engine-owned: tokens computed in the current step
+	prefilling  bool       // engine-owned: the current step's work is prefill
+
+	hit      atomic.Int64 // prompt tokens the prefix cache held at the last admission, for traces
 	produced atomic.Int64 // tokens emitted so far
 	finished atomic.Bool  // set after the last token
 	canceled atomic.Bool  // set by the handler when the client went away
 	notify   chan struct{}
 }
 
-// newSeq makes a sequence; cached prompt tokens need no prefill, but at
-// least one token is always computed, as in vLLM.
-func newSeq(promptTokens, cachedTokens, maxTokens int) *seq {
-	left := max(promptTokens-cachedTokens, 1)
-	return &seq{promptTokens: promptTokens, maxTokens: maxTokens, prefillLeft: left, computed: promptTokens - left,
+// newSeq makes a sequence; hashes are its prompt's block hashes, for the
+// prefix cache (nil: none).
+func newSeq(promptTokens, maxTokens int, hashes []uint64) *seq {
+	return &seq{promptTokens: promptTokens, maxTokens: maxTokens, prefillLeft: promptTokens, hashes: hashes,
 		notify: make(chan struct{}, 1), arrived: time.Now()}
 }
 
@@ -54,7 +60,11 @@ type engine struct {
 	// arrivals feeds the loop; waiting and running are the loop's own.
 	arrivals         chan *seq
 	waiting, running []*seq
-	freeBlocks       int // when p.KVBlocks > 0
+	kv               *kvPool
+	blockSize        int
+	// resets asks the loop to empty the prefix cache; it closes the
+	// channel it is sent when done.
+	resets chan chan struct{}
 	// sleep blocks for d; nil until the loop starts (a clock.Sleeper),
 	// tests set their own.
 	sleep func(time.Duration)
@@ -68,10 +78,30 @@ type engine struct {
 	generated   atomic.Int64
 	preemptions atomic.Int64
 	usedBlocks  atomic.Int64
+	// Prompt tokens looked up in the prefix cache at admissions, and
+	// found there (vLLM's prefix_cache_queries and prefix_cache_hits).
+	prefixQueries, prefixHits atomic.Int64
 }
 
 func newEngine(p Profile) *engine {
-	return &engine{p: p, cost: p.stepCost(), arrivals: make(chan *seq, 1024), freeBlocks: p.KVBlocks}
+	return &engine{p: p, cost: p.stepCost(), arrivals: make(chan *seq, 1024), kv: newKVPool(p.KVBlocks),
+		blockSize: p.blockSize(), resets: make(chan chan struct{})}
+}
+
+// reset empties the prefix cache before the engine's next step.
+func (e *engine) reset(ctx context.Context) error {
+	done := make(chan struct{})
+	select {
+	case e.resets <- done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (e *engine) submit(ctx context.Context, s *seq) error {
@@ -99,6 +129,10 @@ func (e *engine) loop(ctx context.Context) {
 			select {
 			case s := <-e.arrivals:
 				e.waiting = append(e.waiting, s)
+			case done := <-e.resets:
+				e.kv.reset()
+				close(done)
+				continue
 			case <-ctx.Done():
 				return
 			}
@@ -108,6 +142,9 @@ func (e *engine) loop(ctx context.Context) {
 			select {
 			case s := <-e.arrivals:
 				e.waiting = append(e.waiting, s)
+			case done := <-e.resets:
+				e.kv.reset()
+				close(done)
 			default:
 				break drain
 			}
@@ -186,9 +223,16 @@ func (e *engine) schedule(now time.Time) batch {
 	// Then admissions, FIFO, unless the step had to preempt.
 	for !preempted && len(e.waiting) > 0 && len(e.running) < e.p.MaxNumSeqs && budget > 0 {
 		s := e.waiting[0]
+		e.matchPrefix(s)
 		n := min(s.prefillLeft, budget)
 		if e.p.NoChunkedPrefill && n < s.prefillLeft || !e.alloc(s, n) {
+			e.unmatchPrefix(s)
 			break
+		}
+		if s.hashes != nil {
+			e.prefixQueries.Add(int64(s.promptTokens))
+			e.prefixHits.Add(int64(s.cached))
+			s.hit.Store(int64(s.cached))
 		}
 		e.queueNanos.Add(int64(now.Sub(s.arrived)))
 		e.admitted.Add(1)
@@ -206,11 +250,43 @@ func (e *engine) schedule(now time.Time) batch {
 func (e *engine) publish() {
 	e.numRunning.Store(int64(len(e.running)))
 	e.numWaiting.Store(int64(len(e.waiting)))
-	e.usedBlocks.Store(int64(e.p.KVBlocks - e.freeBlocks))
+	e.usedBlocks.Store(int64(e.kv.used()))
 }
 
-// take schedules n prefill tokens of s in the step.
+// matchPrefix gives a sequence about to be admitted the cached blocks its
+// prompt begins with. At least its last prompt token is computed, and
+// computing stays block-aligned, so a prompt seen whole recomputes its
+// last block, as vLLM V1 does.
+func (e *engine) matchPrefix(s *seq) {
+	if s.hashes == nil || len(s.refs) > 0 || s.computed > 0 {
+		return
+	}
+	s.refs = e.kv.match(s.hashes, (s.promptTokens-1)/e.blockSize)
+	s.cached = len(s.refs) * e.blockSize
+	s.computed += s.cached
+	s.prefillLeft -= s.cached
+}
+
+// unmatchPrefix undoes matchPrefix for a sequence that was not admitted.
+func (e *engine) unmatchPrefix(s *seq) {
+	for _, b := range s.refs {
+		e.kv.unref(b)
+	}
+	s.refs = nil
+	s.computed -= s.cached
+	s.prefillLeft += s.cached
+	s.cached = 0
+}
+
+// take schedules n prefill tokens of s in the step. The prompt blocks the
+// chunk fills become findable now, as vLLM V1 caches a block when it
+// allocates it: a sequence admitted later in the same step already shares
+// them (one forward pass writes each layer's KV before attention reads).
 func (e *engine) take(s *seq, n int, b *batch) {
+	for j := len(s.refs); j < min((s.computed+n)/e.blockSize, len(s.hashes)); j++ {
+		s.refs = append(s.refs, e.kv.register(s.hashes[j]))
+		s.own--
+	}
 	s.scheduled, s.prefilling = n, true
 	b.seqs++
 	b.prefill += n
@@ -220,22 +296,25 @@ func (e *engine) take(s *seq, n int, b *batch) {
 
 // alloc makes room in the KV cache for n more tokens of s.
 func (e *engine) alloc(s *seq, n int) bool {
-	if e.p.KVBlocks == 0 {
+	need := (s.computed+n+e.blockSize-1)/e.blockSize - len(s.refs) - s.own
+	if need <= 0 {
 		return true
 	}
-	need := (s.computed+n+e.p.BlockSize-1)/e.p.BlockSize - s.blocks
-	if need > e.freeBlocks {
+	if !e.kv.take(need) {
 		return false
 	}
-	e.freeBlocks -= max(need, 0)
-	s.blocks += max(need, 0)
+	s.own += need
 	return true
 }
 
-// release returns s's blocks.
+// release returns s's private blocks and its holds on shared ones, which
+// stay cached for later prompts until their memory is needed.
 func (e *engine) release(s *seq) {
-	e.freeBlocks += s.blocks
-	s.blocks = 0
+	for _, b := range s.refs {
+		e.kv.unref(b)
+	}
+	e.kv.give(s.own)
+	s.refs, s.own = nil, 0
 }
 
 // preempt frees s's KV cache and puts it first in line: on readmission it
@@ -243,7 +322,7 @@ func (e *engine) release(s *seq) {
 // preemption), then goes on sampling.
 func (e *engine) preempt(s *seq) {
 	e.release(s)
-	s.computed, s.scheduled = 0, 0
+	s.computed, s.scheduled, s.cached = 0, 0, 0
 	s.prefillLeft = s.promptTokens + int(s.produced.Load())
 	e.preemptions.Add(1)
 	e.waiting = append(e.waiting, nil)

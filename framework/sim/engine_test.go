@@ -45,7 +45,7 @@ func TestEngineSingleRequestSteps(t *testing.T) {
 	defer cancel()
 	go e.loop(ctx)
 
-	s := newSeq(50, 0, 4)
+	s := newSeq(50, 4, nil)
 	if err := e.submit(ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestEngineChunkedPrefillAndBatchCap(t *testing.T) {
 
 	// Three requests arrive together; only two fit the batch. The 150-token
 	// prompt takes two steps of the 100-token budget.
-	a, b, c := newSeq(150, 0, 2), newSeq(30, 0, 2), newSeq(10, 0, 1)
+	a, b, c := newSeq(150, 2, nil), newSeq(30, 2, nil), newSeq(10, 1, nil)
 	for _, s := range []*seq{a, b, c} {
 		e.arrivals <- s
 	}
@@ -115,7 +115,7 @@ func TestEngineSpeculativeChunks(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go e.loop(ctx)
-	s := newSeq(5, 0, 8)
+	s := newSeq(5, 8, nil)
 	if err := e.submit(ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -144,8 +144,8 @@ func TestEngineDropsCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go e.loop(ctx)
-	long := newSeq(5, 0, 1_000_000)
-	short := newSeq(5, 0, 2)
+	long := newSeq(5, 1_000_000, nil)
+	short := newSeq(5, 2, nil)
 	e.submit(ctx, long)
 	e.submit(ctx, short)
 	<-long.notify

@@ -1,89 +1,181 @@
 package sim
 
 import (
+	"container/list"
 	"hash/maphash"
 	"strings"
-	"sync"
-	"sync/atomic"
 )
 
-// BlockTokens is the prefix cache's block: vLLM's default block size. A
-// prompt's cached part is its longest run of leading whole blocks that an
-// earlier prompt also began with, as vLLM's automatic prefix caching
-// hashes each block together with the blocks before it.
+// BlockTokens is the block of profiles that set none: vLLM's default
+// block size. A prompt's cached part is its longest run of leading whole
+// blocks that an earlier prompt also began with, as vLLM's automatic
+// prefix caching hashes each block together with the blocks before it.
 const BlockTokens = 16
 
-// prefixBlocks bounds the cache (2M tokens); past it the oldest block
-// hashes are forgotten first, as a full KV cache evicts.
+// prefixBlocks bounds the cached blocks of a profile without a sized KV
+// cache (2M tokens); past it the least recently used are forgotten first.
 const prefixBlocks = 1 << 17
 
-// prefixCache holds the hashes of the blocks prompts began with, and
-// counts prompt tokens looked up and found, as vLLM's
-// prefix_cache_queries and prefix_cache_hits counters do.
-type prefixCache struct {
-	mu    sync.Mutex
-	seed  maphash.Seed
-	set   map[uint64]struct{}
-	ring  []uint64 // insertion order, for eviction
-	next  int
-	hits  atomic.Int64
-	total atomic.Int64
-}
-
-// lookup returns how many of tokens' leading tokens are cached (whole
-// blocks, and never the last token, which is always computed), and
-// remembers every whole block of tokens.
-func (c *prefixCache) lookup(tokens []string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.set == nil {
-		c.seed = maphash.MakeSeed()
-		c.set = make(map[uint64]struct{})
-	}
+// blockHashes returns the chained hashes of tokens' whole blocks: the
+// hash of block j covers every token up to its end, so a block matches
+// only after the same blocks. The handler computes them, off the engine's
+// goroutine.
+func blockHashes(seed maphash.Seed, tokens []string, size int) []uint64 {
 	var h maphash.Hash
-	h.SetSeed(c.seed)
-	cached, matching := 0, true
-	for b := 0; b+BlockTokens <= len(tokens); b += BlockTokens {
-		// The hash so far covers every token up to this block's end: a
-		// block matches only after the same blocks.
-		for _, t := range tokens[b : b+BlockTokens] {
+	h.SetSeed(seed)
+	out := make([]uint64, 0, len(tokens)/size)
+	for b := 0; b+size <= len(tokens); b += size {
+		for _, t := range tokens[b : b+size] {
 			h.WriteString(t)
 			h.WriteByte(0)
 		}
-		key := h.Sum64()
-		if _, ok := c.set[key]; ok && matching {
-			cached = b + BlockTokens
-			continue
-		}
-		matching = false
-		c.remember(key)
+		out = append(out, h.Sum64())
 	}
-	cached = max(0, min(cached, len(tokens)-1))
-	c.total.Add(int64(len(tokens)))
-	c.hits.Add(int64(cached))
-	return cached
+	return out
 }
 
-func (c *prefixCache) remember(key uint64) {
-	if _, ok := c.set[key]; ok {
+// kvBlock is a KV-cache block whose tokens have a known prefix hash, so
+// other sequences can share it. refs counts the sequences holding it;
+// with none it stays cached, evictable, until its memory is needed.
+type kvBlock struct {
+	hash       uint64
+	refs       int
+	registered bool          // findable by its hash (false after a reset)
+	lru        *list.Element // in the evictable list while refs == 0
+}
+
+// kvPool is the engine's KV cache in the manner of vLLM V1's block
+// manager: blocks are free, private to a sequence (the ones still being
+// filled, and generated tokens), or cached under their prefix hash and
+// shared by every sequence whose prompt begins with the same blocks.
+// Cached blocks no sequence holds are reused last, least recently
+// released first, so under memory pressure the prefix cache shrinks to
+// what running sequences leave over, as it does on a real server. Only
+// the engine goroutine touches it.
+type kvPool struct {
+	capacity  int // blocks; 0: unlimited (the constant profiles)
+	free      int // never used, or released private blocks
+	cached    map[uint64]*kvBlock
+	evictable *list.List // kvBlocks with refs == 0, oldest release first
+	// Prompt tokens looked up and found at admissions, as vLLM's
+	// prefix_cache_queries and prefix_cache_hits count them.
+	queries, hits int64
+}
+
+func newKVPool(capacity int) *kvPool {
+	return &kvPool{capacity: capacity, free: capacity, cached: map[uint64]*kvBlock{}, evictable: list.New()}
+}
+
+// available is how many blocks an allocation may take: the free ones and
+// the cached ones no sequence holds.
+func (k *kvPool) available() int { return k.free + k.evictable.Len() }
+
+// used is the blocks sequences hold, for the usage gauge.
+func (k *kvPool) used() int { return k.capacity - k.available() }
+
+// take reserves n private blocks, evicting cached ones when the free run
+// out; false, with nothing taken, when the cache cannot hold them.
+func (k *kvPool) take(n int) bool {
+	if k.capacity == 0 || n <= 0 {
+		return true
+	}
+	if n > k.available() {
+		return false
+	}
+	f := min(n, k.free)
+	k.free -= f
+	for range n - f {
+		k.evict()
+	}
+	return true
+}
+
+// evict forgets the least recently released cached block; its memory
+// becomes the caller's.
+func (k *kvPool) evict() {
+	b := k.evictable.Remove(k.evictable.Front()).(*kvBlock)
+	b.lru = nil
+	if b.registered {
+		delete(k.cached, b.hash)
+	}
+}
+
+// give returns n private blocks.
+func (k *kvPool) give(n int) {
+	if k.capacity > 0 {
+		k.free += n
+	}
+}
+
+// ref takes a hold on a cached block.
+func (k *kvPool) ref(b *kvBlock) {
+	if b.refs == 0 && b.lru != nil {
+		k.evictable.Remove(b.lru)
+		b.lru = nil
+	}
+	b.refs++
+}
+
+// unref drops a hold; a block no one holds stays cached (evictable) if
+// it can still be found, and is free memory otherwise.
+func (k *kvPool) unref(b *kvBlock) {
+	b.refs--
+	if b.refs > 0 {
 		return
 	}
-	if len(c.ring) < prefixBlocks {
-		c.ring = append(c.ring, key)
-	} else {
-		delete(c.set, c.ring[c.next])
-		c.ring[c.next] = key
-		c.next = (c.next + 1) % prefixBlocks
+	if !b.registered {
+		k.give(1)
+		return
 	}
-	c.set[key] = struct{}{}
+	b.lru = k.evictable.PushBack(b)
+	if k.capacity == 0 {
+		for len(k.cached) > prefixBlocks && k.evictable.Len() > 0 {
+			k.evict()
+		}
+	}
 }
 
-// reset forgets every block, as vLLM's /reset_prefix_cache and SGLang's
-// /flush_cache do; the counters keep counting.
-func (c *prefixCache) reset() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.set, c.ring, c.next = nil, nil, 0
+// match holds the cached blocks hashes begins with, at most limit of them.
+func (k *kvPool) match(hashes []uint64, limit int) []*kvBlock {
+	var out []*kvBlock
+	for _, h := range hashes[:min(limit, len(hashes))] {
+		b, ok := k.cached[h]
+		if !ok {
+			break
+		}
+		k.ref(b)
+		out = append(out, b)
+	}
+	return out
+}
+
+// register makes one of a sequence's private blocks findable under hash,
+// held by that sequence; if another sequence registered the same hash
+// first, the sequence shares that block and its private one is freed.
+func (k *kvPool) register(hash uint64) *kvBlock {
+	if b, ok := k.cached[hash]; ok {
+		k.ref(b)
+		k.give(1)
+		return b
+	}
+	b := &kvBlock{hash: hash, refs: 1, registered: true}
+	k.cached[hash] = b
+	return b
+}
+
+// reset forgets every cached block, as vLLM's /reset_prefix_cache and
+// SGLang's /flush_cache do: the ones no sequence holds become free, the
+// held ones stay with their sequences but can no longer be found. The
+// counters keep counting.
+func (k *kvPool) reset() {
+	for k.evictable.Len() > 0 {
+		k.evict()
+		k.give(1)
+	}
+	for h, b := range k.cached {
+		b.registered = false
+		delete(k.cached, h)
+	}
 }
 
 // promptSequence is a prompt as the simulator's tokenizer sees it: per

@@ -38,8 +38,9 @@ type Profile struct {
 	// server's prompt_tokens exceed the words the client sent, as on real servers.
 	ChatTemplateTokens int `json:"chat_template_tokens"`
 	MaxModelLen        int `json:"max_model_len"`
-	// PrefixCaching skips the prefill of a system prompt the engine has
-	// seen before (vLLM's automatic prefix caching, on by default in V1).
+	// PrefixCaching skips the prefill of the leading blocks of a prompt
+	// whose KV is still cached, and shares those blocks (vLLM's automatic
+	// prefix caching, on by default in V1).
 	PrefixCaching bool `json:"prefix_caching"`
 	// Source says where the constants come from.
 	Source string `json:"source"`
@@ -78,6 +79,14 @@ func (p Profile) IdleITL() time.Duration { return p.StepBase + p.DecodePerSeq }
 
 // KVTokens is the KV cache's capacity in tokens; 0 is unlimited.
 func (p Profile) KVTokens() int { return p.KVBlocks * p.BlockSize }
+
+// blockSize is the tokens per KV block: the profile's, else vLLM's default.
+func (p Profile) blockSize() int {
+	if p.BlockSize > 0 {
+		return p.BlockSize
+	}
+	return BlockTokens
+}
 
 var profiles = []Profile{
 	{

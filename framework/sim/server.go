@@ -56,8 +56,9 @@ type Server struct {
 	// (arrival to the first token handed over), exported as vLLM does.
 	ttftNanos, ttftCount atomic.Int64
 	model                []byte // JSON-quoted model name
-	cache                prefixCache
-	faults               *dice // nil: a well-behaved server
+	// seed keys the prompts' block hashes for the prefix cache.
+	seed   maphash.Seed
+	faults *dice // nil: a well-behaved server
 	// OnTrace, when set before Listen, receives each finished request's
 	// trace, and Listen then stamps requests' arrival from the kernel.
 	OnTrace func(Trace)
@@ -71,7 +72,7 @@ func New(p Profile) *Server {
 		p.TokensPerStep = 1
 	}
 	m, _ := json.Marshal(p.Model)
-	return &Server{p: p, eng: newEngine(p), model: m}
+	return &Server{p: p, eng: newEngine(p), model: m, seed: maphash.MakeSeed()}
 }
 
 // SetFaults makes the server misbehave as f says; call before serving.
@@ -125,7 +126,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusMethodNotAllowed, "use POST")
 			return
 		}
-		s.cache.reset()
+		if err := s.eng.reset(r.Context()); err != nil {
+			return
+		}
 		w.WriteHeader(http.StatusOK)
 	case "/metrics":
 		// vLLM's names, so clients that read vLLM read the simulator.
@@ -143,8 +146,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total %d\n", e.generated.Load())
 		fmt.Fprintf(w, "# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total %d\n", e.preemptions.Load())
 		if s.p.PrefixCaching {
-			fmt.Fprintf(w, "# TYPE vllm:prefix_cache_queries_total counter\nvllm:prefix_cache_queries_total %d\n", s.cache.total.Load())
-			fmt.Fprintf(w, "# TYPE vllm:prefix_cache_hits_total counter\nvllm:prefix_cache_hits_total %d\n", s.cache.hits.Load())
+			fmt.Fprintf(w, "# TYPE vllm:prefix_cache_queries_total counter\nvllm:prefix_cache_queries_total %d\n", e.prefixQueries.Load())
+			fmt.Fprintf(w, "# TYPE vllm:prefix_cache_hits_total counter\nvllm:prefix_cache_hits_total %d\n", e.prefixHits.Load())
 		}
 		fmt.Fprintf(w, "# TYPE vllm:request_queue_time_seconds histogram\nvllm:request_queue_time_seconds_bucket{le=\"+Inf\"} %d\nvllm:request_queue_time_seconds_sum %g\nvllm:request_queue_time_seconds_count %d\n",
 			e.admitted.Load(), float64(e.queueNanos.Load())/1e9, e.admitted.Load())
@@ -205,7 +208,7 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 		writeError(w, http.StatusBadRequest, "bad JSON body: "+err.Error())
 		return
 	}
-	prompt, cached, err := s.promptTokens(&req, chat)
+	prompt, hashes, err := s.promptTokens(&req, chat)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -247,9 +250,9 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion).", s.p.MaxModelLen, prompt+maxTokens, prompt, maxTokens))
 		return
 	}
-	tr.PromptTokens, tr.CachedTokens, tr.Model = prompt, cached, req.Model
+	tr.PromptTokens, tr.Model = prompt, req.Model
 
-	sq := newSeq(prompt, cached, maxTokens)
+	sq := newSeq(prompt, maxTokens, hashes)
 	ctx := r.Context()
 	if err := s.eng.submit(ctx, sq); err != nil {
 		return
@@ -362,7 +365,7 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 		return
 	}
 	tr.Done = time.Now()
-	tr.OutputTokens = int(sent)
+	tr.OutputTokens, tr.CachedTokens = int(sent), int(sq.hit.Load())
 	if s.OnTrace != nil {
 		s.OnTrace(tr)
 	}
@@ -426,7 +429,7 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		total += n
-		seqs[i] = newSeq(n, 0, 1)
+		seqs[i] = newSeq(n, 1, nil)
 	}
 	ctx := r.Context()
 	for _, sq := range seqs {
@@ -502,7 +505,7 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, sq *seq, id u
 	} else {
 		fmt.Fprintf(w, `{"id":"cmpl-%d","object":"text_completion","created":%d,"model":%s,"choices":[{"index":0,"text":%s,"finish_reason":"length"}],%s}`, id, tr.Arrived.Unix(), s.model, t, usage)
 	}
-	tr.FirstToken, tr.Done, tr.OutputTokens = time.Now(), time.Now(), n
+	tr.FirstToken, tr.Done, tr.OutputTokens, tr.CachedTokens = time.Now(), time.Now(), n, int(sq.hit.Load())
 	if s.OnTrace != nil {
 		s.OnTrace(*tr)
 	}
@@ -510,13 +513,14 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, sq *seq, id u
 
 // promptTokens counts the prompt as the sim's tokenizer does: one token per
 // whitespace-separated word, plus the chat template's tokens per message
-// and the assistant header. cached is how many of them the prefix cache
-// holds (prefixCache.lookup), when the profile caches prefixes.
-func (s *Server) promptTokens(req *request, chat bool) (total, cached int, err error) {
+// and the assistant header. hashes are its whole blocks' prefix hashes,
+// when the profile caches prefixes: the engine looks them up when it
+// admits the request.
+func (s *Server) promptTokens(req *request, chat bool) (total int, hashes []uint64, err error) {
 	var texts, roles []string
 	if chat {
 		if len(req.Messages) == 0 {
-			return 0, 0, errors.New("messages: required")
+			return 0, nil, errors.New("messages: required")
 		}
 		for i, m := range req.Messages {
 			var text string
@@ -537,13 +541,13 @@ func (s *Server) promptTokens(req *request, chat bool) (total, cached int, err e
 						url, _ := u["url"].(string)
 						words, err := imageWords(url)
 						if err != nil {
-							return 0, 0, fmt.Errorf("messages[%d].content[%d]: %w", i, j, err)
+							return 0, nil, fmt.Errorf("messages[%d].content[%d]: %w", i, j, err)
 						}
 						text += words
 					}
 				}
 			default:
-				return 0, 0, fmt.Errorf("messages[%d].content: want a string or content parts", i)
+				return 0, nil, fmt.Errorf("messages[%d].content: want a string or content parts", i)
 			}
 			texts, roles = append(texts, text), append(roles, m.Role)
 		}
@@ -557,11 +561,11 @@ func (s *Server) promptTokens(req *request, chat bool) (total, cached int, err e
 				str, ok = p[0].(string)
 			}
 			if !ok {
-				return 0, 0, errors.New("prompt: batched prompts are not supported by the simulator")
+				return 0, nil, errors.New("prompt: batched prompts are not supported by the simulator")
 			}
 			texts = []string{str}
 		default:
-			return 0, 0, errors.New("prompt: required")
+			return 0, nil, errors.New("prompt: required")
 		}
 	}
 	if !s.p.PrefixCaching {
@@ -571,10 +575,10 @@ func (s *Server) promptTokens(req *request, chat bool) (total, cached int, err e
 		if chat {
 			total += len(texts)*s.p.ChatTemplateTokens + 3
 		}
-		return total, 0, nil
+		return total, nil, nil
 	}
 	seq := promptSequence(texts, roles, s.p.ChatTemplateTokens, chat)
-	return len(seq), s.cache.lookup(seq), nil
+	return len(seq), blockHashes(s.seed, seq, s.p.blockSize()), nil
 }
 
 // ImageTokens is what an image costs the simulated model, in the manner

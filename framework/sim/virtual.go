@@ -49,7 +49,7 @@ func ClosedLoop(p Profile, l Load) ClosedLoopResult {
 	var ttft, tpot, e2e []time.Duration
 	sent, tokens := 0, 0
 	send := func(c *client, at time.Time) {
-		c.s = newSeq(l.Input, 0, l.Output)
+		c.s = newSeq(l.Input, l.Output, nil)
 		c.s.arrived, c.start, c.first = at, at, time.Time{}
 		sent++
 	}
