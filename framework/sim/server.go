@@ -261,7 +261,7 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 
 	id := s.nextID.Add(1)
 	if !req.Stream {
-		s.whole(ctx, w, sq, id, chat, &tr)
+		s.whole(ctx, w, sq, id, chat, &tr, structuredReply{ans: ans, on: isStructured, finish: finish})
 		return
 	}
 	var includeUsage, continuous bool
@@ -483,8 +483,16 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// whole answers a non-streaming request once generation ends.
-func (s *Server) whole(ctx context.Context, w http.ResponseWriter, sq *seq, id uint64, chat bool, tr *Trace) {
+// structuredReply is a structured request's planned answer, for whole.
+type structuredReply struct {
+	ans    structuredAnswer
+	on     bool
+	finish string
+}
+
+// whole answers a non-streaming request once generation ends: words, or
+// the structured answer as a tool call or as the message's text.
+func (s *Server) whole(ctx context.Context, w http.ResponseWriter, sq *seq, id uint64, chat bool, tr *Trace, st structuredReply) {
 	for !sq.finished.Load() {
 		select {
 		case <-sq.notify:
@@ -497,13 +505,25 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, sq *seq, id u
 	for i := range n {
 		text = append(text, word(i)...)
 	}
+	if st.on {
+		text = []byte(st.ans.text)
+	}
 	t, _ := json.Marshal(string(text))
+	finish := "length"
+	if st.on {
+		finish = st.finish
+	}
+	message := fmt.Sprintf(`{"role":"assistant","content":%s}`, t)
+	if st.on && st.ans.tool != "" {
+		name, _ := json.Marshal(st.ans.tool)
+		message = fmt.Sprintf(`{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":%s,"arguments":%s}}]}`, id, name, t)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	usage := fmt.Sprintf(`"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}`, sq.promptTokens, n, sq.promptTokens+n)
 	if chat {
-		fmt.Fprintf(w, `{"id":"chatcmpl-%d","object":"chat.completion","created":%d,"model":%s,"choices":[{"index":0,"message":{"role":"assistant","content":%s},"finish_reason":"length"}],%s}`, id, tr.Arrived.Unix(), s.model, t, usage)
+		fmt.Fprintf(w, `{"id":"chatcmpl-%d","object":"chat.completion","created":%d,"model":%s,"choices":[{"index":0,"message":%s,"finish_reason":%q}],%s}`, id, tr.Arrived.Unix(), s.model, message, finish, usage)
 	} else {
-		fmt.Fprintf(w, `{"id":"cmpl-%d","object":"text_completion","created":%d,"model":%s,"choices":[{"index":0,"text":%s,"finish_reason":"length"}],%s}`, id, tr.Arrived.Unix(), s.model, t, usage)
+		fmt.Fprintf(w, `{"id":"cmpl-%d","object":"text_completion","created":%d,"model":%s,"choices":[{"index":0,"text":%s,"finish_reason":%q}],%s}`, id, tr.Arrived.Unix(), s.model, t, finish, usage)
 	}
 	tr.FirstToken, tr.Done, tr.OutputTokens, tr.CachedTokens = time.Now(), time.Now(), n, int(sq.hit.Load())
 	if s.OnTrace != nil {

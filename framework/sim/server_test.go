@@ -221,3 +221,50 @@ func TestServerPrefixCaching(t *testing.T) {
 		t.Errorf("cached tokens %v, want %v", cached, want)
 	}
 }
+
+// A non-streaming structured request gets its structured answer whole: a
+// tool call whose arguments are an instance of the tool's schema, or JSON
+// text for a response format, with the finish reason a model gives.
+func TestWholeStructuredAnswers(t *testing.T) {
+	t.Parallel()
+	p, _ := Lookup("tiny")
+	_, u := startServer(t, p)
+	schema := `{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city","days"]}`
+	var tool struct {
+		Choices []struct {
+			Message struct {
+				Content   *string `json:"content"`
+				ToolCalls []struct {
+					Type     string `json:"type"`
+					Function struct{ Name, Arguments string }
+				} `json:"tool_calls"`
+			} `json:"message"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+	}
+	code, out := post(t, u+"/v1/chat/completions", `{"messages":[{"role":"user","content":"weather?"}],"max_tokens":200,
+		"tools":[{"type":"function","function":{"name":"forecast","parameters":`+schema+`}}],"tool_choice":"required"}`)
+	if err := json.Unmarshal([]byte(out), &tool); code != 200 || err != nil || len(tool.Choices) != 1 {
+		t.Fatalf("HTTP %d %v: %s", code, err, out)
+	}
+	c := tool.Choices[0]
+	var args struct {
+		City *string
+		Days *int
+	}
+	if c.FinishReason != "tool_calls" || c.Message.Content != nil || len(c.Message.ToolCalls) != 1 ||
+		c.Message.ToolCalls[0].Function.Name != "forecast" || json.Unmarshal([]byte(c.Message.ToolCalls[0].Function.Arguments), &args) != nil ||
+		args.City == nil || args.Days == nil {
+		t.Errorf("tool call answer: %s", out)
+	}
+	code, out = post(t, u+"/v1/chat/completions", `{"messages":[{"role":"user","content":"weather?"}],"max_tokens":200,
+		"response_format":{"type":"json_schema","json_schema":{"name":"f","schema":`+schema+`}}}`)
+	if err := json.Unmarshal([]byte(out), &tool); code != 200 || err != nil || len(tool.Choices) != 1 {
+		t.Fatalf("HTTP %d %v: %s", code, err, out)
+	}
+	c = tool.Choices[0]
+	args.City, args.Days = nil, nil
+	if c.FinishReason != "stop" || c.Message.Content == nil || json.Unmarshal([]byte(*c.Message.Content), &args) != nil || args.City == nil || args.Days == nil {
+		t.Errorf("JSON answer: %s", out)
+	}
+}
