@@ -18,8 +18,9 @@ import (
 
 // Curves draws one run's throughput-latency curves: output throughput
 // against the load offered (rate or concurrency), and TTFT and TPOT P50
-// and P99 against output throughput. Trials are drawn as points of their
-// own, joined in the order of load.
+// and P99 against output throughput; and, where telemetry measured power,
+// energy per output token against output throughput. Trials are drawn as
+// points of their own, joined in the order of load.
 func Curves(f *result.File) ([]SVG, error) {
 	pts := make([]*result.Point, 0, len(f.Points))
 	for i := range f.Points {
@@ -56,6 +57,11 @@ func Curves(f *result.File) ([]SVG, error) {
 		}}}, true},
 		{"ttft.svg", "TTFT vs output throughput", "output tokens/s", "TTFT (ms)", []line{{"p50", lat(metric.TTFT, "p50")}, {"p99", lat(metric.TTFT, "p99")}}, true},
 		{"tpot.svg", "TPOT vs output throughput", "output tokens/s", "TPOT (ms)", []line{{"p50", lat(metric.TPOT, "p50")}, {"p99", lat(metric.TPOT, "p99")}}, true},
+		// Drawn where telemetry measured power: what each token costs in
+		// energy as the load rises (batching makes it fall until the knee).
+		{"energy.svg", "Energy per output token vs output throughput", "output tokens/s", "joules per output token", []line{{"J/token", func(p *result.Point) (float64, float64, bool) {
+			return p.Throughput.OutputTokens, p.EnergyPerOutputToken, p.EnergyPerOutputToken > 0
+		}}}, true},
 	}
 	var out []SVG
 	for _, c := range charts {

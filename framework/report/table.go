@@ -172,7 +172,11 @@ func notes(p result.Point) []string {
 		for i, k := range keys {
 			parts[i] = fmt.Sprintf("%s %.4g", k, p.Telemetry[k])
 		}
-		n = append(n, "telemetry: "+strings.Join(parts, ", "))
+		line := "telemetry: " + strings.Join(parts, ", ")
+		if e := p.EnergyPerOutputToken; e > 0 {
+			line += fmt.Sprintf("; %.3g J per output token", e)
+		}
+		n = append(n, line)
 	}
 	if c := p.Cost; c != nil && c.Energy != "" {
 		n = append(n, "cost's energy priced at "+c.Energy)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/benchci/benchci/framework/metric"
@@ -67,5 +68,20 @@ func golden(t *testing.T, path, got string) {
 	}
 	if got != string(want) {
 		t.Errorf("output differs from %s:\n--- got\n%s--- want\n%s", path, got, want)
+	}
+}
+
+// A point's telemetry line says what a token cost in energy.
+func TestNotesTelemetryEnergy(t *testing.T) {
+	t.Parallel()
+	p := result.Point{Telemetry: map[string]float64{"dcgm.power_mean_w": 800}, EnergyPerOutputToken: 0.4}
+	var line string
+	for _, n := range notes(p) {
+		if strings.HasPrefix(n, "telemetry: ") {
+			line = n
+		}
+	}
+	if line != "telemetry: dcgm.power_mean_w 800; 0.4 J per output token" {
+		t.Errorf("telemetry line %q", line)
 	}
 }
