@@ -177,6 +177,33 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// validate reads a suite's data files as a run would: a bad trace line is
+// reported with its file and line before anything runs.
+func TestValidateReadsDataFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "agent.jsonl")
+	if err := os.WriteFile(trace, []byte("{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5, \"hash_ids\": [0, 1]}\n"+
+		"{\"timestamp\": 5, \"input_length\": 10, \"output_length\": 5, \"hash_ids\": [0, -2]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "agent.jsonnet")
+	src := `local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'agent',
+  target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5), arrival: b.arrival.trace('agent.jsonl', block_tokens=16) },
+  sweep: b.sweep.rates([1], duration='2s'),
+}`
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, context.Background(), "validate", path)
+	if code != 2 || !strings.Contains(stderr, "agent.jsonl:2: hash_ids: negative block id -2") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
 // TestInterruptWritesPartialResults stops a long run part-way, as Ctrl-C
 // does, and checks that what was measured is written and marked incomplete.
 func TestInterruptWritesPartialResults(t *testing.T) {

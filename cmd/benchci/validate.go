@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/benchci/benchci/framework/compare"
+	"github.com/benchci/benchci/framework/runner"
 	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/spf13/cobra"
 )
@@ -13,7 +14,7 @@ func validateCmd() *cobra.Command {
 	var sf suiteFlags
 	cmd := &cobra.Command{
 		Use:   "validate SUITE...",
-		Short: "Evaluate and check suites without running them, listing every problem",
+		Short: "Evaluate and check suites and their data files without running them, listing every problem",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := sf.options()
@@ -23,6 +24,13 @@ func validateCmd() *cobra.Command {
 			bad := 0
 			for _, path := range args {
 				l, err := suitefile.Load(path, opts)
+				if err == nil {
+					// The data files too: a trace or dataset that does not
+					// read fails here, not minutes into a run.
+					if err = runner.CheckWorkload(l.Suite); err != nil {
+						err = fmt.Errorf("%s: %w", path, err)
+					}
+				}
 				if err != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), err)
 					bad++

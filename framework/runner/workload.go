@@ -28,17 +28,9 @@ type prepared struct {
 // any point starts.
 func prepare(ctx context.Context, s *suite.Suite, sess *session, f *result.File, shared *SharedCalibration) (*prepared, error) {
 	w := s.Workload
-	srcs := workload.Sources{NoOutput: s.API == suite.APIEmbeddings}
-	var err error
-	if w.Arrival.Kind == suite.ArrivalTrace {
-		if srcs.Trace, err = workload.LoadTrace(w.Arrival.Path); err != nil {
-			return nil, err
-		}
-	}
-	if w.Prompts.Kind.Dataset() {
-		if srcs.Dataset, err = workload.LoadDataset(w.Prompts.Kind, w.Prompts.Path); err != nil {
-			return nil, err
-		}
+	srcs, err := loadSources(s)
+	if err != nil {
+		return nil, err
 	}
 	if cal, from, ok := shared.get(); ok && w.Prompts.Calibrate && w.Prompts.Kind.Synthetic() {
 		// Measured on another variant: every variant is sent the same
@@ -67,6 +59,36 @@ func prepare(ctx context.Context, s *suite.Suite, sess *session, f *result.File,
 		return nil, err
 	}
 	return &prepared{w: w, srcs: srcs, cl: sess.cl}, nil
+}
+
+// loadSources reads the workload's data files: its trace and dataset.
+func loadSources(s *suite.Suite) (workload.Sources, error) {
+	w := s.Workload
+	srcs := workload.Sources{NoOutput: s.API == suite.APIEmbeddings}
+	var err error
+	if w.Arrival.Kind == suite.ArrivalTrace {
+		if srcs.Trace, err = workload.LoadTrace(w.Arrival.Path); err != nil {
+			return srcs, err
+		}
+	}
+	if w.Prompts.Kind.Dataset() {
+		if srcs.Dataset, err = workload.LoadDataset(w.Prompts.Kind, w.Prompts.Path); err != nil {
+			return srcs, err
+		}
+	}
+	return srcs, nil
+}
+
+// CheckWorkload reads the suite's data files (trace, dataset, images) and
+// builds its request generator as a run does, without a server, so that
+// `benchci validate` finds a bad data file before any run.
+func CheckWorkload(s *suite.Suite) error {
+	srcs, err := loadSources(s)
+	if err != nil {
+		return err
+	}
+	_, err = workload.NewGenerator(s.Workload, srcs)
+	return err
 }
 
 // source returns the request sequence from its start, for the point-th
