@@ -177,14 +177,15 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// validate reads a suite's data files as a run would: a bad trace line is
-// reported with its file and line before anything runs.
+// validate reads a suite's data files as a run would: every bad trace line
+// is reported with its file and line before anything runs.
 func TestValidateReadsDataFiles(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "agent.jsonl")
 	if err := os.WriteFile(trace, []byte("{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5, \"hash_ids\": [0, 1]}\n"+
-		"{\"timestamp\": 5, \"input_length\": 10, \"output_length\": 5, \"hash_ids\": [0, -2]}\n"), 0o644); err != nil {
+		"{\"timestamp\": 5, \"input_length\": 10, \"output_length\": 5, \"hash_ids\": [0, -2]}\n"+
+		"{\"timestamp\": 6, \"input_length\": 10, \"output_length\": 5, \"hash_idz\": [0]}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "agent.jsonnet")
@@ -199,7 +200,9 @@ b.suite {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := runCLI(t, context.Background(), "validate", path)
-	if code != 2 || !strings.Contains(stderr, "agent.jsonl:2: hash_ids: negative block id -2") {
+	// Every bad line, each with the file's path.
+	if code != 2 || !strings.Contains(stderr, "agent.jsonl:2: hash_ids: negative block id -2") ||
+		!strings.Contains(stderr, "agent.jsonl:3: json: unknown field \"hash_idz\"") {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
 }

@@ -41,7 +41,7 @@ func LoadDataset(kind suite.PromptKind, path string) (*Dataset, error) {
 		return nil, fmt.Errorf("load dataset %s: unknown kind %q", path, kind)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load dataset %s:%w", path, err)
+		return nil, fmt.Errorf("load dataset %w", atFile(path, err))
 	}
 	return d, nil
 }

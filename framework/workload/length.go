@@ -120,7 +120,7 @@ func lengthsFromFile(path, field string) ([]float64, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("lengths %s:%w", path, err)
+		return nil, fmt.Errorf("lengths %w", atFile(path, err))
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("lengths %s: no lines", path)

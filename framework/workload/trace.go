@@ -50,7 +50,7 @@ func LoadTrace(path string) (*Trace, error) {
 	defer f.Close()
 	t, err := ParseTrace(f)
 	if err != nil {
-		return nil, fmt.Errorf("load trace %s:%w", path, err)
+		return nil, fmt.Errorf("load trace %w", atFile(path, err))
 	}
 	return t, nil
 }

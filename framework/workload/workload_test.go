@@ -588,3 +588,27 @@ func TestImages(t *testing.T) {
 		t.Errorf("resolutions %v, want 64x48 three times as often as 32x32", sizes)
 	}
 }
+
+// A data file reports every bad line, each numbered, up to maxLineErrors.
+func TestEachLineReportsEveryBadLine(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	for i := range 30 {
+		if i%5 == 0 {
+			b.WriteString("{\"timestamp\": 1, \"input_tokens\": 1, \"output_tokens\": 1}\n")
+			continue
+		}
+		fmt.Fprintf(&b, "{\"timestamp\": %d, \"input_tokens\": -1, \"output_tokens\": 1}\n", i)
+	}
+	_, err := ParseTrace(strings.NewReader(b.String()))
+	msg := atFile("t.jsonl", err).Error()
+	lines := strings.Split(msg, "\n")
+	if len(lines) != maxLineErrors+1 || lines[0] != "t.jsonl:2: negative token count" ||
+		lines[maxLineErrors] != "t.jsonl: more bad lines after the first 20 not shown" {
+		t.Errorf("%d lines:\n%s", len(lines), msg)
+	}
+	// Line 6 is good: not among those reported.
+	if strings.Contains(msg, "t.jsonl:6:") {
+		t.Errorf("a good line reported:\n%s", msg)
+	}
+}
