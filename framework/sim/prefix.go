@@ -70,8 +70,14 @@ func newKVPool(capacity int) *kvPool {
 // the cached ones no sequence holds.
 func (k *kvPool) available() int { return k.free + k.evictable.Len() }
 
-// used is the blocks sequences hold, for the usage gauge.
-func (k *kvPool) used() int { return k.capacity - k.available() }
+// used is the blocks sequences hold, for the usage gauge (0 without a
+// sized cache).
+func (k *kvPool) used() int {
+	if k.capacity == 0 {
+		return 0
+	}
+	return k.capacity - k.available()
+}
 
 // take reserves n private blocks, evicting cached ones when the free run
 // out; false, with nothing taken, when the cache cannot hold them.
