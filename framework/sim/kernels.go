@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -68,8 +69,8 @@ func (k KernelCheck) Error() float64 { return (k.Modelled - k.Measured) / k.Meas
 // Within reports whether a gated figure is inside KernelTolerance.
 func (k KernelCheck) Within() bool { return !k.Gated || math.Abs(k.Error()) <= KernelTolerance }
 
-// KernelChecks compares the roofline of each measured card pair (BF16,
-// one GPU, the default efficiency) with the kernel times measured/steps.py
+// KernelChecks compares the roofline of each measured card pair (one GPU,
+// the run's weight dtype, the default efficiency) with the kernel times measured/steps.py
 // took: the matrix products of decode steps against the weights term, the
 // growth of attention time with context against the KV-cache bandwidth,
 // and long prefills against the compute term. The fixed per-step and
@@ -95,7 +96,7 @@ func KernelChecks() ([]KernelCheck, error) {
 			return nil, err
 		}
 		var k kernelRun
-		dec := json.NewDecoder(strings.NewReader(string(b)))
+		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&k); err != nil {
 			return nil, fmt.Errorf("measured/%s: %w", name, err)
