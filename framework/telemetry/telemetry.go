@@ -32,7 +32,7 @@ const (
 // gauges; its energy gauge accumulates like DCGM's counter.
 const (
 	AMDUtil       = "gpu_gfx_activity"    // percent
-	AMDMemory     = "gpu_used_vram"       // MB (MiB, as amd-smi reports it)
+	AMDMemory     = "gpu_used_vram"       // "MB" by its documentation; taken as MiB, unconverted
 	AMDPower      = "gpu_package_power"   // watts, the socket's
 	AMDPowerUsage = "gpu_power_usage"     // watts, on exporters without package power
 	AMDEnergy     = "gpu_energy_consumed" // microjoules, accumulated
