@@ -369,7 +369,18 @@ type Images struct {
 	// Dir, instead of synthesizing, draws images from the PNG and JPEG
 	// files of a directory (relative to the suite).
 	Dir string `json:"dir,omitempty"`
+	// Turns says which turns of a multi-turn session add images: "first"
+	// (default: a document or photo asked about over several turns) or
+	// "every" (an agent sending a new screenshot a turn). Later turns
+	// resend the earlier turns' images in their history either way.
+	Turns string `json:"turns,omitempty"`
 }
+
+// Which turns of a session add images (Images.Turns).
+const (
+	ImagesFirstTurn = "first"
+	ImagesEveryTurn = "every"
+)
 
 // Structured describes structured requests.
 type Structured struct {

@@ -104,6 +104,15 @@ func validate(s *Suite, known *Known) []*FieldError {
 		if im.Format != "" && im.Format != "jpeg" && im.Format != "png" {
 			bad("workload.images.format", "want jpeg or png, got %q", im.Format)
 		}
+		switch im.Turns {
+		case "", ImagesFirstTurn:
+		case ImagesEveryTurn:
+			if s.Workload.Prompts.Kind != PromptMultiTurn {
+				bad("workload.images.turns", "'every' adds images to each turn of a session: set prompts: { kind: 'multi_turn' }")
+			}
+		default:
+			bad("workload.images.turns", "want 'first' or 'every', got %q", im.Turns)
+		}
 	}
 	if st := s.Workload.Structured; st != nil {
 		if s.API != "chat" {

@@ -198,3 +198,29 @@ func TestGeneratorMultiTurnKeepsImagesInHistory(t *testing.T) {
 		}
 	}
 }
+
+// With images.turns 'every', each turn adds images of its own, as an agent
+// sends a new screenshot a turn, and the history keeps every earlier turn's.
+func TestGeneratorMultiTurnImagesEveryTurn(t *testing.T) {
+	t.Parallel()
+	w := suite.Workload{InputTokens: suite.Dist{Kind: "fixed", Value: 10}, OutputTokens: suite.Dist{Kind: "fixed", Value: 20},
+		Prompts: suite.Prompts{Kind: "multi_turn", Turns: 3}, Seed: 1,
+		Images: &suite.Images{Format: "png", Turns: suite.ImagesEveryTurn, Sizes: []suite.ImageSize{{Width: 32, Height: 32}, {Width: 48, Height: 32}}}}
+	g, err := NewGenerator(w, Sources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := g.Next()
+	turns := append([]Request{s}, s.FollowUps...)
+	for k, turn := range turns {
+		if len(turn.Images) != 1 {
+			t.Errorf("turn %d adds %d images, want 1", k, len(turn.Images))
+		}
+		// The history holds each earlier turn's user message with its images.
+		for j := 0; j < k; j++ {
+			if !reflect.DeepEqual(turn.History[2*j].Images, turns[j].Images) {
+				t.Errorf("turn %d's history lacks turn %d's images", k, j)
+			}
+		}
+	}
+}

@@ -346,8 +346,9 @@ func (g *Generator) blockPrompt(ids []int, tokens int) string {
 // turn adds a user message of its own input length, and the reply to it
 // is represented in later turns' history by synthetic text of the reply's
 // length, as a client replaying a conversation would send. InputTokens of
-// a turn is the whole history's. The first turn's images stay in the
-// history of every later turn, as a chat client resends them.
+// a turn is the whole history's. A turn's images (the first turn's, or
+// every turn's with images.turns 'every') stay in the history of every
+// later turn, as a chat client resends them.
 func (g *Generator) session(first Request) Request {
 	turns := make([]Request, g.w.Prompts.Turns)
 	var history []client.Message
@@ -356,6 +357,9 @@ func (g *Generator) session(first Request) Request {
 		t := first
 		if k > 0 {
 			t = Request{Index: first.Index, InputTokens: g.in.Sample(), OutputTokens: g.out.Sample(), Model: first.Model}
+			if g.images != nil && g.w.Images.Turns == suite.ImagesEveryTurn {
+				t.Images = g.images.next()
+			}
 		}
 		user := Prompt(g.cal.Words(t.InputTokens, k == 0), g.prompts)
 		total += t.InputTokens
