@@ -269,10 +269,7 @@ func (e *engine) matchPrefix(s *seq) {
 
 // unmatchPrefix undoes matchPrefix for a sequence that was not admitted.
 func (e *engine) unmatchPrefix(s *seq) {
-	for _, b := range s.refs {
-		e.kv.unref(b)
-	}
-	s.refs = nil
+	e.release(s) // its matched blocks are all it holds
 	s.computed -= s.cached
 	s.prefillLeft += s.cached
 	s.cached = 0

@@ -261,7 +261,11 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 
 	id := s.nextID.Add(1)
 	if !req.Stream {
-		s.whole(ctx, w, sq, id, chat, &tr, structuredReply{ans: ans, on: isStructured, finish: finish})
+		var st *structuredAnswer
+		if isStructured {
+			st = &ans
+		}
+		s.whole(ctx, w, sq, id, chat, &tr, st, finish)
 		return
 	}
 	var includeUsage, continuous bool
@@ -483,16 +487,10 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// structuredReply is a structured request's planned answer, for whole.
-type structuredReply struct {
-	ans    structuredAnswer
-	on     bool
-	finish string
-}
-
 // whole answers a non-streaming request once generation ends: words, or
-// the structured answer as a tool call or as the message's text.
-func (s *Server) whole(ctx context.Context, w http.ResponseWriter, sq *seq, id uint64, chat bool, tr *Trace, st structuredReply) {
+// the structured answer (st, when not nil) as a tool call or as the
+// message's text, with the finish reason the handler settled.
+func (s *Server) whole(ctx context.Context, w http.ResponseWriter, sq *seq, id uint64, chat bool, tr *Trace, st *structuredAnswer, finish string) {
 	for !sq.finished.Load() {
 		select {
 		case <-sq.notify:
@@ -501,21 +499,19 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, sq *seq, id u
 		}
 	}
 	n := int(sq.produced.Load())
-	text := make([]byte, 0, n*6)
-	for i := range n {
-		text = append(text, word(i)...)
-	}
-	if st.on {
-		text = []byte(st.ans.text)
+	var text []byte
+	if st != nil {
+		text = []byte(st.text)
+	} else {
+		text = make([]byte, 0, n*6)
+		for i := range n {
+			text = append(text, word(i)...)
+		}
 	}
 	t, _ := json.Marshal(string(text))
-	finish := "length"
-	if st.on {
-		finish = st.finish
-	}
 	message := fmt.Sprintf(`{"role":"assistant","content":%s}`, t)
-	if st.on && st.ans.tool != "" {
-		name, _ := json.Marshal(st.ans.tool)
+	if st != nil && st.tool != "" {
+		name, _ := json.Marshal(st.tool)
 		message = fmt.Sprintf(`{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":%s,"arguments":%s}}]}`, id, name, t)
 	}
 	w.Header().Set("Content-Type", "application/json")
