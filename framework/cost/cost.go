@@ -20,9 +20,9 @@ type Power struct {
 	Source string
 }
 
-// Measured is the mean power over a point of the first of the suite's
+// measuredPower is the mean power over a point of the first of the suite's
 // telemetry endpoints that measured it, or nil.
-func Measured(s *suite.Suite, figures map[string]float64) *Power {
+func measuredPower(s *suite.Suite, figures map[string]float64) *Power {
 	for _, t := range s.Telemetry {
 		if w, ok := figures[t.Name+"."+telemetry.PowerMean]; ok && w > 0 {
 			src := t.Name
@@ -35,15 +35,27 @@ func Measured(s *suite.Suite, figures map[string]float64) *Power {
 	return nil
 }
 
-// EnergyPerToken is joules per output token at a point: measured power
+// energyPerToken is joules per output token at a point: measured power
 // over output throughput; 0 without either. A ratio of two means over the
 // point, it needs no alignment of the exporter's scrapes with the
 // measured window.
-func EnergyPerToken(measured *Power, outputTPS float64) float64 {
+func energyPerToken(measured *Power, outputTPS float64) float64 {
 	if measured == nil || outputTPS <= 0 {
 		return 0
 	}
 	return measured.Watts / outputTPS
+}
+
+// Price sets a point's energy per output token and, when the suite
+// declares cost inputs, its cost, from the point's throughputs and the
+// power its telemetry measured. Runs and shard merges price points alike.
+func Price(s *suite.Suite, p *result.Point) {
+	power := measuredPower(s, p.Telemetry)
+	p.EnergyPerOutputToken = energyPerToken(power, p.Throughput.OutputTokens)
+	if s.Cost != nil {
+		c := At(*s.Cost, power, p.Throughput.OutputTokens, p.Throughput.TotalTokens)
+		p.Cost = &c
+	}
 }
 
 // PerHour is the cost of running the deployment for an hour, in dollars;

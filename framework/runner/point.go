@@ -187,12 +187,7 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	for _, n := range pointNotes(s, &p) {
 		ex.f.Notes = append(ex.f.Notes, p.Label+": "+n)
 	}
-	power := cost.Measured(s, p.Telemetry)
-	p.EnergyPerOutputToken = cost.EnergyPerToken(power, p.Throughput.OutputTokens)
-	if s.Cost != nil {
-		c := cost.At(*s.Cost, power, p.Throughput.OutputTokens, p.Throughput.TotalTokens)
-		p.Cost = &c
-	}
+	cost.Price(s, &p)
 	ex.f.Points = append(ex.f.Points, p)
 	last := &ex.f.Points[len(ex.f.Points)-1]
 	if ex.obs != nil {

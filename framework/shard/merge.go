@@ -190,12 +190,7 @@ func mergePoint(ps []*result.Point, idx []int, s *suite.Suite) (result.Point, er
 	// first's figures stand for the point, and its measured power prices
 	// the merged throughput.
 	p.Telemetry = first.Telemetry
-	power := cost.Measured(s, p.Telemetry)
-	p.EnergyPerOutputToken = cost.EnergyPerToken(power, p.Throughput.OutputTokens)
-	if s.Cost != nil {
-		c := cost.At(*s.Cost, power, p.Throughput.OutputTokens, p.Throughput.TotalTokens)
-		p.Cost = &c
-	}
+	cost.Price(s, &p)
 	return p, nil
 }
 
