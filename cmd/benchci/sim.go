@@ -73,7 +73,7 @@ func simCheckCmd() *cobra.Command {
 	var markdown bool
 	cmd := &cobra.Command{
 		Use:   "check",
-		Short: "Put the simulator's figures next to published serving measurements",
+		Short: "Put the simulator's figures next to published serving measurements and measured kernels",
 		Long: `check runs each published measurement's workload (sim.References: vLLM's
 own latency benchmarks, NVIDIA NIM's concurrency sweeps) on the profile
 derived from the same model, GPU, tensor-parallel degree and dtypes, in
@@ -131,6 +131,6 @@ long prefills, timed by measured/steps.py); it fails beyond 25%.
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&markdown, "markdown", false, "print only the table")
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "print only the tables, as the README carries them")
 	return cmd
 }
