@@ -141,26 +141,38 @@ func Fetch(ctx context.Context, url string, read func(io.Reader) error) error {
 
 // Parse reads the Prometheus text format.
 func Parse(r io.Reader) (Snapshot, error) {
-	p := expfmt.NewTextParser(model.LegacyValidation) // engine names use ':'
-	fams, err := p.TextToMetricFamilies(r)
-	if err != nil {
-		return nil, fmt.Errorf("/metrics: %w", err)
-	}
 	s := Snapshot{}
-	// A server may write NaN or ±Inf (a counter that was never set, a
-	// division by zero); no value from a server may cost the run, so such
-	// samples are left out, as if the server had not sent them.
-	add := func(name string, v float64) {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return
-		}
+	err := Samples(r, func(name string, v float64) {
 		if sum := s[name] + v; !math.IsInf(sum, 0) {
 			s[name] = sum
 		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("/metrics: %w", err)
 	}
-	for name, f := range fams {
-		for _, m := range f.GetMetric() {
-			switch f.GetType() {
+	return s, nil
+}
+
+// Samples calls f with every sample of a Prometheus text exposition:
+// counters, gauges and untyped values under their names, histograms and
+// summaries as NAME_sum and NAME_count. A server may write NaN or ±Inf (a
+// counter that was never set, a division by zero); no value from a server
+// may cost the run, so such samples are left out, as if the server had
+// not sent them.
+func Samples(r io.Reader, f func(name string, v float64)) error {
+	p := expfmt.NewTextParser(model.LegacyValidation) // engine names use ':'
+	fams, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return err
+	}
+	add := func(name string, v float64) {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			f(name, v)
+		}
+	}
+	for name, fam := range fams {
+		for _, m := range fam.GetMetric() {
+			switch fam.GetType() {
 			case dto.MetricType_COUNTER:
 				add(name, m.GetCounter().GetValue())
 			case dto.MetricType_GAUGE:
@@ -176,7 +188,7 @@ func Parse(r io.Reader) (Snapshot, error) {
 			}
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // figure is one server-side figure and the metric names engines give it.

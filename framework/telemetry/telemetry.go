@@ -13,10 +13,6 @@ import (
 	"math"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
 	"github.com/benchci/benchci/framework/engine"
 )
 
@@ -157,7 +153,8 @@ func (s *Sampler) Stop() (map[string]float64, error) {
 // reduce turns a point's scrapes into its figures: means over the scrapes
 // of gauges summed over GPUs (power) or averaged over them (utilization),
 // peaks, and the energy spent between the first and the last scrape, from
-// DCGM's energy counter where it is served, else from the mean power.
+// the exporter's energy counter where it serves one, else from the mean
+// power.
 func reduce(scrapes []sample, gauges []string) map[string]float64 {
 	out := map[string]float64{}
 	pick := func(sources []source) source {
@@ -248,37 +245,19 @@ func fetch(ctx context.Context, url string) (map[string]series, error) {
 
 // parse reads the Prometheus text format into per-name series.
 func parse(r io.Reader) (map[string]series, error) {
-	tp := expfmt.NewTextParser(model.LegacyValidation)
-	fams, err := tp.TextToMetricFamilies(r)
+	out := map[string]series{}
+	err := engine.Samples(r, func(name string, v float64) {
+		s, ok := out[name]
+		if !ok {
+			s.max = math.Inf(-1)
+		}
+		s.sum += v
+		s.max = max(s.max, v)
+		s.n++
+		out[name] = s
+	})
 	if err != nil {
 		return nil, err
-	}
-	out := map[string]series{}
-	for name, f := range fams {
-		var s series
-		s.max = math.Inf(-1)
-		for _, m := range f.GetMetric() {
-			var v float64
-			switch f.GetType() {
-			case dto.MetricType_COUNTER:
-				v = m.GetCounter().GetValue()
-			case dto.MetricType_GAUGE:
-				v = m.GetGauge().GetValue()
-			case dto.MetricType_UNTYPED:
-				v = m.GetUntyped().GetValue()
-			default:
-				continue
-			}
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				continue
-			}
-			s.sum += v
-			s.max = max(s.max, v)
-			s.n++
-		}
-		if s.n > 0 {
-			out[name] = s
-		}
 	}
 	return out, nil
 }
