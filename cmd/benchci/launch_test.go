@@ -32,18 +32,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// freeAddr returns a loopback address nothing listens on (yet).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	return testnet.Addr(t)
-}
-
 // TestLaunchTarget runs a suite whose target is a server benchci launches
 // (here benchci's own simulator, started as a separate process), stops the
 // run part-way as Ctrl-C does, and checks that the results are written and
 // the server is gone.
 func TestLaunchTarget(t *testing.T) {
-	addr := freeAddr(t)
+	addr := testnet.Addr(t)
 	dir := t.TempDir()
 	path := writeSuite(t, dir, "launched", fmt.Sprintf(`
   target: b.target.launch([%q, 'sim', '--addr', %q, '--profile', 'tiny'], url='http://%s',
@@ -75,7 +69,7 @@ func TestLaunchTarget(t *testing.T) {
 
 // TestLaunchPerPoint starts a fresh server for every point.
 func TestLaunchPerPoint(t *testing.T) {
-	addr := freeAddr(t)
+	addr := testnet.Addr(t)
 	dir := t.TempDir()
 	path := writeSuite(t, dir, "relaunched", fmt.Sprintf(`
   target: b.target.launch([%q, 'sim', '--addr', %q, '--profile', 'tiny'], url='http://%s',
@@ -96,7 +90,7 @@ func TestLaunchPerPoint(t *testing.T) {
 // result incomplete, the server's last lines kept), not a complete-looking
 // result that passes.
 func TestLaunchedServerDiesMidRun(t *testing.T) {
-	addr := freeAddr(t)
+	addr := testnet.Addr(t)
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "sim.pid")
 	script := `"$0" sim --addr ` + addr + ` --profile tiny & echo $! > ` + pidFile + `; wait`

@@ -19,6 +19,7 @@ import (
 	"github.com/benchci/benchci/framework/requestlog"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/sim"
+	"github.com/benchci/benchci/internal/testnet"
 )
 
 func writeSuite(t testing.TB, dir, name, body string) string {
@@ -334,7 +335,7 @@ func TestSecretsNeverReachOutputs(t *testing.T) {
 	printer := writeSuite(t, dir, "printer", fmt.Sprintf(`
   target: b.target.launch(['sh', '-c', 'env; exit 1'], url='http://%s', env={ HF_TOKEN: '%s' }, start_timeout='10s'),
   workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
-  sweep: b.sweep.rates([1], duration='1s'),`, freeAddr(t), token))
+  sweep: b.sweep.rates([1], duration='1s'),`, testnet.Addr(t), token))
 	for _, path := range []string{echo, printer} {
 		code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", dir, "--progress=false", path)
 		if code != 2 {

@@ -16,6 +16,7 @@ import (
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/report"
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/testnet"
 )
 
 // ollamaBinary finds the Ollama built by .ci/run ($BENCHCI_OLLAMA), or one
@@ -38,7 +39,7 @@ func ollamaBinary(t *testing.T) string {
 func TestOllama(t *testing.T) {
 	bin := ollamaBinary(t)
 	dir := t.TempDir()
-	addr := freeAddr(t)
+	addr := testnet.Addr(t)
 	env := []string{"OLLAMA_HOST=" + addr, "OLLAMA_MODELS=" + filepath.Join(dir, "models"), "OLLAMA_NUM_PARALLEL=4", "OLLAMA_NOPRUNE=1"}
 
 	// Import the model: a server of its own, then `ollama create`.

@@ -15,6 +15,7 @@ import (
 	"github.com/benchci/benchci/framework/baseline"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/variants"
+	"github.com/benchci/benchci/internal/testnet"
 )
 
 // TestVariantsRankSlowerBelow runs two simulated variants, one with every
@@ -166,7 +167,7 @@ func TestVariantFailureKeepsOthers(t *testing.T) {
 	for _, order := range []string{"sequential", "interleaved"} {
 		t.Run(order, func(t *testing.T) {
 			dir := t.TempDir()
-			addr := freeAddr(t)
+			addr := testnet.Addr(t)
 			pidFile := filepath.Join(dir, "sim.pid")
 			script := `"$0" sim --addr ` + addr + ` --profile tiny & echo $! > ` + pidFile + `; wait`
 			path := writeSuite(t, dir, "fails", fmt.Sprintf(`
@@ -179,7 +180,7 @@ func TestVariantFailureKeepsOthers(t *testing.T) {
     dies: { target: b.target.launch(['sh', '-c', %q, %q], url='http://%s', env={ BENCHCI_TEST_CLI: '1' },
                                     health='/health', start_timeout='30s', stop_grace='5s') },
   },
-  order: '%s',`, freeAddr(t), script, os.Args[0], addr, order))
+  order: '%s',`, testnet.Addr(t), script, os.Args[0], addr, order))
 			go killOnceGenerating(addr, pidFile, 20)
 			results := filepath.Join(dir, "results")
 			code, stdout, stderr := runCLI(t, context.Background(), "run", "--progress=false", "--results", results, path)

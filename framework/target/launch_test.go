@@ -37,11 +37,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	return testnet.Addr(t)
-}
-
 func selfServer(addr string, env map[string]string) suite.Launch {
 	e := map[string]string{"BENCHCI_TARGET_TEST_SIM": addr}
 	for k, v := range env {
@@ -61,7 +56,7 @@ func listening(addr string) bool {
 
 func TestLaunchServesAndStops(t *testing.T) {
 	t.Parallel()
-	addr := freeAddr(t)
+	addr := testnet.Addr(t)
 	logPath := t.TempDir() + "/server.log"
 	tg, err := Open(context.Background(), suite.Target{Kind: "launch", URL: "http://" + addr, Launch: ptr(selfServer(addr, nil))}, Options{ServerLog: logPath})
 	if err != nil {
@@ -97,7 +92,7 @@ func TestLaunchFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			addr := freeAddr(t)
+			addr := testnet.Addr(t)
 			l := suite.Launch{Command: tt.command, Health: "/health", StartTimeout: suite.Duration(tt.timeout), StopGrace: suite.Duration(time.Second)}
 			start := time.Now()
 			_, err := Launch(context.Background(), l, "http://"+addr, "")
@@ -120,7 +115,7 @@ func TestLaunchFailures(t *testing.T) {
 // the grace period.
 func TestStopEscalatesToKill(t *testing.T) {
 	t.Parallel()
-	addr := freeAddr(t)
+	addr := testnet.Addr(t)
 	l := selfServer(addr, map[string]string{"BENCHCI_TARGET_IGNORE_TERM": "1"})
 	l.StopGrace = suite.Duration(500 * time.Millisecond)
 	p, err := Launch(context.Background(), l, "http://"+addr, "")
@@ -142,7 +137,7 @@ func TestLaunchCanceled(t *testing.T) {
 	time.AfterFunc(300*time.Millisecond, cancel)
 	l := suite.Launch{Command: []string{"sh", "-c", "sleep 30"}, Health: "/health", StartTimeout: suite.Duration(time.Minute), StopGrace: suite.Duration(time.Second)}
 	start := time.Now()
-	_, err := Launch(ctx, l, "http://"+freeAddr(t), "")
+	_, err := Launch(ctx, l, "http://"+testnet.Addr(t), "")
 	if err == nil || !strings.Contains(err.Error(), "stopped while waiting") || time.Since(start) > 5*time.Second {
 		t.Errorf("error %v after %v", err, time.Since(start))
 	}
@@ -181,7 +176,7 @@ func TestStopEndsTheWholeTree(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the process tree is read from /proc")
 	}
-	addr := freeAddr(t)
+	addr := testnet.Addr(t)
 	dir := t.TempDir()
 	l := selfServer(addr, nil)
 	script := `setsid sleep 300 & echo $! > ` + dir + `/session.pid
@@ -212,7 +207,7 @@ exec "$0" -test.run='^$'`
 // reported as exited, not waited for until start_timeout.
 func TestLaunchNoticesExitDespiteOpenPipe(t *testing.T) {
 	t.Parallel()
-	addr := freeAddr(t)
+	addr := testnet.Addr(t)
 	l := suite.Launch{Command: []string{"sh", "-c", "sleep 300 & echo bye; exit 4"}, Health: "/health",
 		StartTimeout: suite.Duration(time.Minute), StopGrace: suite.Duration(time.Second)}
 	start := time.Now()
