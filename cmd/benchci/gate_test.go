@@ -204,7 +204,8 @@ func TestCISaysWhyNoComment(t *testing.T) {
   target: b.target.sim('tiny'),
   workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
   sweep: b.sweep.rates([5], duration='300ms', warmup='0s'),`)
-	_, _, stderr := runCLI(t, context.Background(), "ci", "--results", dir, "--baselines", dir, "--progress=false", "--summary", "", path)
+	_, _, stderr := runCLI(t, context.Background(), "ci", "--results", dir, "--baselines", dir, "--progress=false", "--summary", "",
+		"--report", filepath.Join(dir, "report.md"), path)
 	if !strings.Contains(stderr, "comment skipped: no GITHUB_TOKEN (a pull request from a fork") {
 		t.Errorf("stderr:\n%s", stderr)
 	}

@@ -57,8 +57,10 @@ func TestGoldenOutput(t *testing.T) {
 	}
 }
 
-// numbers matches every figure, port and duration in run's output.
-var numbers = regexp.MustCompile(`[0-9][0-9.]*(e[-+][0-9]+)?`)
+// numbers matches every figure, port and duration in run's output, with
+// its sign: a difference of measured means can come out either side of 0.
+// A minus inside a word ("p50-p99", a date) is not a sign.
+var numbers = regexp.MustCompile(`(\B-)?[0-9][0-9.]*(e[-+][0-9]+)?`)
 
 // run's figures are measured, so its golden file holds the output with
 // every number masked: the layout, the order and the words are checked.
