@@ -42,8 +42,10 @@ each with baselines/<suite>.json, writes the markdown report to --report and
 to $GITHUB_STEP_SUMMARY, and updates the sticky pull-request comment when a
 token, repository and pull request are known.
 
-Exit code: 1 on a regression or SLO failure, 2 when a suite could not run,
-0 otherwise. The verdict does not depend on the comment: if posting fails
+Exit code: 1 on a regression or SLO failure; 2 when a suite could not run
+or be compared; 3 when nothing failed but a point was inconclusive (every
+trial of it measured this machine rather than the server, even after
+--reruns); 0 otherwise. The verdict does not depend on the comment: if posting fails
 the error is printed and the exit code still tells the verdict.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -85,6 +87,8 @@ func writeOutputs(path string, err error, regressions int, reportPath, htmlPath 
 	case err == nil:
 	case errors.As(err, &ee) && ee.code == exitFailed:
 		verdict = "fail"
+	case errors.As(err, &ee) && ee.code == exitInconclusive:
+		verdict = "inconclusive"
 	default:
 		verdict = "error"
 	}
@@ -124,8 +128,9 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	for _, f := range results {
 		r, err := compareWithBaseline(o.run.baselines, f)
 		if err != nil {
+			// The report says so: a gate that judged nothing never reads ✅.
 			errs = append(errs, err)
-			continue
+			r = compare.Refused(f, "could not be compared with its baseline: "+err.Error())
 		}
 		runs = append(runs, report.HTMLRun{File: f, Gate: r})
 		*regressions += r.Count(compare.Regression) + r.Count(compare.Missing)
@@ -190,12 +195,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	if len(errs) > 0 {
 		return &exitError{exitUsage, errors.Join(errs...)}
 	}
-	for _, r := range reports {
-		if r.Failed() {
-			return &exitError{exitFailed, errors.New("gate failed: " + report.Headline(reports))}
-		}
-	}
-	return nil
+	return gateExit(reports)
 }
 
 // artifactLink is the markdown line that points a reader of the comment

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"github.com/benchci/benchci/framework/chart"
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/report"
+	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/variants"
 )
 
@@ -26,8 +26,11 @@ func compareCmd() *cobra.Command {
 		Short: "Compare a result with a baseline, or several configurations side by side",
 		Long: `With two files, compare judges RESULT against BASELINE (each a baseline file
 or a results file) with the candidate suite's tolerance bands, and gates on
-its SLOs. Exit code 1 on a regression, a missing point, an SLO failure, or
-runs that cannot be compared (different workloads).
+its SLOs. Two results compare when they were sent the same requests (one
+workload hash), whatever their suites are named. Exit code 1 on a
+regression, a missing point or an SLO failure; 2 when either side is empty
+or incomplete, or the runs cannot be compared (different workloads); 3
+when nothing failed but a point is inconclusive.
 
 With three or more files (or --variants), compare ranks them as variants:
 runs of different configurations, on different days or machines, that
@@ -47,6 +50,16 @@ the Pareto frontiers; --charts DIR writes SVG charts of their curves.`,
 			if err != nil {
 				return err
 			}
+			for i, f := range []*result.File{base, cand} {
+				// A side that measured nothing, or stopped part-way, would
+				// show every point as new or missing: refused, not judged.
+				switch {
+				case len(f.Points) == 0:
+					return &exitError{exitUsage, fmt.Errorf("%s holds no measured point: nothing to compare", args[i])}
+				case f.Incomplete:
+					return &exitError{exitUsage, fmt.Errorf("%s is an incomplete run (%s): compare complete runs", args[i], cmp.Or(f.Error, "stopped part-way"))}
+				}
+			}
 			r, err := compareResults(base, cand)
 			if err != nil {
 				return err
@@ -57,10 +70,7 @@ the Pareto frontiers; --charts DIR writes SVG charts of their curves.`,
 				func() error { return report.Markdown(out, report.Marker(key), []*compare.Report{r}) }); err != nil {
 				return err
 			}
-			if r.Failed() {
-				return &exitError{exitFailed, errors.New("gate failed")}
-			}
-			return nil
+			return gateExit([]*compare.Report{r})
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, markdown or json")

@@ -115,6 +115,11 @@ func TestLaunchedServerDiesMidRun(t *testing.T) {
 	if !f.Incomplete || !strings.Contains(f.Error, "exited during the run") || f.ServerLog == "" {
 		t.Errorf("result: incomplete %v, error %q", f.Incomplete, f.Error)
 	}
+	// The point ended when the server did: what it measured is kept, and
+	// it did not go on sending its 60 planned requests to a closed port.
+	if len(f.Points) != 1 || !f.Points[0].Incomplete || f.Points[0].Requests.Sent >= 60 {
+		t.Errorf("points %+v", f.Points)
+	}
 }
 
 // killOnceGenerating kills the simulator whose pid is in pidFile, as a

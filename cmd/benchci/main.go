@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/redact"
 	"github.com/benchci/benchci/framework/report"
 	"github.com/spf13/cobra"
@@ -24,8 +25,36 @@ var Version = "dev"
 const (
 	exitOK     = 0
 	exitFailed = 1 // a regression or an SLO failure
-	exitUsage  = 2 // usage, configuration or run error
+	exitUsage  = 2 // usage, configuration or run error; runs that cannot be compared
+	// exitInconclusive: no regression and no SLO failure, but part of the
+	// verdict could not be given: a point whose every trial measured this
+	// machine rather than the server. Not a pass: rerun it.
+	exitInconclusive = 3
 )
+
+// gateExit is the exit a set of gate reports calls for: 1 when one
+// failed, 2 when one could not be compared, 3 when one is inconclusive,
+// nil when all passed.
+func gateExit(reports []*compare.Report) error {
+	var refused, inconclusive []string
+	for _, r := range reports {
+		switch {
+		case !r.Comparable && !r.NoBaseline:
+			refused = append(refused, r.Suite+": "+r.Refusal)
+		case r.Failed():
+			return &exitError{exitFailed, errors.New("gate failed: " + report.Headline(reports))}
+		case r.Inconclusive():
+			inconclusive = append(inconclusive, r.Suite)
+		}
+	}
+	switch {
+	case len(refused) > 0:
+		return &exitError{exitUsage, errors.New("not compared: " + strings.Join(refused, "; "))}
+	case len(inconclusive) > 0:
+		return &exitError{exitInconclusive, fmt.Errorf("inconclusive (%s): part of the run measured this machine, not the server; rerun it", strings.Join(inconclusive, ", "))}
+	}
+	return nil
+}
 
 // exitError carries an exit code with an error.
 type exitError struct {
@@ -84,7 +113,9 @@ OpenAI-compatible streaming endpoint (or its embedded simulator), measures
 TTFT, TPOT, ITL and E2E latency percentiles with throughput, checks SLOs and
 writes results/<suite>.json.
 
-Exit codes: 0 pass, 1 regression or SLO failure, 2 usage/config/run error.`,
+Exit codes: 0 pass, 1 regression or SLO failure, 2 usage/config/run error
+or runs that cannot be compared, 3 inconclusive (no regression, but a point
+measured this machine rather than the server, even after reruns).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       Version,

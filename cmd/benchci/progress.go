@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -97,6 +98,11 @@ func (p *progress) PointStarted(pt runner.PointInfo, prog *loadgen.Progress) {
 func (p *progress) PointFinished(pt runner.PointInfo, r *result.Point) {
 	close(p.stop)
 	<-p.done
+	if pt.Discarded && r.Validity != nil {
+		fmt.Fprintf(p.w, "  %s %s (%s): did not measure the server (%s): measuring it again\n",
+			p.suite, pt.Label, position(pt), strings.Join(r.Validity.Invalid, "; "))
+		return
+	}
 	ttft := r.Latency[metric.TTFT]
 	fmt.Fprintf(p.w, "  %s %s (%s): %d requests, %d failed, %.2f req/s, %.0f tok/s, TTFT p50 %.1fms p99 %.1fms\n",
 		p.suite, pt.Label, position(pt), r.Requests.Sent, r.Requests.Failed,
@@ -105,8 +111,12 @@ func (p *progress) PointFinished(pt runner.PointInfo, r *result.Point) {
 
 // position is "3/8", or "probe 3" in a search whose length is not known.
 func position(pt runner.PointInfo) string {
+	pos := fmt.Sprintf("%d/%d", pt.Index+1, pt.Total)
 	if pt.Total == 0 {
-		return fmt.Sprintf("probe %d", pt.Index+1)
+		pos = fmt.Sprintf("probe %d", pt.Index+1)
 	}
-	return fmt.Sprintf("%d/%d", pt.Index+1, pt.Total)
+	if pt.Rerun > 0 {
+		pos += fmt.Sprintf(", rerun %d", pt.Rerun)
+	}
+	return pos
 }

@@ -36,6 +36,8 @@ type runOptions struct {
 	requests   bool
 	gaps       bool
 	timeout    time.Duration
+	// reruns bounds how often an invalid trial is measured again.
+	reruns int
 	// shard, startAt and pointGap split one run over machines (run only).
 	shard    loadgen.Shard
 	startAt  time.Time
@@ -109,6 +111,7 @@ func (o *runOptions) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&o.requests, "requests", false, "write one JSON line per request to <results>/<suite>.requests.jsonl")
 	cmd.Flags().BoolVar(&o.gaps, "request-gaps", false, "with --requests, add every chunk gap to each line")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "stop after this long overall, writing what was measured as incomplete (0: no limit)")
+	cmd.Flags().IntVar(&o.reruns, "reruns", runner.DefaultReruns, "measure a trial again, up to this many times, when it measured this machine rather than the server (a stall, a client behind its schedule); one still invalid makes its point inconclusive")
 }
 
 func runCmd() *cobra.Command {
@@ -139,7 +142,7 @@ machine would have measured, and that result is what is gated.`,
 			if err != nil {
 				return err
 			}
-			failed := false
+			var reports []*compare.Report
 			for _, f := range results {
 				if sh := f.Shard; sh != nil {
 					fmt.Fprintf(cmd.OutOrStdout(), "shard %d of %d of %s: not gated alone; gate the merged result (benchci merge %s/%s.shard-*-of-%d.json -o %s/%s.json)\n",
@@ -153,12 +156,9 @@ machine would have measured, and that result is what is gated.`,
 				if err := printComparison(cmd.OutOrStdout(), r, o.verbose); err != nil {
 					return err
 				}
-				failed = failed || r.Failed()
+				reports = append(reports, r)
 			}
-			if failed {
-				return &exitError{exitFailed, errors.New("regression or SLO failure")}
-			}
-			return nil
+			return gateExit(reports)
 		},
 	}
 	o.register(cmd)
@@ -252,7 +252,10 @@ func runOne(ctx context.Context, cmd *cobra.Command, o runOptions, l *suitefile.
 // ("<suite>" or "<suite>/<variant>"): progress, the server log and the
 // per-request file, under the results directory. closer closes the latter.
 func runOptionsFor(cmd *cobra.Command, o runOptions, name string) (runner.Options, func() error, error) {
-	ropts := runner.Options{Version: Version}
+	ropts := runner.Options{Version: Version, Reruns: o.reruns}
+	if o.reruns <= 0 {
+		ropts.Reruns = -1 // none
+	}
 	if o.progress {
 		ropts.Observer = newProgress(cmd.ErrOrStderr(), name)
 	}

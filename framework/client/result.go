@@ -114,6 +114,13 @@ func (r *Result) MeasuredGap(i int) bool {
 	return i+1 == len(r.ChunkRead) || r.ChunkRead[i+1] != r.ChunkRead[i]
 }
 
+// FirstCoalesced reports whether the first content chunk came in one read
+// with the next, so that its stamp is the read's and not its own arrival:
+// the client read the socket late (or the server sent them together).
+func (r *Result) FirstCoalesced() bool {
+	return len(r.ChunkAt) >= 2 && len(r.ChunkRead) == len(r.ChunkAt) && r.ChunkRead[0] == r.ChunkRead[1] && r.FirstToken == r.ChunkAt[0]
+}
+
 // Reset clears r for reuse, keeping its slices' memory.
 func (r *Result) Reset() {
 	*r = Result{ChunkAt: r.ChunkAt[:0], ChunkTokens: r.ChunkTokens[:0], ChunkRead: r.ChunkRead[:0], ToolArgs: r.ToolArgs[:0], Text: r.Text[:0]}

@@ -31,6 +31,9 @@ const (
 	Noise       Verdict = "noise"
 	Missing     Verdict = "missing" // in the baseline, not in the candidate
 	New         Verdict = "new"     // in the candidate, not in the baseline
+	// Inconclusive: no trial of the point on one side measured the server
+	// (result.Validity): its figures judge nothing. Test holds the evidence.
+	Inconclusive Verdict = "inconclusive"
 )
 
 // DefaultBand applies when the suite gives no tolerance for a metric.
@@ -84,8 +87,17 @@ type Report struct {
 	Method string `json:"method"`
 }
 
+// Refused is the report of a candidate that could not be compared (its
+// baseline unreadable, say): why says so, and the gate fails on it.
+func Refused(cand *result.File, why string) *Report {
+	return &Report{Suite: cand.Suite.Name, Refusal: why, SLOs: cand.SLOs, Candidate: side(cand), Method: method}
+}
+
 // Side describes one of the compared runs.
 type Side struct {
+	// Suite is the suite's name: two suites named apart that sent the
+	// same requests (one workload hash) compare.
+	Suite   string    `json:"suite"`
 	Tool    string    `json:"tool"`
 	Started time.Time `json:"started"`
 	// Target labels the side for people: the simulator's profile, or the
@@ -109,15 +121,44 @@ func (r *Report) Count(v Verdict) int {
 	return n
 }
 
-// SLOFailures counts failed SLO verdicts.
+// SLOFailures counts failed SLO verdicts (an inconclusive one did not fail).
 func (r *Report) SLOFailures() int {
 	n := 0
 	for _, s := range r.SLOs {
-		if !s.Pass {
+		if !s.Pass && !s.Inconclusive {
 			n++
 		}
 	}
 	return n
+}
+
+// SLOInconclusive counts the SLOs at a point that no valid trial judged:
+// each of its verdicts there is inconclusive.
+func (r *Report) SLOInconclusive() int {
+	type key struct{ name, point string }
+	judged := map[key]bool{}
+	var order []key
+	for _, s := range r.SLOs {
+		k := key{s.Name, s.Point}
+		if _, seen := judged[k]; !seen {
+			order = append(order, k)
+		}
+		judged[k] = judged[k] || !s.Inconclusive
+	}
+	n := 0
+	for _, k := range order {
+		if !judged[k] {
+			n++
+		}
+	}
+	return n
+}
+
+// Inconclusive reports whether part of the verdict could not be given:
+// a point, or an SLO, that no valid trial measured. A gate that did not
+// fail but is inconclusive has not passed either.
+func (r *Report) Inconclusive() bool {
+	return r.Count(Inconclusive) > 0 || r.SLOInconclusive() > 0
 }
 
 // Failed reports whether the gate fails: an incomplete candidate run, a
@@ -143,8 +184,13 @@ func WithoutBaseline(cand *result.File) *Report {
 	r := &Report{Suite: cand.Suite.Name, NoBaseline: true, SLOs: cand.SLOs, Candidate: side(cand), Method: method}
 	cp := byLabel(cand.Points)
 	for _, label := range labels(nil, cand.Points) {
+		c, why := valid(cp[label])
+		if len(c) == 0 {
+			r.Rows = append(r.Rows, Row{Point: label, Metric: "*", Verdict: Inconclusive, Test: "no trial measured the server: " + why})
+			continue
+		}
 		for _, m := range Metrics {
-			if v := values(m, cp[label]); len(v) > 0 {
+			if v := values(m, c); len(v) > 0 {
 				r.Rows = append(r.Rows, Row{Point: label, Metric: m.Key, Unit: m.Unit, Better: m.Better, Cand: stats.Median(v), Verdict: New})
 			}
 		}
@@ -185,8 +231,9 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 	r := &Report{Suite: cand.Suite.Name, SLOs: cand.SLOs, Method: method,
 		Baseline: side(base), Candidate: side(cand)}
 	switch {
-	case base.Suite.Name != cand.Suite.Name:
-		r.Refusal = fmt.Sprintf("baseline is of suite %q, candidate of %q", base.Suite.Name, cand.Suite.Name)
+	case base.Suite.WorkloadHash != cand.Suite.WorkloadHash && base.Suite.Name != cand.Suite.Name:
+		r.Refusal = fmt.Sprintf("baseline is of suite %q, candidate of %q, and they sent different requests (workload hash %.12s, %.12s)",
+			base.Suite.Name, cand.Suite.Name, base.Suite.WorkloadHash, cand.Suite.WorkloadHash)
 		return r, nil
 	case base.Suite.WorkloadHash != cand.Suite.WorkloadHash:
 		r.Refusal = fmt.Sprintf("the suite's workload changed since the baseline (workload hash %.12s, now %.12s): "+
@@ -221,6 +268,17 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 			r.Rows = append(r.Rows, Row{Point: label, Metric: "*", Verdict: New})
 			continue
 		}
+		// Only trials that measured the server are judged; a side with
+		// none makes the point inconclusive, with the evidence.
+		var why string
+		if b, why = valid(b); len(b) == 0 {
+			r.Rows = append(r.Rows, Row{Point: label, Metric: "*", Verdict: Inconclusive, Test: "the baseline's trials did not measure the server: " + why})
+			continue
+		}
+		if c, why = valid(c); len(c) == 0 {
+			r.Rows = append(r.Rows, Row{Point: label, Metric: "*", Verdict: Inconclusive, Test: "no trial measured the server: " + why})
+			continue
+		}
 		for _, m := range Metrics {
 			if row, ok := judge(label, m, b, c, bands); ok {
 				r.Rows = append(r.Rows, row)
@@ -241,6 +299,35 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 		}
 	}
 	return r, nil
+}
+
+// valid returns the trials that measured the server and, when there are
+// none, the evidence of the last one that did not (with its reruns).
+func valid(ps []*result.Point) ([]*result.Point, string) {
+	var out []*result.Point
+	var why string
+	for _, p := range ps {
+		if p.Valid() {
+			out = append(out, p)
+			continue
+		}
+		why = Evidence(p)
+	}
+	return out, why
+}
+
+// Evidence says why a trial did not measure the server, with what its
+// discarded attempts showed: "sent 3.4 of 6.0 req/s scheduled; ... (trial
+// 1, after 2 reruns)".
+func Evidence(p *result.Point) string {
+	if p.Validity == nil || len(p.Validity.Invalid) == 0 {
+		return ""
+	}
+	s := strings.Join(p.Validity.Invalid, "; ")
+	if n := len(p.Validity.Reruns); n > 0 {
+		return fmt.Sprintf("%s (trial %d, after %d reruns)", s, p.Trial, n)
+	}
+	return fmt.Sprintf("%s (trial %d)", s, p.Trial)
 }
 
 // modelNames lists the models of a mix measured on both sides.
@@ -286,7 +373,7 @@ func side(f *result.File) Side {
 	for _, p := range f.Points {
 		trials = max(trials, p.Trial)
 	}
-	sd := Side{Tool: f.Tool.Version, Started: f.Started, Trials: trials, Complete: !f.Incomplete, URL: f.Target.URL, Model: f.Target.Model}
+	sd := Side{Suite: f.Suite.Name, Tool: f.Tool.Version, Started: f.Started, Trials: trials, Complete: !f.Incomplete, URL: f.Target.URL, Model: f.Target.Model}
 	if e := f.Engine; e != nil && e.Name != "unknown" {
 		sd.Engine = e.Name + " " + cmp.Or(e.Version, "(version unknown)")
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/benchci/benchci/framework/client"
 	"github.com/benchci/benchci/framework/internal/clock"
+	"github.com/benchci/benchci/framework/internal/stall"
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/metrics"
 	"github.com/benchci/benchci/framework/result"
@@ -158,6 +159,8 @@ type Progress struct {
 type Outcome struct {
 	result.Measured
 	Schedule result.Schedule `json:"schedule"`
+	// Validity is the evidence on whether the point measured the server.
+	Validity result.Validity `json:"validity"`
 	// Incomplete is set when the run was stopped before the point ended.
 	Incomplete bool `json:"incomplete,omitempty"`
 }
@@ -256,20 +259,26 @@ func newCollector(rec *metrics.Recorder, cfg Config) *collector {
 // sample to the collector. Later turns are scheduled by the reply before
 // them, not by the arrival process: their intended time is the end of the
 // think time.
-func (c *collector) send(ctx context.Context, d Doer, it Item, scheduled time.Time, warmup bool) {
+// It returns when the last reply ended, as the client stamped it.
+func (c *collector) send(ctx context.Context, d Doer, it Item, scheduled time.Time, warmup bool) time.Time {
 	id := "benchci-" + strconv.Itoa(it.Seq+1)
-	if !c.sendOne(ctx, d, it, id, scheduled, warmup) {
-		return
+	ok, end := c.sendOne(ctx, d, it, id, scheduled, warmup)
+	if !ok {
+		return end
 	}
 	for i, next := range it.FollowUps {
 		at := c.clk.Now().Add(it.Think)
-		if !c.clk.SleepUntil(ctx, at, 0) || !c.sendOne(ctx, d, next, id+".t"+strconv.Itoa(i+2), at, warmup) {
-			return
+		if !c.clk.SleepUntil(ctx, at, 0) {
+			return end
+		}
+		if ok, end = c.sendOne(ctx, d, next, id+".t"+strconv.Itoa(i+2), at, warmup); !ok {
+			return end
 		}
 	}
+	return end
 }
 
-func (c *collector) sendOne(ctx context.Context, d Doer, it Item, id string, scheduled time.Time, warmup bool) bool {
+func (c *collector) sendOne(ctx context.Context, d Doer, it Item, id string, scheduled time.Time, warmup bool) (bool, time.Time) {
 	res := c.pool.Get().(*client.Result)
 	c.prog.Sent.Add(1)
 	c.prog.InFlight.Add(1)
@@ -300,8 +309,12 @@ func (c *collector) sendOne(ctx context.Context, d Doer, it Item, id string, sch
 	if ok && it.Structured && c.check != nil {
 		smp.Checked, smp.Correct = true, c.check(res)
 	}
+	end := res.Sent.Add(res.End)
+	if res.Sent.IsZero() {
+		end = c.clk.Now() // never sent (a dial refused before the stamp)
+	}
 	c.results <- smp
-	return ok
+	return ok, end
 }
 
 // sendRetrying sends a request until it succeeds, fails for good, runs
@@ -403,6 +416,7 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 	}
 
 	t0, skew := start(ctx, cfg)
+	canary := stall.Start(ctx)
 	winStart := t0.Add(cfg.Warmup)
 	winEnd := time.Time{}
 	if fixed {
@@ -493,6 +507,7 @@ dispatch:
 	}
 	cancelItems()
 	wg.Wait()
+	stalls := canary.Stop()
 	var endAt time.Time
 	var saturation string
 	if mon != nil {
@@ -515,7 +530,28 @@ dispatch:
 	}
 	judge(&out.Schedule, lag, cfg.MaxConcurrency, cfg.DescriptorLimit)
 	judgeLimits(&out.Schedule, p.Requests)
+	var gap time.Duration
+	if cfg.Rate > 0 && !cfg.AllAtOnce {
+		gap = time.Duration(float64(time.Second) / cfg.Rate)
+	}
+	if cfg.AllAtOnce {
+		// Waiting for a slot is the test, not the client falling behind.
+		p.Latency = withoutLag(p.Latency)
+	}
+	out.Validity = judgeValidity(p, out.Schedule, gap, capWaits > 0 && cfg.DescriptorLimit > 0, stalls)
 	return out, nil
+}
+
+// withoutLag is latencies without the send lag, for judging a point whose
+// sends wait by design.
+func withoutLag(l map[string]result.Summary) map[string]result.Summary {
+	out := make(map[string]result.Summary, len(l))
+	for k, v := range l {
+		if k != metric.Lag {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // start waits for the point's aligned start, when it has one, and returns
@@ -605,6 +641,7 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 	items, errc := ahead(runCtx, src, -1, cfg.Shard.Owns)
 
 	t0, skew := start(ctx, cfg)
+	canary := stall.Start(ctx)
 	winStart := t0.Add(cfg.Warmup)
 	winEnd := time.Time{}
 	if cfg.Duration > 0 && cfg.Requests == 0 {
@@ -624,6 +661,10 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A worker means to send as its last answer ends: the time from
+			// that end to the next send is its lag, as a late timer is an
+			// open loop's.
+			var due time.Time
 			for ctx.Err() == nil {
 				now := cfg.Clock.Now()
 				if !stopAt.IsZero() && !now.Before(stopAt) {
@@ -640,12 +681,17 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 				if !warmup {
 					sentIn.Add(1)
 				}
-				col.send(ctx, d, it, cfg.Clock.Now(), warmup)
+				now = cfg.Clock.Now()
+				if due.IsZero() || due.After(now) {
+					due = now
+				}
+				due = col.send(ctx, d, it, due, warmup)
 			}
 		}()
 	}
 	wg.Wait()
 	cancelItems()
+	stalls := canary.Stop()
 	p, err := col.finish(errc, time.Time{})
 	if err != nil {
 		return nil, err
@@ -656,5 +702,10 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 		out.Schedule.SendRate = float64(sentIn.Load()) / secs
 	}
 	judgeLimits(&out.Schedule, p.Requests)
+	out.Validity = judgeValidity(p, out.Schedule, time.Duration(p.Latency[metric.E2E].P50*float64(time.Millisecond)), false, stalls)
+	if len(out.Validity.Invalid) > 0 && !out.Schedule.ClientSaturated {
+		// Closed-loop points are judged too: a late worker offered less.
+		flagClient(&out.Schedule, out.Validity.Invalid[0])
+	}
 	return out, nil
 }

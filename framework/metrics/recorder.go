@@ -118,10 +118,14 @@ type Recorder struct {
 	promptMismatch   int // ... whose server prompt count differs by more than 5%
 	chunks, tokens   int
 	gaps, coalesced  int // chunk gaps, and those not measured (one read)
-	reasoning        int
-	outOfRange       int
-	emptyAnswers     int
-	usageRejected    int
+	// coalescedFirst counts answers whose first chunk shared its read with
+	// the next; their TTFTs wait in ttftCoalesced (see Point).
+	coalescedFirst int
+	ttftCoalesced  *hdrhistogram.Histogram
+	reasoning      int
+	outOfRange     int
+	emptyAnswers   int
+	usageRejected  int
 	// server-reported times (llama.cpp's timings), summed
 	serverReqs, serverPredicted int
 	serverPrompt, serverPredict time.Duration
@@ -309,8 +313,25 @@ func (r *Recorder) Add(s Sample) {
 		r.serverPredicted += res.ServerPredicted
 	}
 	lag := res.Sent.Sub(s.Scheduled)
-	r.record(metric.Lag, micros(lag))
-	r.record(metric.TTFT, micros(res.FirstToken))
+	// The send lag is the client's: how late the first attempt went. A
+	// retry's backoff (a Retry-After obeyed) is the server's doing, and
+	// counts in the user's latencies below, not here.
+	sendLag := lag
+	if s.Attempts > 0 && !s.UserStart.IsZero() {
+		sendLag = s.UserStart.Sub(s.Scheduled)
+	}
+	r.record(metric.Lag, micros(sendLag))
+	if res.FirstCoalesced() {
+		r.coalescedFirst++
+		if r.ttftCoalesced == nil {
+			r.ttftCoalesced = hdrhistogram.New(1, maxLatencyMicros, sigFigs)
+		}
+		if r.ttftCoalesced.RecordValue(micros(res.FirstToken)) != nil {
+			r.outOfRange++
+		}
+	} else {
+		r.record(metric.TTFT, micros(res.FirstToken))
+	}
 	if res.FirstAnswer > 0 {
 		r.record(metric.TTFTAnswer, micros(res.FirstAnswer))
 	}
@@ -390,6 +411,19 @@ func (r *Recorder) EndAt(t time.Time) {
 
 // Point summarizes what was recorded.
 func (r *Recorder) Point() (result.Measured, error) {
+	coalescedFirst := 0
+	if h := r.ttftCoalesced; h != nil {
+		// A first chunk that shared its read was read late: its TTFT is an
+		// upper bound, kept out. When most came so, the server sends the
+		// first chunks with the next, no read can part them, and the read's
+		// stamp is the best there is: they are kept.
+		if 2*r.coalescedFirst > r.coalescedFirst+int(r.hists[metric.TTFT].TotalCount()) {
+			r.hists[metric.TTFT].Merge(h)
+		} else {
+			coalescedFirst = r.coalescedFirst
+		}
+		r.ttftCoalesced = nil
+	}
 	end := r.end
 	if end.IsZero() {
 		end = r.lastEnd
@@ -405,7 +439,7 @@ func (r *Recorder) Point() (result.Measured, error) {
 			Prompt: result.Summarize(r.hists[PromptTokens], 1), Output: result.Summarize(r.hists[OutputTokens], 1),
 			Source: map[string]int{}, OutputMismatch: r.outputMismatch, PromptMismatch: r.promptMismatch,
 			Reasoning: r.reasoning, OutOfRange: r.outOfRange, EmptyAnswers: r.emptyAnswers, UsageRejected: r.usageRejected,
-			ChunkGaps: r.gaps, CoalescedGaps: r.coalesced,
+			ChunkGaps: r.gaps, CoalescedGaps: r.coalesced, CoalescedFirst: coalescedFirst,
 		},
 		Histograms: map[string]string{},
 	}

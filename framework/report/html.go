@@ -99,6 +99,7 @@ type runHTML struct {
 
 type sloHTML struct {
 	Pass                  bool
+	Inconclusive          bool
 	Name, Point, Measured string
 	Note                  string
 }
@@ -143,7 +144,7 @@ func runView(i int, r HTMLRun) (runHTML, error) {
 		v.Facts = append(v.Facts, "INCOMPLETE: "+f.Error)
 	}
 	for _, s := range g.SLOs {
-		sv := sloHTML{Pass: s.Pass, Name: s.Name, Point: s.Point, Note: s.Note}
+		sv := sloHTML{Pass: s.Pass, Inconclusive: s.Inconclusive, Name: s.Name, Point: s.Point, Note: s.Note}
 		if s.Point != "" {
 			sv.Measured = fmt.Sprintf("%.4g %s", s.Measured, s.Unit)
 		}

@@ -29,7 +29,7 @@ func Headline(reports []*compare.Report) string { return headline(reports, OneLi
 // headline is Headline with the suite names it quotes passed through
 // name: escaped for markdown, or made one line for a terminal.
 func headline(reports []*compare.Report, name func(string) string) string {
-	var regs, imps, noise, slo, refused, missing, incomplete int
+	var regs, imps, noise, slo, refused, missing, incomplete, inconclusive int
 	var costDeltas, capDeltas []float64
 	// With several suites (or variants), the headline names the ones that
 	// failed, so the reader knows where to look before reading on.
@@ -50,6 +50,7 @@ func headline(reports []*compare.Report, name func(string) string) string {
 		noise += r.Count(compare.Noise)
 		missing += r.Count(compare.Missing)
 		slo += r.SLOFailures()
+		inconclusive += r.Count(compare.Inconclusive) + r.SLOInconclusive()
 		if !r.Comparable && !r.NoBaseline {
 			refused++
 		}
@@ -78,6 +79,9 @@ func headline(reports []*compare.Report, name func(string) string) string {
 	if missing > 0 {
 		parts = append(parts, plural(missing, "point")+" missing")
 	}
+	if inconclusive > 0 && failed {
+		parts = append(parts, fmt.Sprintf("%d inconclusive", inconclusive))
+	}
 	if imps > 0 {
 		parts = append(parts, plural(imps, "improvement"))
 	}
@@ -91,11 +95,31 @@ func headline(reports []*compare.Report, name func(string) string) string {
 		parts = append(parts, fmt.Sprintf("cost %s per 1M output tokens", pct(mean(costDeltas))))
 	}
 	icon := "✅"
-	if failed {
+	switch {
+	case failed:
 		icon = "❌"
+	case inconclusive > 0:
+		// Not a pass: part of the verdict could not be given. It leads.
+		return fmt.Sprintf("⚠️ inconclusive: %d %s measured this machine, not the server; ", inconclusive, pluralWord(inconclusive, "verdict")) +
+			strings.Join(parts, ", ")
 	}
 	return icon + " " + strings.Join(parts, ", ")
 }
+
+// pluralWord is word, with an s unless n is 1.
+func pluralWord(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// Inconclusive is what the report tells a reader to do about verdicts
+// that could not be given.
+const Inconclusive = "Part of this run measured the machine it ran on rather than the server " +
+	"(a stalled process, a client behind its schedule, stolen CPU), and was measured again up to --reruns times without a valid trial. " +
+	"Those figures judge nothing: no regression, no pass. Rerun the job; if it stays inconclusive, " +
+	"give the runner fewer neighbours (a dedicated or larger runner) or raise --reruns."
 
 // which names the suites among several reports, " (a, b, +2 more)"; ""
 // for a single report, whose suite the report names anyway.
@@ -142,6 +166,9 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 		b.WriteString(marker + "\n")
 	}
 	fmt.Fprintf(b, "## benchci: %s\n\n", headline(reports, Escape))
+	if inconclusive(reports) {
+		fmt.Fprintf(b, "> ⚠️ **Inconclusive.** %s\n\n", Inconclusive)
+	}
 	for _, r := range reports {
 		fmt.Fprintf(b, "### Suite `%s`\n\n", Escape(r.Suite))
 		if r.NoBaseline {
@@ -172,15 +199,26 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 		// noise are folded: they are the bulk and rarely the news.
 		ranked := r.Ranked()
 		changeTable(b, "**Regressed**, worst first", ranked)
-		var failedSLOs, passedSLOs []result.SLO
+		var failedSLOs, passedSLOs, unjudgedSLOs []result.SLO
 		for _, x := range r.SLOs {
-			if x.Pass {
+			switch {
+			case x.Pass:
 				passedSLOs = append(passedSLOs, x)
-			} else {
+			case x.Inconclusive:
+				unjudgedSLOs = append(unjudgedSLOs, x)
+			default:
 				failedSLOs = append(failedSLOs, x)
 			}
 		}
 		sloTable(b, "**SLOs failed**", failedSLOs)
+		if rows := filter(r.Rows, func(row compare.Row) bool { return row.Verdict == compare.Inconclusive }); len(rows) > 0 {
+			b.WriteString("**Inconclusive** (no trial measured the server):\n\n| point | evidence |\n|---|---|\n")
+			for _, row := range rows {
+				fmt.Fprintf(b, "| %s | %s |\n", Escape(row.Point), Escape(row.Test))
+			}
+			b.WriteString("\n")
+		}
+		sloTable(b, "**SLOs not judged** (their trial did not measure the server)", unjudgedSLOs)
 		changeTable(b, "**Improved**", filter(r.Rows, func(row compare.Row) bool { return row.Verdict == compare.Improvement }))
 		if len(ranked) == 0 && r.Comparable {
 			b.WriteString("No figure regressed.\n\n")
@@ -281,7 +319,10 @@ func sloTable(b *strings.Builder, title string, slos []result.SLO) {
 	fmt.Fprintf(b, "%s:\n\n| SLO | point | measured | verdict |\n|---|---|---:|---|\n", title)
 	for _, s := range slos {
 		v := "✅ pass"
-		if !s.Pass {
+		switch {
+		case s.Inconclusive:
+			v = "⚠️ inconclusive"
+		case !s.Pass:
 			v = "❌ fail"
 		}
 		measured := fmt.Sprintf("%s %s", num(s.Measured), s.Unit)
@@ -296,6 +337,17 @@ func sloTable(b *strings.Builder, title string, slos []result.SLO) {
 var verdictIcon = map[compare.Verdict]string{
 	compare.Pass: "✅ pass", compare.Regression: "❌ regression", compare.Improvement: "🚀 improvement",
 	compare.Noise: "〰️ noise", compare.Missing: "❌ missing", compare.New: "🆕 new",
+	compare.Inconclusive: "⚠️ inconclusive",
+}
+
+// inconclusive reports whether any report has a verdict it could not give.
+func inconclusive(reports []*compare.Report) bool {
+	for _, r := range reports {
+		if r.Inconclusive() {
+			return true
+		}
+	}
+	return false
 }
 
 func rowMarkdown(b *strings.Builder, row compare.Row, withTest bool) {

@@ -44,8 +44,13 @@ func Summary(w io.Writer, r *compare.Report) error {
 		}
 		change(v, row)
 	}
+	for _, row := range r.Rows {
+		if row.Verdict == compare.Inconclusive {
+			fmt.Fprintf(tw, "  INCONCLUSIVE\t%s\t%s\t\t\n", OneLine(row.Point), OneLine(row.Test))
+		}
+	}
 	for _, s := range r.SLOs {
-		if !s.Pass {
+		if !s.Pass && !s.Inconclusive {
 			what := fmt.Sprintf("%s %s", num(s.Measured), s.Unit)
 			if s.Note != "" {
 				what = s.Note

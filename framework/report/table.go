@@ -58,7 +58,10 @@ func Table(w io.Writer, f *result.File) error {
 		fmt.Fprintln(w, "SLOs:")
 		for _, s := range f.SLOs {
 			verdict := "PASS"
-			if !s.Pass {
+			switch {
+			case s.Inconclusive:
+				verdict = "INCONCLUSIVE"
+			case !s.Pass:
 				verdict = "FAIL"
 			}
 			line := fmt.Sprintf("  %s  %s", verdict, s.Name)
@@ -123,6 +126,16 @@ func flags(p result.Point) string {
 // notes explain flags and errors under the table.
 func notes(p result.Point) []string {
 	var n []string
+	if v := p.Validity; v != nil {
+		// Whether the figures describe the server leads: without it they
+		// describe this machine.
+		if len(v.Invalid) > 0 {
+			n = append(n, "INVALID, did not measure the server (judges nothing): "+strings.Join(v.Invalid, "; "))
+		}
+		for i, why := range v.Reruns {
+			n = append(n, fmt.Sprintf("attempt %d discarded and measured again: %s", i+1, why))
+		}
+	}
 	if p.Schedule.ClientSaturated {
 		n = append(n, "client could not keep the schedule: "+p.Schedule.Reason)
 	}

@@ -151,6 +151,12 @@ type Tokens struct {
 	// client fell behind the stream, or the server wrote them at once).
 	ChunkGaps     int `json:"chunk_gaps,omitempty"`
 	CoalescedGaps int `json:"coalesced_gaps,omitempty"`
+	// CoalescedFirst counts answers whose first content chunk came in one
+	// read with the next: the client read it late, so its stamp is the
+	// later chunk's, and its TTFT is kept out of the TTFT figures. (Where
+	// most first chunks come so, the server sends them together, and
+	// they are kept and not counted here.)
+	CoalescedFirst int `json:"coalesced_first,omitempty"`
 }
 
 // MaxCoalescedShare is the share of chunk gaps that may be coalesced

@@ -243,7 +243,36 @@ type Point struct {
 	// before the point (sweep.reset_prefix_cache), or why it was not.
 	PrefixCacheReset string `json:"prefix_cache_reset,omitempty"`
 	Incomplete       bool   `json:"incomplete,omitempty"`
+	// Validity says whether the trial measured the server rather than
+	// this machine; absent (files before it): taken as valid.
+	Validity *Validity `json:"validity,omitempty"`
 }
+
+// Validity is the evidence that a trial measured the server and not the
+// machine it ran on: a client that fell behind its schedule, a process
+// that stalled, first tokens stamped late, a virtual machine's stolen
+// CPU. A trial with any Invalid reason gives no verdict: its figures can
+// make neither a regression nor an improvement, nor pass or fail an SLO.
+type Validity struct {
+	// Invalid lists why this trial did not measure the server; empty:
+	// it did.
+	Invalid []string `json:"invalid,omitempty"`
+	// Reruns lists, for each earlier attempt of this trial that was
+	// measured and discarded, why it was invalid.
+	Reruns []string `json:"reruns,omitempty"`
+	// StallMs is how long the process stood still over the point, by a
+	// canary timer's late wake-ups (each later than StallMinMs counted
+	// whole); MaxStallMs the longest one.
+	StallMs    float64 `json:"stall_ms"`
+	MaxStallMs float64 `json:"max_stall_ms"`
+	// StealShare is the share of this machine's CPU time the hypervisor
+	// gave to others over the point (Linux's steal), where it is reported.
+	StealShare float64 `json:"steal_share,omitempty"`
+}
+
+// Valid reports whether the trial measured the server: no evidence
+// against it was found, or none was recorded (files before validity).
+func (p *Point) Valid() bool { return p.Validity == nil || len(p.Validity.Invalid) == 0 }
 
 // Overhead compares the client's figures with the server's over a point.
 // Means, not percentiles: servers export histograms whose buckets are too
@@ -264,6 +293,9 @@ type SLO struct {
 	Limit    float64 `json:"limit"`
 	Unit     string  `json:"unit"`
 	Pass     bool    `json:"pass"`
+	// Inconclusive: the point's trials did not measure the server (see
+	// Validity), so the SLO neither passed nor failed; Note says why.
+	Inconclusive bool `json:"inconclusive,omitempty"`
 	// Note explains a verdict that is not a plain comparison, such as a
 	// point without samples.
 	Note string `json:"note,omitempty"`

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -44,6 +45,9 @@ type executor struct {
 	requests *requestlog.Writer
 	// turn, when set, is yielded between points (interleaved variants).
 	turn Turn
+	// reruns bounds how often a trial that did not measure the server is
+	// measured again.
+	reruns int
 	// shard is this machine's part of every point; startAt and pointGap
 	// align the points of all shards on the wall clock.
 	shard    loadgen.Shard
@@ -63,6 +67,9 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		if err := ex.sess.relaunch(ctx); err != nil {
 			return nil, err
 		}
+	}
+	if proc := ex.sess.tg.Process; proc != nil && proc.Exited() {
+		return nil, errServerDied
 	}
 	ex.points++
 	sw := s.Sweep
@@ -127,10 +134,89 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		label, trial := p.Label, info.Trial
 		cfg.OnSample = func(s metrics.Sample) { rl.Add(label, trial, s) }
 	}
+	seq := ex.points - 1
+	// A trial that measured this machine rather than the server is measured
+	// again, up to the suite's reruns: the same requests, the same arrivals.
+	// Aligned shards cannot: the others have moved on.
+	reruns := ex.reruns
+	if !ex.startAt.IsZero() {
+		reruns = 0
+	}
+	var discarded []string
+	var stopped error
+	for attempt := 0; ; attempt++ {
+		q := p
+		cfg.Progress = &loadgen.Progress{}
+		out, err := ex.measure(ctx, cfg, &q, info, seq)
+		if err != nil && (out == nil || !errors.Is(err, errServerDied)) {
+			return nil, fmt.Errorf("%s: %w", p.Label, err)
+		}
+		q.Measured, q.Schedule, q.Incomplete = out.Measured, out.Schedule, out.Incomplete
+		v := out.Validity
+		if err != nil {
+			// The server died: what the point measured until then is kept,
+			// marked incomplete, and the target's remaining points end.
+			q.Incomplete, q.Validity = true, &v
+			p, stopped = q, fmt.Errorf("%s: %w", p.Label, err)
+			break
+		}
+		if len(v.Invalid) > 0 && attempt < reruns && ctx.Err() == nil && !out.Incomplete {
+			discarded = append(discarded, strings.Join(v.Invalid, "; "))
+			if ex.obs != nil {
+				q.Validity = &v
+				info.Discarded = true
+				ex.obs.PointFinished(info, &q)
+				info.Discarded = false
+			}
+			if ex.turn != nil {
+				// Interleaved variants keep their turns: the others measure
+				// while this machine settles.
+				if err := ex.turn.Yield(ctx); err != nil {
+					return nil, err
+				}
+			}
+			info.Rerun = attempt + 1
+			continue
+		}
+		v.Reruns = discarded
+		q.Validity = &v
+		p = q
+		break
+	}
+	// A saturated point's answers are the early ones, while the server's
+	// mean covers its whole queue: no overhead can be read from the two.
+	if st, ok := p.Server["server_ttft_mean_s"]; ok && p.Latency[metric.TTFT].Count > 0 && p.Schedule.Saturation == "" {
+		p.Overhead = &result.Overhead{TTFTMeanMs: p.Latency[metric.TTFT].Mean - st*1000}
+	}
+	if n, off := p.Tokens.Prompt.Count, p.Tokens.PromptMismatch; s.Workload.Prompts.Kind.Synthetic() && n > 0 && float64(off) > maxPromptOff*float64(n) {
+		// The server's own counts say the prompts missed their targets:
+		// the calibration did not fit this server's tokenizer.
+		ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("%s: %d of %d prompts (%.0f%%) were more than 5%% off the tokens asked, by the server's usage: the figures are for other prompt lengths than the suite states", p.Label, off, n, 100*float64(off)/float64(n)))
+	}
+	for _, n := range pointNotes(s, &p) {
+		ex.f.Notes = append(ex.f.Notes, p.Label+": "+n)
+	}
+	cost.Price(s, &p)
+	ex.f.Points = append(ex.f.Points, p)
+	last := &ex.f.Points[len(ex.f.Points)-1]
+	if ex.obs != nil {
+		ex.obs.PointFinished(info, last)
+	}
+	return last, stopped
+}
+
+// errServerDied ends a point, and the target's remaining points, when a
+// launched server exits while it runs.
+var errServerDied = errors.New("the launched server exited during the run; its remaining points were not run")
+
+// measure runs one attempt at a point into p (its server, telemetry and
+// engine figures) and returns the load generator's outcome.
+func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.Point, info PointInfo, seq int) (*loadgen.Outcome, error) {
+	s := ex.s
 	if ex.obs != nil {
 		ex.obs.PointStarted(info, cfg.Progress)
 	}
-	src, err := ex.wl.source(ex.points - 1)
+	src, err := ex.wl.source(seq)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +231,27 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	for _, t := range s.Telemetry {
 		tel = append(tel, telemetry.Start(ctx, telemetry.Endpoint{Name: t.Name, URL: t.URL, Interval: t.Interval.D(), Gauges: t.Gauges}))
 	}
-	out, err := loadgen.Run(ctx, ex.sess.cl, cfg, src)
+	runCtx := ctx
+	var died <-chan struct{}
+	if proc := ex.sess.tg.Process; proc != nil {
+		// A launched server that dies ends the point at once, rather than
+		// the point sending its remaining requests to a closed port.
+		var cancel context.CancelCauseFunc
+		runCtx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		died = proc.Done()
+		go func() {
+			select {
+			case <-died:
+				cancel(errServerDied)
+			case <-runCtx.Done():
+			}
+		}()
+	}
+	out, err := loadgen.Run(runCtx, ex.sess.cl, cfg, src)
+	if died != nil && context.Cause(runCtx) == errServerDied {
+		err = errServerDied
+	}
 	for i, ts := range tel {
 		figs, terr := ts.Stop()
 		if terr != nil {
@@ -170,28 +276,5 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 			ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("the server's /metrics were read, but none of their names is one benchci knows (%s, ...): no server-side figures", strings.Join(names, ", ")))
 		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p.Label, err)
-	}
-	p.Measured, p.Schedule, p.Incomplete = out.Measured, out.Schedule, out.Incomplete
-	// A saturated point's answers are the early ones, while the server's
-	// mean covers its whole queue: no overhead can be read from the two.
-	if st, ok := p.Server["server_ttft_mean_s"]; ok && p.Latency[metric.TTFT].Count > 0 && p.Schedule.Saturation == "" {
-		p.Overhead = &result.Overhead{TTFTMeanMs: p.Latency[metric.TTFT].Mean - st*1000}
-	}
-	if n, off := p.Tokens.Prompt.Count, p.Tokens.PromptMismatch; s.Workload.Prompts.Kind.Synthetic() && n > 0 && float64(off) > maxPromptOff*float64(n) {
-		// The server's own counts say the prompts missed their targets:
-		// the calibration did not fit this server's tokenizer.
-		ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("%s: %d of %d prompts (%.0f%%) were more than 5%% off the tokens asked, by the server's usage: the figures are for other prompt lengths than the suite states", p.Label, off, n, 100*float64(off)/float64(n)))
-	}
-	for _, n := range pointNotes(s, &p) {
-		ex.f.Notes = append(ex.f.Notes, p.Label+": "+n)
-	}
-	cost.Price(s, &p)
-	ex.f.Points = append(ex.f.Points, p)
-	last := &ex.f.Points[len(ex.f.Points)-1]
-	if ex.obs != nil {
-		ex.obs.PointFinished(info, last)
-	}
-	return last, nil
+	return out, err
 }

@@ -43,6 +43,12 @@ type PointInfo struct {
 	Trial        int
 	// Planned is how long the point is meant to take (warm-up + duration).
 	Planned time.Duration
+	// Rerun counts the earlier attempts at this trial that were discarded
+	// because they did not measure the server (0: the first attempt).
+	// Discarded, in PointFinished, says this attempt is one of them: the
+	// trial is measured again.
+	Rerun     int
+	Discarded bool
 }
 
 // Options configure a run.
@@ -71,7 +77,16 @@ type Options struct {
 	// StartAt + k x (warm-up + duration + PointGap) on every machine.
 	StartAt  time.Time
 	PointGap time.Duration
+	// Reruns bounds how often a trial that did not measure the server (a
+	// stalled machine, a client that fell behind) is measured again. What each discarded attempt showed is
+	// recorded with the trial kept. 0: DefaultReruns; negative: none.
+	Reruns int
 }
+
+// DefaultReruns is how often a trial is measured again when it did not
+// measure the server: a passing stall clears in one or two, a machine
+// that stays busy does not, and its points end inconclusive.
+const DefaultReruns = 2
 
 // DefaultPointGap is the time left between aligned points for the last
 // requests of one to finish before the next starts.
@@ -154,7 +169,13 @@ func run(ctx context.Context, l *suitefile.File, opts Options, f *result.File) (
 		return err
 	}
 	ex := &executor{s: s, sess: sess, wl: wl, obs: opts.Observer, f: f, requests: opts.Requests, turn: opts.Turn,
-		shard: opts.Shard, startAt: opts.StartAt, pointGap: cmp.Or(opts.PointGap, DefaultPointGap)}
+		shard: opts.Shard, startAt: opts.StartAt, pointGap: cmp.Or(opts.PointGap, DefaultPointGap), reruns: opts.Reruns}
+	switch {
+	case ex.reruns == 0:
+		ex.reruns = DefaultReruns
+	case ex.reruns < 0:
+		ex.reruns = 0
+	}
 	return pl.run(ctx, ex)
 }
 

@@ -84,6 +84,9 @@ type startOrder struct {
 }
 
 func (o startOrder) PointStarted(pt PointInfo, _ *loadgen.Progress) {
+	if pt.Rerun > 0 {
+		return // a trial measured again on a stalled machine: not a new point
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	*o.starts = append(*o.starts, o.name+" "+pt.Label)

@@ -249,6 +249,7 @@ func mergeMeasured(ps []*result.Point) (result.Measured, error) {
 		m.Tokens.UsageRejected += t.UsageRejected
 		m.Tokens.ChunkGaps += t.ChunkGaps
 		m.Tokens.CoalescedGaps += t.CoalescedGaps
+		m.Tokens.CoalescedFirst += t.CoalescedFirst
 		for k, n := range t.Source {
 			m.Tokens.Source[k] += n
 		}

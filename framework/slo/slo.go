@@ -6,6 +6,7 @@ package slo
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
@@ -47,6 +48,12 @@ func Evaluate(slos []suite.SLO, points []result.Point) []result.SLO {
 				// would only have made them worse.
 				v.Pass = false
 				v.Note = "the point saturated and was stopped early: " + p.Schedule.Saturation
+			}
+			if !p.Valid() {
+				// The trial measured this machine, not the server: its
+				// figures neither pass nor fail anything.
+				v.Pass, v.Inconclusive = false, true
+				v.Note = "inconclusive: the trial did not measure the server: " + strings.Join(p.Validity.Invalid, "; ")
 			}
 			out = append(out, v)
 		}
@@ -104,16 +111,23 @@ func Name(s suite.SLO) string {
 // a configuration. Only its failures are listed.
 func Sanity(s *suite.Suite, points []result.Point) []result.SLO {
 	maxErr := suite.DefaultMaxErrorRate
-	if sn := s.Sanity; sn != nil {
-		if sn.Off {
-			return nil
-		}
-		if sn.MaxErrorRate > 0 {
-			maxErr = sn.MaxErrorRate
-		}
+	if sn := s.Sanity; sn != nil && sn.MaxErrorRate > 0 {
+		maxErr = sn.MaxErrorRate
 	}
 	var out []result.SLO
 	for _, p := range points {
+		if p.Requests.Sent == 0 && !p.Incomplete {
+			// No measured request was sent (a trace whose arrivals all fell
+			// outside the window, a rate too low for the duration): nothing
+			// was measured, whatever the SLOs would say of no samples. Not
+			// even sanity: { off: true } allows it.
+			out = append(out, result.SLO{Name: "sanity: some request is sent", Point: p.Label, Unit: "requests",
+				Note: "the point sent no request: nothing was measured"})
+			continue
+		}
+		if sn := s.Sanity; sn != nil && sn.Off {
+			continue
+		}
 		switch {
 		case p.Requests.Sent > 0 && p.Requests.Completed == 0:
 			out = append(out, result.SLO{Name: "sanity: some request completes", Point: p.Label, Unit: "requests",

@@ -232,6 +232,9 @@ func (p *Process) Exited() bool {
 	}
 }
 
+// Done is closed when the server exits.
+func (p *Process) Done() <-chan struct{} { return p.exited }
+
 // Tail returns the last n lines of the server's output.
 func (p *Process) Tail(n int) string { return p.log.Tail(n) }
 
