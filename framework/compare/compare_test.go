@@ -161,6 +161,92 @@ func TestCompareRefusesOtherWorkload(t *testing.T) {
 	}
 }
 
+// Two results that sent the same requests compare whatever their suites
+// are named (the same workload on Ollama and on llama.cpp), each side
+// labelled; named apart and sent other requests, they do not.
+func TestCompareAcrossSuiteNames(t *testing.T) {
+	t.Parallel()
+	base := build(t, spec{[]string{"rate=1"}, 1, 50, 100, 1, 1, 0})
+	cand := build(t, spec{[]string{"rate=1"}, 1, 50, 100, 1, 2, 0})
+	base.Suite.Name, cand.Suite.Name = "on-ollama", "on-llamacpp"
+	r, err := Compare(base, cand, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Comparable || len(r.Rows) == 0 || r.Baseline.Suite != "on-ollama" || r.Candidate.Suite != "on-llamacpp" {
+		t.Errorf("report %+v", r)
+	}
+	cand.Suite.WorkloadHash = "other"
+	if r, _ := Compare(base, cand, nil); r.Comparable || !strings.Contains(r.Refusal, `"on-ollama"`) {
+		t.Errorf("other requests compared: %+v", r)
+	}
+}
+
+// A trial that did not measure the server judges nothing: the point's
+// other trials are judged alone, and a point with none left is
+// inconclusive, with the evidence, on either side. Neither fails the gate.
+func TestCompareInvalidTrials(t *testing.T) {
+	t.Parallel()
+	invalid := &result.Validity{Invalid: []string{"sent 3.4 of 6.0 req/s scheduled"}, Reruns: []string{"the machine stalled 1.20 s", "the machine stalled 0.90 s"}}
+	base := build(t, spec{[]string{"rate=1", "rate=2"}, 4, 200, 100, 1, 1, 0})
+	cand := build(t, spec{[]string{"rate=1", "rate=2"}, 4, 200, 100, 1, 2, 0})
+	for i := range cand.Points {
+		p := &cand.Points[i]
+		switch {
+		case p.Label == "rate=2":
+			p.Validity = invalid // every trial
+		case p.Trial == 1:
+			// One stalled trial, three times slower: judged, it would be
+			// a regression; left out, there is none.
+			p.Validity = invalid
+			p.Latency[metric.TTFT] = result.Summary{Count: 200, P50: 300, P90: 400, P95: 450, P99: 500}
+		}
+	}
+	r, err := Compare(base, cand, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := verdicts(r, "*")
+	if v["rate=2"] != Inconclusive || r.Count(Inconclusive) != 1 || !r.Inconclusive() || r.Failed() {
+		t.Fatalf("verdicts %v, inconclusive %d, failed %v", v, r.Count(Inconclusive), r.Failed())
+	}
+	for _, row := range r.Rows {
+		if row.Verdict == Inconclusive && !strings.Contains(row.Test, "sent 3.4 of 6.0 req/s scheduled (trial 4, after 2 reruns)") {
+			t.Errorf("evidence %q", row.Test)
+		}
+		if row.Verdict == Regression {
+			t.Errorf("%s %s regressed from an invalid trial: %v -> %v", row.Point, row.Metric, row.Base, row.Cand)
+		}
+	}
+	if v := verdicts(r, "ttft.p50"); v["rate=1"] != Pass {
+		t.Errorf("ttft.p50 at rate=1: %v", v)
+	}
+	// An invalid baseline is no reference either.
+	r, _ = Compare(cand, base, nil)
+	if v := verdicts(r, "*"); v["rate=2"] != Inconclusive || !strings.Contains(r.Rows[len(r.Rows)-1].Test+r.Rows[0].Test, "baseline") {
+		t.Errorf("invalid baseline: %v", r.Rows)
+	}
+	// Without a baseline, too.
+	if r := WithoutBaseline(cand); verdicts(r, "*")["rate=2"] != Inconclusive {
+		t.Errorf("without baseline: %v", r.Rows)
+	}
+}
+
+// An SLO is inconclusive at a point only when every trial's verdict there
+// is; an inconclusive verdict is no failure.
+func TestSLOInconclusive(t *testing.T) {
+	t.Parallel()
+	r := &Report{Comparable: true, Candidate: Side{Complete: true}, SLOs: []result.SLO{
+		{Name: "ttft p99 < 500ms", Point: "rate=6", Inconclusive: true},
+		{Name: "ttft p99 < 500ms", Point: "rate=6", Pass: true},
+		{Name: "tpot p95 < 60ms", Point: "rate=6", Inconclusive: true},
+		{Name: "tpot p95 < 60ms", Point: "rate=6", Inconclusive: true},
+	}}
+	if r.SLOInconclusive() != 1 || r.SLOFailures() != 0 || r.Failed() || !r.Inconclusive() {
+		t.Errorf("inconclusive %d, failures %d, failed %v", r.SLOInconclusive(), r.SLOFailures(), r.Failed())
+	}
+}
+
 func TestCompareMissingAndNewPoints(t *testing.T) {
 	t.Parallel()
 	base := build(t, spec{[]string{"rate=1", "rate=2"}, 1, 50, 100, 1, 1, 0})

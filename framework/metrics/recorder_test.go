@@ -204,6 +204,44 @@ func TestRecorderCoalescedGaps(t *testing.T) {
 	near(t, "coalesced share", p.Tokens.CoalescedShare(), 0.5, 1e-12)
 }
 
+// A first chunk read together with the next has the read's stamp, not its
+// own: its TTFT is kept out, and counted. When most first chunks come so,
+// the server sends them together and no read can part them: they are kept.
+func TestRecorderCoalescedFirst(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		late, alone      int
+		ttfts, coalesced int64
+	}{
+		{late: 1, alone: 9, ttfts: 9, coalesced: 1},
+		{late: 0, alone: 5, ttfts: 5, coalesced: 0},
+		{late: 6, alone: 4, ttfts: 10, coalesced: 0}, // the server's framing
+	} {
+		t0 := time.Now()
+		rec := NewRecorder(t0, t0.Add(10*time.Second))
+		for i := range tc.late + tc.alone {
+			res := stream(t0, 10*ms, 10*ms, 3, 1)
+			res.ChunkRead = []uint32{1, 2, 3}
+			if i < tc.late {
+				// Read 30 ms late, with the second chunk.
+				res.FirstToken, res.ChunkAt, res.ChunkRead = 40*ms, []time.Duration{40 * ms, 40 * ms, 50 * ms}, []uint32{1, 1, 2}
+			}
+			rec.Add(Sample{Result: res, Scheduled: t0})
+		}
+		p, err := rec.Point()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ttft := p.Latency[metric.TTFT]
+		if ttft.Count != tc.ttfts || int64(p.Tokens.CoalescedFirst) != tc.coalesced {
+			t.Errorf("%d late of %d: TTFTs %d, coalesced %d; want %d and %d", tc.late, tc.late+tc.alone, ttft.Count, p.Tokens.CoalescedFirst, tc.ttfts, tc.coalesced)
+		}
+		if tc.coalesced > 0 && ttft.Max > 10.1 {
+			t.Errorf("TTFT %+v: a late read's 40 ms was kept", ttft)
+		}
+	}
+}
+
 // A request this machine could not send is the client's failure: it is
 // counted apart, never in the server's error rate.
 func TestRecorderClientLimitIsNotAServerError(t *testing.T) {

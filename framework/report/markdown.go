@@ -173,7 +173,7 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 		fmt.Fprintf(b, "### Suite `%s`\n\n", Escape(r.Suite))
 		if r.NoBaseline {
 			fmt.Fprintf(b, "No baseline yet (candidate: %s). To start gating, commit one: `benchci baseline update results/%s.json`\n\n", Escape(r.Candidate.Target), Escape(r.Suite))
-		} else {
+		} else if r.Baseline.Target != "" {
 			fmt.Fprintf(b, "Baseline: %s (%s) · candidate: %s (%s)\n\n",
 				Escape(r.Baseline.Target), r.Baseline.Started.Format("2006-01-02"), Escape(r.Candidate.Target), r.Candidate.Started.Format("2006-01-02"))
 		}
@@ -187,7 +187,11 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 			fmt.Fprintf(b, "> ❌ **Not compared:** %s\n\n", Escape(r.Refusal))
 		}
 		if r.NoBaseline {
-			sloTable(b, "SLOs", r.SLOs)
+			slos := r.SLOs
+			if !r.Candidate.Complete {
+				slos = slices.DeleteFunc(slices.Clone(slos), func(x result.SLO) bool { return x.Pass })
+			}
+			sloTable(b, "SLOs", slos)
 			candidateTable(b, r)
 			if detail > 0 {
 				mermaidChart(b, r, metric.TTFT+".p99")
@@ -223,7 +227,9 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 		if len(ranked) == 0 && r.Comparable {
 			b.WriteString("No figure regressed.\n\n")
 		}
-		if detail == 0 {
+		if detail == 0 || !r.Comparable || !r.Candidate.Complete {
+			// A run that failed, or was not compared, passed nothing: what
+			// it measured is in its results, not shown here as passing.
 			continue
 		}
 		chartMetric := metric.TTFT + ".p99"

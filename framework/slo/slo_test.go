@@ -32,7 +32,7 @@ func TestHolds(t *testing.T) {
 func point(label string, rate float64, ttftP99 float64, errRate float64) result.Point {
 	p := result.Point{Label: label, Mode: "rate", Rate: rate}
 	p.Latency = map[string]result.Summary{metric.TTFT: {Count: 10, P99: ttftP99}}
-	p.Requests = result.Requests{Sent: 10, ErrorRate: errRate}
+	p.Requests = result.Requests{Sent: 10, Completed: 10 - int(10*errRate), ErrorRate: errRate}
 	p.Throughput = result.Throughput{Requests: rate, OutputTokens: 100 * rate}
 	return p
 }
@@ -80,5 +80,38 @@ func TestEvaluate(t *testing.T) {
 	v := Evaluate(slos[:1], []result.Point{empty})
 	if v[0].Pass || v[0].Note == "" {
 		t.Errorf("empty point verdict %+v", v[0])
+	}
+}
+
+// A trial that did not measure the server neither passes nor fails an
+// SLO, however its figures compare with the limit.
+func TestEvaluateInvalidTrial(t *testing.T) {
+	t.Parallel()
+	slos := []suite.SLO{{Metric: "ttft", Stat: "p99", Op: "<", Threshold: "500ms"}}
+	for _, ttft := range []float64{100, 900} {
+		p := point("rate=6", 6, ttft, 0)
+		p.Validity = &result.Validity{Invalid: []string{"the machine stalled 1.20 s in 3 pauses"}}
+		v := Evaluate(slos, []result.Point{p})
+		if len(v) != 1 || v[0].Pass || !v[0].Inconclusive || v[0].Note != "inconclusive: the trial did not measure the server: the machine stalled 1.20 s in 3 pauses" {
+			t.Errorf("TTFT p99 %v ms: %+v", ttft, v)
+		}
+	}
+}
+
+// A point that sent no measured request measured nothing: the sanity gate
+// fails it, even where the suite allows points where nothing completes.
+func TestSanityNothingSent(t *testing.T) {
+	t.Parallel()
+	empty := result.Point{Label: "rate=2", Mode: "rate", Rate: 2}
+	for _, s := range []*suite.Suite{{}, {Sanity: &suite.Sanity{Off: true}}} {
+		got := Sanity(s, []result.Point{empty, point("rate=4", 4, 100, 0)})
+		if len(got) != 1 || got[0].Point != "rate=2" || got[0].Pass || got[0].Name != "sanity: some request is sent" {
+			t.Errorf("sanity %+v: %+v", s.Sanity, got)
+		}
+	}
+	stopped := empty
+	stopped.Incomplete = true // Ctrl-C before the first send: the run says so
+	if got := Sanity(&suite.Suite{}, []result.Point{stopped}); len(got) != 0 {
+		t.Errorf("a stopped point: %+v", got)
 	}
 }

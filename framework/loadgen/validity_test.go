@@ -1,0 +1,116 @@
+package loadgen
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/benchci/benchci/framework/client"
+	"github.com/benchci/benchci/framework/internal/clock"
+	"github.com/benchci/benchci/framework/internal/stall"
+	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/framework/result"
+)
+
+func TestJudgeValidity(t *testing.T) {
+	lag := func(p99 float64) result.Measured {
+		return result.Measured{Latency: map[string]result.Summary{
+			metric.Lag:  {Count: 100, P99: p99},
+			metric.TTFT: {Count: 100},
+		}}
+	}
+	quiet := stall.Reading{Span: 6 * time.Second, Steal: -1, Busy: 0.5, Cores: 2}
+	gap := time.Second / 6 // 6 req/s
+	for _, tc := range []struct {
+		name string
+		m    result.Measured
+		s    result.Schedule
+		gap  time.Duration
+		fd   bool
+		r    stall.Reading
+		want []string // substrings of the reasons, in order; none: valid
+	}{
+		{"quiet", lag(3), result.Schedule{ScheduledRate: 6, SendRate: 6}, gap, false, quiet, nil},
+		// A busy runner's lag of tens of ms at 6 req/s hardly moves the load.
+		{"lag under a quarter of the gap", lag(40), result.Schedule{ScheduledRate: 6, SendRate: 6}, gap, false, quiet, nil},
+		{"the stalled trial of issue 31", lag(3440), result.Schedule{ScheduledRate: 6, SendRate: 3.4}, gap,
+			false, stall.Reading{Span: 6 * time.Second, Stalled: 1200 * time.Millisecond, Longest: 900 * time.Millisecond, Count: 3, Busy: 0.99, Cores: 2, Own: 0.4},
+			[]string{"sent 3.4 of 6.0 req/s scheduled: the CPU ran out: the machine's 2 cores were 99% busy, benchci used 0.4 of them", "send lag P99 3.44 s (limit 41.7 ms)", "the machine stalled 1.20 s in 3 pauses (longest 900.0 ms) over 6s"}},
+		// At high rates the floor holds: 25 ms, not a quarter of 1 ms.
+		{"floor at high rates", lag(20), result.Schedule{ScheduledRate: 1000, SendRate: 1000}, time.Millisecond, false, quiet, nil},
+		{"lag over the floor", lag(30), result.Schedule{ScheduledRate: 1000, SendRate: 1000}, time.Millisecond, false, quiet, []string{"send lag P99 30.0 ms (limit 25.0 ms)"}},
+		{"stall of 100 ms every second", lag(3), result.Schedule{}, 0, false,
+			stall.Reading{Span: 6 * time.Second, Stalled: 600 * time.Millisecond, Longest: 100 * time.Millisecond, Count: 6}, []string{"the machine stalled 600.0 ms in 6 pauses"}},
+		{"a short stall is tolerated", lag(3), result.Schedule{}, 0, false,
+			stall.Reading{Span: 6 * time.Second, Stalled: 40 * time.Millisecond, Longest: 40 * time.Millisecond, Count: 1}, nil},
+		{"steal", lag(3), result.Schedule{}, 0, false, stall.Reading{Span: time.Second, Steal: 0.2}, []string{"the hypervisor took 20% of this machine's CPU (steal)"}},
+		{"descriptor cap", lag(3), result.Schedule{CapWaits: 12}, 0, true, quiet, []string{"12 sends waited for the cap on requests in flight"}},
+		{"client limits", result.Measured{Requests: result.Requests{ClientLimited: 3, ClientLimitError: "dial: address not available (ports)"}}, result.Schedule{}, 0, false, quiet,
+			[]string{"3 requests failed on this machine's own limits (dial: address not available (ports))"}},
+		{"first tokens read late", result.Measured{Tokens: result.Tokens{CoalescedFirst: 10}, Latency: map[string]result.Summary{metric.TTFT: {Count: 90}}}, result.Schedule{}, 0, false, quiet,
+			[]string{"10 of 100 first tokens were read late"}},
+		{"a few first tokens read late", result.Measured{Tokens: result.Tokens{CoalescedFirst: 2}, Latency: map[string]result.Summary{metric.TTFT: {Count: 98}}}, result.Schedule{}, 0, false, quiet, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := judgeValidity(tc.m, tc.s, tc.gap, tc.fd, tc.r)
+			if len(v.Invalid) != len(tc.want) {
+				t.Fatalf("reasons %q, want %d like %q", v.Invalid, len(tc.want), tc.want)
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(v.Invalid[i], w) {
+					t.Errorf("reason %d %q, want it to contain %q", i, v.Invalid[i], w)
+				}
+			}
+			if v.StallMs != ms(tc.r.Stalled) || v.MaxStallMs != ms(tc.r.Longest) {
+				t.Errorf("stall %v/%v ms recorded for %v", v.StallMs, v.MaxStallMs, tc.r)
+			}
+		})
+	}
+}
+
+// slowStart is a client that takes its time before each send: a worker
+// that falls behind, as on a machine whose CPU ran out.
+type slowStart struct {
+	fakeServer
+	delay time.Duration
+}
+
+func (s *slowStart) Do(ctx context.Context, body []byte, id string, res *client.Result) {
+	time.Sleep(s.delay)
+	s.fakeServer.Do(ctx, body, id, res)
+}
+
+// Closed-loop points are judged too: a worker means to send as its last
+// answer ends, and the time it took to send is its lag. In fake time the
+// figures are exact.
+func TestClosedLoopLagJudged(t *testing.T) {
+	for _, tc := range []struct {
+		delay time.Duration
+		valid bool
+	}{
+		{0, true},
+		// 5 ms late against a 20 ms answer: under the 25 ms floor.
+		{5 * time.Millisecond, true},
+		{60 * time.Millisecond, false},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			srv := &slowStart{fakeServer: fakeServer{latency: 20 * time.Millisecond}, delay: tc.delay}
+			out, err := Run(context.Background(), srv, Config{Mode: ClosedLoop, Concurrency: 2, Duration: time.Second, Clock: clock.Timers}, items())
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := out.Validity
+			if valid := len(v.Invalid) == 0; valid != tc.valid || out.Schedule.ClientSaturated == tc.valid {
+				t.Errorf("delay %v: invalid %q, client saturated %v", tc.delay, v.Invalid, out.Schedule.ClientSaturated)
+			}
+			lag := out.Latency[metric.Lag]
+			// To the histogram's precision (3 significant figures).
+			if want := float64(tc.delay) / float64(time.Millisecond); math.Abs(lag.P50-want) > 0.002*want+0.002 {
+				t.Errorf("delay %v: lag %+v", tc.delay, lag)
+			}
+		})
+	}
+}
