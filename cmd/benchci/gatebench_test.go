@@ -3,8 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -13,56 +14,98 @@ import (
 // BenchmarkGateCatchRate measures the gate suite (suites/gate.jsonnet) as
 // a detector: one baseline run, then N runs of the same simulator, which
 // must not regress, and N runs with the engine step 10% slower, which
-// must. It reports false_regressions and caught, each out of N
-// (BENCHCI_GATE_RUNS, default 20). A run takes about 25 s, so the whole
-// measurement takes 2N+1 of them:
+// must. Each candidate is judged as ci judges it (compare's exit code:
+// 1 regressed or an SLO failed, 3 inconclusive, 0 pass). It reports
+// false_regressions, same_inconclusive, caught and slow_inconclusive, each
+// out of N (BENCHCI_GATE_RUNS, default 20). A run takes about 30 s, so the
+// whole measurement takes 2N+1 of them:
 //
 //	go test -run XXX -bench GateCatchRate -benchtime 1x ./cmd/benchci
+//
+// BENCHCI_GATE_LOAD sets the machine's condition while the candidates run
+// (the baseline is always recorded first, on the machine as it is):
+//
+//	quiet   nothing added (default)
+//	hogs    two processes spinning a CPU each beside benchci
+//	stalls  the two hogs, and benchci stopped (SIGSTOP) 100 ms every second
 func BenchmarkGateCatchRate(b *testing.B) {
 	n := 20
 	if v, err := strconv.Atoi(os.Getenv("BENCHCI_GATE_RUNS")); err == nil && v > 0 {
 		n = v
 	}
+	load := os.Getenv("BENCHCI_GATE_LOAD")
 	dir := b.TempDir()
 	suite := filepath.Join("..", "..", "suites", "gate.jsonnet")
-	runOnce := func(name string, extra ...string) string {
+	runOnce := func(name string, extra ...string) (string, int) {
 		var out, errOut bytes.Buffer
 		args := append([]string{"run", "--progress=false", "--baselines", filepath.Join(dir, "none"), "--results", filepath.Join(dir, name)}, extra...)
-		if code := run(context.Background(), &out, &errOut, append(args, suite)); code != 0 {
+		code := run(context.Background(), &out, &errOut, append(args, suite))
+		if code != exitOK && code != exitInconclusive {
 			b.Fatalf("%s: exit %d\n%s\n%s", name, code, out.String(), errOut.String())
 		}
-		return filepath.Join(dir, name, "gate.json")
+		return filepath.Join(dir, name, "gate.json"), code
 	}
-	regressed := func(base, cand string) bool {
+	judge := func(base, cand string) int {
 		var out, errOut bytes.Buffer
-		run(context.Background(), &out, &errOut, []string{"compare", "--format", "json", base, cand})
-		var r struct {
-			Rows []struct{ Metric, Verdict string }
+		code := run(context.Background(), &out, &errOut, []string{"compare", base, cand})
+		if code != exitOK && code != exitFailed && code != exitInconclusive {
+			b.Fatalf("compare: exit %d\n%s\n%s", code, out.String(), errOut.String())
 		}
-		if err := json.Unmarshal(out.Bytes(), &r); err != nil || len(r.Rows) == 0 {
-			b.Fatalf("compare: %v\n%s\n%s", err, out.String(), errOut.String())
+		if code != exitOK {
+			b.Logf("%s: exit %d\n%s", filepath.Base(filepath.Dir(cand)), code, out.String())
 		}
-		for _, row := range r.Rows {
-			if row.Verdict == "regression" || row.Verdict == "missing" {
-				b.Logf("%s: %s %s", filepath.Base(filepath.Dir(cand)), row.Metric, row.Verdict)
-				return true
-			}
-		}
-		return false
+		return code
 	}
 	for b.Loop() {
-		base := runOnce("base")
-		var falseRegs, caught int
-		for i := range n {
-			if regressed(base, runOnce("same"+strconv.Itoa(i))) {
-				falseRegs++
-			}
-			if regressed(base, runOnce("slow"+strconv.Itoa(i), "--tla-str", "step_base=19.8ms")) {
-				caught++
-			}
+		base, code := runOnce("base")
+		if code != exitOK {
+			b.Fatal("the baseline run was inconclusive: record it on a quieter machine")
 		}
-		b.ReportMetric(float64(falseRegs), "false_regressions")
-		b.ReportMetric(float64(caught), "caught")
+		stop := loadMachine(b, load)
+		var counts [2][4]int // same, slow x exit code
+		for i := range n {
+			// Interleaved, so that a change in the machine's load falls on both.
+			same, _ := runOnce("same" + strconv.Itoa(i))
+			slow, _ := runOnce("slow"+strconv.Itoa(i), "--tla-str", "step_base=19.8ms")
+			counts[0][judge(base, same)]++
+			counts[1][judge(base, slow)]++
+		}
+		stop()
+		b.ReportMetric(float64(counts[0][exitFailed]), "false_regressions")
+		b.ReportMetric(float64(counts[0][exitInconclusive]), "same_inconclusive")
+		b.ReportMetric(float64(counts[1][exitFailed]), "caught")
+		b.ReportMetric(float64(counts[1][exitInconclusive]), "slow_inconclusive")
 		b.ReportMetric(float64(n), "runs_each")
+	}
+}
+
+// loadMachine puts the named load on the machine and returns what ends it.
+func loadMachine(b *testing.B, load string) func() {
+	var procs []*exec.Cmd
+	start := func(script string) {
+		c := exec.Command("sh", "-c", script)
+		if err := c.Start(); err != nil {
+			b.Fatal(err)
+		}
+		procs = append(procs, c)
+	}
+	switch load {
+	case "", "quiet":
+	case "hogs", "stalls":
+		start("while :; do :; done")
+		start("while :; do :; done")
+		if load == "stalls" {
+			start(fmt.Sprintf("while kill -STOP %d; do sleep 0.1; kill -CONT %d; sleep 0.9; done", os.Getpid(), os.Getpid()))
+		}
+	default:
+		b.Fatalf("BENCHCI_GATE_LOAD=%q: want quiet, hogs or stalls", load)
+	}
+	return func() {
+		// The stopper is killed by this process, so never while it holds
+		// this process stopped.
+		for _, c := range procs {
+			c.Process.Kill()
+			c.Wait()
+		}
 	}
 }

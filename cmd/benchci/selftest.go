@@ -51,6 +51,12 @@ what a client on a dedicated machine achieves.`,
 				}
 				fmt.Fprintf(out, "  %5d streams  %6d requests  TTFT added p50 %7.3f ms  p99 %7.3f ms (send p99 %.3f, receive p99 %.3f)  ITL error p50 %6.3f ms  p99 %6.3f ms  (server TTFT p50 %.1f ms)  errors %d\n",
 					c, o.Requests, o.Added.P50, o.Added.P99, o.SendSide.P99, o.ReceiveSide.P99, o.ITLError.P50, o.ITLError.P99, o.ServerTTFT.P50, o.Errors)
+				if len(o.Behind) > 0 {
+					// The client fell behind: what it added is more than the
+					// figures above, which time only what it sent and read.
+					fmt.Fprintf(out, "  %5d streams: the client FELL BEHIND (%s): the added TTFT above is a lower bound; its workers sent p99 %.1f ms after the answer before\n",
+						c, strings.Join(o.Behind, "; "), o.LagP99)
+				}
 			}
 			cs, err := ints("--cost-streams", costStreams)
 			if err != nil {

@@ -530,6 +530,11 @@ dispatch:
 	}
 	judge(&out.Schedule, lag, cfg.MaxConcurrency, cfg.DescriptorLimit)
 	judgeLimits(&out.Schedule, p.Requests)
+	if cpu := stalls.CPUShort(); cpu != "" && out.Schedule.ClientSaturated {
+		// Name the resource that ran out first: with every core busy, a
+		// descriptor cap that bit is a symptom, not the cause.
+		out.Schedule.Reason = cpu + "; " + out.Schedule.Reason
+	}
 	var gap time.Duration
 	if cfg.Rate > 0 && !cfg.AllAtOnce {
 		gap = time.Duration(float64(time.Second) / cfg.Rate)

@@ -55,6 +55,15 @@ type Overhead struct {
 	// milliseconds, as an absolute value.
 	ITLError result.Summary
 	Errors   int
+	// Behind says how the client fell behind, when it did (the load
+	// generator's evidence: its workers' send lag, a stalled process,
+	// first tokens read late). Added then understates the client's cost:
+	// a request the client was late to send, or a first token it was late
+	// to read, is not in it.
+	Behind []string
+	// LagP99 is the 99th percentile of the workers' send lag, in ms: how
+	// long after an answer ended its worker sent the next request.
+	LagP99 float64
 }
 
 // overheadProfile never queues: every stream is decoding at once, so the
@@ -166,7 +175,8 @@ func ClientOverhead(ctx context.Context, concurrency int, d time.Duration) (Over
 	return Overhead{Concurrency: concurrency, Requests: out.Requests.Sent,
 		Added: result.Summarize(t.added, 10_000), ServerTTFT: result.Summarize(t.srvH, 1000),
 		ITLError: result.Summarize(t.itlErr, 10_000), Errors: t.errs,
-		SendSide: result.Summarize(t.send, 10_000), ReceiveSide: result.Summarize(t.recv, 10_000)}, nil
+		SendSide: result.Summarize(t.send, 10_000), ReceiveSide: result.Summarize(t.recv, 10_000),
+		Behind: out.Validity.Invalid, LagP99: out.Latency[metric.Lag].P99}, nil
 }
 
 func prompt(words int) string {

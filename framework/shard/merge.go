@@ -183,6 +183,19 @@ func mergePoint(ps []*result.Point, idx []int, s *suite.Suite) (result.Point, er
 			saturations = append(saturations, fmt.Sprintf("shard %d: %s", idx[i], sc.Saturation))
 		}
 		p.Incomplete = p.Incomplete || q.Incomplete
+		// A shard that did not measure the server makes the whole point's
+		// figures another load's: the merged point is as invalid.
+		if v := q.Validity; v != nil {
+			if p.Validity == nil {
+				p.Validity = &result.Validity{}
+			}
+			for _, why := range v.Invalid {
+				p.Validity.Invalid = append(p.Validity.Invalid, fmt.Sprintf("shard %d: %s", idx[i], why))
+			}
+			p.Validity.StallMs = max(p.Validity.StallMs, v.StallMs)
+			p.Validity.MaxStallMs = max(p.Validity.MaxStallMs, v.MaxStallMs)
+			p.Validity.StealShare = max(p.Validity.StealShare, v.StealShare)
+		}
 	}
 	p.Schedule.Reason = strings.Join(reasons, "; ")
 	p.Schedule.Saturation = strings.Join(saturations, "; ")

@@ -119,6 +119,23 @@ func TestMergeHalvesIsTheWhole(t *testing.T) {
 	}
 }
 
+// A shard that did not measure the server leaves the merged point
+// invalid, naming the shard: the load the server saw was not the plan's.
+func TestMergeKeepsInvalidShards(t *testing.T) {
+	vs := recording()
+	a, b := shardFile(t, 0, 2, vs[:1000]), shardFile(t, 1, 2, vs[1000:])
+	a.Points[0].Validity = &result.Validity{}
+	b.Points[0].Validity = &result.Validity{Invalid: []string{"the machine stalled 1.20 s in 3 pauses"}, StallMs: 1200, MaxStallMs: 600}
+	m, err := Merge([]*result.File{a, b}, DefaultMaxSkew)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := m.Points[0].Validity
+	if m.Points[0].Valid() || len(v.Invalid) != 1 || v.Invalid[0] != "shard 1: the machine stalled 1.20 s in 3 pauses" || v.MaxStallMs != 600 {
+		t.Errorf("merged validity %+v", v)
+	}
+}
+
 func TestMergeRefusesAndFlags(t *testing.T) {
 	vs := recording()
 	s0, s1 := shardFile(t, 0, 2, vs[:1000]), shardFile(t, 1, 2, vs[1000:])
