@@ -28,6 +28,9 @@ type ciOptions struct {
 	artifact  string
 	// measured: the arguments are results files to gate, not suites to run.
 	measured bool
+	// ab, when set, is the revision each suite is also run at, on this
+	// machine, interleaved: the candidate is judged against it.
+	ab string
 	post     bool
 	outputs  string
 }
@@ -70,6 +73,7 @@ the error is printed and the exit code still tells the verdict.`,
 	cmd.Flags().StringVar(&o.summary, "summary", os.Getenv("GITHUB_STEP_SUMMARY"), "file to append the markdown report to (default $GITHUB_STEP_SUMMARY)")
 	cmd.Flags().StringVar(&o.reportOut, "report", filepath.Join("results", "benchci-report.md"), "where to write the markdown report")
 	cmd.Flags().StringVar(&o.htmlOut, "html", "auto", `where to write the self-contained HTML report ("auto": beside --report, as .html; "" for none)`)
+	cmd.Flags().StringVar(&o.ab, "ab", "", "also run each suite as it is at this git revision (the PR's base, e.g. origin/main), interleaved point by point on this machine, and judge the candidate against it instead of the committed baseline (still reported)")
 	cmd.Flags().BoolVar(&o.measured, "measured", false, "the arguments are results files already measured (a merged sharded run, benchci merge): gate, report and comment on them without running")
 	cmd.Flags().StringVar(&o.artifact, "artifact", "", "name of the workflow artifact the HTML report is uploaded in: the comment links the run's artifacts")
 	cmd.Flags().StringVar(&o.outputs, "outputs", os.Getenv("GITHUB_OUTPUT"), "file to append verdict=, regressions= and report= lines to (default $GITHUB_OUTPUT)")
@@ -106,7 +110,16 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	}
 	var results []*result.File
 	var runErr error
-	if o.measured {
+	var abRuns []abRun
+	if o.ab != "" && o.measured {
+		return &exitError{exitUsage, errors.New("--ab runs the suites; --measured gates results already measured: choose one")}
+	}
+	if o.ab != "" {
+		abRuns, results, runErr = runAB(cmd, o.run, o.ab, paths)
+		if abRuns == nil && results == nil {
+			return runErr
+		}
+	} else if o.measured {
 		for _, p := range paths {
 			f, err := result.Read(p)
 			if err != nil {
@@ -117,13 +130,27 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	} else {
 		results, runErr = runAll(cmd, o.run, paths)
 	}
-	if results == nil {
+	if results == nil && abRuns == nil {
 		return runErr // nothing ran: the suites did not load
 	}
 	var runs []report.HTMLRun
 	var errs []error
 	if runErr != nil {
 		errs = append(errs, runErr)
+	}
+	// A/B: each candidate is judged against its base, measured in the
+	// same run; the committed baseline's verdict is shown, not gated.
+	var committed []*compare.Report
+	for _, ab := range abRuns {
+		runs = append(runs, report.HTMLRun{File: ab.cand, Gate: ab.gate})
+		*regressions += ab.gate.Count(compare.Regression) + ab.gate.Count(compare.Missing)
+		if err := printComparison(cmd.OutOrStdout(), ab.gate, o.run.verbose); err != nil {
+			return err
+		}
+		if ab.committed != nil {
+			committed = append(committed, ab.committed)
+			fmt.Fprintf(cmd.OutOrStdout(), "against the committed baseline (for reference; A/B decides): %s\n", report.OneLine(report.Headline([]*compare.Report{ab.committed})))
+		}
 	}
 	for _, f := range results {
 		r, err := compareWithBaseline(o.run.baselines, f)
@@ -142,6 +169,14 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	var md bytes.Buffer
 	if err := report.Markdown(&md, report.Marker(o.comment.key), reports); err != nil {
 		return err
+	}
+	if len(committed) > 0 {
+		fmt.Fprintf(&md, "\n<details><summary>Against the committed baselines, for reference (A/B against %s decides): %s</summary>\n\n",
+			report.Escape(o.ab), report.Escape(report.Headline(committed)))
+		if err := report.Markdown(&md, "", committed); err != nil {
+			return err
+		}
+		md.WriteString("\n</details>\n")
 	}
 	// Suites with variants: the answer across them follows the gate.
 	for _, r := range variantReports(results) {

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchci/benchci/framework/compare"
+	"github.com/benchci/benchci/framework/gitrev"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/runner"
+	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/framework/suitefile"
+)
+
+// The two sides of an A/B run, as variants of each suite.
+const (
+	abBase      = "base"
+	abCandidate = "candidate"
+)
+
+// abRun is one suite measured at the base revision and as it is now,
+// interleaved point by point on one machine: the verdict compares the
+// two, so what the machine did to one it did to the other.
+type abRun struct {
+	base, cand *result.File
+	// gate judges the candidate against the base; committed against the
+	// baseline in the repository (for reference), nil without one.
+	gate, committed *compare.Report
+}
+
+// runAB runs each suite at ref and as it is now. A suite that did not
+// exist at ref, or sent other requests there, cannot be judged against
+// it: it runs alone and is gated by its committed baseline, as without
+// --ab, and the report says why.
+func runAB(cmd *cobra.Command, o runOptions, ref string, paths []string) ([]abRun, []*result.File, error) {
+	opts, err := o.suites.options()
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err := os.MkdirTemp("", "benchci-ab-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(dir)
+	// The repository is the one holding the suites (the first's).
+	tree, err := gitrev.Write(filepath.Dir(paths[0]), ref, dir, gitrev.DefaultLimits)
+	if err != nil {
+		return nil, nil, &exitError{exitUsage, fmt.Errorf("--ab: %w", err)}
+	}
+	stderr := cmd.ErrOrStderr()
+	fmt.Fprintf(stderr, "A/B: each suite at %s (%.12s) and as it is now, interleaved point by point\n", ref, tree.Commit)
+	var runs []abRun
+	var alone []string
+	for _, p := range paths {
+		cand, err := suitefile.Load(p, opts)
+		if err != nil {
+			return nil, nil, &exitError{exitUsage, err}
+		}
+		var base *suitefile.File
+		bp, err := tree.Path(p)
+		if err == nil {
+			base, err = suitefile.Load(bp, opts)
+		}
+		switch {
+		case err != nil:
+			fmt.Fprintf(stderr, "A/B: %s cannot be evaluated at %s (%v): gated by its committed baseline alone\n", p, ref, firstLine(err))
+			alone = append(alone, p)
+			continue
+		case len(cand.Suite.Variants) > 0 || len(base.Suite.Variants) > 0:
+			fmt.Fprintf(stderr, "A/B: %s has variants, which already run side by side: gated by its committed baseline alone\n", p)
+			alone = append(alone, p)
+			continue
+		case base.WorkloadHash != cand.WorkloadHash:
+			fmt.Fprintf(stderr, "A/B: %s sends other requests than at %s (workload hash %.12s, now %.12s): gated by its committed baseline alone\n", p, ref, base.WorkloadHash, cand.WorkloadHash)
+			alone = append(alone, p)
+			continue
+		}
+		base.Suite.Variant, cand.Suite.Variant = abBase, abCandidate
+		vs := []suitefile.Variant{{Name: abBase, File: base}, {Name: abCandidate, File: cand}}
+		closers := make([]func() error, len(vs))
+		optErrs := make([]error, len(vs))
+		files, runErrs := runner.RunVariants(cmd.Context(), vs, suite.OrderInterleaved, Version, func(i int) runner.Options {
+			ropts, closer, err := runOptionsFor(cmd, o, vs[i].Suite.RunName())
+			closers[i], optErrs[i] = closer, err
+			return ropts
+		})
+		var errs []error
+		for i, f := range files {
+			if closers[i] != nil {
+				if err := closers[i](); err != nil {
+					runErrs[i] = errors.Join(runErrs[i], fmt.Errorf("requests file: %w", err))
+				}
+			}
+			if err := errors.Join(optErrs[i], writeRun(cmd, o, f, runErrs[i])); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if len(errs) > 0 {
+			return runs, nil, errors.Join(errs...)
+		}
+		run := abRun{base: files[0], cand: files[1]}
+		if run.gate, err = compareResults(files[0], files[1]); err != nil {
+			return runs, nil, err
+		}
+		run.gate.Suite = cand.Suite.Name + " (A/B against " + ref + ")"
+		// The committed baseline, for reference: the candidate under the
+		// suite's own name, as a run without --ab would write it.
+		asSuite := *files[1]
+		asSuite.Suite.Name, asSuite.Suite.Variant = cand.Suite.Name, ""
+		if r, err := compareWithBaseline(o.baselines, &asSuite); err == nil && !r.NoBaseline {
+			run.committed = r
+		}
+		runs = append(runs, run)
+	}
+	var single []*result.File
+	if len(alone) > 0 {
+		single, err = runAll(cmd, o, alone)
+	}
+	return runs, single, err
+}
+
+// firstLine is an error's first line, for a one-line notice.
+func firstLine(err error) string {
+	s := err.Error()
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/gitfixture"
+)
+
+// abSuite is a suite on the simulator whose engine step is step.
+func abSuite(step string) []byte {
+	return []byte(`local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'ab',
+  target: b.target.sim('tiny', step_base='` + step + `'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(8), arrival: b.arrival.constant() },
+  sweep: b.sweep.rates([10], duration='1s', warmup='0s'),
+  tolerance: { default: '20%' },
+}
+`)
+}
+
+// ci --ab runs the suite as it was at the base revision and as it is now,
+// interleaved point by point, and judges the candidate against the base:
+// a step three times slower regresses, the same suite does not.
+func TestCIAB(t *testing.T) {
+	repo := gitfixture.New(t)
+	base := repo.Commit("base", map[string][]byte{"suites/ab.jsonnet": abSuite("4ms")})
+	suitePath := filepath.Join(repo.Dir, "suites", "ab.jsonnet")
+	for _, tc := range []struct {
+		step string
+		code int
+	}{
+		{"4ms", exitOK},
+		{"12ms", exitFailed},
+	} {
+		if err := os.WriteFile(suitePath, abSuite(tc.step), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		code, stdout, stderr := runCLI(t, context.Background(), "ci", "--ab", base, "--comment=false", "--summary", "", "--html", "",
+			"--results", dir, "--baselines", filepath.Join(dir, "none"), "--report", filepath.Join(dir, "r.md"), "--progress=false", suitePath)
+		if code == exitInconclusive {
+			t.Logf("step %s: inconclusive on this machine, as it says:\n%s", tc.step, stdout)
+			continue
+		}
+		if code != tc.code {
+			t.Fatalf("step %s: exit %d, want %d\n%s\n%s", tc.step, code, tc.code, stdout, stderr)
+		}
+		b, err := result.Read(filepath.Join(dir, "ab", "base.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := result.Read(filepath.Join(dir, "ab", "candidate.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Target.Sim.StepBaseMs != 4 || c.Suite.Order != "interleaved" || b.Suite.WorkloadHash != c.Suite.WorkloadHash {
+			t.Errorf("base step %v ms, order %q", b.Target.Sim.StepBaseMs, c.Suite.Order)
+		}
+		md, _ := os.ReadFile(filepath.Join(dir, "r.md"))
+		if !strings.Contains(string(md), "ab (A/B against "+base+")") || !strings.Contains(stderr, "A/B: each suite at "+base) {
+			t.Errorf("step %s: report:\n%s\nstderr:\n%s", tc.step, md, stderr)
+		}
+	}
+	// A revision that is not there is a usage error, said at once.
+	code, _, stderr := runCLI(t, context.Background(), "ci", "--ab", "no-such-ref", "--comment=false", "--summary", "", "--results", t.TempDir(), "--progress=false", suitePath)
+	if code != exitUsage || !strings.Contains(stderr, `resolve "no-such-ref"`) {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}

@@ -1,0 +1,128 @@
+// Package gitrev writes the tree of one revision of a git repository into
+// a directory, so that a suite can be evaluated, imports and data files
+// included, as it was at that revision (benchci ci --ab). A repository is
+// input like any other: the tree written is bounded in files and bytes,
+// and only regular files at local paths are written.
+package gitrev
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// Limits bound the tree written.
+type Limits struct {
+	MaxFiles int
+	MaxBytes int64
+}
+
+// DefaultLimits are a repository of serving configs and suites, with
+// room to spare: larger trees are refused, not written in part.
+var DefaultLimits = Limits{MaxFiles: 50_000, MaxBytes: 512 << 20}
+
+// Tree is a revision written out.
+type Tree struct {
+	// Root is the repository's work tree, whose relative paths Dir
+	// mirrors; Dir holds the revision's files; Commit is the revision
+	// resolved.
+	Root, Dir, Commit string
+}
+
+// Path maps a path in the work tree (absolute, or relative to the
+// working directory) to the same file in the revision written.
+func (t *Tree) Path(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		abs = filepath.Join(real, filepath.Base(abs))
+	}
+	root, err := filepath.EvalSymlinks(t.Root)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("%s is outside the repository at %s", p, t.Root)
+	}
+	return filepath.Join(t.Dir, rel), nil
+}
+
+// Write resolves rev (a branch, tag, commit or expression such as
+// origin/main~1) in the repository holding dir and writes its tree into
+// dest, which must exist and be empty.
+func Write(dir, rev, dest string, lim Limits) (*Tree, error) {
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	if err != nil {
+		return nil, fmt.Errorf("open the git repository at %s: %w", dir, err)
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		return nil, fmt.Errorf("open the git repository at %s: %w", dir, err)
+	}
+	h, err := repo.ResolveRevision(plumbing.Revision(rev))
+	if err != nil {
+		return nil, fmt.Errorf("resolve %q: %w (is it fetched? actions/checkout needs fetch-depth: 0 or the base ref fetched)", rev, err)
+	}
+	c, err := repo.CommitObject(*h)
+	if err != nil {
+		return nil, fmt.Errorf("read commit %s: %w", h, err)
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("read the tree of %s: %w", h, err)
+	}
+	var files int
+	var bytes int64
+	err = tree.Files().ForEach(func(f *object.File) error {
+		if f.Mode != filemode.Regular && f.Mode != filemode.Executable {
+			return nil // links and submodules: nothing a suite reads
+		}
+		if !filepath.IsLocal(filepath.FromSlash(f.Name)) {
+			return fmt.Errorf("%q is not a local path", f.Name)
+		}
+		files++
+		bytes += f.Size
+		if files > lim.MaxFiles || bytes > lim.MaxBytes {
+			return fmt.Errorf("the tree at %s holds more than %d files or %d MiB: %w", h.String()[:12], lim.MaxFiles, lim.MaxBytes>>20, ErrTooLarge)
+		}
+		return writeFile(filepath.Join(dest, filepath.FromSlash(f.Name)), f)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", rev, err)
+	}
+	return &Tree{Root: wt.Filesystem.Root(), Dir: dest, Commit: h.String()}, nil
+}
+
+// ErrTooLarge is a revision whose tree exceeds the limits.
+var ErrTooLarge = errors.New("too large")
+
+func writeFile(path string, f *object.File) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	r, err := f.Reader()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	out, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	// The blob's size was counted; a blob that reads longer is cut there.
+	if _, err := io.Copy(out, io.LimitReader(r, f.Size)); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
