@@ -30,9 +30,9 @@ type ciOptions struct {
 	measured bool
 	// ab, when set, is the revision each suite is also run at, on this
 	// machine, interleaved: the candidate is judged against it.
-	ab string
-	post     bool
-	outputs  string
+	ab      string
+	post    bool
+	outputs string
 }
 
 func ciCmd() *cobra.Command {
