@@ -16,6 +16,9 @@ import (
 // compareWithBaseline compares a candidate with dir/<suite>.json; with no
 // baseline there, only the candidate's SLOs gate.
 func compareWithBaseline(dir string, cand *result.File) (*compare.Report, error) {
+	if len(cand.Points) == 0 {
+		return compare.Refused(cand, "no point was measured: nothing to gate"), nil
+	}
 	b, err := baseline.Read(filepath.Join(dir, cand.Suite.Name+".json"))
 	if errors.Is(err, baseline.ErrNotExist) {
 		return compare.WithoutBaseline(cand), nil

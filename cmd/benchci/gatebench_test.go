@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/benchci/benchci/internal/gitfixture"
 )
 
 // BenchmarkGateCatchRate measures the gate suite (suites/gate.jsonnet) as
@@ -28,7 +30,15 @@ import (
 //	quiet   nothing added (default)
 //	hogs    two processes spinning a CPU each beside benchci
 //	stalls  the two hogs, and benchci stopped (SIGSTOP) 100 ms every second
+//
+// BENCHCI_GATE_MODE=ab measures ci --ab instead: the suite committed in a
+// repository, each candidate run against that revision on the same
+// machine, interleaved (about twice as long a run).
 func BenchmarkGateCatchRate(b *testing.B) {
+	if os.Getenv("BENCHCI_GATE_MODE") == "ab" {
+		benchGateAB(b)
+		return
+	}
 	n := 20
 	if v, err := strconv.Atoi(os.Getenv("BENCHCI_GATE_RUNS")); err == nil && v > 0 {
 		n = v
@@ -107,5 +117,54 @@ func loadMachine(b *testing.B, load string) func() {
 			c.Process.Kill()
 			c.Wait()
 		}
+	}
+}
+
+// benchGateAB is BenchmarkGateCatchRate in A/B mode.
+func benchGateAB(b *testing.B) {
+	n := 20
+	if v, err := strconv.Atoi(os.Getenv("BENCHCI_GATE_RUNS")); err == nil && v > 0 {
+		n = v
+	}
+	src, err := os.ReadFile(filepath.Join("..", "..", "suites", "gate.jsonnet"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	repo := gitfixture.New(b)
+	base := repo.Commit("gate", map[string][]byte{"gate.jsonnet": src})
+	suite := filepath.Join(repo.Dir, "gate.jsonnet")
+	slow := bytes.Replace(src, []byte("step_base='18ms'"), []byte("step_base='19.8ms'"), 1)
+	if bytes.Equal(slow, src) {
+		b.Fatal("gate.jsonnet no longer defaults step_base to 18ms")
+	}
+	dir := b.TempDir()
+	judge := func(name string, suiteSrc []byte) int {
+		if err := os.WriteFile(suite, suiteSrc, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), &out, &errOut, []string{"ci", "--ab", base, "--comment=false", "--summary", "", "--html", "", "--progress=false",
+			"--results", filepath.Join(dir, name), "--baselines", filepath.Join(dir, "none"), "--report", filepath.Join(dir, name, "r.md"), suite})
+		if code != exitOK && code != exitFailed && code != exitInconclusive {
+			b.Fatalf("%s: exit %d\n%s\n%s", name, code, out.String(), errOut.String())
+		}
+		if code != exitOK {
+			b.Logf("%s: exit %d\n%s", name, code, out.String())
+		}
+		return code
+	}
+	for b.Loop() {
+		stop := loadMachine(b, os.Getenv("BENCHCI_GATE_LOAD"))
+		var counts [2][4]int
+		for i := range n {
+			counts[0][judge("same"+strconv.Itoa(i), src)]++
+			counts[1][judge("slow"+strconv.Itoa(i), slow)]++
+		}
+		stop()
+		b.ReportMetric(float64(counts[0][exitFailed]), "false_regressions")
+		b.ReportMetric(float64(counts[0][exitInconclusive]), "same_inconclusive")
+		b.ReportMetric(float64(counts[1][exitFailed]), "caught")
+		b.ReportMetric(float64(counts[1][exitInconclusive]), "slow_inconclusive")
+		b.ReportMetric(float64(n), "runs_each")
 	}
 }

@@ -41,6 +41,10 @@ func gateExit(reports []*compare.Report) error {
 		switch {
 		case !r.Comparable && !r.NoBaseline:
 			refused = append(refused, r.Suite+": "+r.Refusal)
+		case !r.Candidate.Complete:
+			// A run that failed or was stopped is an error, whatever it
+			// measured before.
+			refused = append(refused, r.Suite+": the run is incomplete")
 		case r.Failed():
 			return &exitError{exitFailed, errors.New("gate failed: " + report.Headline(reports))}
 		case r.Inconclusive():

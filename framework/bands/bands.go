@@ -101,7 +101,7 @@ func medianAt(f *result.File, label string, k metric.Key) (float64, bool) {
 	var vs []float64
 	for i := range f.Points {
 		p := &f.Points[i]
-		if p.Label != label {
+		if p.Label != label || !p.Valid() {
 			continue
 		}
 		if v, missing := p.Value(k); missing == "" && !math.IsNaN(v) {

@@ -63,6 +63,21 @@ func FromResult(r *result.File, commit string) (*File, error) {
 	if len(r.Points) == 0 {
 		return nil, fmt.Errorf("baseline from %s: the run has no points", r.Suite.Name)
 	}
+	// A reference must have measured the server: a point none of whose
+	// trials did would leave every later comparison of it inconclusive.
+	valid := map[string]bool{}
+	for i := range r.Points {
+		valid[r.Points[i].Label] = valid[r.Points[i].Label] || r.Points[i].Valid()
+	}
+	for i := range r.Points {
+		if p := &r.Points[i]; !valid[p.Label] {
+			return nil, fmt.Errorf("baseline from %s: no trial at %s measured the server (%s); record it on a quieter machine",
+				r.Suite.Name, p.Label, strings.Join(p.Validity.Invalid, "; "))
+		}
+	}
+	if c := r.Capacity; c != nil && c.Bound == result.CapacityInconclusive {
+		return nil, fmt.Errorf("baseline from %s: the capacity search was inconclusive (%s); record it on a quieter machine", r.Suite.Name, c.Why)
+	}
 	target := r.Target.Kind + " " + r.Target.URL
 	if r.Target.Sim != nil {
 		target = "sim " + r.Target.Sim.Name
@@ -93,6 +108,9 @@ func summarize(r *result.File) []Summary {
 	trials := map[string][]*result.Point{}
 	for i := range r.Points {
 		p := &r.Points[i]
+		if !p.Valid() {
+			continue // the gate leaves it out; so does its summary
+		}
 		if _, ok := trials[p.Label]; !ok {
 			order = append(order, p.Label)
 		}

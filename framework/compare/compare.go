@@ -182,6 +182,9 @@ func (r *Report) Failed() bool {
 // measured rather than nothing.
 func WithoutBaseline(cand *result.File) *Report {
 	r := &Report{Suite: cand.Suite.Name, NoBaseline: true, SLOs: cand.SLOs, Candidate: side(cand), Method: method}
+	if c := cand.Capacity; c != nil && c.Bound == result.CapacityInconclusive {
+		r.Rows = append(r.Rows, Row{Point: "search", Metric: metric.Capacity, Verdict: Inconclusive, Test: c.Why})
+	}
 	cp := byLabel(cand.Points)
 	for _, label := range labels(nil, cand.Points) {
 		c, why := valid(cp[label])
@@ -231,7 +234,7 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 	r := &Report{Suite: cand.Suite.Name, SLOs: cand.SLOs, Method: method,
 		Baseline: side(base), Candidate: side(cand)}
 	switch {
-	case base.Suite.WorkloadHash != cand.Suite.WorkloadHash && base.Suite.Name != cand.Suite.Name:
+	case base.Suite.Name != cand.Suite.Name && (base.Suite.WorkloadHash != cand.Suite.WorkloadHash || base.Suite.WorkloadHash == ""):
 		r.Refusal = fmt.Sprintf("baseline is of suite %q, candidate of %q, and they sent different requests (workload hash %.12s, %.12s)",
 			base.Suite.Name, cand.Suite.Name, base.Suite.WorkloadHash, cand.Suite.WorkloadHash)
 		return r, nil
@@ -613,6 +616,11 @@ func capacityRow(base, cand *result.Capacity, bands map[string]suite.Band) (Row,
 		return Row{}, false
 	}
 	m := metricOf(metric.K(metric.Capacity, ""))
+	for _, c := range []*result.Capacity{base, cand} {
+		if c.Bound == result.CapacityInconclusive {
+			return Row{Point: "search", Metric: m.Key, Unit: m.Unit, Better: m.Better, Base: base.Rate, Cand: cand.Rate, Verdict: Inconclusive, Test: c.Why}, true
+		}
+	}
 	row := Row{Point: "search", Metric: m.Key, Unit: m.Unit, Better: m.Better, Base: base.Rate, Cand: cand.Rate, Test: "band only (a search result)"}
 	b, _ := band(m, bands)
 	row.Band = bandString(b)

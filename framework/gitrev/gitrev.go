@@ -84,7 +84,7 @@ func Write(dir, rev, dest string, lim Limits) (*Tree, error) {
 	var files int
 	var bytes int64
 	err = tree.Files().ForEach(func(f *object.File) error {
-		if f.Mode != filemode.Regular && f.Mode != filemode.Executable {
+		if f.Mode != filemode.Regular && f.Mode != filemode.Executable && f.Mode != filemode.Deprecated {
 			return nil // links and submodules: nothing a suite reads
 		}
 		if !filepath.IsLocal(filepath.FromSlash(f.Name)) {

@@ -543,7 +543,7 @@ dispatch:
 		// Waiting for a slot is the test, not the client falling behind.
 		p.Latency = withoutLag(p.Latency)
 	}
-	out.Validity = judgeValidity(p, out.Schedule, gap, capWaits > 0 && cfg.DescriptorLimit > 0, stalls)
+	out.Validity = judgeValidity(p, out.Schedule, gap, capWaits > 0 && cfg.DescriptorLimit > 0, capWaits > 0 && cfg.DescriptorLimit == 0, stalls)
 	return out, nil
 }
 
@@ -707,7 +707,7 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 		out.Schedule.SendRate = float64(sentIn.Load()) / secs
 	}
 	judgeLimits(&out.Schedule, p.Requests)
-	out.Validity = judgeValidity(p, out.Schedule, time.Duration(p.Latency[metric.E2E].P50*float64(time.Millisecond)), false, stalls)
+	out.Validity = judgeValidity(p, out.Schedule, time.Duration(p.Latency[metric.E2E].P50*float64(time.Millisecond)), false, false, stalls)
 	if len(out.Validity.Invalid) > 0 && !out.Schedule.ClientSaturated {
 		// Closed-loop points are judged too: a late worker offered less.
 		flagClient(&out.Schedule, out.Validity.Invalid[0])

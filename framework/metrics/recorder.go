@@ -377,7 +377,11 @@ func (r *Recorder) Add(s Sample) {
 func (r *Recorder) recordEmbeddings(s Sample) {
 	res := s.Result
 	lag := res.Sent.Sub(s.Scheduled)
-	r.record(metric.Lag, micros(lag))
+	sendLag := lag // the first attempt's, as for completions
+	if s.Attempts > 0 && !s.UserStart.IsZero() {
+		sendLag = s.UserStart.Sub(s.Scheduled)
+	}
+	r.record(metric.Lag, micros(sendLag))
 	r.record(metric.E2E, micros(res.End))
 	r.record(metric.E2ESched, micros(res.End+lag))
 	if s.Attempts > 0 {

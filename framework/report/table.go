@@ -105,6 +105,9 @@ func usd(c *result.Cost) string {
 // flags marks points whose figures need a second look.
 func flags(p result.Point) string {
 	var f []string
+	if !p.Valid() {
+		f = append(f, "INVALID")
+	}
 	if p.Schedule.ClientSaturated {
 		f = append(f, "CLIENT-SATURATED")
 	}
@@ -236,6 +239,8 @@ func CapacityString(c *result.Capacity) string {
 	switch c.Bound {
 	case "below-min":
 		return fmt.Sprintf("below %g req/s: the SLOs fail at the search's minimum (%d probe)", c.Failing, c.Probes)
+	case result.CapacityInconclusive:
+		return "INCONCLUSIVE: " + c.Why
 	case "at-least-max":
 		s = fmt.Sprintf("at least %g req/s: the SLOs hold at the search's maximum", c.Rate)
 	default:

@@ -183,13 +183,19 @@ type Capacity struct {
 	// Failing is the lowest failing rate probed (0 when even the highest passed).
 	Failing float64 `json:"failing,omitempty"`
 	// Bound says how to read Rate: "bracketed" (between Rate and Failing,
-	// within the precision), "below-min" or "at-least-max".
+	// within the precision), "below-min", "at-least-max", or
+	// CapacityInconclusive (a probe did not measure the server; Why says so).
 	Bound  string `json:"bound"`
+	Why    string `json:"why,omitempty"`
 	Probes int    `json:"probes"`
 	// OutputThroughput at Rate (tokens/s) and the cost there.
 	OutputThroughput float64 `json:"output_throughput,omitempty"`
 	Cost             *Cost   `json:"cost,omitempty"`
 }
+
+// CapacityInconclusive is the bound of a search one of whose probes did
+// not measure the server, even after its reruns: no capacity is known.
+const CapacityInconclusive = "inconclusive"
 
 // Tool identifies the benchci build.
 type Tool struct {

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"strings"
+	"errors"
 	"context"
 	"fmt"
 	"math"
@@ -136,6 +138,17 @@ type capacityPlan struct {
 	slos                []suite.SLO
 }
 
+// inconclusiveProbe ends a capacity search at a probe that did not measure
+// the server, even after its reruns.
+type inconclusiveProbe struct {
+	rate float64
+	why  string
+}
+
+func (e *inconclusiveProbe) Error() string {
+	return fmt.Sprintf("the probe at %g req/s did not measure the server: %s", e.rate, e.why)
+}
+
 func (p *capacityPlan) run(ctx context.Context, ex *executor) error {
 	byRate := map[float64]*result.Point{}
 	probe := func(ctx context.Context, rate float64) (bool, error) {
@@ -147,6 +160,10 @@ func (p *capacityPlan) run(ctx context.Context, ex *executor) error {
 			return false, err
 		}
 		byRate[rate] = pt
+		if !pt.Valid() {
+			// Neither side of the bracket: the search cannot go on from it.
+			return false, &inconclusiveProbe{rate: rate, why: strings.Join(pt.Validity.Invalid, "; ")}
+		}
 		for _, v := range slo.Evaluate(p.slos, []result.Point{*pt}) {
 			if !v.Pass {
 				return false, nil
@@ -155,6 +172,12 @@ func (p *capacityPlan) run(ctx context.Context, ex *executor) error {
 		return !pt.Incomplete, nil
 	}
 	c, err := sweep.Search(ctx, p.min, p.max, p.precision, probe)
+	if ip := (*inconclusiveProbe)(nil); errors.As(err, &ip) {
+		// The capacity is not known: said so, not guessed from the probes
+		// that happened to measure the server.
+		c, err = &result.Capacity{Bound: result.CapacityInconclusive, Probes: len(byRate),
+			Why: fmt.Sprintf("the probe at %g req/s did not measure the server: %s", ip.rate, ip.why)}, nil
+	}
 	if c != nil && c.Rate > 0 {
 		if pt := byRate[c.Rate]; pt != nil {
 			c.OutputThroughput = pt.Throughput.OutputTokens

@@ -48,6 +48,9 @@ type executor struct {
 	// reruns bounds how often a trial that did not measure the server is
 	// measured again.
 	reruns int
+	// judged, when set, sees each attempt's validity before it is acted
+	// on (tests: a stalled machine on demand).
+	judged func(attempt int, v *result.Validity)
 	// shard is this machine's part of every point; startAt and pointGap
 	// align the points of all shards on the wall clock.
 	shard    loadgen.Shard
@@ -147,12 +150,24 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	for attempt := 0; ; attempt++ {
 		q := p
 		cfg.Progress = &loadgen.Progress{}
-		out, err := ex.measure(ctx, cfg, &q, info, seq)
+		if attempt > 0 && ex.sess.perPoint() {
+			// A rerun starts as the attempt it replaces did: a fresh server.
+			if err := ex.sess.relaunch(ctx); err != nil {
+				return nil, err
+			}
+		}
+		// A rerun sends the discarded attempt's prompts again: the
+		// server's prefix cache is emptied first, so that it does not
+		// serve them from what the discarded attempt left.
+		out, err := ex.measure(ctx, cfg, &q, info, seq, attempt > 0)
 		if err != nil && (out == nil || !errors.Is(err, errServerDied)) {
 			return nil, fmt.Errorf("%s: %w", p.Label, err)
 		}
 		q.Measured, q.Schedule, q.Incomplete = out.Measured, out.Schedule, out.Incomplete
 		v := out.Validity
+		if ex.judged != nil {
+			ex.judged(attempt, &v)
+		}
 		if err != nil {
 			// The server died: what the point measured until then is kept,
 			// marked incomplete, and the target's remaining points end.
@@ -211,7 +226,7 @@ var errServerDied = errors.New("the launched server exited during the run; its r
 
 // measure runs one attempt at a point into p (its server, telemetry and
 // engine figures) and returns the load generator's outcome.
-func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.Point, info PointInfo, seq int) (*loadgen.Outcome, error) {
+func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.Point, info PointInfo, seq int, rerun bool) (*loadgen.Outcome, error) {
 	s := ex.s
 	if ex.obs != nil {
 		ex.obs.PointStarted(info, cfg.Progress)
@@ -220,7 +235,7 @@ func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.P
 	if err != nil {
 		return nil, err
 	}
-	if s.Sweep.ResetPrefixCache {
+	if s.Sweep.ResetPrefixCache || rerun {
 		p.PrefixCacheReset = engine.ResetPrefixCache(ctx, ex.sess.tg.Info.URL)
 	}
 	var sampler *engine.Sampler

@@ -6,12 +6,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/benchci/benchci/framework/compare"
+	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suitefile"
 )
 
@@ -63,31 +66,66 @@ b.suite {
 	return l
 }
 
-// A trial whose first tokens were read late (a quarter of them) did not
-// measure the server: it is measured again, the discarded attempt's
-// evidence recorded with the trial kept.
+// stalled marks the attempts stall picks as a stalled machine would.
+func stalled(stall func(attempt int) bool) func(int, *result.Validity) {
+	return func(attempt int, v *result.Validity) {
+		if stall(attempt) {
+			v.Invalid = append(v.Invalid, fmt.Sprintf("the machine stalled (test, attempt %d)", attempt+1))
+		}
+	}
+}
+
+// A trial that did not measure the server is measured again: the same
+// requests, the server's prefix cache emptied first, and the discarded
+// attempt's evidence recorded with the trial kept.
 func TestInvalidTrialIsRerun(t *testing.T) {
 	t.Parallel()
-	// The first attempt's ~20 requests: 1 to 5 late. The rerun's: none.
-	srv := lateReads(t, func(n int64) bool { return n <= 5 })
-	f, err := Run(context.Background(), runLateReads(t, srv.URL, 0), Options{})
+	var mu sync.Mutex
+	bodies := map[string]int{}
+	resets := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/reset_prefix_cache" {
+			mu.Lock()
+			resets++
+			mu.Unlock()
+			return
+		}
+		if r.Method != http.MethodPost {
+			http.NotFound(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		if !strings.Contains(string(body), "Say hello.") {
+			mu.Lock()
+			bodies[string(body)]++
+			mu.Unlock()
+		}
+		io.WriteString(w, `data: {"choices":[{"delta":{"content":" ok"}}]}`+"\n\n"+`data: {"choices":[],"usage":{"prompt_tokens":8,"completion_tokens":1}}`+"\n\ndata: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	f, err := Run(context.Background(), runLateReads(t, srv.URL, 0), Options{judged: stalled(func(a int) bool { return a == 0 })})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Points) != 1 {
-		t.Fatalf("%d points", len(f.Points))
-	}
 	p := f.Points[0]
 	v := p.Validity
-	var late int
-	if v != nil && len(v.Reruns) > 0 {
-		fmt.Sscanf(v.Reruns[0], "%d of ", &late)
-	}
-	if v == nil || len(v.Invalid) != 0 || len(v.Reruns) == 0 || late < 5 || !strings.Contains(v.Reruns[0], "first tokens were read late") {
+	if v == nil || len(v.Reruns) == 0 || v.Reruns[0] != "the machine stalled (test, attempt 1)" {
 		t.Fatalf("validity %+v", v)
 	}
-	if p.Requests.Sent < 10 || p.Tokens.CoalescedFirst != 0 || len(f.SLOs) == 0 || !f.SLOs[0].Pass {
-		t.Errorf("the kept trial: sent %d, coalesced %d, SLOs %+v", p.Requests.Sent, p.Tokens.CoalescedFirst, f.SLOs)
+	mu.Lock()
+	defer mu.Unlock()
+	if resets == 0 || p.PrefixCacheReset == "" {
+		t.Errorf("the rerun did not empty the prefix cache first (%d resets, %q)", resets, p.PrefixCacheReset)
+	}
+	twice := 0
+	for _, n := range bodies {
+		if n >= 2 {
+			twice++
+		}
+	}
+	// Every request of the discarded attempt was sent again.
+	if p.Requests.Sent == 0 || twice < p.Requests.Sent {
+		t.Errorf("%d distinct requests, %d sent at least twice, %d in the kept trial", len(bodies), twice, p.Requests.Sent)
 	}
 }
 
@@ -95,13 +133,14 @@ func TestInvalidTrialIsRerun(t *testing.T) {
 // inconclusive: its SLOs neither pass nor fail, and a gate says so.
 func TestStillInvalidIsInconclusive(t *testing.T) {
 	t.Parallel()
-	srv := lateReads(t, func(n int64) bool { return n%4 == 0 })
-	f, err := Run(context.Background(), runLateReads(t, srv.URL, 0), Options{Reruns: 1})
+	srv := lateReads(t, func(int64) bool { return false })
+	always := stalled(func(int) bool { return true })
+	f, err := Run(context.Background(), runLateReads(t, srv.URL, 0), Options{Reruns: 1, judged: always})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := f.Points[0]
-	if p.Valid() || len(p.Validity.Reruns) != 1 || !strings.Contains(p.Validity.Invalid[0], "first tokens were read late") {
+	if p.Valid() || len(p.Validity.Reruns) != 1 || !slices.Contains(p.Validity.Invalid, "the machine stalled (test, attempt 2)") {
 		t.Fatalf("validity %+v", p.Validity)
 	}
 	if s := f.SLOs[0]; s.Pass || !s.Inconclusive {
@@ -112,11 +151,33 @@ func TestStillInvalidIsInconclusive(t *testing.T) {
 		t.Errorf("gate: failed %v, inconclusive %v, rows %+v", r.Failed(), r.Inconclusive(), r.Rows)
 	}
 	// Without reruns it is judged at once.
-	f, err = Run(context.Background(), runLateReads(t, srv.URL, 0), Options{Reruns: -1})
+	f, err = Run(context.Background(), runLateReads(t, srv.URL, 0), Options{Reruns: -1, judged: always})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v := f.Points[0].Validity; v == nil || len(v.Reruns) != 0 || len(v.Invalid) == 0 {
 		t.Errorf("no reruns: %+v", v)
+	}
+}
+
+// First chunks that come with the next one have the read's stamp: their
+// TTFTs are kept out and counted. Without any sign that the client fell
+// behind, it is the server's framing, and the trial stands.
+func TestFirstChunksReadTogether(t *testing.T) {
+	t.Parallel()
+	srv := lateReads(t, func(n int64) bool { return n%4 == 0 })
+	f, err := Run(context.Background(), runLateReads(t, srv.URL, 0), Options{Reruns: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := f.Points[0]
+	n, ttfts := p.Tokens.CoalescedFirst, int(p.Latency["ttft"].Count)
+	if n == 0 || n+ttfts != p.Requests.Completed || n > p.Requests.Completed/3 {
+		t.Errorf("%d first chunks read together, %d TTFTs, %d answers", n, ttfts, p.Requests.Completed)
+	}
+	if !p.Valid() && !slices.ContainsFunc(p.Validity.Invalid, func(s string) bool {
+		return strings.Contains(s, "stalled") || strings.Contains(s, "send lag")
+	}) {
+		t.Errorf("invalid without the client falling behind: %q", p.Validity.Invalid)
 	}
 }

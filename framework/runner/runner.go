@@ -81,6 +81,8 @@ type Options struct {
 	// stalled machine, a client that fell behind) is measured again. What each discarded attempt showed is
 	// recorded with the trial kept. 0: DefaultReruns; negative: none.
 	Reruns int
+	// judged, when set, sees each attempt's validity (tests).
+	judged func(attempt int, v *result.Validity)
 }
 
 // DefaultReruns is how often a trial is measured again when it did not
@@ -169,7 +171,7 @@ func run(ctx context.Context, l *suitefile.File, opts Options, f *result.File) (
 		return err
 	}
 	ex := &executor{s: s, sess: sess, wl: wl, obs: opts.Observer, f: f, requests: opts.Requests, turn: opts.Turn,
-		shard: opts.Shard, startAt: opts.StartAt, pointGap: cmp.Or(opts.PointGap, DefaultPointGap), reruns: opts.Reruns}
+		shard: opts.Shard, startAt: opts.StartAt, pointGap: cmp.Or(opts.PointGap, DefaultPointGap), reruns: opts.Reruns, judged: opts.judged}
 	switch {
 	case ex.reruns == 0:
 		ex.reruns = DefaultReruns

@@ -128,6 +128,11 @@ func Sanity(s *suite.Suite, points []result.Point) []result.SLO {
 		if sn := s.Sanity; sn != nil && sn.Off {
 			continue
 		}
+		if !p.Valid() {
+			// A stalled machine times requests out too: the trial's
+			// failures are no more the server's than its latencies.
+			continue
+		}
 		switch {
 		case p.Requests.Sent > 0 && p.Requests.Completed == 0:
 			out = append(out, result.SLO{Name: "sanity: some request completes", Point: p.Label, Unit: "requests",

@@ -254,7 +254,7 @@ func summarize(e Entry) (Variant, []suite.SLO, error) {
 		v.Knee = f.Knee.Point
 	}
 	for _, o := range f.SLOs {
-		if !o.Pass {
+		if !o.Pass && !o.Inconclusive {
 			fail := o.Name
 			if o.Point != "" {
 				fail += fmt.Sprintf(" @ %s: %.4g %s", o.Point, o.Measured, o.Unit)
@@ -269,8 +269,8 @@ func summarize(e Entry) (Variant, []suite.SLO, error) {
 	byLabel := map[string][]*result.Point{}
 	for i := range f.Points {
 		p := &f.Points[i]
-		if p.Incomplete {
-			continue // a point cut short by Ctrl-C measured too little
+		if p.Incomplete || !p.Valid() {
+			continue // cut short by Ctrl-C, or measured the machine, not the server
 		}
 		if _, ok := byLabel[p.Label]; !ok {
 			order = append(order, p.Label)

@@ -22,14 +22,14 @@ import (
 // Repo is a git repository made for a test, committing with a clock that
 // advances an hour a commit.
 type Repo struct {
-	t    *testing.T
+	t    testing.TB
 	Dir  string
 	git  *git.Repository
 	when time.Time
 }
 
 // New makes an empty repository in a temporary directory.
-func New(t *testing.T) *Repo {
+func New(t testing.TB) *Repo {
 	dir := t.TempDir()
 	g, err := git.PlainInit(dir, false)
 	if err != nil {

@@ -144,9 +144,17 @@ func (a cpuTimes) share(b cpuTimes) (steal, busy float64) {
 	if !a.ok || !b.ok || b.total <= a.total || b.steal < a.steal || b.idle < a.idle || b.idle-a.idle > b.total-a.total {
 		return -1, -1
 	}
+	if b.total-a.total < minTicks {
+		return -1, -1 // too short a span to tell a share
+	}
 	d := float64(b.total - a.total)
 	return float64(b.steal-a.steal) / d, 1 - float64(b.idle-a.idle)/d
 }
+
+// minTicks is the least CPU time, in clock ticks (1/100 s each on Linux,
+// summed over CPUs), over which shares are told: with fewer, one tick of
+// steal would read as several percent.
+const minTicks = 200
 
 // statPath is read for the steal figure (a variable for tests).
 var statPath = "/proc/stat"
