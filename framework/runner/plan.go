@@ -1,11 +1,11 @@
 package runner
 
 import (
-	"strings"
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/benchci/benchci/framework/loadgen"
 	"github.com/benchci/benchci/framework/result"
