@@ -11,7 +11,6 @@ import (
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/gitrev"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/runner"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/suitefile"
 )
@@ -81,24 +80,7 @@ func runAB(cmd *cobra.Command, o runOptions, ref string, paths []string) ([]abRu
 		}
 		base.Suite.Variant, cand.Suite.Variant = abBase, abCandidate
 		vs := []suitefile.Variant{{Name: abBase, File: base}, {Name: abCandidate, File: cand}}
-		closers := make([]func() error, len(vs))
-		optErrs := make([]error, len(vs))
-		files, runErrs := runner.RunVariants(cmd.Context(), vs, suite.OrderInterleaved, Version, func(i int) runner.Options {
-			ropts, closer, err := runOptionsFor(cmd, o, vs[i].Suite.RunName())
-			closers[i], optErrs[i] = closer, err
-			return ropts
-		})
-		var errs []error
-		for i, f := range files {
-			if closers[i] != nil {
-				if err := closers[i](); err != nil {
-					runErrs[i] = errors.Join(runErrs[i], fmt.Errorf("requests file: %w", err))
-				}
-			}
-			if err := errors.Join(optErrs[i], writeRun(cmd, o, f, runErrs[i])); err != nil {
-				errs = append(errs, err)
-			}
-		}
+		files, _, errs := runAndWrite(cmd.Context(), cmd, o, vs, suite.OrderInterleaved)
 		if len(errs) > 0 {
 			return runs, nil, errors.Join(errs...)
 		}

@@ -81,11 +81,7 @@ func BenchmarkGateCatchRate(b *testing.B) {
 			counts[1][judge(base, slow)]++
 		}
 		stop()
-		b.ReportMetric(float64(counts[0][exitFailed]), "false_regressions")
-		b.ReportMetric(float64(counts[0][exitInconclusive]), "same_inconclusive")
-		b.ReportMetric(float64(counts[1][exitFailed]), "caught")
-		b.ReportMetric(float64(counts[1][exitInconclusive]), "slow_inconclusive")
-		b.ReportMetric(float64(n), "runs_each")
+		reportCounts(b, counts, n)
 	}
 }
 
@@ -161,10 +157,16 @@ func benchGateAB(b *testing.B) {
 			counts[1][judge("slow"+strconv.Itoa(i), slow)]++
 		}
 		stop()
-		b.ReportMetric(float64(counts[0][exitFailed]), "false_regressions")
-		b.ReportMetric(float64(counts[0][exitInconclusive]), "same_inconclusive")
-		b.ReportMetric(float64(counts[1][exitFailed]), "caught")
-		b.ReportMetric(float64(counts[1][exitInconclusive]), "slow_inconclusive")
-		b.ReportMetric(float64(n), "runs_each")
+		reportCounts(b, counts, n)
 	}
+}
+
+// reportCounts reports the exit codes of n unchanged (counts[0]) and n
+// slower (counts[1]) candidates.
+func reportCounts(b *testing.B, counts [2][4]int, n int) {
+	b.ReportMetric(float64(counts[0][exitFailed]), "false_regressions")
+	b.ReportMetric(float64(counts[0][exitInconclusive]), "same_inconclusive")
+	b.ReportMetric(float64(counts[1][exitFailed]), "caught")
+	b.ReportMetric(float64(counts[1][exitInconclusive]), "slow_inconclusive")
+	b.ReportMetric(float64(n), "runs_each")
 }

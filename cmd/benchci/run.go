@@ -310,16 +310,13 @@ func writeRun(cmd *cobra.Command, o runOptions, f *result.File, runErr error) er
 	return nil
 }
 
-// runVariants runs a suite's variants, writes each one's results as
-// results/<suite>/<variant>.json, then compares them: the table on
-// stdout, results/<suite>.variants.json and .md, and SVG charts in
-// results/<suite>/. A failed variant is named, and the others' figures
-// are kept and compared.
-func runVariants(ctx context.Context, cmd *cobra.Command, o runOptions, l *suitefile.File) ([]*result.File, error) {
-	vs := l.Variants()
+// runAndWrite runs variants in order and writes each one's results (and
+// requests file): their files, each one's run error, and the errors of
+// writing them.
+func runAndWrite(ctx context.Context, cmd *cobra.Command, o runOptions, vs []suitefile.Variant, order string) ([]*result.File, []error, []error) {
 	closers := make([]func() error, len(vs))
 	optErrs := make([]error, len(vs))
-	files, runErrs := runner.RunVariants(ctx, vs, l.Suite.Order, Version, func(i int) runner.Options {
+	files, runErrs := runner.RunVariants(ctx, vs, order, Version, func(i int) runner.Options {
 		ropts, closer, err := runOptionsFor(cmd, o, vs[i].Suite.RunName())
 		closers[i], optErrs[i] = closer, err
 		return ropts
@@ -335,6 +332,17 @@ func runVariants(ctx context.Context, cmd *cobra.Command, o runOptions, l *suite
 			errs = append(errs, err)
 		}
 	}
+	return files, runErrs, errs
+}
+
+// runVariants runs a suite's variants, writes each one's results as
+// results/<suite>/<variant>.json, then compares them: the table on
+// stdout, results/<suite>.variants.json and .md, and SVG charts in
+// results/<suite>/. A failed variant is named, and the others' figures
+// are kept and compared.
+func runVariants(ctx context.Context, cmd *cobra.Command, o runOptions, l *suitefile.File) ([]*result.File, error) {
+	vs := l.Variants()
+	files, runErrs, errs := runAndWrite(ctx, cmd, o, vs, l.Suite.Order)
 	if err := writeVariants(cmd, o, l.Suite.Name, files); err != nil {
 		errs = append(errs, err)
 	}
