@@ -80,7 +80,9 @@ func runAB(cmd *cobra.Command, o runOptions, ref string, paths []string) ([]abRu
 		}
 		base.Suite.Variant, cand.Suite.Variant = abBase, abCandidate
 		vs := []suitefile.Variant{{Name: abBase, File: base}, {Name: abCandidate, File: cand}}
-		files, _, errs := runAndWrite(cmd.Context(), cmd, o, vs, suite.OrderInterleaved)
+		// The base's and the candidate's servers (launch targets) may take
+		// one address: they are launched in turn, one point each.
+		files, _, errs := runAndWrite(cmd.Context(), cmd, o, vs, suite.OrderInterleaved, true)
 		if len(errs) > 0 {
 			return runs, nil, errors.Join(errs...)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/internal/gitfixture"
+	"github.com/benchci/benchci/internal/testnet"
 )
 
 // abSuite is a suite on the simulator whose engine step is step.
@@ -74,5 +76,61 @@ func TestCIAB(t *testing.T) {
 	code, _, stderr := runCLI(t, context.Background(), "ci", "--ab", "no-such-ref", "--comment=false", "--summary", "", "--results", t.TempDir(), "--progress=false", suitePath)
 	if code != exitUsage || !strings.Contains(stderr, `resolve "no-such-ref"`) {
 		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+// abLaunchSuite launches the simulator, its step given by the server's own
+// flags (the serving config a PR changes), on addr.
+func abLaunchSuite(addr, step string) []byte {
+	return []byte(fmt.Sprintf(`local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'ablaunch',
+  target: b.target.launch([%q, 'sim', '--addr', %q, '--profile', 'tiny', '--step-base', %q], url='http://%s',
+                          env={ BENCHCI_TEST_CLI: '1' }, health='/health', start_timeout='30s', stop_grace='5s'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(8), arrival: b.arrival.constant() },
+  sweep: b.sweep.rates([10, 20], duration='500ms', warmup='0s'),
+  tolerance: { default: '20%%' },
+}
+`, os.Args[0], addr, step, addr))
+}
+
+// The base's and the candidate's launched servers take one address: they
+// are launched in turn, one point each, and each point measured its own.
+func TestCIABLaunchesInTurn(t *testing.T) {
+	addr := testnet.Addr(t)
+	repo := gitfixture.New(t)
+	base := repo.Commit("base", map[string][]byte{"ablaunch.jsonnet": abLaunchSuite(addr, "4ms")})
+	suitePath := filepath.Join(repo.Dir, "ablaunch.jsonnet")
+	if err := os.WriteFile(suitePath, abLaunchSuite(addr, "12ms"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, context.Background(), "ci", "--ab", base, "--comment=false", "--summary", "", "--html", "",
+		"--results", dir, "--baselines", filepath.Join(dir, "none"), "--report", filepath.Join(dir, "r.md"), "--progress=false", suitePath)
+	if code != exitFailed && code != exitInconclusive {
+		t.Fatalf("exit %d, want 1 (a 3x slower step)\n%s\n%s", code, stdout, stderr)
+	}
+	for _, side := range []struct {
+		name string
+		step float64
+	}{{"base", 4}, {"candidate", 12}} {
+		f, err := result.Read(filepath.Join(dir, "ablaunch", side.name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Incomplete || len(f.Points) != 2 {
+			t.Fatalf("%s: incomplete %v (%s), %d points", side.name, f.Incomplete, f.Error, len(f.Points))
+		}
+		// Each point's TPOT is its own server's step: the other side's
+		// server was stopped while it ran.
+		for _, p := range f.Points {
+			if tpot := p.Latency["tpot"].P50; tpot < side.step*0.9 || tpot > side.step*2 {
+				t.Errorf("%s %s: TPOT p50 %.2f ms, want about %v", side.name, p.Label, tpot, side.step)
+			}
+		}
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "ablaunch", "candidate.server.log"))
+	if n := strings.Count(string(log), "serving simulator profile tiny"); n != 2 {
+		t.Errorf("the candidate's server started %d times, want once per point (2)", n)
 	}
 }

@@ -312,13 +312,14 @@ func writeRun(cmd *cobra.Command, o runOptions, f *result.File, runErr error) er
 
 // runAndWrite runs variants in order and writes each one's results (and
 // requests file): their files, each one's run error, and the errors of
-// writing them.
-func runAndWrite(ctx context.Context, cmd *cobra.Command, o runOptions, vs []suitefile.Variant, order string) ([]*result.File, []error, []error) {
+// writing them. inTurn launches their servers in turn (one address).
+func runAndWrite(ctx context.Context, cmd *cobra.Command, o runOptions, vs []suitefile.Variant, order string, inTurn bool) ([]*result.File, []error, []error) {
 	closers := make([]func() error, len(vs))
 	optErrs := make([]error, len(vs))
 	files, runErrs := runner.RunVariants(ctx, vs, order, Version, func(i int) runner.Options {
 		ropts, closer, err := runOptionsFor(cmd, o, vs[i].Suite.RunName())
 		closers[i], optErrs[i] = closer, err
+		ropts.StopBetweenTurns = inTurn
 		return ropts
 	})
 	var errs []error
@@ -342,7 +343,7 @@ func runAndWrite(ctx context.Context, cmd *cobra.Command, o runOptions, vs []sui
 // are kept and compared.
 func runVariants(ctx context.Context, cmd *cobra.Command, o runOptions, l *suitefile.File) ([]*result.File, error) {
 	vs := l.Variants()
-	files, runErrs, errs := runAndWrite(ctx, cmd, o, vs, l.Suite.Order)
+	files, runErrs, errs := runAndWrite(ctx, cmd, o, vs, l.Suite.Order, false)
 	if err := writeVariants(cmd, o, l.Suite.Name, files); err != nil {
 		errs = append(errs, err)
 	}

@@ -48,6 +48,8 @@ type executor struct {
 	// reruns bounds how often a trial that did not measure the server is
 	// measured again.
 	reruns int
+	// swapServers stops a launched server before handing the turn on.
+	swapServers bool
 	// judged, when set, sees each attempt's validity before it is acted
 	// on (tests: a stalled machine on demand).
 	judged func(attempt int, v *result.Validity)
@@ -61,12 +63,14 @@ type executor struct {
 // run measures one point and returns it as stored in f.
 func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.Point, error) {
 	s := ex.s
+	fresh := false
 	if ex.turn != nil && ex.points > 0 {
-		if err := ex.turn.Yield(ctx); err != nil {
+		var err error
+		if fresh, err = ex.yield(ctx); err != nil {
 			return nil, err
 		}
 	}
-	if ex.sess.perPoint() && ex.points > 0 {
+	if ex.sess.perPoint() && ex.points > 0 && !fresh {
 		if err := ex.sess.relaunch(ctx); err != nil {
 			return nil, err
 		}
@@ -150,12 +154,13 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	for attempt := 0; ; attempt++ {
 		q := p
 		cfg.Progress = &loadgen.Progress{}
-		if attempt > 0 && ex.sess.perPoint() {
+		if attempt > 0 && ex.sess.perPoint() && !fresh {
 			// A rerun starts as the attempt it replaces did: a fresh server.
 			if err := ex.sess.relaunch(ctx); err != nil {
 				return nil, err
 			}
 		}
+		fresh = false
 		// A rerun sends the discarded attempt's prompts again: the
 		// server's prefix cache is emptied first, so that it does not
 		// serve them from what the discarded attempt left.
@@ -186,7 +191,8 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 			if ex.turn != nil {
 				// Interleaved variants keep their turns: the others measure
 				// while this machine settles.
-				if err := ex.turn.Yield(ctx); err != nil {
+				var err error
+				if fresh, err = ex.yield(ctx); err != nil {
 					return nil, err
 				}
 			}
@@ -218,6 +224,24 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		ex.obs.PointFinished(info, last)
 	}
 	return last, stopped
+}
+
+// yield hands the turn to the other runs sharing the machine and waits for
+// it to come back. Runs that launch their servers on one address in turn
+// (ci --ab) stop theirs first and start it again after: fresh reports
+// that it did.
+func (ex *executor) yield(ctx context.Context) (fresh bool, err error) {
+	swap := ex.swapServers && ex.sess.st.Launch != nil
+	if swap {
+		ex.sess.tg.Close()
+	}
+	if err := ex.turn.Yield(ctx); err != nil {
+		return false, err
+	}
+	if swap {
+		return true, ex.sess.relaunch(ctx)
+	}
+	return false, nil
 }
 
 // errServerDied ends a point, and the target's remaining points, when a

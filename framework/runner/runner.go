@@ -81,6 +81,11 @@ type Options struct {
 	// stalled machine, a client that fell behind) is measured again. What each discarded attempt showed is
 	// recorded with the trial kept. 0: DefaultReruns; negative: none.
 	Reruns int
+	// StopBetweenTurns stops a launched server before the run hands its
+	// Turn on, and starts it again when the turn comes back: runs whose
+	// servers take one address (ci --ab's base and candidate) launch them
+	// in turn.
+	StopBetweenTurns bool
 	// judged, when set, sees each attempt's validity (tests).
 	judged func(attempt int, v *result.Validity)
 }
@@ -171,7 +176,8 @@ func run(ctx context.Context, l *suitefile.File, opts Options, f *result.File) (
 		return err
 	}
 	ex := &executor{s: s, sess: sess, wl: wl, obs: opts.Observer, f: f, requests: opts.Requests, turn: opts.Turn,
-		shard: opts.Shard, startAt: opts.StartAt, pointGap: cmp.Or(opts.PointGap, DefaultPointGap), reruns: opts.Reruns, judged: opts.judged}
+		shard: opts.Shard, startAt: opts.StartAt, pointGap: cmp.Or(opts.PointGap, DefaultPointGap), reruns: opts.Reruns, judged: opts.judged,
+		swapServers: opts.StopBetweenTurns}
 	switch {
 	case ex.reruns == 0:
 		ex.reruns = DefaultReruns
