@@ -176,7 +176,7 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 		}
 		for _, p := range f.Points {
 			c := shardSum[p.Label]
-			shardSum[p.Label] = [2]int64{c[0] + int64(p.Requests.Sent), c[1] + p.Latency["ttft"].Count}
+			shardSum[p.Label] = [2]int64{c[0] + int64(p.Requests.Sent), c[1] + p.Latency["ttft"].Count + int64(p.Tokens.CoalescedFirst)}
 		}
 	}
 	if len(m.Points) != len(singleFile.Points) {
@@ -187,7 +187,7 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 		if mp.Label != sp.Label || mp.Requests.Sent != sp.Requests.Sent {
 			t.Errorf("point %d: merged %s sent %d, single %s sent %d", i, mp.Label, mp.Requests.Sent, sp.Label, sp.Requests.Sent)
 		}
-		if got, want := [2]int64{int64(mp.Requests.Sent), mp.Latency["ttft"].Count}, shardSum[mp.Label]; got != want {
+		if got, want := [2]int64{int64(mp.Requests.Sent), mp.Latency["ttft"].Count + int64(mp.Tokens.CoalescedFirst)}, shardSum[mp.Label]; got != want {
 			t.Errorf("%s: merged sent and TTFTs %v, the shards' sum %v", mp.Label, got, want)
 		}
 	}

@@ -32,8 +32,8 @@ type recordingServer struct {
 func newRecordingServer(t *testing.T, overhead, perWord float64) *recordingServer {
 	rs := &recordingServer{}
 	rs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			http.NotFound(w, r)
+		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/completions") {
+			http.NotFound(w, r) // engine probes, /metrics, a rerun's prefix-cache reset
 			return
 		}
 		data, _ := io.ReadAll(r.Body)
