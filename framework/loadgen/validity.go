@@ -59,9 +59,13 @@ func judgeValidity(m result.Measured, s result.Schedule, gap time.Duration, fdCa
 	if r.Steal > 0 {
 		v.StealShare = r.Steal
 	}
-	// A client that fell behind says which resource it lacked, where this
-	// machine tells: its CPU, its descriptors or its ports.
+	// A client that fell behind says what held it, where this machine
+	// tells: the process standing still (reported below), else its CPU.
+	stalled := r.Span > 0 && r.Stalled > max(MinStallLimit, time.Duration(MaxStallShare*float64(r.Span)))
 	lacked := func(what string) string {
+		if stalled {
+			return what + ": the process stood still"
+		}
 		if cpu := r.CPUShort(); cpu != "" {
 			return what + ": " + cpu
 		}
@@ -81,7 +85,7 @@ func judgeValidity(m result.Measured, s result.Schedule, gap time.Duration, fdCa
 	if fdCapped {
 		v.Invalid = append(v.Invalid, fmt.Sprintf("%d sends waited for the cap on requests in flight that this machine's descriptor limit set", s.CapWaits))
 	}
-	if r.Span > 0 && r.Stalled > max(MinStallLimit, time.Duration(MaxStallShare*float64(r.Span))) {
+	if stalled {
 		v.Invalid = append(v.Invalid, fmt.Sprintf("the machine stalled %s in %d pauses (longest %s) over %s",
 			fmtMs(ms(r.Stalled)), r.Count, fmtMs(ms(r.Longest)), r.Span.Round(100*time.Millisecond)))
 	}

@@ -43,7 +43,11 @@ func TestJudgeValidity(t *testing.T) {
 		{name: "lag under a quarter of the gap", m: lag(40), s: result.Schedule{ScheduledRate: 6, SendRate: 6}, gap: gap, r: quiet},
 		{name: "the stalled trial of issue 31", m: lag(3440), s: result.Schedule{ScheduledRate: 6, SendRate: 3.4}, gap: gap,
 			r:    stall.Reading{Span: 6 * time.Second, Stalled: 1200 * time.Millisecond, Longest: 900 * time.Millisecond, Count: 3, Busy: 0.99, Cores: 2, Own: 0.4},
-			want: []string{"sent 3.4 of 6.0 req/s scheduled: the CPU ran out: the machine's 2 cores were 99% busy, benchci used 0.4 of them", "send lag P99 3.44 s (limit 41.7 ms)", "the machine stalled 1.20 s in 3 pauses (longest 900.0 ms) over 6s"}},
+			want: []string{"sent 3.4 of 6.0 req/s scheduled: the process stood still", "send lag P99 3.44 s (limit 41.7 ms): the process stood still", "the machine stalled 1.20 s in 3 pauses (longest 900.0 ms) over 6s"}},
+		// Behind without a stall, on a machine whose cores were all busy.
+		{name: "CPU ran out", m: lag(3440), s: result.Schedule{ScheduledRate: 6, SendRate: 3.4}, gap: gap,
+			r:    stall.Reading{Span: 6 * time.Second, Busy: 0.99, Cores: 2, Own: 0.4},
+			want: []string{"sent 3.4 of 6.0 req/s scheduled: the CPU ran out: the machine's 2 cores were 99% busy, benchci used 0.40 of them", "send lag P99 3.44 s (limit 41.7 ms): the CPU ran out"}},
 		// A slow server behind the suite's own max_concurrency makes sends
 		// wait: that is the server, judged by the gate, not the client.
 		{name: "suite's cap", m: lag(4200), s: result.Schedule{ScheduledRate: 10, SendRate: 4, CapWaits: 30}, gap: gap / 2, cap: true, r: quiet},

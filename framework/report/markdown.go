@@ -100,7 +100,7 @@ func headline(reports []*compare.Report, name func(string) string) string {
 		icon = "❌"
 	case inconclusive > 0:
 		// Not a pass: part of the verdict could not be given. It leads.
-		return fmt.Sprintf("⚠️ inconclusive: %d %s measured this machine, not the server; ", inconclusive, pluralWord(inconclusive, "verdict")) +
+		return fmt.Sprintf("⚠️ inconclusive: %d %s not given (the trials measured this machine, not the server); ", inconclusive, pluralWord(inconclusive, "verdict")) +
 			strings.Join(parts, ", ")
 	}
 	return icon + " " + strings.Join(parts, ", ")

@@ -55,7 +55,7 @@ func (r Reading) CPUShort() string {
 	if r.Busy < 0.9 {
 		return ""
 	}
-	return fmt.Sprintf("the CPU ran out: the machine's %d cores were %.0f%% busy, benchci used %.1f of them", r.Cores, 100*r.Busy, r.Own)
+	return fmt.Sprintf("the CPU ran out: the machine's %d cores were %.0f%% busy, benchci used %.2f of them", r.Cores, 100*r.Busy, r.Own)
 }
 
 // Canary runs until Stop.
