@@ -94,7 +94,8 @@ func judgeValidity(m result.Measured, s result.Schedule, gap time.Duration, fdCa
 	}
 	behind := r.Count > 0 || lag.P99 > ms(behindLag)
 	if n, all := m.Tokens.CoalescedFirst, m.Tokens.CoalescedFirst+int(m.Latency[metric.TTFT].Count); behind && n > 0 && float64(n) > MaxCoalescedFirstShare*float64(all) {
-		v.Invalid = append(v.Invalid, fmt.Sprintf("%d of %d first tokens were read late, in one read with the next chunk", n, all))
+		v.Invalid = append(v.Invalid, fmt.Sprintf("%d of %d first tokens were read late, in one read with the next chunk (send lag P99 %s, longest stall %s)",
+			n, all, fmtMs(lag.P99), fmtMs(ms(r.Longest))))
 	}
 	return v
 }

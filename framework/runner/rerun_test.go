@@ -175,9 +175,9 @@ func TestFirstChunksReadTogether(t *testing.T) {
 	if n == 0 || n+ttfts != p.Requests.Completed || n > p.Requests.Completed/3 {
 		t.Errorf("%d first chunks read together, %d TTFTs, %d answers", n, ttfts, p.Requests.Completed)
 	}
-	if !p.Valid() && !slices.ContainsFunc(p.Validity.Invalid, func(s string) bool {
-		return strings.Contains(s, "stalled") || strings.Contains(s, "send lag")
-	}) {
+	// Invalid only where the client shows it fell behind: a stall, or a
+	// send lag over 10 ms (a busy machine's).
+	if !p.Valid() && p.Validity.MaxStallMs == 0 && p.Latency["lag"].P99 <= 10 {
 		t.Errorf("invalid without the client falling behind: %q", p.Validity.Invalid)
 	}
 }
