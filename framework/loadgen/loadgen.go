@@ -539,24 +539,8 @@ dispatch:
 	if cfg.Rate > 0 && !cfg.AllAtOnce {
 		gap = time.Duration(float64(time.Second) / cfg.Rate)
 	}
-	if cfg.AllAtOnce {
-		// Waiting for a slot is the test, not the client falling behind.
-		p.Latency = withoutLag(p.Latency)
-	}
-	out.Validity = judgeValidity(p, out.Schedule, gap, capWaits > 0 && cfg.DescriptorLimit > 0, capWaits > 0 && cfg.DescriptorLimit == 0, stalls)
+	out.Validity = judgeValidity(p, out.Schedule, lag, gap, capWaits > 0 && cfg.DescriptorLimit > 0, capWaits > 0 && cfg.DescriptorLimit == 0, stalls)
 	return out, nil
-}
-
-// withoutLag is latencies without the send lag, for judging a point whose
-// sends wait by design.
-func withoutLag(l map[string]result.Summary) map[string]result.Summary {
-	out := make(map[string]result.Summary, len(l))
-	for k, v := range l {
-		if k != metric.Lag {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // start waits for the point's aligned start, when it has one, and returns
@@ -707,7 +691,7 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 		out.Schedule.SendRate = float64(sentIn.Load()) / secs
 	}
 	judgeLimits(&out.Schedule, p.Requests)
-	out.Validity = judgeValidity(p, out.Schedule, time.Duration(p.Latency[metric.E2E].P50*float64(time.Millisecond)), false, false, stalls)
+	out.Validity = judgeValidity(p, out.Schedule, p.Latency[metric.Lag].P99, time.Duration(p.Latency[metric.E2E].P50*float64(time.Millisecond)), false, false, stalls)
 	if len(out.Validity.Invalid) > 0 && !out.Schedule.ClientSaturated {
 		// Closed-loop points are judged too: a late worker offered less.
 		flagClient(&out.Schedule, out.Validity.Invalid[0])

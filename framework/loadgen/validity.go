@@ -49,12 +49,13 @@ const (
 )
 
 // judgeValidity lists the evidence that a point did not measure the
-// server; none: it did. gap is the typical time between sends; fdCapped,
+// server; none: it did. lagP99 is the send lag judged, in ms (the caller's:
+// 0 where sends wait by design); gap is the typical time between sends; fdCapped,
 // that sends waited for the cap derived from this machine's descriptor
 // limit; suiteCapped, that sends waited for the suite's own
 // max_concurrency, so that their lag is the server's slowness, not the
 // client's.
-func judgeValidity(m result.Measured, s result.Schedule, gap time.Duration, fdCapped, suiteCapped bool, r stall.Reading) result.Validity {
+func judgeValidity(m result.Measured, s result.Schedule, lagP99 float64, gap time.Duration, fdCapped, suiteCapped bool, r stall.Reading) result.Validity {
 	v := result.Validity{StallMs: ms(r.Stalled), MaxStallMs: ms(r.Longest)}
 	if r.Steal > 0 {
 		v.StealShare = r.Steal
@@ -75,9 +76,8 @@ func judgeValidity(m result.Measured, s result.Schedule, gap time.Duration, fdCa
 		v.Invalid = append(v.Invalid, lacked(fmt.Sprintf("sent %.1f of %.1f req/s scheduled", s.SendRate, s.ScheduledRate)))
 	}
 	limit := max(MinLagLimit, time.Duration(LagShare*float64(gap)))
-	lag := m.Latency[metric.Lag]
-	if lag.Count > 0 && lag.P99 > ms(limit) && !suiteCapped {
-		v.Invalid = append(v.Invalid, lacked(fmt.Sprintf("send lag P99 %s (limit %s)", fmtMs(lag.P99), fmtMs(ms(limit)))))
+	if lagP99 > ms(limit) && !suiteCapped {
+		v.Invalid = append(v.Invalid, lacked(fmt.Sprintf("send lag P99 %s (limit %s)", fmtMs(lagP99), fmtMs(ms(limit)))))
 	}
 	if m.Requests.ClientLimited > 0 {
 		v.Invalid = append(v.Invalid, fmt.Sprintf("%d requests failed on this machine's own limits (%s)", m.Requests.ClientLimited, m.Requests.ClientLimitError))
@@ -92,10 +92,10 @@ func judgeValidity(m result.Measured, s result.Schedule, gap time.Duration, fdCa
 	if r.Steal > MaxStealShare {
 		v.Invalid = append(v.Invalid, fmt.Sprintf("the hypervisor took %.0f%% of this machine's CPU (steal)", 100*r.Steal))
 	}
-	behind := r.Count > 0 || lag.P99 > ms(behindLag)
+	behind := r.Count > 0 || lagP99 > ms(behindLag)
 	if n, all := m.Tokens.CoalescedFirst, m.Tokens.CoalescedFirst+int(m.Latency[metric.TTFT].Count); behind && n > 0 && float64(n) > MaxCoalescedFirstShare*float64(all) {
 		v.Invalid = append(v.Invalid, fmt.Sprintf("%d of %d first tokens were read late, in one read with the next chunk (send lag P99 %s, longest stall %s)",
-			n, all, fmtMs(lag.P99), fmtMs(ms(r.Longest))))
+			n, all, fmtMs(lagP99), fmtMs(ms(r.Longest))))
 	}
 	return v
 }

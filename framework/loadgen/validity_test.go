@@ -71,7 +71,7 @@ func TestJudgeValidity(t *testing.T) {
 		{name: "a few first tokens read late", m: coalesced(2, 98, 15), r: quiet},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := judgeValidity(tc.m, tc.s, tc.gap, tc.fd, tc.cap, tc.r)
+			v := judgeValidity(tc.m, tc.s, tc.m.Latency[metric.Lag].P99, tc.gap, tc.fd, tc.cap, tc.r)
 			if len(v.Invalid) != len(tc.want) {
 				t.Fatalf("reasons %q, want %d like %q", v.Invalid, len(tc.want), tc.want)
 			}
