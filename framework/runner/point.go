@@ -176,6 +176,7 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		if err != nil {
 			// The server died: what the point measured until then is kept,
 			// marked incomplete, and the target's remaining points end.
+			v.Reruns = discarded
 			q.Incomplete, q.Validity = true, &v
 			p, stopped = q, fmt.Errorf("%s: %w", p.Label, err)
 			break
