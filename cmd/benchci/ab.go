@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/gitrev"
+	"github.com/benchci/benchci/framework/report"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/suitefile"
@@ -107,13 +109,9 @@ func runAB(cmd *cobra.Command, o runOptions, ref string, paths []string) ([]abRu
 	return runs, single, err
 }
 
-// firstLine is an error's first line, for a one-line notice.
+// firstLine is an error's first line, for a one-line notice; the error
+// may quote a suite file of the revision, so it is printed inert.
 func firstLine(err error) string {
-	s := err.Error()
-	for i, c := range s {
-		if c == '\n' {
-			return s[:i]
-		}
-	}
-	return s
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return report.OneLine(line)
 }
