@@ -49,6 +49,9 @@ point more than --max-skew after its aligned time is noted.`,
 			}
 			var files []*result.File
 			for _, p := range args {
+				if err := cmd.Context().Err(); err != nil {
+					return err // SIGTERM or Ctrl-C between files
+				}
 				f, err := result.Read(p)
 				if err != nil {
 					return &exitError{exitUsage, err}
@@ -75,6 +78,9 @@ func mergeDir(cmd *cobra.Command, dir string, maxSkew time.Duration) error {
 	var order []string
 	bySuite := map[string][]*result.File{}
 	for _, p := range paths {
+		if err := cmd.Context().Err(); err != nil {
+			return err
+		}
 		f, err := result.Read(p)
 		if err != nil {
 			return &exitError{exitUsage, err}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchci/benchci/framework/internal/inputfile"
 	"github.com/benchci/benchci/framework/internal/stats"
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
@@ -62,6 +63,9 @@ func FromResult(r *result.File, commit string) (*File, error) {
 	}
 	if len(r.Points) == 0 {
 		return nil, fmt.Errorf("baseline from %s: the run has no points", r.Suite.Name)
+	}
+	if sh := r.Shard; sh != nil {
+		return nil, fmt.Errorf("baseline from %s: it is shard %d of %d, which sent 1/%d of the load; merge the shards first (benchci merge)", r.Suite.Name, sh.Index, sh.Count, sh.Count)
 	}
 	// A reference must have measured the server: a point none of whose
 	// trials did would leave every later comparison of it inconclusive.
@@ -153,7 +157,7 @@ var ErrNotExist = errors.New("no baseline")
 
 // Read reads and checks a baseline file.
 func Read(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.ReadFile(path, result.MaxFileBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("read baseline %s: %w", path, ErrNotExist)
 	}

@@ -247,6 +247,15 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 	case base.Incomplete:
 		r.Refusal = "the baseline is an incomplete run; record a complete one"
 		return r, nil
+	case cand.Shard != nil || base.Shard != nil:
+		// One shard sent 1/N of the load: judged as the whole run, its
+		// throughput would be a regression and its latency a flattery.
+		sh, which := cand.Shard, "candidate"
+		if sh == nil {
+			sh, which = base.Shard, "baseline"
+		}
+		r.Refusal = fmt.Sprintf("the %s is shard %d of %d, which sent 1/%d of the load: merge the shards first (benchci merge)", which, sh.Index, sh.Count, sh.Count)
+		return r, nil
 	}
 	r.Comparable = true
 	r.RequestsDiffer = requestsDiffer(base, cand)

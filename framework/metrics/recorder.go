@@ -18,10 +18,10 @@ import (
 	"github.com/benchci/benchci/framework/result"
 )
 
-// Token histogram names.
+// Token histogram names (the results format's, which verifies them).
 const (
-	PromptTokens = "prompt_tokens"
-	OutputTokens = "output_tokens"
+	PromptTokens = result.PromptTokensHistogram
+	OutputTokens = result.OutputTokensHistogram
 )
 
 // LatencyNames lists the latency histograms in report order.

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/benchci/benchci/framework/internal/inputfile"
 	"github.com/benchci/benchci/framework/redact"
 )
 
@@ -365,7 +366,7 @@ func writeAtomic(path string, data []byte, write func(*os.File, []byte) error) e
 
 // Read reads and checks a results file.
 func Read(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read results: %w", err)
 	}
@@ -405,18 +406,8 @@ func Parse(data []byte) (*File, error) {
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
 	}
-	for i, p := range f.Points {
-		for name, h := range p.Histograms {
-			hist, err := DecodeHistogram(h)
-			if err != nil {
-				return nil, fmt.Errorf("points[%d] (%s) histogram %s: %w", i, p.Label, name, err)
-			}
-			// A latency summary must say what its histogram holds: the
-			// summaries are what the gate and reviewers read.
-			if s, ok := p.Latency[name]; ok && s != Summarize(hist, 1000) {
-				return nil, fmt.Errorf("points[%d] (%s) latency %s does not match its histogram (p99 %v, histogram %v): edited by hand?", i, p.Label, name, s.P99, Summarize(hist, 1000).P99)
-			}
-		}
+	if err := f.Verify(); err != nil {
+		return nil, err
 	}
 	return &f, nil
 }

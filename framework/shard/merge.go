@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,6 +58,12 @@ func Merge(files []*result.File, maxSkew time.Duration) (*result.File, error) {
 		case sh.Index < 0 || sh.Index >= sh.Count:
 			return nil, fmt.Errorf("merge: shard index %d out of 0..%d", sh.Index, sh.Count-1)
 		}
+		// Merging sums counts and merges histograms: a shard whose figures
+		// contradict its histograms, or whose histograms were stripped,
+		// would make the merged point's counts and percentiles disagree.
+		if err := f.VerifyHistograms(); err != nil {
+			return nil, fmt.Errorf("merge: shard %d of %d: %w", sh.Index, sh.Count, err)
+		}
 		if prev, dup := seen[sh.Index]; dup {
 			return nil, fmt.Errorf("merge: shard %d of %d given twice (started %s and %s)", sh.Index, sh.Count, prev, sh.Started.Format(time.RFC3339))
 		}
@@ -95,10 +102,19 @@ func Merge(files []*result.File, maxSkew time.Duration) (*result.File, error) {
 			out.Notes = append(out.Notes, fmt.Sprintf("shard %d: %s", f.Shard.Index, n))
 		}
 	}
+	var missing []string
 	for i := range first.Shard.Count {
 		if _, ok := seen[i]; !ok {
-			problems = append(problems, fmt.Sprintf("shard %d of %d missing", i, first.Shard.Count))
+			missing = append(missing, strconv.Itoa(i))
 		}
+	}
+	switch n := len(missing); {
+	case n > 10:
+		problems = append(problems, fmt.Sprintf("%d of %d shards missing (%s, ...)", n, first.Shard.Count, strings.Join(missing[:10], ", ")))
+	case n > 1:
+		problems = append(problems, fmt.Sprintf("shards %s of %d missing", strings.Join(missing, ", "), first.Shard.Count))
+	case n == 1:
+		problems = append(problems, fmt.Sprintf("shard %s of %d missing", missing[0], first.Shard.Count))
 	}
 	points, err := mergePoints(files, s)
 	if err != nil {
@@ -141,6 +157,9 @@ func mergePoints(files []*result.File, s *suite.Suite) ([]result.Point, error) {
 			k := key{p.Label, p.Trial}
 			if _, ok := parts[k]; !ok {
 				order = append(order, k)
+			} else if q := parts[k][0]; q.Mode != p.Mode || q.Rate != p.Rate || q.Concurrency != p.Concurrency {
+				return nil, fmt.Errorf("merge %s (trial %d): shard %d measured it as %s rate %v concurrency %d, shard %d as %s rate %v concurrency %d: not one point",
+					k.label, k.trial, shards[k][0], q.Mode, q.Rate, q.Concurrency, f.Shard.Index, p.Mode, p.Rate, p.Concurrency)
 			}
 			parts[k] = append(parts[k], p)
 			shards[k] = append(shards[k], f.Shard.Index)

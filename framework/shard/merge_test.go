@@ -35,7 +35,8 @@ func hist(t *testing.T, vs []int64) *hdrhistogram.Histogram {
 
 // shardFile is shard i of n, one point holding the values given, as if
 // measured over a 10 s window: its TTFT histogram and summary, a request
-// per value (every tenth failed), 50 output tokens per answer.
+// answered per value, and a quarter as many failed, 50 output tokens per
+// answer.
 func shardFile(t *testing.T, i, n int, vs []int64) *result.File {
 	t.Helper()
 	l, err := suitefile.LoadSource("s.jsonnet", `local b = import 'benchci.libsonnet';
@@ -56,12 +57,12 @@ b.suite {
 	if err != nil {
 		t.Fatal(err)
 	}
-	failed := len(vs) / 10
+	failed := len(vs) / 4
 	start := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	p := result.Point{Label: "rate=8", Mode: "rate", Rate: 8, Trial: 1, Measured: result.Measured{
-		Requests:   result.Requests{Sent: len(vs), Completed: len(vs) - failed, Failed: failed, ErrorRate: float64(failed) / float64(len(vs)), Errors: map[string]int{"http": failed}},
+		Requests:   result.Requests{Sent: len(vs) + failed, Completed: len(vs), Failed: failed, ErrorRate: float64(failed) / float64(len(vs)+failed), Errors: map[string]int{"http": failed}},
 		Window:     result.Window{Start: start.Add(time.Duration(i) * time.Millisecond), Seconds: 10},
-		Throughput: result.Throughput{Requests: float64(len(vs)-failed) / 10, OutputTokens: 50 * float64(len(vs)-failed) / 10},
+		Throughput: result.Throughput{Requests: float64(len(vs)) / 10, OutputTokens: 50 * float64(len(vs)) / 10, TotalTokens: 70 * float64(len(vs)) / 10},
 		Latency:    map[string]result.Summary{metric.TTFT: result.Summarize(h, 1000)},
 		Histograms: map[string]string{metric.TTFT: enc},
 	}, Schedule: result.Schedule{TargetRate: 8, SendRate: 8.0 / float64(n), StartSkewMs: float64(i)},
@@ -99,20 +100,20 @@ func TestMergeHalvesIsTheWhole(t *testing.T) {
 		t.Errorf("TTFT %+v, want %+v", p.Latency[metric.TTFT], result.Summarize(whole, 1000))
 	}
 	r := p.Requests
-	if r.Sent != 2000 || r.Failed != 200 || r.ErrorRate != 0.1 || r.Errors["http"] != 200 {
+	if r.Sent != 2500 || r.Failed != 500 || r.ErrorRate != 0.2 || r.Errors["http"] != 500 {
 		t.Errorf("requests %+v", r)
 	}
-	if p.Throughput.Requests != 180 || p.Throughput.OutputTokens != 9000 || p.Window.Seconds != 10 || p.Schedule.SendRate != 8 {
+	if p.Throughput.Requests != 200 || p.Throughput.OutputTokens != 10000 || p.Window.Seconds != 10 || p.Schedule.SendRate != 8 {
 		t.Errorf("throughput %+v over %v s, send rate %v", p.Throughput, p.Window.Seconds, p.Schedule.SendRate)
 	}
-	// $4/h over 9000 tok/s: 4e6 / (9000 x 3600) per 1M.
-	if c := p.Cost; c == nil || c.PerMOutput < 0.1234 || c.PerMOutput > 0.1235 {
-		t.Errorf("cost %+v, want $0.1235 per 1M from the merged throughput", c)
+	// $4/h over 10000 tok/s: 4e6 / (10000 x 3600) per 1M.
+	if c := p.Cost; c == nil || c.PerMOutput < 0.1111 || c.PerMOutput > 0.1112 {
+		t.Errorf("cost %+v, want $0.1111 per 1M from the merged throughput", c)
 	}
 	// The first shard's telemetry stands for the point: 900 W over the
-	// merged 9000 tok/s.
-	if p.Telemetry["dcgm.power_mean_w"] != 900 || p.EnergyPerOutputToken != 0.1 {
-		t.Errorf("telemetry %v, %v J/token; want shard 0's 900 W and 0.1 J/token", p.Telemetry, p.EnergyPerOutputToken)
+	// merged 10000 tok/s.
+	if p.Telemetry["dcgm.power_mean_w"] != 900 || p.EnergyPerOutputToken != 0.09 {
+		t.Errorf("telemetry %v, %v J/token; want shard 0's 900 W and 0.09 J/token", p.Telemetry, p.EnergyPerOutputToken)
 	}
 	if p.Schedule.StartSkewMs != 1 || !m.Started.Equal(a.Started) {
 		t.Errorf("skew %v, started %v", p.Schedule.StartSkewMs, m.Started)

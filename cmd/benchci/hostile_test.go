@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// shardsOfCommitted writes the committed quickstart baseline's result as
+// shard i of n into dir, and returns its path.
+func shardOfCommitted(t *testing.T, dir string, i, n int, edit func(map[string]any)) string {
+	t.Helper()
+	data, err := os.ReadFile("../../baselines/quickstart.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b struct {
+		Result map[string]any `json:"result"`
+	}
+	if err := json.Unmarshal(data, &b); err != nil {
+		t.Fatal(err)
+	}
+	b.Result["shard"] = map[string]any{"index": i, "count": n, "started": b.Result["started"], "finished": b.Result["finished"]}
+	if edit != nil {
+		edit(b.Result)
+	}
+	out, err := json.Marshal(b.Result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "quickstart.shard-"+itoa(i)+"-of-"+itoa(n)+".json")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+// The attack's hostile shards (F2-F6, M1, M8) are refused, each with
+// exit 2 and a reason, and nothing hangs or grows.
+func TestMergeRefusesHostileShards(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, dir string) []string
+		want  string
+	}{
+		{"a FIFO named as a shard does not hang (F6)", func(t *testing.T, dir string) []string {
+			shardOfCommitted(t, dir, 0, 2, nil)
+			if err := syscall.Mkfifo(filepath.Join(dir, "quickstart.shard-1-of-2.json"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return []string{dir}
+		}, "named pipe"},
+		{"/dev/zero (F6)", func(t *testing.T, dir string) []string {
+			return []string{shardOfCommitted(t, dir, 0, 2, nil), "/dev/zero"}
+		}, "device"},
+		{"completed inflated (F2)", func(t *testing.T, dir string) []string {
+			return []string{shardOfCommitted(t, dir, 0, 2, nil), shardOfCommitted(t, dir, 1, 2, func(r map[string]any) {
+				p := r["points"].([]any)[0].(map[string]any)
+				p["requests"].(map[string]any)["completed"] = 100000
+				p["requests"].(map[string]any)["sent"] = 100000
+			})}
+		}, "do not add up"},
+		{"a count of 2e9 (F5)", func(t *testing.T, dir string) []string {
+			return []string{shardOfCommitted(t, dir, 0, 2000000000, nil)}
+		}, "index 0 of 2000000000"},
+		{"histograms stripped (F4)", func(t *testing.T, dir string) []string {
+			return []string{shardOfCommitted(t, dir, 0, 2, nil), shardOfCommitted(t, dir, 1, 2, func(r map[string]any) {
+				delete(r["points"].([]any)[0].(map[string]any), "histograms")
+			})}
+		}, "has no histogram behind it"},
+		{"one label, two rates (M8)", func(t *testing.T, dir string) []string {
+			return []string{shardOfCommitted(t, dir, 0, 2, nil), shardOfCommitted(t, dir, 1, 2, func(r map[string]any) {
+				p := r["points"].([]any)[0].(map[string]any)
+				p["rate"] = 2.5
+			})}
+		}, "label rate=2 with rate 2.5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := append([]string{"merge", "-o", filepath.Join(dir, "merged.json")}, tc.setup(t, dir)...)
+			if len(args) == 4 && !strings.HasSuffix(args[3], ".json") {
+				args = []string{"merge", args[3]}
+			}
+			code, out, errOut := runCLI(t, ctx, args...)
+			if code != 2 || !strings.Contains(errOut, tc.want) {
+				t.Fatalf("merge: exit %d, want 2 saying %q\n%s\n%s", code, tc.want, out, errOut)
+			}
+		})
+	}
+}
+
+// Two honest shards merge; one shard alone is not gated as the whole run
+// (M1).
+func TestOneShardIsNotTheWholeRun(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, b := shardOfCommitted(t, dir, 0, 2, nil), shardOfCommitted(t, dir, 1, 2, nil)
+	merged := filepath.Join(dir, "merged.json")
+	if code, out, errOut := runCLI(t, ctx, "merge", "-o", merged, a, b); code != 0 {
+		t.Fatalf("merge of two honest shards: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut := runCLI(t, ctx, "ci", "--measured", "--comment=false", "--baselines", "../../baselines",
+		"--report", filepath.Join(dir, "r.md"), "--html", "", "--summary", "", "--outputs", "", a)
+	if code != 2 || !strings.Contains(out+errOut, "shard 0 of 2") {
+		t.Fatalf("ci --measured on one shard: exit %d, want 2 naming the shard\n%s\n%s", code, out, errOut)
+	}
+}

@@ -1,0 +1,287 @@
+package result
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/benchci/benchci/framework/metric"
+)
+
+// MaxFileBytes bounds a results-format file (result, baseline, shard,
+// variants). A sweep of 50 points x 5 trials with slices takes a few MiB;
+// the bound leaves room for far more, while keeping the decoder's peak
+// memory (about four times the file) well under 512 MB.
+const MaxFileBytes = 64 << 20
+
+// MaxShards bounds a run's shard count: far above any real split, low
+// enough that naming every missing shard stays cheap.
+const MaxShards = 1024
+
+// Token histogram names: counts of tokens per measured answer.
+const (
+	PromptTokensHistogram = "prompt_tokens"
+	OutputTokensHistogram = "output_tokens"
+)
+
+// ErrInconsistent marks a file whose figures contradict each other or
+// their histograms: edited by hand, or forged. Every reader refuses it.
+var ErrInconsistent = errors.New("figures that do not add up (edited by hand?)")
+
+// Verify checks what a results file says against itself, so that every
+// consumer (compare, merge, ci --measured, baseline, history, report)
+// judges figures that could have been measured:
+//   - counts are non-negative, and add up (sent = completed + failed, the
+//     errors by kind sum to failed, the error rate is failed over sent);
+//   - each histogram holds as many values as the requests it records
+//     (every answer's end-to-end latency and output length), and every
+//     latency or token summary is its histogram's;
+//   - throughputs are finite, and no more than the answers the point
+//     counted could make over its window;
+//   - a point's label names its parameters (rate=4 has rate 4);
+//   - a shard's index and count are bounded.
+//
+// It cannot tell a consistent forgery from a measurement: a baseline edit
+// that halves every throughput and its cost together is caught by review
+// (ci shows what an edit of a baseline moved), not here.
+func (f *File) Verify() error { return f.verify(false) }
+
+// VerifyHistograms is Verify, and also requires every latency summary to
+// have its histogram: what merging needs. Files read are not held to it,
+// since v1 files kept only some histograms and may have been rewritten
+// since.
+func (f *File) VerifyHistograms() error { return f.verify(true) }
+
+func (f *File) verify(histograms bool) error {
+	if sh := f.Shard; sh != nil {
+		if err := verifyShard("shard", *sh); err != nil {
+			return err
+		}
+	}
+	if len(f.MergedFrom) > MaxShards {
+		return fmt.Errorf("merged_from lists %d shards, more than %d: %w", len(f.MergedFrom), MaxShards, ErrInconsistent)
+	}
+	for i, sh := range f.MergedFrom {
+		if err := verifyShard(fmt.Sprintf("merged_from[%d]", i), sh); err != nil {
+			return err
+		}
+	}
+	for i := range f.Points {
+		p := &f.Points[i]
+		if err := p.verify(histograms); err != nil {
+			return fmt.Errorf("points[%d] (%s trial %d): %w", i, p.Label, p.Trial, err)
+		}
+	}
+	return nil
+}
+
+func verifyShard(where string, sh Shard) error {
+	if sh.Count < 1 || sh.Count > MaxShards || sh.Index < 0 || sh.Index >= sh.Count {
+		return fmt.Errorf("%s: index %d of %d, want 0 <= index < count <= %d: %w", where, sh.Index, sh.Count, MaxShards, ErrInconsistent)
+	}
+	return nil
+}
+
+func (p *Point) verify(histograms bool) error {
+	if err := verifyLabel(p); err != nil {
+		return err
+	}
+	if !finite(p.Rate) || p.Rate < 0 || p.Concurrency < 0 {
+		return fmt.Errorf("rate %v, concurrency %d: %w", p.Rate, p.Concurrency, ErrInconsistent)
+	}
+	if err := p.Measured.verify(histograms); err != nil {
+		return err
+	}
+	for name, v := range p.Telemetry {
+		if !finite(v) || v < 0 {
+			return fmt.Errorf("telemetry %s = %v: %w", name, v, ErrInconsistent)
+		}
+	}
+	if !finite(p.EnergyPerOutputToken) || p.EnergyPerOutputToken < 0 {
+		return fmt.Errorf("energy per output token %v: %w", p.EnergyPerOutputToken, ErrInconsistent)
+	}
+	if c := p.Cost; c != nil {
+		for _, v := range []float64{c.USDPerHour, c.PerMOutput, c.PerMTotal} {
+			if !finite(v) || v < 0 {
+				return fmt.Errorf("cost %v: %w", v, ErrInconsistent)
+			}
+		}
+	}
+	return nil
+}
+
+// verifyLabel checks the labels this version writes ("rate=4",
+// "rate=inf", "concurrency=16") against the parameters beside them.
+func verifyLabel(p *Point) error {
+	if v, ok := strings.CutPrefix(p.Label, "rate="); ok {
+		if p.Mode != "rate" {
+			return fmt.Errorf("label %s on a %s point: %w", p.Label, p.Mode, ErrInconsistent)
+		}
+		if v == "inf" {
+			if p.Rate != 0 {
+				return fmt.Errorf("label %s with rate %v: %w", p.Label, p.Rate, ErrInconsistent)
+			}
+			return nil
+		}
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r != p.Rate {
+			return fmt.Errorf("label %s with rate %v: %w", p.Label, p.Rate, ErrInconsistent)
+		}
+	}
+	if v, ok := strings.CutPrefix(p.Label, "concurrency="); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || p.Mode != "concurrency" || n != p.Concurrency {
+			return fmt.Errorf("label %s with mode %s, concurrency %d: %w", p.Label, p.Mode, p.Concurrency, ErrInconsistent)
+		}
+	}
+	return nil
+}
+
+func (m *Measured) verify(histograms bool) error {
+	r := m.Requests
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"sent", r.Sent}, {"completed", r.Completed}, {"failed", r.Failed}, {"warmup", r.Warmup}, {"good", r.Good},
+		{"canceled", r.Canceled}, {"client_limited", r.ClientLimited}, {"abandoned", r.Abandoned}, {"attempts", r.Attempts}, {"gave_up", r.GaveUp},
+		{"tokens.output_mismatch", m.Tokens.OutputMismatch}, {"tokens.prompt_mismatch", m.Tokens.PromptMismatch}, {"tokens.reasoning", m.Tokens.Reasoning},
+		{"tokens.out_of_range", m.Tokens.OutOfRange}, {"tokens.empty_answers", m.Tokens.EmptyAnswers}, {"tokens.usage_rejected", m.Tokens.UsageRejected},
+		{"tokens.chunk_gaps", m.Tokens.ChunkGaps}, {"tokens.coalesced_gaps", m.Tokens.CoalescedGaps}, {"tokens.coalesced_first", m.Tokens.CoalescedFirst}} {
+		if c.n < 0 {
+			return fmt.Errorf("%s is %d: %w", c.name, c.n, ErrInconsistent)
+		}
+	}
+	if r.Completed+r.Failed != r.Sent {
+		return fmt.Errorf("sent %d is not completed %d + failed %d: %w", r.Sent, r.Completed, r.Failed, ErrInconsistent)
+	}
+	if r.Good > r.Completed {
+		return fmt.Errorf("good %d above completed %d: %w", r.Good, r.Completed, ErrInconsistent)
+	}
+	errs := 0
+	for kind, n := range r.Errors {
+		if n < 0 {
+			return fmt.Errorf("errors[%s] is %d: %w", kind, n, ErrInconsistent)
+		}
+		errs += n
+	}
+	if len(r.Errors) > 0 && errs != r.Failed {
+		return fmt.Errorf("errors by kind sum to %d, failed is %d: %w", errs, r.Failed, ErrInconsistent)
+	}
+	want := 0.0
+	if r.Sent > 0 {
+		want = float64(r.Failed) / float64(r.Sent)
+	}
+	if !near(r.ErrorRate, want) {
+		return fmt.Errorf("error rate %v, failed/sent is %v: %w", r.ErrorRate, want, ErrInconsistent)
+	}
+	if !finite(m.Window.Seconds) || m.Window.Seconds < 0 {
+		return fmt.Errorf("window of %v s: %w", m.Window.Seconds, ErrInconsistent)
+	}
+	if err := m.verifyHistograms(histograms); err != nil {
+		return err
+	}
+	if err := m.verifyThroughput(); err != nil {
+		return err
+	}
+	for name, mm := range m.Models {
+		if mm == nil {
+			return fmt.Errorf("model %s: empty: %w", name, ErrInconsistent)
+		}
+		if err := mm.verify(histograms); err != nil {
+			return fmt.Errorf("model %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// verifyHistograms checks every summary against its histogram, and the
+// histograms' counts against the requests they record. The recorder puts
+// every measured answer's end-to-end latency in e2e and its length in
+// output_tokens (tokens.out_of_range counts values a histogram could not
+// hold), and no more than one value per answer in the other per-answer
+// histograms.
+func (m *Measured) verifyHistograms(required bool) error {
+	counts := map[string]int64{}
+	for name, enc := range m.Histograms {
+		h, err := DecodeHistogram(enc)
+		if err != nil {
+			return fmt.Errorf("histogram %s: %w", name, err)
+		}
+		counts[name] = h.TotalCount()
+		scale := 1.0
+		if name != PromptTokensHistogram && name != OutputTokensHistogram {
+			scale = 1000
+		}
+		s := Summarize(h, scale)
+		if got, ok := m.Latency[name]; ok && got != s {
+			return fmt.Errorf("latency %s does not match its histogram (p99 %v, histogram %v): %w", name, got.P99, s.P99, ErrInconsistent)
+		}
+		if name == PromptTokensHistogram && m.Tokens.Prompt != s {
+			return fmt.Errorf("prompt tokens do not match their histogram (mean %v, histogram %v): %w", m.Tokens.Prompt.Mean, s.Mean, ErrInconsistent)
+		}
+		if name == OutputTokensHistogram && m.Tokens.Output != s {
+			return fmt.Errorf("output tokens do not match their histogram (mean %v, histogram %v): %w", m.Tokens.Output.Mean, s.Mean, ErrInconsistent)
+		}
+	}
+	for name, s := range m.Latency {
+		if _, ok := m.Histograms[name]; !ok && s.Count > 0 && required {
+			return fmt.Errorf("latency %s has no histogram behind it: %w", name, ErrInconsistent)
+		}
+	}
+	ok := int64(m.Requests.Completed)
+	lost := int64(m.Tokens.OutOfRange)
+	if ok > 0 && len(m.Histograms) == 0 && required {
+		return fmt.Errorf("%d answers and no histograms: %w", ok, ErrInconsistent)
+	}
+	if n, has := counts[metric.E2E]; has && (n > ok || n < ok-lost) {
+		return fmt.Errorf("the e2e histogram holds %d answers, the point counts %d completed: %w", n, ok, ErrInconsistent)
+	}
+	if n, has := counts[OutputTokensHistogram]; has && m.Batch == nil && (n > ok || n < ok-lost) {
+		return fmt.Errorf("the output_tokens histogram holds %d answers, the point counts %d completed: %w", n, ok, ErrInconsistent)
+	}
+	for _, name := range []string{metric.TTFT, metric.TPOT, metric.TTFTAnswer, metric.TTFTSched, metric.E2ESched, metric.Lag, metric.TTFTUser, metric.E2EUser, PromptTokensHistogram} {
+		if n := counts[name]; n > ok {
+			return fmt.Errorf("the %s histogram holds %d values, more than the %d answers: %w", name, n, ok, ErrInconsistent)
+		}
+	}
+	return nil
+}
+
+// verifyThroughput bounds the throughputs by the answers counted: request
+// throughput times the window counts answers that ended in it, which are
+// measured ones or warm-up ones; output tokens no more than those answers
+// could hold, the longest measured answer standing for each.
+func (m *Measured) verifyThroughput() error {
+	t := m.Throughput
+	for _, v := range []float64{t.Requests, t.OutputTokens, t.TotalTokens, t.Embeddings} {
+		if !finite(v) || v < 0 {
+			return fmt.Errorf("throughput %v: %w", v, ErrInconsistent)
+		}
+	}
+	if g := t.Goodput; g != nil && (!finite(*g) || *g < 0 || *g > t.Requests*(1+1e-9)) {
+		return fmt.Errorf("goodput %v above request throughput %v: %w", *g, t.Requests, ErrInconsistent)
+	}
+	if t.TotalTokens < t.OutputTokens*(1-1e-9) {
+		return fmt.Errorf("total token throughput %v below output %v: %w", t.TotalTokens, t.OutputTokens, ErrInconsistent)
+	}
+	secs := m.Window.Seconds
+	answers := float64(m.Requests.Completed + m.Requests.Warmup)
+	if got := t.Requests * secs; got > answers*(1+1e-9)+1e-6 {
+		return fmt.Errorf("request throughput %.4g/s over %.4g s makes %.0f answers, the point counts %.0f (warm-up included): %w", t.Requests, secs, got, answers, ErrInconsistent)
+	}
+	// Warm-up answers are not in the histograms: each is allowed four
+	// times the longest measured answer before the figure is refused.
+	if out := m.Tokens.Output; out.Count > 0 {
+		limit := (float64(m.Requests.Completed) + 4*float64(m.Requests.Warmup)) * out.Max * (1 + 1e-3)
+		if got := t.OutputTokens * secs; got > limit+1 {
+			return fmt.Errorf("output throughput %.4g tok/s over %.4g s makes %.0f tokens, more than the %d answers of at most %.0f tokens could: %w", t.OutputTokens, secs, got, m.Requests.Completed+m.Requests.Warmup, out.Max, ErrInconsistent)
+		}
+	}
+	return nil
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(math.Abs(b), 1) }

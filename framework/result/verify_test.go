@@ -1,0 +1,141 @@
+package result
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// committedResult is the result inside the committed quickstart baseline:
+// a complete run this version wrote.
+func committedResult(t *testing.T) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile("../../baselines/quickstart.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b struct {
+		Result map[string]any `json:"result"`
+	}
+	if err := json.Unmarshal(data, &b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Result
+}
+
+func point0(doc map[string]any) map[string]any {
+	return doc["points"].([]any)[0].(map[string]any)
+}
+
+func sub(m map[string]any, k string) map[string]any { return m[k].(map[string]any) }
+
+// Each edit an attack made to a results file (a shard, a baseline's
+// result) is refused by Parse, naming what does not add up.
+func TestVerifyRefusesForgedFigures(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(doc map[string]any)
+		want string
+	}{
+		{"completed inflated with throughputs x1000 (F2)", func(doc map[string]any) {
+			p := point0(doc)
+			sub(p, "requests")["completed"] = 100000
+			sub(p, "requests")["sent"] = 100000
+			for k, v := range sub(p, "throughput") {
+				sub(p, "throughput")[k] = v.(float64) * 1000
+			}
+		}, "e2e histogram holds 11 answers"},
+		{"throughput x1000 alone", func(doc map[string]any) {
+			tp := sub(point0(doc), "throughput")
+			tp["requests"] = tp["requests"].(float64) * 1000
+		}, "request throughput"},
+		{"output throughput x1000", func(doc map[string]any) {
+			tp := sub(point0(doc), "throughput")
+			tp["output_tokens"] = tp["output_tokens"].(float64) * 1000
+			tp["total_tokens"] = tp["total_tokens"].(float64) * 1000
+		}, "output throughput"},
+		{"negative failures (F3)", func(doc map[string]any) {
+			r := sub(point0(doc), "requests")
+			r["failed"] = -50
+			r["sent"] = r["completed"].(float64) - 50
+			r["completed"] = r["completed"].(float64) + 100
+			r["sent"] = r["completed"].(float64) - 50
+			r["error_rate"] = -50 / r["sent"].(float64)
+		}, "failed is -50"},
+		{"error rate edited", func(doc map[string]any) {
+			sub(point0(doc), "requests")["error_rate"] = 0.5
+		}, "error rate 0.5"},
+		{"p99 edited", func(doc map[string]any) {
+			sub(sub(point0(doc), "latency_ms"), "ttft")["p99"] = 1.0
+		}, "latency ttft does not match"},
+		{"output tokens edited", func(doc map[string]any) {
+			sub(sub(point0(doc), "tokens"), "output")["mean"] = 1.0
+		}, "output tokens do not match"},
+		{"label of another rate (M8)", func(doc map[string]any) {
+			point0(doc)["rate"] = 64
+		}, "label rate=2 with rate 64"},
+		{"shard count 2e9 (F5)", func(doc map[string]any) {
+			doc["shard"] = map[string]any{"index": 0, "count": 2000000000, "started": "2026-12-02T16:00:00Z", "finished": "2026-12-02T16:00:00Z"}
+		}, "index 0 of 2000000000"},
+		{"negative telemetry (M5)", func(doc map[string]any) {
+			point0(doc)["telemetry"] = map[string]any{"dcgm.power_mean_w": -700}
+		}, "telemetry dcgm.power_mean_w = -700"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := committedResult(t)
+			if _, err := Parse(mustJSON(t, doc)); err != nil {
+				t.Fatalf("the committed result: %v", err)
+			}
+			tc.edit(doc)
+			_, err := Parse(mustJSON(t, doc))
+			if !errors.Is(err, ErrInconsistent) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Parse = %v, want ErrInconsistent saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// Merging needs every summary's histogram: a shard stripped of them would
+// give a point whose counts and percentiles come from different requests.
+func TestVerifyHistogramsRefusesStrippedHistograms(t *testing.T) {
+	doc := committedResult(t)
+	delete(point0(doc), "histograms")
+	f, err := Parse(mustJSON(t, doc))
+	if err != nil {
+		t.Fatalf("Parse = %v; files are not held to every histogram (v1 kept some)", err)
+	}
+	if err := f.VerifyHistograms(); !errors.Is(err, ErrInconsistent) {
+		t.Fatalf("VerifyHistograms = %v, want ErrInconsistent", err)
+	}
+}
+
+func TestReadRefusesHostileFiles(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Sparse: the size is refused before a byte is read.
+	if err := f.Truncate(MaxFileBytes + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, path := range []string{big, "/dev/zero", dir} {
+		if _, err := Read(path); err == nil {
+			t.Errorf("Read(%s) accepted it", path)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
