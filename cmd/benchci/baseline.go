@@ -81,7 +81,7 @@ func expandVariants(paths []string) ([]string, error) {
 			out = append(out, p)
 			continue
 		}
-		data, err := os.ReadFile(p)
+		data, err := result.ReadBytes(p)
 		if err != nil {
 			return nil, err
 		}

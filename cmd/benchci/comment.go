@@ -12,6 +12,7 @@ import (
 	"github.com/benchci/benchci/framework/github"
 	"github.com/benchci/benchci/framework/redact"
 	"github.com/benchci/benchci/framework/report"
+	"github.com/benchci/benchci/framework/result"
 )
 
 type commentOptions struct {
@@ -37,7 +38,7 @@ from $GITHUB_TOKEN and is never printed; $GITHUB_API_URL selects GitHub
 Enterprise Server.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			body, err := os.ReadFile(args[0])
+			body, err := result.ReadBytes(args[0])
 			if err != nil {
 				return err
 			}
@@ -78,7 +79,7 @@ func prFromEvent() int {
 	if path == "" {
 		return 0
 	}
-	data, err := os.ReadFile(path)
+	data, err := result.ReadBytes(path)
 	if err != nil {
 		return 0
 	}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+
 	"path/filepath"
 
 	"github.com/benchci/benchci/framework/baseline"
@@ -48,7 +48,7 @@ func readReference(path string) (*result.File, error) {
 	var head struct {
 		Schema string `json:"schema"`
 	}
-	data, err := os.ReadFile(path)
+	data, err := result.ReadBytes(path)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchci/benchci/framework/internal/inputfile"
 	"github.com/benchci/benchci/framework/metric"
 )
 
@@ -15,6 +16,11 @@ import (
 // the bound leaves room for far more, while keeping the decoder's peak
 // memory (about four times the file) well under 512 MB.
 const MaxFileBytes = 64 << 20
+
+// ReadBytes reads a results-format file (result, baseline, shard,
+// variants) under the bounds Read applies, for readers that decode it
+// themselves.
+func ReadBytes(path string) ([]byte, error) { return inputfile.ReadFile(path, MaxFileBytes) }
 
 // MaxShards bounds a run's shard count: far above any real split, low
 // enough that naming every missing shard stays cheap.
