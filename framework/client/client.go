@@ -23,6 +23,7 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/benchci/benchci/framework/internal/words"
+	"github.com/benchci/benchci/framework/redact"
 )
 
 // Options configure a Client.
@@ -427,12 +428,12 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result, sentBy
 		ch, err := parseChunk(&parser, data)
 		if err != nil {
 			res.End = now
-			res.fail(ErrMalformed, "bad chunk: "+truncate(string(data), 200))
+			res.fail(ErrMalformed, "bad chunk: "+redact.Cut(string(data), 200))
 			return
 		}
 		if ch.errText != "" {
 			res.End = now
-			res.fail(ErrServer, truncate(ch.errText, 300))
+			res.fail(ErrServer, ch.errText)
 			return
 		}
 		answer, reasoning := ch.answer, ch.reasoning
@@ -562,10 +563,10 @@ func (c *Client) embeddings(body *response, res *Result, sentBytes int) {
 	n, prompt, errText, err := parseEmbeddings(data)
 	switch {
 	case err != nil:
-		res.fail(ErrMalformed, "bad embeddings answer: "+err.Error()+": "+truncate(string(data), 200))
+		res.fail(ErrMalformed, "bad embeddings answer: "+err.Error()+": "+redact.Cut(string(data), 200))
 		return
 	case errText != "":
-		res.fail(ErrServer, truncate(errText, 300))
+		res.fail(ErrServer, errText)
 		return
 	case n == 0:
 		res.fail(ErrEmpty, "the answer carried no embeddings")
@@ -579,9 +580,32 @@ func (c *Client) embeddings(body *response, res *Result, sentBytes int) {
 	res.PromptTokens = prompt
 }
 
+// fail records the failure. Its detail is the server's text: secrets are
+// masked before it is cut (redact.Cut), and characters that reorder or
+// hide text on a terminal or a web page are made visible.
 func (r *Result) fail(kind ErrorKind, detail string) {
 	r.Err = kind
-	r.Detail = truncate(detail, 300)
+	r.Detail = redact.Cut(visible(detail), 300)
+}
+
+// visible replaces the Unicode controls that reorder or hide text (the
+// bidirectional overrides and isolates, zero-width characters) with
+// U+FFFD, so a server's error cannot disguise what it says where it is
+// shown.
+func visible(s string) string {
+	if !strings.ContainsFunc(s, hidden) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if hidden(r) {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
+func hidden(r rune) bool {
+	return r >= '\u202A' && r <= '\u202E' || r >= '\u2066' && r <= '\u2069' || r == '\u200E' || r == '\u200F' || r == '\u061C'
 }
 
 // classify tells a timeout or a cancellation from the fallback kind.
@@ -734,9 +758,3 @@ func localLimit(err error) bool {
 	return false
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…(" + strconv.Itoa(len(s)-n) + " more bytes)"
-}

@@ -12,8 +12,10 @@ import (
 	"encoding/json"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Mask replaces a secret.
@@ -78,6 +80,38 @@ func String(s string) string {
 		}
 	}
 	return s
+}
+
+// partialMin is the shortest tail of a text that is masked for being the
+// beginning of a secret: a text cut mid-secret (a body read up to a limit)
+// keeps that beginning, which no longer matches the whole secret.
+const partialMin = 4
+
+// Cut masks every known secret in s, and a secret's beginning at its end
+// (s may itself have been cut mid-secret, as a body read up to a limit
+// is), and only then shortens it to n bytes on a character boundary,
+// saying how much was left out. Masking after a cut would miss a secret
+// the cut split: every truncation of outside text goes through Cut.
+func Cut(s string, n int) string {
+	s = String(s)
+	mu.RLock()
+	for _, sec := range secrets {
+		for k := min(len(sec)-1, len(s)); k >= partialMin; k-- {
+			if strings.HasSuffix(s, sec[:k]) {
+				s = s[:len(s)-k] + Mask
+				break
+			}
+		}
+	}
+	mu.RUnlock()
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…(" + strconv.Itoa(len(s)-cut) + " more bytes)"
 }
 
 // Bytes is String for bytes; it returns b itself when nothing matched.

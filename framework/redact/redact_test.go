@@ -29,3 +29,31 @@ func TestRedact(t *testing.T) {
 		t.Errorf("writer: %q", out.String())
 	}
 }
+
+func TestCutMasksBeforeCutting(t *testing.T) {
+	const key = "cut-secret-0123456789"
+	Add(key)
+	for _, tc := range []struct {
+		name, in string
+		n        int
+	}{
+		{"key straddling the cut", strings.Repeat("A", 274) + key, 280},
+		{"text already cut mid-key", strings.Repeat("A", 10) + key[:9], 300},
+		{"key inside", "x" + key + "y", 300},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Cut(tc.in, tc.n)
+			for k := partialMin; k <= len(key); k++ {
+				if strings.Contains(got, key[:k]) {
+					t.Fatalf("Cut = %q holds the key's first %d bytes", got, k)
+				}
+			}
+		})
+	}
+	if got := Cut("héllo wörld", 2); got != "h…(12 more bytes)" {
+		t.Errorf("Cut on a character boundary = %q", got)
+	}
+	if got := Cut("short", 300); got != "short" {
+		t.Errorf("Cut of a short text = %q", got)
+	}
+}
