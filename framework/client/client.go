@@ -757,4 +757,3 @@ func localLimit(err error) bool {
 	}
 	return false
 }
-
