@@ -723,8 +723,13 @@ func retryAfter(v string, now time.Time) time.Duration {
 	} else if t, err := http.ParseTime(v); err == nil {
 		d = max(t.Sub(now), 0)
 	}
-	return min(d, time.Hour)
+	return min(d, MaxRetryAfter)
 }
+
+// MaxRetryAfter caps the wait a Retry-After may ask: a benchmark waits
+// out a server's brief refusal, not an hour's, and a date far in the
+// future counts as the cap.
+const MaxRetryAfter = time.Minute
 
 // errAbandonedAt is the cause of a context AbandonAt ended.
 var errAbandonedAt = errors.New("abandoned by the workload's user")

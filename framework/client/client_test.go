@@ -350,9 +350,11 @@ func TestRetryAfter(t *testing.T) {
 		want time.Duration
 	}{
 		{"", 0}, {"2", 2 * time.Second}, {" 0 ", 0}, {"-5", 0}, {"soon", 0},
-		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
+		{now.Add(45 * time.Second).Format(http.TimeFormat), 45 * time.Second},
 		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
-		{"86400", time.Hour},
+		// A wait of a day, or a date in a later year, counts as the cap.
+		{"86400", MaxRetryAfter},
+		{now.AddDate(30, 0, 0).Format(http.TimeFormat), MaxRetryAfter},
 	} {
 		if got := retryAfter(c.v, now); got != c.want {
 			t.Errorf("Retry-After %q: %v, want %v", c.v, got, c.want)
@@ -365,7 +367,7 @@ func FuzzRetryAfter(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		if d := retryAfter(v, time.Now()); d < 0 || d > time.Hour {
+		if d := retryAfter(v, time.Now()); d < 0 || d > MaxRetryAfter {
 			t.Errorf("Retry-After %q gave %v", v, d)
 		}
 	})

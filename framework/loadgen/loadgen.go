@@ -18,6 +18,7 @@ import (
 	"github.com/benchci/benchci/framework/internal/stall"
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/metrics"
+	"github.com/benchci/benchci/framework/redact"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/workload"
 )
@@ -324,6 +325,7 @@ func (c *collector) sendOne(ctx context.Context, d Doer, it Item, id string, sch
 func (c *collector) sendRetrying(ctx context.Context, d Doer, body []byte, id string, smp *metrics.Sample) {
 	r, res := c.retry, smp.Result
 	r.requests.Add(1)
+	first := c.clk.Now() // on the clock the waits are slept on
 	for n := 1; ; n++ {
 		aid := id
 		if n > 1 {
@@ -341,7 +343,17 @@ func (c *collector) sendRetrying(ctx context.Context, d Doer, body []byte, id st
 			smp.GaveUp = true
 			return
 		}
-		if !c.clk.SleepUntil(ctx, c.clk.Now().Add(r.wait(n, res)), 0) {
+		w := r.wait(n, res)
+		if r.p.Total > 0 {
+			if left := first.Add(r.p.Total).Sub(c.clk.Now()); w >= left {
+				// The wait would pass the request's timeout: a client
+				// bounded by it gives up now, keeping the last answer.
+				smp.GaveUp = true
+				res.Detail = redact.Cut(fmt.Sprintf("%s; gave up: the %v wait before attempt %d would pass the request's %v timeout", res.Detail, w.Round(time.Millisecond), n+1, r.p.Total), 300)
+				return
+			}
+		}
+		if !c.clk.SleepUntil(ctx, c.clk.Now().Add(w), 0) {
 			// Stopped while waiting to retry: the user left, or the run did.
 			res.Err, res.Detail = client.StoppedKind(ctx), "stopped during a retry's backoff"
 			return

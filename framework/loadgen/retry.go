@@ -28,6 +28,11 @@ type RetryPolicy struct {
 	Budget float64
 	// Seed seeds the jitter.
 	Seed uint64
+	// Total bounds a request from its first attempt's send: a wait that
+	// would end past it gives up instead (0: unbounded but by the run).
+	// Waits are the server's to ask for, and a server that asks for an
+	// hour on every attempt would otherwise hold the run for many.
+	Total time.Duration
 }
 
 // retrier applies a policy over one point.

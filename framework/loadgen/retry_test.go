@@ -91,6 +91,33 @@ func TestRetries(t *testing.T) {
 			}
 		})
 	})
+	// F14: a server that answers every attempt 429 with a long
+	// Retry-After holds no request past its timeout: a wait that would
+	// end past it gives up at once, and shorter waits run until the next
+	// would.
+	t.Run("waits within the request's timeout", func(t *testing.T) {
+		for _, tc := range []struct {
+			retryAfter time.Duration
+			attempts   int
+		}{
+			{time.Hour, 1},
+			// 5 ms, 2 s, 5 ms, 2 s, 5 ms: a third wait would end at 6.015 s.
+			{2 * time.Second, 3},
+		} {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				out := run(t, refusingServer{refuse: 99, status: 429, retryAfter: tc.retryAfter},
+					&RetryPolicy{Retryable: on(429), MaxAttempts: 20, Initial: 100 * time.Millisecond, Max: time.Second, Multiplier: 2, RespectRetryAfter: true, Total: 5 * time.Second})
+				r := out.Requests
+				if r.GaveUp != r.Sent || r.Attempts != tc.attempts*r.Sent || r.Completed != 0 {
+					t.Errorf("Retry-After %v: requests %+v, want each to give up after %d attempts", tc.retryAfter, r, tc.attempts)
+				}
+				if took := time.Since(start); took > 5*time.Second+5*time.Second+time.Second {
+					t.Errorf("Retry-After %v: the point took %v of virtual time", tc.retryAfter, took)
+				}
+			})
+		}
+	})
 	t.Run("budget", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			out := run(t, refusingServer{refuse: 99, status: 503},

@@ -45,5 +45,7 @@ func retryPolicy(s *suite.Suite) *loadgen.RetryPolicy {
 		Retryable: retryable, MaxAttempts: r.MaxAttempts,
 		Initial: r.Backoff.Initial.D(), Max: r.Backoff.Max.D(), Multiplier: r.Backoff.Multiplier, Jitter: r.Backoff.Jitter,
 		RespectRetryAfter: respect, Budget: r.Budget, Seed: uint64(s.Workload.Seed),
+		// The request's timeout bounds its retries' waits too.
+		Total: s.Request.Timeout.D(),
 	}
 }
