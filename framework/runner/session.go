@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"time"
 
 	"github.com/benchci/benchci/framework/client"
 	"github.com/benchci/benchci/framework/engine"
@@ -150,6 +151,12 @@ func warmup(ctx context.Context, cl *client.Client, n int) error {
 	return nil
 }
 
+// PreflightTimeout bounds the preflight's three tries together: time for
+// a cold server's first answer of two tokens.
+var PreflightTimeout = 2 * time.Minute
+
+var errPreflightTimeout = errors.New("preflight timed out")
+
 // preflight sends one short request so that a wrong URL, model or key fails
 // the run at once with the server's own words, not as 100% errors later.
 // It tries three times: one failure of a flaky server is the benchmark's
@@ -159,9 +166,17 @@ func preflight(ctx context.Context, cl *client.Client) error {
 	if err != nil {
 		return err
 	}
+	// A server that never finishes (streams forever, or holds the
+	// connection) fails the preflight within its deadline, not after
+	// three request timeouts.
+	ctx, cancel := context.WithTimeoutCause(ctx, PreflightTimeout, errPreflightTimeout)
+	defer cancel()
 	var res client.Result
 	for range 3 {
 		cl.Do(ctx, body, "benchci-preflight", &res)
+		if errors.Is(context.Cause(ctx), errPreflightTimeout) {
+			return fmt.Errorf("preflight: no answer of 2 tokens within %v (%s: %s); is the server up and streaming?", PreflightTimeout, res.Err, res.Detail)
+		}
 		if res.OK() {
 			return nil
 		}
