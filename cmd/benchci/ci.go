@@ -33,6 +33,9 @@ type ciOptions struct {
 	ab      string
 	post    bool
 	outputs string
+	// baseRef is the revision baseline edits are shown against ("auto":
+	// the pull request's base, from the Actions event).
+	baseRef string
 }
 
 func ciCmd() *cobra.Command {
@@ -74,6 +77,7 @@ the error is printed and the exit code still tells the verdict.`,
 	cmd.Flags().StringVar(&o.reportOut, "report", filepath.Join("results", "benchci-report.md"), "where to write the markdown report")
 	cmd.Flags().StringVar(&o.htmlOut, "html", "auto", `where to write the self-contained HTML report ("auto": beside --report, as .html; "" for none)`)
 	cmd.Flags().StringVar(&o.ab, "ab", "", "also run each suite as it is at this git revision (the PR's base, e.g. origin/main), interleaved point by point on this machine, and judge the candidate against it instead of the committed baseline (still reported)")
+	cmd.Flags().StringVar(&o.baseRef, "base-ref", "auto", `revision whose baselines this change's are shown against: every figure an edited baseline moves is listed at the top of the report, and those that make the gate more lenient flagged ("auto": the pull request's base, or --ab's revision; "" for none)`)
 	cmd.Flags().BoolVar(&o.measured, "measured", false, "the arguments are results files already measured (a merged sharded run, benchci merge): gate, report and comment on them without running")
 	cmd.Flags().StringVar(&o.artifact, "artifact", "", "name of the workflow artifact the HTML report is uploaded in: the comment links the run's artifacts")
 	cmd.Flags().StringVar(&o.outputs, "outputs", os.Getenv("GITHUB_OUTPUT"), "file to append verdict=, regressions= and report= lines to (default $GITHUB_OUTPUT)")
@@ -167,7 +171,18 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	}
 	reports := gates(runs)
 	var md bytes.Buffer
-	if err := report.Markdown(&md, report.Marker(o.comment.key), reports); err != nil {
+	// Baseline edits lead: what a PR changed in the reference changes
+	// what every verdict below means.
+	edits := baselineEdits(cmd, o, results, abRuns)
+	marker := report.Marker(o.comment.key)
+	if len(edits) > 0 {
+		md.WriteString(marker + "\n")
+		marker = ""
+		if err := report.BaselineEdits(&md, edits); err != nil {
+			return err
+		}
+	}
+	if err := report.Markdown(&md, marker, reports); err != nil {
 		return err
 	}
 	if len(committed) > 0 {

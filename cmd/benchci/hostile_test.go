@@ -8,6 +8,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/benchci/benchci/framework/baseline"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/gitfixture"
 )
 
 // shardsOfCommitted writes the committed quickstart baseline's result as
@@ -110,5 +114,64 @@ func TestOneShardIsNotTheWholeRun(t *testing.T) {
 		"--report", filepath.Join(dir, "r.md"), "--html", "", "--summary", "", "--outputs", "", a)
 	if code != 2 || !strings.Contains(out+errOut, "shard 0 of 2") {
 		t.Fatalf("ci --measured on one shard: exit %d, want 2 naming the shard\n%s\n%s", code, out, errOut)
+	}
+}
+
+// F7: a baseline edited consistently (throughputs halved, cost doubled,
+// in its result and its summary) reads as a valid baseline, and a run
+// with half the throughput then passes against it. The report leads with
+// what the edit moved, each move flagged as more lenient.
+func TestBaselineEditIsLoud(t *testing.T) {
+	honest, err := os.ReadFile("../../baselines/quickstart.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := gitfixture.New(t)
+	base := repo.Commit("baseline", map[string][]byte{"baselines/quickstart.json": honest})
+	b, err := baseline.Read(filepath.Join(repo.Dir, "baselines", "quickstart.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := b.Result
+	for i := range slow.Points {
+		p := &slow.Points[i]
+		p.Throughput.Requests /= 2
+		p.Throughput.OutputTokens /= 2
+		p.Throughput.TotalTokens /= 2
+		if p.Cost != nil {
+			p.Cost.PerMOutput *= 2
+			p.Cost.PerMTotal *= 2
+		}
+	}
+	edited, err := baseline.FromResult(slow, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := baseline.Write(filepath.Join(repo.Dir, "baselines", "quickstart.json"), edited); err != nil {
+		t.Fatal(err)
+	}
+	cand := filepath.Join(t.TempDir(), "quickstart.json")
+	if err := result.Write(cand, slow); err != nil {
+		t.Fatal(err)
+	}
+	reportPath := filepath.Join(t.TempDir(), "r.md")
+	code, out, errOut := runCLI(t, context.Background(), "ci", "--measured", "--comment=false", "--base-ref", base,
+		"--baselines", filepath.Join(repo.Dir, "baselines"), "--report", reportPath, "--html", "", "--summary", "", "--outputs", "", cand)
+	if code != 0 {
+		t.Fatalf("ci: exit %d, want 0 (the slower run passes the edited baseline)\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "baseline quickstart: edited here") || !strings.Contains(out, "make the gate more lenient") {
+		t.Errorf("the terminal does not say what the edit moved:\n%s", out)
+	}
+	md, err := os.ReadFile(reportPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitN(string(md), "\n", 3)
+	if len(lines) < 3 || !strings.HasPrefix(lines[0], "<!-- benchci:") || !strings.Contains(lines[1], "⚠️ **This pull request edits the baseline of quickstart**") {
+		t.Fatalf("the report does not lead with the edit:\n%s", md)
+	}
+	if !strings.Contains(string(md), "| rate=2 | output\\_throughput | 166.9 | 83.44 | -50.0% | more lenient |") {
+		t.Errorf("the report does not name the halved throughput as more lenient:\n%s", md)
 	}
 }

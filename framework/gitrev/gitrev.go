@@ -126,3 +126,53 @@ func writeFile(path string, f *object.File) error {
 	}
 	return out.Close()
 }
+
+// ReadFile reads the file at path (in the work tree of the repository
+// holding it: absolute, or relative to the working directory) as it is at
+// rev, if it is a regular file of at most max bytes. The commit rev
+// resolved to is returned too. A file absent at rev is os.ErrNotExist.
+func ReadFile(path, rev string, max int64) ([]byte, string, error) {
+	repo, err := git.PlainOpenWithOptions(filepath.Dir(path), &git.PlainOpenOptions{DetectDotGit: true})
+	if err != nil {
+		return nil, "", fmt.Errorf("open the git repository at %s: %w", filepath.Dir(path), err)
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		return nil, "", err
+	}
+	rel, err := (&Tree{Root: wt.Filesystem.Root(), Dir: ""}).Path(path)
+	if err != nil {
+		return nil, "", err
+	}
+	h, err := repo.ResolveRevision(plumbing.Revision(rev))
+	if err != nil {
+		return nil, "", fmt.Errorf("resolve %q: %w (is it fetched? actions/checkout needs fetch-depth: 0 or the base ref fetched)", rev, err)
+	}
+	c, err := repo.CommitObject(*h)
+	if err != nil {
+		return nil, "", fmt.Errorf("read commit %s: %w", h, err)
+	}
+	f, err := c.File(filepath.ToSlash(rel))
+	if errors.Is(err, object.ErrFileNotFound) {
+		return nil, h.String(), fmt.Errorf("%s at %s: %w", rel, rev, os.ErrNotExist)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("read %s at %s: %w", rel, rev, err)
+	}
+	if f.Mode != filemode.Regular && f.Mode != filemode.Executable && f.Mode != filemode.Deprecated {
+		return nil, "", fmt.Errorf("%s at %s is not a regular file", rel, rev)
+	}
+	if f.Size > max {
+		return nil, "", fmt.Errorf("%s at %s is %d bytes, more than %d: %w", rel, rev, f.Size, max, ErrTooLarge)
+	}
+	r, err := f.Reader()
+	if err != nil {
+		return nil, "", err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, max))
+	if err != nil {
+		return nil, "", err
+	}
+	return data, h.String(), nil
+}

@@ -40,3 +40,23 @@ func TestWriteRevision(t *testing.T) {
 		t.Errorf("3 files under a 2-file limit: %v", err)
 	}
 }
+
+func TestReadFileAtRevision(t *testing.T) {
+	repo := gitfixture.New(t)
+	first := repo.Commit("first", map[string][]byte{"baselines/a.json": []byte(`{"v":1}`)})
+	repo.Commit("second", map[string][]byte{"baselines/a.json": []byte(`{"v":2}`), "baselines/b.json": []byte(`{}`)})
+	path := filepath.Join(repo.Dir, "baselines", "a.json")
+	got, commit, err := ReadFile(path, "HEAD~1", 1<<20)
+	if err != nil || string(got) != `{"v":1}` || commit != first {
+		t.Fatalf("ReadFile at HEAD~1 = %q, %s, %v", got, commit, err)
+	}
+	if _, _, err := ReadFile(filepath.Join(repo.Dir, "baselines", "b.json"), first, 1<<20); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a file added later: %v, want os.ErrNotExist", err)
+	}
+	if _, _, err := ReadFile(path, "HEAD", 3); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("a file over the limit: %v, want ErrTooLarge", err)
+	}
+	if _, _, err := ReadFile(path, "no-such-branch", 1<<20); err == nil {
+		t.Error("an unknown revision resolved")
+	}
+}
