@@ -291,6 +291,14 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 			r.Rows = append(r.Rows, Row{Point: label, Metric: "*", Verdict: Inconclusive, Test: "no trial measured the server: " + why})
 			continue
 		}
+		// A point that answered nothing has no figure to judge: without
+		// this row it would pass by having nothing to fail (a trace whose
+		// timestamps put every request past the window).
+		if answered(b) > 0 && answered(c) == 0 {
+			r.Rows = append(r.Rows, Row{Point: label, Metric: "*", Verdict: Missing,
+				Test: fmt.Sprintf("the baseline answered %d requests here, this run none (%d sent)", answered(b), sent(c))})
+			continue
+		}
 		for _, m := range Metrics {
 			if row, ok := judge(label, m, b, c, bands); ok {
 				r.Rows = append(r.Rows, row)
@@ -311,6 +319,23 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 		}
 	}
 	return r, nil
+}
+
+// answered counts the points' measured answers; sent their requests.
+func answered(ps []*result.Point) int {
+	n := 0
+	for _, p := range ps {
+		n += p.Requests.Completed
+	}
+	return n
+}
+
+func sent(ps []*result.Point) int {
+	n := 0
+	for _, p := range ps {
+		n += p.Requests.Sent
+	}
+	return n
 }
 
 // valid returns the trials that measured the server and, when there are
