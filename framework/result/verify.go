@@ -13,9 +13,19 @@ import (
 
 // MaxFileBytes bounds a results-format file (result, baseline, shard,
 // variants). A sweep of 50 points x 5 trials with slices takes a few MiB;
-// the bound leaves room for far more, while keeping the decoder's peak
-// memory (about four times the file) well under 512 MB.
-const MaxFileBytes = 64 << 20
+// the bound leaves room for far more, while keeping the reader's peak
+// memory (about ten times the file, measured) under 512 MB.
+const MaxFileBytes = 32 << 20
+
+// MaxPoints and MaxHistograms bound what one file makes the reader do:
+// each histogram is decoded (a few hundred KiB of buckets, ~0.6 ms) to
+// verify its summary, so a file of tiny forged histograms could
+// otherwise take minutes of CPU. 20,000 is 200 points of a model mix of
+// eight, or 1,500 plain points.
+const (
+	MaxPoints     = 5000
+	MaxHistograms = 20000
+)
 
 // ReadBytes reads a results-format file (result, baseline, shard,
 // variants) under the bounds Read applies, for readers that decode it
@@ -74,6 +84,16 @@ func (f *File) verify(histograms bool) error {
 			return err
 		}
 	}
+	if len(f.Points) > MaxPoints {
+		return fmt.Errorf("%d points, more than the %d a results file may hold: %w", len(f.Points), MaxPoints, ErrInconsistent)
+	}
+	hists := 0
+	for i := range f.Points {
+		hists += f.Points[i].histogramCount()
+	}
+	if hists > MaxHistograms {
+		return fmt.Errorf("%d histograms, more than the %d a results file may hold: %w", hists, MaxHistograms, ErrInconsistent)
+	}
 	for i := range f.Points {
 		p := &f.Points[i]
 		if err := p.verify(histograms); err != nil {
@@ -81,6 +101,16 @@ func (f *File) verify(histograms bool) error {
 		}
 	}
 	return nil
+}
+
+func (m *Measured) histogramCount() int {
+	n := len(m.Histograms)
+	for _, mm := range m.Models {
+		if mm != nil {
+			n += mm.histogramCount()
+		}
+	}
+	return n
 }
 
 func verifyShard(where string, sh Shard) error {
@@ -211,6 +241,9 @@ func (m *Measured) verify(histograms bool) error {
 func (m *Measured) verifyHistograms(required bool) error {
 	counts := map[string]int64{}
 	for name, enc := range m.Histograms {
+		if _, known := metric.Lookup(name); !known && name != PromptTokensHistogram && name != OutputTokensHistogram {
+			return fmt.Errorf("histogram %q is not one benchci records: %w", name, ErrInconsistent)
+		}
 		h, err := DecodeHistogram(enc)
 		if err != nil {
 			return fmt.Errorf("histogram %s: %w", name, err)

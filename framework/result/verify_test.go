@@ -139,3 +139,23 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// A file of many tiny histograms would take minutes to verify: their
+// number is bounded, and only the names benchci records are read.
+func TestVerifyBoundsHistograms(t *testing.T) {
+	doc := committedResult(t)
+	hs := sub(point0(doc), "histograms")
+	hs["mine"] = hs["ttft"]
+	if _, err := Parse(mustJSON(t, doc)); !errors.Is(err, ErrInconsistent) || !strings.Contains(err.Error(), `"mine"`) {
+		t.Errorf("an unknown histogram: %v", err)
+	}
+	doc = committedResult(t)
+	pts := doc["points"].([]any)
+	for len(pts) <= MaxPoints {
+		pts = append(pts, pts[0])
+	}
+	doc["points"] = pts
+	if _, err := Parse(mustJSON(t, doc)); !errors.Is(err, ErrInconsistent) || !strings.Contains(err.Error(), "points, more than") {
+		t.Errorf("%d points: %v", len(pts), err)
+	}
+}
