@@ -19,7 +19,9 @@ func proxyCmd() *cobra.Command {
 completions (POST requests): added latency, 429 and 503 answers with
 Retry-After, connections reset and streams stalled after their first
 chunk, a slow first byte. Everything else (/v1/models, /metrics, health)
-passes through. Point a suite (or any client) at it to test timeouts and
+passes through. Request bodies stream to the server as they come, up to
+64 MiB (413 above); an answer the server cannot give (unreachable, not
+HTTP, cut before its first byte) is a 502 with the reason. Point a suite (or any client) at it to test timeouts and
 retries against the real engine; a suite can also start one itself with
 b.target.url(..., proxy={ ... }) or b.target.launch(..., proxy={ ... }).`,
 		Args: cobra.NoArgs,

@@ -5,7 +5,9 @@
 package cost
 
 import (
+	"errors"
 	"fmt"
+	"math"
 
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
@@ -21,46 +23,93 @@ type Power struct {
 }
 
 // measuredPower is the mean power over a point of the first of the suite's
-// telemetry endpoints that measured it, or nil.
+// telemetry endpoints that measured a plausible one, or nil. The figures
+// may come from a results file (a shard merge prices them again), so
+// they are bounded here too: a power is a finite number of watts above
+// 0 and at most telemetry.MaxGPUWatts for each GPU measured (all an
+// exporter may serve, without a GPU count); a GPU count a whole number
+// from 1 to telemetry.MaxGPUs.
 func measuredPower(s *suite.Suite, figures map[string]float64) *Power {
 	for _, t := range s.Telemetry {
-		if w, ok := figures[t.Name+"."+telemetry.PowerMean]; ok && w > 0 {
-			src := t.Name
-			if n := figures[t.Name+"."+telemetry.GPUs]; n > 0 {
-				src = fmt.Sprintf("%s, %d GPUs", t.Name, int(n))
-			}
-			return &Power{Watts: w, Source: src}
+		w, ok := figures[t.Name+"."+telemetry.PowerMean]
+		if !ok || !finite(w) || w <= 0 {
+			continue
 		}
+		n := figures[t.Name+"."+telemetry.GPUs]
+		gpus := n >= 1 && n <= telemetry.MaxGPUs && n == math.Trunc(n)
+		if w > telemetry.MaxGPUWatts*telemetry.MaxGPUs || gpus && w > telemetry.MaxGPUWatts*n {
+			continue
+		}
+		src := t.Name
+		if gpus {
+			src = fmt.Sprintf("%s, %d GPUs", t.Name, int(n))
+		}
+		return &Power{Watts: w, Source: src}
 	}
 	return nil
 }
 
-// energyPerToken is joules per output token at a point: measured power
-// over output throughput; 0 without either. A ratio of two means over the
-// point, it needs no alignment of the exporter's scrapes with the
-// measured window.
-func energyPerToken(measured *Power, outputTPS float64) float64 {
-	if measured == nil || outputTPS <= 0 {
+// finite reports whether v is a number other than an infinity.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// rate is a throughput fit to divide by: finite and above 0, else 0
+// (nothing produced).
+func rate(tokensPerSecond float64) float64 {
+	if !finite(tokensPerSecond) || tokensPerSecond <= 0 {
 		return 0
 	}
-	return measured.Watts / outputTPS
+	return tokensPerSecond
+}
+
+// energyPerToken is joules per output token at a point: measured power
+// over output throughput; 0 without either, or when the ratio is beyond
+// float64 (a throughput of a few tokens an age). A ratio of two means
+// over the point, it needs no alignment of the exporter's scrapes with
+// the measured window.
+func energyPerToken(measured *Power, outputTPS float64) float64 {
+	tps := rate(outputTPS)
+	if measured == nil || tps == 0 {
+		return 0
+	}
+	if j := measured.Watts / tps; finite(j) {
+		return j
+	}
+	return 0
 }
 
 // Price sets a point's energy per output token and, when the suite
 // declares cost inputs, its cost, from the point's throughputs and the
 // power its telemetry measured. Runs and shard merges price points alike.
+// A cost its inputs take beyond float64 is left out: a point has no cost
+// rather than an infinite one.
 func Price(s *suite.Suite, p *result.Point) {
 	power := measuredPower(s, p.Telemetry)
 	p.EnergyPerOutputToken = energyPerToken(power, p.Throughput.OutputTokens)
 	if s.Cost != nil {
-		c := At(*s.Cost, power, p.Throughput.OutputTokens, p.Throughput.TotalTokens)
-		p.Cost = &c
+		p.Cost = nil
+		if c, err := At(*s.Cost, power, p.Throughput.OutputTokens, p.Throughput.TotalTokens); err == nil {
+			p.Cost = &c
+		}
 	}
 }
 
+// errUnpriced is a cost that is not a finite, non-negative number of
+// dollars.
+var errUnpriced = errors.New("cost: the cost inputs give no finite, non-negative cost")
+
 // PerHour is the cost of running the deployment for an hour, in dollars;
 // measured power, when given, replaces watts x gpus in the energy term.
+// Inputs that are not finite, non-negative numbers give NaN: At refuses
+// them.
 func PerHour(c suite.Cost, measured *Power) float64 {
+	for _, v := range []float64{c.USDPerHour, c.Watts, c.USDPerKWh, c.OpsOverheadPct} {
+		if !finite(v) || v < 0 {
+			return math.NaN()
+		}
+	}
+	if measured != nil && (!finite(measured.Watts) || measured.Watts < 0) {
+		return math.NaN()
+	}
 	gpus := float64(max(c.GPUs, 1))
 	energy := c.Watts / 1000 * c.USDPerKWh * gpus // watts are per GPU, like usd_per_hour
 	if measured != nil {
@@ -83,17 +132,27 @@ func energySource(c suite.Cost, measured *Power) string {
 }
 
 // PerMillion returns dollars per million tokens at tokensPerSecond; 0 when
-// nothing was produced (an infinite cost is not a useful number to diff).
+// nothing was produced, or the throughput is not a finite number (an
+// infinite cost is not a useful number to diff).
 func PerMillion(c suite.Cost, measured *Power, tokensPerSecond float64) float64 {
-	if tokensPerSecond <= 0 {
+	tps := rate(tokensPerSecond)
+	if tps == 0 {
 		return 0
 	}
-	return PerHour(c, measured) / (tokensPerSecond * 3600) * 1e6
+	return PerHour(c, measured) / (tps * 3600) * 1e6
 }
 
 // At computes the cost at a point from its throughputs (tokens/s) and,
-// where telemetry measured it, its power.
-func At(c suite.Cost, measured *Power, outputTPS, totalTPS float64) result.Cost {
-	return result.Cost{USDPerHour: PerHour(c, measured), PerMOutput: PerMillion(c, measured, outputTPS), PerMTotal: PerMillion(c, measured, totalTPS),
+// where telemetry measured it, its power; an error when a figure would be
+// negative, NaN or infinite (inputs out of range, or so large or a
+// throughput so small that the cost overflows).
+func At(c suite.Cost, measured *Power, outputTPS, totalTPS float64) (result.Cost, error) {
+	r := result.Cost{USDPerHour: PerHour(c, measured), PerMOutput: PerMillion(c, measured, outputTPS), PerMTotal: PerMillion(c, measured, totalTPS),
 		Energy: energySource(c, measured)}
+	for _, v := range []float64{r.USDPerHour, r.PerMOutput, r.PerMTotal} {
+		if !finite(v) || v < 0 {
+			return result.Cost{}, errUnpriced
+		}
+	}
+	return r, nil
 }

@@ -28,8 +28,8 @@ func TestPerMillion(t *testing.T) {
 			t.Errorf("%s: $%v per 1M, want $%v", tt.name, got, tt.want)
 		}
 	}
-	p := At(suite.Cost{USDPerHour: 3.6, GPUs: 1}, nil, 1000, 4000)
-	if p.PerMOutput != 1 || p.PerMTotal != 0.25 || p.USDPerHour != 3.6 {
+	p, err := At(suite.Cost{USDPerHour: 3.6, GPUs: 1}, nil, 1000, 4000)
+	if err != nil || p.PerMOutput != 1 || p.PerMTotal != 0.25 || p.USDPerHour != 3.6 {
 		t.Errorf("At = %+v", p)
 	}
 }
@@ -38,15 +38,15 @@ func TestPerMillion(t *testing.T) {
 // says which priced it.
 func TestMeasuredPower(t *testing.T) {
 	c := suite.Cost{USDPerHour: 2, GPUs: 4, Watts: 700, USDPerKWh: 0.5}
-	fixed := At(c, nil, 1000, 2000)
+	fixed, _ := At(c, nil, 1000, 2000)
 	if want := 2*4 + 0.7*4*0.5; math.Abs(fixed.USDPerHour-want) > 1e-9 || fixed.Energy != "fixed: 700 W x 4 GPUs" {
 		t.Errorf("fixed: %+v, want $%v/h", fixed, want)
 	}
-	measured := At(c, &Power{Watts: 1300, Source: "dcgm, 4 GPUs"}, 1000, 2000)
+	measured, _ := At(c, &Power{Watts: 1300, Source: "dcgm, 4 GPUs"}, 1000, 2000)
 	if want := 2*4 + 1.3*0.5; math.Abs(measured.USDPerHour-want) > 1e-9 || measured.Energy != "measured: 1300 W (dcgm, 4 GPUs)" {
 		t.Errorf("measured: %+v, want $%v/h", measured, want)
 	}
-	if none := At(suite.Cost{USDPerHour: 2, GPUs: 1}, nil, 1000, 2000); none.Energy != "" {
+	if none, _ := At(suite.Cost{USDPerHour: 2, GPUs: 1}, nil, 1000, 2000); none.Energy != "" {
 		t.Errorf("no energy price, yet %q", none.Energy)
 	}
 }

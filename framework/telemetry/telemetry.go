@@ -4,16 +4,24 @@
 // reduces what they served to the point's figures: GPU utilization, memory
 // used and power, the energy spent, and any gauges a suite names. The
 // engine's own /metrics are package engine's; these are the machine's.
+//
+// What an exporter serves is read as hostile. A scrape is bounded in
+// bytes, lines and series (MaxScrapeBytes, MaxSeries) and fails whole
+// past them. A GPU figure is plausible or left out: power above 0 and at
+// most MaxGPUWatts a GPU, utilization a share, memory under 1 TiB, energy
+// counters finite, not negative, and rising no faster than MaxGPUWatts,
+// at most MaxGPUs GPUs an exporter. Stop names what it left out and why
+// (*Dropped), and every figure it returns is finite and not negative, so
+// a result always encodes.
 package telemetry
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"math"
+	"strings"
 	"time"
-
-	"github.com/benchci/benchci/framework/engine"
 )
 
 // The DCGM exporter's default fields (dcgm-exporter's default-counters.csv).
@@ -75,13 +83,6 @@ type Endpoint struct {
 	Gauges []string
 }
 
-// series is one metric in one scrape: its sum, count and largest value
-// over label sets.
-type series struct {
-	sum, max float64
-	n        int
-}
-
 type sample struct {
 	at time.Time
 	m  map[string]series
@@ -90,11 +91,21 @@ type sample struct {
 // Sampler scrapes one endpoint until stopped.
 type Sampler struct {
 	ep      Endpoint
+	want    map[string]bool
 	scrapes []sample
 	errs    int
 	lastErr error
+	// dropped holds what was left out as implausible: a reason per
+	// metric and kind of fault, with the scrapes it struck.
+	dropped map[string]*drop
+	order   []string
 	stop    chan struct{}
 	done    chan struct{}
+}
+
+type drop struct {
+	why   string
+	times int
 }
 
 // Start scrapes ep now and every interval until Stop.
@@ -102,7 +113,17 @@ func Start(ctx context.Context, ep Endpoint) *Sampler {
 	if ep.Interval <= 0 {
 		ep.Interval = time.Second
 	}
-	s := &Sampler{ep: ep, stop: make(chan struct{}), done: make(chan struct{})}
+	want := map[string]bool{}
+	for _, g := range ep.Gauges {
+		want[g] = false
+	}
+	for name := range gpuMetrics {
+		want[name] = false
+	}
+	for _, src := range energySources {
+		want[src.metric] = true // read per GPU across scrapes
+	}
+	s := &Sampler{ep: ep, want: want, dropped: map[string]*drop{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(ep.Interval)
@@ -122,18 +143,64 @@ func Start(ctx context.Context, ep Endpoint) *Sampler {
 	return s
 }
 
+// note records a figure or scrape left out, once per metric and reason.
+func (s *Sampler) note(key, why string) {
+	if d, ok := s.dropped[key]; ok {
+		d.times++
+		return
+	}
+	s.dropped[key] = &drop{why: why, times: 1}
+	s.order = append(s.order, key)
+}
+
 func (s *Sampler) scrapeOnce(ctx context.Context) {
-	m, err := fetch(ctx, s.ep.URL)
+	m, err := fetch(ctx, s.ep.URL, s.want)
 	if err != nil {
 		s.errs++
 		s.lastErr = err
+		var limit *limitError
+		if errors.As(err, &limit) {
+			s.note("scrape", "a scrape failed: "+err.Error())
+		}
 		return
 	}
+	vet(m, func(metric, kind, why string) {
+		s.note(metric+" "+kind, metric+" left out: "+why)
+	})
 	s.scrapes = append(s.scrapes, sample{at: time.Now(), m: m})
+	// The energy counters are compared per GPU between the first scrape
+	// and the last: the one before this is neither any more.
+	if k := len(s.scrapes) - 2; k > 0 {
+		prev := s.scrapes[k].m
+		for _, src := range energySources {
+			if e, ok := prev[src.metric]; ok {
+				e.byLabels = nil
+				prev[src.metric] = e
+			}
+		}
+	}
+}
+
+// Dropped is the error Stop returns, with the figures that remained, when
+// it left out what the exporter served as implausible: a power no GPU
+// draws, more GPUs than a machine holds, an energy counter that rose
+// faster than any GPU spends, a figure that is not a finite, non-negative
+// number. A caller may keep the figures and note the error.
+type Dropped struct {
+	Endpoint string
+	// Reasons say what was left out and why.
+	Reasons []string
+}
+
+func (d *Dropped) Error() string {
+	return fmt.Sprintf("telemetry %s: implausible readings left out: %s", d.Endpoint, strings.Join(d.Reasons, "; "))
 }
 
 // Stop ends sampling and returns the point's figures, named after the
-// endpoint ("dcgm.power_mean_w"), and an error when no scrape succeeded.
+// endpoint ("dcgm.power_mean_w"), and an error when no scrape succeeded;
+// when some of what the exporter served was left out as implausible, the
+// figures that remain and a *Dropped saying what and why. Every figure is
+// finite and not negative.
 func (s *Sampler) Stop() (map[string]float64, error) {
 	close(s.stop)
 	<-s.done
@@ -143,9 +210,19 @@ func (s *Sampler) Stop() (map[string]float64, error) {
 		}
 		return nil, fmt.Errorf("telemetry %s: %d scrapes failed, last: %w", s.ep.Name, s.errs, s.lastErr)
 	}
+	figs, notes := reduce(s.scrapes, s.ep.Gauges)
 	out := map[string]float64{}
-	for k, v := range reduce(s.scrapes, s.ep.Gauges) {
+	for k, v := range figs {
 		out[s.ep.Name+"."+k] = v
+	}
+	var reasons []string
+	for _, k := range s.order {
+		d := s.dropped[k]
+		reasons = append(reasons, fmt.Sprintf("%s (%d of %d scrapes)", d.why, d.times, len(s.scrapes)+s.errs))
+	}
+	reasons = append(reasons, notes...)
+	if len(reasons) > 0 {
+		return out, &Dropped{Endpoint: s.ep.Name, Reasons: reasons}
 	}
 	return out, nil
 }
@@ -154,9 +231,12 @@ func (s *Sampler) Stop() (map[string]float64, error) {
 // of gauges summed over GPUs (power) or averaged over them (utilization),
 // peaks, and the energy spent between the first and the last scrape, from
 // the exporter's energy counter where it serves one, else from the mean
-// power.
-func reduce(scrapes []sample, gauges []string) map[string]float64 {
+// power. The scrapes were vetted; notes say what reduce itself left out:
+// an energy counter that rose more than its GPUs could draw, a figure
+// that is not finite or is negative.
+func reduce(scrapes []sample, gauges []string) (map[string]float64, []string) {
 	out := map[string]float64{}
+	var notes []string
 	pick := func(sources []source) source {
 		for _, src := range sources {
 			for _, sc := range scrapes {
@@ -168,17 +248,14 @@ func reduce(scrapes []sample, gauges []string) map[string]float64 {
 		return source{}
 	}
 	mean := func(src source, f func(series) float64) (float64, bool) {
-		total, n := 0.0, 0
+		avg, n := 0.0, 0
 		for _, sc := range scrapes {
 			if v, ok := sc.m[src.metric]; ok && v.n > 0 {
-				total += f(v) * src.scale
 				n++
+				avg += (f(v)*src.scale - avg) / float64(n) // a running mean: no sum to overflow
 			}
 		}
-		if n == 0 {
-			return 0, false
-		}
-		return total / float64(n), true
+		return avg, n > 0
 	}
 	peak := func(src source, f func(series) float64) (float64, bool) {
 		best, ok := math.Inf(-1), false
@@ -194,7 +271,11 @@ func reduce(scrapes []sample, gauges []string) map[string]float64 {
 	most := func(v series) float64 { return v.max }
 	set := func(key string) func(float64, bool) {
 		return func(v float64, ok bool) {
-			if ok {
+			switch {
+			case !ok:
+			case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
+				notes = append(notes, fmt.Sprintf("%s left out: %v is not a finite, non-negative figure", key, v))
+			default:
 				out[key] = v
 			}
 		}
@@ -216,48 +297,31 @@ func reduce(scrapes []sample, gauges []string) map[string]float64 {
 	set(PowerMean)(watts, hasPower)
 	set(PowerPeak)(peak(power, sum))
 	first, last := scrapes[0], scrapes[len(scrapes)-1]
+	dt := last.at.Sub(first.at).Seconds()
 	e0, ok0 := first.m[energy.metric]
 	e1, ok1 := last.m[energy.metric]
+	counted, fromCounter := 0.0, false
+	if ok0 && ok1 && len(scrapes) > 1 {
+		var why string
+		counted, fromCounter, why = energyDelta(e0, e1, energy.scale, dt)
+		if why != "" {
+			notes = append(notes, fmt.Sprintf("%s left out: %s", energy.metric, why))
+		}
+	}
 	switch {
-	case ok0 && ok1 && e1.sum >= e0.sum && len(scrapes) > 1:
-		out[Energy], out[EnergyCounted] = (e1.sum-e0.sum)*energy.scale, 1
+	case fromCounter:
+		set(Energy)(counted, true)
+		out[EnergyCounted] = 1
 	case hasPower && len(scrapes) > 1:
-		out[Energy], out[EnergyCounted] = watts*last.at.Sub(first.at).Seconds(), 0
+		set(Energy)(watts*dt, true)
+		out[EnergyCounted] = 0
+	}
+	if _, ok := out[Energy]; !ok {
+		delete(out, EnergyCounted)
 	}
 	for _, g := range gauges {
 		set(g + "_mean")(mean(source{g, 1}, sum))
 		set(g + "_peak")(peak(source{g, 1}, sum))
 	}
-	return out
-}
-
-// fetch reads one endpoint's metrics: per metric name, the sum, count and
-// largest of its samples over label sets. NaN and infinite samples are
-// left out, as if not served.
-func fetch(ctx context.Context, url string) (map[string]series, error) {
-	var m map[string]series
-	err := engine.Fetch(ctx, url, func(r io.Reader) (err error) {
-		m, err = parse(r)
-		return err
-	})
-	return m, err
-}
-
-// parse reads the Prometheus text format into per-name series.
-func parse(r io.Reader) (map[string]series, error) {
-	out := map[string]series{}
-	err := engine.Samples(r, func(name string, v float64) {
-		s, ok := out[name]
-		if !ok {
-			s.max = math.Inf(-1)
-		}
-		s.sum += v
-		s.max = max(s.max, v)
-		s.n++
-		out[name] = s
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, notes
 }

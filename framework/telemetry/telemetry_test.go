@@ -124,22 +124,3 @@ func TestSamplerReportsAFailingEndpoint(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
-
-// FuzzParse: no exposition text makes the parser panic, and what it
-// returns is finite.
-func FuzzParse(f *testing.F) {
-	f.Add("# TYPE DCGM_FI_DEV_POWER_USAGE gauge\nDCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} 300\n")
-	f.Add("a 1\na{x=\"1\"} NaN\nb +Inf\n")
-	f.Add("# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_sum 1\nh_count 1\n")
-	f.Fuzz(func(t *testing.T, text string) {
-		m, err := parse(strings.NewReader(text))
-		if err != nil {
-			return
-		}
-		for name, s := range m {
-			if s.n <= 0 || math.IsNaN(s.sum) || math.IsNaN(s.max) || math.IsInf(s.max, 0) {
-				t.Errorf("%s: %+v", name, s)
-			}
-		}
-	})
-}
