@@ -294,6 +294,17 @@ func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.P
 	}
 	for i, ts := range tel {
 		figs, terr := ts.Stop()
+		var dropped *telemetry.Dropped
+		if errors.As(terr, &dropped) {
+			// Implausible readings were left out; the rest stands, and
+			// the point says what was dropped.
+			if p.Telemetry == nil {
+				p.Telemetry = map[string]float64{}
+			}
+			maps.Copy(p.Telemetry, figs)
+			ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("%s: %v", p.Label, terr))
+			continue
+		}
 		if terr != nil {
 			if !ex.telemetryNoted[i] {
 				if ex.telemetryNoted == nil {

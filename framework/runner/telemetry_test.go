@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchci/benchci/framework/result"
 )
 
 // A fake DCGM exporter beside the simulator: its figures land in every
@@ -52,5 +54,40 @@ b.suite {
 		if c := p.Cost; c == nil || math.Abs(c.USDPerHour-4.4) > 1e-9 || !strings.HasPrefix(c.Energy, "measured: 800 W (dcgm, 2 GPUs)") {
 			t.Errorf("%s: cost %+v", p.Label, c)
 		}
+	}
+}
+
+// F16: an exporter that reports 1e308 W per GPU loses the run no more:
+// power is dropped as implausible (the suite's fixed watts price the
+// energy), the exporter's other figures stand, a note says why, and the
+// results encode.
+func TestImplausiblePowerIsDroppedNotWritten(t *testing.T) {
+	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "# TYPE DCGM_FI_DEV_POWER_USAGE gauge\nDCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} 1e308\nDCGM_FI_DEV_POWER_USAGE{gpu=\"1\"} 1e308\n"+
+			"# TYPE DCGM_FI_DEV_GPU_UTIL gauge\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 90\nDCGM_FI_DEV_GPU_UTIL{gpu=\"1\"} 70\n")
+	}))
+	defer exporter.Close()
+	dir := t.TempDir()
+	f := runSource(t, filepath.Join(dir, "tel.jsonnet"), fmt.Sprintf(`local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'tel',
+  target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(16), output_tokens: b.dist.fixed(4) },
+  sweep: b.sweep.rates([5], duration='1s', warmup='0s'),
+  telemetry: [{ name: 'dcgm', url: '%s/metrics', interval: '200ms' }],
+  cost: b.cost.gpu(usd_per_hour=2, gpus=2, watts=700, usd_per_kwh=0.5),
+}`, exporter.URL))
+	p := f.Points[0]
+	if _, ok := p.Telemetry["dcgm.power_mean_w"]; ok || p.Telemetry["dcgm.gpu_util_mean_pct"] != 80 {
+		t.Errorf("telemetry %v: want utilization kept and power dropped", p.Telemetry)
+	}
+	if c := p.Cost; c == nil || math.IsInf(c.PerMOutput, 0) || !strings.HasPrefix(c.Energy, "fixed") {
+		t.Errorf("cost %+v: want the fixed watts to price the energy", c)
+	}
+	if !strings.Contains(strings.Join(f.Notes, "\n"), "implausible") {
+		t.Errorf("no note says why power was dropped: %q", f.Notes)
+	}
+	if err := result.Write(filepath.Join(dir, "tel.json"), f); err != nil {
+		t.Errorf("the results did not encode: %v", err)
 	}
 }
