@@ -37,7 +37,10 @@ first-parent line, groups them by workload hash (figures compare only within
 one), finds the commits where a figure shifted level and stayed there
 (E-divisive means with a permutation test, p <= 0.05, moves of --min-change
 or more), and prints them first, then a table of the versions at one point.
-An SVG of the same figures goes to --chart.
+An SVG of the same figures goes to --chart. In a shallow clone (actions/checkout
+fetches one commit unless told fetch-depth: 0) it shows the versions the clone
+holds and says how to fetch the rest. A version larger than a baseline file may
+be is skipped unread.
 
 SUITE is a suite name (quickstart, or engine-shootout/fp8-seqs32 for a
 variant), a suite file, or a baseline file's path.`,
@@ -59,14 +62,26 @@ variant), a suite file, or a baseline file's path.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			versions, skipped, err := repo.Versions(rel)
+			// cmd.Context() ends on SIGTERM or Ctrl-C (see main): the walk
+			// and the change-point search stop with it.
+			ctx := cmd.Context()
+			walk, err := repo.Versions(ctx, rel)
 			if err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
 				return &exitError{exitUsage, err}
 			}
-			groups := history.Analyze(versions, changepoint.Options{MinShift: shift})
-			out := cmd.OutOrStdout()
-			if err := report.History(out, rel, groups, skipped, point, shift); err != nil {
+			groups, err := history.AnalyzeContext(ctx, walk.Versions, changepoint.Options{MinShift: shift})
+			if err != nil {
 				return err
+			}
+			out := cmd.OutOrStdout()
+			if err := report.History(out, rel, groups, walk.Skipped, point, shift); err != nil {
+				return err
+			}
+			if note := walk.ShallowNote(); note != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "benchci: note:", note)
 			}
 			if chartPath == "" || len(groups) == 0 {
 				return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,5 +51,40 @@ func TestHistoryCommand(t *testing.T) {
 		if code, _, stderr := runCLI(t, context.Background(), bad...); code != exitUsage || stderr == "" {
 			t.Errorf("%v: exit %d, stderr %q", bad, code, stderr)
 		}
+	}
+}
+
+// In a shallow clone (actions/checkout's default) history shows what the
+// clone holds and says, on stderr, how to fetch the rest; a canceled
+// context (SIGTERM, Ctrl-C) stops it with an error.
+func TestHistoryShallowAndCanceled(t *testing.T) {
+	t.Parallel()
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git on PATH")
+	}
+	r := gitfixture.New(t)
+	const path = "baselines/quickstart.json"
+	for i := range 5 {
+		r.Commit(fmt.Sprintf("baseline update %d", i+1), map[string][]byte{path: gitfixture.Baseline(t, "../../baselines/quickstart.json", uint64(i), 1, "")})
+	}
+	clone := filepath.Join(t.TempDir(), "clone")
+	cmd := exec.Command(gitBin, "clone", "--quiet", "--depth", "2", "file://"+r.Dir, clone)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	args := []string{"history", "--baselines", filepath.Join(clone, "baselines"), "--chart", "", "quickstart"}
+	code, stdout, stderr := runCLI(t, context.Background(), args...)
+	if code != exitOK || !strings.Contains(stdout, "history of baselines/quickstart.json: 2 versions") ||
+		!strings.Contains(stderr, "shallow clone") || !strings.Contains(stderr, "git fetch --unshallow") {
+		t.Errorf("shallow clone: exit %d\n--- stdout\n%s--- stderr\n%s", code, stdout, stderr)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	args = []string{"history", "--baselines", filepath.Join(r.Dir, "baselines"), "--chart", "", "quickstart"}
+	if code, stdout, stderr := runCLI(t, ctx, args...); code == exitOK || stdout != "" || !strings.Contains(stderr, "context canceled") {
+		t.Errorf("canceled: exit %d\n--- stdout\n%s--- stderr\n%s", code, stdout, stderr)
 	}
 }

@@ -4,17 +4,26 @@
 // JASA 2014), as MongoDB's performance CI and Hunter use it on benchmark
 // histories.
 //
-// The series is cut hierarchically. Within each segment the cut (τ) and
-// the segment's end considered (κ) that maximize the divergence statistic
+// The series is cut hierarchically. Within each segment the cut (τ) that
+// maximizes the divergence statistic
 //
-//	Q(τ, κ) = m·n/(m+n) · Ê,
+//	Q(τ) = m·n/(m+n) · Ê,
 //	Ê = 2/(m·n) Σ|xᵢ−yⱼ| − 1/C(m,2) Σ|xᵢ−xₖ| − 1/C(n,2) Σ|yⱼ−yₖ|
 //
-// (x the m values before τ, y the n values from τ to κ) are found; the
-// best cut over all segments is kept if a permutation test says a shuffled
-// series seldom scores as high (the values are shuffled within their
-// segments, so earlier cuts stay). Each kept cut splits its segment and
-// the search goes on until a cut is not significant.
+// (x the m values before τ, y the n values from τ to the segment's end)
+// is found; the best cut over all segments is kept if a permutation test
+// says a shuffled series seldom scores as high (the values are shuffled
+// within their segments, so earlier cuts stay). Each kept cut splits its
+// segment and the search goes on until a cut is not significant.
+//
+// Matteson and James also let y end early, at a κ before the segment's
+// end, maximizing over τ and κ; like MongoDB's implementation (and
+// Hunter, which uses it), y runs to the segment's end here, and a second
+// shift later in the segment is cut in a later round. Over τ alone the
+// sums of one univariate segment come from one sort and one sweep with a
+// Fenwick tree, O(n log n) a shuffle where τ and κ together cost O(n²),
+// so a history of thousands of versions takes milliseconds a shuffle.
+// The test stops drawing shuffles once the cut cannot be significant.
 //
 // Ê is the energy distance between the two samples (exponent α = 1): it
 // is zero only when they have the same distribution, and it needs no
@@ -25,6 +34,7 @@
 package changepoint
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -88,30 +98,57 @@ func (p Point) Relative() float64 {
 
 // EDivisive returns the significant change points of xs in index order.
 func EDivisive(xs []float64, opts Options) []Point {
+	found, _ := EDivisiveContext(context.Background(), xs, opts)
+	return found
+}
+
+// EDivisiveContext is EDivisive that gives up when ctx is done, returning
+// ctx's error. It checks ctx between permutations, so it returns within
+// one evaluation of the statistic (milliseconds for thousands of values).
+func EDivisiveContext(ctx context.Context, xs []float64, opts Options) ([]Point, error) {
 	o := opts.withDefaults()
 	n := len(xs)
 	if n < 2*o.MinSize {
-		return nil
+		return nil, ctx.Err()
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, uint64(n)))
 	cuts := []int{0, n} // segment bounds, sorted
 	var found []Point
-	work := make([]float64, n)
+	var s scorer
+	// The test stops drawing once the p-value cannot come back under
+	// Alpha: p is (higher+1)/(Permutations+1) and higher only grows.
+	enough := o.Alpha * float64(o.Permutations+1)
 	for {
-		c, ok := bestCut(xs, cuts, o.MinSize)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s.segments(xs, cuts)
+		c, ok := s.best(s.rank, cuts, o.MinSize)
 		if !ok {
 			break
 		}
 		// Permutation test: shuffle within segments, score the best cut.
+		// Shuffling each segment's ranks shuffles its values: the sorted
+		// values, and each value's distances to the rest of its segment,
+		// stay as they are.
 		higher := 0
 		for range o.Permutations {
-			copy(work, xs)
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			copy(s.perm, s.rank)
 			for i := 0; i+1 < len(cuts); i++ {
-				seg := work[cuts[i]:cuts[i+1]]
+				seg := s.perm[cuts[i]:cuts[i+1]]
 				rng.Shuffle(len(seg), func(a, b int) { seg[a], seg[b] = seg[b], seg[a] })
 			}
-			if pc, ok := bestCut(work, cuts, o.MinSize); ok && pc.q >= c.q {
+			// A shuffle that leaves each side of the cut the same set of
+			// values scores the same Q, up to rounding in the last bits:
+			// it counts as high.
+			if pc, ok := s.best(s.perm, cuts, o.MinSize); ok && pc.q >= c.q-1e-9*math.Abs(c.q) {
 				higher++
+				if float64(higher+1) > enough {
+					break
+				}
 			}
 		}
 		p := float64(higher+1) / float64(o.Permutations+1)
@@ -141,7 +178,7 @@ func EDivisive(xs []float64, opts Options) []Point {
 			settle(xs, found)
 		}
 	}
-	return found
+	return found, nil
 }
 
 // settle sets each change's Before and After to the means of the segments
@@ -166,48 +203,133 @@ type cut struct {
 	q   float64
 }
 
-// bestCut is the cut with the highest Q over every segment long enough to
-// split; ok is false when none is.
-func bestCut(xs []float64, cuts []int, minSize int) (cut, bool) {
+// scorer evaluates Q at every cut of every segment in O(n log n) for n
+// values. Within a segment of values sorted as v₀ ≤ … ≤ vₗ₋₁, a value is
+// named by its rank; every position holds a rank, and a shuffle of the
+// segment is a shuffle of its ranks.
+type scorer struct {
+	sorted []float64 // per position range of a segment: its values sorted, less the least
+	dist   []float64 // per rank: the sum of its distances to every value of its segment
+	rank   []int     // per position: the rank of its value in its segment
+	perm   []int     // rank, shuffled
+	// Scratch: a Fenwick tree over ranks of the count and the sum of the
+	// values swept so far; per position, the distance sum to the values
+	// before it; per cut, the pairs within y; a sort's order.
+	count  []int
+	sum    []float64
+	before []float64
+	after  []float64
+	order  []int
+}
+
+// segments prepares the sorted values, ranks and distance sums of the
+// segments cuts bound.
+func (s *scorer) segments(xs []float64, cuts []int) {
+	n := len(xs)
+	if len(s.rank) != n {
+		s.sorted, s.dist = make([]float64, n), make([]float64, n)
+		s.rank, s.perm = make([]int, n), make([]int, n)
+		s.count, s.sum = make([]int, n+1), make([]float64, n+1)
+		s.before, s.after = make([]float64, n), make([]float64, n+1)
+		s.order = make([]int, n)
+	}
+	for i := 0; i+1 < len(cuts); i++ {
+		lo, hi := cuts[i], cuts[i+1]
+		seg, order := xs[lo:hi], s.order[:hi-lo]
+		for j := range order {
+			order[j] = j
+		}
+		sort.SliceStable(order, func(a, b int) bool { return seg[order[a]] < seg[order[b]] })
+		sorted, dist, rank := s.sorted[lo:hi], s.dist[lo:hi], s.rank[lo:hi]
+		for r, j := range order {
+			rank[j] = r
+			sorted[r] = seg[j] - seg[order[0]]
+		}
+		// The distances from the r-th value to the others: r values at
+		// or below it, the rest at or above.
+		var below float64
+		var total float64
+		for _, v := range sorted {
+			total += v
+		}
+		l := len(sorted)
+		for r, v := range sorted {
+			above := total - below - v
+			dist[r] = (float64(r)*v - below) + (above - float64(l-r-1)*v)
+			below += v
+		}
+	}
+}
+
+// best is the cut with the highest Q over every segment long enough to
+// split, its values in the order ranks gives; ok is false when none is.
+func (s *scorer) best(ranks []int, cuts []int, minSize int) (cut, bool) {
 	best, ok := cut{q: math.Inf(-1)}, false
 	for i := 0; i+1 < len(cuts); i++ {
-		if c, found := segmentCut(xs[cuts[i]:cuts[i+1]], minSize); found && c.q > best.q {
-			best, ok = cut{tau: cuts[i] + c.tau, q: c.q}, true
+		lo, hi := cuts[i], cuts[i+1]
+		if c, found := s.segmentCut(lo, ranks[lo:hi], minSize); found && c.q > best.q {
+			best, ok = cut{tau: lo + c.tau, q: c.q}, true
 		}
 	}
 	return best, ok
 }
 
-// segmentCut maximizes Q over τ and κ within one segment, from prefix sums
-// of the distance matrix: O(n²) for a segment of n values.
-func segmentCut(seg []float64, minSize int) (cut, bool) {
-	n := len(seg)
+// segmentCut maximizes Q over the cuts τ of one segment, whose values,
+// in order, are the ranks given of the segment starting at lo. Sweeping
+// left to right, a Fenwick tree over ranks gives each value's distance
+// sum to the values before it, aᵢ; its distance sum to those after it is
+// cᵢ = dᵢ − aᵢ. Then, for x the τ values before the cut and y the rest,
+//
+//	Σ|xᵢ−xₖ| = Σ_{i<τ} aᵢ          (pairs within x)
+//	Σ|yⱼ−yₖ| = Σ_{i≥τ} cᵢ          (pairs within y)
+//	Σ|xᵢ−yⱼ| = Σ_{i<τ} (cᵢ − aᵢ)   (pairs across)
+//
+// and every τ costs O(1) after the O(n log n) sweep.
+func (s *scorer) segmentCut(lo int, ranks []int, minSize int) (cut, bool) {
+	n := len(ranks)
 	if n < 2*minSize {
 		return cut{}, false
 	}
-	// s[i][j]: the sum of |seg[a]-seg[b]| over a < i, b < j.
-	s := make([][]float64, n+1)
-	for i := range s {
-		s[i] = make([]float64, n+1)
-	}
-	for i := 1; i <= n; i++ {
-		for j := 1; j <= n; j++ {
-			s[i][j] = s[i-1][j] + s[i][j-1] - s[i-1][j-1] + math.Abs(seg[i-1]-seg[j-1])
+	sorted, dist := s.sorted[lo:lo+n], s.dist[lo:lo+n]
+	count, sum := s.count[:n+1], s.sum[:n+1]
+	clear(count)
+	clear(sum)
+	before, after := s.before[:n], s.after[:n+1]
+	var swept float64 // the sum of the values swept
+	for i, r := range ranks {
+		v := sorted[r]
+		// The count and sum of the values swept so far ranked below r.
+		var cl int
+		var sl float64
+		for k := r; k > 0; k -= k & -k {
+			cl += count[k]
+			sl += sum[k]
 		}
+		before[i] = (float64(cl)*v - sl) + ((swept - sl) - float64(i-cl)*v)
+		for k := r + 1; k <= n; k += k & -k {
+			count[k]++
+			sum[k] += v
+		}
+		swept += v
 	}
-	rect := func(r0, r1, c0, c1 int) float64 { return s[r1][c1] - s[r0][c1] - s[r1][c0] + s[r0][c0] }
+	// after[τ]: the pairs within y, Σ_{i≥τ} cᵢ.
+	after[n] = 0
+	for i := n - 1; i >= 0; i-- {
+		after[i] = after[i+1] + (dist[ranks[i]] - before[i])
+	}
 	best, ok := cut{q: math.Inf(-1)}, false
-	for tau := minSize; tau+minSize <= n; tau++ {
-		m := float64(tau)
-		within := rect(0, tau, 0, tau) / 2
-		for kappa := tau + minSize; kappa <= n; kappa++ {
-			k := float64(kappa - tau)
-			between := rect(0, tau, tau, kappa)
-			withinY := rect(tau, kappa, tau, kappa) / 2
-			e := 2*between/(m*k) - within/(m*(m-1)/2) - withinY/(k*(k-1)/2)
-			if q := m * k / (m + k) * e; q > best.q {
-				best, ok = cut{tau: tau, q: q}, true
-			}
+	var within, across float64
+	for tau := 1; tau+minSize <= n; tau++ {
+		a := before[tau-1]
+		within += a
+		across += dist[ranks[tau-1]] - 2*a
+		if tau < minSize {
+			continue
+		}
+		m, k := float64(tau), float64(n-tau)
+		e := 2*across/(m*k) - within/(m*(m-1)/2) - after[tau]/(k*(k-1)/2)
+		if q := m * k / (m + k) * e; q > best.q {
+			best, ok = cut{tau: tau, q: q}, true
 		}
 	}
 	return best, ok

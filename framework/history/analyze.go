@@ -2,8 +2,14 @@ package history
 
 import (
 	"cmp"
+	"context"
+	"errors"
+	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/benchci/benchci/framework/changepoint"
 	"github.com/benchci/benchci/framework/metric"
@@ -56,6 +62,14 @@ const DefaultMinShift = 0.05
 // Analyze groups versions by workload hash (in the order each hash first
 // appears) and finds the change points of every figure of every point.
 func Analyze(versions []Version, opts changepoint.Options) []Group {
+	groups, _ := AnalyzeContext(context.Background(), versions, opts)
+	return groups
+}
+
+// AnalyzeContext is Analyze that stops with ctx's error when ctx is done.
+// The series are searched on a pool of goroutines; each search is
+// seeded alike whichever goroutine runs it, so the answer is the same.
+func AnalyzeContext(ctx context.Context, versions []Version, opts changepoint.Options) ([]Group, error) {
 	if opts.MinShift == 0 {
 		opts.MinShift = DefaultMinShift
 	}
@@ -71,15 +85,43 @@ func Analyze(versions []Version, opts changepoint.Options) []Group {
 		}
 		groups[i].Versions = append(groups[i].Versions, v)
 	}
+	type task struct {
+		s        *Series
+		versions []Version
+	}
+	var tasks []task
 	for gi := range groups {
 		g := &groups[gi]
 		g.Series = series(g.Versions)
 		for si := range g.Series {
-			s := &g.Series[si]
-			s.Changes = changes(s, g.Versions, opts)
+			tasks = append(tasks, task{&g.Series[si], g.Versions})
 		}
 	}
-	return groups
+	var next atomic.Int64
+	errs := make([]error, len(tasks))
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(tasks)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(tasks) || ctx.Err() != nil {
+					return
+				}
+				t := tasks[i]
+				t.s.Changes, errs[i] = changes(ctx, t.s, t.versions, opts)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("find change points: %w", err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("find change points: %w", err)
+	}
+	return groups, nil
 }
 
 // series collects every figure of every point, points in the order they
@@ -136,7 +178,7 @@ func nanSlice(n int) []float64 {
 
 // changes runs the change-point search over the versions that have the
 // figure and maps its cuts back to versions.
-func changes(s *Series, versions []Version, opts changepoint.Options) []Change {
+func changes(ctx context.Context, s *Series, versions []Version, opts changepoint.Options) ([]Change, error) {
 	var xs []float64
 	var at []int
 	for i, x := range s.Values {
@@ -145,14 +187,18 @@ func changes(s *Series, versions []Version, opts changepoint.Options) []Change {
 			at = append(at, i)
 		}
 	}
+	points, err := changepoint.EDivisiveContext(ctx, xs, opts)
+	if err != nil {
+		return nil, err
+	}
 	var out []Change
-	for _, p := range changepoint.EDivisive(xs, opts) {
+	for _, p := range points {
 		v := at[p.Index]
 		c := Change{Version: v, Commit: versions[v].Commit, Before: p.Before, After: p.After, P: p.P}
 		c.Worse = (s.Better == metric.Lower && c.After > c.Before) || (s.Better == metric.Higher && c.After < c.Before)
 		out = append(out, c)
 	}
-	return out
+	return out, nil
 }
 
 // Changes lists every change in a group, largest relative move first.

@@ -8,18 +8,22 @@
 package history
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/benchci/benchci/framework/baseline"
+	"github.com/benchci/benchci/framework/result"
 )
 
 // Version is one committed version of a baseline.
@@ -27,7 +31,10 @@ type Version struct {
 	Commit  string    `json:"commit"`
 	Time    time.Time `json:"time"`
 	Subject string    `json:"subject"`
-	// Baseline is the file as that commit left it.
+	// Baseline is the file as that commit left it: its header and
+	// summary (the embedded result, checked against the summary when the
+	// version was read, is not kept, so that a long history holds only
+	// the figures it compares).
 	Baseline *baseline.File `json:"-"`
 }
 
@@ -88,91 +95,299 @@ func (r *Repo) Rel(path string) (string, error) {
 	return filepath.ToSlash(rel), nil
 }
 
+// maxBaselineBytes is the largest version of a baseline history reads:
+// the limit the results reader puts on a results or baseline file. A
+// version over it is skipped unread. A variable so that tests can lower
+// it.
+var maxBaselineBytes int64 = result.MaxFileBytes
+
+// parseBudget bounds the bytes of versions read and not yet parsed, so
+// that parsing in parallel holds one version of the largest size at a
+// time (parsing takes about ten times a file's size), or many small ones.
+const parseBudget = result.MaxFileBytes
+
+// Walk is what Versions found along HEAD's first-parent line.
+type Walk struct {
+	// Versions are the versions that parse, oldest first.
+	Versions []Version
+	// Skipped are the versions that do not, or that are too large to read.
+	Skipped []Skipped
+	// Commits is how many commits the walk read.
+	Commits int
+	// Shallow is set when the walk stopped before the line's first commit
+	// because the repository does not hold the parent of this one, the
+	// oldest it read: a shallow clone.
+	Shallow string
+}
+
+// ShallowNote says, for a walk that stopped at a shallow clone's edge,
+// what it saw and how to fetch the rest; "" for a whole history.
+func (w *Walk) ShallowNote() string {
+	if w.Shallow == "" {
+		return ""
+	}
+	return fmt.Sprintf("shallow clone: the history stops at %s, whose parents were not fetched (%s seen in %s); "+
+		"run `git fetch --unshallow` (or actions/checkout with fetch-depth: 0) for the whole history",
+		short(w.Shallow), count(len(w.Versions)+len(w.Skipped), "version"), count(w.Commits, "commit"))
+}
+
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
 // Versions returns the versions of the file at path (inside the
 // repository) along HEAD's first-parent line, oldest first: one per
 // commit that changed its contents. Versions that do not parse as a
-// baseline are skipped, with the reason.
-func (r *Repo) Versions(path string) ([]Version, []Skipped, error) {
+// baseline, or are larger than a baseline file may be, are skipped, with
+// the reason. In a shallow clone the walk stops at the oldest commit the
+// clone holds, and says so (Walk.Shallow). It stops with ctx's error
+// when ctx is done.
+//
+// The walk reads each commit once and a commit's tree only when it
+// differs from its child's; each distinct version of the file is read
+// once, its size checked first, and parsed on a pool of goroutines. Only
+// each version's header and summary are kept.
+func (r *Repo) Versions(ctx context.Context, path string) (*Walk, error) {
 	head, err := r.repo.Head()
 	if err != nil {
-		return nil, nil, fmt.Errorf("read HEAD: %w", err)
+		return nil, fmt.Errorf("read HEAD: %w", err)
 	}
 	c, err := r.repo.CommitObject(head.Hash())
 	if err != nil {
-		return nil, nil, fmt.Errorf("read HEAD's commit: %w", err)
+		return nil, fmt.Errorf("read HEAD's commit: %w", err)
 	}
-	// Walk back to the root, noting the blob at each commit; a version
-	// begins at the oldest commit of each run of one blob.
+	shallow := map[plumbing.Hash]bool{}
+	if hs, err := r.repo.Storer.Shallow(); err == nil {
+		for _, h := range hs {
+			shallow[h] = true
+		}
+	}
+	// Walk back to the root (or the shallow edge), noting the blob at
+	// each commit. A version begins at the oldest commit of each run of
+	// one blob: runs keeps, newest first, the oldest commit read of each
+	// run, so the walk holds one entry per version, not per commit.
 	type at struct {
-		commit *object.Commit
-		blob   plumbing.Hash
+		commit  plumbing.Hash
+		when    time.Time
+		subject string
+		blob    plumbing.Hash
 	}
-	var line []at
-	for c != nil {
+	w := &Walk{}
+	var runs []at
+	var lastTree plumbing.Hash
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("read the history of %s: %w", path, err)
+		}
 		blob := plumbing.ZeroHash
-		tree, err := c.Tree()
-		if err != nil {
-			return nil, nil, fmt.Errorf("read the tree of %s: %w", short(c.Hash.String()), err)
+		if n := len(runs); n > 0 && c.TreeHash == lastTree {
+			blob = runs[n-1].blob // the same tree: the same file
+		} else {
+			tree, err := c.Tree()
+			if err != nil {
+				return nil, fmt.Errorf("read the tree of %s: %w", short(c.Hash.String()), err)
+			}
+			if e, err := tree.FindEntry(path); err == nil && e.Mode.IsFile() {
+				blob = e.Hash
+			}
+			lastTree = c.TreeHash
 		}
-		if e, err := tree.FindEntry(path); err == nil && e.Mode.IsFile() {
-			blob = e.Hash
+		a := at{c.Hash, c.Committer.When, subject(c.Message), blob}
+		if n := len(runs); n > 0 && runs[n-1].blob == blob {
+			runs[n-1] = a
+		} else {
+			runs = append(runs, a)
 		}
-		line = append(line, at{c, blob})
+		w.Commits++
 		if c.NumParents() == 0 {
 			break
 		}
-		if c, err = c.Parent(0); err != nil {
-			return nil, nil, fmt.Errorf("read a parent commit: %w", err)
+		if shallow[c.Hash] {
+			w.Shallow = c.Hash.String()
+			break
 		}
+		p, err := c.Parent(0)
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			w.Shallow = c.Hash.String() // a shallow clone whose shallow file went missing, or a partial one
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the parent of %s: %w", short(c.Hash.String()), err)
+		}
+		c = p
 	}
-	var versions []Version
-	var skipped []Skipped
-	var last plumbing.Hash
-	for i := len(line) - 1; i >= 0; i-- {
-		a := line[i]
-		if a.blob == last {
-			continue
-		}
-		last = a.blob
+	// The versions, oldest first, and the distinct blobs they hold.
+	type version struct {
+		Version
+		blob int // index into blobs
+	}
+	var versions []version
+	var blobs []plumbing.Hash
+	index := map[plumbing.Hash]int{}
+	for i := len(runs) - 1; i >= 0; i-- {
+		a := runs[i]
 		if a.blob == plumbing.ZeroHash {
 			continue // deleted here; a later commit may bring it back
 		}
-		v := Version{Commit: a.commit.Hash.String(), Time: a.commit.Committer.When, Subject: subject(a.commit.Message)}
-		b, err := r.read(a.blob)
-		if err != nil {
-			skipped = append(skipped, Skipped{Commit: v.Commit, Reason: err.Error()})
+		b, ok := index[a.blob]
+		if !ok {
+			b = len(blobs)
+			index[a.blob] = b
+			blobs = append(blobs, a.blob)
+		}
+		versions = append(versions, version{Version{Commit: a.commit.String(), Time: a.when, Subject: a.subject}, b})
+	}
+	files, errs, err := r.parse(ctx, blobs)
+	if err != nil {
+		return nil, fmt.Errorf("read the history of %s: %w", path, err)
+	}
+	for _, v := range versions {
+		if err := errs[v.blob]; err != nil {
+			w.Skipped = append(w.Skipped, Skipped{Commit: v.Commit, Reason: err.Error()})
 			continue
 		}
-		v.Baseline = b
-		versions = append(versions, v)
+		v.Baseline = files[v.blob]
+		w.Versions = append(w.Versions, v.Version)
 	}
-	if len(versions) == 0 && len(skipped) == 0 {
-		return nil, nil, fmt.Errorf("%s: %w", path, ErrNeverCommitted)
+	if len(w.Versions) == 0 && len(w.Skipped) == 0 {
+		if note := w.ShallowNote(); note != "" {
+			return nil, fmt.Errorf("%s: %w; %s", path, ErrNeverCommitted, note)
+		}
+		return nil, fmt.Errorf("%s: %w", path, ErrNeverCommitted)
 	}
-	return versions, skipped, nil
+	return w, nil
 }
 
 // ErrNeverCommitted says no commit on the line holds the file.
 var ErrNeverCommitted = errors.New("no commit on HEAD's first-parent line holds it")
 
-func (r *Repo) read(h plumbing.Hash) (*baseline.File, error) {
+// parse reads and parses each blob: the reading here (a repository is
+// read by one goroutine), the parsing on a pool, holding no more than
+// parseBudget bytes of blobs at a time (a blob larger than that alone).
+// A blob that cannot be read or parsed has its error in errs; err is
+// ctx's error when ctx is done.
+func (r *Repo) parse(ctx context.Context, blobs []plumbing.Hash) (files []*baseline.File, errs []error, err error) {
+	files, errs = make([]*baseline.File, len(blobs)), make([]error, len(blobs))
+	type job struct {
+		i     int
+		data  []byte
+		grant int
+	}
+	const unit = 1 << 20
+	tokens := make(chan struct{}, parseBudget/unit)
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(len(blobs), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				f, err := baseline.Parse(j.data)
+				if err == nil {
+					// The embedded result was checked against the
+					// summary; history compares only the summary.
+					f.Result = nil
+				}
+				files[j.i], errs[j.i] = f, err
+				for range j.grant {
+					<-tokens
+				}
+			}
+		}()
+	}
+	defer func() {
+		close(jobs)
+		wg.Wait()
+	}()
+	for i, h := range blobs {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		data, err := r.readBlob(h)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		grant := min(max((len(data)+unit-1)/unit, 1), cap(tokens))
+		for range grant {
+			select {
+			case tokens <- struct{}{}:
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+		}
+		select {
+		case jobs <- job{i, data, grant}:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
+	return files, errs, nil
+}
+
+// readBlob reads a blob of at most maxBaselineBytes, checking its size
+// before reading any of it.
+func (r *Repo) readBlob(h plumbing.Hash) ([]byte, error) {
+	size, err := r.repo.Storer.EncodedObjectSize(h)
+	if err != nil {
+		return nil, fmt.Errorf("read the file: %w", err)
+	}
+	if size > maxBaselineBytes {
+		return nil, fmt.Errorf("the file is %s, over the %s a baseline file may be: not read", bytesize(size), bytesize(maxBaselineBytes))
+	}
 	blob, err := r.repo.BlobObject(h)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read the file: %w", err)
 	}
 	rd, err := blob.Reader()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read the file: %w", err)
 	}
 	defer rd.Close()
-	data, err := io.ReadAll(rd)
+	data, err := io.ReadAll(io.LimitReader(rd, maxBaselineBytes+1))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read the file: %w", err)
 	}
-	return baseline.Parse(data)
+	if int64(len(data)) > maxBaselineBytes {
+		return nil, fmt.Errorf("the file is over the %s a baseline file may be: not read", bytesize(maxBaselineBytes))
+	}
+	return data, nil
 }
+
+// bytesize writes n bytes in binary units.
+func bytesize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	v := float64(n) / float64(div)
+	if v == float64(int64(v)) {
+		return fmt.Sprintf("%d %ciB", int64(v), "KMGTPE"[exp])
+	}
+	return fmt.Sprintf("%.1f %ciB", v, "KMGTPE"[exp])
+}
+
+// maxSubject bounds the subject kept of each commit: a commit message is
+// anyone's words, of any length.
+const maxSubject = 200
 
 func subject(msg string) string {
 	s, _, _ := strings.Cut(strings.TrimSpace(msg), "\n")
+	s = strings.Clone(s) // not the whole message
+	if len(s) > maxSubject {
+		cut := maxSubject
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
 	return s
 }

@@ -1,6 +1,8 @@
 package history
 
 import (
+	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,10 +34,11 @@ func TestHistoryFindsTheCommitThatMovedAFigure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	versions, skipped, err := repo.Versions(path)
-	if err != nil || len(skipped) != 0 {
-		t.Fatal(err, skipped)
+	w, err := repo.Versions(context.Background(), path)
+	if err != nil || len(w.Skipped) != 0 || w.Shallow != "" || w.Commits != 24 {
+		t.Fatal(err, w)
 	}
+	versions := w.Versions
 	if len(versions) != 12 {
 		t.Fatalf("%d versions, want 12", len(versions))
 	}
@@ -85,10 +88,11 @@ func TestHistoryFlatSkippedAndGrouped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	versions, skipped, err := repo.Versions(path)
+	w, err := repo.Versions(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	versions, skipped := w.Versions, w.Skipped
 	if len(skipped) != 1 || skipped[0].Commit != bad || !strings.Contains(skipped[0].Reason, "JSON") {
 		t.Errorf("skipped %+v, want %s as invalid JSON", skipped, short(bad))
 	}
@@ -110,7 +114,7 @@ func TestHistoryNeverCommitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := repo.Versions(path); err == nil {
+	if _, err := repo.Versions(context.Background(), path); !errors.Is(err, ErrNeverCommitted) {
 		t.Error("no error for a file never committed")
 	}
 	if _, err := repo.Rel("/elsewhere/b.json"); err == nil {
