@@ -2,7 +2,8 @@ package sim
 
 import (
 	"encoding/json"
-	"sort"
+
+	"github.com/benchci/benchci/framework/structured"
 )
 
 // The simulator answers structured requests as a constrained decoder
@@ -30,10 +31,16 @@ type responseFormat struct {
 }
 
 // structuredAnswer is what a structured request gets: the tool called
-// ("" for a JSON answer) and the JSON text.
+// ("" for a JSON answer) and the JSON text. Err is set when the schema's
+// answer would pass structured.Instance's bounds (a minLength of 4e9, a
+// nesting 100 deep): the text then runs on, as a constrained decoder's
+// would, to structured.MaxInstanceBytes, where it stops, not JSON; the
+// server cuts it at max_tokens with finish_reason "length", as a model's
+// that ran out of room.
 type structuredAnswer struct {
 	tool string
 	text string
+	err  error
 }
 
 // planStructured returns the request's structured answer, if it asks for
@@ -54,14 +61,14 @@ func planStructured(tools []toolDef, choice any, format *responseFormat) (struct
 		}
 		for _, t := range tools {
 			if t.Function.Name == name && name != "" {
-				b, _ := json.Marshal(instance(t.Function.Parameters, 0))
-				return structuredAnswer{tool: name, text: string(b)}, true
+				a := instance(t.Function.Parameters)
+				a.tool = name
+				return a, true
 			}
 		}
 	}
 	if format != nil && format.Type == "json_schema" && format.JSONSchema != nil {
-		b, _ := json.Marshal(instance(format.JSONSchema.Schema, 0))
-		return structuredAnswer{text: string(b)}, true
+		return instance(format.JSONSchema.Schema), true
 	}
 	if format != nil && format.Type == "json_object" {
 		return structuredAnswer{text: `{}`}, true
@@ -69,72 +76,19 @@ func planStructured(tools []toolDef, choice any, format *responseFormat) (struct
 	return structuredAnswer{}, false
 }
 
-// instance builds a value of a JSON Schema: every property of an object
-// (required or not), one item of an array (or minItems), an enum's or a
-// const's first value, a union's first branch, and for scalars a value
-// within their bounds. It covers the schemas tool definitions use; what it
-// does not know it answers with a string.
-func instance(schema any, depth int) any {
-	s, ok := schema.(map[string]any)
-	if !ok || depth > 16 {
-		return "x"
-	}
-	if c, ok := s["const"]; ok {
-		return c
-	}
-	if e, ok := s["enum"].([]any); ok && len(e) > 0 {
-		return e[0]
-	}
-	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
-		if alts, ok := s[k].([]any); ok && len(alts) > 0 {
-			return instance(alts[0], depth+1)
+// instance is the answer to a schema (see structured.Instance): built
+// within its bounds whatever the schema's numbers say, so one request
+// cannot make the simulator allocate gigabytes.
+func instance(schema any) structuredAnswer {
+	b, err := structured.Instance(schema)
+	if err != nil {
+		// What was built, then a string that never ends, to the bound.
+		b = append(b, '"')
+		for len(b) < structured.MaxInstanceBytes {
+			b = append(b, "simulated"[len(b)%9])
 		}
 	}
-	typ := s["type"]
-	if ts, ok := typ.([]any); ok && len(ts) > 0 {
-		typ = ts[0]
-	}
-	num := func(key string, def float64) float64 {
-		if v, ok := s[key].(float64); ok {
-			return v
-		}
-		return def
-	}
-	switch typ {
-	case "object":
-		out := map[string]any{}
-		props, _ := s["properties"].(map[string]any)
-		keys := make([]string, 0, len(props))
-		for k := range props {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			out[k] = instance(props[k], depth+1)
-		}
-		return out
-	case "array":
-		n := max(1, int(num("minItems", 1)))
-		items := make([]any, n)
-		for i := range items {
-			items[i] = instance(s["items"], depth+1)
-		}
-		return items
-	case "integer":
-		return int64(max(num("minimum", 1), num("exclusiveMinimum", 0)+1))
-	case "number":
-		return max(num("minimum", 1.5), num("exclusiveMinimum", 0)+0.5)
-	case "boolean":
-		return true
-	case "null":
-		return nil
-	}
-	n := max(1, int(num("minLength", 5)))
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = "simulated"[i%9]
-	}
-	return string(b)
+	return structuredAnswer{text: string(b), err: err}
 }
 
 // pieces cuts JSON text into n pieces of about equal length, each escaped

@@ -27,13 +27,19 @@ type Checker struct {
 	schema     *jsonschema.Schema
 }
 
-// Compile compiles schema (a decoded JSON object) for kind and name.
+// Compile compiles schema (a decoded JSON object) for kind and name. A
+// schema whose answer cannot be built within the bounds of Instance (a
+// minLength of 2e9, a nesting 100 deep) is refused: no server answers it
+// within a context, and the simulator would not try.
 func Compile(kind, name string, schema any) (*Checker, error) {
 	if kind != ToolCall && kind != JSONSchema {
 		return nil, fmt.Errorf("kind %q: want %s or %s", kind, ToolCall, JSONSchema)
 	}
 	sch, err := CompileSchema(schema)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := Instance(schema); err != nil {
 		return nil, err
 	}
 	return &Checker{Kind: kind, Name: name, schema: sch}, nil

@@ -447,9 +447,10 @@ type Arrival struct {
 	On     Duration `json:"on,omitempty"`
 	Period Duration `json:"period,omitempty"`
 	// Path is a JSONL trace (one {"timestamp": s, "input_tokens": n,
-	// "output_tokens": m} per line), relative to the suite file. Its
-	// arrivals are rescaled to each point's rate; its lengths replace the
-	// length distributions.
+	// "output_tokens": m} per line, in time order), relative to the suite
+	// file. Its arrivals are rescaled to each point's rate; its lengths
+	// replace the length distributions. See workload.ParseTrace for the
+	// formats and the bounds (a week's span, 2,000,000 requests).
 	Path string `json:"path,omitempty"`
 	// BlockTokens is the size of the prompt blocks a trace's hash_ids
 	// name (0: Mooncake's 512).

@@ -76,7 +76,7 @@ func validate(s *Suite, known *Known) []*FieldError {
 		if !embeddings {
 			bad("workload.batch", "a batch of inputs per request is for api: 'embeddings'")
 		} else {
-			errs = append(errs, validateDist("workload.batch", *b, 1)...)
+			errs = append(errs, validateCount("workload.batch", *b, MaxBatch)...)
 		}
 	}
 	if im := s.Workload.Images; im != nil {
@@ -84,7 +84,10 @@ func validate(s *Suite, known *Known) []*FieldError {
 			bad("workload.images", "images go in chat messages: set api: 'chat'")
 		}
 		if im.Count != nil {
-			errs = append(errs, validateDist("workload.images.count", *im.Count, 1)...)
+			errs = append(errs, validateCount("workload.images.count", *im.Count, MaxImagesPerRequest)...)
+		}
+		if len(im.Sizes) > MaxImageSizes {
+			bad("workload.images.sizes", "%d resolutions, more than the %d a workload may synthesize", len(im.Sizes), MaxImageSizes)
 		}
 		switch {
 		case im.Dir != "" && len(im.Sizes) > 0:
@@ -96,8 +99,10 @@ func validate(s *Suite, known *Known) []*FieldError {
 			at := fmt.Sprintf("workload.images.sizes[%d]", i)
 			if sz.Width < 1 || sz.Width > 8192 || sz.Height < 1 || sz.Height > 8192 {
 				bad(at, "resolution %dx%d: width and height must be 1 to 8192 pixels", sz.Width, sz.Height)
+			} else if sz.Width*sz.Height > MaxImagePixels {
+				bad(at, "resolution %dx%d: %.1f megapixels, more than the %.1f an image may have (4096x4096)", sz.Width, sz.Height, float64(sz.Width*sz.Height)/1e6, float64(MaxImagePixels)/1e6)
 			}
-			if sz.Weight < 0 {
+			if !(sz.Weight >= 0) || math.IsInf(sz.Weight, 0) {
 				bad(at+".weight", "must not be negative, got %v", sz.Weight)
 			}
 		}
@@ -186,7 +191,9 @@ func validate(s *Suite, known *Known) []*FieldError {
 			errs = append(errs, validateDist("workload.cancel.after_tokens", c.AfterTokens, 1)...)
 		}
 	}
-	if ms := s.Workload.Models; len(ms) > 0 {
+	if ms := s.Workload.Models; len(ms) > MaxModels {
+		bad("workload.models", "%d models, more than the %d a mix may have", len(ms), MaxModels)
+	} else if len(ms) > 0 {
 		sum, seen := 0.0, map[string]bool{}
 		for i, m := range ms {
 			at := fmt.Sprintf("workload.models[%d]", i)
@@ -197,11 +204,14 @@ func validate(s *Suite, known *Known) []*FieldError {
 				bad(at+".name", "model %q is listed twice", m.Name)
 			}
 			seen[m.Name] = true
-			if m.Weight < 0 || math.IsNaN(m.Weight) || math.IsInf(m.Weight, 0) {
+			if !validWeight(m.Weight) {
 				bad(at+".weight", "must be a non-negative number, got %v", m.Weight)
+			} else {
+				sum += m.Weight
 			}
-			sum += m.Weight
 		}
+		// A sum may overflow (two weights of 1e308): the generator
+		// divides by the largest first, so only all zero is refused.
 		if sum <= 0 {
 			bad("workload.models", "the weights sum to zero: give at least one model a positive weight")
 		}
@@ -224,15 +234,24 @@ func validate(s *Suite, known *Known) []*FieldError {
 	switch pr.Kind {
 	case "synthetic":
 	case "shared_prefix":
-		if pr.Prefixes < 1 {
+		switch {
+		case pr.Prefixes < 1:
 			bad("workload.prompts.prefixes", "must be at least 1, got %d", pr.Prefixes)
+		case pr.Prefixes > MaxPrefixes:
+			bad("workload.prompts.prefixes", "%d is more than the %d a workload may have", pr.Prefixes, MaxPrefixes)
 		}
-		if pr.PrefixTokens < 1 {
+		switch {
+		case pr.PrefixTokens < 1:
 			bad("workload.prompts.prefix_tokens", "must be at least 1, got %d", pr.PrefixTokens)
+		case pr.Prefixes >= 1 && pr.Prefixes <= MaxPrefixes && pr.PrefixTokens > MaxTokens/pr.Prefixes:
+			bad("workload.prompts.prefix_tokens", "%d prefixes of %d tokens are more than the %d tokens they may hold in all", pr.Prefixes, pr.PrefixTokens, MaxTokens)
 		}
 	case "multi_turn":
-		if pr.Turns < 2 {
+		switch {
+		case pr.Turns < 2:
 			bad("workload.prompts.turns", "must be at least 2, got %d", pr.Turns)
+		case pr.Turns > MaxTurns:
+			bad("workload.prompts.turns", "%d is more than the %d turns a session may have", pr.Turns, MaxTurns)
 		}
 		if pr.ThinkTime < 0 {
 			bad("workload.prompts.think_time", "must not be negative")
@@ -300,8 +319,11 @@ func validate(s *Suite, known *Known) []*FieldError {
 	if sn := s.Sanity; sn != nil && !(sn.MaxErrorRate >= 0 && sn.MaxErrorRate <= 1) {
 		bad("sanity.max_error_rate", "must be a fraction between 0 and 1, got %v", sn.MaxErrorRate)
 	}
-	if s.Trials < 1 {
+	switch {
+	case s.Trials < 1:
 		bad("trials", "must be at least 1, got %d", s.Trials)
+	case s.Trials > MaxTrials:
+		bad("trials", "%d is more than the %d trials a point may have", s.Trials, MaxTrials)
 	}
 	return errs
 }
@@ -391,6 +413,9 @@ func validateTarget(path string, t *Target, known *Known) []*FieldError {
 				}
 				if l.StartTimeout < 0 || l.StopGrace < 0 || l.WarmupRequests < 0 {
 					bad(JoinPath(path, "launch"), "timeouts and warmup_requests must not be negative")
+				}
+				if l.WarmupRequests > MaxWarmupRequests {
+					bad(JoinPath(path, "launch.warmup_requests"), "%d is more than the %d a launch may send", l.WarmupRequests, MaxWarmupRequests)
 				}
 				if l.Per == "" {
 					l.Per = "suite"
@@ -536,6 +561,9 @@ func validateDist(path string, d Dist, atLeast float64) []*FieldError {
 		if len(d.Values) == 0 {
 			bad("values", "required: at least one value")
 		}
+		if len(d.Values) > MaxEmpiricalValues {
+			bad("values", "%d values, more than the %d a distribution may list (recorded lengths go in a file: b.dist.file)", len(d.Values), MaxEmpiricalValues)
+		}
 		for i, v := range d.Values {
 			if v < atLeast {
 				bad(fmt.Sprintf("values[%d]", i), "must be at least %v, got %v", atLeast, v)
@@ -546,8 +574,8 @@ func validateDist(path string, d Dist, atLeast float64) []*FieldError {
 		}
 		sum := 0.0
 		for i, w := range d.Weights {
-			if w < 0 {
-				bad(fmt.Sprintf("weights[%d]", i), "must not be negative, got %v", w)
+			if !(w >= 0) || math.IsInf(w, 0) {
+				bad(fmt.Sprintf("weights[%d]", i), "must be a non-negative number, got %v", w)
 			}
 			sum += w
 		}
@@ -657,6 +685,8 @@ func validateSweep(sw *Sweep) []*FieldError {
 		for i, c := range sw.Concurrencies {
 			if c < 1 {
 				bad(fmt.Sprintf("concurrencies[%d]", i), "must be at least 1, got %d", c)
+			} else if c > MaxConcurrency {
+				bad(fmt.Sprintf("concurrencies[%d]", i), "%d requests in flight is beyond what one client machine holds (at most %d; use shards)", c, MaxConcurrency)
 			}
 		}
 	case "capacity":
@@ -684,6 +714,8 @@ func validateSweep(sw *Sweep) []*FieldError {
 		}
 		if sw.Points < 2 {
 			bad("points", "must be at least 2, got %d", sw.Points)
+		} else if sw.Points > MaxPoints {
+			bad("points", "%d is more than the %d points a sweep may have", sw.Points, MaxPoints)
 		}
 	case "":
 		if len(errs) == 0 {
@@ -691,6 +723,13 @@ func validateSweep(sw *Sweep) []*FieldError {
 		}
 	default:
 		bad("kind", "unknown sweep kind %q (known: rate, concurrency, capacity, auto, throughput)", sw.Kind)
+	}
+	if n := len(sw.Rates) + len(sw.Concurrencies); n > MaxPoints {
+		field := "rates"
+		if len(sw.Concurrencies) > len(sw.Rates) {
+			field = "concurrencies"
+		}
+		bad(field, "%d points, more than the %d a sweep may have", n, MaxPoints)
 	}
 	if sw.Duration < 0 {
 		bad("duration", "must not be negative")
@@ -721,6 +760,8 @@ func validateSweep(sw *Sweep) []*FieldError {
 	}
 	if sw.MaxConcurrency < 0 {
 		bad("max_concurrency", "must not be negative, got %d", sw.MaxConcurrency)
+	} else if sw.MaxConcurrency > MaxConcurrency {
+		bad("max_concurrency", "%d requests in flight is beyond what one client machine holds (at most %d)", sw.MaxConcurrency, MaxConcurrency)
 	}
 	if r := sw.Ramp; r != nil {
 		switch {

@@ -115,7 +115,7 @@ func validateVariants(s *Suite, known *Known) []*FieldError {
 	default:
 		bad("order", "want %q or %q, got %q", OrderSequential, OrderInterleaved, s.Order)
 	}
-	launchedAt := map[string]string{} // URL -> the first variant launching there
+	launchedAt := map[string]string{} // host and port -> the first variant launching there
 	for _, name := range s.VariantNames() {
 		v := s.Variants[name]
 		at := JoinPath("variants", name)
@@ -142,11 +142,11 @@ func validateVariants(s *Suite, known *Known) []*FieldError {
 		if v.Cost != nil {
 			errs = append(errs, validateCost(JoinPath(at, "cost"), v.Cost)...)
 		}
-		if s.Order == OrderInterleaved && t.Kind == "launch" && t.URL != "" {
-			if first, ok := launchedAt[t.URL]; ok {
+		if key := launchKey(t.URL); s.Order == OrderInterleaved && t.Kind == "launch" && key != "" {
+			if first, ok := launchedAt[key]; ok {
 				bad(JoinPath(at, "target"), "interleaved variants keep their servers running side by side, and %s launches one at %s too: give each its own port (and GPU), or order: 'sequential'", first, t.URL)
 			} else {
-				launchedAt[t.URL] = name
+				launchedAt[key] = name
 			}
 		}
 	}

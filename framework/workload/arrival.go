@@ -37,7 +37,7 @@ func NewProcess(a suite.Arrival, rate float64, src rand.Source, trace *Trace) (P
 	case suite.ArrivalBursts:
 		return &bursts{r: r, base: rate, factor: a.Factor, on: a.On.D().Seconds(), period: a.Period.D().Seconds()}, nil
 	case suite.ArrivalTrace:
-		if trace == nil || len(trace.Entries) == 0 {
+		if trace == nil || trace.Len() == 0 {
 			return nil, fmt.Errorf("trace arrivals need a non-empty trace")
 		}
 		return &replay{t: trace, scale: trace.Rate() / rate}, nil
@@ -121,10 +121,10 @@ type replay struct {
 }
 
 func (p *replay) Next() float64 {
-	if p.i >= len(p.t.Entries) {
+	if p.i >= p.t.Len() {
 		return math.Inf(1)
 	}
-	at := (p.t.Entries[p.i].At - p.t.Entries[0].At) * p.scale
+	at := (p.t.at[p.i] - p.t.at[0]) * p.scale
 	p.i++
 	return at
 }

@@ -53,13 +53,14 @@ func TestParseJSONL(t *testing.T) {
 func FuzzParseJSONL(f *testing.F) {
 	f.Add(`{"prompt": "a", "system": "s", "output_tokens": 3}` + "\n\n")
 	f.Add(`{"prompt": "\u00e9"}`)
+	f.Add(`{"prompt": "a", "output_tokens": 102400000}` + "\n" + `{"prompt": "b", "system": "s"}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		d, err := ParseJSONL(strings.NewReader(in))
 		if err != nil {
 			return
 		}
 		for _, e := range d.Entries {
-			if strings.TrimSpace(e.Prompt) == "" || e.OutputTokens < 0 {
+			if strings.TrimSpace(e.Prompt) == "" || e.OutputTokens < 0 || e.OutputTokens > suite.MaxTokens {
 				t.Fatalf("entry %+v", e)
 			}
 		}
@@ -69,6 +70,8 @@ func FuzzParseJSONL(f *testing.F) {
 func FuzzParseShareGPT(f *testing.F) {
 	f.Add(`[{"conversations":[{"from":"human","value":"q"},{"from":"gpt","value":"a b"}]}]`)
 	f.Add(`[{"conversations":null},{}]`)
+	f.Add(`[{"conversations":[{"from":"human","value":"q"},{"from":"gpt","value":"a"}]}] trailing`)
+	f.Add(`{"conversations":[]}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		d, err := ParseShareGPT(strings.NewReader(in))
 		if err != nil {

@@ -8,12 +8,14 @@ import (
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/benchci/benchci/framework/internal/inputfile"
 	"github.com/benchci/benchci/framework/suite"
 )
 
@@ -31,46 +33,70 @@ type imagePool struct {
 // imageVariants is how many different images each resolution gets.
 const imageVariants = 4
 
-func newImagePool(im suite.Images, seed uint64) (*imagePool, error) {
+// Bounds on a workload's images, which a run holds as data URLs and
+// copies into every request body that carries them. A file past a bound
+// is refused by its size before it is read; a run and `benchci validate`
+// apply the same. (suite.MaxImagesPerRequest bounds the count.)
+const (
+	// MaxImageFile bounds one image file of workload.images.dir.
+	MaxImageFile = 16 << 20
+	// MaxImageBytes bounds the images a workload holds in all: the
+	// files of its directory, or the images it synthesizes.
+	MaxImageBytes = 64 << 20
+	// MaxImageFiles bounds the images of a directory.
+	MaxImageFiles = 4096
+	// MaxImageRequestBytes bounds the images one request may carry: its
+	// largest count times its largest image (with images.turns 'every',
+	// times the turns, whose images the last turn resends). As data URLs
+	// in the body they are a third larger.
+	MaxImageRequestBytes = 16 << 20
+)
+
+func newImagePool(im suite.Images, w suite.Workload, seed uint64) (*imagePool, error) {
 	p := &imagePool{pick: rand.New(rand.NewPCG(seed, streamImage))}
 	if im.Count != nil {
 		var err error
-		if p.count, err = NewLength(*im.Count, rand.NewPCG(seed, streamImage+100)); err != nil {
+		if p.count, err = newLength(*im.Count, rand.NewPCG(seed, streamImage+100), suite.MaxImagesPerRequest, false); err != nil {
 			return nil, fmt.Errorf("workload.images.count: %w", err)
 		}
 	}
 	if im.Dir != "" {
-		files, err := ImageFiles(im.Dir)
+		urls, err := dirDataURLs(im.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("workload.images.dir: %w", err)
 		}
-		var urls []string
-		for _, f := range files {
-			u, err := fileDataURL(f)
-			if err != nil {
-				return nil, fmt.Errorf("workload.images.dir: %w", err)
-			}
-			urls = append(urls, u)
-		}
 		p.urls, p.cdf = [][]string{urls}, []float64{1}
-		return p, nil
+		return p, p.checkRequest(im, w)
+	}
+	if len(im.Sizes) > suite.MaxImageSizes {
+		return nil, fmt.Errorf("workload.images.sizes: %d resolutions, more than the %d a workload may synthesize", len(im.Sizes), suite.MaxImageSizes)
 	}
 	format := im.Format
 	if format == "" {
 		format = "jpeg"
 	}
-	total := 0.0
-	for _, sz := range im.Sizes {
-		total += sz.Weight
-	}
-	acc := 0.0
+	// Weights are divided by the largest before they are added, so that
+	// weights of 1e308 (whose sum overflows) share as their ratio says.
+	top, total := 0.0, 0.0
 	for i, sz := range im.Sizes {
-		if sz.Width < 1 || sz.Height < 1 || sz.Width > 8192 || sz.Height > 8192 {
+		if !(sz.Weight >= 0) || math.IsInf(sz.Weight, 0) {
+			return nil, fmt.Errorf("workload.images.sizes[%d].weight: must be a non-negative number, got %v", i, sz.Weight)
+		}
+		top = max(top, sz.Weight)
+	}
+	for _, sz := range im.Sizes {
+		if top > 0 {
+			total += sz.Weight / top
+		}
+	}
+	acc, held := 0.0, 0
+	for i, sz := range im.Sizes {
+		if sz.Width < 1 || sz.Height < 1 || sz.Width > 8192 || sz.Height > 8192 || sz.Width*sz.Height > suite.MaxImagePixels {
 			return nil, fmt.Errorf("workload.images.sizes[%d]: resolution %dx%d", i, sz.Width, sz.Height)
 		}
-		w := sz.Weight / total
-		if total == 0 {
-			w = 1 / float64(len(im.Sizes))
+		w := 1 / float64(len(im.Sizes))
+		if total > 0 {
+			w = sz.Weight / top / total
 		}
 		acc += w
 		p.cdf = append(p.cdf, acc)
@@ -81,11 +107,66 @@ func newImagePool(im suite.Images, seed uint64) (*imagePool, error) {
 			if err != nil {
 				return nil, err
 			}
+			if held += len(u); held > MaxImageBytes*4/3 {
+				return nil, fmt.Errorf("workload.images.sizes[%d]: the synthesized %s images take more than the %s a workload may hold: use smaller or fewer sizes, or jpeg", i, format, inputfile.Size(MaxImageBytes))
+			}
 			urls = append(urls, u)
 		}
 		p.urls = append(p.urls, urls)
 	}
-	return p, nil
+	return p, p.checkRequest(im, w)
+}
+
+// checkRequest refuses a pool whose largest image, times the most a
+// request carries, passes MaxImageRequestBytes.
+func (p *imagePool) checkRequest(im suite.Images, w suite.Workload) error {
+	largest := 0 // bytes of image, not of data URL
+	for _, g := range p.urls {
+		for _, u := range g {
+			largest = max(largest, imageBytes(u))
+		}
+	}
+	n := 1
+	if im.Count != nil {
+		n = countUpper(*im.Count, suite.MaxImagesPerRequest)
+	}
+	if im.Turns == suite.ImagesEveryTurn && w.Prompts.Kind == suite.PromptMultiTurn {
+		n *= max(1, min(w.Prompts.Turns, suite.MaxTurns))
+	}
+	if float64(n)*float64(largest) > MaxImageRequestBytes {
+		return fmt.Errorf("workload.images: a request may carry %d images of up to %s, more than the %s of images a request may carry", n, inputfile.Size(int64(largest)), inputfile.Size(MaxImageRequestBytes))
+	}
+	return nil
+}
+
+// imageBytes is the size of a data URL's image.
+func imageBytes(u string) int {
+	b64 := u[strings.IndexByte(u, ',')+1:]
+	return len(b64)/4*3 - (len(b64) - len(strings.TrimRight(b64, "=")))
+}
+
+// countUpper is the most a count distribution draws, clipped to limit.
+func countUpper(d suite.Dist, limit int) int {
+	hi := float64(limit)
+	switch d.Kind {
+	case suite.DistFixed:
+		hi = d.Value
+	case suite.DistUniform:
+		hi = d.Max
+	case suite.DistEmpirical:
+		hi = 0
+		for _, v := range d.Values {
+			hi = max(hi, v)
+		}
+	default:
+		if d.Max > 0 {
+			hi = d.Max
+		}
+	}
+	if !(hi <= float64(limit)) {
+		return limit
+	}
+	return max(1, int(math.Round(hi)))
 }
 
 // next draws one request's images.
@@ -127,7 +208,19 @@ func synthImage(w, h int, format string, r *rand.Rand) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("encode a %dx%d %s: %w", w, h, format, err)
 	}
-	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(b.Bytes()), nil
+	return dataURL(mime, b.Bytes()), nil
+}
+
+// dataURL encodes an image as a data URL, with no copy beyond the URL.
+func dataURL(mime string, b []byte) string {
+	var sb strings.Builder
+	head := "data:" + mime + ";base64,"
+	sb.Grow(len(head) + base64.StdEncoding.EncodedLen(len(b)))
+	sb.WriteString(head)
+	enc := base64.NewEncoder(base64.StdEncoding, &sb)
+	enc.Write(b) // a strings.Builder does not fail
+	enc.Close()
+	return sb.String()
 }
 
 // ImageFiles lists a directory's PNG and JPEG files, by name.
@@ -151,15 +244,57 @@ func ImageFiles(dir string) ([]string, error) {
 	return out, nil
 }
 
-// fileDataURL reads an image file as a data URL, checking it decodes.
-func fileDataURL(path string) (string, error) {
-	b, err := os.ReadFile(path)
+// dirDataURLs reads a directory's images as data URLs, each checked to
+// decode. Their sizes are checked before any is read: at most
+// MaxImageFiles files, each at most MaxImageFile bytes, MaxImageBytes in
+// all; each is opened as inputfile does (a regular file, its size checked
+// again on the descriptor, read no further than it).
+func dirDataURLs(dir string) ([]string, error) {
+	files, err := ImageFiles(dir)
 	if err != nil {
-		return "", err
+		return nil, err
+	}
+	if len(files) > MaxImageFiles {
+		return nil, fmt.Errorf("%s holds %d images, more than the %d a workload may hold", dir, len(files), MaxImageFiles)
+	}
+	var total int64
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			return nil, err
+		}
+		if st.Size() > MaxImageFile {
+			return nil, fmt.Errorf("%s is %s, more than the %s an image may be: %w", f, inputfile.Size(st.Size()), inputfile.Size(MaxImageFile), inputfile.ErrTooLarge)
+		}
+		if total += st.Size(); total > MaxImageBytes {
+			return nil, fmt.Errorf("%s holds more than the %s of images a workload may hold: %w", dir, inputfile.Size(MaxImageBytes), inputfile.ErrTooLarge)
+		}
+	}
+	var urls []string
+	total = 0
+	for _, f := range files {
+		u, n, err := fileDataURL(f)
+		if err != nil {
+			return nil, err
+		}
+		if total += n; total > MaxImageBytes { // the files grew since
+			return nil, fmt.Errorf("%s holds more than the %s of images a workload may hold: %w", dir, inputfile.Size(MaxImageBytes), inputfile.ErrTooLarge)
+		}
+		urls = append(urls, u)
+	}
+	return urls, nil
+}
+
+// fileDataURL reads an image file of at most MaxImageFile bytes as a
+// data URL, checking it decodes; n is its size.
+func fileDataURL(path string) (u string, n int64, err error) {
+	b, err := inputfile.ReadFile(path, MaxImageFile)
+	if err != nil {
+		return "", 0, err
 	}
 	_, format, err := image.DecodeConfig(bytes.NewReader(b))
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
+		return "", 0, fmt.Errorf("%s: %w", path, err)
 	}
-	return "data:image/" + format + ";base64," + base64.StdEncoding.EncodeToString(b), nil
+	return dataURL("image/"+format, b), int64(len(b)), nil
 }

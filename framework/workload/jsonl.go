@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/benchci/benchci/framework/internal/inputfile"
 )
 
 // maxLineErrors bounds the bad lines one data file reports.
@@ -70,14 +72,28 @@ func (e *pathError) Unwrap() error { return e.err }
 // a line per bad line.
 func atFile(path string, err error) error { return &pathError{path, err} }
 
-// eachLine calls f with every non-blank line of a JSONL stream. Lines may
-// be up to 64 MiB (long prompts). Every line f rejects is reported, up to
-// maxLineErrors, each with its 1-based number, as "12: msg".
-func eachLine(r io.Reader, f func(line []byte) error) error {
+// maxPromptLine bounds a dataset's line (a long prompt: MaxTokens tokens
+// of text, escaped, fit).
+const maxPromptLine = 64 << 20
+
+// stop marks a line's error after which the rest of the file is not
+// read: a bound on the whole file (its entries, its text) was passed, and
+// every later line would pass it too.
+type stop struct{ error }
+
+func (e stop) Unwrap() error { return e.error }
+
+// eachLine calls f with every non-blank line of a JSONL stream, lines of
+// at most maxLine bytes. Every line f rejects is reported, up to
+// maxLineErrors, each with its 1-based number, as "12: msg"; a line
+// rejected with a stop error is the last read. The stream is read a line
+// at a time: memory does not grow with the file.
+func eachLine(r io.Reader, maxLine int, f func(line []byte) error) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	sc.Buffer(make([]byte, min(64<<10, maxLine)), maxLine)
 	var bad lineErrors
-	for n := 1; sc.Scan(); n++ {
+	n := 1
+	for ; sc.Scan(); n++ {
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 {
 			continue
@@ -88,12 +104,20 @@ func eachLine(r io.Reader, f func(line []byte) error) error {
 				break
 			}
 			bad.errs = append(bad.errs, lineError{n, err})
+			if errors.As(err, new(stop)) {
+				break
+			}
 		}
+	}
+	err := sc.Err()
+	if errors.Is(err, bufio.ErrTooLong) && len(bad.errs) < maxLineErrors {
+		bad.errs = append(bad.errs, lineError{n, fmt.Errorf("a line longer than %s", inputfile.Size(int64(maxLine)))})
+		err = nil
 	}
 	if len(bad.errs) > 0 {
 		return &bad
 	}
-	if err := sc.Err(); err != nil {
+	if err != nil {
 		return fmt.Errorf(" %w", err)
 	}
 	return nil

@@ -5,13 +5,14 @@ package workload
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"sort"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/benchci/benchci/framework/internal/inputfile"
 	"github.com/benchci/benchci/framework/suite"
 )
 
@@ -21,8 +22,16 @@ type Length interface {
 	Sample() int
 }
 
-// NewLength returns a sampler for d, drawing from src.
+// NewLength returns a sampler for d, drawing from src: token counts of
+// 1 to suite.MaxTokens.
 func NewLength(d suite.Dist, src rand.Source) (Length, error) {
+	return newLength(d, src, suite.MaxTokens, false)
+}
+
+// newLength returns a sampler for d whose draws are clipped to [1,
+// limit]. With check, a file of lengths is read through as a run reads
+// it, kept nowhere, and the sampler returned only stands in for it.
+func newLength(d suite.Dist, src rand.Source, limit int, check bool) (Length, error) {
 	var draw func() float64
 	switch d.Kind {
 	case suite.DistFixed:
@@ -44,15 +53,23 @@ func NewLength(d suite.Dist, src rand.Source) (Length, error) {
 	case suite.DistEmpirical:
 		draw = empirical(d.Values, d.Weights, rand.New(src))
 	case suite.DistFile:
-		values, err := lengthsFromFile(d.Path, d.Field)
-		if err != nil {
+		if check {
+			if err := scanLengths(d.Path, d.Field, func(uint32) {}); err != nil {
+				return nil, err
+			}
+			draw = func() float64 { return 1 }
+			break
+		}
+		var values []uint32
+		if err := scanLengths(d.Path, d.Field, func(v uint32) { values = append(values, v) }); err != nil {
 			return nil, err
 		}
-		draw = empirical(values, nil, rand.New(src))
+		r := rand.New(src)
+		draw = func() float64 { return float64(values[r.IntN(len(values))]) }
 	default:
 		return nil, fmt.Errorf("unknown distribution %q", d.Kind)
 	}
-	hi := float64(suite.MaxTokens)
+	hi := float64(limit)
 	if d.Max > 0 {
 		hi = min(d.Max, hi)
 	}
@@ -65,9 +82,9 @@ type clipped struct {
 }
 
 // Sample clips every draw to [min, max]; max is never above
-// suite.MaxTokens, so a heavy tail (a lognormal with a huge sigma) cannot
-// overflow a request's max_tokens or build a gigabyte prompt. NaN (from
-// an overflowing draw) clips to max.
+// suite.MaxTokens (for counts, their own bound), so a heavy tail (a
+// lognormal with a huge sigma) cannot overflow a request's max_tokens or
+// build a gigabyte prompt. NaN (from an overflowing draw) clips to max.
 func (c *clipped) Sample() int {
 	v := math.Round(c.draw())
 	switch {
@@ -99,31 +116,68 @@ func empirical(values, weights []float64, r *rand.Rand) func() float64 {
 	}
 }
 
-// lengthsFromFile reads the numeric field of every JSONL line of path.
-func lengthsFromFile(path, field string) ([]float64, error) {
-	f, err := os.Open(path)
+// MaxLengthValues bounds the lengths a file of them (kind 'file') may
+// hold: 16,000,000, 4 bytes each as held.
+const MaxLengthValues = 16_000_000
+
+// maxLengthLine bounds a line of a file of lengths (a gateway log's line).
+const maxLengthLine = 1 << 20
+
+// scanLengths reads the numeric field of every JSONL line of path (a
+// regular file of at most suite.MaxDataFile bytes), calling f with each,
+// rounded as a draw is: a length of 1 to suite.MaxTokens, else an error
+// naming the line. Past MaxLengthValues lines the file is refused.
+func scanLengths(path, field string, f func(uint32)) error {
+	file, err := inputfile.Open(path, suite.MaxDataFile)
 	if err != nil {
-		return nil, fmt.Errorf("lengths: %w", err)
+		return fmt.Errorf("lengths: %w", err)
 	}
-	defer f.Close()
-	var out []float64
-	err = eachLine(f, func(b []byte) error {
-		var m map[string]any
+	defer file.Close()
+	if err := parseLengths(file, field, f); err != nil {
+		return fmt.Errorf("lengths %w", atFile(path, err))
+	}
+	return nil
+}
+
+// parseLengths is scanLengths' reading of a stream, its errors naming
+// lines.
+func parseLengths(r io.Reader, field string, f func(uint32)) error {
+	n := 0
+	err := eachLine(r, maxLengthLine, func(b []byte) error {
+		var m map[string]json.RawMessage
 		if err := json.Unmarshal(b, &m); err != nil {
 			return err
 		}
-		v, ok := m[field].(float64)
-		if !ok || v < 1 || math.IsInf(v, 0) {
-			return fmt.Errorf("%s is %v, want a length of at least 1", field, m[field])
+		var v float64
+		if raw, ok := m[field]; !ok || json.Unmarshal(raw, &v) != nil || !(v >= 1) {
+			return fmt.Errorf("%s is %s, want a length of at least 1", field, shown(m[field]))
 		}
-		out = append(out, v)
+		if v > suite.MaxTokens {
+			return fmt.Errorf("%s is %v tokens, beyond any model's context (at most %d)", field, v, suite.MaxTokens)
+		}
+		if n == MaxLengthValues {
+			return stop{fmt.Errorf("more than the %d lengths a file may hold", MaxLengthValues)}
+		}
+		n++
+		f(uint32(math.Round(v)))
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("lengths %w", atFile(path, err))
+		return err
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("lengths %s: no lines", path)
+	if n == 0 {
+		return fmt.Errorf(" no lines")
 	}
-	return out, nil
+	return nil
+}
+
+// shown writes a field's JSON for an error, cut short.
+func shown(raw json.RawMessage) string {
+	if raw == nil {
+		return "<nil>"
+	}
+	if len(raw) > 40 {
+		return string(raw[:40]) + "..."
+	}
+	return string(raw)
 }

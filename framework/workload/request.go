@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -134,17 +135,26 @@ type Sources struct {
 
 // NewGenerator returns the generator for w.
 func NewGenerator(w suite.Workload, src Sources) (*Generator, error) {
+	return newGenerator(w, src, false)
+}
+
+// newGenerator returns the generator for w. With check, it is built only
+// to find what would fail: files of lengths are read through and not
+// kept, shared prefixes are not written, and a dataset (read through by
+// CheckDataset) need not be given.
+func newGenerator(w suite.Workload, src Sources, check bool) (*Generator, error) {
 	seed := uint64(w.Seed)
 	salt := uint64(src.Point) << 40
 	g := &Generator{w: w, prompts: rand.New(rand.NewPCG(seed+salt, streamPrompt)), trace: src.Trace, data: src.Dataset, cal: src.Calibration, salt: salt}
+	length := func(d suite.Dist, s rand.Source) (Length, error) { return newLength(d, s, suite.MaxTokens, check) }
 	var err error
 	if w.InputTokens.Kind != "" {
-		if g.in, err = NewLength(w.InputTokens, rand.NewPCG(seed, streamInput)); err != nil {
+		if g.in, err = length(w.InputTokens, rand.NewPCG(seed, streamInput)); err != nil {
 			return nil, fmt.Errorf("workload.input_tokens: %w", err)
 		}
 	}
 	if w.OutputTokens.Kind != "" {
-		if g.out, err = NewLength(w.OutputTokens, rand.NewPCG(seed, streamOutput)); err != nil {
+		if g.out, err = length(w.OutputTokens, rand.NewPCG(seed, streamOutput)); err != nil {
 			return nil, fmt.Errorf("workload.output_tokens: %w", err)
 		}
 	}
@@ -154,23 +164,23 @@ func NewGenerator(w suite.Workload, src Sources) (*Generator, error) {
 		if c.AfterMs.Kind != "" {
 			d, field, g.afterMs = c.AfterMs, "after_ms", true
 		}
-		if g.after, err = NewLength(d, rand.NewPCG(seed, streamCancel+100)); err != nil {
+		if g.after, err = length(d, rand.NewPCG(seed, streamCancel+100)); err != nil {
 			return nil, fmt.Errorf("workload.cancel.%s: %w", field, err)
 		}
 	}
 	if w.Batch != nil {
-		if g.batch, err = NewLength(*w.Batch, rand.NewPCG(seed, streamBatch)); err != nil {
+		if g.batch, err = newLength(*w.Batch, rand.NewPCG(seed, streamBatch), suite.MaxBatch, check); err != nil {
 			return nil, fmt.Errorf("workload.batch: %w", err)
 		}
 		g.extraTxt = rand.New(rand.NewPCG(seed+salt, streamBatch+200))
 		if w.InputTokens.Kind != "" {
-			if g.extra, err = NewLength(w.InputTokens, rand.NewPCG(seed, streamBatch+100)); err != nil {
+			if g.extra, err = length(w.InputTokens, rand.NewPCG(seed, streamBatch+100)); err != nil {
 				return nil, fmt.Errorf("workload.input_tokens: %w", err)
 			}
 		}
 	}
 	if w.Images != nil {
-		if g.images, err = newImagePool(*w.Images, seed); err != nil {
+		if g.images, err = newImagePool(*w.Images, w, seed); err != nil {
 			return nil, err
 		}
 	}
@@ -181,21 +191,15 @@ func NewGenerator(w suite.Workload, src Sources) (*Generator, error) {
 		// The model stream is its own, so adding a mix leaves every
 		// request's lengths and prompt as they were.
 		g.models = rand.New(rand.NewPCG(seed, streamModel))
-		sum := 0.0
-		for _, m := range w.Models {
-			sum += m.Weight
-		}
-		if !(sum > 0) {
-			return nil, fmt.Errorf("workload.models: the weights sum to zero")
-		}
-		acc := 0.0
-		for _, m := range w.Models {
-			acc += m.Weight / sum
-			g.modelCDF = append(g.modelCDF, acc)
+		if g.modelCDF, err = modelCDF(w.Models); err != nil {
+			return nil, err
 		}
 	}
 	switch w.Prompts.Kind {
 	case suite.PromptShareGPT, suite.PromptJSONL:
+		if check {
+			break
+		}
 		if g.data == nil || len(g.data.Entries) == 0 {
 			return nil, fmt.Errorf("workload.prompts: %s prompts need a dataset", w.Prompts.Kind)
 		}
@@ -208,19 +212,58 @@ func NewGenerator(w suite.Workload, src Sources) (*Generator, error) {
 			}
 		}
 	case suite.PromptSharedPrefix:
+		if check {
+			break
+		}
 		r := rand.New(rand.NewPCG(seed, streamPrefix))
 		for range w.Prompts.Prefixes {
 			g.prefixes = append(g.prefixes, Prompt(g.cal.Words(w.Prompts.PrefixTokens, false), r))
 		}
 		g.pick = rand.New(rand.NewPCG(seed, streamPrefix+100))
 	}
-	if g.in == nil && g.data == nil {
+	dataset := g.data != nil || (check && w.Prompts.Kind.Dataset())
+	if g.in == nil && !dataset {
 		return nil, fmt.Errorf("workload.input_tokens: required for %s prompts", w.Prompts.Kind)
 	}
-	if g.out == nil && g.data == nil && !src.NoOutput {
+	if g.out == nil && !dataset && !src.NoOutput {
 		return nil, fmt.Errorf("workload.output_tokens: required")
 	}
 	return g, nil
+}
+
+// modelCDF returns the cumulative shares of a mix's weights: finite and
+// not negative, not all zero. Each is divided by the largest before they
+// are added, so weights of 1e308 (whose sum overflows) share as 1 and 1
+// do; the share of the last model that has one ends at exactly 1, so a
+// draw never falls on a model of weight 0 after it.
+func modelCDF(models []suite.ModelShare) ([]float64, error) {
+	top := 0.0
+	for i, m := range models {
+		if !(m.Weight >= 0) || math.IsInf(m.Weight, 0) {
+			return nil, fmt.Errorf("workload.models[%d].weight: must be a non-negative number, got %v", i, m.Weight)
+		}
+		top = max(top, m.Weight)
+	}
+	if top == 0 {
+		return nil, fmt.Errorf("workload.models: the weights sum to zero")
+	}
+	sum := 0.0
+	for _, m := range models {
+		sum += m.Weight / top // at most len(models): no overflow
+	}
+	cdf := make([]float64, len(models))
+	acc, last := 0.0, 0
+	for i, m := range models {
+		acc += m.Weight / top / sum
+		cdf[i] = acc
+		if m.Weight > 0 {
+			last = i
+		}
+	}
+	for i := last; i < len(cdf); i++ {
+		cdf[i] = 1
+	}
+	return cdf, nil
 }
 
 // Next returns the next request of the sequence.
@@ -234,12 +277,12 @@ func (g *Generator) Next() Request {
 	if g.out != nil {
 		r.OutputTokens = g.out.Sample()
 	}
-	if g.trace != nil && g.next < len(g.trace.Entries) {
-		if e := g.trace.Entries[g.next]; e.InputTokens > 0 {
-			r.InputTokens = e.InputTokens
+	if t := g.trace; t != nil && g.next < t.Len() {
+		if in := t.in[g.next]; in > 0 {
+			r.InputTokens = int(in)
 		}
-		if e := g.trace.Entries[g.next]; e.OutputTokens > 0 {
-			r.OutputTokens = e.OutputTokens
+		if out := t.out[g.next]; out > 0 {
+			r.OutputTokens = int(out)
 		}
 	}
 	if g.models != nil {
@@ -275,8 +318,8 @@ func (g *Generator) Next() Request {
 		r.InputTokens += g.w.Prompts.PrefixTokens
 	case g.w.Prompts.Kind == suite.PromptMultiTurn:
 		r = g.session(r)
-	case g.trace != nil && g.next < len(g.trace.Entries) && len(g.trace.Entries[g.next].HashIDs) > 0:
-		r.Prompt = g.blockPrompt(g.trace.Entries[g.next].HashIDs, r.InputTokens)
+	case g.trace != nil && g.next < g.trace.Len() && len(g.trace.hashIDs(g.next)) > 0:
+		r.Prompt = g.blockPrompt(g.trace.hashIDs(g.next), r.InputTokens)
 	default:
 		r.Prompt = Prompt(g.cal.Words(r.InputTokens, true), g.prompts)
 	}

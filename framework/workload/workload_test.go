@@ -241,7 +241,10 @@ func TestSchedule(t *testing.T) {
 		}
 	})
 	t.Run("trace rescaled", func(t *testing.T) {
-		tr := &Trace{Entries: []TraceEntry{{At: 100}, {At: 101}, {At: 102.5}, {At: 103}}} // 3 gaps in 3 s: 1 req/s
+		tr, err := NewTrace([]TraceEntry{{At: 100}, {At: 101}, {At: 102.5}, {At: 103}}) // 3 gaps in 3 s: 1 req/s
+		if err != nil {
+			t.Fatal(err)
+		}
 		tl := timeline(process(t, suite.Arrival{Kind: "trace"}, 2, tr), 0, 0, 100)
 		want := []time.Duration{0, 500 * time.Millisecond, 1250 * time.Millisecond, 1500 * time.Millisecond}
 		if fmt.Sprint(tl) != fmt.Sprint(want) {
@@ -397,13 +400,13 @@ func TestCancelShare(t *testing.T) {
 
 func TestParseTrace(t *testing.T) {
 	t.Parallel()
-	good := "{\"timestamp\": 2.5, \"input_tokens\": 10, \"output_tokens\": 5}\n\n{\"timestamp_ms\": 1000}\n"
+	good := "{\"timestamp_ms\": 1000}\n\n{\"timestamp\": 2.5, \"input_tokens\": 10, \"output_tokens\": 5}\n"
 	tr, err := ParseTrace(strings.NewReader(good))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tr.Entries) != 2 || tr.Entries[0].At != 1 || tr.Entries[1].InputTokens != 10 || tr.Rate() != 1/1.5 {
-		t.Errorf("trace %+v rate %v", tr.Entries, tr.Rate())
+	if tr.Len() != 2 || tr.Entry(0).At != 1 || tr.Entry(1).InputTokens != 10 || tr.Rate() != 1/1.5 {
+		t.Errorf("trace %+v %+v rate %v", tr.Entry(0), tr.Entry(1), tr.Rate())
 	}
 	for in, want := range map[string]string{
 		"{\"timestamp\": 1}\n{\"ts\": 2}\n":          "2: json: unknown field",
@@ -433,8 +436,8 @@ func TestParseMooncakeTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := tr.Entries
-	if len(e) != 2 || e[0].At != 27.482 || e[0].InputTokens != 6955 || e[1].OutputTokens != 26 || len(e[1].HashIDs) != 13 || e[1].HashIDs[12] != 2366 {
+	e := []TraceEntry{tr.Entry(0), tr.Entry(1)}
+	if tr.Len() != 2 || e[0].At != 27.482 || e[0].InputTokens != 6955 || e[1].OutputTokens != 26 || len(e[1].HashIDs) != 13 || e[1].HashIDs[12] != 2366 {
 		t.Errorf("entries %+v", e)
 	}
 }
@@ -444,13 +447,23 @@ func FuzzParseTrace(f *testing.F) {
 	f.Add("{\"timestamp\": 27482, \"input_length\": 6955, \"output_length\": 52, \"hash_ids\": [46, 47]}\n")
 	f.Add("{\"timestamp_ms\": 1e3}\n\n{\"timestamp_ms\": 0}")
 	f.Add("{\"timestamp\": 1e308}\n{\"timestamp\": null}")
+	f.Add("{\"timestamp\": 0}\n{\"timestamp\": 1e300}\n{\"timestamp\": 3}\n{\"timestamp\": 2}\n")
+	f.Add("{\"timestamp\": 0, \"input_length\": 102400000, \"output_length\": 10, \"hash_ids\": [9223372036854775807]}\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		tr, err := ParseTrace(strings.NewReader(in))
+		// validate's reading agrees with a run's.
+		n := 0
+		if err2 := ScanTrace(strings.NewReader(in), func(TraceEntry) { n++ }); fmt.Sprint(err) != fmt.Sprint(err2) || (err == nil && n != tr.Len()) {
+			t.Fatalf("ParseTrace: %v; ScanTrace: %v after %d entries", err, err2, n)
+		}
 		if err != nil {
 			return
 		}
-		for i, e := range tr.Entries {
-			if e.At < 0 || math.IsInf(e.At, 0) || e.InputTokens < 0 || e.OutputTokens < 0 || slices.ContainsFunc(e.HashIDs, func(id int) bool { return id < 0 }) || (i > 0 && e.At < tr.Entries[i-1].At) {
+		for i := range tr.Len() {
+			e := tr.Entry(i)
+			if e.At < 0 || math.IsInf(e.At, 0) || e.InputTokens < 0 || e.OutputTokens < 0 || e.InputTokens > suite.MaxTokens || e.OutputTokens > suite.MaxTokens ||
+				len(e.HashIDs) > MaxEntryHashIDs || slices.ContainsFunc(e.HashIDs, func(id int) bool { return id < 0 }) ||
+				(i > 0 && e.At < tr.Entry(i-1).At) || e.At-tr.Entry(0).At > MaxTraceSpan.Seconds() {
 				t.Fatalf("entry %d %+v of a parsed trace", i, e)
 			}
 		}
