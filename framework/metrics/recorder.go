@@ -33,6 +33,10 @@ const (
 	maxLatencyMicros = int64(time.Hour / time.Microsecond)
 	maxTokens        = 10_000_000
 	sigFigs          = 3
+	// modelSigFigs is the precision of each model's histograms in a mix
+	// (1%): a mix may hold hundreds of models, and a histogram of 3
+	// digits over this range takes ~190 KB, of 2 digits ~26 KB.
+	modelSigFigs = 2
 )
 
 // Sample is one request as the load generator saw it.
@@ -131,6 +135,8 @@ type Recorder struct {
 	serverPrompt, serverPredict time.Duration
 	// models holds a recorder per model of a mix, over the same window.
 	models map[string]*Recorder
+	// digits is the histograms' precision in significant digits.
+	digits int
 	// embeddingsIn counts vectors of answers that ended inside the window;
 	// batch holds the inputs per embeddings request.
 	embeddingsIn int
@@ -141,19 +147,21 @@ type Recorder struct {
 
 // NewRecorder records a point whose measured window starts at start and
 // ends at end (zero: at the last completion).
-func NewRecorder(start, end time.Time) *Recorder {
+func NewRecorder(start, end time.Time) *Recorder { return newRecorder(start, end, sigFigs) }
+
+func newRecorder(start, end time.Time, digits int) *Recorder {
 	r := &Recorder{
-		start: start, end: end,
+		start: start, end: end, digits: digits,
 		hists:   map[string]*hdrhistogram.Histogram{},
 		errs:    map[string]int{},
 		lastErr: map[string]string{},
 		sources: map[client.TokenSource]int{},
 	}
 	for _, n := range LatencyNames {
-		r.hists[n] = hdrhistogram.New(1, maxLatencyMicros, sigFigs)
+		r.hists[n] = hdrhistogram.New(1, maxLatencyMicros, digits)
 	}
-	r.hists[PromptTokens] = hdrhistogram.New(1, maxTokens, sigFigs)
-	r.hists[OutputTokens] = hdrhistogram.New(1, maxTokens, sigFigs)
+	r.hists[PromptTokens] = hdrhistogram.New(1, maxTokens, digits)
+	r.hists[OutputTokens] = hdrhistogram.New(1, maxTokens, digits)
 	return r
 }
 
@@ -171,7 +179,7 @@ func (r *Recorder) record(name string, v int64) {
 // latencies exist only in points of suites that retry.
 func (r *Recorder) recordLazy(name string, v int64) {
 	if r.hists[name] == nil {
-		r.hists[name] = hdrhistogram.New(1, maxLatencyMicros, sigFigs)
+		r.hists[name] = hdrhistogram.New(1, maxLatencyMicros, r.digits)
 	}
 	r.record(name, v)
 }
@@ -186,7 +194,7 @@ func (r *Recorder) Add(s Sample) {
 			if r.models == nil {
 				r.models = map[string]*Recorder{}
 			}
-			m = NewRecorder(r.start, r.end)
+			m = newRecorder(r.start, r.end, modelSigFigs)
 			m.Goodput = r.Goodput
 			r.models[s.Model] = m
 		}
@@ -324,7 +332,7 @@ func (r *Recorder) Add(s Sample) {
 	if res.FirstCoalesced() {
 		r.coalescedFirst++
 		if r.ttftCoalesced == nil {
-			r.ttftCoalesced = hdrhistogram.New(1, maxLatencyMicros, sigFigs)
+			r.ttftCoalesced = hdrhistogram.New(1, maxLatencyMicros, r.digits)
 		}
 		if r.ttftCoalesced.RecordValue(micros(res.FirstToken)) != nil {
 			r.outOfRange++
@@ -391,7 +399,7 @@ func (r *Recorder) recordEmbeddings(s Sample) {
 		r.record(PromptTokens, int64(res.PromptTokens))
 	}
 	if r.batch == nil {
-		r.batch = hdrhistogram.New(1, maxTokens, sigFigs)
+		r.batch = hdrhistogram.New(1, maxTokens, r.digits)
 	}
 	r.batch.RecordValue(int64(s.Inputs))
 	if res.Embeddings != s.Inputs {

@@ -373,3 +373,32 @@ func TestRecorderFailedRequestsAreNotThroughput(t *testing.T) {
 		t.Error("a completed answer's tokens did not count")
 	}
 }
+
+// M7: a mix of hundreds of models must not cost megabytes per model: each
+// model's histograms keep 2 significant digits (1%), the point's own 3,
+// and the model's figures stay within that precision of the point's.
+func TestModelHistogramsAreSmall(t *testing.T) {
+	t0 := time.Now()
+	rec := NewRecorder(t0, t0.Add(10*time.Second))
+	for i := range 50 {
+		res := stream(t0.Add(time.Duration(i)*10*ms), time.Duration(20+i)*ms, 5*ms, 10, 1)
+		rec.Add(Sample{Result: res, Scheduled: res.Sent, Model: "only"})
+	}
+	p, err := rec.Point()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := p.Models["only"]
+	if m == nil {
+		t.Fatal("no figures for the model")
+	}
+	h, err := result.DecodeHistogram(m.Histograms[metric.TTFT])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := h.SignificantFigures(); d != modelSigFigs {
+		t.Errorf("a model's TTFT histogram keeps %d digits, want %d", d, modelSigFigs)
+	}
+	whole, model := p.Latency[metric.TTFT].P99, m.Latency[metric.TTFT].P99
+	near(t, "the model's TTFT p99 against the point's", model, whole, whole/100)
+}
