@@ -79,18 +79,6 @@ func loadSources(s *suite.Suite) (workload.Sources, error) {
 	return srcs, nil
 }
 
-// CheckWorkload reads the suite's data files (trace, dataset, images) and
-// builds its request generator as a run does, without a server, so that
-// `benchci validate` finds a bad data file before any run.
-func CheckWorkload(s *suite.Suite) error {
-	srcs, err := loadSources(s)
-	if err != nil {
-		return err
-	}
-	_, err = workload.NewGenerator(s.Workload, srcs)
-	return err
-}
-
 // source returns the request sequence from its start, for the point-th
 // point of the run (trials counted).
 func (wl *prepared) source(point int) (loadgen.Source, error) {

@@ -228,6 +228,12 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 		return
 	}
 	ans, isStructured := planStructured(req.Tools, req.ToolChoice, req.ResponseFormat)
+	if isStructured && ans.err != nil {
+		// A schema whose answer would pass the generator's bounds: an
+		// engine refuses what it cannot constrain, and so does this one.
+		writeError(w, http.StatusBadRequest, "schema: "+ans.err.Error())
+		return
+	}
 	finish := "length"
 	if isStructured {
 		if s.faults != nil && s.faults.wrongStructured() {

@@ -42,14 +42,16 @@ func TestStructuredAnswerIsBounded(t *testing.T) {
 	}
 }
 
-// Over HTTP: the request is answered and the simulator serves the next.
+// Over HTTP: the request is refused with a 400 naming the bound, as an
+// engine refuses a schema it cannot constrain, and the simulator serves
+// the next.
 func TestStructuredHugeSchemaOverHTTP(t *testing.T) {
 	p, _ := Lookup("tiny")
 	_, u := startServer(t, p)
 	for _, min := range []string{"4e9", "2e9", "1e300"} {
 		code, out := post(t, u+"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":50,
 			"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"s":{"type":"string","minLength":`+min+`}}}}}],"tool_choice":"required"}`)
-		if code != 200 || !strings.Contains(out, `"finish_reason":"length"`) {
+		if code != 400 || !strings.Contains(out, "an answer may have") {
 			t.Errorf("minLength %s: HTTP %d: %.300s", min, code, out)
 		}
 	}
