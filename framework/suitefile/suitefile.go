@@ -238,8 +238,9 @@ func (i *importer) Import(importedFrom, importedPath string) (jsonnet.Contents, 
 }
 
 // MaxDataFile bounds the data files a suite names (datasets, traces,
-// recorded lengths): they are hashed, and read again by the run.
-const MaxDataFile = 1 << 30
+// recorded lengths): they are hashed, and read again by the run. It is
+// the suite's own bound, which the workload's readers apply.
+const MaxDataFile = suite.MaxDataFile
 
 // hashFile returns the SHA-256 of a regular file, read as a stream: a
 // device (/dev/zero) or a FIFO would never end or would hang, and a large
@@ -253,6 +254,11 @@ func hashImageDir(dir string) ([]byte, error) {
 	}
 	h := sha256.New()
 	for _, f := range files {
+		// An image over the bound the run refuses is refused here too,
+		// before a byte of it is hashed.
+		if st, err := os.Stat(f); err == nil && st.Size() > workload.MaxImageFile {
+			return nil, fmt.Errorf("%s is %d MiB, more than the %d MiB an image may be", f, st.Size()>>20, workload.MaxImageFile>>20)
+		}
 		sum, err := hashFile(f)
 		if err != nil {
 			return nil, err
