@@ -41,10 +41,14 @@ func retryPolicy(s *suite.Suite) *loadgen.RetryPolicy {
 		return false
 	}
 	respect := r.RespectRetryAfter == nil || *r.RespectRetryAfter
+	budget := 0.0 // no cap
+	if r.Budget != nil {
+		budget = *r.Budget
+	}
 	return &loadgen.RetryPolicy{
 		Retryable: retryable, MaxAttempts: r.MaxAttempts,
 		Initial: r.Backoff.Initial.D(), Max: r.Backoff.Max.D(), Multiplier: r.Backoff.Multiplier, Jitter: r.Backoff.Jitter,
-		RespectRetryAfter: respect, Budget: r.Budget, Seed: uint64(s.Workload.Seed),
+		RespectRetryAfter: respect, Budget: budget, Seed: uint64(s.Workload.Seed),
 		// The request's timeout bounds its retries' waits too.
 		Total: s.Request.Timeout.D(),
 	}

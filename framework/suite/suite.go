@@ -295,8 +295,10 @@ type Retry struct {
 	// longer than the backoff (default true).
 	RespectRetryAfter *bool `json:"respect_retry_after,omitempty"`
 	// Budget caps retries at this share of the requests sent so far
-	// (Envoy's retry budget, gRPC's retry throttling); 0: no cap.
-	Budget float64 `json:"budget,omitempty"`
+	// (Envoy's retry budget, gRPC's retry throttling); absent: no cap.
+	// 0 is refused: it would allow no retry, which a suite says by
+	// declaring none.
+	Budget *float64 `json:"budget,omitempty"`
 }
 
 // Backoff is exponential: Initial, then x Multiplier each retry, at most

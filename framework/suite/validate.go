@@ -485,8 +485,8 @@ func validateRetry(r *Retry) []*FieldError {
 		yes := true
 		r.RespectRetryAfter = &yes
 	}
-	if r.Budget < 0 || r.Budget > 1 {
-		bad("budget", "must be a share of the requests between 0 and 1 (100%%), got %v", r.Budget)
+	if b := r.Budget; b != nil && (*b <= 0 || *b > 1) {
+		bad("budget", "must be a share of the requests above 0 and at most 1 (100%%), got %v; leave it out for no cap", *b)
 	}
 	return errs
 }

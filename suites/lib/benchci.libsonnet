@@ -117,8 +117,9 @@
   // retry: a client's retry policy, for request: { retry: b.retry(...) }.
   // on: '429', '5xx' (or a status such as '503'), 'timeout', 'connect',
   // 'stream_cut'. Waits grow from initial by multiplier up to max, within
-  // ±jitter; a Retry-After longer than the wait is honoured. budget caps
-  // retries at that share of the requests sent (null: no cap). Adds the
+  // ±jitter; a Retry-After longer than the wait is honoured (up to 1 min),
+  // and no wait passes the request's timeout. budget caps retries at that
+  // share of the requests sent, above 0 (null: no cap). Adds the
   // user-perceived ttft_user and e2e_user, and retry_amplification.
   retry(on=['429', '5xx'], max_attempts=3, initial='100ms', max='10s', multiplier=2, jitter=0.2,
         respect_retry_after=true, budget=null):: {
