@@ -44,7 +44,7 @@ func TestValidateRefusesHostileInputs(t *testing.T) {
 		{"f9", "  target: b.target.sim('tiny'), api: 'completions',\n  workload: { " + lengths + ", arrival: b.arrival.trace('long.jsonl') }," + sweep,
 			"/long.jsonl:5: 102400000 tokens is beyond any model's context (at most 4000000)"},
 		{"f11", "  target: b.target.sim('tiny'),\n  workload: { " + lengths + ", images: { dir: 'imgs' } }," + sweep,
-			"f11.jsonnet: workload.images.dir: " + png + " is 300 MiB, more than the 16 MiB an image may be"},
+			"f11.jsonnet:5:89: workload.images.dir: " + png + " is 300 MiB, more than the 16 MiB an image may be"},
 		{"f12", "  target: b.target.sim('tiny'),\n  workload: { " + lengths + ", images: { count: b.dist.fixed(1000000), sizes: [{ width: 64, height: 48 }] } }," + sweep,
 			"f12.jsonnet:5:89: workload.images.count.value: 1e+06 is more than the 32 a request may have"},
 		{"f13", "  target: b.target.sim('tiny'),\n  workload: { " + lengths + ", structured: { kind: 'tool_call', name: 'f', schema: { type: 'object', properties: { s: { type: 'string', minLength: 2e9 } } } } }," + sweep,
