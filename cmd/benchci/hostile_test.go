@@ -175,3 +175,20 @@ func TestBaselineEditIsLoud(t *testing.T) {
 		t.Errorf("the report does not name the halved throughput as more lenient:\n%s", md)
 	}
 }
+
+// F19: merge stops on SIGTERM and Ctrl-C (the root command's context)
+// instead of reading on.
+func TestMergeStopsWhenCanceled(t *testing.T) {
+	dir := t.TempDir()
+	a, b := shardOfCommitted(t, dir, 0, 2, nil), shardOfCommitted(t, dir, 1, 2, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := filepath.Join(dir, "merged.json")
+	code, stdout, stderr := runCLI(t, ctx, "merge", "-o", out, a, b)
+	if code == 0 || !strings.Contains(stdout+stderr, "canceled") {
+		t.Fatalf("merge under a canceled context: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a merged result was written: %v", err)
+	}
+}
