@@ -223,27 +223,7 @@ func TestMalformedUpstreamReply(t *testing.T) {
 		"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n",
 		"",
 	} {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				go func() {
-					defer c.Close()
-					req, err := http.ReadRequest(bufio.NewReader(c))
-					if err != nil {
-						return
-					}
-					io.Copy(io.Discard, req.Body)
-					io.WriteString(c, reply)
-				}()
-			}
-		}()
+		ln := rawUpstream(t, func() string { return reply })
 		_, u := proxyTo(t, "http://"+ln.Addr().String(), Faults{})
 		for _, method := range []string{http.MethodPost, http.MethodGet} {
 			req, _ := http.NewRequest(method, u+"/v1/completions", strings.NewReader("{}"))
@@ -266,25 +246,8 @@ func TestMalformedUpstreamReply(t *testing.T) {
 // bytes reaches the client cut too (its head is gone), never as a whole
 // answer.
 func TestUpstreamCutMidReply(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := rawUpstream(t, func() string { return "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort" })
 	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort")
-				}
-			}()
-		}
-	}()
 	_, u := proxyTo(t, "http://"+ln.Addr().String(), Faults{})
 	resp, err := http.Post(u+"/v1/completions", "application/json", strings.NewReader("{}"))
 	if err != nil {
@@ -295,6 +258,33 @@ func TestUpstreamCutMidReply(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || string(body) != "short" || err == nil {
 		t.Errorf("%d %q %v, want 200, short and the cut", resp.StatusCode, body, err)
 	}
+}
+
+// rawUpstream is an upstream that answers every request (its body read
+// whole) with the bytes reply returns, then closes the connection: for
+// replies no HTTP server would write.
+func rawUpstream(tb testing.TB, reply func() string) net.Listener {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				if req, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+					io.Copy(io.Discard, req.Body)
+					io.WriteString(c, reply())
+				}
+			}()
+		}
+	}()
+	return ln
 }
 
 func proxyTo(t *testing.T, upstream string, f Faults) (*Proxy, string) {
@@ -331,26 +321,8 @@ func FuzzUpstreamReply(f *testing.F) {
 	var mu sync.Mutex
 	var reply atomic.Value
 	reply.Store("")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		f.Fatal(err)
-	}
+	ln := rawUpstream(f, func() string { return reply.Load().(string) })
 	f.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				if req, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
-					io.Copy(io.Discard, req.Body)
-					io.WriteString(c, reply.Load().(string))
-				}
-			}()
-		}
-	}()
 	p, err := New("http://"+ln.Addr().String(), Faults{})
 	if err != nil {
 		f.Fatal(err)
