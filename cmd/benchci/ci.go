@@ -124,8 +124,12 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 			return runErr
 		}
 	} else if o.measured {
+		opts, err := o.run.suites.options()
+		if err != nil {
+			return &exitError{exitUsage, err}
+		}
 		for _, p := range paths {
-			f, err := result.Read(p)
+			f, err := readMeasured(p, opts)
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}

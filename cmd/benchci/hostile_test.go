@@ -192,3 +192,59 @@ func TestMergeStopsWhenCanceled(t *testing.T) {
 		t.Errorf("a merged result was written: %v", err)
 	}
 }
+
+// N2: ci --measured judges SLOs again, from the suite as this checkout has
+// it: verdicts edited in a results file, or a suite definition loosened in
+// it, cannot pass a run that fails.
+func TestMeasuredSLOsAreJudgedAgain(t *testing.T) {
+	data, err := os.ReadFile("../../baselines/quickstart.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b struct {
+		Result map[string]any `json:"result"`
+	}
+	if err := json.Unmarshal(data, &b); err != nil {
+		t.Fatal(err)
+	}
+	doc := b.Result
+	dir := t.TempDir()
+	gate := func(doc map[string]any) (int, string) {
+		b, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "quickstart.json")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := runCLI(t, context.Background(), "ci", "--measured", "--comment=false", "--base-ref", "", "--baselines", filepath.Join(dir, "none"),
+			"--report", filepath.Join(dir, "r.md"), "--html", "", "--summary", "", "--outputs", "", path)
+		return code, out + errOut
+	}
+	// The suite's path is not in this test's checkout: its own definition
+	// judges, and every SLO of the committed run passes.
+	doc["suite"].(map[string]any)["path"] = filepath.Join(dir, "absent.jsonnet")
+	if code, out := gate(doc); code != 0 || !strings.Contains(out, "✅") {
+		t.Fatalf("the committed run: exit %d, want 0\n%s", code, out)
+	}
+	// A stricter suite, measured by the same run: its SLO fails, whatever
+	// the file's verdicts say.
+	slos := doc["suite"].(map[string]any)["definition"].(map[string]any)["slos"].([]any)
+	slos[0].(map[string]any)["threshold"] = "1ms"
+	for _, s := range doc["slos"].([]any) {
+		s.(map[string]any)["pass"] = true
+	}
+	if code, out := gate(doc); code != 1 || !strings.Contains(out, "SLO FAILED") {
+		t.Errorf("verdicts edited to pass: exit %d, want 1\n%s", code, out)
+	}
+	// The suite file in the checkout differs from the one measured.
+	suitePath := filepath.Join(dir, "quickstart.jsonnet")
+	if err := os.WriteFile(suitePath, []byte("local b = import 'benchci.libsonnet';\nb.suite { name: 'quickstart', target: b.target.sim('tiny'), workload: { input_tokens: b.dist.fixed(8), output_tokens: b.dist.fixed(8) }, sweep: b.sweep.rates([6], duration='2s'), slos: [b.slo.p99('ttft', '<', '1000s')] }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc["suite"].(map[string]any)["path"] = suitePath
+	if code, out := gate(doc); code != 2 || !strings.Contains(out, "another version of") {
+		t.Errorf("a suite that differs from the checkout's: exit %d, want 2\n%s", code, out)
+	}
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/runner"
+	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/framework/suitefile"
+)
+
+// readMeasured reads a results file that ci --measured gates, and judges
+// its SLOs again. A results file is the file's word: its SLO verdicts, or
+// the suite definition inside it, can be edited as easily as its figures
+// could before they were verified. The suite in this checkout is the
+// reference: when the file's suite path is here, its definition must be
+// the one this checkout evaluates to (same hash), and its SLOs are judged
+// from it; otherwise they are judged from the file's own definition, and
+// a note says so.
+func readMeasured(path string, opts suitefile.Options) (*result.File, error) {
+	f, err := result.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	if sh := f.Shard; sh != nil {
+		return nil, fmt.Errorf("%s is shard %d of %d, which sent 1/%d of the load: merge the shards first (benchci merge)", path, sh.Index, sh.Count, sh.Count)
+	}
+	s, note, err := measuredSuite(f, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if note != "" {
+		f.Notes = append(f.Notes, note)
+	}
+	runner.Judge(s, f)
+	return f, nil
+}
+
+// measuredSuite returns the suite to judge f by: the checkout's, when f's
+// suite file is here, else f's own definition (and a note).
+func measuredSuite(f *result.File, opts suitefile.Options) (*suite.Suite, string, error) {
+	own, err := suite.Decode(f.Suite.Definition)
+	if err != nil {
+		return nil, "", fmt.Errorf("the suite in the results: %w", err)
+	}
+	if f.Suite.Path == "" {
+		return own, "SLOs judged from the suite definition the results carry: they name no suite file", nil
+	}
+	if _, err := os.Stat(f.Suite.Path); errors.Is(err, os.ErrNotExist) {
+		return own, fmt.Sprintf("SLOs judged from the suite definition the results carry: %s is not in this checkout", f.Suite.Path), nil
+	}
+	l, err := suitefile.Load(f.Suite.Path, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, v := range l.Variants() {
+		name := l.Suite.Name
+		if v.Name != "" {
+			name += "/" + v.Name
+		}
+		if name != f.Suite.Name {
+			continue
+		}
+		if v.Hash != f.Suite.Hash {
+			return nil, "", fmt.Errorf("measured with another version of %s than this checkout's (suite hash %.12s, here %.12s): its SLOs or tolerances may differ; measure the suite as it is here, or check out the revision it was measured at",
+				f.Suite.Path, f.Suite.Hash, v.Hash)
+		}
+		return v.Suite, "", nil
+	}
+	return nil, "", fmt.Errorf("%s in this checkout has no suite named %s", f.Suite.Path, f.Suite.Name)
+}
