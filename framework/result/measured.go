@@ -1,8 +1,13 @@
 package result
 
 import (
+	"bytes"
+	"compress/zlib"
 	"encoding/base64"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -276,9 +281,16 @@ func EncodeHistogram(h *hdrhistogram.Histogram) (string, error) {
 	return string(b), nil
 }
 
-// DecodeHistogram reverses EncodeHistogram.
+// DecodeHistogram reverses EncodeHistogram. It reads the histogram's
+// layout first and refuses one benchci never records: decoding allocates
+// the buckets the layout asks for, and a forged 1..2^62 at 5 digits asks
+// for ~50 MB and a second of CPU per histogram.
 func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
-	if _, err := base64.StdEncoding.DecodeString(s); err != nil {
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("decode histogram: %w", err)
+	}
+	if err := checkLayout(raw); err != nil {
 		return nil, fmt.Errorf("decode histogram: %w", err)
 	}
 	h, err := hdrhistogram.Decode([]byte(s))
@@ -286,6 +298,40 @@ func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
 		return nil, fmt.Errorf("decode histogram: %w", err)
 	}
 	return h, nil
+}
+
+// Histogram layouts benchci records: values from 1 up to an hour of
+// microseconds (latencies) or 10M (token counts), to at most 3
+// significant digits (a model of a mix keeps 2).
+const (
+	maxHistogramValue  = int64(time.Hour / time.Microsecond)
+	maxHistogramDigits = 3
+)
+
+// checkLayout reads the layout from a V2 compressed histogram's header
+// (8 bytes of cookie and length, then, deflated, 40 bytes: cookie,
+// payload length, normalizing offset, digits, lowest, highest,
+// conversion ratio) without inflating the counts.
+func checkLayout(raw []byte) error {
+	if len(raw) < 8 {
+		return errors.New("too short")
+	}
+	z, err := zlib.NewReader(bytes.NewReader(raw[8:]))
+	if err != nil {
+		return err
+	}
+	defer z.Close()
+	var head [40]byte
+	if _, err := io.ReadFull(z, head[:]); err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
+	digits := int32(binary.BigEndian.Uint32(head[12:16]))
+	lowest := int64(binary.BigEndian.Uint64(head[16:24]))
+	highest := int64(binary.BigEndian.Uint64(head[24:32]))
+	if lowest != 1 || highest < 2 || highest > maxHistogramValue || digits < 1 || digits > maxHistogramDigits {
+		return fmt.Errorf("a layout of %d..%d at %d digits, which benchci never records (1..%d, at most %d digits)", lowest, highest, digits, maxHistogramValue, maxHistogramDigits)
+	}
+	return nil
 }
 
 // MergeHistograms merges the histogram called name of every point that

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // committedResult is the result inside the committed quickstart baseline:
@@ -157,5 +159,25 @@ func TestVerifyBoundsHistograms(t *testing.T) {
 	doc["points"] = pts
 	if _, err := Parse(mustJSON(t, doc)); !errors.Is(err, ErrInconsistent) || !strings.Contains(err.Error(), "points, more than") {
 		t.Errorf("%d points: %v", len(pts), err)
+	}
+}
+
+// N3: a histogram of a layout benchci never records (here 1..2^40 at 4
+// digits) is refused from its header, before its buckets are allocated.
+func TestDecodeHistogramRefusesForeignLayouts(t *testing.T) {
+	h := hdrhistogram.New(1, 1<<40, 4)
+	h.RecordValue(1000)
+	enc, err := EncodeHistogram(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecodeHistogram(enc); err == nil || !strings.Contains(err.Error(), "never records") {
+		t.Fatalf("DecodeHistogram = %v, want a refusal of the layout", err)
+	}
+	ok := hdrhistogram.New(1, 3_600_000_000, 3)
+	ok.RecordValue(1000)
+	enc, _ = EncodeHistogram(ok)
+	if _, err := DecodeHistogram(enc); err != nil {
+		t.Fatalf("benchci's own layout: %v", err)
 	}
 }
