@@ -44,8 +44,17 @@ func baselineEdits(cmd *cobra.Command, o ciOptions, results []*result.File, abRu
 		seen[name] = true
 		path := filepath.Join(o.run.baselines, name+".json")
 		now, err := result.ReadBytes(path)
+		if errors.Is(err, os.ErrNotExist) {
+			// Deleting a baseline turns the gate off for the suite: as
+			// loud as loosening it.
+			if _, commit, err := gitrev.ReadFile(path, rev, result.MaxFileBytes); err == nil {
+				edits = append(edits, report.BaselineEdit{Suite: name, Base: commit, Removed: true})
+				fmt.Fprintf(cmd.OutOrStdout(), "baseline %s: deleted here; the gate no longer compares it\n", name)
+			}
+			continue
+		}
 		if err != nil {
-			continue // no baseline here: nothing was edited (or the gate says why)
+			continue // unreadable here: the gate says why
 		}
 		e, ok := baselineEdit(name, path, rev, now)
 		if !ok {

@@ -248,3 +248,32 @@ func TestMeasuredSLOsAreJudgedAgain(t *testing.T) {
 		t.Errorf("a suite that differs from the checkout's: exit %d, want 2\n%s", code, out)
 	}
 }
+
+// N5: a pull request that deletes a suite's baseline turns its gate off;
+// the report leads with that.
+func TestBaselineDeletionIsLoud(t *testing.T) {
+	honest, err := os.ReadFile("../../baselines/quickstart.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := gitfixture.New(t)
+	base := repo.Commit("baseline", map[string][]byte{"baselines/quickstart.json": honest})
+	if err := os.Remove(filepath.Join(repo.Dir, "baselines", "quickstart.json")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := baseline.Read("../../baselines/quickstart.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cand := filepath.Join(t.TempDir(), "quickstart.json")
+	if err := result.Write(cand, b.Result); err != nil {
+		t.Fatal(err)
+	}
+	reportPath := filepath.Join(t.TempDir(), "r.md")
+	code, out, errOut := runCLI(t, context.Background(), "ci", "--measured", "--comment=false", "--base-ref", base,
+		"--baselines", filepath.Join(repo.Dir, "baselines"), "--report", reportPath, "--html", "", "--summary", "", "--outputs", "", cand)
+	md, _ := os.ReadFile(reportPath)
+	if code != 0 || !strings.Contains(out, "baseline quickstart: deleted here") || !strings.Contains(string(md), "deletes the baseline of quickstart") {
+		t.Fatalf("exit %d\n%s\n%s\n%s", code, out, errOut, md)
+	}
+}

@@ -17,8 +17,11 @@ type BaselineEdit struct {
 	// Added: the base had no baseline for the suite; Err: the base's
 	// version could not be read, so the edit could not be shown.
 	Added bool
-	Err   string
-	Edit  baseline.Edit
+	// Removed: the base had a baseline for the suite, and this change
+	// deletes it.
+	Removed bool
+	Err     string
+	Edit    baseline.Edit
 }
 
 // maxEditRows bounds the table of moved figures in a comment.
@@ -38,6 +41,8 @@ func BaselineEdits(w io.Writer, edits []BaselineEdit) error {
 		switch {
 		case e.Err != "":
 			_, err = fmt.Fprintf(w, "> ⚠️ **This pull request changes the baseline of %s**, and its base version could not be read to show what moved: %s\n\n", Escape(e.Suite), Escape(OneLine(e.Err)))
+		case e.Removed:
+			_, err = fmt.Fprintf(w, "> ⚠️ **This pull request deletes the baseline of %s**%s: the gate no longer compares its figures with anything.\n\n", Escape(e.Suite), at)
 		case e.Added:
 			_, err = fmt.Fprintf(w, "> ℹ️ **This pull request adds the baseline of %s**%s: from now on the gate judges against it.\n\n", Escape(e.Suite), at)
 		case e.Edit.WorkloadChanged:
