@@ -22,6 +22,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/benchci/benchci/framework/internal/untrusted"
 	"github.com/benchci/benchci/framework/internal/words"
 	"github.com/benchci/benchci/framework/redact"
 )
@@ -581,31 +582,12 @@ func (c *Client) embeddings(body *response, res *Result, sentBytes int) {
 }
 
 // fail records the failure. Its detail is the server's text: secrets are
-// masked before it is cut (redact.Cut), and characters that reorder or
-// hide text on a terminal or a web page are made visible.
+// masked before it is cut (redact.Cut), and control and bidirectional
+// characters are neutralized (untrusted.Text), so it is safe wherever it
+// is shown.
 func (r *Result) fail(kind ErrorKind, detail string) {
 	r.Err = kind
-	r.Detail = redact.Cut(visible(detail), 300)
-}
-
-// visible replaces the Unicode controls that reorder or hide text (the
-// bidirectional overrides and isolates, zero-width characters) with
-// U+FFFD, so a server's error cannot disguise what it says where it is
-// shown.
-func visible(s string) string {
-	if !strings.ContainsFunc(s, hidden) {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		if hidden(r) {
-			return '\uFFFD'
-		}
-		return r
-	}, s)
-}
-
-func hidden(r rune) bool {
-	return r >= '\u202A' && r <= '\u202E' || r >= '\u2066' && r <= '\u2069' || r == '\u200E' || r == '\u200F' || r == '\u061C'
+	r.Detail = redact.Cut(untrusted.Text(detail), 300)
 }
 
 // classify tells a timeout or a cancellation from the fallback kind.

@@ -64,7 +64,7 @@ func TestErrorTextNeverCarriesTheKey(t *testing.T) {
 func TestErrorTextShowsBidiControls(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(500)
-		io.WriteString(w, "ok \u202Egnp.exe\u202C")
+		io.WriteString(w, "ok \u202Egnp.exe\u202C \x1b[2J\x1b]0;pwned\x07")
 	}))
 	defer srv.Close()
 	c, err := New(Options{BaseURL: srv.URL, API: "chat", Model: "m", Timeout: 5 * time.Second})
@@ -74,7 +74,7 @@ func TestErrorTextShowsBidiControls(t *testing.T) {
 	defer c.CloseIdle()
 	var res Result
 	c.Do(context.Background(), []byte(`{}`), "r", &res)
-	if strings.ContainsAny(res.Detail, "\u202E\u202C") || !strings.Contains(res.Detail, "\uFFFD") {
+	if strings.ContainsAny(res.Detail, "\u202E\u202C\x1b\x07") || !strings.Contains(res.Detail, "\uFFFD") {
 		t.Errorf("detail %q keeps the override", res.Detail)
 	}
 }

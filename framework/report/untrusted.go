@@ -1,6 +1,10 @@
 package report
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/benchci/benchci/framework/internal/untrusted"
+)
 
 // OneLine makes untrusted text (a server's error body, a model name) safe
 // to print in a CI log: control characters become spaces, so it stays on
@@ -14,7 +18,7 @@ func OneLine(s string) string {
 		}
 		// Bidirectional overrides and isolates reorder what a terminal or
 		// a page shows: made visible, never obeyed.
-		if r >= '\u202A' && r <= '\u202E' || r >= '\u2066' && r <= '\u2069' || r == '\u200E' || r == '\u200F' || r == '\u061C' {
+		if untrusted.Bidi(r) {
 			return '\uFFFD'
 		}
 		return r

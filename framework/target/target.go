@@ -15,6 +15,7 @@ import (
 
 	"github.com/benchci/benchci/framework/faultproxy"
 	"github.com/benchci/benchci/framework/internal/didyoumean"
+	"github.com/benchci/benchci/framework/internal/untrusted"
 	"github.com/benchci/benchci/framework/redact"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/sim"
@@ -163,7 +164,13 @@ func FirstModel(ctx context.Context, baseURL, apiKey string) (string, error) {
 	if err := json.Unmarshal(body, &list); err != nil || len(list.Data) == 0 || list.Data[0].ID == "" {
 		return "", fmt.Errorf("target: /v1/models lists no model; set the model in the suite: b.target.url(url, model='...')")
 	}
-	return list.Data[0].ID, nil
+	id := list.Data[0].ID
+	// The id is sent back with every request, so it cannot be cleaned:
+	// one that could disguise itself in a report is refused.
+	if len(id) > 512 || !untrusted.Safe(id) {
+		return "", fmt.Errorf("target: /v1/models names the model %q, with control or bidirectional characters (or over 512 bytes); set the model in the suite: b.target.url(url, model='...')", untrusted.Text(id[:min(len(id), 80)]))
+	}
+	return id, nil
 }
 
 // SimProfile builds a sim target's profile: a constant profile with its

@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -66,5 +67,21 @@ func TestOpenSim(t *testing.T) {
 	m, err := FirstModel(context.Background(), tg.Info.URL, "")
 	if err != nil || m != tg.Info.Model {
 		t.Errorf("sim serves model %q (%v), info says %q", m, err, tg.Info.Model)
+	}
+}
+
+// A model id that could disguise itself in a report (a right-to-left
+// override, an escape sequence) is refused, not sent on and printed.
+func TestOpenRefusesAModelIDThatHides(t *testing.T) {
+	for _, id := range []string{"m\u202eevil", "m\x1b[2J"} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := json.Marshal(map[string]any{"data": []any{map[string]any{"id": id}}})
+			w.Write(b)
+		}))
+		_, err := Open(context.Background(), suite.Target{Kind: "url", URL: srv.URL}, Options{})
+		srv.Close()
+		if err == nil || !strings.Contains(err.Error(), "control or bidirectional") || strings.ContainsAny(err.Error(), "\u202e\x1b") {
+			t.Errorf("model id %q: %v", id, err)
+		}
 	}
 }
