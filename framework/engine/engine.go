@@ -19,6 +19,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/benchci/benchci/framework/internal/untrusted"
 )
 
 // Info names an engine.
@@ -78,7 +80,10 @@ func Detect(ctx context.Context, baseURL string) Info {
 		if m, ok := get(p.path); ok {
 			info.Name = p.name
 			if v, ok := m[p.field]; ok {
-				info.Version = fmt.Sprint(v)
+				// A server's words, shown in every report: neutralized
+				// and bounded.
+				info.Version = untrusted.Text(fmt.Sprint(v))
+				info.Version = info.Version[:min(len(info.Version), 120)]
 			}
 			if slices.Contains(placeholders, strings.ToLower(info.Version)) {
 				info.Placeholder, info.Version = info.Version, ""
@@ -91,7 +96,7 @@ func Detect(ctx context.Context, baseURL string) Info {
 			if data, _ := m["data"].([]any); len(data) > 0 {
 				if d, _ := data[0].(map[string]any); d != nil {
 					if o, _ := d["owned_by"].(string); o != "" {
-						info.Name = o
+						info.Name = untrusted.Text(o[:min(len(o), 120)])
 					}
 				}
 			}
