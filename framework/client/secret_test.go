@@ -26,6 +26,7 @@ func TestErrorTextNeverCarriesTheKey(t *testing.T) {
 		{"HTTP 500 with the key at byte 274", strings.Repeat("A", 274) + key, "http"},
 		{"HTTP 500 with the key at the read limit", strings.Repeat("B", 512-10) + key, "http"},
 		{"a stream error quoting the key", "", "stream"},
+		{"HTTP 500 with the key JSON-escaped", `{"error":{"message":"invalid key sk\u002dlive\u002d0123456789abcd\u0065f"}}`, "http"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

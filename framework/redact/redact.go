@@ -79,7 +79,7 @@ func String(s string) string {
 			s = strings.ReplaceAll(s, sec, Mask)
 		}
 	}
-	return s
+	return maskEncoded(s, false)
 }
 
 // partialMin is the shortest tail of a text that is masked for being the
@@ -95,6 +95,7 @@ const partialMin = 4
 func Cut(s string, n int) string {
 	s = String(s)
 	mu.RLock()
+	s = maskEncoded(s, true)
 	for _, sec := range secrets {
 		for k := min(len(sec)-1, len(s)); k >= partialMin; k-- {
 			if strings.HasSuffix(s, sec[:k]) {
@@ -115,6 +116,12 @@ func Cut(s string, n int) string {
 }
 
 // Bytes is String for bytes; it returns b itself when nothing matched.
+//
+// Secrets echoed encoded (JSON escapes, percent-encoding) are masked in
+// texts up to maxDecoded bytes: every write to a terminal or a log, a
+// report, a comment. A larger text (a big results file) gets the literal
+// pass only; the server text in it was masked, encoded forms included,
+// when it came in (Cut).
 func Bytes(b []byte) []byte {
 	mu.RLock()
 	defer mu.RUnlock()
@@ -123,8 +130,16 @@ func Bytes(b []byte) []byte {
 			b = bytes.ReplaceAll(b, []byte(sec), []byte(Mask))
 		}
 	}
+	if len(b) <= maxDecoded && len(secrets) > 0 && bytes.ContainsAny(b, `\%`) {
+		if m := maskEncoded(string(b), false); len(m) != len(b) || m != string(b) {
+			return []byte(m)
+		}
+	}
 	return b
 }
+
+// maxDecoded bounds the texts searched for encoded secrets.
+const maxDecoded = 4 << 20
 
 // Writer masks secrets in what is written through it. A line writer holds
 // back an unfinished line, so a secret split across two writes (a child

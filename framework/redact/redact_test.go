@@ -57,3 +57,44 @@ func TestCutMasksBeforeCutting(t *testing.T) {
 		t.Errorf("Cut of a short text = %q", got)
 	}
 }
+
+// N1: a server that echoes a key JSON-escaped ("\/" for "/", "\u0072"
+// for "r") or percent-encoded still has it masked, in whole texts and in
+// texts cut mid-key.
+func TestEncodedSecretsAreMasked(t *testing.T) {
+	const key = "Zq9XwV7uT5/sR3pN1mL8kJ6hG4fD2+abc/xyz0"
+	Add(key)
+	for _, in := range []string{
+		`{"error":{"message":"invalid key Zq9XwV7uT5\/sR3pN1mL8kJ6hG4fD2+abc\/xyz0"}}`,
+		`invalid key Zq9XwV7uT5\u002fsR3pN1mL8kJ6hG4fD2+abc/xyz0 sent`,
+		`key=Zq9XwV7uT5%2FsR3pN1mL8kJ6hG4fD2%2Babc%2Fxyz0&x=1`,
+		`k Zq9XwV7\u0075T5\/sR3pN1mL8kJ6hG4fD2+abc\/xyz0`,
+	} {
+		for name, got := range map[string]string{"String": String(in), "Bytes": string(Bytes([]byte(in))), "Cut": Cut(in, 1000)} {
+			if strings.Contains(got, "Zq9X") || !strings.Contains(got, Mask) {
+				t.Errorf("%s(%q) = %q", name, in, got)
+			}
+		}
+	}
+	// Cut mid-key, encoded.
+	in := strings.Repeat("A", 40) + `Zq9XwV7uT5\/sR3p`
+	if got := Cut(in, 1000); strings.Contains(got, "Zq9X") {
+		t.Errorf("Cut of an encoded key cut mid-way = %q", got)
+	}
+	// Text without the key is untouched, escapes and all.
+	if in := `{"a":"b\/c \u00e9 100%"}`; String(in) != in {
+		t.Errorf("String changed %q to %q", in, String(in))
+	}
+}
+
+func FuzzMaskEncoded(f *testing.F) {
+	Add("fuzz-secret-value")
+	f.Add(`fuzz-secret\u002dvalue`)
+	f.Add(`%66uzz-secret-value\`)
+	f.Fuzz(func(t *testing.T, s string) {
+		if got := String(s); strings.Contains(got, "fuzz-secret-value") {
+			t.Errorf("String(%q) = %q keeps the secret", s, got)
+		}
+		Cut(s, 10)
+	})
+}

@@ -1,0 +1,165 @@
+package redact
+
+import (
+	"bytes"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// A server can echo a secret encoded: JSON may escape any character
+// ("sk-p\u0072oj", "a\/b"), a URL percent-encodes ("a%2Fb"). Matching
+// the literal secret misses those, so text holding an escape is decoded,
+// the secrets searched in the decoded text, and the original bytes behind
+// each match masked.
+
+// decoded is text with its escapes decoded; from[i] and to[i] bound the
+// original bytes behind decoded byte i.
+type decoded struct {
+	text     []byte
+	from, to []int32
+}
+
+func decode(s string) decoded {
+	d := decoded{text: make([]byte, 0, len(s)), from: make([]int32, 0, len(s)), to: make([]int32, 0, len(s))}
+	emit := func(b []byte, from, to int) {
+		for _, c := range b {
+			d.text = append(d.text, c)
+			d.from = append(d.from, int32(from))
+			d.to = append(d.to, int32(to))
+		}
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s):
+			if r, n := jsonEscape(s[i:]); n > 0 {
+				var buf [4]byte
+				emit(buf[:utf8.EncodeRune(buf[:], r)], i, i+n)
+				i += n
+				continue
+			}
+		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			emit([]byte{unhex(s[i+1])<<4 | unhex(s[i+2])}, i, i+3)
+			i += 3
+			continue
+		}
+		emit([]byte{c}, i, i+1)
+		i++
+	}
+	return d
+}
+
+// jsonEscape decodes the JSON escape at the start of s, and how many bytes
+// it takes (0: none).
+func jsonEscape(s string) (rune, int) {
+	switch s[1] {
+	case '"', '\\', '/':
+		return rune(s[1]), 2
+	case 'b':
+		return '\b', 2
+	case 'f':
+		return '\f', 2
+	case 'n':
+		return '\n', 2
+	case 'r':
+		return '\r', 2
+	case 't':
+		return '\t', 2
+	case 'u':
+		r, ok := hex4(s[2:])
+		if !ok {
+			return 0, 0
+		}
+		if utf16.IsSurrogate(r) && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+			if r2, ok := hex4(s[8:]); ok {
+				if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
+					return pair, 12
+				}
+			}
+		}
+		return r, 6
+	}
+	return 0, 0
+}
+
+func hex4(s string) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for i := range 4 {
+		if !isHex(s[i]) {
+			return 0, false
+		}
+		r = r<<4 | rune(unhex(s[i]))
+	}
+	return r, true
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+func unhex(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
+}
+
+// maskEncoded masks in s every secret that appears once s's escapes are
+// decoded, and, when tail is set, a secret's beginning at s's end (s may
+// have been cut). Call it with mu held.
+func maskEncoded(s string, tail bool) string {
+	if len(secrets) == 0 || len(s) > maxDecoded || !strings.ContainsAny(s, `\%`) {
+		return s
+	}
+	d := decode(s)
+	type span struct{ from, to int }
+	var spans []span
+	for _, sec := range secrets {
+		for at := 0; ; {
+			i := bytes.Index(d.text[at:], []byte(sec))
+			if i < 0 {
+				break
+			}
+			i += at
+			spans = append(spans, span{int(d.from[i]), int(d.to[i+len(sec)-1])})
+			at = i + len(sec)
+		}
+		if !tail {
+			continue
+		}
+		for k := min(len(sec)-1, len(d.text)); k >= partialMin; k-- {
+			if bytes.HasSuffix(d.text, []byte(sec[:k])) {
+				spans = append(spans, span{int(d.from[len(d.text)-k]), len(s)})
+				break
+			}
+		}
+	}
+	if len(spans) == 0 {
+		return s
+	}
+	// Mask from the end, so earlier offsets stay valid; overlapping spans
+	// merge.
+	for i := range spans {
+		for j := i + 1; j < len(spans); j++ {
+			if spans[j].from > spans[i].from {
+				spans[i], spans[j] = spans[j], spans[i]
+			}
+		}
+	}
+	out := s
+	end := len(s) + 1
+	for _, sp := range spans {
+		if sp.from >= end {
+			continue
+		}
+		to := min(sp.to, end)
+		out = out[:sp.from] + Mask + out[to:]
+		end = sp.from
+	}
+	return out
+}
