@@ -196,7 +196,7 @@ func Run(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, error) 
 // dispatcher's loop is only "wait, then send". It numbers them in sequence
 // and passes on those keep accepts (nil: all); the others are built and
 // dropped, so that every shard numbers the same sequence alike.
-func ahead(ctx context.Context, src Source, n int, keep func(int) bool) (<-chan Item, <-chan error) {
+func ahead(ctx context.Context, src Source, n int, keep func(int) bool, bodies *budget) (<-chan Item, <-chan error) {
 	items := make(chan Item, 256)
 	errc := make(chan error, 1)
 	go func() {
@@ -209,6 +209,10 @@ func ahead(ctx context.Context, src Source, n int, keep func(int) bool) (<-chan 
 			}
 			if it.Seq = i; keep != nil && !keep(i) {
 				continue
+			}
+			// Held from here until the request is answered (collector.send).
+			if !bodies.take(ctx, it.weight()) {
+				return
 			}
 			select {
 			case items <- it:
@@ -235,6 +239,8 @@ type collector struct {
 	retry *retrier
 	// check judges structured answers (Config.Check).
 	check func(*client.Result) bool
+	// bodies counts the request bodies held, built or in flight.
+	bodies *budget
 }
 
 func newCollector(rec *metrics.Recorder, cfg Config) *collector {
@@ -262,6 +268,7 @@ func newCollector(rec *metrics.Recorder, cfg Config) *collector {
 // think time.
 // It returns when the last reply ended, as the client stamped it.
 func (c *collector) send(ctx context.Context, d Doer, it Item, scheduled time.Time, warmup bool) time.Time {
+	defer c.bodies.give(it.weight())
 	id := "benchci-" + strconv.Itoa(it.Seq+1)
 	ok, end := c.sendOne(ctx, d, it, id, scheduled, warmup)
 	if !ok {
@@ -405,21 +412,29 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 
 	runCtx, cancelItems := context.WithCancel(ctx)
 	defer cancelItems()
-	items, errc := ahead(runCtx, src, total, cfg.Shard.Owns)
+	bodies := newBudget(runCtx, MaxBodyBytes)
+	items, errc := ahead(runCtx, src, total, cfg.Shard.Owns, bodies)
 	var sem chan struct{}
 	if cfg.MaxConcurrency > 0 {
 		sem = make(chan struct{}, cfg.MaxConcurrency)
 	}
 
 	// Let the source fill its buffer before the clock starts.
+	// Bodies past the budget are built once requests finish: the buffer
+	// holds what fits.
 	warm := min(owned, 64)
 	buffered := make([]Item, 0, warm)
+fill:
 	for range warm {
-		it, ok := <-items
-		if !ok {
-			break
+		select {
+		case it, ok := <-items:
+			if !ok {
+				break fill
+			}
+			buffered = append(buffered, it)
+		case <-bodies.full:
+			break fill
 		}
-		buffered = append(buffered, it)
 	}
 	select {
 	case err := <-errc:
@@ -437,6 +452,7 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 	rec := metrics.NewRecorder(winStart, winEnd)
 	rec.Slices = metrics.NewSlicer(t0, cfg.Warmup+cfg.Duration, cfg.Warmup)
 	col := newCollector(rec, cfg)
+	col.bodies = bodies
 	// Sends run under their own context, so that a saturated point can
 	// stop sending and cancel its queue without stopping the run.
 	sendCtx, cancelSends := context.WithCancel(ctx)
@@ -639,7 +655,8 @@ func flagClient(s *result.Schedule, why string) {
 func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, error) {
 	runCtx, cancelItems := context.WithCancel(ctx)
 	defer cancelItems()
-	items, errc := ahead(runCtx, src, -1, cfg.Shard.Owns)
+	bodies := newBudget(runCtx, MaxBodyBytes)
+	items, errc := ahead(runCtx, src, -1, cfg.Shard.Owns, bodies)
 
 	t0, skew := start(ctx, cfg)
 	canary := stall.Start(ctx)
@@ -655,6 +672,7 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 	rec := metrics.NewRecorder(winStart, winEnd)
 	rec.Slices = metrics.NewSlicer(t0, cfg.Warmup+cfg.Duration, cfg.Warmup)
 	col := newCollector(rec, cfg)
+	col.bodies = bodies
 	var measured atomic.Int64
 	var sentIn atomic.Int64
 	var wg sync.WaitGroup
