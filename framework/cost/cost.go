@@ -43,6 +43,13 @@ func measuredPower(s *suite.Suite, figures map[string]float64) *Power {
 		src := t.Name
 		if gpus {
 			src = fmt.Sprintf("%s, %d GPUs", t.Name, int(n))
+			// An exporter of a whole node (or of more GPUs than the
+			// deployment) measures GPUs the suite does not pay for: its
+			// mean per GPU prices the suite's own count.
+			if c := s.Cost; c != nil && c.GPUs > 0 && c.GPUs != int(n) {
+				src = fmt.Sprintf("%s, %d GPUs at %.0f W each, priced for the suite's %d", t.Name, int(n), w/n, c.GPUs)
+				w = w / n * float64(c.GPUs)
+			}
 		}
 		return &Power{Watts: w, Source: src}
 	}

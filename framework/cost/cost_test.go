@@ -2,6 +2,7 @@ package cost
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/benchci/benchci/framework/suite"
@@ -48,5 +49,19 @@ func TestMeasuredPower(t *testing.T) {
 	}
 	if none, _ := At(suite.Cost{USDPerHour: 2, GPUs: 1}, nil, 1000, 2000); none.Energy != "" {
 		t.Errorf("no energy price, yet %q", none.Energy)
+	}
+}
+
+// N7: an exporter serving 1000 GPUs at 1999 W each, for a deployment of
+// 2, prices the energy of 2 GPUs, not a thousand.
+func TestMeasuredPowerIsPerTheSuitesGPUs(t *testing.T) {
+	s := &suite.Suite{Cost: &suite.Cost{USDPerHour: 2, GPUs: 2, USDPerKWh: 0.5}, Telemetry: []suite.Telemetry{{Name: "dcgm"}}}
+	p := measuredPower(s, map[string]float64{"dcgm.power_mean_w": 1999 * 1000, "dcgm.gpus": 1000})
+	if p == nil || math.Abs(p.Watts-2*1999) > 1e-6 || !strings.Contains(p.Source, "priced for the suite's 2") {
+		t.Fatalf("power %+v, want 3998 W for the suite's 2 GPUs", p)
+	}
+	same := measuredPower(s, map[string]float64{"dcgm.power_mean_w": 800, "dcgm.gpus": 2})
+	if same == nil || same.Watts != 800 || same.Source != "dcgm, 2 GPUs" {
+		t.Errorf("an exporter of the suite's own GPUs: %+v", same)
 	}
 }
