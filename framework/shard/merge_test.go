@@ -46,7 +46,7 @@ b.suite {
   workload: { input_tokens: b.dist.fixed(20), output_tokens: b.dist.fixed(50) },
   sweep: b.sweep.rates([8], duration='10s'),
   slos: [b.slo.p99('ttft', '<', '200ms', at_rate=8)],
-  cost: b.cost.gpu(usd_per_hour=4),
+  cost: b.cost.gpu(usd_per_hour=2, gpus=2),
   telemetry: [b.telemetry.dcgm('http://127.0.0.1:9400/metrics')],
 }`, suitefile.Options{})
 	if err != nil {
@@ -106,7 +106,7 @@ func TestMergeHalvesIsTheWhole(t *testing.T) {
 	if p.Throughput.Requests != 200 || p.Throughput.OutputTokens != 10000 || p.Window.Seconds != 10 || p.Schedule.SendRate != 8 {
 		t.Errorf("throughput %+v over %v s, send rate %v", p.Throughput, p.Window.Seconds, p.Schedule.SendRate)
 	}
-	// $4/h over 10000 tok/s: 4e6 / (10000 x 3600) per 1M.
+	// 2 GPUs at $2/h over 10000 tok/s: 4e6 / (10000 x 3600) per 1M.
 	if c := p.Cost; c == nil || c.PerMOutput < 0.1111 || c.PerMOutput > 0.1112 {
 		t.Errorf("cost %+v, want $0.1111 per 1M from the merged throughput", c)
 	}
