@@ -403,3 +403,15 @@ func FuzzParseAgrees(f *testing.F) {
 		}
 	})
 }
+
+// N8: an energy counter that did not move while the GPUs drew 300 W (an
+// exporter that refreshes it every ~30 s, over a shorter point) gives
+// power x time, with a note, not 0 J.
+func TestStuckEnergyCounter(t *testing.T) {
+	t.Parallel()
+	stuck := "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} 300\nDCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\"} 5000\n"
+	figs, notes := reduce(at(t, nil, stuck, stuck, stuck), nil)
+	if math.Abs(figs[Energy]-600) > 1e-6 || figs[EnergyCounted] != 0 || len(notes) != 1 || !strings.Contains(notes[0], "not refreshed") {
+		t.Errorf("%v J, counted %v, notes %q; want 600 J from power x time, noted", figs[Energy], figs[EnergyCounted], notes)
+	}
+}

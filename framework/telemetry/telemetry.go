@@ -308,6 +308,14 @@ func reduce(scrapes []sample, gauges []string) (map[string]float64, []string) {
 			notes = append(notes, fmt.Sprintf("%s left out: %s", energy.metric, why))
 		}
 	}
+	if fromCounter && hasPower && dt > 0 && counted < watts*dt/4 {
+		// A counter that barely moved while the GPUs drew power was not
+		// refreshed over the point (exporters update it every ~30 s):
+		// power x time is the better figure.
+		notes = append(notes, fmt.Sprintf("%s left out: it rose %s J over %.1f s while the GPUs drew %s W (not refreshed over the point?); energy from power x time",
+			energy.metric, num(counted), dt, num(watts)))
+		fromCounter = false
+	}
 	switch {
 	case fromCounter:
 		set(Energy)(counted, true)
