@@ -277,3 +277,19 @@ func TestBaselineDeletionIsLoud(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s\n%s", code, out, errOut, md)
 	}
 }
+
+// N9: one shard's window shrunk to nothing would move the merged
+// throughput: refused.
+func TestMergeRefusesAShrunkWindow(t *testing.T) {
+	dir := t.TempDir()
+	a := shardOfCommitted(t, dir, 0, 2, nil)
+	b := shardOfCommitted(t, dir, 1, 2, func(r map[string]any) {
+		p := r["points"].([]any)[0].(map[string]any)
+		p["window"].(map[string]any)["seconds"] = 1e-300
+		p["throughput"] = map[string]any{"requests": 0, "output_tokens": 0, "total_tokens": 0}
+	})
+	code, out, errOut := runCLI(t, context.Background(), "merge", "-o", filepath.Join(dir, "m.json"), a, b)
+	if code != 2 || !strings.Contains(errOut, "not one window") {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, out, errOut)
+	}
+}

@@ -179,6 +179,18 @@ func mergePoints(files []*result.File, s *suite.Suite) ([]result.Point, error) {
 
 func mergePoint(ps []*result.Point, idx []int, s *suite.Suite) (result.Point, error) {
 	first := ps[0]
+	// The shards measured one point over one window: a shard whose window
+	// is less than half another's (and that was not stopped early) did not
+	// measure the same point, and would move the merged throughput.
+	var widest float64
+	for _, q := range ps {
+		widest = max(widest, q.Window.Seconds)
+	}
+	for i, q := range ps {
+		if q.Window.Seconds < widest/2 && q.Schedule.Saturation == "" && !q.Incomplete {
+			return result.Point{}, fmt.Errorf("shard %d measured it over %.3g s, another shard over %.3g s: not one window", idx[i], q.Window.Seconds, widest)
+		}
+	}
 	p := result.Point{Label: first.Label, Mode: first.Mode, Rate: first.Rate, Concurrency: first.Concurrency, Trial: first.Trial,
 		Server: first.Server}
 	m, err := mergeMeasured(ps)
