@@ -36,6 +36,9 @@ type ciOptions struct {
 	// baseRef is the revision baseline edits are shown against ("auto":
 	// the pull request's base, from the Actions event).
 	baseRef string
+	// suiteFromResults: --measured judges SLOs from the definition the
+	// results carry, not from the checkout's suite.
+	suiteFromResults bool
 }
 
 func ciCmd() *cobra.Command {
@@ -78,6 +81,7 @@ the error is printed and the exit code still tells the verdict.`,
 	cmd.Flags().StringVar(&o.htmlOut, "html", "auto", `where to write the self-contained HTML report ("auto": beside --report, as .html; "" for none)`)
 	cmd.Flags().StringVar(&o.ab, "ab", "", "also run each suite as it is at this git revision (the PR's base, e.g. origin/main), interleaved point by point on this machine, and judge the candidate against it instead of the committed baseline (still reported)")
 	cmd.Flags().StringVar(&o.baseRef, "base-ref", "auto", `revision whose baselines this change's are shown against: every figure an edited baseline moves is listed at the top of the report, and those that make the gate more lenient flagged ("auto": the pull request's base, or --ab's revision; "" for none)`)
+	cmd.Flags().BoolVar(&o.suiteFromResults, "suite-from-results", false, "with --measured: judge SLOs from the suite definition the results carry, when the suite file is not in this checkout (the results are then trusted as they are)")
 	cmd.Flags().BoolVar(&o.measured, "measured", false, "the arguments are results files already measured (a merged sharded run, benchci merge): gate, report and comment on them without running")
 	cmd.Flags().StringVar(&o.artifact, "artifact", "", "name of the workflow artifact the HTML report is uploaded in: the comment links the run's artifacts")
 	cmd.Flags().StringVar(&o.outputs, "outputs", os.Getenv("GITHUB_OUTPUT"), "file to append verdict=, regressions= and report= lines to (default $GITHUB_OUTPUT)")
@@ -129,9 +133,12 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 			return &exitError{exitUsage, err}
 		}
 		for _, p := range paths {
-			f, err := readMeasured(p, opts)
+			f, note, err := readMeasured(p, opts, o.suiteFromResults)
 			if err != nil {
 				return &exitError{exitUsage, err}
+			}
+			if note != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "note: %s: %s\n", f.Suite.Name, note)
 			}
 			results = append(results, f)
 		}

@@ -245,7 +245,7 @@ func TestCIMeasured(t *testing.T) {
 	dir := t.TempDir()
 	const base, cand = "../../baselines/quickstart.json", "testdata/candidate.json"
 	want, _, _ := runCLI(t, context.Background(), "compare", base, cand)
-	code, stdout, stderr := runCLI(t, context.Background(), "ci", "--measured", "--comment=false", "--summary", "", "--baselines", "../../baselines",
+	code, stdout, stderr := runCLI(t, context.Background(), "ci", "--measured", "--suite-from-results", "--comment=false", "--summary", "", "--baselines", "../../baselines",
 		"--report", filepath.Join(dir, "r.md"), cand)
 	if code != want || code == exitUsage {
 		t.Fatalf("exit %d, compare's %d\n%s\n%s", code, want, stdout, stderr)

@@ -14,9 +14,9 @@ import (
 	"github.com/benchci/benchci/internal/gitfixture"
 )
 
-// shardsOfCommitted writes the committed quickstart baseline's result as
-// shard i of n into dir, and returns its path.
-func shardOfCommitted(t *testing.T, dir string, i, n int, edit func(map[string]any)) string {
+// committedResult is the result inside the committed quickstart baseline,
+// as a JSON tree to edit.
+func committedResult(t *testing.T) map[string]any {
 	t.Helper()
 	data, err := os.ReadFile("../../baselines/quickstart.json")
 	if err != nil {
@@ -28,11 +28,19 @@ func shardOfCommitted(t *testing.T, dir string, i, n int, edit func(map[string]a
 	if err := json.Unmarshal(data, &b); err != nil {
 		t.Fatal(err)
 	}
-	b.Result["shard"] = map[string]any{"index": i, "count": n, "started": b.Result["started"], "finished": b.Result["finished"]}
+	return b.Result
+}
+
+// shardOfCommitted writes the committed quickstart baseline's result as
+// shard i of n into dir, and returns its path.
+func shardOfCommitted(t *testing.T, dir string, i, n int, edit func(map[string]any)) string {
+	t.Helper()
+	r := committedResult(t)
+	r["shard"] = map[string]any{"index": i, "count": n, "started": r["started"], "finished": r["finished"]}
 	if edit != nil {
-		edit(b.Result)
+		edit(r)
 	}
-	out, err := json.Marshal(b.Result)
+	out, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +163,7 @@ func TestBaselineEditIsLoud(t *testing.T) {
 		t.Fatal(err)
 	}
 	reportPath := filepath.Join(t.TempDir(), "r.md")
-	code, out, errOut := runCLI(t, context.Background(), "ci", "--measured", "--comment=false", "--base-ref", base,
+	code, out, errOut := runCLI(t, context.Background(), "ci", "--measured", "--suite-from-results", "--comment=false", "--base-ref", base,
 		"--baselines", filepath.Join(repo.Dir, "baselines"), "--report", reportPath, "--html", "", "--summary", "", "--outputs", "", cand)
 	if code != 0 {
 		t.Fatalf("ci: exit %d, want 0 (the slower run passes the edited baseline)\n%s\n%s", code, out, errOut)
@@ -197,19 +205,9 @@ func TestMergeStopsWhenCanceled(t *testing.T) {
 // it: verdicts edited in a results file, or a suite definition loosened in
 // it, cannot pass a run that fails.
 func TestMeasuredSLOsAreJudgedAgain(t *testing.T) {
-	data, err := os.ReadFile("../../baselines/quickstart.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b struct {
-		Result map[string]any `json:"result"`
-	}
-	if err := json.Unmarshal(data, &b); err != nil {
-		t.Fatal(err)
-	}
-	doc := b.Result
+	doc := committedResult(t)
 	dir := t.TempDir()
-	gate := func(doc map[string]any) (int, string) {
+	gate := func(doc map[string]any, flags ...string) (int, string) {
 		b, err := json.Marshal(doc)
 		if err != nil {
 			t.Fatal(err)
@@ -218,15 +216,20 @@ func TestMeasuredSLOsAreJudgedAgain(t *testing.T) {
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		code, out, errOut := runCLI(t, context.Background(), "ci", "--measured", "--comment=false", "--base-ref", "", "--baselines", filepath.Join(dir, "none"),
-			"--report", filepath.Join(dir, "r.md"), "--html", "", "--summary", "", "--outputs", "", path)
+		args := append([]string{"ci", "--measured", "--comment=false", "--base-ref", "", "--baselines", filepath.Join(dir, "none"),
+			"--report", filepath.Join(dir, "r.md"), "--html", "", "--summary", "", "--outputs", ""}, flags...)
+		code, out, errOut := runCLI(t, context.Background(), append(args, path)...)
 		return code, out + errOut
 	}
-	// The suite's path is not in this test's checkout: its own definition
-	// judges, and every SLO of the committed run passes.
+	// A results file can name any suite path: one that is not in the
+	// checkout is refused, unless the results' own definition is trusted
+	// on purpose (every SLO of the committed run then passes).
 	doc["suite"].(map[string]any)["path"] = filepath.Join(dir, "absent.jsonnet")
-	if code, out := gate(doc); code != 0 || !strings.Contains(out, "✅") {
-		t.Fatalf("the committed run: exit %d, want 0\n%s", code, out)
+	if code, out := gate(doc); code != 2 || !strings.Contains(out, "not in this checkout") {
+		t.Fatalf("a suite path not in the checkout: exit %d, want 2\n%s", code, out)
+	}
+	if code, out := gate(doc, "--suite-from-results"); code != 0 || !strings.Contains(out, "✅") || !strings.Contains(out, "note: quickstart: SLOs judged from the suite definition the results carry") {
+		t.Fatalf("the committed run, its own definition trusted: exit %d, want 0 and a note\n%s", code, out)
 	}
 	// A stricter suite, measured by the same run: its SLO fails, whatever
 	// the file's verdicts say.
@@ -235,7 +238,7 @@ func TestMeasuredSLOsAreJudgedAgain(t *testing.T) {
 	for _, s := range doc["slos"].([]any) {
 		s.(map[string]any)["pass"] = true
 	}
-	if code, out := gate(doc); code != 1 || !strings.Contains(out, "SLO FAILED") {
+	if code, out := gate(doc, "--suite-from-results"); code != 1 || !strings.Contains(out, "SLO FAILED") {
 		t.Errorf("verdicts edited to pass: exit %d, want 1\n%s", code, out)
 	}
 	// The suite file in the checkout differs from the one measured.
@@ -270,7 +273,7 @@ func TestBaselineDeletionIsLoud(t *testing.T) {
 		t.Fatal(err)
 	}
 	reportPath := filepath.Join(t.TempDir(), "r.md")
-	code, out, errOut := runCLI(t, context.Background(), "ci", "--measured", "--comment=false", "--base-ref", base,
+	code, out, errOut := runCLI(t, context.Background(), "ci", "--measured", "--suite-from-results", "--comment=false", "--base-ref", base,
 		"--baselines", filepath.Join(repo.Dir, "baselines"), "--report", reportPath, "--html", "", "--summary", "", "--outputs", "", cand)
 	md, _ := os.ReadFile(reportPath)
 	if code != 0 || !strings.Contains(out, "baseline quickstart: deleted here") || !strings.Contains(string(md), "deletes the baseline of quickstart") {

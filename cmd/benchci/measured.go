@@ -15,41 +15,48 @@ import (
 // its SLOs again. A results file is the file's word: its SLO verdicts, or
 // the suite definition inside it, can be edited as easily as its figures
 // could before they were verified. The suite in this checkout is the
-// reference: when the file's suite path is here, its definition must be
-// the one this checkout evaluates to (same hash), and its SLOs are judged
-// from it; otherwise they are judged from the file's own definition, and
-// a note says so.
-func readMeasured(path string, opts suitefile.Options) (*result.File, error) {
+// reference: the file's suite path must be here, its definition the one
+// this checkout evaluates to (same hash), and its SLOs are judged from
+// it. Only with ownSuite (--suite-from-results) is the file's own
+// definition trusted, and a note says so.
+func readMeasured(path string, opts suitefile.Options, ownSuite bool) (*result.File, string, error) {
 	f, err := result.Read(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if sh := f.Shard; sh != nil {
-		return nil, fmt.Errorf("%s is shard %d of %d, which sent 1/%d of the load: merge the shards first (benchci merge)", path, sh.Index, sh.Count, sh.Count)
+		return nil, "", fmt.Errorf("%s is shard %d of %d, which sent 1/%d of the load: merge the shards first (benchci merge)", path, sh.Index, sh.Count, sh.Count)
 	}
-	s, note, err := measuredSuite(f, opts)
+	s, note, err := measuredSuite(f, opts, ownSuite)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
 	if note != "" {
 		f.Notes = append(f.Notes, note)
 	}
 	runner.Judge(s, f)
-	return f, nil
+	return f, note, nil
 }
 
 // measuredSuite returns the suite to judge f by: the checkout's, when f's
 // suite file is here, else f's own definition (and a note).
-func measuredSuite(f *result.File, opts suitefile.Options) (*suite.Suite, string, error) {
+func measuredSuite(f *result.File, opts suitefile.Options, ownSuite bool) (*suite.Suite, string, error) {
 	own, err := suite.Decode(f.Suite.Definition)
 	if err != nil {
 		return nil, "", fmt.Errorf("the suite in the results: %w", err)
 	}
-	if f.Suite.Path == "" {
-		return own, "SLOs judged from the suite definition the results carry: they name no suite file", nil
+	if ownSuite {
+		return own, "SLOs judged from the suite definition the results carry (--suite-from-results), not from a checkout", nil
 	}
-	if _, err := os.Stat(f.Suite.Path); errors.Is(err, os.ErrNotExist) {
-		return own, fmt.Sprintf("SLOs judged from the suite definition the results carry: %s is not in this checkout", f.Suite.Path), nil
+	absent := f.Suite.Path == ""
+	if !absent {
+		_, err := os.Stat(f.Suite.Path)
+		absent = errors.Is(err, os.ErrNotExist)
+	}
+	if absent {
+		// A results file can name any path: judging by the definition it
+		// carries would let an edited file pass its own loosened SLOs.
+		return nil, "", fmt.Errorf("its suite file %q is not in this checkout: run ci --measured from the repository root the suite was measured in, so its SLOs are judged from the suite as committed (or pass --suite-from-results to trust the definition the results carry)", f.Suite.Path)
 	}
 	l, err := suitefile.Load(f.Suite.Path, opts)
 	if err != nil {

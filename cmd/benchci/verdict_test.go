@@ -100,7 +100,7 @@ func TestCIUnreadableBaselineIsNoPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	report := filepath.Join(dir, "report.md")
-	code, stdout, stderr := runCLI(t, context.Background(), "ci", "--measured", "--comment=false", "--summary", "", "--html", "",
+	code, stdout, stderr := runCLI(t, context.Background(), "ci", "--measured", "--suite-from-results", "--comment=false", "--summary", "", "--html", "",
 		"--baselines", baselines, "--report", report, "testdata/candidate.json")
 	md, err := os.ReadFile(report)
 	if code != exitUsage || err != nil {
