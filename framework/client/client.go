@@ -582,12 +582,13 @@ func (c *Client) embeddings(body *response, res *Result, sentBytes int) {
 }
 
 // fail records the failure. Its detail is the server's text: secrets are
-// masked before it is cut (redact.Cut), and control and bidirectional
+// masked before it is cut (redact.Cut, which sees through escapes and
+// invisible characters), then control, bidirectional and invisible
 // characters are neutralized (untrusted.Text), so it is safe wherever it
 // is shown.
 func (r *Result) fail(kind ErrorKind, detail string) {
 	r.Err = kind
-	r.Detail = redact.Cut(untrusted.Text(detail), 300)
+	r.Detail = untrusted.Text(redact.Cut(detail, 300))
 }
 
 // classify tells a timeout or a cancellation from the fallback kind.

@@ -130,8 +130,8 @@ func Bytes(b []byte) []byte {
 			b = bytes.ReplaceAll(b, []byte(sec), []byte(Mask))
 		}
 	}
-	if len(b) <= maxDecoded && len(secrets) > 0 && bytes.ContainsAny(b, `\%`) {
-		if m := maskEncoded(string(b), false); len(m) != len(b) || m != string(b) {
+	if len(b) <= maxDecoded && len(secrets) > 0 {
+		if m := maskEncoded(string(b), false); m != string(b) {
 			return []byte(m)
 		}
 	}

@@ -98,3 +98,38 @@ func FuzzMaskEncoded(f *testing.F) {
 		Cut(s, 10)
 	})
 }
+
+// The second attack's bypasses: a key cut inside an escape, escaped
+// twice, as HTML character references, or split by invisible characters.
+func TestEncodedSecretsBypasses(t *testing.T) {
+	const key = "sk-proj-Abc123/def+GHI_jklMNOpqrs789xyz"
+	Add(key)
+	hidden := func(got string) bool {
+		for k := partialMin; k <= len(key); k++ {
+			if strings.Contains(got, key[:k]) {
+				return false
+			}
+		}
+		return strings.Contains(got, Mask)
+	}
+	for name, in := range map[string]string{
+		"cut mid-escape":       strings.Repeat("A", 159) + key[:len(key)-1] + `\u0`,
+		"cut mid-percent":      "x " + key[:20] + "%2",
+		"escaped twice":        `sk-\\u0070roj-Abc123\\/def+GHI_jklMNOpqrs789xyz`,
+		"percent twice":        `sk-proj-Abc123%252Fdef%252BGHI_jklMNOpqrs789xyz`,
+		"html references":      `sk-proj-Abc123&#x2F;def&#43;GHI_jklMNOpqrs789xyz`,
+		"zero-width inside":    "sk-pr\u200boj-Abc123/def+GHI_jkl\u2060MNOpqrs789xyz",
+		"json then percent":    `sk-proj-Abc123\u002Fdef%2BGHI_jklMNOpqrs789xyz`,
+		"cut mid-html":         "x " + key[:24] + "&#x4",
+		"zero-width, then cut": "x sk-pr\u200boj-Abc123/def",
+	} {
+		if got := Cut(in, 1000); !hidden(got) {
+			t.Errorf("%s: Cut(%q) = %q", name, in, got)
+		}
+		if name != "cut mid-escape" && !strings.HasPrefix(name, "cut") && !strings.HasSuffix(name, "cut") {
+			if got := String(in); !hidden(got) {
+				t.Errorf("%s: String(%q) = %q", name, in, got)
+			}
+		}
+	}
+}
