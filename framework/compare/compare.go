@@ -294,9 +294,9 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 		// A point that answered nothing has no figure to judge: without
 		// this row it would pass by having nothing to fail (a trace whose
 		// timestamps put every request past the window).
-		if answered(b) > 0 && answered(c) == 0 {
+		if completed(b) > 0 && completed(c) == 0 {
 			r.Rows = append(r.Rows, Row{Point: label, Metric: "*", Verdict: Missing,
-				Test: fmt.Sprintf("the baseline answered %d requests here, this run none (%d sent)", answered(b), sent(c))})
+				Test: fmt.Sprintf("the baseline answered %d requests here, this run none (%d sent)", completed(b), sent(c))})
 			continue
 		}
 		for _, m := range Metrics {
@@ -321,15 +321,8 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 	return r, nil
 }
 
-// answered counts the points' measured answers; sent their requests.
-func answered(ps []*result.Point) int {
-	n := 0
-	for _, p := range ps {
-		n += p.Requests.Completed
-	}
-	return n
-}
-
+// sent counts the points' measured requests (completed counts their
+// answers).
 func sent(ps []*result.Point) int {
 	n := 0
 	for _, p := range ps {
