@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-jsonnet"
 	"github.com/hashicorp/go-multierror"
 
+	"github.com/benchci/benchci/framework/internal/inputfile"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/workload"
 	"github.com/benchci/benchci/suites/lib"
@@ -242,9 +243,6 @@ func (i *importer) Import(importedFrom, importedPath string) (jsonnet.Contents, 
 // the suite's own bound, which the workload's readers apply.
 const MaxDataFile = suite.MaxDataFile
 
-// hashFile returns the SHA-256 of a regular file, read as a stream: a
-// device (/dev/zero) or a FIFO would never end or would hang, and a large
-// dataset must not be held in memory to be hashed.
 // hashImageDir hashes a directory of images (workload.images.dir): the
 // names and contents of its PNG and JPEG files, in name order.
 func hashImageDir(dir string) ([]byte, error) {
@@ -269,25 +267,18 @@ func hashImageDir(dir string) ([]byte, error) {
 	return h.Sum(nil), nil
 }
 
+// hashFile returns the SHA-256 of a regular file, read as a stream: a
+// device (/dev/zero) or a FIFO would never end or would hang, and a large
+// dataset must not be held in memory to be hashed. inputfile refuses the
+// first two without reading them.
 func hashFile(path string) ([]byte, error) {
-	// Stat before opening: opening a FIFO blocks until a writer comes.
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
-	}
-	if st.Size() > MaxDataFile {
-		return nil, fmt.Errorf("%s is %d MiB, more than the %d MiB a data file may be", path, st.Size()>>20, MaxDataFile>>20)
-	}
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path, MaxDataFile)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, io.LimitReader(f, MaxDataFile+1)); err != nil {
+	if _, err := io.Copy(h, f); err != nil {
 		return nil, err
 	}
 	return h.Sum(nil), nil

@@ -16,7 +16,7 @@ import (
 var ErrTooLarge = errors.New("file too large")
 
 // ErrNotRegular is returned for a FIFO, device, socket or directory.
-var ErrNotRegular = errors.New("not a regular file")
+var ErrNotRegular = errors.New("only regular files are read")
 
 // Open opens path for reading if it is a regular file of at most max
 // bytes. It opens without blocking (a FIFO would otherwise wait for a
@@ -35,7 +35,7 @@ func Open(path string, max int64) (*File, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s is %s: %w", path, describe(st.Mode()), ErrNotRegular)
+		return nil, fmt.Errorf("%s is not a regular file: it is %s (%w)", path, describe(st.Mode()), ErrNotRegular)
 	}
 	if st.Size() > max {
 		f.Close()
@@ -106,7 +106,7 @@ func describe(m os.FileMode) string {
 	case m&os.ModeSymlink != 0:
 		return "a symbolic link"
 	}
-	return "not a regular file (" + m.Type().String() + ")"
+	return "of type " + m.Type().String()
 }
 
 // Size writes a byte count for a person: "64 MiB", "300 KiB", "12 B".
