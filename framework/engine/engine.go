@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/benchci/benchci/framework/internal/inputfile"
 	"github.com/benchci/benchci/framework/internal/untrusted"
 )
 
@@ -141,35 +142,13 @@ func Fetch(ctx context.Context, url string, read func(io.Reader) error) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s: HTTP %d", url, resp.StatusCode)
 	}
-	return read(&capped{r: resp.Body, left: maxMetricsBytes, url: url})
+	return read(inputfile.LimitReader(resp.Body, maxMetricsBytes, fmt.Errorf("%s: more than %d MiB of metrics", url, maxMetricsBytes>>20)))
 }
 
 // maxMetricsBytes bounds a /metrics body: a body cut there would end
 // mid-line, and a cut line can read as another number, so a longer body
 // is an error, never read in part.
 const maxMetricsBytes = 16 << 20
-
-type capped struct {
-	r    io.Reader
-	left int64
-	url  string
-}
-
-func (c *capped) Read(p []byte) (int, error) {
-	if c.left <= 0 {
-		var one [1]byte
-		if n, _ := c.r.Read(one[:]); n > 0 {
-			return 0, fmt.Errorf("%s: more than %d MiB of metrics", c.url, maxMetricsBytes>>20)
-		}
-		return 0, io.EOF
-	}
-	if int64(len(p)) > c.left {
-		p = p[:c.left]
-	}
-	n, err := c.r.Read(p)
-	c.left -= int64(n)
-	return n, err
-}
 
 // Parse reads the Prometheus text format.
 func Parse(r io.Reader) (Snapshot, error) {

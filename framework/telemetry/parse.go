@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/benchci/benchci/framework/internal/inputfile"
 )
 
 // Bounds on one scrape. An exporter is a program on the machine under
@@ -65,27 +67,6 @@ func fetch(ctx context.Context, url string, want map[string]bool) (map[string]se
 	return parse(resp.Body, want)
 }
 
-// bounded reads at most n bytes and fails past them.
-type bounded struct {
-	r io.Reader
-	n int64
-}
-
-func (b *bounded) Read(p []byte) (int, error) {
-	if b.n < 0 {
-		return 0, &limitError{fmt.Sprintf("more than the %d MiB a scrape may be", MaxScrapeBytes>>20)}
-	}
-	if int64(len(p)) > b.n+1 {
-		p = p[:b.n+1]
-	}
-	n, err := b.r.Read(p)
-	b.n -= int64(n)
-	if b.n < 0 {
-		return 0, &limitError{fmt.Sprintf("more than the %d MiB a scrape may be", MaxScrapeBytes>>20)}
-	}
-	return n, err
-}
-
 // series is one metric in one scrape: its sum, count and extremes over
 // label sets, the count of samples that were not numbers (NaN, ±Inf,
 // left out of the rest), and, for the metrics read per GPU across
@@ -101,7 +82,7 @@ type series struct {
 // MaxSeries and every line against the line bounds, kept or not. A label
 // set served twice for a name counts once, at its first value.
 func parse(r io.Reader, want map[string]bool) (map[string]series, error) {
-	br := bufio.NewReaderSize(&bounded{r: r, n: MaxScrapeBytes}, maxLine)
+	br := bufio.NewReaderSize(inputfile.LimitReader(r, MaxScrapeBytes, &limitError{fmt.Sprintf("more than the %d MiB a scrape may be", MaxScrapeBytes>>20)}), maxLine)
 	out := map[string]series{}
 	seen := map[uint64]bool{}
 	samples := 0

@@ -5,6 +5,7 @@
 package inputfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -41,28 +42,49 @@ func Open(path string, max int64) (*File, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s is %s, more than the %s it may be: %w", path, Size(st.Size()), Size(max), ErrTooLarge)
 	}
-	return &File{f: f, r: io.LimitReader(f, max+1), path: path, max: max, size: st.Size()}, nil
+	grew := fmt.Errorf("%s grew past the %s it may be while it was read: %w", path, Size(max), ErrTooLarge)
+	return &File{f: f, r: LimitReader(f, max, grew), size: st.Size()}, nil
 }
 
 // File is an opened input file.
 type File struct {
 	f    *os.File
 	r    io.Reader
-	path string
-	max  int64
 	size int64
-	n    int64
 }
 
 // Size is the file's size when it was opened.
 func (f *File) Size() int64 { return f.size }
 
 // Read reads from the file, failing with ErrTooLarge past the limit.
-func (f *File) Read(p []byte) (int, error) {
-	n, err := f.r.Read(p)
-	f.n += int64(n)
-	if f.n > f.max {
-		return n, fmt.Errorf("%s grew past the %s it may be while it was read: %w", f.path, Size(f.max), ErrTooLarge)
+func (f *File) Read(p []byte) (int, error) { return f.r.Read(p) }
+
+// LimitReader reads r and fails with err once more than max bytes came:
+// unlike io.LimitReader, input cut at the limit is an error, never read
+// as if it ended there (a cut line of a metric reads as another number,
+// a cut JSON file as a corrupt one).
+func LimitReader(r io.Reader, max int64, err error) io.Reader {
+	return &limited{r: r, left: max, err: err}
+}
+
+type limited struct {
+	r    io.Reader
+	left int64
+	err  error
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.left < 0 {
+		return 0, l.err
+	}
+	// One byte past the limit is read to tell a body that ends there
+	// from one that goes on.
+	if int64(len(p)) > l.left+1 {
+		p = p[:l.left+1]
+	}
+	n, err := l.r.Read(p)
+	if l.left -= int64(n); l.left < 0 {
+		return n + int(l.left), l.err
 	}
 	return n, err
 }
@@ -77,20 +99,12 @@ func ReadFile(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data := make([]byte, 0, f.size+1)
-	for {
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
-		}
-		n, err := f.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		if err == io.EOF {
-			return data, nil
-		}
-		if err != nil {
-			return nil, err
-		}
+	var b bytes.Buffer
+	b.Grow(int(f.size) + bytes.MinRead)
+	if _, err := b.ReadFrom(f); err != nil {
+		return nil, err
 	}
+	return b.Bytes(), nil
 }
 
 func describe(m os.FileMode) string {

@@ -2,8 +2,10 @@ package inputfile
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -69,6 +71,25 @@ func TestSize(t *testing.T) {
 	for n, want := range map[int64]string{12: "12 B", 300 << 10: "300 KiB", 64 << 20: "64 MiB", 1 << 30: "1 GiB"} {
 		if got := Size(n); got != want {
 			t.Errorf("Size(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestLimitReader(t *testing.T) {
+	over := errors.New("over")
+	for _, tc := range []struct {
+		in      string
+		max     int64
+		want    string
+		wantErr error
+	}{
+		{"12345", 5, "12345", nil},
+		{"123456", 5, "12345", over},
+		{"", 0, "", nil},
+	} {
+		got, err := io.ReadAll(LimitReader(strings.NewReader(tc.in), tc.max, over))
+		if string(got) != tc.want || err != tc.wantErr {
+			t.Errorf("LimitReader(%q, %d) read %q, %v; want %q, %v", tc.in, tc.max, got, err, tc.want, tc.wantErr)
 		}
 	}
 }
