@@ -74,30 +74,47 @@ func postComment(cmd *cobra.Command, o commentOptions, body string) (string, err
 }
 
 // prFromEvent reads the pull request number from the Actions event payload.
-func prFromEvent() int {
+func prFromEvent() int { return readEvent().pr }
+
+func prNumber(event []byte) int { return parseEvent(event).pr }
+
+// actionsEvent is what benchci reads of the Actions event payload: the
+// pull request's number and its base commit.
+type actionsEvent struct {
+	pr      int
+	baseSHA string
+}
+
+// readEvent reads $GITHUB_EVENT_PATH under the results reader's bounds;
+// the zero event outside Actions or when it does not read.
+func readEvent() actionsEvent {
 	path := os.Getenv("GITHUB_EVENT_PATH")
 	if path == "" {
-		return 0
+		return actionsEvent{}
 	}
 	data, err := result.ReadBytes(path)
 	if err != nil {
-		return 0
+		return actionsEvent{}
 	}
-	return prNumber(data)
+	return parseEvent(data)
 }
 
-func prNumber(event []byte) int {
+func parseEvent(data []byte) actionsEvent {
 	var ev struct {
 		Number      int `json:"number"`
 		PullRequest struct {
 			Number int `json:"number"`
+			Base   struct {
+				SHA string `json:"sha"`
+			} `json:"base"`
 		} `json:"pull_request"`
 	}
-	if json.Unmarshal(event, &ev) != nil {
-		return 0
+	if json.Unmarshal(data, &ev) != nil {
+		return actionsEvent{}
 	}
+	out := actionsEvent{pr: ev.Number, baseSHA: ev.PullRequest.Base.SHA}
 	if ev.PullRequest.Number != 0 {
-		return ev.PullRequest.Number
+		out.pr = ev.PullRequest.Number
 	}
-	return ev.Number
+	return out
 }

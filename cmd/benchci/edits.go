@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -113,19 +112,8 @@ func autoBaseRef(ab string) string {
 	if ab != "" {
 		return ab
 	}
-	if path := os.Getenv("GITHUB_EVENT_PATH"); path != "" {
-		if data, err := result.ReadBytes(path); err == nil {
-			var ev struct {
-				PullRequest struct {
-					Base struct {
-						SHA string `json:"sha"`
-					} `json:"base"`
-				} `json:"pull_request"`
-			}
-			if json.Unmarshal(data, &ev) == nil && isHex(ev.PullRequest.Base.SHA) {
-				return ev.PullRequest.Base.SHA
-			}
-		}
+	if sha := readEvent().baseSHA; isHex(sha) {
+		return sha
 	}
 	if ref := os.Getenv("GITHUB_BASE_REF"); ref != "" {
 		return "origin/" + ref

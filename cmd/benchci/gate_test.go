@@ -261,3 +261,11 @@ func TestCIMeasured(t *testing.T) {
 		t.Errorf("it ran something:\n%s%s", stdout, stderr)
 	}
 }
+
+func TestParseEventBase(t *testing.T) {
+	t.Parallel()
+	ev := parseEvent([]byte(`{"pull_request":{"number":7,"base":{"sha":"0123abcd"}}}`))
+	if ev.pr != 7 || ev.baseSHA != "0123abcd" {
+		t.Errorf("parseEvent = %+v", ev)
+	}
+}
