@@ -61,22 +61,11 @@ func (t *Tree) Path(p string) (string, error) {
 // origin/main~1) in the repository holding dir and writes its tree into
 // dest, which must exist and be empty.
 func Write(dir, rev, dest string, lim Limits) (*Tree, error) {
-	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	root, c, err := commitAt(dir, rev)
 	if err != nil {
-		return nil, fmt.Errorf("open the git repository at %s: %w", dir, err)
+		return nil, err
 	}
-	wt, err := repo.Worktree()
-	if err != nil {
-		return nil, fmt.Errorf("open the git repository at %s: %w", dir, err)
-	}
-	h, err := repo.ResolveRevision(plumbing.Revision(rev))
-	if err != nil {
-		return nil, fmt.Errorf("resolve %q: %w (is it fetched? actions/checkout needs fetch-depth: 0 or the base ref fetched)", rev, err)
-	}
-	c, err := repo.CommitObject(*h)
-	if err != nil {
-		return nil, fmt.Errorf("read commit %s: %w", h, err)
-	}
+	h := &c.Hash
 	tree, err := c.Tree()
 	if err != nil {
 		return nil, fmt.Errorf("read the tree of %s: %w", h, err)
@@ -100,7 +89,29 @@ func Write(dir, rev, dest string, lim Limits) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", rev, err)
 	}
-	return &Tree{Root: wt.Filesystem.Root(), Dir: dest, Commit: h.String()}, nil
+	return &Tree{Root: root, Dir: dest, Commit: h.String()}, nil
+}
+
+// commitAt opens the repository holding dir and resolves rev in it,
+// returning its work tree's root and the commit.
+func commitAt(dir, rev string) (string, *object.Commit, error) {
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	if err != nil {
+		return "", nil, fmt.Errorf("open the git repository at %s: %w", dir, err)
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		return "", nil, fmt.Errorf("open the git repository at %s: %w", dir, err)
+	}
+	h, err := repo.ResolveRevision(plumbing.Revision(rev))
+	if err != nil {
+		return "", nil, fmt.Errorf("resolve %q: %w (is it fetched? actions/checkout needs fetch-depth: 0 or the base ref fetched)", rev, err)
+	}
+	c, err := repo.CommitObject(*h)
+	if err != nil {
+		return "", nil, fmt.Errorf("read commit %s: %w", h, err)
+	}
+	return wt.Filesystem.Root(), c, nil
 }
 
 // ErrTooLarge is a revision whose tree exceeds the limits.
@@ -132,25 +143,14 @@ func writeFile(path string, f *object.File) error {
 // rev, if it is a regular file of at most max bytes. The commit rev
 // resolved to is returned too. A file absent at rev is os.ErrNotExist.
 func ReadFile(path, rev string, max int64) ([]byte, string, error) {
-	repo, err := git.PlainOpenWithOptions(filepath.Dir(path), &git.PlainOpenOptions{DetectDotGit: true})
-	if err != nil {
-		return nil, "", fmt.Errorf("open the git repository at %s: %w", filepath.Dir(path), err)
-	}
-	wt, err := repo.Worktree()
+	root, c, err := commitAt(filepath.Dir(path), rev)
 	if err != nil {
 		return nil, "", err
 	}
-	rel, err := (&Tree{Root: wt.Filesystem.Root(), Dir: ""}).Path(path)
+	h := c.Hash
+	rel, err := (&Tree{Root: root}).Path(path)
 	if err != nil {
 		return nil, "", err
-	}
-	h, err := repo.ResolveRevision(plumbing.Revision(rev))
-	if err != nil {
-		return nil, "", fmt.Errorf("resolve %q: %w (is it fetched? actions/checkout needs fetch-depth: 0 or the base ref fetched)", rev, err)
-	}
-	c, err := repo.CommitObject(*h)
-	if err != nil {
-		return nil, "", fmt.Errorf("read commit %s: %w", h, err)
 	}
 	f, err := c.File(filepath.ToSlash(rel))
 	if errors.Is(err, object.ErrFileNotFound) {
