@@ -2,6 +2,8 @@ package redact
 
 import (
 	"bytes"
+	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -230,25 +232,31 @@ func unhex(c byte) byte {
 	return c - '0'
 }
 
+// tailWindow is how much of a text's end is searched for a secret's
+// beginning: a secret of a few hundred bytes, every byte escaped.
+const tailWindow = 4 << 10
+
 // maskEncoded masks in s every secret that appears once s's escapes are
 // decoded, and, when tail is set, a secret's beginning at s's end (s may
 // have been cut). Call it with mu held.
 func maskEncoded(s string, tail bool) string {
-	if len(secrets) == 0 || len(s) > maxDecoded || !encodedOrHidden(s) {
+	if len(secrets) == 0 {
 		return s
 	}
 	type span struct{ from, to int }
 	var spans []span
-	for _, d := range layers(s) {
-		for _, sec := range secrets {
-			for at := 0; ; {
-				i := bytes.Index(d.text[at:], []byte(sec))
-				if i < 0 {
-					break
+	if len(s) <= maxDecoded && encodedOrHidden(s) {
+		for _, d := range layers(s) {
+			for _, sec := range secrets {
+				for at := 0; ; {
+					i := bytes.Index(d.text[at:], []byte(sec))
+					if i < 0 {
+						break
+					}
+					i += at
+					spans = append(spans, span{int(d.from[i]), int(d.to[i+len(sec)-1])})
+					at = i + len(sec)
 				}
-				i += at
-				spans = append(spans, span{int(d.from[i]), int(d.to[i+len(sec)-1])})
-				at = i + len(sec)
 			}
 		}
 	}
@@ -256,12 +264,16 @@ func maskEncoded(s string, tail bool) string {
 		// The text may end mid-secret, and mid-escape: the secret's
 		// beginning is searched in what decodes before that escape, and
 		// masked to the end.
+		// Only the end is searched, so the text may be of any length; the
+		// end is what decodes from its last tailWindow bytes, plain text
+		// included (it decodes to itself).
 		cut := incompleteEscape(s)
-		for _, d := range layers(s[:cut]) {
+		from := max(0, cut-tailWindow)
+		for _, d := range layers(s[from:cut]) {
 			for _, sec := range secrets {
 				for k := min(len(sec)-1, len(d.text)); k >= partialMin; k-- {
 					if bytes.HasSuffix(d.text, []byte(sec[:k])) {
-						spans = append(spans, span{int(d.from[len(d.text)-k]), len(s)})
+						spans = append(spans, span{from + int(d.from[len(d.text)-k]), len(s)})
 						break
 					}
 				}
@@ -273,13 +285,7 @@ func maskEncoded(s string, tail bool) string {
 	}
 	// Mask from the end, so earlier offsets stay valid; overlapping spans
 	// merge.
-	for i := range spans {
-		for j := i + 1; j < len(spans); j++ {
-			if spans[j].from > spans[i].from {
-				spans[i], spans[j] = spans[j], spans[i]
-			}
-		}
-	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(b.from, a.from) })
 	out := s
 	end := len(s) + 1
 	for _, sp := range spans {

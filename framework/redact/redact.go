@@ -74,12 +74,18 @@ func AddEnv(env map[string]string) {
 func String(s string) string {
 	mu.RLock()
 	defer mu.RUnlock()
+	return mask(s, false)
+}
+
+// mask masks every known secret in s, as written and encoded, and with
+// tail a secret's beginning at s's end. Call it with mu held.
+func mask(s string, tail bool) string {
 	for _, sec := range secrets {
 		if strings.Contains(s, sec) {
 			s = strings.ReplaceAll(s, sec, Mask)
 		}
 	}
-	return maskEncoded(s, false)
+	return maskEncoded(s, tail)
 }
 
 // partialMin is the shortest tail of a text that is masked for being the
@@ -93,17 +99,8 @@ const partialMin = 4
 // saying how much was left out. Masking after a cut would miss a secret
 // the cut split: every truncation of outside text goes through Cut.
 func Cut(s string, n int) string {
-	s = String(s)
 	mu.RLock()
-	s = maskEncoded(s, true)
-	for _, sec := range secrets {
-		for k := min(len(sec)-1, len(s)); k >= partialMin; k-- {
-			if strings.HasSuffix(s, sec[:k]) {
-				s = s[:len(s)-k] + Mask
-				break
-			}
-		}
-	}
+	s = mask(s, true)
 	mu.RUnlock()
 	if len(s) <= n {
 		return s
