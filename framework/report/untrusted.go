@@ -7,22 +7,13 @@ import (
 )
 
 // OneLine makes untrusted text (a server's error body, a model name) safe
-// to print in a CI log: control characters become spaces, so it stays on
-// the line it was put on, bidirectional controls become U+FFFD, and "::" is broken with a zero-width joiner, so
-// GitHub Actions cannot read it as a workflow command (::error::,
+// to print in a CI log: untrusted.Text neutralizes control, bidirectional
+// and invisible characters (tabs become spaces too, so the text stays on
+// the line it was put on), and "::" is broken with a zero-width joiner,
+// so GitHub Actions cannot read it as a workflow command (::error::,
 // ::add-mask::, ::set-output::).
 func OneLine(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f || r == '\u2028' || r == '\u2029' || r == '\u0085' {
-			return ' '
-		}
-		// Bidirectional overrides and isolates reorder what a terminal or
-		// a page shows: made visible, never obeyed.
-		if untrusted.Bidi(r) {
-			return '\uFFFD'
-		}
-		return r
-	}, s)
+	s = untrusted.Text(strings.ReplaceAll(s, "\t", " "))
 	return strings.ReplaceAll(s, "::", ":\u200d:")
 }
 

@@ -23,3 +23,13 @@ func TestUntrustedTextIsInert(t *testing.T) {
 		}
 	}
 }
+
+// OneLine and the client's ingress neutralize alike: tabs, C1 controls,
+// bidirectional and invisible characters included.
+func TestOneLineIsUntrustedText(t *testing.T) {
+	t.Parallel()
+	in := "a\tb\u0085c\u009bd m\u202eevil k\u200bey"
+	if got, want := OneLine(in), "a b c d m\uFFFDevil k\uFFFDey"; got != want {
+		t.Errorf("OneLine(%q) = %q, want %q", in, got, want)
+	}
+}
