@@ -67,6 +67,10 @@ type File struct {
 	// shards (benchci merge), naming each.
 	Shard      *Shard  `json:"shard,omitempty"`
 	MergedFrom []Shard `json:"merged_from,omitempty"`
+
+	// verified: Verify passed on the file as read (VerifyHistograms then
+	// checks only what merging adds).
+	verified bool
 }
 
 // Shard is one part of a load split over N machines: arrival k of every

@@ -62,15 +62,35 @@ var ErrInconsistent = errors.New("figures that do not add up (edited by hand?)")
 // It cannot tell a consistent forgery from a measurement: a baseline edit
 // that halves every throughput and its cost together is caught by review
 // (ci shows what an edit of a baseline moved), not here.
-func (f *File) Verify() error { return f.verify(false) }
+func (f *File) Verify() error {
+	if err := f.verify(); err != nil {
+		return err
+	}
+	f.verified = true
+	return nil
+}
 
 // VerifyHistograms is Verify, and also requires every latency summary to
 // have its histogram: what merging needs. Files read are not held to it,
 // since v1 files kept only some histograms and may have been rewritten
-// since.
-func (f *File) VerifyHistograms() error { return f.verify(true) }
+// since. A file Parse (or Verify) already verified is not verified again:
+// only the histograms' presence is checked.
+func (f *File) VerifyHistograms() error {
+	if !f.verified {
+		if err := f.Verify(); err != nil {
+			return err
+		}
+	}
+	for i := range f.Points {
+		p := &f.Points[i]
+		if err := p.Measured.histogramsPresent(); err != nil {
+			return fmt.Errorf("points[%d] (%s trial %d): %w", i, p.Label, p.Trial, err)
+		}
+	}
+	return nil
+}
 
-func (f *File) verify(histograms bool) error {
+func (f *File) verify() error {
 	if sh := f.Shard; sh != nil {
 		if err := verifyShard("shard", *sh); err != nil {
 			return err
@@ -96,8 +116,27 @@ func (f *File) verify(histograms bool) error {
 	}
 	for i := range f.Points {
 		p := &f.Points[i]
-		if err := p.verify(histograms); err != nil {
+		if err := p.verify(); err != nil {
 			return fmt.Errorf("points[%d] (%s trial %d): %w", i, p.Label, p.Trial, err)
+		}
+	}
+	return nil
+}
+
+// histogramsPresent checks that every latency summary with values, and
+// every point with answers, has its histograms (the models' too).
+func (m *Measured) histogramsPresent() error {
+	for name, s := range m.Latency {
+		if _, ok := m.Histograms[name]; !ok && s.Count > 0 {
+			return fmt.Errorf("latency %s has no histogram behind it: %w", name, ErrInconsistent)
+		}
+	}
+	if n := m.Requests.Completed; n > 0 && len(m.Histograms) == 0 {
+		return fmt.Errorf("%d answers and no histograms: %w", n, ErrInconsistent)
+	}
+	for name, mm := range m.Models {
+		if err := mm.histogramsPresent(); err != nil {
+			return fmt.Errorf("model %s: %w", name, err)
 		}
 	}
 	return nil
@@ -120,14 +159,14 @@ func verifyShard(where string, sh Shard) error {
 	return nil
 }
 
-func (p *Point) verify(histograms bool) error {
+func (p *Point) verify() error {
 	if err := verifyLabel(p); err != nil {
 		return err
 	}
 	if !finite(p.Rate) || p.Rate < 0 || p.Concurrency < 0 {
 		return fmt.Errorf("rate %v, concurrency %d: %w", p.Rate, p.Concurrency, ErrInconsistent)
 	}
-	if err := p.Measured.verify(histograms); err != nil {
+	if err := p.Measured.verify(); err != nil {
 		return err
 	}
 	for name, v := range p.Telemetry {
@@ -175,7 +214,7 @@ func verifyLabel(p *Point) error {
 	return nil
 }
 
-func (m *Measured) verify(histograms bool) error {
+func (m *Measured) verify() error {
 	r := m.Requests
 	for _, c := range []struct {
 		name string
@@ -215,7 +254,7 @@ func (m *Measured) verify(histograms bool) error {
 	if !finite(m.Window.Seconds) || m.Window.Seconds < 0 {
 		return fmt.Errorf("window of %v s: %w", m.Window.Seconds, ErrInconsistent)
 	}
-	if err := m.verifyHistograms(histograms); err != nil {
+	if err := m.verifyHistograms(); err != nil {
 		return err
 	}
 	if err := m.verifyThroughput(); err != nil {
@@ -225,7 +264,7 @@ func (m *Measured) verify(histograms bool) error {
 		if mm == nil {
 			return fmt.Errorf("model %s: empty: %w", name, ErrInconsistent)
 		}
-		if err := mm.verify(histograms); err != nil {
+		if err := mm.verify(); err != nil {
 			return fmt.Errorf("model %s: %w", name, err)
 		}
 	}
@@ -238,7 +277,7 @@ func (m *Measured) verify(histograms bool) error {
 // output_tokens (tokens.out_of_range counts values a histogram could not
 // hold), and no more than one value per answer in the other per-answer
 // histograms.
-func (m *Measured) verifyHistograms(required bool) error {
+func (m *Measured) verifyHistograms() error {
 	counts := map[string]int64{}
 	for name, enc := range m.Histograms {
 		if _, known := metric.Lookup(name); !known && name != PromptTokensHistogram && name != OutputTokensHistogram {
@@ -264,16 +303,8 @@ func (m *Measured) verifyHistograms(required bool) error {
 			return fmt.Errorf("output tokens do not match their histogram (mean %v, histogram %v): %w", m.Tokens.Output.Mean, s.Mean, ErrInconsistent)
 		}
 	}
-	for name, s := range m.Latency {
-		if _, ok := m.Histograms[name]; !ok && s.Count > 0 && required {
-			return fmt.Errorf("latency %s has no histogram behind it: %w", name, ErrInconsistent)
-		}
-	}
 	ok := int64(m.Requests.Completed)
 	lost := int64(m.Tokens.OutOfRange)
-	if ok > 0 && len(m.Histograms) == 0 && required {
-		return fmt.Errorf("%d answers and no histograms: %w", ok, ErrInconsistent)
-	}
 	if n, has := counts[metric.E2E]; has && (n > ok || n < ok-lost) {
 		return fmt.Errorf("the e2e histogram holds %d answers, the point counts %d completed: %w", n, ok, ErrInconsistent)
 	}
