@@ -10,11 +10,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchci/benchci/framework/compare"
-	"github.com/benchci/benchci/framework/gitrev"
-	"github.com/benchci/benchci/framework/report"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/suitefile"
+	"github.com/benchci/benchci/internal/gitrev"
+	"github.com/benchci/benchci/internal/report"
 )
 
 // The two sides of an A/B run, as variants of each suite.

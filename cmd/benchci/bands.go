@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/benchci/benchci/framework/bands"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/runner"
 	"github.com/benchci/benchci/framework/suitefile"
+	"github.com/benchci/benchci/internal/bands"
+	"github.com/benchci/benchci/internal/runner"
 )
 
 func bandsCmd() *cobra.Command {

@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/benchci/benchci/framework/baseline"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/variants"
+	"github.com/benchci/benchci/internal/baseline"
+	"github.com/benchci/benchci/internal/variants"
 )
 
 func baselineCmd() *cobra.Command {

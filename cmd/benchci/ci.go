@@ -12,11 +12,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchci/benchci/framework/compare"
-	"github.com/benchci/benchci/framework/redact"
-	"github.com/benchci/benchci/framework/report"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
-	"github.com/benchci/benchci/framework/variants"
+	"github.com/benchci/benchci/internal/redact"
+	"github.com/benchci/benchci/internal/report"
+	"github.com/benchci/benchci/internal/variants"
 )
 
 type ciOptions struct {

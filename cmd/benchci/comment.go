@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/benchci/benchci/framework/github"
-	"github.com/benchci/benchci/framework/redact"
-	"github.com/benchci/benchci/framework/report"
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/github"
+	"github.com/benchci/benchci/internal/redact"
+	"github.com/benchci/benchci/internal/report"
 )
 
 type commentOptions struct {

@@ -11,11 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/benchci/benchci/framework/chart"
 	"github.com/benchci/benchci/framework/compare"
-	"github.com/benchci/benchci/framework/report"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/variants"
+	"github.com/benchci/benchci/internal/chart"
+	"github.com/benchci/benchci/internal/report"
+	"github.com/benchci/benchci/internal/variants"
 )
 
 func compareCmd() *cobra.Command {

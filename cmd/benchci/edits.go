@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/benchci/benchci/framework/baseline"
-	"github.com/benchci/benchci/framework/gitrev"
-	"github.com/benchci/benchci/framework/report"
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/baseline"
+	"github.com/benchci/benchci/internal/gitrev"
+	"github.com/benchci/benchci/internal/report"
 )
 
 // baselineEdits compares each gated suite's baseline with its version at

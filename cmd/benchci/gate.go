@@ -7,10 +7,10 @@ import (
 
 	"path/filepath"
 
-	"github.com/benchci/benchci/framework/baseline"
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/internal/baseline"
 )
 
 // compareWithBaseline compares a candidate with dir/<suite>.json; with no

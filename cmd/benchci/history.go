@@ -12,12 +12,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/benchci/benchci/framework/changepoint"
-	"github.com/benchci/benchci/framework/chart"
-	"github.com/benchci/benchci/framework/history"
-	"github.com/benchci/benchci/framework/report"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suitefile"
+	"github.com/benchci/benchci/internal/changepoint"
+	"github.com/benchci/benchci/internal/chart"
+	"github.com/benchci/benchci/internal/history"
+	"github.com/benchci/benchci/internal/report"
 )
 
 func historyCmd() *cobra.Command {

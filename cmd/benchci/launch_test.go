@@ -14,8 +14,8 @@ import (
 
 	"github.com/benchci/benchci/internal/testnet"
 
-	"github.com/benchci/benchci/framework/engine"
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/engine"
 )
 
 // TestMain lets the test binary stand in for the benchci command, so that

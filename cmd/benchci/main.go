@@ -13,8 +13,8 @@ import (
 	"syscall"
 
 	"github.com/benchci/benchci/framework/compare"
-	"github.com/benchci/benchci/framework/redact"
-	"github.com/benchci/benchci/framework/report"
+	"github.com/benchci/benchci/internal/redact"
+	"github.com/benchci/benchci/internal/report"
 	"github.com/spf13/cobra"
 )
 

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/benchci/benchci/framework/metric"
-	"github.com/benchci/benchci/framework/requestlog"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/sim"
+	"github.com/benchci/benchci/internal/requestlog"
+	"github.com/benchci/benchci/internal/sim"
 	"github.com/benchci/benchci/internal/testnet"
 )
 

@@ -6,9 +6,9 @@ import (
 	"os"
 
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/runner"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/suitefile"
+	"github.com/benchci/benchci/internal/runner"
 )
 
 // readMeasured reads a results file that ci --measured gates, and judges

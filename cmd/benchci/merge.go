@@ -9,11 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/benchci/benchci/framework/report"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/runner"
-	"github.com/benchci/benchci/framework/shard"
 	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/internal/report"
+	"github.com/benchci/benchci/internal/runner"
+	"github.com/benchci/benchci/internal/shard"
 )
 
 func mergeCmd() *cobra.Command {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/benchci/benchci/cmd/benchci/internal/tinymodel"
 	"github.com/benchci/benchci/framework/metric"
-	"github.com/benchci/benchci/framework/report"
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/report"
 	"github.com/benchci/benchci/internal/testnet"
 )
 

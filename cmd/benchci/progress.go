@@ -10,10 +10,10 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/benchci/benchci/framework/loadgen"
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/runner"
+	"github.com/benchci/benchci/internal/loadgen"
+	"github.com/benchci/benchci/internal/runner"
 )
 
 // progress shows a live bar on a terminal, and a line every few seconds

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchci/benchci/framework/loadgen"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/runner"
+	"github.com/benchci/benchci/internal/loadgen"
+	"github.com/benchci/benchci/internal/runner"
 )
 
 // lockedBuffer is written by the progress goroutine and read by the test.

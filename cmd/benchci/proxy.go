@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/benchci/benchci/framework/faultproxy"
+	"github.com/benchci/benchci/internal/faultproxy"
 )
 
 func proxyCmd() *cobra.Command {

@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchci/benchci/framework/compare"
-	"github.com/benchci/benchci/framework/redact"
-	"github.com/benchci/benchci/framework/report"
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/redact"
+	"github.com/benchci/benchci/internal/report"
 )
 
 func reportCmd() *cobra.Command {

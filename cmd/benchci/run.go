@@ -15,16 +15,16 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/benchci/benchci/framework/chart"
 	"github.com/benchci/benchci/framework/compare"
-	"github.com/benchci/benchci/framework/loadgen"
-	"github.com/benchci/benchci/framework/redact"
-	"github.com/benchci/benchci/framework/report"
-	"github.com/benchci/benchci/framework/requestlog"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/runner"
 	"github.com/benchci/benchci/framework/suitefile"
-	"github.com/benchci/benchci/framework/variants"
+	"github.com/benchci/benchci/internal/chart"
+	"github.com/benchci/benchci/internal/loadgen"
+	"github.com/benchci/benchci/internal/redact"
+	"github.com/benchci/benchci/internal/report"
+	"github.com/benchci/benchci/internal/requestlog"
+	"github.com/benchci/benchci/internal/runner"
+	"github.com/benchci/benchci/internal/variants"
 )
 
 type runOptions struct {

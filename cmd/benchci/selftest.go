@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/benchci/benchci/framework/selftest"
+	"github.com/benchci/benchci/internal/selftest"
 )
 
 func selftestCmd() *cobra.Command {

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/benchci/benchci/framework/compare"
-	"github.com/benchci/benchci/framework/requestlog"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/sim"
+	"github.com/benchci/benchci/internal/requestlog"
+	"github.com/benchci/benchci/internal/sim"
 )
 
 // asked is what a request asked for and when it was meant to go, in

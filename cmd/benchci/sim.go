@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/benchci/benchci/framework/sim"
+	"github.com/benchci/benchci/internal/sim"
 )
 
 func simCmd() *cobra.Command {

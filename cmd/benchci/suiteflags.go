@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/benchci/benchci/framework/runner"
 	"github.com/benchci/benchci/framework/suitefile"
+	"github.com/benchci/benchci/internal/runner"
 	"github.com/spf13/cobra"
 )
 

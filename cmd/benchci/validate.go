@@ -6,7 +6,7 @@ import (
 
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/suitefile"
-	"github.com/benchci/benchci/framework/workload"
+	"github.com/benchci/benchci/internal/workload"
 	"github.com/spf13/cobra"
 )
 

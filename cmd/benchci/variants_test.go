@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchci/benchci/framework/baseline"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/variants"
+	"github.com/benchci/benchci/internal/baseline"
 	"github.com/benchci/benchci/internal/testnet"
+	"github.com/benchci/benchci/internal/variants"
 )
 
 // TestVariantsRankSlowerBelow runs two simulated variants, one with every

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/benchci/benchci/framework/variants"
+	"github.com/benchci/benchci/internal/variants"
 )
 
 // BenchmarkVariantVerdicts measures the verdict across variants on the

@@ -13,10 +13,10 @@ import (
 	"golang.org/x/perf/benchmath"
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"github.com/benchci/benchci/framework/internal/stats"
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/internal/stats"
 )
 
 // Verdict is the judgement of one figure.

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchci/benchci/framework/client"
 	"github.com/benchci/benchci/framework/metric"
-	"github.com/benchci/benchci/framework/metrics"
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/client"
+	"github.com/benchci/benchci/internal/recorder"
 )
 
 // run builds a result with one point per label and trial, whose requests
@@ -33,7 +33,7 @@ func build(t *testing.T, s spec) *result.File {
 	for trial := 1; trial <= s.trials; trial++ {
 		for _, label := range s.labels {
 			t0 := time.Unix(1000, 0)
-			rec := metrics.NewRecorder(t0, t0.Add(10*time.Second))
+			rec := recorder.NewRecorder(t0, t0.Add(10*time.Second))
 			for i := range s.n {
 				ttft := time.Duration(s.ttft * s.scale * math.Exp(0.3*r.NormFloat64()) * float64(time.Millisecond))
 				res := &client.Result{Sent: t0.Add(time.Duration(i) * 10 * time.Second / time.Duration(s.n)), FirstToken: ttft, FirstAnswer: ttft, TokenSource: client.TokensFromUsage}
@@ -43,10 +43,10 @@ func build(t *testing.T, s spec) *result.File {
 				}
 				res.OutputTokens = 10
 				res.End = res.ChunkAt[9]
-				rec.Add(metrics.Sample{Result: res, Scheduled: res.Sent})
+				rec.Add(recorder.Sample{Result: res, Scheduled: res.Sent})
 			}
 			for range s.errs {
-				rec.Add(metrics.Sample{Result: &client.Result{Sent: t0, Err: client.ErrTimeout}, Scheduled: t0})
+				rec.Add(recorder.Sample{Result: &client.Result{Sent: t0, Err: client.ErrTimeout}, Scheduled: t0})
 			}
 			p, err := rec.Point()
 			if err != nil {
@@ -310,7 +310,7 @@ func TestITLIntervalCountsRequests(t *testing.T) {
 	point := func(gap time.Duration, seed uint64) result.Point {
 		r := rand.New(rand.NewPCG(seed, 3))
 		t0 := time.Unix(1000, 0)
-		rec := metrics.NewRecorder(t0, t0.Add(100*time.Second))
+		rec := recorder.NewRecorder(t0, t0.Add(100*time.Second))
 		for i := range 2 {
 			res := &client.Result{Sent: t0.Add(time.Duration(i) * time.Second), FirstToken: 50 * time.Millisecond, FirstAnswer: 50 * time.Millisecond, TokenSource: client.TokensFromUsage}
 			at := res.FirstToken
@@ -320,7 +320,7 @@ func TestITLIntervalCountsRequests(t *testing.T) {
 				at += time.Duration(float64(gap) * math.Exp(0.3*r.NormFloat64()))
 			}
 			res.OutputTokens, res.End = 1000, at
-			rec.Add(metrics.Sample{Result: res, Scheduled: res.Sent})
+			rec.Add(recorder.Sample{Result: res, Scheduled: res.Sent})
 		}
 		p, err := rec.Point()
 		if err != nil {
@@ -417,7 +417,7 @@ func TestCompareJudgesEachModel(t *testing.T) {
 	file := func(loraScale float64, seed uint64) *result.File {
 		r := rand.New(rand.NewPCG(seed, 1))
 		t0 := time.Unix(1000, 0)
-		rec := metrics.NewRecorder(t0, t0.Add(10*time.Second))
+		rec := recorder.NewRecorder(t0, t0.Add(10*time.Second))
 		for i := range 1200 {
 			model, scale := "base", 1.0
 			if i%2 == 1 {
@@ -426,7 +426,7 @@ func TestCompareJudgesEachModel(t *testing.T) {
 			ttft := time.Duration(100 * scale * math.Exp(0.3*r.NormFloat64()) * float64(time.Millisecond))
 			res := &client.Result{Sent: t0.Add(time.Duration(i) * 10 * time.Second / 1200), FirstToken: ttft, FirstAnswer: ttft, TokenSource: client.TokensFromUsage,
 				ChunkAt: []time.Duration{ttft, ttft + 20*time.Millisecond}, ChunkTokens: []int32{1, 1}, OutputTokens: 2, End: ttft + 20*time.Millisecond}
-			rec.Add(metrics.Sample{Result: res, Scheduled: res.Sent, Model: model})
+			rec.Add(recorder.Sample{Result: res, Scheduled: res.Sent, Model: model})
 		}
 		p, err := rec.Point()
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/benchci/benchci/framework/internal/didyoumean"
+	"github.com/benchci/benchci/internal/didyoumean"
 )
 
 // Better says which direction of change is good.

@@ -16,12 +16,12 @@ func TestResultIsALeaf(t *testing.T) {
 		t.Skipf("go list: %v", err)
 	}
 	allowed := map[string]bool{
-		"github.com/benchci/benchci/framework/result":              true,
-		"github.com/benchci/benchci/framework/metric":              true,
-		"github.com/benchci/benchci/framework/internal/didyoumean": true,
-		"github.com/benchci/benchci/framework/redact":              true,
-		"github.com/benchci/benchci/framework/internal/inputfile":  true,
-		"github.com/benchci/benchci/framework/internal/untrusted":  true,
+		"github.com/benchci/benchci/framework/result":    true,
+		"github.com/benchci/benchci/framework/metric":    true,
+		"github.com/benchci/benchci/internal/didyoumean": true,
+		"github.com/benchci/benchci/internal/redact":     true,
+		"github.com/benchci/benchci/internal/inputfile":  true,
+		"github.com/benchci/benchci/internal/untrusted":  true,
 	}
 	for _, pkg := range strings.Fields(string(out)) {
 		if strings.HasPrefix(pkg, "github.com/benchci/") && !allowed[pkg] || strings.Contains(pkg, "jsonnet") {

@@ -17,8 +17,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/benchci/benchci/framework/internal/inputfile"
-	"github.com/benchci/benchci/framework/redact"
+	"github.com/benchci/benchci/internal/inputfile"
+	"github.com/benchci/benchci/internal/redact"
 )
 
 // Schema names this file format. Parse also reads SchemaV1 files,

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchci/benchci/framework/internal/inputfile"
 	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/internal/inputfile"
 )
 
 // MaxFileBytes bounds a results-format file (result, baseline, shard,

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/benchci/benchci/framework/internal/didyoumean"
+	"github.com/benchci/benchci/internal/didyoumean"
 )
 
 // decoder turns evaluated JSON into typed values, collecting every problem

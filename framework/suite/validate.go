@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchci/benchci/framework/internal/didyoumean"
 	"github.com/benchci/benchci/framework/metric"
-	"github.com/benchci/benchci/framework/structured"
+	"github.com/benchci/benchci/internal/didyoumean"
+	"github.com/benchci/benchci/internal/structured"
 )
 
 // Default returns a suite holding every default; decoding writes the user's

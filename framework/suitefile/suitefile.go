@@ -19,9 +19,9 @@ import (
 	"github.com/google/go-jsonnet"
 	"github.com/hashicorp/go-multierror"
 
-	"github.com/benchci/benchci/framework/internal/inputfile"
 	"github.com/benchci/benchci/framework/suite"
-	"github.com/benchci/benchci/framework/workload"
+	"github.com/benchci/benchci/internal/inputfile"
+	"github.com/benchci/benchci/internal/workload"
 	"github.com/benchci/benchci/suites/lib"
 )
 

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchci/benchci/framework/sim"
 	"github.com/benchci/benchci/framework/suite"
-	"github.com/benchci/benchci/framework/target"
-	"github.com/benchci/benchci/framework/tokenizer"
+	"github.com/benchci/benchci/internal/sim"
+	"github.com/benchci/benchci/internal/target"
+	"github.com/benchci/benchci/internal/tokenizer"
 	"github.com/hashicorp/go-multierror"
 )
 

@@ -15,7 +15,7 @@ import (
 	"math/rand/v2"
 	"os"
 
-	"github.com/benchci/benchci/framework/workload"
+	"github.com/benchci/benchci/internal/workload"
 )
 
 // Config sizes the model.

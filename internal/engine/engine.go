@@ -1,0 +1,390 @@
+// Package engine recognizes the serving engine behind a URL (vLLM, SGLang,
+// TGI, llama.cpp, Ollama, the simulator) and reads its Prometheus metrics,
+// so results carry the server's own view beside the client's: queue time,
+// batch occupancy, KV-cache usage, preemptions.
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/benchci/benchci/internal/inputfile"
+	"github.com/benchci/benchci/internal/untrusted"
+)
+
+// Info names an engine.
+type Info struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	// Metrics is set when the server serves Prometheus /metrics.
+	Metrics bool `json:"metrics"`
+	// Quirks are the known deviations of this engine (see Profiles).
+	Quirks []string `json:"quirks,omitempty"`
+	// Placeholder is the version the server reported when it was a
+	// placeholder (a build without version information); Version is then
+	// empty: unknown.
+	Placeholder string `json:"-"`
+}
+
+// placeholders are versions servers report when built without version
+// information (llama.cpp's "b0-unknown", a source build's "0.0.0").
+var placeholders = []string{"0.0.0", "b0-unknown", "unknown"}
+
+// probes are tried in order; the first that answers names the engine.
+var probes = []struct {
+	path, name, field string
+}{
+	{"/api/version", "ollama", "version"},     // Ollama
+	{"/get_server_info", "sglang", "version"}, // SGLang
+	{"/info", "tgi", "version"},               // Text Generation Inference
+	{"/props", "llama.cpp", "build_info"},     // llama.cpp server
+	{"/version", "vllm", "version"},           // vLLM
+}
+
+// Detect identifies the engine at baseURL. Servers that answer none of
+// the probes are "unknown", or named by /v1/models' owned_by.
+func Detect(ctx context.Context, baseURL string) Info {
+	c := &http.Client{Timeout: 5 * time.Second}
+	get := func(path string) (map[string]any, bool) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+path, nil)
+		if err != nil {
+			return nil, false
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			return nil, false
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return nil, false
+		}
+		var m map[string]any
+		if json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&m) != nil {
+			return nil, false
+		}
+		return m, true
+	}
+	info := Info{Name: "unknown"}
+	for _, p := range probes {
+		if m, ok := get(p.path); ok {
+			info.Name = p.name
+			if v, ok := m[p.field]; ok {
+				// A server's words, shown in every report: neutralized
+				// and bounded.
+				info.Version = untrusted.Text(fmt.Sprint(v))
+				info.Version = info.Version[:min(len(info.Version), 120)]
+			}
+			if slices.Contains(placeholders, strings.ToLower(info.Version)) {
+				info.Placeholder, info.Version = info.Version, ""
+			}
+			break
+		}
+	}
+	if info.Name == "unknown" {
+		if m, ok := get("/v1/models"); ok {
+			if data, _ := m["data"].([]any); len(data) > 0 {
+				if d, _ := data[0].(map[string]any); d != nil {
+					if o, _ := d["owned_by"].(string); o != "" {
+						info.Name = untrusted.Text(o[:min(len(o), 120)])
+					}
+				}
+			}
+		}
+	}
+	_, err := Scrape(ctx, baseURL)
+	info.Metrics = err == nil
+	if p, ok := Profiles[info.Name]; ok {
+		info.Quirks = p.Quirks
+	}
+	return info
+}
+
+// Snapshot is a flattened /metrics: counters and gauges summed over their
+// label sets; histograms and summaries as NAME_sum and NAME_count.
+type Snapshot map[string]float64
+
+// Scrape reads baseURL/metrics.
+func Scrape(ctx context.Context, baseURL string) (Snapshot, error) {
+	var s Snapshot
+	err := Fetch(ctx, baseURL+"/metrics", func(r io.Reader) (err error) {
+		s, err = Parse(r)
+		return err
+	})
+	return s, err
+}
+
+// Fetch GETs a Prometheus endpoint within 5 s and hands its body (at most
+// 16 MiB) to read.
+func Fetch(ctx context.Context, url string, read func(io.Reader) error) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: HTTP %d", url, resp.StatusCode)
+	}
+	return read(inputfile.LimitReader(resp.Body, maxMetricsBytes, fmt.Errorf("%s: more than %d MiB of metrics", url, maxMetricsBytes>>20)))
+}
+
+// maxMetricsBytes bounds a /metrics body: a body cut there would end
+// mid-line, and a cut line can read as another number, so a longer body
+// is an error, never read in part.
+const maxMetricsBytes = 16 << 20
+
+// Parse reads the Prometheus text format.
+func Parse(r io.Reader) (Snapshot, error) {
+	s := Snapshot{}
+	err := Samples(r, func(name string, v float64) {
+		if sum := s[name] + v; !math.IsInf(sum, 0) {
+			s[name] = sum
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("/metrics: %w", err)
+	}
+	return s, nil
+}
+
+// Samples calls f with every sample of a Prometheus text exposition:
+// counters, gauges and untyped values under their names, histograms and
+// summaries as NAME_sum and NAME_count. A server may write NaN or ±Inf (a
+// counter that was never set, a division by zero); no value from a server
+// may cost the run, so such samples are left out, as if the server had
+// not sent them.
+func Samples(r io.Reader, f func(name string, v float64)) error {
+	p := expfmt.NewTextParser(model.LegacyValidation) // engine names use ':'
+	fams, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return err
+	}
+	add := func(name string, v float64) {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			f(name, v)
+		}
+	}
+	for name, fam := range fams {
+		for _, m := range fam.GetMetric() {
+			switch fam.GetType() {
+			case dto.MetricType_COUNTER:
+				add(name, m.GetCounter().GetValue())
+			case dto.MetricType_GAUGE:
+				add(name, m.GetGauge().GetValue())
+			case dto.MetricType_UNTYPED:
+				add(name, m.GetUntyped().GetValue())
+			case dto.MetricType_HISTOGRAM:
+				add(name+"_sum", m.GetHistogram().GetSampleSum())
+				add(name+"_count", float64(m.GetHistogram().GetSampleCount()))
+			case dto.MetricType_SUMMARY:
+				add(name+"_sum", m.GetSummary().GetSampleSum())
+				add(name+"_count", float64(m.GetSummary().GetSampleCount()))
+			}
+		}
+	}
+	return nil
+}
+
+// figure is one server-side figure and the metric names engines give it.
+type figure struct {
+	key  string
+	kind string // "mean" (of a histogram over the point), "peak" (gauge), "last" (gauge at the end), "delta" (counter), "rate" (delta of names[0] over delta of per[0])
+	// names are the engines' names for the figure; per, for a rate, the
+	// names of its denominator, in the same order.
+	names, per []string
+}
+
+// figures maps engines' metric names to benchci's server-side figures.
+// Sources: vLLM's and SGLang's metrics modules, TGI's router metrics,
+// llama.cpp's server (--metrics) documentation.
+var figures = []figure{
+	{key: "queue_time_mean_s", kind: "mean", names: []string{"vllm:request_queue_time_seconds", "sglang:queue_time_seconds", "tgi_request_queue_duration"}},
+	{key: "server_ttft_mean_s", kind: "mean", names: []string{"vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds"}},
+	{key: "running_peak", kind: "peak", names: []string{"vllm:num_requests_running", "sglang:num_running_reqs", "tgi_batch_current_size", "llamacpp:requests_processing"}},
+	{key: "waiting_peak", kind: "peak", names: []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs", "tgi_queue_size", "llamacpp:requests_deferred"}},
+	{key: "kv_cache_usage_peak", kind: "peak", names: []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage", "llamacpp:kv_cache_usage_ratio"}},
+	{key: "kv_cache_tokens_peak", kind: "peak", names: []string{"llamacpp:kv_cache_tokens"}},
+	{key: "preemptions", kind: "delta", names: []string{"vllm:num_preemptions_total", "vllm:num_preemptions"}},
+	{key: "prompt_tokens", kind: "delta", names: []string{"vllm:prompt_tokens_total", "sglang:prompt_tokens_total", "llamacpp:prompt_tokens_total"}},
+	{key: "generation_tokens", kind: "delta", names: []string{"vllm:generation_tokens_total", "sglang:generation_tokens_total", "llamacpp:tokens_predicted_total"}},
+	// The share of prompt tokens the prefix cache held, over the point:
+	// vLLM V1 counts tokens looked up and found (V0 named them gpu_...).
+	{key: "prefix_cache_hit_rate", kind: "rate", names: []string{"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"},
+		per: []string{"vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"}},
+	// SGLang serves its radix cache's hit rate as a gauge over recent
+	// requests: its value at the point's end.
+	{key: "prefix_cache_hit_rate", kind: "last", names: []string{"sglang:cache_hit_rate"}},
+	// llama.cpp counts the seconds it spent on prompts and on generation:
+	// its own throughput while busy, beside the client's over the window.
+	{key: "server_prompt_tok_per_s", kind: "rate", names: []string{"llamacpp:prompt_tokens_total"}, per: []string{"llamacpp:prompt_seconds_total"}},
+	{key: "server_decode_tok_per_s", kind: "rate", names: []string{"llamacpp:tokens_predicted_total"}, per: []string{"llamacpp:tokens_predicted_seconds_total"}},
+}
+
+// Known reports whether a snapshot holds any metric benchci reads, so a
+// server whose metrics are all unknown can be named as such.
+func Known(s Snapshot) bool {
+	for _, f := range figures {
+		for _, n := range append(slices.Clone(f.names), f.per...) {
+			for _, suffix := range []string{"", "_count"} {
+				if _, ok := s[n+suffix]; ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// Figures reads the server-side figures of a point from snapshots taken
+// through it (first before, last after): histogram means and counter
+// deltas between the two ends, gauges at their peak.
+func Figures(snaps []Snapshot) map[string]float64 {
+	if len(snaps) < 2 {
+		return nil
+	}
+	first, last := snaps[0], snaps[len(snaps)-1]
+	out := map[string]float64{}
+	for _, f := range figures {
+		for _, name := range f.names {
+			switch f.kind {
+			case "mean":
+				n := last[name+"_count"] - first[name+"_count"]
+				if _, ok := last[name+"_count"]; ok && n > 0 {
+					if v := (last[name+"_sum"] - first[name+"_sum"]) / n; !math.IsInf(v, 0) && !math.IsNaN(v) {
+						out[f.key] = v
+					}
+				}
+			case "peak":
+				for _, s := range snaps {
+					if v, ok := s[name]; ok && v >= out[f.key] {
+						out[f.key] = v
+					}
+				}
+			case "last":
+				if _, done := out[f.key]; !done {
+					if v, ok := last[name]; ok {
+						out[f.key] = v
+					}
+				}
+			case "delta":
+				if v, ok := last[name]; ok && !math.IsInf(v-first[name], 0) {
+					out[f.key] = v - first[name]
+				}
+			case "rate":
+				den := f.per[slices.Index(f.names, name)]
+				n, d := last[name]-first[name], last[den]-first[den]
+				if _, ok := last[den]; ok && d > 0 && !math.IsInf(n/d, 0) {
+					out[f.key] = n / d
+				}
+			}
+			if _, ok := out[f.key]; ok {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Sampler scrapes /metrics every interval until stopped.
+type Sampler struct {
+	snaps []Snapshot
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+// Sample starts scraping baseURL now and every interval.
+func Sample(ctx context.Context, baseURL string, interval time.Duration) *Sampler {
+	s := &Sampler{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			if snap, err := Scrape(ctx, baseURL); err == nil {
+				s.snaps = append(s.snaps, snap)
+			}
+			select {
+			case <-t.C:
+			case <-s.stop:
+				if snap, err := Scrape(ctx, baseURL); err == nil {
+					s.snaps = append(s.snaps, snap)
+				}
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return s
+}
+
+// Stop ends sampling and returns the point's figures.
+func (s *Sampler) Stop() map[string]float64 {
+	close(s.stop)
+	<-s.done
+	return Figures(s.snaps)
+}
+
+// Unknown returns a few of the metric names the server served when none of
+// them is one benchci reads (nil otherwise, or when nothing was scraped);
+// call after Stop.
+func (s *Sampler) Unknown() []string {
+	if len(s.snaps) == 0 || Known(s.snaps[len(s.snaps)-1]) {
+		return nil
+	}
+	names := slices.Sorted(maps.Keys(s.snaps[len(s.snaps)-1]))
+	return names[:min(len(names), 5)]
+}
+
+// ResetPrefixCache empties the server's prefix cache through the first of
+// the engines' endpoints it has (vLLM's POST /reset_prefix_cache, SGLang's
+// POST /flush_cache) and says which answered, or why none did.
+func ResetPrefixCache(ctx context.Context, baseURL string) string {
+	var tried []string
+	for _, path := range []string{"/reset_prefix_cache", "/flush_cache"} {
+		code, status, err := post(ctx, strings.TrimSuffix(baseURL, "/")+path)
+		switch {
+		case err != nil:
+			tried = append(tried, path+": "+err.Error())
+		case code/100 == 2:
+			return "reset by POST " + path
+		default:
+			tried = append(tried, path+": "+status)
+		}
+	}
+	return "not reset: the server has no prefix-cache reset endpoint (" + strings.Join(tried, "; ") + ")"
+}
+
+// post sends an empty POST and returns the answer's status.
+func post(ctx context.Context, url string) (int, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	return resp.StatusCode, resp.Status, nil
+}

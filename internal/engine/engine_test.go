@@ -1,0 +1,219 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/benchci/benchci/internal/sim"
+)
+
+func TestParseAndFigures(t *testing.T) {
+	t.Parallel()
+	page := func(queueSum, queueCount, running, tokens float64) Snapshot {
+		text := strings.NewReplacer("QS", f(queueSum), "QC", f(queueCount), "RUN", f(running), "TOK", f(tokens)).Replace(`# HELP vllm:num_requests_running Number of requests running.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{model_name="m"} RUN
+# TYPE vllm:generation_tokens_total counter
+vllm:generation_tokens_total{model_name="m"} TOK
+# TYPE vllm:request_queue_time_seconds histogram
+vllm:request_queue_time_seconds_bucket{model_name="m",le="0.1"} QC
+vllm:request_queue_time_seconds_bucket{model_name="m",le="+Inf"} QC
+vllm:request_queue_time_seconds_sum{model_name="m"} QS
+vllm:request_queue_time_seconds_count{model_name="m"} QC
+`)
+		s, err := Parse(strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	got := Figures([]Snapshot{page(10, 100, 2, 1000), page(12, 110, 9, 1500), page(14, 120, 0, 2000)})
+	want := map[string]float64{"queue_time_mean_s": 0.2, "running_peak": 9, "generation_tokens": 1000}
+	for k, v := range want {
+		if d := got[k] - v; d > 1e-9 || d < -1e-9 {
+			t.Errorf("%s = %v, want %v (all %v)", k, got[k], v, got)
+		}
+	}
+	if _, err := Parse(strings.NewReader("not { prometheus")); err == nil {
+		t.Error("garbage parsed")
+	}
+}
+
+func f(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+func TestDetect(t *testing.T) {
+	t.Parallel()
+	ollama := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/version" {
+			io.WriteString(w, `{"version":"0.6.5"}`)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer ollama.Close()
+	if got := Detect(context.Background(), ollama.URL); got.Name != "ollama" || got.Version != "0.6.5" || got.Metrics {
+		t.Errorf("ollama detected as %+v", got)
+	}
+	p, _ := sim.Lookup("tiny")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	u, err := sim.New(p).Listen(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Detect(ctx, u); got.Name != "benchci-sim" || !got.Metrics {
+		t.Errorf("the simulator detected as %+v", got)
+	}
+	snap, err := Scrape(ctx, u)
+	if err != nil || snap["vllm:num_requests_running"] != 0 {
+		t.Errorf("scrape %v %v", snap, err)
+	}
+}
+
+// FuzzParse feeds arbitrary /metrics text: no panic, and no value that
+// cannot be written into a results file (NaN, ±Inf) gets through, into a
+// snapshot or into a point's figures.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"vllm:num_preemptions_total NaN\n",
+		"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model=\"m\"} +Inf\n",
+		"# TYPE vllm:request_queue_time_seconds histogram\nvllm:request_queue_time_seconds_sum 1.5\nvllm:request_queue_time_seconds_count 3\nvllm:request_queue_time_seconds_bucket{le=\"+Inf\"} 3\n",
+		"vllm:generation_tokens_total 1.7976931348623157e308\nvllm:generation_tokens_total{a=\"b\"} 1.7976931348623157e308\n",
+		"",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		s, err := Parse(strings.NewReader(text))
+		if err != nil {
+			return
+		}
+		for k, v := range s {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("snapshot %s = %v", k, v)
+			}
+		}
+		for k, v := range Figures([]Snapshot{{}, s, s}) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("figure %s = %v", k, v)
+			}
+		}
+		if _, err := json.Marshal(Figures([]Snapshot{s, {}})); err != nil {
+			t.Fatalf("figures cannot be written: %v", err)
+		}
+	})
+}
+
+// llamaPage is llama-server's /metrics (with --metrics) as it reads.
+func llamaPage(prompt, promptSec, predicted, predictedSec, processing, deferred, kv float64) Snapshot {
+	text := fmt.Sprintf(`# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed.
+# TYPE llamacpp:prompt_tokens_total counter
+llamacpp:prompt_tokens_total %v
+# HELP llamacpp:prompt_seconds_total Prompt process time
+# TYPE llamacpp:prompt_seconds_total counter
+llamacpp:prompt_seconds_total %v
+# HELP llamacpp:tokens_predicted_total Number of generation tokens processed.
+# TYPE llamacpp:tokens_predicted_total counter
+llamacpp:tokens_predicted_total %v
+# HELP llamacpp:tokens_predicted_seconds_total Predict process time
+# TYPE llamacpp:tokens_predicted_seconds_total counter
+llamacpp:tokens_predicted_seconds_total %v
+# HELP llamacpp:prompt_tokens_seconds Average prompt throughput in tokens/s.
+# TYPE llamacpp:prompt_tokens_seconds gauge
+llamacpp:prompt_tokens_seconds 1234.5
+# HELP llamacpp:requests_processing Number of requests processing.
+# TYPE llamacpp:requests_processing gauge
+llamacpp:requests_processing %v
+# HELP llamacpp:requests_deferred Number of requests deferred.
+# TYPE llamacpp:requests_deferred gauge
+llamacpp:requests_deferred %v
+# HELP llamacpp:kv_cache_usage_ratio KV-cache usage. 1 means 100 percent usage.
+# TYPE llamacpp:kv_cache_usage_ratio gauge
+llamacpp:kv_cache_usage_ratio %v
+# HELP llamacpp:kv_cache_tokens KV-cache tokens.
+# TYPE llamacpp:kv_cache_tokens gauge
+llamacpp:kv_cache_tokens 512
+`, prompt, promptSec, predicted, predictedSec, processing, deferred, kv)
+	s, err := Parse(strings.NewReader(text))
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func TestLlamaCppFigures(t *testing.T) {
+	t.Parallel()
+	before := llamaPage(1000, 2, 500, 10, 0, 0, 0)
+	during := llamaPage(1500, 2.5, 900, 15, 4, 3, 0.75)
+	after := llamaPage(3000, 4, 2500, 30, 1, 0, 0.5)
+	got := Figures([]Snapshot{before, during, after})
+	want := map[string]float64{
+		"running_peak": 4, "waiting_peak": 3, "kv_cache_usage_peak": 0.75, "kv_cache_tokens_peak": 512,
+		"prompt_tokens": 2000, "generation_tokens": 2000,
+		"server_prompt_tok_per_s": 1000, "server_decode_tok_per_s": 100,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("figures %v\nwant %v", got, want)
+	}
+	if !Known(after) || Known(Snapshot{"process_cpu_seconds_total": 1, "myserver:queue": 2}) {
+		t.Error("Known misjudged which snapshots hold known names")
+	}
+}
+
+// Placeholder versions (a build without version information) are recorded
+// as unknown, not as a version to compare.
+func TestDetectPlaceholderVersion(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/props" {
+			io.WriteString(w, `{"build_info":"b0-unknown"}`)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	info := Detect(context.Background(), srv.URL)
+	if info.Name != "llama.cpp" || info.Version != "" || info.Placeholder != "b0-unknown" {
+		t.Errorf("detected %+v", info)
+	}
+}
+
+// The prefix cache's hit rate over a point is the hits counted in it over
+// the tokens looked up in it, under vLLM V1's names or V0's.
+func TestPrefixCacheHitRate(t *testing.T) {
+	t.Parallel()
+	for _, prefix := range []string{"vllm:prefix_cache", "vllm:gpu_prefix_cache"} {
+		snap := func(queries, hits float64) Snapshot {
+			s, err := Parse(strings.NewReader(prefix + "_queries_total " + f(queries) + "\n" + prefix + "_hits_total " + f(hits) + "\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		got := Figures([]Snapshot{snap(1000, 100), snap(2000, 500), snap(3000, 1100)})
+		if got["prefix_cache_hit_rate"] != 0.5 {
+			t.Errorf("%s: hit rate %v, want 0.5 (1000 of 2000 tokens)", prefix, got["prefix_cache_hit_rate"])
+		}
+	}
+	// SGLang's is a gauge of its radix cache's recent hit rate: the value
+	// at the point's end.
+	gauge := func(v string) Snapshot {
+		s, err := Parse(strings.NewReader("# TYPE sglang:cache_hit_rate gauge\nsglang:cache_hit_rate{model_name=\"m\"} " + v + "\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if got := Figures([]Snapshot{gauge("0.1"), gauge("0.3"), gauge("0.42")}); got["prefix_cache_hit_rate"] != 0.42 {
+		t.Errorf("SGLang: hit rate %v, want 0.42", got["prefix_cache_hit_rate"])
+	}
+}

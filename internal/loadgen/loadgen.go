@@ -1,0 +1,730 @@
+// Package loadgen drives requests at a server: open loop at a request rate
+// on a schedule drawn from an arrival process, or closed loop at a fixed
+// concurrency. It measures how far actual sends trail the schedule, so a
+// client that cannot keep up is detected instead of being reported as a
+// slow server.
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/client"
+	"github.com/benchci/benchci/internal/clock"
+	"github.com/benchci/benchci/internal/recorder"
+	"github.com/benchci/benchci/internal/redact"
+	"github.com/benchci/benchci/internal/stall"
+	"github.com/benchci/benchci/internal/workload"
+)
+
+// Doer sends one request and measures it into res (client.Client).
+type Doer interface {
+	Do(ctx context.Context, body []byte, id string, res *client.Result)
+}
+
+// Item is one request ready to send.
+type Item struct {
+	Body                  []byte
+	WantInput, WantOutput int
+	// FollowUps are later turns of the same session, each sent Think after
+	// the previous turn's reply; a failed turn ends its session.
+	FollowUps []Item
+	Think     time.Duration
+	// AbandonAfter, when above 0, closes the stream once that many output
+	// tokens came, as a user who stops reading (client.AbandonAfter);
+	// AbandonAt, that long after the send (client.AbandonAt).
+	AbandonAfter int
+	AbandonAt    time.Duration
+	// Seq is the request's place in the point's whole sequence (every
+	// shard's), set by the load generator: its id is "benchci-<Seq+1>",
+	// the same on whichever machine sends it.
+	Seq int
+	// Model, in a mix of models, is the one the body names: the request
+	// is also counted in that model's figures.
+	Model string
+	// Inputs is how many inputs an embeddings request carries (0: a
+	// completion).
+	Inputs int
+	// Images is how many images the request carries.
+	Images int
+	// Structured marks a request whose answer is checked (Config.Check).
+	Structured bool
+}
+
+// Source yields the requests to send, in order. It is called from one
+// goroutine, ahead of the schedule.
+type Source func() (Item, error)
+
+// Mode is how a point's load is applied.
+type Mode string
+
+// Modes; the values are the result's point modes.
+const (
+	// OpenLoop sends on the arrival process's schedule, whatever the
+	// server's pace: the load a population of independent users makes.
+	OpenLoop Mode = "rate"
+	// ClosedLoop keeps a fixed number of requests in flight.
+	ClosedLoop Mode = "concurrency"
+)
+
+// Config describes one load point.
+type Config struct {
+	Mode Mode
+	// Rate in requests/s and the arrival process drawn at that rate, for
+	// open loop.
+	Rate     float64
+	Arrivals workload.Arrivals
+	// AllAtOnce schedules every request at the start (vLLM's rate inf;
+	// Requests bounds them): Rate and Arrivals are unused, and the wait
+	// for a MaxConcurrency slot is the point, not a client falling behind.
+	AllAtOnce bool
+	// Concurrency is the number of closed-loop workers.
+	Concurrency int
+	// MaxConcurrency caps open-loop requests in flight (0: none).
+	MaxConcurrency int
+	// DescriptorLimit, when set, is the descriptor limit MaxConcurrency
+	// was derived from (the suite set no cap): a send that waited for it
+	// was held up by this machine, and the point is flagged.
+	DescriptorLimit int
+	// Warmup runs first and is excluded from latencies; Duration is the
+	// measured window; Requests bounds measured requests (0: none).
+	Warmup, Duration time.Duration
+	Requests         int
+	// Check, when set, judges the answers of structured requests
+	// (Item.Structured): whether they match their schema.
+	Check func(*client.Result) bool
+	// Goodput sets the per-request SLOs that goodput counts.
+	Goodput recorder.Criteria
+	// Retry, when set, retries failed requests.
+	Retry *RetryPolicy
+	// StopSaturated ends an open-loop point early when its queue grows
+	// without bound (see saturated), marking it; requests still in
+	// flight are canceled instead of drained.
+	StopSaturated bool
+	// Progress, when set, is updated as the point runs.
+	Progress *Progress
+	// OnSample, when set, sees every finished request, warm-up and
+	// canceled ones too, on the one goroutine that records them; the
+	// sample is reused once it returns.
+	OnSample func(recorder.Sample)
+	// Shard, when Count is above 1, sends only this machine's part of the
+	// load: arrival k of the timeline (open loop), or request k of the
+	// sequence (closed loop), when k mod Count is Index. The timeline and
+	// the sequence are the whole point's, so the shards' union is what one
+	// machine would send, request for request.
+	Shard Shard
+	// StartAt, when set, is the wall-clock time the point's timeline
+	// starts: the point waits for it and records how late it began.
+	StartAt time.Time
+	// Clock paces sends and stamps the window; nil is the real, precise
+	// clock. Tests inject one that sleeps on timers alone, so that a
+	// fake-time bubble (testing/synctest) can run a point instantly.
+	Clock clock.Clock
+}
+
+// Shard is one machine's part of a load split over Count machines.
+type Shard struct{ Index, Count int }
+
+// Owns reports whether request k of the sequence is this shard's.
+func (s Shard) Owns(k int) bool { return s.Count <= 1 || k%s.Count == s.Index }
+
+// Split is this shard's part of n closed-loop workers: the shards' parts
+// sum to n, the first n mod Count shards taking one more.
+func (s Shard) Split(n int) int {
+	if s.Count <= 1 {
+		return n
+	}
+	part := n / s.Count
+	if s.Index < n%s.Count {
+		part++
+	}
+	return part
+}
+
+// Progress is read by progress displays while a point runs.
+type Progress struct {
+	Scheduled atomic.Int64 // requests in the plan (open loop; 0 when unknown)
+	Sent      atomic.Int64
+	Done      atomic.Int64
+	Failed    atomic.Int64
+	InFlight  atomic.Int64
+}
+
+// Outcome is one point's result.
+type Outcome struct {
+	result.Measured
+	Schedule result.Schedule `json:"schedule"`
+	// Validity is the evidence on whether the point measured the server.
+	Validity result.Validity `json:"validity"`
+	// Incomplete is set when the run was stopped before the point ended.
+	Incomplete bool `json:"incomplete,omitempty"`
+}
+
+// Thresholds for flagging a saturated client.
+const (
+	// MinSendRatio is the least fraction of the scheduled rate that must be sent.
+	MinSendRatio = 0.99
+	// MaxLagP99 is the most the 99th percentile send lag may be.
+	MaxLagP99 = 10 * time.Millisecond
+)
+
+// Run runs one point and returns its outcome. A canceled ctx stops it
+// early; the outcome then holds what was measured, marked incomplete.
+func Run(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, error) {
+	if cfg.Progress == nil {
+		cfg.Progress = &Progress{}
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Precise
+	}
+	switch cfg.Mode {
+	case OpenLoop:
+		return runOpen(ctx, d, cfg, src)
+	case ClosedLoop:
+		return runClosed(ctx, d, cfg, src)
+	}
+	return nil, fmt.Errorf("loadgen: unknown mode %q", cfg.Mode)
+}
+
+// ahead builds requests on its own goroutine ahead of the dispatcher, so the
+// dispatcher's loop is only "wait, then send". It numbers them in sequence
+// and passes on those keep accepts (nil: all); the others are built and
+// dropped, so that every shard numbers the same sequence alike.
+func ahead(ctx context.Context, src Source, n int, keep func(int) bool, bodies *budget) (<-chan Item, <-chan error) {
+	items := make(chan Item, 256)
+	errc := make(chan error, 1)
+	go func() {
+		defer close(items)
+		for i := 0; n < 0 || i < n; i++ {
+			it, err := src()
+			if err != nil {
+				errc <- err
+				return
+			}
+			if it.Seq = i; keep != nil && !keep(i) {
+				continue
+			}
+			// Held from here until the request is answered (collector.send).
+			if !bodies.take(ctx, it.weight()) {
+				return
+			}
+			select {
+			case items <- it:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return items, errc
+}
+
+// collector records finished requests on one goroutine.
+type collector struct {
+	rec      *recorder.Recorder
+	results  chan recorder.Sample
+	onSample func(recorder.Sample)
+	pool     sync.Pool
+	done     chan struct{}
+	prog     *Progress
+	clk      clock.Clock
+	// watch, when set, sees every first token as it comes.
+	watch *saturationWatch
+	// retry, when set, sends failed requests again.
+	retry *retrier
+	// check judges structured answers (Config.Check).
+	check func(*client.Result) bool
+	// bodies counts the request bodies held, built or in flight.
+	bodies *budget
+}
+
+func newCollector(rec *recorder.Recorder, cfg Config) *collector {
+	rec.Goodput = cfg.Goodput
+	prog := cfg.Progress
+	c := &collector{rec: rec, results: make(chan recorder.Sample, 4096), onSample: cfg.OnSample, done: make(chan struct{}), prog: prog, clk: cfg.Clock,
+		retry: newRetrier(cfg.Retry), check: cfg.Check}
+	c.pool.New = func() any { return new(client.Result) }
+	go func() {
+		defer close(c.done)
+		for s := range c.results {
+			c.rec.Add(s)
+			if c.onSample != nil {
+				c.onSample(s)
+			}
+			c.pool.Put(s.Result)
+		}
+	}()
+	return c
+}
+
+// send runs one request, and its session's later turns, handing each
+// sample to the collector. Later turns are scheduled by the reply before
+// them, not by the arrival process: their intended time is the end of the
+// think time.
+// It returns when the last reply ended, as the client stamped it.
+func (c *collector) send(ctx context.Context, d Doer, it Item, scheduled time.Time, warmup bool) time.Time {
+	defer c.bodies.give(it.weight())
+	id := "benchci-" + strconv.Itoa(it.Seq+1)
+	ok, end := c.sendOne(ctx, d, it, id, scheduled, warmup)
+	if !ok {
+		return end
+	}
+	for i, next := range it.FollowUps {
+		at := c.clk.Now().Add(it.Think)
+		if !c.clk.SleepUntil(ctx, at, 0) {
+			return end
+		}
+		if ok, end = c.sendOne(ctx, d, next, id+".t"+strconv.Itoa(i+2), at, warmup); !ok {
+			return end
+		}
+	}
+	return end
+}
+
+func (c *collector) sendOne(ctx context.Context, d Doer, it Item, id string, scheduled time.Time, warmup bool) (bool, time.Time) {
+	res := c.pool.Get().(*client.Result)
+	c.prog.Sent.Add(1)
+	c.prog.InFlight.Add(1)
+	rctx := ctx
+	if it.AbandonAfter > 0 {
+		rctx = client.AbandonAfter(rctx, it.AbandonAfter)
+	}
+	if it.AbandonAt > 0 {
+		var stop context.CancelFunc
+		rctx, stop = client.AbandonAt(rctx, it.AbandonAt)
+		defer stop()
+	}
+	if c.watch != nil {
+		rctx = client.OnFirstToken(rctx, c.watch.firstToken)
+	}
+	smp := recorder.Sample{Result: res, Scheduled: scheduled, Warmup: warmup, WantInput: it.WantInput, WantOutput: it.WantOutput, Model: it.Model, Inputs: it.Inputs, Images: it.Images}
+	if r := c.retry; r == nil {
+		d.Do(rctx, it.Body, id, res)
+	} else {
+		c.sendRetrying(rctx, d, it.Body, id, &smp)
+	}
+	c.prog.InFlight.Add(-1)
+	c.prog.Done.Add(1)
+	ok := res.OK()
+	if !ok && res.Err != client.ErrCanceled && res.Err != client.ErrAbandoned {
+		c.prog.Failed.Add(1)
+	}
+	if ok && it.Structured && c.check != nil {
+		smp.Checked, smp.Correct = true, c.check(res)
+	}
+	end := res.Sent.Add(res.End)
+	if res.Sent.IsZero() {
+		end = c.clk.Now() // never sent (a dial refused before the stamp)
+	}
+	c.results <- smp
+	return ok, end
+}
+
+// sendRetrying sends a request until it succeeds, fails for good, runs
+// out of attempts or of budget, or the run stops; the sample holds the
+// last attempt, the count, and the first attempt's send. Each attempt
+// carries the request's id with its number, as a client's logs would.
+func (c *collector) sendRetrying(ctx context.Context, d Doer, body []byte, id string, smp *recorder.Sample) {
+	r, res := c.retry, smp.Result
+	r.requests.Add(1)
+	first := c.clk.Now() // on the clock the waits are slept on
+	for n := 1; ; n++ {
+		aid := id
+		if n > 1 {
+			aid = id + "-" + strconv.Itoa(n)
+		}
+		d.Do(ctx, body, aid, res)
+		smp.Attempts = n
+		if n == 1 {
+			smp.UserStart = res.Sent
+		}
+		switch {
+		case res.OK(), ctx.Err() != nil, !r.p.Retryable(res):
+			return
+		case n >= r.p.MaxAttempts || !r.allow():
+			smp.GaveUp = true
+			return
+		}
+		w := r.wait(n, res)
+		if r.p.Total > 0 {
+			if left := first.Add(r.p.Total).Sub(c.clk.Now()); w >= left {
+				// The wait would pass the request's timeout: a client
+				// bounded by it gives up now, keeping the last answer.
+				smp.GaveUp = true
+				res.Detail = redact.Cut(fmt.Sprintf("%s; gave up: the %v wait before attempt %d would pass the request's %v timeout", res.Detail, w.Round(time.Millisecond), n+1, r.p.Total), 300)
+				return
+			}
+		}
+		if !c.clk.SleepUntil(ctx, c.clk.Now().Add(w), 0) {
+			// Stopped while waiting to retry: the user left, or the run did.
+			res.Err, res.Detail = client.StoppedKind(ctx), "stopped during a retry's backoff"
+			return
+		}
+	}
+}
+
+// finish waits for the recorder and summarizes, unless building requests
+// failed (errc), which fails the point. A non-zero endAt ends the measured
+// window there (a point stopped early).
+func (c *collector) finish(errc <-chan error, endAt time.Time) (result.Measured, error) {
+	close(c.results)
+	<-c.done
+	if !endAt.IsZero() {
+		c.rec.EndAt(endAt)
+	}
+	select {
+	case err := <-errc:
+		return result.Measured{}, fmt.Errorf("build requests: %w", err)
+	default:
+	}
+	return c.rec.Point()
+}
+
+func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, error) {
+	end := time.Duration(0)
+	if cfg.Duration > 0 {
+		end = cfg.Warmup + cfg.Duration
+	}
+	if cfg.AllAtOnce {
+		if cfg.Requests <= 0 {
+			return nil, fmt.Errorf("loadgen: all at once needs a request count")
+		}
+		cfg.Arrivals = func() workload.Process { return workload.AllAtOnce{} }
+	}
+	if cfg.Arrivals == nil {
+		return nil, fmt.Errorf("loadgen: open loop needs an arrival process")
+	}
+	// A first pass counts the plan, drawing the same times as the second
+	// without keeping them: the count sizes the progress display and the
+	// request builder, and says whether the request bound ends the point
+	// before its duration.
+	total, measured, owned := count(ctx, workload.NewSchedule(cfg.Arrivals(), end, cfg.Warmup, cfg.Requests), cfg.Shard)
+	cfg.Progress.Scheduled.Store(int64(owned))
+	// The window is fixed when the schedule spans the whole duration; when
+	// the request bound cut it short it stays open to the last completion.
+	fixed := cfg.Duration > 0 && (cfg.Requests == 0 || measured < cfg.Requests)
+	sched := workload.NewSchedule(cfg.Arrivals(), end, cfg.Warmup, cfg.Requests)
+
+	runCtx, cancelItems := context.WithCancel(ctx)
+	defer cancelItems()
+	bodies := newBudget(runCtx, MaxBodyBytes)
+	items, errc := ahead(runCtx, src, total, cfg.Shard.Owns, bodies)
+	var sem chan struct{}
+	if cfg.MaxConcurrency > 0 {
+		sem = make(chan struct{}, cfg.MaxConcurrency)
+	}
+
+	// Let the source fill its buffer before the clock starts.
+	// Bodies past the budget are built once requests finish: the buffer
+	// holds what fits.
+	warm := min(owned, 64)
+	buffered := make([]Item, 0, warm)
+fill:
+	for range warm {
+		select {
+		case it, ok := <-items:
+			if !ok {
+				break fill
+			}
+			buffered = append(buffered, it)
+		case <-bodies.full:
+			break fill
+		}
+	}
+	select {
+	case err := <-errc:
+		return nil, fmt.Errorf("build requests: %w", err)
+	default:
+	}
+
+	t0, skew := start(ctx, cfg)
+	canary := stall.Start(ctx)
+	winStart := t0.Add(cfg.Warmup)
+	winEnd := time.Time{}
+	if fixed {
+		winEnd = winStart.Add(cfg.Duration)
+	}
+	rec := recorder.NewRecorder(winStart, winEnd)
+	rec.Slices = recorder.NewSlicer(t0, cfg.Warmup+cfg.Duration, cfg.Warmup)
+	col := newCollector(rec, cfg)
+	col.bodies = bodies
+	// Sends run under their own context, so that a saturated point can
+	// stop sending and cancel its queue without stopping the run.
+	sendCtx, cancelSends := context.WithCancel(ctx)
+	defer cancelSends()
+	var mon *monitor
+	if cfg.StopSaturated && !cfg.AllAtOnce {
+		col.watch = &saturationWatch{}
+		mon = startMonitor(ctx, cfg, col.watch, winStart, winEnd, cancelSends)
+	}
+	var wg sync.WaitGroup
+	var capWaits, sentIn, schedIn int
+	stopped := false
+	var prev time.Duration
+	sends := 0
+dispatch:
+	for i := 0; ; i++ {
+		off, ok := sched.Next()
+		if !ok {
+			break
+		}
+		if !cfg.Shard.Owns(i) {
+			continue // another machine's
+		}
+		at := t0.Add(off)
+		// Yielding through the last stretch before a send makes it
+		// punctual, but burns the CPU meanwhile: at high rates every gap is
+		// inside that stretch and the pacer would take a whole core from
+		// the client and, on a shared machine, the server. A quarter of
+		// each gap bounds it to a quarter of a core; the timer's lateness
+		// past that is recorded as send lag.
+		spin := min(clock.DefaultSpin, (off-prev)/4)
+		prev = off
+		if !cfg.Clock.SleepUntil(sendCtx, at, spin) {
+			stopped = true
+			break dispatch
+		}
+		var it Item
+		if sends < len(buffered) {
+			it = buffered[sends]
+		} else {
+			var ok bool
+			select {
+			case it, ok = <-items:
+			case <-sendCtx.Done():
+			}
+			if !ok {
+				stopped = true
+				break dispatch
+			}
+		}
+		sends++
+		if sem != nil {
+			select {
+			case sem <- struct{}{}:
+			default:
+				capWaits++
+				select {
+				case sem <- struct{}{}:
+				case <-sendCtx.Done():
+					stopped = true
+					break dispatch
+				}
+			}
+		}
+		warmup := off < cfg.Warmup
+		if !warmup && (winEnd.IsZero() || at.Before(winEnd)) {
+			schedIn++
+			if now := cfg.Clock.Now(); winEnd.IsZero() || now.Before(winEnd) {
+				sentIn++
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			col.send(sendCtx, d, it, at, warmup)
+			if sem != nil {
+				<-sem
+			}
+		}()
+	}
+	cancelItems()
+	wg.Wait()
+	stalls := canary.Stop()
+	var endAt time.Time
+	var saturation string
+	if mon != nil {
+		endAt, saturation = mon.stop()
+	}
+	p, err := col.finish(errc, endAt)
+	if err != nil {
+		return nil, err
+	}
+	// A point stopped for saturation is complete: it measured what it had to.
+	out := &Outcome{Measured: p, Incomplete: (stopped && saturation == "") || ctx.Err() != nil}
+	out.Schedule = result.Schedule{TargetRate: cfg.Rate, CapWaits: capWaits, Saturation: saturation, StartSkewMs: skew}
+	if secs := p.Window.Seconds; secs > 0 {
+		out.Schedule.ScheduledRate = float64(schedIn) / secs
+		out.Schedule.SendRate = float64(sentIn) / secs
+	}
+	lag := p.Latency[metric.Lag].P99
+	if cfg.AllAtOnce {
+		lag = 0 // waiting for a slot is the test, not the client falling behind
+	}
+	judge(&out.Schedule, lag, cfg.MaxConcurrency, cfg.DescriptorLimit)
+	judgeLimits(&out.Schedule, p.Requests)
+	if cpu := stalls.CPUShort(); cpu != "" && out.Schedule.ClientSaturated {
+		// Name the resource that ran out first: with every core busy, a
+		// descriptor cap that bit is a symptom, not the cause.
+		out.Schedule.Reason = cpu + "; " + out.Schedule.Reason
+	}
+	var gap time.Duration
+	if cfg.Rate > 0 && !cfg.AllAtOnce {
+		gap = time.Duration(float64(time.Second) / cfg.Rate)
+	}
+	out.Validity = judgeValidity(p, out.Schedule, lag, gap, capWaits > 0 && cfg.DescriptorLimit > 0, capWaits > 0 && cfg.DescriptorLimit == 0, stalls)
+	return out, nil
+}
+
+// start waits for the point's aligned start, when it has one, and returns
+// the time its timeline starts and how late that was, in milliseconds.
+// Without StartAt the timeline starts now.
+func start(ctx context.Context, cfg Config) (time.Time, float64) {
+	if cfg.StartAt.IsZero() {
+		return cfg.Clock.Now(), 0
+	}
+	// The timeline starts at StartAt itself when the machine is there in
+	// time, so every shard's offsets count from one instant; a late one
+	// starts now, and says by how much.
+	cfg.Clock.SleepUntil(ctx, cfg.StartAt, clock.DefaultSpin)
+	now := cfg.Clock.Now()
+	late := max(0, now.Sub(cfg.StartAt))
+	if late > time.Millisecond {
+		return now, float64(late) / float64(time.Millisecond)
+	}
+	return cfg.StartAt, float64(late) / float64(time.Millisecond)
+}
+
+// count runs a schedule to its end: how many arrivals, and how many of
+// them are measured. Validation bounds a plan (suite.MaxPlannedRequests),
+// yet a canceled run must not wait for the count: it stops early, and the
+// dispatcher, seeing the same cancellation, sends nothing.
+// owned counts the arrivals the shard sends.
+func count(ctx context.Context, s *workload.Schedule, sh Shard) (total, measured, owned int) {
+	for {
+		if _, more := s.Next(); !more {
+			break
+		}
+		if sh.Owns(total) {
+			owned++
+		}
+		total++
+		if total%(1<<16) == 0 && ctx.Err() != nil {
+			break
+		}
+	}
+	return total, s.Measured(), owned
+}
+
+// judge flags a client that fell behind its own schedule.
+func judge(s *result.Schedule, lagP99ms float64, maxConc, fdLimit int) {
+	lagLimit := float64(MaxLagP99) / float64(time.Millisecond)
+	switch {
+	case s.ScheduledRate > 0 && s.SendRate < MinSendRatio*s.ScheduledRate:
+		s.ClientSaturated = true
+		s.Reason = fmt.Sprintf("sent %.1f req/s of %.1f scheduled (below %.0f%%)", s.SendRate, s.ScheduledRate, MinSendRatio*100)
+	case lagP99ms > lagLimit:
+		s.ClientSaturated = true
+		s.Reason = fmt.Sprintf("P99 send lag %.1f ms exceeds %.0f ms", lagP99ms, lagLimit)
+	}
+	switch {
+	case s.CapWaits == 0:
+	case fdLimit > 0:
+		// The cap was this machine's, not the suite's: whatever the lag,
+		// the server was offered less than planned because of the client.
+		flagClient(s, fmt.Sprintf("this machine's descriptor limit (%d) capped requests in flight at %d and %d sends waited for it: raise it (ulimit -n) or set max_concurrency", fdLimit, maxConc, s.CapWaits))
+	case s.ClientSaturated && maxConc > 0:
+		s.Reason += fmt.Sprintf("; max_concurrency %d delayed %d sends, so the server may be the bottleneck", maxConc, s.CapWaits)
+	}
+}
+
+// judgeLimits flags a point some of whose requests this machine could not
+// send: the load it put on the server was less than planned.
+func judgeLimits(s *result.Schedule, r result.Requests) {
+	if r.ClientLimited == 0 {
+		return
+	}
+	flagClient(s, fmt.Sprintf("%d requests failed on this machine's own limits (%s): raise the descriptor limit (ulimit -n) or set max_concurrency", r.ClientLimited, r.ClientLimitError))
+}
+
+// flagClient marks the point as limited by the client, adding why to any
+// reason already given.
+func flagClient(s *result.Schedule, why string) {
+	if s.ClientSaturated {
+		s.Reason += "; " + why
+	} else {
+		s.ClientSaturated, s.Reason = true, why
+	}
+}
+
+func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, error) {
+	runCtx, cancelItems := context.WithCancel(ctx)
+	defer cancelItems()
+	bodies := newBudget(runCtx, MaxBodyBytes)
+	items, errc := ahead(runCtx, src, -1, cfg.Shard.Owns, bodies)
+
+	t0, skew := start(ctx, cfg)
+	canary := stall.Start(ctx)
+	winStart := t0.Add(cfg.Warmup)
+	winEnd := time.Time{}
+	if cfg.Duration > 0 && cfg.Requests == 0 {
+		winEnd = winStart.Add(cfg.Duration)
+	}
+	stopAt := time.Time{}
+	if cfg.Duration > 0 {
+		stopAt = winStart.Add(cfg.Duration)
+	}
+	rec := recorder.NewRecorder(winStart, winEnd)
+	rec.Slices = recorder.NewSlicer(t0, cfg.Warmup+cfg.Duration, cfg.Warmup)
+	col := newCollector(rec, cfg)
+	col.bodies = bodies
+	var measured atomic.Int64
+	var sentIn atomic.Int64
+	var wg sync.WaitGroup
+	for range cfg.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A worker means to send as its last answer ends: the time from
+			// that end to the next send is its lag, as a late timer is an
+			// open loop's.
+			var due time.Time
+			for ctx.Err() == nil {
+				now := cfg.Clock.Now()
+				if !stopAt.IsZero() && !now.Before(stopAt) {
+					return
+				}
+				warmup := now.Before(winStart)
+				if !warmup && cfg.Requests > 0 && measured.Add(1) > int64(cfg.Requests) {
+					return
+				}
+				it, ok := <-items
+				if !ok {
+					return
+				}
+				if !warmup {
+					sentIn.Add(1)
+				}
+				now = cfg.Clock.Now()
+				if due.IsZero() || due.After(now) {
+					due = now
+				}
+				due = col.send(ctx, d, it, due, warmup)
+			}
+		}()
+	}
+	wg.Wait()
+	cancelItems()
+	stalls := canary.Stop()
+	p, err := col.finish(errc, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Measured: p, Incomplete: ctx.Err() != nil}
+	out.Schedule.StartSkewMs = skew
+	if secs := p.Window.Seconds; secs > 0 {
+		out.Schedule.SendRate = float64(sentIn.Load()) / secs
+	}
+	judgeLimits(&out.Schedule, p.Requests)
+	out.Validity = judgeValidity(p, out.Schedule, p.Latency[metric.Lag].P99, time.Duration(p.Latency[metric.E2E].P50*float64(time.Millisecond)), false, false, stalls)
+	if len(out.Validity.Invalid) > 0 && !out.Schedule.ClientSaturated {
+		// Closed-loop points are judged too: a late worker offered less.
+		flagClient(&out.Schedule, out.Validity.Invalid[0])
+	}
+	return out, nil
+}

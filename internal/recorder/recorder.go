@@ -1,0 +1,529 @@
+// Package recorder records request measurements into HdrHistograms and
+// summarizes them as a results file's Measured. Definitions follow vLLM's
+// benchmark_serving, made stricter (see DESIGN.md and the metric package):
+// TTFT to the first chunk with content, ITL per chunk gap, TPOT per token,
+// E2E to the last byte, each also measured from the intended send time.
+package recorder
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/client"
+)
+
+// Token histogram names (the results format's, which verifies them).
+const (
+	PromptTokens = result.PromptTokensHistogram
+	OutputTokens = result.OutputTokensHistogram
+)
+
+// LatencyNames lists the latency histograms in report order.
+var LatencyNames = []string{metric.TTFT, metric.TTFTAnswer, metric.TPOT, metric.ITL, metric.E2E, metric.TTFTSched, metric.E2ESched, metric.Lag}
+
+// Histogram ranges: latencies in microseconds from 1 µs to 1 h, token counts
+// up to 10M, both to 3 significant digits (0.1% relative error).
+const (
+	maxLatencyMicros = int64(time.Hour / time.Microsecond)
+	maxTokens        = 10_000_000
+	sigFigs          = 3
+	// modelSigFigs is the precision of each model's histograms in a mix
+	// (1%): a mix may hold hundreds of models, and a histogram of 3
+	// digits over this range takes ~190 KB, of 2 digits ~26 KB.
+	modelSigFigs = 2
+)
+
+// Sample is one request as the load generator saw it.
+type Sample struct {
+	*client.Result
+	// Scheduled is when the request was meant to be sent.
+	Scheduled time.Time
+	// Warmup marks requests scheduled before the measured window; they
+	// count towards throughput inside the window but not towards latencies.
+	Warmup bool
+	// WantInput and WantOutput are the requested token counts.
+	WantInput, WantOutput int
+	// Attempts is how many times the request was sent under a retry
+	// policy (0: the suite has none); UserStart is its first attempt's
+	// send; GaveUp marks a retryable failure that was not retried again.
+	Attempts  int
+	UserStart time.Time
+	GaveUp    bool
+	// Model is the request's model in a mix ("": none): it is recorded in
+	// that model's figures too.
+	Model string
+	// Inputs is how many inputs an embeddings request carried (0: not one).
+	Inputs int
+	// Images is how many images the request carried: the server counts
+	// their tokens in its prompt, so the prompt is not checked against
+	// WantInput.
+	Images int
+	// Checked marks a structured answer that was checked; Correct, one
+	// that matched its schema.
+	Checked, Correct bool
+}
+
+// Criteria are per-request SLOs for goodput; zero fields do not constrain.
+type Criteria struct {
+	TTFT, TPOT, E2E time.Duration
+}
+
+// IsZero reports whether no criterion is set.
+func (c Criteria) IsZero() bool { return c == Criteria{} }
+
+// good reports whether a successful request met every criterion.
+func (c Criteria) good(res *client.Result) bool {
+	if c.TTFT > 0 && res.FirstToken > c.TTFT {
+		return false
+	}
+	if c.E2E > 0 && res.End > c.E2E {
+		return false
+	}
+	if c.TPOT > 0 && res.OutputTokens > 1 && (res.End-res.FirstToken)/time.Duration(res.OutputTokens-1) > c.TPOT {
+		return false
+	}
+	return true
+}
+
+// Recorder accumulates one point's samples. It is not safe for concurrent
+// use: the load generator feeds it from one goroutine.
+type Recorder struct {
+	// Goodput, when set, counts requests that met every criterion.
+	Goodput Criteria
+	// Slices, when set, records the point's figures over time.
+	Slices *Slicer
+
+	start, end time.Time // measured window; end zero: open until the last completion
+	lastEnd    time.Time
+	good       int // measured requests that met the goodput criteria
+	goodIn     int // answers that met them and ended inside the window
+
+	hists map[string]*hdrhistogram.Histogram
+
+	sent, ok, warmup int
+	attempts, gaveUp int
+	canceled         int
+	clientLimited    int
+	abandoned        int
+	clientLimitErr   string
+	errs             map[string]int
+	lastErr          map[string]string
+	completedIn      int     // successful requests that ended inside the window
+	outputIn         float64 // output tokens streamed inside the window
+	promptIn         int     // prompt tokens of requests whose first token came inside the window
+	sources          map[client.TokenSource]int
+	outputMismatch   int // successful requests whose output differs from the request
+	promptMismatch   int // ... whose server prompt count differs by more than 5%
+	chunks, tokens   int
+	gaps, coalesced  int // chunk gaps, and those not measured (one read)
+	// coalescedFirst counts answers whose first chunk shared its read with
+	// the next; their TTFTs wait in ttftCoalesced (see Point).
+	coalescedFirst int
+	ttftCoalesced  *hdrhistogram.Histogram
+	reasoning      int
+	outOfRange     int
+	emptyAnswers   int
+	usageRejected  int
+	// server-reported times (llama.cpp's timings), summed
+	serverReqs, serverPredicted int
+	serverPrompt, serverPredict time.Duration
+	// models holds a recorder per model of a mix, over the same window.
+	models map[string]*Recorder
+	// digits is the histograms' precision in significant digits.
+	digits int
+	// embeddingsIn counts vectors of answers that ended inside the window;
+	// batch holds the inputs per embeddings request.
+	embeddingsIn int
+	batch        *hdrhistogram.Histogram
+	// checked and correct count structured answers.
+	checked, correct int
+}
+
+// NewRecorder records a point whose measured window starts at start and
+// ends at end (zero: at the last completion).
+func NewRecorder(start, end time.Time) *Recorder { return newRecorder(start, end, sigFigs) }
+
+func newRecorder(start, end time.Time, digits int) *Recorder {
+	r := &Recorder{
+		start: start, end: end, digits: digits,
+		hists:   map[string]*hdrhistogram.Histogram{},
+		errs:    map[string]int{},
+		lastErr: map[string]string{},
+		sources: map[client.TokenSource]int{},
+	}
+	for _, n := range LatencyNames {
+		r.hists[n] = hdrhistogram.New(1, maxLatencyMicros, digits)
+	}
+	r.hists[PromptTokens] = hdrhistogram.New(1, maxTokens, digits)
+	r.hists[OutputTokens] = hdrhistogram.New(1, maxTokens, digits)
+	return r
+}
+
+func (r *Recorder) inWindow(t time.Time) bool {
+	return !t.Before(r.start) && (r.end.IsZero() || t.Before(r.end))
+}
+
+func (r *Recorder) record(name string, v int64) {
+	if err := r.hists[name].RecordValue(v); err != nil {
+		r.outOfRange++
+	}
+}
+
+// recordLazy records into a histogram made on first use: the user-perceived
+// latencies exist only in points of suites that retry.
+func (r *Recorder) recordLazy(name string, v int64) {
+	if r.hists[name] == nil {
+		r.hists[name] = hdrhistogram.New(1, maxLatencyMicros, r.digits)
+	}
+	r.record(name, v)
+}
+
+func micros(d time.Duration) int64 { return max(int64(d/time.Microsecond), 1) }
+
+// Add records one finished request.
+func (r *Recorder) Add(s Sample) {
+	if s.Model != "" {
+		m := r.models[s.Model]
+		if m == nil {
+			if r.models == nil {
+				r.models = map[string]*Recorder{}
+			}
+			m = newRecorder(r.start, r.end, modelSigFigs)
+			m.Goodput = r.Goodput
+			r.models[s.Model] = m
+		}
+		s2 := s
+		s2.Model = ""
+		m.Add(s2)
+	}
+	if r.Slices != nil {
+		r.Slices.Add(s)
+	}
+	res := s.Result
+	end := res.Sent.Add(res.End)
+	if end.After(r.lastEnd) {
+		r.lastEnd = end
+	}
+	// Throughput counts work done inside the window whoever asked for it,
+	// so warm-up requests still streaming there count, and requests still
+	// streaming after it (cool-down) count only up to its end. Only answers
+	// count: tokens of a request that failed (cut, timed out, endless) are
+	// not throughput, so a server that streams forever and never finishes
+	// shows none.
+	total := 0
+	for _, n := range res.ChunkTokens {
+		total += int(n)
+	}
+	scale := 1.0
+	if res.OutputTokens > 0 && total > 0 {
+		scale = float64(res.OutputTokens) / float64(total) // trust usage over the per-chunk count
+	}
+	if res.OK() && s.Inputs > 0 {
+		// An embeddings answer: its prompt tokens and vectors count when
+		// it ended, and it has no first token, output or chunks.
+		if r.inWindow(end) {
+			r.promptIn += res.PromptTokens
+			r.embeddingsIn += res.Embeddings
+		}
+	} else if res.OK() {
+		for i, at := range res.ChunkAt {
+			if r.inWindow(res.Sent.Add(at)) {
+				r.outputIn += float64(res.ChunkTokens[i]) * scale
+			}
+		}
+		if res.FirstToken > 0 && r.inWindow(res.Sent.Add(res.FirstToken)) {
+			r.promptIn += res.PromptTokens
+		}
+	}
+	// Goodput counts the requests request throughput counts (answers that
+	// ended inside the window, warm-up ones included), so that when every
+	// request meets the criteria the two are equal.
+	goodReq := res.OK() && !r.Goodput.IsZero() && r.Goodput.good(res)
+	if res.OK() && r.inWindow(end) {
+		r.completedIn++
+		if goodReq {
+			r.goodIn++
+		}
+	}
+	if s.Warmup {
+		r.warmup++
+		return
+	}
+	if res.Err == client.ErrCanceled {
+		// Stopped by the run, not failed by the server: kept out of the
+		// error rate, and the point is marked incomplete by the caller.
+		r.canceled++
+		return
+	}
+	if res.Err == client.ErrAbandoned {
+		// A user who stopped reading on purpose: counted, not an error,
+		// and its cut-short stream is no latency of an answer.
+		r.abandoned++
+		return
+	}
+	if res.Err == client.ErrClientLimit {
+		// This machine's exhaustion, not the server's error: counted
+		// apart, and the load generator flags the point.
+		r.clientLimited++
+		r.clientLimitErr = res.Detail
+		return
+	}
+
+	r.sent++
+	if s.Attempts > 0 {
+		r.attempts += s.Attempts
+		if s.GaveUp {
+			r.gaveUp++
+		}
+	}
+	if !res.OK() {
+		kind := string(res.Err)
+		if res.Err == client.ErrHTTP {
+			kind = fmt.Sprintf("http_%d", res.Status)
+		}
+		r.errs[kind]++
+		r.lastErr[kind] = res.Detail
+		return
+	}
+	r.ok++
+	if goodReq {
+		r.good++
+	}
+	if s.Inputs > 0 {
+		r.recordEmbeddings(s)
+		return
+	}
+	if s.Checked {
+		r.checked++
+		if s.Correct {
+			r.correct++
+		}
+	}
+	if res.FirstToolCall > 0 {
+		r.recordLazy(metric.TTFTTool, micros(res.FirstToolCall))
+	}
+	if len(res.ChunkAt) == 0 {
+		r.emptyAnswers++ // ended normally with no text: EOS first
+	}
+	if res.UsageImplausible {
+		r.usageRejected++
+	}
+	if res.ServerPrompt > 0 || res.ServerPredict > 0 {
+		r.serverReqs++
+		r.serverPrompt += res.ServerPrompt
+		r.serverPredict += res.ServerPredict
+		r.serverPredicted += res.ServerPredicted
+	}
+	lag := res.Sent.Sub(s.Scheduled)
+	// The send lag is the client's: how late the first attempt went. A
+	// retry's backoff (a Retry-After obeyed) is the server's doing, and
+	// counts in the user's latencies below, not here.
+	sendLag := lag
+	if s.Attempts > 0 && !s.UserStart.IsZero() {
+		sendLag = s.UserStart.Sub(s.Scheduled)
+	}
+	r.record(metric.Lag, micros(sendLag))
+	if res.FirstCoalesced() {
+		r.coalescedFirst++
+		if r.ttftCoalesced == nil {
+			r.ttftCoalesced = hdrhistogram.New(1, maxLatencyMicros, r.digits)
+		}
+		if r.ttftCoalesced.RecordValue(micros(res.FirstToken)) != nil {
+			r.outOfRange++
+		}
+	} else {
+		r.record(metric.TTFT, micros(res.FirstToken))
+	}
+	if res.FirstAnswer > 0 {
+		r.record(metric.TTFTAnswer, micros(res.FirstAnswer))
+	}
+	r.record(metric.E2E, micros(res.End))
+	if s.Attempts > 0 {
+		// From the first attempt: backoffs and failed attempts included.
+		before := res.Sent.Sub(s.UserStart)
+		r.recordLazy(metric.TTFTUser, micros(before+res.FirstToken))
+		r.recordLazy(metric.E2EUser, micros(before+res.End))
+	}
+	r.record(metric.TTFTSched, micros(res.FirstToken+lag))
+	r.record(metric.E2ESched, micros(res.End+lag))
+	if res.OutputTokens > 1 {
+		r.record(metric.TPOT, micros((res.End-res.FirstToken)/time.Duration(res.OutputTokens-1)))
+	}
+	for i := 1; i < len(res.ChunkAt); i++ {
+		r.gaps++
+		if !res.MeasuredGap(i) {
+			r.coalesced++ // its chunks shared one read's stamp: not an ITL
+			continue
+		}
+		r.record(metric.ITL, micros(res.ChunkAt[i]-res.ChunkAt[i-1]))
+	}
+	if res.PromptTokens > 0 {
+		r.record(PromptTokens, int64(res.PromptTokens))
+		if d := res.PromptTokens - s.WantInput; s.Images == 0 && (d*20 > s.WantInput || -d*20 > s.WantInput) {
+			r.promptMismatch++
+		}
+	}
+	r.record(OutputTokens, int64(max(res.OutputTokens, 1)))
+	if s.WantOutput > 0 && res.OutputTokens != s.WantOutput {
+		r.outputMismatch++
+	}
+	r.sources[res.TokenSource]++
+	r.chunks += len(res.ChunkAt)
+	r.tokens += res.OutputTokens
+	r.reasoning += res.ReasoningTokens
+}
+
+// recordEmbeddings records a measured embeddings answer: its latency
+// from send to the answer's last byte (e2e; there is no TTFT), its prompt
+// tokens and its batch.
+func (r *Recorder) recordEmbeddings(s Sample) {
+	res := s.Result
+	lag := res.Sent.Sub(s.Scheduled)
+	sendLag := lag // the first attempt's, as for completions
+	if s.Attempts > 0 && !s.UserStart.IsZero() {
+		sendLag = s.UserStart.Sub(s.Scheduled)
+	}
+	r.record(metric.Lag, micros(sendLag))
+	r.record(metric.E2E, micros(res.End))
+	r.record(metric.E2ESched, micros(res.End+lag))
+	if s.Attempts > 0 {
+		r.recordLazy(metric.E2EUser, micros(res.Sent.Sub(s.UserStart)+res.End))
+	}
+	if res.PromptTokens > 0 {
+		r.record(PromptTokens, int64(res.PromptTokens))
+	}
+	if r.batch == nil {
+		r.batch = hdrhistogram.New(1, maxTokens, r.digits)
+	}
+	r.batch.RecordValue(int64(s.Inputs))
+	if res.Embeddings != s.Inputs {
+		r.outputMismatch++ // vectors for another number of inputs than sent
+	}
+	if res.UsageImplausible {
+		r.usageRejected++
+	}
+}
+
+// EndAt ends the measured window at t, for a point stopped early; call
+// it after the last Add.
+func (r *Recorder) EndAt(t time.Time) {
+	if r.end.IsZero() || t.Before(r.end) {
+		r.end = t
+	}
+	for _, m := range r.models {
+		m.EndAt(t)
+	}
+}
+
+// Point summarizes what was recorded.
+func (r *Recorder) Point() (result.Measured, error) {
+	coalescedFirst := 0
+	if h := r.ttftCoalesced; h != nil {
+		// A first chunk that shared its read was read late: its TTFT is an
+		// upper bound, kept out. When most came so, the server sends the
+		// first chunks with the next, no read can part them, and the read's
+		// stamp is the best there is: they are kept.
+		if 2*r.coalescedFirst > r.coalescedFirst+int(r.hists[metric.TTFT].TotalCount()) {
+			r.hists[metric.TTFT].Merge(h)
+		} else {
+			coalescedFirst = r.coalescedFirst
+		}
+		r.ttftCoalesced = nil
+	}
+	end := r.end
+	if end.IsZero() {
+		end = r.lastEnd
+	}
+	secs := end.Sub(r.start).Seconds()
+	p := result.Measured{
+		Requests: result.Requests{Sent: r.sent, Completed: r.ok, Failed: r.sent - r.ok, Errors: r.errs, LastError: r.lastErr, Warmup: r.warmup, Canceled: r.canceled, Good: r.good,
+			ClientLimited: r.clientLimited, ClientLimitError: r.clientLimitErr, Abandoned: r.abandoned,
+			Attempts: r.attempts, GaveUp: r.gaveUp},
+		Window:  result.Window{Start: r.start, Seconds: secs},
+		Latency: map[string]result.Summary{},
+		Tokens: result.Tokens{
+			Prompt: result.Summarize(r.hists[PromptTokens], 1), Output: result.Summarize(r.hists[OutputTokens], 1),
+			Source: map[string]int{}, OutputMismatch: r.outputMismatch, PromptMismatch: r.promptMismatch,
+			Reasoning: r.reasoning, OutOfRange: r.outOfRange, EmptyAnswers: r.emptyAnswers, UsageRejected: r.usageRejected,
+			ChunkGaps: r.gaps, CoalescedGaps: r.coalesced, CoalescedFirst: coalescedFirst,
+		},
+		Histograms: map[string]string{},
+	}
+	if r.sent > 0 {
+		p.Requests.ErrorRate = float64(r.sent-r.ok) / float64(r.sent)
+	}
+	if r.Slices != nil {
+		p.Slices = r.Slices.Slices()
+	}
+	if r.batch != nil {
+		b := result.Summarize(r.batch, 1)
+		p.Batch = &b
+	}
+	if r.checked > 0 {
+		p.Structured = &result.Structured{Checked: r.checked, Correct: r.correct, Rate: float64(r.correct) / float64(r.checked)}
+	}
+	if secs > 0 {
+		p.Throughput = result.Throughput{
+			Requests:     float64(r.completedIn) / secs,
+			OutputTokens: r.outputIn / secs,
+			TotalTokens:  (r.outputIn + float64(r.promptIn)) / secs,
+		}
+		if !r.Goodput.IsZero() {
+			g := float64(r.goodIn) / secs
+			p.Throughput.Goodput = &g
+		}
+		p.Throughput.Embeddings = float64(r.embeddingsIn) / secs
+	}
+	if r.serverReqs > 0 {
+		st := &result.ServerTimings{Requests: r.serverReqs, PromptMsMean: millis(r.serverPrompt) / float64(r.serverReqs)}
+		if r.serverPredicted > 0 {
+			st.TPOTMsMean = millis(r.serverPredict) / float64(r.serverPredicted)
+		}
+		p.ServerTimings = st
+	}
+	if r.chunks > 0 {
+		p.Tokens.PerChunk = float64(r.tokens) / float64(r.chunks)
+	}
+	for src, n := range r.sources {
+		p.Tokens.Source[string(src)] = n
+	}
+	for _, n := range slices.Concat(LatencyNames, []string{metric.TTFTUser, metric.E2EUser, metric.TTFTTool}) {
+		if h := r.hists[n]; h != nil {
+			p.Latency[n] = result.Summarize(h, 1000)
+		}
+	}
+	names := make([]string, 0, len(r.hists))
+	for n := range r.hists {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		enc, err := result.EncodeHistogram(r.hists[n])
+		if err != nil {
+			return p, fmt.Errorf("%s: %w", n, err)
+		}
+		p.Histograms[n] = enc
+	}
+	if len(r.models) > 0 {
+		// Every model's figures cover the point's window, so their
+		// throughputs add up to the point's.
+		p.Models = map[string]*result.Measured{}
+		for name, m := range r.models {
+			m.end = end
+			mp, err := m.Point()
+			if err != nil {
+				return p, fmt.Errorf("model %s: %w", name, err)
+			}
+			p.Models[name] = &mp
+		}
+	}
+	return p, nil
+}
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,182 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/internal/history"
+)
+
+// HistoryFigures are the figures a history table shows for its point,
+// those a version has; capacity comes from the suite-wide "search" entry.
+var HistoryFigures = []string{"ttft.p50", "ttft.p99", "tpot.p99", "e2e.p99", "output_throughput", "cost", "error_rate"}
+
+// History writes a baseline's history, the answer first: the commits
+// that moved figures (worse moves first), then per workload a table of
+// the versions at point (history.Group.DefaultPoint when empty).
+func History(w io.Writer, path string, groups []history.Group, skipped []history.Skipped, point string, minShift float64) error {
+	total := 0
+	for _, g := range groups {
+		total += len(g.Versions)
+	}
+	fmt.Fprintf(w, "history of %s: %s", path, plural(total, "version"))
+	if len(groups) > 1 {
+		fmt.Fprintf(w, " over %d workloads (figures compare only within one)", len(groups))
+	}
+	fmt.Fprintln(w)
+	for _, s := range skipped {
+		fmt.Fprintf(w, "skipped %.7s: %s\n", s.Commit, OneLine(s.Reason))
+	}
+	for gi := range groups {
+		g := &groups[gi]
+		first, last := g.Versions[0], g.Versions[len(g.Versions)-1]
+		fmt.Fprintf(w, "\nworkload %.12s: %s, %s %s to %s %s\n", g.WorkloadHash, plural(len(g.Versions), "version"),
+			first.Short(), first.Time.UTC().Format("2006-01-02"), last.Short(), last.Time.UTC().Format("2006-01-02"))
+		changes := g.Changes()
+		if len(changes) == 0 {
+			fmt.Fprintf(w, "no change points (E-divisive means, p <= 0.05, moves of %.0f%% or more)\n", 100*minShift)
+		} else {
+			fmt.Fprintf(w, "change points (E-divisive means, p <= 0.05, moves of %.0f%% or more):\n", 100*minShift)
+			writeChanges(w, g, changes)
+		}
+		p := point
+		if p == "" {
+			p = g.DefaultPoint()
+		}
+		if err := historyTable(w, g, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeChanges lists changes by commit, commits in history order, each
+// commit's worse moves first.
+func writeChanges(w io.Writer, g *history.Group, changes []history.SeriesChange) {
+	byVersion := map[int][]history.SeriesChange{}
+	for _, c := range changes {
+		byVersion[c.Version] = append(byVersion[c.Version], c)
+	}
+	for _, v := range slices.Sorted(maps.Keys(byVersion)) {
+		cs := byVersion[v]
+		slices.SortStableFunc(cs, func(a, b history.SeriesChange) int {
+			if a.Worse != b.Worse {
+				if a.Worse {
+					return -1
+				}
+				return 1
+			}
+			return 0
+		})
+		worse := 0
+		for _, c := range cs {
+			if c.Worse {
+				worse++
+			}
+		}
+		mark := "✅"
+		if worse > 0 {
+			mark = "❌"
+		}
+		ver := g.Versions[v]
+		fmt.Fprintf(w, "  %s %s %s %q: %s moved (%d worse)\n", mark, ver.Short(), ver.Time.UTC().Format("2006-01-02"), OneLine(ver.Subject), plural(len(cs), "figure"), worse)
+		const shown = 6
+		for i, c := range cs {
+			if i == shown {
+				fmt.Fprintf(w, "      and %d more\n", len(cs)-shown)
+				break
+			}
+			fmt.Fprintf(w, "      %s at %s: %s (%s → %s, p=%.3f)\n", c.Figure, OneLine(c.Point), relString(c.Change),
+				figure(c.Before, c.Unit), figure(c.After, c.Unit), c.P)
+		}
+	}
+}
+
+func relString(c history.Change) string {
+	r := c.Relative()
+	if math.IsInf(r, 0) || math.IsNaN(r) {
+		return "from zero"
+	}
+	return pct(r)
+}
+
+// HistoryShown are the series a history table (and chart) shows for a
+// point: capacity when searched, then HistoryFigures that the point has.
+func HistoryShown(g *history.Group, point string) []*history.Series {
+	var out []*history.Series
+	if s := g.Find("search", metric.Capacity); s != nil {
+		out = append(out, s)
+	}
+	for _, f := range HistoryFigures {
+		if s := g.Find(point, f); s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func historyTable(w io.Writer, g *history.Group, point string) error {
+	cols := HistoryShown(g, point)
+	if !slices.Contains(g.Points(), point) || point == "search" {
+		fmt.Fprintf(w, "no figures at point %q; points: %s\n", point, strings.Join(g.Points(), ", "))
+		return nil
+	}
+	fmt.Fprintf(w, "figures at %s (▲ ▼ where a change point begins):\n", OneLine(point))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "commit\tdate\t"
+	for _, c := range cols {
+		head += c.Figure + "\t"
+	}
+	fmt.Fprintln(tw, head+"  subject")
+	for i, v := range g.Versions {
+		line := v.Short() + "\t" + v.Time.UTC().Format("2006-01-02") + "\t"
+		for _, c := range cols {
+			cell := "-"
+			if x := c.Values[i]; !math.IsNaN(x) {
+				cell = figure(x, c.Unit)
+			}
+			for _, ch := range c.Changes {
+				switch {
+				case ch.Version == i && ch.After > ch.Before:
+					cell += " ▲"
+				case ch.Version == i:
+					cell += " ▼"
+				}
+			}
+			line += cell + "\t"
+		}
+		fmt.Fprintln(tw, line+"  "+truncate(OneLine(v.Subject), 48))
+	}
+	return tw.Flush()
+}
+
+// figure formats a value in its catalogue unit.
+func figure(v float64, unit string) string {
+	switch unit {
+	case "ms":
+		return ms(v)
+	case "tok/s":
+		return fmt.Sprintf("%.0f tok/s", v)
+	case "req/s":
+		return fmt.Sprintf("%.3g req/s", v)
+	case "$/1M out":
+		return fmt.Sprintf("$%.3f", v)
+	case "fraction":
+		return fmt.Sprintf("%.2f%%", 100*v)
+	}
+	return num(v)
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

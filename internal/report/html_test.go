@@ -1,0 +1,84 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchci/benchci/framework/compare"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/baseline"
+	"github.com/benchci/benchci/internal/variants"
+)
+
+// sampleHTML is the HTML report of the committed quickstart baseline
+// gated against itself, with time slices added to its points, a run of
+// a suite whose name tries to inject markup, and sampleVariants.
+func sampleHTML(t *testing.T) string {
+	t.Helper()
+	b, err := baseline.Read("../../baselines/quickstart.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := b.Result
+	for i := range f.Points {
+		sl := &result.Slices{WidthS: 1, WindowStartS: 2}
+		for k := range 12 {
+			sl.Slices = append(sl.Slices, result.Slice{Sent: 5, Finished: 4 + k%2, Completed: 4 + k%2, InFlight: 3 + k, OutputTokPS: 300 + 10*float64(k), TTFTP50Ms: 60, TTFTP99Ms: 110})
+		}
+		f.Points[i].Slices = sl
+	}
+	gate, err := compare.Compare(f, f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evil := *f
+	evil.Suite.Name = `evil<script>alert(1)</script>`
+	evil.Points = f.Points[:1]
+	in := HTMLInput{
+		Runs:     []HTMLRun{{File: f, Gate: gate}, {File: &evil, Gate: compare.WithoutBaseline(&evil)}},
+		Variants: []*variants.Report{sampleVariants()},
+		Tool:     "test", Generated: time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC),
+	}
+	var buf bytes.Buffer
+	if err := HTML(&buf, in); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// The page leads with the verdict, has every section and chart, escapes
+// what runs and servers named, and carries nothing that could run or
+// load: no script, and a policy that forbids loading anything.
+func TestHTMLReport(t *testing.T) {
+	page := sampleHTML(t)
+	for _, want := range []string{
+		"<!doctype html>",
+		`content="default-src 'none'; style-src 'unsafe-inline'; img-src data:"`,
+		`<p class="verdict pass">✅ 0 regressions`,
+		"<h3>SLOs</h3>", "<h3>Throughput and latency</h3>", "<h3>Distributions</h3>", "<h3>Points</h3>",
+		"<h3>Over time</h3>", "<h3>Provenance</h3>", "<h2>Variants of shootout</h2>",
+		"ttft p99 &lt; 500ms @ rate=6", // SLO names are text
+		"evil&lt;script&gt;alert(1)&lt;/script&gt;",
+		"Output throughput vs load — quickstart", "TTFT distribution per point",
+		"rate=20 over time — quickstart",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(strings.ToLower(page), "<script") {
+		t.Error("the page holds a script element")
+	}
+	// Quickstart: 3 curves, 2 distributions, 4 points' slices; the
+	// one-point run: 3, 2 and 1; the variants: throughput, TTFT and TPOT.
+	if n := strings.Count(page, "<svg"); n != 9+6+3 {
+		t.Errorf("%d inline SVGs, want 18", n)
+	}
+	for _, banned := range []string{"http://", "https://", "<?xml", "<link", "<iframe", "@import", "url("} {
+		if i := strings.Index(page, banned); i >= 0 && !strings.HasPrefix(page[i:], "http://www.w3.org/") && !strings.HasPrefix(page[i:], "http://127.0.0.1:") {
+			t.Errorf("the page holds %q: %.80s", banned, page[i:])
+		}
+	}
+}

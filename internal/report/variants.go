@@ -1,0 +1,274 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/benchci/benchci/internal/variants"
+)
+
+// Variants writes the comparison of variants for a terminal: the answers
+// first, then one row per variant (capacity, throughput, TTFT and TPOT
+// P99 and $/1M there, its standing), then the Pareto frontiers.
+func Variants(w io.Writer, r *variants.Report) error {
+	fmt.Fprintf(w, "variants%s: %d, workload %.12s%s\n", ofSuite(r.Suite), len(r.Variants), r.WorkloadHash, orderString(r.Order))
+	for _, v := range r.Verdicts {
+		fmt.Fprintf(w, "%s: %s\n", v.Question, OneLine(v.Answer))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "variant\ttarget\tcapacity\tat\tout tok/s\tTTFT p99\tTPOT p99\t$/1M out\tpeak tok/s\tknee\tSLOs\tstanding\t")
+	for _, v := range r.Variants {
+		c := capacityCells(v)
+		peak := "-"
+		if v.Peak != nil {
+			peak = fmt.Sprintf("%.0f", v.Peak.OutputTokPS)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", OneLine(v.Name), OneLine(v.Target),
+			c[0], c[1], c[2], c[3], c[4], c[5], peak, OneLine(cmp.Or(v.Knee, "-")), sloCell(v), standing(r, v))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, f := range r.Frontiers {
+		if len(f.Points) == 0 {
+			continue
+		}
+		var ps []string
+		for _, p := range f.Points {
+			ps = append(ps, fmt.Sprintf("%s %s (%.0f tok/s, %s)", OneLine(p.Variant), OneLine(p.Point), p.OutputTokPS, ms(p.LatencyMs)))
+		}
+		fmt.Fprintf(w, "Pareto, output tok/s vs %s: %s\n", f.Latency, strings.Join(ps, " → "))
+	}
+	for _, v := range r.Variants {
+		for _, f := range v.SLOFailures {
+			fmt.Fprintf(w, "SLO FAIL: %s: %s\n", OneLine(v.Name), OneLine(f))
+		}
+		if !v.Complete {
+			fmt.Fprintf(w, "INCOMPLETE: %s: %s (not ranked)\n", OneLine(v.Name), OneLine(v.Error))
+		}
+	}
+	return nil
+}
+
+func ofSuite(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " of " + s
+}
+
+func orderString(o string) string {
+	if o == "" {
+		return ""
+	}
+	return ", run " + o
+}
+
+// capacityCells are a variant's capacity, its point, and the throughput,
+// TTFT P99, TPOT P99 and $/1M output there; dashes without them.
+func capacityCells(v variants.Variant) [6]string {
+	out := [6]string{"-", "-", "-", "-", "-", "-"}
+	c := v.Capacity
+	if c == nil {
+		return out
+	}
+	switch c.Bound {
+	case "below-min":
+		out[0] = fmt.Sprintf("< %.3g req/s", c.Failing)
+	case "at-least-max":
+		out[0] = fmt.Sprintf("≥ %.3g req/s", c.Rate)
+	default:
+		out[0] = fmt.Sprintf("%.3g req/s", c.Rate)
+	}
+	if a := c.At; a != nil {
+		out[1], out[2], out[3], out[4] = a.Point, fmt.Sprintf("%.0f", a.OutputTokPS), ms(a.TTFTP99Ms), ms(a.TPOTP99Ms)
+		if a.USDPerMOutput > 0 {
+			out[5] = fmt.Sprintf("$%.3f", a.USDPerMOutput)
+		}
+	}
+	return out
+}
+
+// standing is a variant's place in the first verdict: best, tied, or its
+// gap to the leader and whether it is real.
+func standing(r *variants.Report, v variants.Variant) string {
+	if !v.Complete {
+		return "incomplete"
+	}
+	for _, vd := range r.Verdicts {
+		for i, st := range vd.Standings {
+			if st.Variant != v.Name {
+				continue
+			}
+			switch {
+			case vd.Best == v.Name:
+				return "best " + vd.Question
+			case slices.Contains(vd.Tied, v.Name):
+				return "tied for best " + vd.Question
+			case i > 0:
+				return fmt.Sprintf("%+.0f%% %s, real", st.VsLeader*100, vd.Question)
+			}
+		}
+	}
+	return "-"
+}
+
+// sloCell says whether the run's gating SLO verdicts held.
+func sloCell(v variants.Variant) string {
+	switch {
+	case len(v.SLOs) == 0 && len(v.SLOFailures) == 0:
+		return "-"
+	case len(v.SLOFailures) == 0:
+		return "pass"
+	}
+	return fmt.Sprintf("%d failed", len(v.SLOFailures))
+}
+
+// palette colours the variants' lines in the Mermaid charts; legend
+// names them with squares of the same colours, since xychart draws no
+// legend of its own.
+var palette = []struct{ hex, square string }{
+	{"#1f77b4", "🟦"}, {"#ff7f0e", "🟧"}, {"#2ca02c", "🟩"}, {"#d62728", "🟥"}, {"#9467bd", "🟪"}, {"#8c564b", "🟫"},
+}
+
+// VariantsMarkdown writes the comparison as markdown: the answers, the
+// per-variant table, a Mermaid chart of every variant's curve with a
+// legend, and the frontiers.
+func VariantsMarkdown(w io.Writer, r *variants.Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## benchci variants%s\n\n", Escape(ofSuite(r.Suite)))
+	for _, v := range r.Verdicts {
+		mark := "🏆"
+		if v.Best == "" {
+			mark = "🤝"
+		}
+		fmt.Fprintf(&b, "%s **%s**: %s\n\n", mark, v.Question, Escape(v.Answer))
+	}
+	b.WriteString("| variant | target | capacity | at | out tok/s | TTFT p99 | TPOT p99 | $/1M out | peak tok/s | knee | SLOs | standing |\n|---|---|--:|---|--:|--:|--:|--:|--:|---|---|---|\n")
+	for _, v := range r.Variants {
+		c := capacityCells(v)
+		peak := "-"
+		if v.Peak != nil {
+			peak = fmt.Sprintf("%.0f", v.Peak.OutputTokPS)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", Escape(v.Name), Escape(v.Target),
+			c[0], Escape(c[1]), c[2], c[3], c[4], c[5], peak, Escape(cmp.Or(v.Knee, "-")), Escape(sloCell(v)), Escape(standing(r, v)))
+	}
+	b.WriteString("\n")
+	variantsChart(&b, r)
+	for _, f := range r.Frontiers {
+		if len(f.Points) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "**Pareto frontier**, output tok/s vs %s: ", f.Latency)
+		var ps []string
+		for _, p := range f.Points {
+			ps = append(ps, fmt.Sprintf("%s %s (%.0f tok/s, %s)", Escape(p.Variant), Escape(p.Point), p.OutputTokPS, ms(p.LatencyMs)))
+		}
+		b.WriteString(strings.Join(ps, " → ") + "\n\n")
+	}
+	for _, v := range r.Variants {
+		if !v.Complete {
+			fmt.Fprintf(&b, "⚠️ **%s is incomplete** and not ranked: %s\n\n", Escape(v.Name), Escape(v.Error))
+		}
+	}
+	fmt.Fprintf(&b, "<details><summary>How the verdicts are reached</summary>\n\n%s\n\n", Escape(r.Method))
+	for _, v := range r.Verdicts {
+		for _, st := range v.Standings {
+			if st.Test != "" {
+				fmt.Fprintf(&b, "- %s, %s: %s\n", v.Question, Escape(st.Variant), Escape(st.Test))
+			}
+		}
+	}
+	b.WriteString("\n</details>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// variantsChart draws output throughput against offered rate at the
+// rates every variant measured, one line per variant; with fewer than two
+// such rates (capacity searches that went apart), a bar of each
+// variant's capacity instead.
+func variantsChart(b *strings.Builder, r *variants.Report) {
+	var vs []variants.Variant
+	for _, v := range r.Variants {
+		if v.Complete {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 || len(vs) > len(palette) {
+		return
+	}
+	rates := commonRates(vs)
+	var colours, legend []string
+	for i, v := range vs {
+		colours = append(colours, palette[i].hex)
+		legend = append(legend, palette[i].square+" "+Escape(v.Name))
+	}
+	fmt.Fprintf(b, "```mermaid\n%%%%{init: {\"themeVariables\": {\"xyChart\": {\"plotColorPalette\": \"%s\"}}}}%%%%\nxychart-beta\n", strings.Join(colours, ", "))
+	if len(rates) >= 2 {
+		var xs []string
+		for _, x := range rates {
+			xs = append(xs, fmt.Sprintf("%q", strconv.FormatFloat(x, 'g', 4, 64)))
+		}
+		top := 0.0
+		var lines []string
+		for _, v := range vs {
+			var ys []string
+			for _, x := range rates {
+				for _, c := range v.Curve {
+					if c.OpenLoop && c.Offered == x {
+						ys = append(ys, fmt.Sprintf("%.0f", c.OutputTokPS))
+						top = max(top, c.OutputTokPS)
+					}
+				}
+			}
+			lines = append(lines, "    line ["+strings.Join(ys, ", ")+"]")
+		}
+		fmt.Fprintf(b, "    title \"output tok/s vs offered rate\"\n    x-axis \"req/s\" [%s]\n    y-axis \"output tok/s\" 0 --> %.0f\n%s\n```\n\n",
+			strings.Join(xs, ", "), top*1.1+1, strings.Join(lines, "\n"))
+	} else {
+		var names, caps []string
+		top := 0.0
+		for _, v := range vs {
+			c := 0.0
+			if v.Capacity != nil {
+				c = v.Capacity.Rate
+			}
+			names = append(names, "\""+strings.ReplaceAll(v.Name, "\"", "")+"\"")
+			caps = append(caps, num(c))
+			top = max(top, c)
+		}
+		fmt.Fprintf(b, "    title \"capacity under the SLOs (req/s)\"\n    x-axis [%s]\n    y-axis \"req/s\" 0 --> %s\n    bar [%s]\n```\n\n",
+			strings.Join(names, ", "), num(top*1.1+1), strings.Join(caps, ", "))
+		return
+	}
+	fmt.Fprintf(b, "Legend: %s\n\n", strings.Join(legend, " · "))
+}
+
+// commonRates are the open-loop rates every variant measured, ascending.
+func commonRates(vs []variants.Variant) []float64 {
+	count := map[float64]int{}
+	for _, v := range vs {
+		seen := map[float64]bool{}
+		for _, c := range v.Curve {
+			if c.OpenLoop && c.Offered > 0 && !seen[c.Offered] {
+				seen[c.Offered] = true
+				count[c.Offered]++
+			}
+		}
+	}
+	var out []float64
+	for x, n := range count {
+		if n == len(vs) {
+			out = append(out, x)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,92 @@
+package requestlog
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/benchci/benchci/internal/client"
+	"github.com/benchci/benchci/internal/recorder"
+)
+
+const ms = time.Millisecond
+
+func answer(sent time.Time) *client.Result {
+	return &client.Result{
+		ID: "benchci-1", Sent: sent, FirstToken: 20 * ms, FirstAnswer: 20 * ms, End: 61 * ms,
+		ChunkAt: []time.Duration{20 * ms, 40 * ms, 40 * ms, 60 * ms}, ChunkTokens: []int32{1, 1, 1, 1},
+		ChunkRead:    []uint32{1, 2, 2, 3},
+		PromptTokens: 12, OutputTokens: 4, TokenSource: client.TokensFromUsage, Status: 200,
+	}
+}
+
+func TestRecords(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	for _, gaps := range []bool{false, true} {
+		var buf bytes.Buffer
+		w := New(&buf, gaps)
+		w.Add("rate=4", 2, recorder.Sample{Result: answer(t0.Add(ms)), Scheduled: t0, WantInput: 10, WantOutput: 4})
+		w.Add("rate=4", 2, recorder.Sample{Result: &client.Result{ID: "benchci-2", Sent: t0, End: 5 * ms, Err: client.ErrHTTP, Status: 503, Detail: "HTTP 503: busy"}, Scheduled: t0, Warmup: true})
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var recs []Record
+		sc := bufio.NewScanner(&buf)
+		for sc.Scan() {
+			var r Record
+			dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+			dec.DisallowUnknownFields() // every field written is documented in Record
+			if err := dec.Decode(&r); err != nil {
+				t.Fatalf("line %q: %v", sc.Text(), err)
+			}
+			recs = append(recs, r)
+		}
+		if len(recs) != 2 || w.Count() != 2 {
+			t.Fatalf("%d lines, count %d; want 2", len(recs), w.Count())
+		}
+		a, e := recs[0], recs[1]
+		if a.Schema != Schema || e.Schema != "" {
+			t.Errorf("schema %q then %q; want it on the first line only", a.Schema, e.Schema)
+		}
+		if a.Point != "rate=4" || a.Trial != 2 || a.ID != "benchci-1" || a.LagMs != 1 || a.TTFTMs != 20 || a.E2EMs != 61 ||
+			a.OutputTokens != 4 || a.TokenSource != "usage" || a.Chunks != 4 || a.CoalescedGaps != 2 || a.Status != 0 || a.Error != "" || !a.Sent.Equal(t0.Add(ms)) {
+			t.Errorf("answer record %+v", a)
+		}
+		if gaps != (len(a.GapsMs) == 3) || (gaps && (a.GapsMs[0] != 20 || a.GapsMs[1] != 0 || a.GapsMs[2] != 20)) {
+			t.Errorf("gaps %v with gaps=%v", a.GapsMs, gaps)
+		}
+		if e.Error != "http" || e.Status != 503 || e.Detail != "HTTP 503: busy" || !e.Warmup || e.Chunks != 0 {
+			t.Errorf("error record %+v", e)
+		}
+	}
+}
+
+// The writer keeps nothing per request: 100,000 records leave the heap
+// where it was. Not parallel, so the heap is this test's.
+func TestConstantMemory(t *testing.T) {
+	w := New(io.Discard, true)
+	res := answer(time.Now())
+	add := func(n int) {
+		for range n {
+			w.Add("rate=100", 1, recorder.Sample{Result: res, Scheduled: res.Sent})
+		}
+	}
+	add(1000) // buffers and encoder at their working size
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	add(100_000)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 1<<20 {
+		t.Errorf("the heap grew %d KB over 100,000 records", grew>>10)
+	}
+	if w.Count() != 101_000 {
+		t.Errorf("count %d", w.Count())
+	}
+}

@@ -1,0 +1,190 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/internal/loadgen"
+	"github.com/benchci/benchci/internal/slo"
+	"github.com/benchci/benchci/internal/sweep"
+)
+
+// A plan decides which load points a run measures, running each through
+// the executor. Each sweep kind is one plan type, chosen once by planFor.
+type plan interface {
+	run(ctx context.Context, ex *executor) error
+}
+
+// load is one point's load.
+type load struct {
+	mode loadgen.Mode
+	// allAtOnce sends the point's requests at its start (rate=inf).
+	allAtOnce   bool
+	rate        float64
+	concurrency int
+	// arrivalStream picks the point's seeded arrival stream.
+	arrivalStream int
+}
+
+func planFor(s *suite.Suite) (plan, error) {
+	sw := s.Sweep
+	switch sw.Kind {
+	case suite.SweepRate:
+		p := &explicitPlan{trials: s.Trials}
+		for i, r := range sw.Rates {
+			p.loads = append(p.loads, load{mode: loadgen.OpenLoop, rate: r, arrivalStream: i})
+		}
+		return p, nil
+	case suite.SweepConcurrency:
+		p := &explicitPlan{trials: s.Trials}
+		for i, c := range sw.Concurrencies {
+			p.loads = append(p.loads, load{mode: loadgen.ClosedLoop, concurrency: c, arrivalStream: i})
+		}
+		return p, nil
+	case suite.SweepThroughput:
+		return &explicitPlan{trials: s.Trials, loads: []load{{mode: loadgen.OpenLoop, allAtOnce: true}}}, nil
+	case suite.SweepAuto:
+		limit := sw.MaxConcurrency
+		if limit == 0 {
+			limit = 256
+		}
+		return &autoPlan{points: sw.Points, limit: limit}, nil
+	case suite.SweepCapacity:
+		return &capacityPlan{min: sw.Min, max: sw.Max, precision: sw.Precision, slos: s.SLOs}, nil
+	}
+	return nil, fmt.Errorf("unknown sweep kind %q", sw.Kind)
+}
+
+// explicitPlan runs the listed loads, trials times over.
+type explicitPlan struct {
+	loads  []load
+	trials int
+}
+
+func (p *explicitPlan) run(ctx context.Context, ex *executor) error {
+	total := len(p.loads) * p.trials
+	for trial := range p.trials {
+		// Trials run the whole sweep in turn rather than repeating each point
+		// back to back, so slow drift spreads over all points alike.
+		for i, ld := range p.loads {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if _, err := ex.run(ctx, ld, PointInfo{Index: trial*len(p.loads) + i, Total: total, Trial: trial + 1}); err != nil {
+				return err
+			}
+		}
+	}
+	ex.f.Knee = sweep.Knee(ex.f.Points)
+	return nil
+}
+
+// autoPlan runs a GuideLLM-style sweep: a synchronous point (one request
+// at a time) and a throughput point (limit in flight) bound what the
+// server can do; points open-loop rates are then spread evenly between the
+// two throughputs, both ends included.
+type autoPlan struct {
+	points, limit int
+}
+
+func (p *autoPlan) run(ctx context.Context, ex *executor) error {
+	total := p.points + 2
+	sync, err := ex.run(ctx, load{mode: loadgen.ClosedLoop, concurrency: 1}, PointInfo{Index: 0, Total: total, Trial: 1})
+	if err != nil || ctx.Err() != nil {
+		return err
+	}
+	lo := sync.Throughput.Requests
+	top, err := ex.run(ctx, load{mode: loadgen.ClosedLoop, concurrency: p.limit}, PointInfo{Index: 1, Total: total, Trial: 1})
+	if err != nil || ctx.Err() != nil {
+		return err
+	}
+	hi := top.Throughput.Requests
+	if !(lo > 0) || !(hi > lo) {
+		return fmt.Errorf("auto sweep: synchronous throughput %.3g req/s, maximum %.3g: no range to sweep", lo, hi)
+	}
+	for i := range p.points {
+		if ctx.Err() != nil {
+			return nil
+		}
+		rate := sweep.RoundRate(lo + (hi-lo)*float64(i)/float64(p.points-1))
+		if _, err := ex.run(ctx, load{mode: loadgen.OpenLoop, rate: rate, arrivalStream: i}, PointInfo{Index: i + 2, Total: total, Trial: 1}); err != nil {
+			return err
+		}
+	}
+	ex.f.Knee = sweep.Knee(openLoopOnly(ex.f.Points))
+	return nil
+}
+
+func openLoopOnly(ps []result.Point) []result.Point {
+	var out []result.Point
+	for _, p := range ps {
+		if p.Mode == string(loadgen.OpenLoop) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// capacityPlan searches for the highest rate at which every SLO holds.
+// Each probe is a point in the results; an incomplete probe (Ctrl-C) ends
+// the search without a verdict on it.
+type capacityPlan struct {
+	min, max, precision float64
+	slos                []suite.SLO
+}
+
+// inconclusiveProbe ends a capacity search at a probe that did not measure
+// the server, even after its reruns.
+type inconclusiveProbe struct {
+	rate float64
+	why  string
+}
+
+func (e *inconclusiveProbe) Error() string {
+	return fmt.Sprintf("the probe at %g req/s did not measure the server: %s", e.rate, e.why)
+}
+
+func (p *capacityPlan) run(ctx context.Context, ex *executor) error {
+	byRate := map[float64]*result.Point{}
+	probe := func(ctx context.Context, rate float64) (bool, error) {
+		// A stream per rate, so a rate probed again in another run draws
+		// the same arrivals.
+		pt, err := ex.run(ctx, load{mode: loadgen.OpenLoop, rate: rate, arrivalStream: int(math.Round(rate * 1000))},
+			PointInfo{Index: len(ex.f.Points), Trial: 1})
+		if err != nil {
+			return false, err
+		}
+		byRate[rate] = pt
+		if !pt.Valid() {
+			// Neither side of the bracket: the search cannot go on from it.
+			return false, &inconclusiveProbe{rate: rate, why: strings.Join(pt.Validity.Invalid, "; ")}
+		}
+		for _, v := range slo.Evaluate(p.slos, []result.Point{*pt}) {
+			if !v.Pass {
+				return false, nil
+			}
+		}
+		return !pt.Incomplete, nil
+	}
+	c, err := sweep.Search(ctx, p.min, p.max, p.precision, probe)
+	if ip := (*inconclusiveProbe)(nil); errors.As(err, &ip) {
+		// The capacity is not known: said so, not guessed from the probes
+		// that happened to measure the server.
+		c, err = &result.Capacity{Bound: result.CapacityInconclusive, Probes: len(byRate),
+			Why: fmt.Sprintf("the probe at %g req/s did not measure the server: %s", ip.rate, ip.why)}, nil
+	}
+	if c != nil && c.Rate > 0 {
+		if pt := byRate[c.Rate]; pt != nil {
+			c.OutputThroughput = pt.Throughput.OutputTokens
+			c.Cost = pt.Cost
+		}
+	}
+	ex.f.Capacity = c
+	ex.f.Knee = sweep.Knee(ex.f.Points)
+	return err
+}

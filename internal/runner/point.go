@@ -1,0 +1,331 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/internal/client"
+	"github.com/benchci/benchci/internal/cost"
+	"github.com/benchci/benchci/internal/engine"
+	"github.com/benchci/benchci/internal/fdlimit"
+	"github.com/benchci/benchci/internal/loadgen"
+	"github.com/benchci/benchci/internal/recorder"
+	"github.com/benchci/benchci/internal/requestlog"
+	"github.com/benchci/benchci/internal/structured"
+	"github.com/benchci/benchci/internal/telemetry"
+	"github.com/benchci/benchci/internal/workload"
+)
+
+// maxPromptOff is the share of prompts more than 5% off their target
+// above which a point is flagged.
+const maxPromptOff = 0.05
+
+// executor runs single load points of one suite and appends them to f.
+type executor struct {
+	s    *suite.Suite
+	sess *session
+	wl   *prepared
+	obs  Observer
+	f    *result.File
+	// points counts the points run, for relaunching before all but the first.
+	points int
+	// unknownMetricsNoted: the note on unknown /metrics names is made once.
+	unknownMetricsNoted bool
+	// telemetryNoted: the note on a failing telemetry endpoint, once each.
+	telemetryNoted map[int]bool
+	// requests, when set, records every request sent.
+	requests *requestlog.Writer
+	// turn, when set, is yielded between points (interleaved variants).
+	turn Turn
+	// reruns bounds how often a trial that did not measure the server is
+	// measured again.
+	reruns int
+	// swapServers stops a launched server before handing the turn on.
+	swapServers bool
+	// judged, when set, sees each attempt's validity before it is acted
+	// on (tests: a stalled machine on demand).
+	judged func(attempt int, v *result.Validity)
+	// shard is this machine's part of every point; startAt and pointGap
+	// align the points of all shards on the wall clock.
+	shard    loadgen.Shard
+	startAt  time.Time
+	pointGap time.Duration
+}
+
+// run measures one point and returns it as stored in f.
+func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.Point, error) {
+	s := ex.s
+	fresh := false
+	if ex.turn != nil && ex.points > 0 {
+		var err error
+		if fresh, err = ex.yield(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if ex.sess.perPoint() && ex.points > 0 && !fresh {
+		if err := ex.sess.relaunch(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if proc := ex.sess.tg.Process; proc != nil && proc.Exited() {
+		return nil, errServerDied
+	}
+	ex.points++
+	sw := s.Sweep
+	cfg := loadgen.Config{
+		Mode: ld.mode, MaxConcurrency: sw.MaxConcurrency,
+		Warmup: sw.Warmup.D(), Duration: sw.Duration.D(), Requests: sw.Requests,
+		Goodput:  recorder.Criteria{TTFT: s.Goodput[metric.TTFT].D(), TPOT: s.Goodput[metric.TPOT].D(), E2E: s.Goodput[metric.E2E].D()},
+		Progress: &loadgen.Progress{},
+		Retry:    retryPolicy(s),
+		Shard:    ex.shard,
+	}
+	if st := s.Workload.Structured; st != nil {
+		chk, err := structured.Compile(st.Kind, st.Name, st.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("workload.structured: %w", err)
+		}
+		cfg.Check = func(res *client.Result) bool { return chk.Check(res.ToolName, res.ToolArgs, res.Text) }
+	}
+	if !ex.startAt.IsZero() {
+		slot := cfg.Warmup + cfg.Duration + ex.pointGap
+		cfg.StartAt = ex.startAt.Add(time.Duration(ex.points-1) * slot)
+	}
+	p := result.Point{Mode: string(ld.mode), Trial: info.Trial}
+	switch ld.mode {
+	case loadgen.OpenLoop:
+		cfg.Rate, cfg.AllAtOnce = ld.rate, ld.allAtOnce
+		cfg.StopSaturated = sw.StopsSaturated()
+		if cfg.MaxConcurrency == 0 {
+			// Open loop has no natural bound on requests in flight; past the
+			// descriptor limit the client's own dials fail. The cap keeps
+			// them waiting instead, and the point is flagged if it bit.
+			cfg.MaxConcurrency, cfg.DescriptorLimit = fdlimit.MaxConns()
+		}
+		if ld.allAtOnce {
+			// Rate stays 0 in the result (JSON has no infinity); the label
+			// says what vLLM's flag says.
+			p.Label = "rate=inf"
+			break
+		}
+		// Each point draws its own arrivals, the same in every run.
+		var err error
+		cfg.Arrivals, err = workload.NewArrivals(s.Workload.Arrival, cfg.Rate, s.Workload.Seed, ld.arrivalStream, ex.wl.srcs.Trace)
+		if err != nil {
+			return nil, err
+		}
+		if r := sw.Ramp; r != nil {
+			cfg.Arrivals = workload.Ramped(cfg.Arrivals, cfg.Rate, *r)
+		}
+		p.Rate = cfg.Rate
+		p.Label = "rate=" + strconv.FormatFloat(cfg.Rate, 'g', -1, 64)
+	case loadgen.ClosedLoop:
+		// The shards' workers sum to the level, and so do their requests.
+		cfg.Concurrency = ex.shard.Split(ld.concurrency)
+		if cfg.Requests > 0 {
+			cfg.Requests = ex.shard.Split(cfg.Requests)
+		}
+		p.Concurrency = ld.concurrency
+		p.Label = "concurrency=" + strconv.Itoa(ld.concurrency)
+	}
+	info.Label, info.Planned = p.Label, cfg.Warmup+cfg.Duration
+	if rl := ex.requests; rl != nil {
+		label, trial := p.Label, info.Trial
+		cfg.OnSample = func(s recorder.Sample) { rl.Add(label, trial, s) }
+	}
+	seq := ex.points - 1
+	// A trial that measured this machine rather than the server is measured
+	// again, up to the suite's reruns: the same requests, the same arrivals.
+	// Aligned shards cannot: the others have moved on.
+	reruns := ex.reruns
+	if !ex.startAt.IsZero() {
+		reruns = 0
+	}
+	var discarded []string
+	var stopped error
+	for attempt := 0; ; attempt++ {
+		q := p
+		cfg.Progress = &loadgen.Progress{}
+		if attempt > 0 && ex.sess.perPoint() && !fresh {
+			// A rerun starts as the attempt it replaces did: a fresh server.
+			if err := ex.sess.relaunch(ctx); err != nil {
+				return nil, err
+			}
+		}
+		fresh = false
+		// A rerun sends the discarded attempt's prompts again: the
+		// server's prefix cache is emptied first, so that it does not
+		// serve them from what the discarded attempt left.
+		out, err := ex.measure(ctx, cfg, &q, info, seq, attempt > 0)
+		if err != nil && (out == nil || !errors.Is(err, errServerDied)) {
+			return nil, fmt.Errorf("%s: %w", p.Label, err)
+		}
+		q.Measured, q.Schedule, q.Incomplete = out.Measured, out.Schedule, out.Incomplete
+		v := out.Validity
+		if ex.judged != nil {
+			ex.judged(attempt, &v)
+		}
+		if err != nil {
+			// The server died: what the point measured until then is kept,
+			// marked incomplete, and the target's remaining points end.
+			v.Reruns = discarded
+			q.Incomplete, q.Validity = true, &v
+			p, stopped = q, fmt.Errorf("%s: %w", p.Label, err)
+			break
+		}
+		if len(v.Invalid) > 0 && attempt < reruns && ctx.Err() == nil && !out.Incomplete {
+			discarded = append(discarded, strings.Join(v.Invalid, "; "))
+			if ex.obs != nil {
+				q.Validity = &v
+				info.Discarded = true
+				ex.obs.PointFinished(info, &q)
+				info.Discarded = false
+			}
+			if ex.turn != nil {
+				// Interleaved variants keep their turns: the others measure
+				// while this machine settles.
+				var err error
+				if fresh, err = ex.yield(ctx); err != nil {
+					return nil, err
+				}
+			}
+			info.Rerun = attempt + 1
+			continue
+		}
+		v.Reruns = discarded
+		q.Validity = &v
+		p = q
+		break
+	}
+	// A saturated point's answers are the early ones, while the server's
+	// mean covers its whole queue: no overhead can be read from the two.
+	if st, ok := p.Server["server_ttft_mean_s"]; ok && p.Latency[metric.TTFT].Count > 0 && p.Schedule.Saturation == "" {
+		p.Overhead = &result.Overhead{TTFTMeanMs: p.Latency[metric.TTFT].Mean - st*1000}
+	}
+	if n, off := p.Tokens.Prompt.Count, p.Tokens.PromptMismatch; s.Workload.Prompts.Kind.Synthetic() && n > 0 && float64(off) > maxPromptOff*float64(n) {
+		// The server's own counts say the prompts missed their targets:
+		// the calibration did not fit this server's tokenizer.
+		ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("%s: %d of %d prompts (%.0f%%) were more than 5%% off the tokens asked, by the server's usage: the figures are for other prompt lengths than the suite states", p.Label, off, n, 100*float64(off)/float64(n)))
+	}
+	for _, n := range pointNotes(s, &p) {
+		ex.f.Notes = append(ex.f.Notes, p.Label+": "+n)
+	}
+	cost.Price(s, &p)
+	ex.f.Points = append(ex.f.Points, p)
+	last := &ex.f.Points[len(ex.f.Points)-1]
+	if ex.obs != nil {
+		ex.obs.PointFinished(info, last)
+	}
+	return last, stopped
+}
+
+// yield hands the turn to the other runs sharing the machine and waits for
+// it to come back. Runs that launch their servers on one address in turn
+// (ci --ab) stop theirs first and start it again after: fresh reports
+// that it did.
+func (ex *executor) yield(ctx context.Context) (fresh bool, err error) {
+	swap := ex.swapServers && ex.sess.st.Launch != nil
+	if swap {
+		ex.sess.tg.Close()
+	}
+	if err := ex.turn.Yield(ctx); err != nil {
+		return false, err
+	}
+	if swap {
+		return true, ex.sess.relaunch(ctx)
+	}
+	return false, nil
+}
+
+// errServerDied ends a point, and the target's remaining points, when a
+// launched server exits while it runs.
+var errServerDied = errors.New("the launched server exited during the run; its remaining points were not run")
+
+// measure runs one attempt at a point into p (its server, telemetry and
+// engine figures) and returns the load generator's outcome.
+func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.Point, info PointInfo, seq int, rerun bool) (*loadgen.Outcome, error) {
+	s := ex.s
+	if ex.obs != nil {
+		ex.obs.PointStarted(info, cfg.Progress)
+	}
+	src, err := ex.wl.source(seq)
+	if err != nil {
+		return nil, err
+	}
+	if s.Sweep.ResetPrefixCache || rerun {
+		p.PrefixCacheReset = engine.ResetPrefixCache(ctx, ex.sess.tg.Info.URL)
+	}
+	var sampler *engine.Sampler
+	if ex.sess.metrics {
+		sampler = engine.Sample(ctx, ex.sess.tg.Info.URL, time.Second)
+	}
+	var tel []*telemetry.Sampler
+	for _, t := range s.Telemetry {
+		tel = append(tel, telemetry.Start(ctx, telemetry.Endpoint{Name: t.Name, URL: t.URL, Interval: t.Interval.D(), Gauges: t.Gauges}))
+	}
+	runCtx := ctx
+	var died <-chan struct{}
+	if proc := ex.sess.tg.Process; proc != nil {
+		// A launched server that dies ends the point at once, rather than
+		// the point sending its remaining requests to a closed port.
+		var cancel context.CancelCauseFunc
+		runCtx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		died = proc.Done()
+		go func() {
+			select {
+			case <-died:
+				cancel(errServerDied)
+			case <-runCtx.Done():
+			}
+		}()
+	}
+	out, err := loadgen.Run(runCtx, ex.sess.cl, cfg, src)
+	if died != nil && context.Cause(runCtx) == errServerDied {
+		err = errServerDied
+	}
+	for i, ts := range tel {
+		figs, terr := ts.Stop()
+		var dropped *telemetry.Dropped
+		if errors.As(terr, &dropped) {
+			// Implausible readings were left out; the rest stands, and
+			// the point says what was dropped.
+			if p.Telemetry == nil {
+				p.Telemetry = map[string]float64{}
+			}
+			maps.Copy(p.Telemetry, figs)
+			ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("%s: %v", p.Label, terr))
+			continue
+		}
+		if terr != nil {
+			if !ex.telemetryNoted[i] {
+				if ex.telemetryNoted == nil {
+					ex.telemetryNoted = map[int]bool{}
+				}
+				ex.telemetryNoted[i] = true
+				ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("%s: %v: no telemetry figures from it", p.Label, terr))
+			}
+			continue
+		}
+		if p.Telemetry == nil {
+			p.Telemetry = map[string]float64{}
+		}
+		maps.Copy(p.Telemetry, figs)
+	}
+	if sampler != nil {
+		p.Server = sampler.Stop()
+		if names := sampler.Unknown(); names != nil && !ex.unknownMetricsNoted {
+			ex.unknownMetricsNoted = true
+			ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("the server's /metrics were read, but none of their names is one benchci knows (%s, ...): no server-side figures", strings.Join(names, ", ")))
+		}
+	}
+	return out, err
+}

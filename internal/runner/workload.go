@@ -1,0 +1,155 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/internal/client"
+	"github.com/benchci/benchci/internal/loadgen"
+	"github.com/benchci/benchci/internal/structured"
+	"github.com/benchci/benchci/internal/workload"
+)
+
+// prepared is the suite's workload, ready to draw from: data files read
+// and prompts calibrated against the target. Every point draws the same
+// request sequence from it, from its start.
+type prepared struct {
+	w    suite.Workload
+	srcs workload.Sources
+	cl   *client.Client
+}
+
+// prepare reads the workload's data files and calibrates synthetic prompts
+// on the session's server, recording the fit in f. The generator is built
+// once here so that a dataset or calibration problem fails the run before
+// any point starts.
+func prepare(ctx context.Context, s *suite.Suite, sess *session, f *result.File, shared *SharedCalibration) (*prepared, error) {
+	w := s.Workload
+	srcs, err := loadSources(s)
+	if err != nil {
+		return nil, err
+	}
+	if cal, from, ok := shared.get(); ok && w.Prompts.Calibrate && w.Prompts.Kind.Synthetic() {
+		// Measured on another variant: every variant is sent the same
+		// prompts, whatever its own tokenizer would make of them.
+		cal.Note = "measured on " + from + " and used for every variant, so that all are sent the same prompts"
+		f.Calibration = &cal
+		srcs.Calibration = workload.Calibration{Overhead: cal.Overhead, TokensPerWord: cal.TokensPerWord}
+	} else if w.Prompts.Calibrate && w.Prompts.Kind.Synthetic() {
+		cal, err := calibrate(ctx, sess.cl)
+		if err != nil && sess.tokName != "words" {
+			// No usage from the server: size prompts with the suite's
+			// tokenizer instead, which cannot see the chat template.
+			cal = calibrateOffline(sess.tok)
+			cal.Note = err.Error() + "; sized with tokenizer " + sess.tokName + " instead (chat template tokens not included)"
+			err = nil
+		}
+		f.Calibration = &cal
+		if err != nil {
+			f.Calibration.Note = err.Error()
+		} else {
+			srcs.Calibration = workload.Calibration{Overhead: cal.Overhead, TokensPerWord: cal.TokensPerWord}
+		}
+		shared.set(cal, s.RunName(), err == nil)
+	}
+	if _, err := workload.NewGenerator(w, srcs); err != nil {
+		return nil, err
+	}
+	return &prepared{w: w, srcs: srcs, cl: sess.cl}, nil
+}
+
+// loadSources reads the workload's data files: its trace and dataset.
+func loadSources(s *suite.Suite) (workload.Sources, error) {
+	w := s.Workload
+	srcs := workload.Sources{NoOutput: s.API == suite.APIEmbeddings}
+	var err error
+	if w.Arrival.Kind == suite.ArrivalTrace {
+		if srcs.Trace, err = workload.LoadTrace(w.Arrival.Path); err != nil {
+			return srcs, err
+		}
+	}
+	if w.Prompts.Kind.Dataset() {
+		if srcs.Dataset, err = workload.LoadDataset(w.Prompts.Kind, w.Prompts.Path); err != nil {
+			return srcs, err
+		}
+	}
+	return srcs, nil
+}
+
+// source returns the request sequence from its start, for the point-th
+// point of the run (trials counted).
+func (wl *prepared) source(point int) (loadgen.Source, error) {
+	srcs := wl.srcs
+	srcs.Point = point
+	gen, err := workload.NewGenerator(wl.w, srcs)
+	if err != nil {
+		return nil, err
+	}
+	return func() (loadgen.Item, error) { return item(wl.cl, gen.Next(), wl.w.Structured) }, nil
+}
+
+// item builds the bodies of a request and of its session's later turns.
+func item(cl *client.Client, r workload.Request, st *suite.Structured) (loadgen.Item, error) {
+	var msgs []client.Message
+	if r.System != "" {
+		msgs = append(msgs, client.Message{Role: "system", Content: r.System})
+	}
+	msgs = append(msgs, r.History...)
+	if cl.API() == "embeddings" {
+		inputs := append([]string{strings.TrimSpace(r.System + " " + r.Prompt)}, r.Inputs...)
+		body, err := cl.BodyEmbeddings(r.Model, inputs)
+		if err != nil {
+			return loadgen.Item{}, err
+		}
+		return loadgen.Item{Body: body, WantInput: r.InputTokens, Model: r.Model, Inputs: len(inputs)}, nil
+	}
+	body, err := cl.BodyModel(r.Model, append(msgs, client.Message{Role: "user", Content: r.Prompt, Images: r.Images}), r.OutputTokens)
+	if err != nil {
+		return loadgen.Item{}, err
+	}
+	want := r.OutputTokens
+	if r.Structured {
+		if body, err = withStructured(body, st); err != nil {
+			return loadgen.Item{}, err
+		}
+		want = 0 // a structured answer ends when it is complete
+	}
+	images := len(r.Images) // in the request and in the history it resends
+	for _, m := range r.History {
+		images += len(m.Images)
+	}
+	it := loadgen.Item{Body: body, WantInput: r.InputTokens, WantOutput: want, Think: r.Think, AbandonAfter: r.AbandonAfter, AbandonAt: r.AbandonAt, Model: r.Model, Images: images,
+		Structured: r.Structured}
+	for _, f := range r.FollowUps {
+		next, err := item(cl, f, st)
+		if err != nil {
+			return loadgen.Item{}, err
+		}
+		it.FollowUps = append(it.FollowUps, next)
+	}
+	return it, nil
+}
+
+// withStructured adds a tool with a forced call, or a JSON response
+// format, to a chat body (off the timed path).
+func withStructured(body []byte, st *suite.Structured) ([]byte, error) {
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, err
+	}
+	switch st.Kind {
+	case structured.ToolCall:
+		m["tools"] = []any{map[string]any{"type": "function", "function": map[string]any{
+			"name": st.Name, "description": "Answer by calling " + st.Name + ".", "parameters": st.Schema}}}
+		m["tool_choice"] = map[string]any{"type": "function", "function": map[string]any{"name": st.Name}}
+	case structured.JSONSchema:
+		m["response_format"] = map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": st.Name, "schema": st.Schema, "strict": true}}
+	}
+	// A structured answer ends when it is complete, not at max_tokens.
+	delete(m, "ignore_eos")
+	delete(m, "min_tokens")
+	return json.Marshal(m)
+}

@@ -1,0 +1,381 @@
+package sim
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/benchci/benchci/internal/clock"
+)
+
+// seq is one request inside the engine. The engine goroutine owns the
+// scheduling fields; the handler reads produced/finished and waits on notify.
+type seq struct {
+	promptTokens int
+	maxTokens    int
+
+	// hashes are the prompt's whole blocks' prefix hashes (nil without
+	// prefix caching).
+	hashes []uint64
+
+	arrived     time.Time  // for the queue-time metric
+	prefillLeft int        // engine-owned: tokens to compute before the next sample
+	computed    int        // engine-owned: tokens whose KV is cached
+	refs        []*kvBlock // engine-owned: leading blocks, shared through the prefix cache
+	own         int        // engine-owned: private KV blocks held
+	cached      int        // engine-owned: prompt tokens the prefix cache held at admission
+	scheduled   int        // engine-owned: tokens computed in the current step
+	prefilling  bool       // engine-owned: the current step's work is prefill
+
+	hit      atomic.Int64 // prompt tokens the prefix cache held at the last admission, for traces
+	produced atomic.Int64 // tokens emitted so far
+	finished atomic.Bool  // set after the last token
+	canceled atomic.Bool  // set by the handler when the client went away
+	notify   chan struct{}
+}
+
+// newSeq makes a sequence; hashes are its prompt's block hashes, for the
+// prefix cache (nil: none).
+func newSeq(promptTokens, maxTokens int, hashes []uint64) *seq {
+	return &seq{promptTokens: promptTokens, maxTokens: maxTokens, prefillLeft: promptTokens, hashes: hashes,
+		notify: make(chan struct{}, 1), arrived: time.Now()}
+}
+
+func (s *seq) wake() {
+	select {
+	case s.notify <- struct{}{}:
+	default: // a wake-up is already pending; the handler reads the counter
+	}
+}
+
+// engine is a continuous-batching step loop in the manner of vLLM's
+// scheduler: each step first serves running sequences (decodes, then
+// prefill chunks) within the step's token budget, allocating KV blocks as
+// they grow and preempting the newest sequence when none is free; then it
+// admits waiting sequences up to MaxNumSeqs while budget and blocks last.
+// It sleeps for the modelled step time, then emits tokens.
+type engine struct {
+	p    Profile
+	cost func(batch) time.Duration
+	// arrivals feeds the loop; waiting and running are the loop's own.
+	arrivals         chan *seq
+	waiting, running []*seq
+	kv               *kvPool
+	blockSize        int
+	// resets asks the loop to empty the prefix cache; it closes the
+	// channel it is sent when done.
+	resets chan chan struct{}
+	// sleep blocks for d; nil until the loop starts (a clock.Sleeper),
+	// tests set their own.
+	sleep func(time.Duration)
+
+	numRunning atomic.Int64 // sequences in the batch, for /metrics-style gauges
+	numWaiting atomic.Int64
+	// Counters for /metrics: queue time (arrival to admission) in
+	// nanoseconds, admissions, tokens generated, preemptions, KV blocks used.
+	queueNanos  atomic.Int64
+	admitted    atomic.Int64
+	generated   atomic.Int64
+	preemptions atomic.Int64
+	usedBlocks  atomic.Int64
+	// Prompt tokens looked up in the prefix cache at admissions, and
+	// found there (vLLM's prefix_cache_queries and prefix_cache_hits).
+	prefixQueries, prefixHits atomic.Int64
+}
+
+func newEngine(p Profile) *engine {
+	return &engine{p: p, cost: p.stepCost(), arrivals: make(chan *seq, 1024), kv: newKVPool(p.KVBlocks),
+		blockSize: p.blockSize(), resets: make(chan chan struct{})}
+}
+
+// reset empties the prefix cache before the engine's next step.
+func (e *engine) reset(ctx context.Context) error {
+	done := make(chan struct{})
+	select {
+	case e.resets <- done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (e *engine) submit(ctx context.Context, s *seq) error {
+	select {
+	case e.arrivals <- s:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (e *engine) loop(ctx context.Context) {
+	// Steps are timed with package clock, so the simulated timings hold to
+	// tens of microseconds rather than to Go's ~1 ms timer lateness.
+	if e.sleep == nil {
+		sl := clock.NewSleeper()
+		defer sl.Close()
+		e.sleep = sl.Sleep
+	}
+	var deadline time.Time
+	idle := true
+	for {
+		if len(e.waiting) == 0 && len(e.running) == 0 {
+			idle = true
+			select {
+			case s := <-e.arrivals:
+				e.waiting = append(e.waiting, s)
+			case done := <-e.resets:
+				e.kv.reset()
+				close(done)
+				continue
+			case <-ctx.Done():
+				return
+			}
+		}
+	drain:
+		for {
+			select {
+			case s := <-e.arrivals:
+				e.waiting = append(e.waiting, s)
+			case done := <-e.resets:
+				e.kv.reset()
+				close(done)
+			default:
+				break drain
+			}
+		}
+		now := time.Now()
+		b := e.schedule(now)
+		if b.seqs == 0 {
+			continue
+		}
+		// Steps run on the engine's own timeline: a step that ended late
+		// (a late timer, the CPU of scheduling and emitting) makes the next
+		// one shorter, so lateness does not add up over a stream. A step
+		// gives back at most half its time and maxCatchUp, so the handlers
+		// still get to send each step's tokens before the next's; after
+		// idling the timeline restarts from now.
+		cost := e.cost(b)
+		start := now
+		if behind := now.Sub(deadline); behind > 0 && !idle {
+			start = now.Add(-min(behind, cost/2, maxCatchUp))
+		}
+		deadline = start.Add(cost)
+		e.sleep(deadline.Sub(now))
+		e.emit()
+		idle = false
+	}
+}
+
+// maxCatchUp is how far behind its timeline the engine may be and still
+// shorten the next step to make up for it.
+const maxCatchUp = 5 * time.Millisecond
+
+// schedule picks the step's work and returns what it computes.
+func (e *engine) schedule(now time.Time) batch {
+	e.running = e.dropCanceled(e.running)
+	e.waiting = e.dropCanceled(e.waiting)
+	budget := e.p.MaxBatchedTokens
+	var b batch
+	preempted := false
+	// Decodes first: each needs room for the tokens it emits.
+	for i := 0; i < len(e.running); i++ {
+		s := e.running[i]
+		s.scheduled = 0
+		if s.prefillLeft > 0 {
+			continue
+		}
+		for !e.alloc(s, e.p.TokensPerStep) {
+			v := e.running[len(e.running)-1]
+			e.running = e.running[:len(e.running)-1]
+			e.preempt(v)
+			preempted = true
+			if v == s {
+				break
+			}
+		}
+		if s.prefillLeft > 0 { // it was the one preempted
+			break
+		}
+		s.scheduled, s.prefilling = 1, false
+		budget--
+		b.seqs++
+		b.decodes++
+		b.decodeCtx += int64(s.computed)
+	}
+	// Then prefill chunks of running sequences, in admission order.
+	for _, s := range e.running {
+		if s.prefillLeft == 0 || budget <= 0 {
+			continue
+		}
+		n := min(s.prefillLeft, budget)
+		if e.p.NoChunkedPrefill && n < s.prefillLeft || !e.alloc(s, n) {
+			continue
+		}
+		e.take(s, n, &b)
+		budget -= n
+	}
+	// Then admissions, FIFO, unless the step had to preempt.
+	for !preempted && len(e.waiting) > 0 && len(e.running) < e.p.MaxNumSeqs && budget > 0 {
+		s := e.waiting[0]
+		e.matchPrefix(s)
+		n := min(s.prefillLeft, budget)
+		if e.p.NoChunkedPrefill && n < s.prefillLeft || !e.alloc(s, n) {
+			e.unmatchPrefix(s)
+			break
+		}
+		if s.hashes != nil {
+			e.prefixQueries.Add(int64(s.promptTokens))
+			e.prefixHits.Add(int64(s.cached))
+			s.hit.Store(int64(s.cached))
+		}
+		e.queueNanos.Add(int64(now.Sub(s.arrived)))
+		e.admitted.Add(1)
+		e.running = append(e.running, s)
+		e.waiting[0] = nil
+		e.waiting = e.waiting[1:]
+		e.take(s, n, &b)
+		budget -= n
+	}
+	e.publish()
+	return b
+}
+
+// publish updates the gauges /metrics reads.
+func (e *engine) publish() {
+	e.numRunning.Store(int64(len(e.running)))
+	e.numWaiting.Store(int64(len(e.waiting)))
+	e.usedBlocks.Store(int64(e.kv.used()))
+}
+
+// matchPrefix gives a sequence about to be admitted the cached blocks its
+// prompt begins with. At least its last prompt token is computed, and
+// computing stays block-aligned, so a prompt seen whole recomputes its
+// last block, as vLLM V1 does.
+func (e *engine) matchPrefix(s *seq) {
+	if s.hashes == nil || len(s.refs) > 0 || s.computed > 0 {
+		return
+	}
+	s.refs = e.kv.match(s.hashes, (s.promptTokens-1)/e.blockSize)
+	s.cached = len(s.refs) * e.blockSize
+	s.computed += s.cached
+	s.prefillLeft -= s.cached
+}
+
+// unmatchPrefix undoes matchPrefix for a sequence that was not admitted.
+func (e *engine) unmatchPrefix(s *seq) {
+	e.release(s) // its matched blocks are all it holds
+	s.computed -= s.cached
+	s.prefillLeft += s.cached
+	s.cached = 0
+}
+
+// take schedules n prefill tokens of s in the step. The prompt blocks the
+// chunk fills become findable now, as vLLM V1 caches a block when it
+// allocates it: a sequence admitted later in the same step already shares
+// them (one forward pass writes each layer's KV before attention reads).
+func (e *engine) take(s *seq, n int, b *batch) {
+	for j := len(s.refs); j < min((s.computed+n)/e.blockSize, len(s.hashes)); j++ {
+		s.refs = append(s.refs, e.kv.register(s.hashes[j]))
+		s.own--
+	}
+	s.scheduled, s.prefilling = n, true
+	b.seqs++
+	b.prefill += n
+	b.prefillCtx += int64(s.computed)
+	b.prefillAttn += int64(n)*int64(s.computed) + int64(n)*int64(n+1)/2
+}
+
+// alloc makes room in the KV cache for n more tokens of s.
+func (e *engine) alloc(s *seq, n int) bool {
+	need := (s.computed+n+e.blockSize-1)/e.blockSize - len(s.refs) - s.own
+	if need <= 0 {
+		return true
+	}
+	if !e.kv.take(need) {
+		return false
+	}
+	s.own += need
+	return true
+}
+
+// release returns s's private blocks and its holds on shared ones, which
+// stay cached for later prompts until their memory is needed.
+func (e *engine) release(s *seq) {
+	for _, b := range s.refs {
+		e.kv.unref(b)
+	}
+	e.kv.give(s.own)
+	s.refs, s.own = nil, 0
+}
+
+// preempt frees s's KV cache and puts it first in line: on readmission it
+// recomputes its prompt and what it generated so far (vLLM's recompute
+// preemption), then goes on sampling.
+func (e *engine) preempt(s *seq) {
+	e.release(s)
+	s.computed, s.scheduled, s.cached = 0, 0, 0
+	s.prefillLeft = s.promptTokens + int(s.produced.Load())
+	e.preemptions.Add(1)
+	e.waiting = append(e.waiting, nil)
+	copy(e.waiting[1:], e.waiting)
+	e.waiting[0] = s
+}
+
+// emit advances the step's sequences: a decode emits TokensPerStep tokens;
+// a completed prefill samples one (as in vLLM, prefill samples a token).
+func (e *engine) emit() {
+	kept := e.running[:0]
+	for _, s := range e.running {
+		n := s.scheduled
+		if n == 0 {
+			kept = append(kept, s)
+			continue
+		}
+		s.scheduled = 0
+		before := s.produced.Load()
+		after := before
+		if s.prefilling {
+			s.prefillLeft -= n
+			s.computed += n
+			if s.prefillLeft > 0 {
+				kept = append(kept, s) // still prefilling
+				continue
+			}
+			after = before + 1
+		} else {
+			after = min(before+int64(e.p.TokensPerStep), int64(s.maxTokens))
+			s.computed += int(after - before)
+		}
+		s.produced.Store(after)
+		e.generated.Add(after - before)
+		if after >= int64(s.maxTokens) {
+			e.release(s)
+			s.finished.Store(true)
+		} else {
+			kept = append(kept, s)
+		}
+		s.wake()
+	}
+	clear(e.running[len(kept):])
+	e.running = kept
+	e.publish()
+}
+
+func (e *engine) dropCanceled(ss []*seq) []*seq {
+	kept := ss[:0]
+	for _, s := range ss {
+		if s.canceled.Load() {
+			e.release(s)
+			continue
+		}
+		kept = append(kept, s)
+	}
+	clear(ss[len(kept):])
+	return kept
+}

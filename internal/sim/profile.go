@@ -1,0 +1,194 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/benchci/benchci/internal/didyoumean"
+)
+
+// Profile sets the constants of the simulated engine. One engine step costs
+//
+//	StepBase + DecodePerSeq*decoding + PrefillPerToken*prefilled_tokens
+//
+// so a lone request sees TTFT = StepBase + PrefillPerToken*prompt_tokens and
+// ITL = StepBase + DecodePerSeq, while a full batch amortizes StepBase over
+// MaxNumSeqs sequences: throughput rises with load, then flattens once the
+// batch is full and requests queue, and TTFT climbs. That is the knee a sweep
+// is meant to find.
+type Profile struct {
+	Name string `json:"name"`
+	// Model is the served model name (/v1/models).
+	Model string `json:"model"`
+	// MaxNumSeqs caps running sequences (vLLM --max-num-seqs).
+	MaxNumSeqs int `json:"max_num_seqs"`
+	// MaxBatchedTokens caps tokens per step, prefill chunks included
+	// (vLLM --max-num-batched-tokens with chunked prefill).
+	MaxBatchedTokens int           `json:"max_batched_tokens"`
+	StepBase         time.Duration `json:"step_base"`
+	DecodePerSeq     time.Duration `json:"decode_per_seq"`
+	PrefillPerToken  time.Duration `json:"prefill_per_token"`
+	// TokensPerStep is how many tokens one decode step emits per sequence;
+	// above 1 it models speculative decoding, where a chunk carries several tokens.
+	TokensPerStep int `json:"tokens_per_step"`
+	// ChatTemplateTokens is what the chat template adds per message, so the
+	// server's prompt_tokens exceed the words the client sent, as on real servers.
+	ChatTemplateTokens int `json:"chat_template_tokens"`
+	MaxModelLen        int `json:"max_model_len"`
+	// PrefixCaching skips the prefill of the leading blocks of a prompt
+	// whose KV is still cached, and shares those blocks (vLLM's automatic
+	// prefix caching, on by default in V1).
+	PrefixCaching bool `json:"prefix_caching"`
+	// Source says where the constants come from.
+	Source string `json:"source"`
+
+	// Spec, when set, prices steps from model and GPU cards (see Spec)
+	// instead of the three constants above, which then only describe it.
+	Spec *Spec `json:"spec,omitempty"`
+	// KVBlocks is the KV cache's size in blocks of BlockSize tokens; 0 is
+	// unlimited (the constant profiles). A step that needs a block when
+	// none is free preempts the newest sequence.
+	KVBlocks  int `json:"kv_blocks,omitempty"`
+	BlockSize int `json:"block_size,omitempty"`
+	// NoChunkedPrefill prefills a prompt in one step or not at all.
+	NoChunkedPrefill bool `json:"no_chunked_prefill,omitempty"`
+}
+
+// stepCost returns the function that prices a step.
+func (p Profile) stepCost() func(batch) time.Duration {
+	if p.Spec != nil {
+		r := newRoofline(p.Spec.withDefaults())
+		return r.step
+	}
+	return func(b batch) time.Duration {
+		return p.StepBase + time.Duration(b.decodes)*p.DecodePerSeq + time.Duration(b.prefill)*p.PrefillPerToken
+	}
+}
+
+// IdleTTFT is the TTFT of a lone request with the given prompt length,
+// including the template tokens the server adds for chat requests.
+func (p Profile) IdleTTFT(promptTokens int) time.Duration {
+	return p.StepBase + time.Duration(promptTokens)*p.PrefillPerToken
+}
+
+// IdleITL is the gap between chunks of a lone request.
+func (p Profile) IdleITL() time.Duration { return p.StepBase + p.DecodePerSeq }
+
+// KVTokens is the KV cache's capacity in tokens; 0 is unlimited.
+func (p Profile) KVTokens() int { return p.KVBlocks * p.BlockSize }
+
+// blockSize is the tokens per KV block: the profile's, else vLLM's default.
+func (p Profile) blockSize() int {
+	if p.BlockSize > 0 {
+		return p.BlockSize
+	}
+	return BlockTokens
+}
+
+var profiles = []Profile{
+	{
+		Name: "llama3-8b-h100", Model: "meta-llama/Meta-Llama-3-8B-Instruct",
+		MaxNumSeqs: 256, MaxBatchedTokens: 8192,
+		StepBase: 6 * time.Millisecond, DecodePerSeq: 60 * time.Microsecond, PrefillPerToken: 45 * time.Microsecond,
+		TokensPerStep: 1, ChatTemplateTokens: 5, MaxModelLen: 8192, PrefixCaching: true,
+		Source: "order of magnitude from public vLLM serving benchmarks of Llama-3-8B BF16 on one H100: " +
+			"~7 ms ITL alone, ~20 ms at a full batch of 256, ~20k prefill tokens/s; not a calibration",
+	},
+	{
+		Name: "llama3-70b-h100x4", Model: "meta-llama/Meta-Llama-3-70B-Instruct",
+		MaxNumSeqs: 256, MaxBatchedTokens: 8192,
+		StepBase: 18 * time.Millisecond, DecodePerSeq: 150 * time.Microsecond, PrefillPerToken: 110 * time.Microsecond,
+		TokensPerStep: 1, ChatTemplateTokens: 5, MaxModelLen: 8192, PrefixCaching: true,
+		Source: "order of magnitude from public vLLM benchmarks of Llama-3-70B BF16 with tensor parallel 4 on H100: " +
+			"~20 ms ITL alone, ~55 ms at a full batch, ~9k prefill tokens/s; not a calibration",
+	},
+	{
+		Name: "llama3-8b-h100-spec", Model: "meta-llama/Meta-Llama-3-8B-Instruct",
+		MaxNumSeqs: 256, MaxBatchedTokens: 8192,
+		StepBase: 8 * time.Millisecond, DecodePerSeq: 90 * time.Microsecond, PrefillPerToken: 45 * time.Microsecond,
+		TokensPerStep: 3, ChatTemplateTokens: 5, MaxModelLen: 8192, PrefixCaching: true,
+		Source: "llama3-8b-h100 with speculative decoding accepting ~3 tokens per step: chunks carry several tokens",
+	},
+	{
+		Name: "tiny", Model: "benchci/tiny",
+		MaxNumSeqs: 4, MaxBatchedTokens: 2048,
+		StepBase: 2 * time.Millisecond, DecodePerSeq: 500 * time.Microsecond, PrefillPerToken: 10 * time.Microsecond,
+		TokensPerStep: 1, ChatTemplateTokens: 5, MaxModelLen: 4096,
+		Source: "made up for tests: saturates at a few requests in flight so a short sweep shows the knee",
+	},
+}
+
+// Lookup returns the named profile.
+func Lookup(name string) (Profile, bool) {
+	i := slices.IndexFunc(profiles, func(p Profile) bool { return p.Name == name })
+	if i < 0 {
+		return Profile{}, false
+	}
+	return profiles[i], true
+}
+
+// ProfileNames lists the known profiles.
+func ProfileNames() []string {
+	names := make([]string, len(profiles))
+	for i, p := range profiles {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// Resolve returns the named profile: a constant profile's name, or a
+// derived one's, model@gpu with optional suffixes -tpN, -fp8 (weights)
+// and -kvfp8 (KV cache), e.g. llama-3-70b@h100-sxm-tp4-fp8.
+func Resolve(name string) (Profile, error) {
+	if p, ok := Lookup(name); ok {
+		return p, nil
+	}
+	s, err := ParseSpecName(name)
+	if err != nil {
+		return Profile{}, err
+	}
+	return Derive(s, Knobs{})
+}
+
+// ParseSpecName parses a derived profile's name (see Resolve).
+func ParseSpecName(name string) (Spec, error) {
+	model, rest, ok := strings.Cut(name, "@")
+	if !ok {
+		if hint := didyoumean.Hint(name, ProfileNames()); hint != "" {
+			return Spec{}, fmt.Errorf("unknown simulator profile %q%s", name, hint)
+		}
+		return Spec{}, fmt.Errorf("unknown simulator profile %q (known: %s; or model@gpu from the cards: models %s; GPUs %s)",
+			name, strings.Join(ProfileNames(), ", "), strings.Join(ModelNames(), ", "), strings.Join(GPUNames(), ", "))
+	}
+	var s Spec
+	if s.Model, ok = LookupModel(model); !ok {
+		return Spec{}, fmt.Errorf("profile %q: unknown model card %q%s (known: %s)", name, model, didyoumean.Hint(model, ModelNames()), strings.Join(ModelNames(), ", "))
+	}
+	// GPU names hold dashes; the longest card name that prefixes the rest wins.
+	for _, g := range gpuCards {
+		if (rest == g.Name || strings.HasPrefix(rest, g.Name+"-")) && len(g.Name) > len(s.GPU.Name) {
+			s.GPU = g
+		}
+	}
+	if s.GPU.Name == "" {
+		return Spec{}, fmt.Errorf("profile %q: unknown GPU card in %q (known: %s)", name, rest, strings.Join(GPUNames(), ", "))
+	}
+	for _, suf := range strings.Split(strings.TrimPrefix(rest, s.GPU.Name), "-")[1:] {
+		switch {
+		case strings.HasPrefix(suf, "tp"):
+			tp, err := strconv.Atoi(suf[2:])
+			if err != nil || tp < 1 {
+				return Spec{}, fmt.Errorf("profile %q: %q is not a tensor-parallel degree (tp2, tp4, ...)", name, suf)
+			}
+			s.TP = tp
+		case strings.HasPrefix(suf, "kv"):
+			s.KVCache = suf[2:]
+		default:
+			s.Weights = suf
+		}
+	}
+	return s, nil
+}

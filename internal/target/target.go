@@ -1,0 +1,294 @@
+// Package target resolves where a suite's requests go: the embedded
+// simulator, started in-process on loopback, or a running server's URL.
+package target
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/internal/didyoumean"
+	"github.com/benchci/benchci/internal/faultproxy"
+	"github.com/benchci/benchci/internal/redact"
+	"github.com/benchci/benchci/internal/sim"
+	"github.com/benchci/benchci/internal/untrusted"
+)
+
+// Target is an opened target. Close releases it.
+type Target struct {
+	// Info describes the target as results record it.
+	Info   result.Target
+	APIKey string
+	// Process is the launched server for launch targets, nil otherwise.
+	Process *Process
+	close   func()
+}
+
+// Options configure Open.
+type Options struct {
+	// ServerLog is where a launched server's output goes ("": nowhere, but
+	// its last lines are still kept for errors).
+	ServerLog string
+}
+
+// Close stops what Open started.
+func (t *Target) Close() {
+	if t.close != nil {
+		t.close()
+	}
+}
+
+// Open starts or checks the target.
+func Open(ctx context.Context, st suite.Target, opts Options) (*Target, error) {
+	switch st.Kind {
+	case "sim":
+		p, field, err := SimProfile(&st)
+		if err != nil {
+			return nil, fmt.Errorf("target: %s: %w", field, err)
+		}
+		srv := sim.New(p)
+		if f := st.Faults; f != nil {
+			srv.SetFaults(sim.Faults{ErrorRate: f.ErrorRate, ResetRate: f.ResetRate, StallRate: f.StallRate, Stall: f.Stall.D(),
+				SlowFirstByte: f.SlowFirstByte.D(), MalformedRate: f.MalformedRate, WrongUsageRate: f.WrongUsageRate,
+				WrongStructuredRate: f.WrongStructuredRate})
+		}
+		ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		u, err := srv.Listen(ctx, "127.0.0.1:0")
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		model := p.Model
+		if st.Model != "" {
+			model = st.Model
+		}
+		return &Target{Info: result.Target{Kind: "sim", URL: u, Model: model, Sim: recordProfile(p)}, close: cancel}, nil
+	case "url", "launch":
+		t := &Target{Info: result.Target{Kind: st.Kind, URL: strings.TrimRight(st.URL, "/"), Model: st.Model}}
+		if st.APIKeyEnv != "" {
+			t.APIKey = os.Getenv(st.APIKeyEnv)
+			redact.Add(t.APIKey) // servers echo keys in their 401 bodies
+			if t.APIKey == "" {
+				return nil, fmt.Errorf("target: environment variable %s (api_key_env) is empty", st.APIKeyEnv)
+			}
+		}
+		if st.Kind == "launch" {
+			p, err := Launch(ctx, *st.Launch, t.Info.URL, opts.ServerLog)
+			if err != nil {
+				return nil, fmt.Errorf("target: %w", err)
+			}
+			t.Process, t.close = p, p.Stop
+		}
+		if f := st.Proxy; f != nil {
+			if err := t.startProxy(ctx, *f); err != nil {
+				t.Close()
+				return nil, err
+			}
+		}
+		if t.Info.Model == "" {
+			m, err := FirstModel(ctx, t.Info.URL, t.APIKey)
+			if err != nil {
+				t.Close()
+				return nil, err
+			}
+			t.Info.Model = m
+		}
+		return t, nil
+	}
+	return nil, fmt.Errorf("target: unknown kind %q", st.Kind)
+}
+
+// startProxy puts the fault proxy in front of the server: requests go to
+// the proxy, and the results name both.
+func (t *Target) startProxy(ctx context.Context, f suite.ProxyFaults) error {
+	p, err := faultproxy.New(t.Info.URL, faultproxy.Faults{
+		Latency: f.Latency.D(), Rate429: f.Rate429, Rate503: f.Rate503, RetryAfter: f.RetryAfter.D(),
+		ResetRate: f.ResetRate, StallRate: f.StallRate, Stall: f.Stall.D(), SlowFirstByte: f.SlowFirstByte.D(), Seed: uint64(f.Seed),
+	})
+	if err != nil {
+		return fmt.Errorf("target: %w", err)
+	}
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	u, err := p.Listen(pctx, "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		return fmt.Errorf("target: %w", err)
+	}
+	t.Info.Upstream, t.Info.URL = t.Info.URL, u
+	stop := t.close
+	t.close = func() {
+		cancel()
+		if stop != nil {
+			stop()
+		}
+	}
+	return nil
+}
+
+// FirstModel asks the server's /v1/models for the first model it serves.
+func FirstModel(ctx context.Context, baseURL, apiKey string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/v1/models", nil)
+	if err != nil {
+		return "", fmt.Errorf("target: %w", err)
+	}
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("target: ask %s/v1/models for the model name: %w", baseURL, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return "", fmt.Errorf("target: read /v1/models: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("target: /v1/models answered HTTP %d; set the model in the suite: b.target.url(url, model='...')", resp.StatusCode)
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil || len(list.Data) == 0 || list.Data[0].ID == "" {
+		return "", fmt.Errorf("target: /v1/models lists no model; set the model in the suite: b.target.url(url, model='...')")
+	}
+	id := list.Data[0].ID
+	// The id is sent back with every request, so it cannot be cleaned:
+	// one that could disguise itself in a report is refused.
+	if len(id) > 512 || !untrusted.Safe(id) {
+		return "", fmt.Errorf("target: /v1/models names the model %q, with control or bidirectional characters (or over 512 bytes); set the model in the suite: b.target.url(url, model='...')", untrusted.Text(id[:min(len(id), 80)]))
+	}
+	return id, nil
+}
+
+// SimProfile builds a sim target's profile: a constant profile with its
+// overrides, or one derived from cards (named, or a spec written out)
+// with the overrides as engine knobs. On error, field names what is wrong.
+func SimProfile(t *suite.Target) (p sim.Profile, field string, err error) {
+	if p, ok := sim.Lookup(t.Profile); ok && t.Spec == nil {
+		if o := t.Sim; o != nil {
+			p = override(p, *o)
+		}
+		return p, "", nil
+	}
+	var s sim.Spec
+	var k sim.Knobs
+	if t.Spec == nil {
+		if s, err = sim.ParseSpecName(t.Profile); err != nil {
+			return p, "profile", err
+		}
+	} else {
+		if s, field, err = simSpec(*t.Spec); err != nil {
+			return p, "spec." + field, err
+		}
+		k.MaxModelLen = t.Spec.MaxModelLen
+		k.NoChunkedPrefill = t.Spec.ChunkedPrefill != nil && !*t.Spec.ChunkedPrefill
+	}
+	if o := t.Sim; o != nil {
+		if o.StepBase != 0 || o.DecodePerSeq != 0 || o.PrefillPerToken != 0 {
+			return p, "sim", fmt.Errorf("a profile derived from cards prices its steps from them: set the spec's memory_efficiency, compute_efficiency or step_overhead instead of step_base, decode_per_seq or prefill_per_token")
+		}
+		k.MaxNumSeqs, k.MaxBatchedTokens = o.MaxNumSeqs, o.MaxBatchedTokens
+	}
+	if p, err = sim.Derive(s, k); err != nil {
+		if t.Spec == nil {
+			return p, "profile", err
+		}
+		return p, "spec", err
+	}
+	if o := t.Sim; o != nil && o.TokensPerStep > 0 {
+		p.TokensPerStep = o.TokensPerStep
+	}
+	return p, "", nil
+}
+
+// simSpec turns a suite's spec into the simulator's, reading cards
+// written out strictly: an unknown field is an error, not a default.
+func simSpec(ss suite.SimSpec) (s sim.Spec, field string, err error) {
+	if s.Model, err = card(ss.Model, sim.LookupModel, sim.ModelNames()); err != nil {
+		return s, "model", err
+	}
+	if err = s.Model.Check(); err != nil {
+		return s, "model", err
+	}
+	if s.GPU, err = card(ss.GPU, sim.LookupGPU, sim.GPUNames()); err != nil {
+		return s, "gpu", err
+	}
+	if err = s.GPU.Check(); err != nil {
+		return s, "gpu", err
+	}
+	s.TP, s.Weights, s.KVCache = ss.TP, ss.Weights, ss.KVCache
+	s.GPUMemoryUtilization, s.BlockSize = ss.GPUMemoryUtilization, ss.BlockSize
+	s.MemoryEfficiency, s.ComputeEfficiency, s.StepOverhead = ss.MemoryEfficiency, ss.ComputeEfficiency, ss.StepOverhead.D()
+	return s, "", nil
+}
+
+// card reads a built-in card's name or a card written out.
+func card[T any](v any, lookup func(string) (T, bool), known []string) (T, error) {
+	var c T
+	switch v := v.(type) {
+	case nil:
+		return c, fmt.Errorf("required: a built-in card's name (%s) or a card", strings.Join(known, ", "))
+	case string:
+		c, ok := lookup(v)
+		if !ok {
+			return c, fmt.Errorf("unknown card %q%s (known: %s)", v, didyoumean.Hint(v, known), strings.Join(known, ", "))
+		}
+		return c, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return c, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return c, fmt.Errorf("card: %w", err)
+	}
+	return c, nil
+}
+
+// override applies a suite's simulator overrides to a profile.
+func override(p sim.Profile, o suite.SimOverrides) sim.Profile {
+	set := func(dst *int, v int) {
+		if v > 0 {
+			*dst = v
+		}
+	}
+	setD := func(dst *time.Duration, v suite.Duration) {
+		if v > 0 {
+			*dst = v.D()
+		}
+	}
+	set(&p.MaxNumSeqs, o.MaxNumSeqs)
+	set(&p.MaxBatchedTokens, o.MaxBatchedTokens)
+	set(&p.TokensPerStep, o.TokensPerStep)
+	setD(&p.StepBase, o.StepBase)
+	setD(&p.DecodePerSeq, o.DecodePerSeq)
+	setD(&p.PrefillPerToken, o.PrefillPerToken)
+	p.Name += "+overrides"
+	return p
+}
+
+// recordProfile is p as results record it, durations in milliseconds.
+func recordProfile(p sim.Profile) *result.SimProfile {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	return &result.SimProfile{
+		Name: p.Name, Model: p.Model, MaxNumSeqs: p.MaxNumSeqs, MaxBatchedTokens: p.MaxBatchedTokens,
+		StepBaseMs: ms(p.StepBase), DecodePerSeqMs: ms(p.DecodePerSeq), PrefillPerTokenMs: ms(p.PrefillPerToken),
+		TokensPerStep: p.TokensPerStep, ChatTemplateTokens: p.ChatTemplateTokens, MaxModelLen: p.MaxModelLen,
+		PrefixCaching: p.PrefixCaching, Source: p.Source, KVCacheTokens: p.KVTokens(),
+	}
+}

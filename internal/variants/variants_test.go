@@ -1,0 +1,153 @@
+package variants
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suitefile"
+	"github.com/benchci/benchci/internal/sweep"
+)
+
+// queueServer is a statistical stand-in for a serving engine under
+// Poisson load: at rate r below its capacity c, TTFT is lognormal with a
+// median that grows as 1/(1 - r/c), as a queue's wait does; at or above
+// c the queue grows for the whole window. Each probe draws its own
+// requests from rng, as a real run does.
+type queueServer struct {
+	capacity float64
+	rng      *rand.Rand
+}
+
+const (
+	window    = 30.0 // seconds per probe, the suite's default
+	baseTTFT  = 80.0 // ms, alone
+	sloTTFTMs = 400.0
+)
+
+// point measures one probe: Poisson(r x window) requests.
+func (q queueServer) point(t *testing.T, rate float64) result.Point {
+	lambda := rate * window
+	n := int(math.Max(1, math.Round(lambda+math.Sqrt(lambda)*q.rng.NormFloat64())))
+	h := hdrhistogram.New(1, 3_600_000_000, 3)
+	load := rate / q.capacity
+	for range n {
+		med := baseTTFT / math.Max(1-load, 0.02)
+		if load >= 1 {
+			med *= 1 + 20*(load-1+0.05) // the queue never drains
+		}
+		us := med * 1000 * math.Exp(0.5*q.rng.NormFloat64())
+		h.RecordValue(int64(us))
+	}
+	enc, err := result.EncodeHistogram(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	label := "rate=" + strconv.FormatFloat(rate, 'g', -1, 64)
+	return result.Point{
+		Label: label, Mode: "rate", Rate: rate, Trial: 1,
+		Measured: result.Measured{
+			Requests:   result.Requests{Sent: n, Completed: n},
+			Window:     result.Window{Seconds: window},
+			Throughput: result.Throughput{Requests: float64(n) / window, OutputTokens: 100 * float64(n) / window},
+			Latency:    map[string]result.Summary{metric.TTFT: result.Summarize(h, 1000)},
+			Histograms: map[string]string{metric.TTFT: enc},
+		},
+		Cost: &result.Cost{USDPerHour: 10, PerMOutput: 10 / (100 * float64(n) / window * 3600) * 1e6},
+	}
+}
+
+// searched runs the capacity search a suite would against q, and returns
+// the results file it would write.
+func searched(t *testing.T, name string, q queueServer) *result.File {
+	t.Helper()
+	l, err := suitefile.LoadSource("s.jsonnet", fmt.Sprintf(`local b = import 'benchci.libsonnet';
+b.suite {
+  name: 's', target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(100) },
+  sweep: b.sweep.capacity(min=2, max=40, precision=0.05),
+  slos: [b.slo.p90('ttft', '<', '%gms')],
+}`, sloTTFTMs), suitefile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &result.File{Schema: result.Schema, Suite: result.Suite{Name: "s/" + name, Variant: name, WorkloadHash: l.WorkloadHash, Definition: l.JSON}}
+	c, err := sweep.Search(context.Background(), 2, 40, 0.05, func(_ context.Context, rate float64) (bool, error) {
+		p := q.point(t, rate)
+		f.Points = append(f.Points, p)
+		return p.Latency[metric.TTFT].P90 < sloTTFTMs, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Capacity = c
+	return f
+}
+
+// TestIdenticalVariantsTie: two variants of one configuration, measured
+// with their own random draws, must not produce a winner. The search
+// stops where a noisy P90 crosses its threshold, so the two capacities
+// often differ by a bracket; the verdict must still be a tie in at least
+// 19 of 20 seeds, on both questions.
+func TestIdenticalVariantsTie(t *testing.T) {
+	ties, costTies := 0, 0
+	for seed := range uint64(20) {
+		a := searched(t, "a", queueServer{20, rand.New(rand.NewPCG(seed, 1))})
+		b := searched(t, "b", queueServer{20, rand.New(rand.NewPCG(seed, 2))})
+		r, err := Compare([]Entry{{Name: "a", File: a}, {Name: "b", File: b}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		capV, costV := r.Verdicts[0], r.Verdicts[1]
+		if capV.Question != "capacity" || costV.Question != "cost" {
+			t.Fatalf("verdicts %+v", r.Verdicts)
+		}
+		if capV.Best == "" {
+			ties++
+		} else {
+			t.Logf("seed %d: capacity winner %s: %s (%s)", seed, capV.Best, capV.Answer, capV.Standings[1].Test)
+		}
+		if costV.Best == "" {
+			costTies++
+		}
+	}
+	t.Logf("identical variants: %d/20 capacity ties, %d/20 cost ties", ties, costTies)
+	if ties < 19 || costTies < 19 {
+		t.Errorf("identical variants tied %d/20 (capacity), %d/20 (cost); want at least 19", ties, costTies)
+	}
+}
+
+// TestSlowerVariantRanksBelow: a variant 30% slower (capacity / 1.3)
+// ranks below, beyond noise, with a capacity ratio within 10% of 1/1.3,
+// in at least 19 of 20 seeds.
+func TestSlowerVariantRanksBelow(t *testing.T) {
+	const truth = 1 / 1.3
+	good := 0
+	for seed := range uint64(20) {
+		fast := searched(t, "fast", queueServer{20, rand.New(rand.NewPCG(seed, 3))})
+		slow := searched(t, "slow", queueServer{20 / 1.3, rand.New(rand.NewPCG(seed, 4))})
+		r, err := Compare([]Entry{{Name: "slow", File: slow}, {Name: "fast", File: fast}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := r.Verdicts[0]
+		ratio := slow.Capacity.Rate / fast.Capacity.Rate
+		ok := v.Best == "fast" && v.Standings[1].Variant == "slow" && v.Standings[1].Real && math.Abs(ratio/truth-1) <= 0.10
+		if ok {
+			good++
+		} else {
+			t.Logf("seed %d: best %q, ratio %.3f (true %.3f): %s", seed, v.Best, ratio, truth, v.Answer)
+		}
+	}
+	t.Logf("30%% slower variant ranked below, ratio within 10%%: %d/20", good)
+	if good < 19 {
+		t.Errorf("%d/20 seeds ranked the slower variant below within 10%% of the true ratio; want at least 19", good)
+	}
+}
