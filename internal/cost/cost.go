@@ -9,10 +9,25 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/suite"
-	"github.com/benchci/benchci/internal/telemetry"
 )
+
+// Deployment is what the hardware costs: a suite's cost inputs. Its fields
+// are suite.Cost's, in its order, so a suite's converts as
+// (*cost.Deployment)(s.Cost), and a field added to one and not the other
+// fails to compile there. Pricing takes this rather than the suite so
+// that it links neither the suite's validation nor the JSON Schema
+// compiler behind it.
+type Deployment struct {
+	// USDPerHour is one GPU's price an hour.
+	USDPerHour float64
+	GPUs       int
+	// Watts is one GPU's fixed power draw, priced when telemetry measured none.
+	Watts          float64
+	USDPerKWh      float64
+	OpsOverheadPct float64
+}
 
 // Power is power measured over a point (all GPUs together), to price
 // energy with instead of the suite's fixed watts per GPU.
@@ -23,31 +38,31 @@ type Power struct {
 }
 
 // measuredPower is the mean power over a point of the first of the suite's
-// telemetry endpoints that measured a plausible one, or nil. The figures
-// may come from a results file (a shard merge prices them again), so
-// they are bounded here too: a power is a finite number of watts above
-// 0 and at most telemetry.MaxGPUWatts for each GPU measured (all an
-// exporter may serve, without a GPU count); a GPU count a whole number
-// from 1 to telemetry.MaxGPUs.
-func measuredPower(s *suite.Suite, figures map[string]float64) *Power {
-	for _, t := range s.Telemetry {
-		w, ok := figures[t.Name+"."+telemetry.PowerMean]
+// telemetry endpoints (exporters, by name) that measured a plausible one,
+// or nil. The figures may come from a results file (a shard merge prices
+// them again), so they are bounded here too: a power is a finite number
+// of watts above 0 and at most metric.MaxGPUWatts for each GPU measured
+// (all an exporter may serve, without a GPU count); a GPU count a whole
+// number from 1 to metric.MaxGPUs.
+func measuredPower(c *Deployment, exporters []string, figures map[string]float64) *Power {
+	for _, name := range exporters {
+		w, ok := figures[metric.TelemetryKey(name, metric.TelemetryPowerMean)]
 		if !ok || !finite(w) || w <= 0 {
 			continue
 		}
-		n := figures[t.Name+"."+telemetry.GPUs]
-		gpus := n >= 1 && n <= telemetry.MaxGPUs && n == math.Trunc(n)
-		if w > telemetry.MaxGPUWatts*telemetry.MaxGPUs || gpus && w > telemetry.MaxGPUWatts*n {
+		n := figures[metric.TelemetryKey(name, metric.TelemetryGPUs)]
+		gpus := n >= 1 && n <= metric.MaxGPUs && n == math.Trunc(n)
+		if w > metric.MaxGPUWatts*metric.MaxGPUs || gpus && w > metric.MaxGPUWatts*n {
 			continue
 		}
-		src := t.Name
+		src := name
 		if gpus {
-			src = fmt.Sprintf("%s, %d GPUs", t.Name, int(n))
+			src = fmt.Sprintf("%s, %d GPUs", name, int(n))
 			// An exporter of a whole node (or of more GPUs than the
 			// deployment) measures GPUs the suite does not pay for: its
 			// mean per GPU prices the suite's own count.
-			if c := s.Cost; c != nil && c.GPUs > 0 && c.GPUs != int(n) {
-				src = fmt.Sprintf("%s, %d GPUs at %.0f W each, priced for the suite's %d", t.Name, int(n), w/n, c.GPUs)
+			if c != nil && c.GPUs > 0 && c.GPUs != int(n) {
+				src = fmt.Sprintf("%s, %d GPUs at %.0f W each, priced for the suite's %d", name, int(n), w/n, c.GPUs)
 				w = w / n * float64(c.GPUs)
 			}
 		}
@@ -85,16 +100,17 @@ func energyPerToken(measured *Power, outputTPS float64) float64 {
 }
 
 // Price sets a point's energy per output token and, when the suite
-// declares cost inputs, its cost, from the point's throughputs and the
-// power its telemetry measured. Runs and shard merges price points alike.
-// A cost its inputs take beyond float64 is left out: a point has no cost
-// rather than an infinite one.
-func Price(s *suite.Suite, p *result.Point) {
-	power := measuredPower(s, p.Telemetry)
+// declares cost inputs (c is not nil), its cost, from the point's
+// throughputs and the power its telemetry measured: exporters are the
+// suite's telemetry endpoints' names, in its order. Runs and shard merges
+// price points alike. A cost its inputs take beyond float64 is left out:
+// a point has no cost rather than an infinite one.
+func Price(c *Deployment, exporters []string, p *result.Point) {
+	power := measuredPower(c, exporters, p.Telemetry)
 	p.EnergyPerOutputToken = energyPerToken(power, p.Throughput.OutputTokens)
-	if s.Cost != nil {
+	if c != nil {
 		p.Cost = nil
-		if c, err := At(*s.Cost, power, p.Throughput.OutputTokens, p.Throughput.TotalTokens); err == nil {
+		if c, err := At(*c, power, p.Throughput.OutputTokens, p.Throughput.TotalTokens); err == nil {
 			p.Cost = &c
 		}
 	}
@@ -108,7 +124,7 @@ var errUnpriced = errors.New("cost: the cost inputs give no finite, non-negative
 // measured power, when given, replaces watts x gpus in the energy term.
 // Inputs that are not finite, non-negative numbers give NaN: At refuses
 // them.
-func PerHour(c suite.Cost, measured *Power) float64 {
+func PerHour(c Deployment, measured *Power) float64 {
 	for _, v := range []float64{c.USDPerHour, c.Watts, c.USDPerKWh, c.OpsOverheadPct} {
 		if !finite(v) || v < 0 {
 			return math.NaN()
@@ -126,7 +142,7 @@ func PerHour(c suite.Cost, measured *Power) float64 {
 }
 
 // energySource says which power the energy term used.
-func energySource(c suite.Cost, measured *Power) string {
+func energySource(c Deployment, measured *Power) string {
 	switch {
 	case c.USDPerKWh == 0:
 		return ""
@@ -141,7 +157,7 @@ func energySource(c suite.Cost, measured *Power) string {
 // PerMillion returns dollars per million tokens at tokensPerSecond; 0 when
 // nothing was produced, or the throughput is not a finite number (an
 // infinite cost is not a useful number to diff).
-func PerMillion(c suite.Cost, measured *Power, tokensPerSecond float64) float64 {
+func PerMillion(c Deployment, measured *Power, tokensPerSecond float64) float64 {
 	tps := rate(tokensPerSecond)
 	if tps == 0 {
 		return 0
@@ -153,7 +169,7 @@ func PerMillion(c suite.Cost, measured *Power, tokensPerSecond float64) float64 
 // where telemetry measured it, its power; an error when a figure would be
 // negative, NaN or infinite (inputs out of range, or so large or a
 // throughput so small that the cost overflows).
-func At(c suite.Cost, measured *Power, outputTPS, totalTPS float64) (result.Cost, error) {
+func At(c Deployment, measured *Power, outputTPS, totalTPS float64) (result.Cost, error) {
 	r := result.Cost{USDPerHour: PerHour(c, measured), PerMOutput: PerMillion(c, measured, outputTPS), PerMTotal: PerMillion(c, measured, totalTPS),
 		Energy: energySource(c, measured)}
 	for _, v := range []float64{r.USDPerHour, r.PerMOutput, r.PerMTotal} {

@@ -7,19 +7,17 @@ import (
 	"testing"
 
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/suite"
 )
 
 // priced prices a point with the given telemetry figures and throughput
 // under a suite with one exporter, dcgm, and 2 GPUs at $2/h, 700 W fixed,
 // $0.5/kWh; it fails the test unless what Price wrote is a finite,
 // non-negative figure that encodes.
-func priced(t *testing.T, c suite.Cost, figures map[string]float64, outputTPS float64) result.Point {
+func priced(t *testing.T, c Deployment, figures map[string]float64, outputTPS float64) result.Point {
 	t.Helper()
-	s := &suite.Suite{Telemetry: []suite.Telemetry{{Name: "dcgm"}}, Cost: &c}
 	p := result.Point{Telemetry: figures}
 	p.Throughput.OutputTokens, p.Throughput.TotalTokens = outputTPS, 2*outputTPS
-	Price(s, &p)
+	Price(&c, []string{"dcgm"}, &p)
 	figs := []float64{p.EnergyPerOutputToken}
 	if p.Cost != nil {
 		figs = append(figs, p.Cost.USDPerHour, p.Cost.PerMOutput, p.Cost.PerMTotal)
@@ -36,7 +34,7 @@ func priced(t *testing.T, c suite.Cost, figures map[string]float64, outputTPS fl
 	return p
 }
 
-var twoGPUs = suite.Cost{USDPerHour: 2, GPUs: 2, Watts: 700, USDPerKWh: 0.5}
+var twoGPUs = Deployment{USDPerHour: 2, GPUs: 2, Watts: 700, USDPerKWh: 0.5}
 
 // Issue 26, F16 and M9: a power no exporter could measure (infinite,
 // 1e308 W, 402,103 GPUs' worth, more than MaxGPUWatts per GPU it counts)
@@ -84,7 +82,7 @@ func TestCostNeverInfinite(t *testing.T) {
 			t.Errorf("%v tok/s: cost %+v, %v J/token; want nothing produced", tps, p.Cost, p.EnergyPerOutputToken)
 		}
 	}
-	for _, c := range []suite.Cost{
+	for _, c := range []Deployment{
 		{USDPerHour: 1e308, GPUs: 2},
 		{USDPerHour: math.Inf(1), GPUs: 1},
 		{USDPerHour: math.NaN(), GPUs: 1},

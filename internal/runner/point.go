@@ -218,7 +218,7 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	for _, n := range pointNotes(s, &p) {
 		ex.f.Notes = append(ex.f.Notes, p.Label+": "+n)
 	}
-	cost.Price(s, &p)
+	cost.Price((*cost.Deployment)(s.Cost), s.TelemetryNames(), &p)
 	ex.f.Points = append(ex.f.Points, p)
 	last := &ex.f.Points[len(ex.f.Points)-1]
 	if ex.obs != nil {

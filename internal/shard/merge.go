@@ -234,7 +234,7 @@ func mergePoint(ps []*result.Point, idx []int, s *suite.Suite) (result.Point, er
 	// first's figures stand for the point, and its measured power prices
 	// the merged throughput.
 	p.Telemetry = first.Telemetry
-	cost.Price(s, &p)
+	cost.Price((*cost.Deployment)(s.Cost), s.TelemetryNames(), &p)
 	return p, nil
 }
 

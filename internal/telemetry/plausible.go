@@ -4,21 +4,18 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/benchci/benchci/framework/metric"
 )
 
 // What one exporter can plausibly serve. A figure outside these bounds is
 // not a measurement: it is dropped, with a note saying why, and never
 // written, so a result always encodes and never prices a run on it.
 const (
-	// MaxGPUWatts bounds one GPU's power draw. The largest accelerators'
-	// board power is about 1,000 to 1,400 W (NVIDIA B200 1,000 W, AMD
-	// MI355X 1,400 W); 2,000 W leaves room for the next ones, and none
-	// draws 0 W or less while it is up.
-	MaxGPUWatts = 2000
-	// MaxGPUs bounds the GPUs one exporter serves: it watches one machine,
-	// and the largest carry 8 to 16 (a rack of 72 is 18 machines, each
-	// with its exporter).
-	MaxGPUs = 1024
+	// MaxGPUWatts and MaxGPUs are the catalogue's (pricing refuses
+	// beyond them too): one GPU's power draw, the GPUs one exporter serves.
+	MaxGPUWatts = metric.MaxGPUWatts
+	MaxGPUs     = metric.MaxGPUs
 	// maxGPUMemoryMiB bounds one GPU's memory used: the largest carry
 	// 288 GB; 1 TiB leaves room.
 	maxGPUMemoryMiB = 1 << 20

@@ -22,6 +22,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/benchci/benchci/framework/metric"
 )
 
 // The DCGM exporter's default fields (dcgm-exporter's default-counters.csv).
@@ -60,16 +62,16 @@ var (
 )
 
 // Figure names, as a point records them after the endpoint's name and a
-// dot ("dcgm.power_mean_w").
+// dot ("dcgm.power_mean_w"): the catalogue's, which pricing reads too.
 const (
-	GPUs          = "gpus"
-	UtilMean      = "gpu_util_mean_pct"
-	UtilPeak      = "gpu_util_peak_pct"
-	MemoryPeak    = "gpu_memory_used_peak_mib"
-	PowerMean     = "power_mean_w"
-	PowerPeak     = "power_peak_w"
-	Energy        = "energy_j"
-	EnergyCounted = "energy_counted" // 1 when Energy came from the energy counter, 0 from power x time
+	GPUs          = metric.TelemetryGPUs
+	UtilMean      = metric.TelemetryUtilMean
+	UtilPeak      = metric.TelemetryUtilPeak
+	MemoryPeak    = metric.TelemetryMemoryPeak
+	PowerMean     = metric.TelemetryPowerMean
+	PowerPeak     = metric.TelemetryPowerPeak
+	Energy        = metric.TelemetryEnergy
+	EnergyCounted = metric.TelemetryEnergyCounted // 1 when Energy came from the energy counter, 0 from power x time
 )
 
 // Endpoint is one exporter to scrape.
@@ -213,7 +215,7 @@ func (s *Sampler) Stop() (map[string]float64, error) {
 	figs, notes := reduce(s.scrapes, s.ep.Gauges)
 	out := map[string]float64{}
 	for k, v := range figs {
-		out[s.ep.Name+"."+k] = v
+		out[metric.TelemetryKey(s.ep.Name, k)] = v
 	}
 	var reasons []string
 	for _, k := range s.order {
