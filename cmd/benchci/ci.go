@@ -16,6 +16,7 @@ import (
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/internal/redact"
 	"github.com/benchci/benchci/internal/report"
+	"github.com/benchci/benchci/internal/report/htmlpage"
 	"github.com/benchci/benchci/internal/variants"
 )
 
@@ -148,7 +149,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	if results == nil && abRuns == nil {
 		return runErr // nothing ran: the suites did not load
 	}
-	var runs []report.HTMLRun
+	var runs []htmlpage.Run
 	var errs []error
 	if runErr != nil {
 		errs = append(errs, runErr)
@@ -157,7 +158,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	// same run; the committed baseline's verdict is shown, not gated.
 	var committed []*compare.Report
 	for _, ab := range abRuns {
-		runs = append(runs, report.HTMLRun{File: ab.cand, Gate: ab.gate})
+		runs = append(runs, htmlpage.Run{File: ab.cand, Gate: ab.gate})
 		*regressions += ab.gate.Count(compare.Regression) + ab.gate.Count(compare.Missing)
 		if err := printComparison(cmd.OutOrStdout(), ab.gate, o.run.verbose); err != nil {
 			return err
@@ -174,7 +175,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 			errs = append(errs, err)
 			r = compare.Refused(f, "could not be compared with its baseline: "+err.Error())
 		}
-		runs = append(runs, report.HTMLRun{File: f, Gate: r})
+		runs = append(runs, htmlpage.Run{File: f, Gate: r})
 		*regressions += r.Count(compare.Regression) + r.Count(compare.Missing)
 		if err := printComparison(cmd.OutOrStdout(), r, o.run.verbose); err != nil {
 			return err

@@ -17,7 +17,7 @@ import (
 	"github.com/benchci/benchci/internal/changepoint"
 	"github.com/benchci/benchci/internal/chart"
 	"github.com/benchci/benchci/internal/history"
-	"github.com/benchci/benchci/internal/report"
+	"github.com/benchci/benchci/internal/report/historyview"
 )
 
 func historyCmd() *cobra.Command {
@@ -77,7 +77,7 @@ variant), a suite file, or a baseline file's path.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			if err := report.History(out, rel, groups, walk.Skipped, point, shift); err != nil {
+			if err := historyview.Write(out, rel, groups, walk.Skipped, point, shift); err != nil {
 				return err
 			}
 			if note := walk.ShallowNote(); note != "" {
@@ -155,7 +155,7 @@ func historyChart(name string, g *history.Group, point string) ([]byte, error) {
 		commits = append(commits, v.Short())
 	}
 	var panels []chart.HistoryPanel
-	for _, s := range report.HistoryShown(g, point) {
+	for _, s := range historyview.Shown(g, point) {
 		if !slices.ContainsFunc(s.Values, func(v float64) bool { return v != 0 && !math.IsNaN(v) }) {
 			continue // never measured above zero (the error rate, mostly): a flat line says nothing
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/internal/redact"
 	"github.com/benchci/benchci/internal/report"
+	"github.com/benchci/benchci/internal/report/htmlpage"
 )
 
 func reportCmd() *cobra.Command {
@@ -46,13 +47,13 @@ nothing from the network.`,
 				}
 				return nil
 			}
-			runs := make([]report.HTMLRun, 0, len(files))
+			runs := make([]htmlpage.Run, 0, len(files))
 			for _, f := range files {
 				g, err := compareWithBaseline(baselines, f)
 				if err != nil {
 					return &exitError{exitUsage, err}
 				}
-				runs = append(runs, report.HTMLRun{File: f, Gate: g})
+				runs = append(runs, htmlpage.Run{File: f, Gate: g})
 			}
 			if err := writeHTML(htmlPath, runs, files); err != nil {
 				return err
@@ -69,10 +70,10 @@ nothing from the network.`,
 
 // writeHTML writes the HTML report of runs, with the comparisons of any
 // variants among files, secrets redacted as in every other report.
-func writeHTML(path string, runs []report.HTMLRun, files []*result.File) error {
+func writeHTML(path string, runs []htmlpage.Run, files []*result.File) error {
 	var buf bytes.Buffer
-	in := report.HTMLInput{Runs: runs, Variants: variantReports(files), Tool: Version, Generated: time.Now()}
-	if err := report.HTML(&buf, in); err != nil {
+	in := htmlpage.Input{Runs: runs, Variants: variantReports(files), Tool: Version, Generated: time.Now()}
+	if err := htmlpage.Write(&buf, in); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -81,7 +82,7 @@ func writeHTML(path string, runs []report.HTMLRun, files []*result.File) error {
 	return result.WriteFileAtomic(path, redact.Bytes(buf.Bytes()))
 }
 
-func gates(runs []report.HTMLRun) []*compare.Report {
+func gates(runs []htmlpage.Run) []*compare.Report {
 	out := make([]*compare.Report, len(runs))
 	for i, r := range runs {
 		out[i] = r.Gate

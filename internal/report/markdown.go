@@ -67,32 +67,32 @@ func headline(reports []*compare.Report, name func(string) string) string {
 	var parts []string
 	if incomplete > 0 {
 		// First: a run that failed or was stopped is the news.
-		parts = append(parts, plural(incomplete, "run")+" failed or incomplete"+which(reports, incSuites))
+		parts = append(parts, Plural(incomplete, "run")+" failed or incomplete"+which(reports, incSuites))
 	}
-	parts = append(parts, plural(regs, "regression")+which(reports, regSuites))
+	parts = append(parts, Plural(regs, "regression")+which(reports, regSuites))
 	if slo > 0 {
-		parts = append(parts, plural(slo, "SLO")+" failed"+which(reports, sloSuites))
+		parts = append(parts, Plural(slo, "SLO")+" failed"+which(reports, sloSuites))
 	}
 	if refused > 0 {
-		parts = append(parts, plural(refused, "suite")+" not comparable")
+		parts = append(parts, Plural(refused, "suite")+" not comparable")
 	}
 	if missing > 0 {
-		parts = append(parts, plural(missing, "point")+" missing")
+		parts = append(parts, Plural(missing, "point")+" missing")
 	}
 	if inconclusive > 0 && failed {
 		parts = append(parts, fmt.Sprintf("%d inconclusive", inconclusive))
 	}
 	if imps > 0 {
-		parts = append(parts, plural(imps, "improvement"))
+		parts = append(parts, Plural(imps, "improvement"))
 	}
 	if noise > 0 {
 		parts = append(parts, fmt.Sprintf("%d within noise", noise))
 	}
 	if len(capDeltas) > 0 {
-		parts = append(parts, fmt.Sprintf("capacity %s", pct(mean(capDeltas))))
+		parts = append(parts, fmt.Sprintf("capacity %s", Pct(mean(capDeltas))))
 	}
 	if len(costDeltas) > 0 {
-		parts = append(parts, fmt.Sprintf("cost %s per 1M output tokens", pct(mean(costDeltas))))
+		parts = append(parts, fmt.Sprintf("cost %s per 1M output tokens", Pct(mean(costDeltas))))
 	}
 	icon := "✅"
 	switch {
@@ -245,7 +245,7 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 		}
 		noise, pass := r.Count(compare.Noise), r.Count(compare.Pass)
 		fmt.Fprintf(b, "<details><summary>Passing: %s, %d within noise, %d inside their bands (all %d figures)</summary>\n\n",
-			plural(len(passedSLOs), "SLO"), noise, pass, len(r.Rows))
+			Plural(len(passedSLOs), "SLO"), noise, pass, len(r.Rows))
 		sloTable(b, "SLOs passed", passedSLOs)
 		b.WriteString("| metric @ point | baseline | candidate | Δ | band | verdict | test |\n|---|---:|---:|---:|---|---|---|\n")
 		for _, row := range r.Rows {
@@ -270,14 +270,14 @@ func changeTable(b *strings.Builder, title string, rows []compare.Row) {
 		}
 		delta := "—"
 		if row.Delta != nil {
-			delta = pct(*row.Delta)
+			delta = Pct(*row.Delta)
 		}
 		test := row.Test
 		if test == "" {
 			test = "band"
 		}
 		fmt.Fprintf(b, "| %s @ %s | %s → %s %s | %s | %s | %s |\n", Escape(row.Metric), Escape(row.Point),
-			num(row.Base), num(row.Cand), row.Unit, delta, Escape(row.Band), Escape(test))
+			Num(row.Base), Num(row.Cand), row.Unit, delta, Escape(row.Band), Escape(test))
 	}
 	b.WriteString("\n")
 }
@@ -308,7 +308,7 @@ func candidateTable(b *strings.Builder, r *compare.Report) {
 		fmt.Fprintf(b, "| %s |", Escape(p))
 		for _, c := range cols {
 			if row, ok := val[[2]string{p, c}]; ok {
-				fmt.Fprintf(b, " %s %s |", num(row.Cand), row.Unit)
+				fmt.Fprintf(b, " %s %s |", Num(row.Cand), row.Unit)
 			} else {
 				b.WriteString(" |")
 			}
@@ -331,7 +331,7 @@ func sloTable(b *strings.Builder, title string, slos []result.SLO) {
 		case !s.Pass:
 			v = "❌ fail"
 		}
-		measured := fmt.Sprintf("%s %s", num(s.Measured), s.Unit)
+		measured := fmt.Sprintf("%s %s", Num(s.Measured), s.Unit)
 		if s.Note != "" {
 			measured = Escape(s.Note)
 		}
@@ -362,10 +362,10 @@ func rowMarkdown(b *strings.Builder, row compare.Row, withTest bool) {
 	} else {
 		delta := "—"
 		if row.Delta != nil {
-			delta = pct(*row.Delta)
+			delta = Pct(*row.Delta)
 		}
 		fmt.Fprintf(b, "| %s @ %s | %s | %s | %s | %s | %s |", Escape(row.Metric), Escape(row.Point),
-			num(row.Base)+" "+row.Unit, num(row.Cand)+" "+row.Unit, delta, Escape(row.Band), verdictIcon[row.Verdict])
+			Num(row.Base)+" "+row.Unit, Num(row.Cand)+" "+row.Unit, delta, Escape(row.Band), verdictIcon[row.Verdict])
 	}
 	if withTest {
 		fmt.Fprintf(b, " %s |", Escape(row.Test))
@@ -408,8 +408,8 @@ func mermaidChart(b *strings.Builder, r *compare.Report, key string) {
 	top := 0.0
 	for _, p := range pts {
 		xs = append(xs, strconv.Quote(p.label))
-		bs = append(bs, num(p.base))
-		cs = append(cs, num(p.cand))
+		bs = append(bs, Num(p.base))
+		cs = append(cs, Num(p.cand))
 		top = math.Max(top, math.Max(p.base, p.cand))
 	}
 	axis := ""
@@ -426,11 +426,11 @@ func mermaidChart(b *strings.Builder, r *compare.Report, key string) {
 	name, unit := k.String(), k.Def().Unit
 	if r.NoBaseline {
 		fmt.Fprintf(b, "```mermaid\nxychart-beta\n    title \"%s (%s) vs %s\"\n    x-axis \"%s\" [%s]\n    y-axis \"%s\" 0 --> %s\n    line [%s]\n```\n\n",
-			name, unit, axis, axis, strings.Join(xs, ", "), unit, num(top*1.1), strings.Join(cs, ", "))
+			name, unit, axis, axis, strings.Join(xs, ", "), unit, Num(top*1.1), strings.Join(cs, ", "))
 		return
 	}
 	fmt.Fprintf(b, "```mermaid\nxychart-beta\n    title \"%s (%s) vs %s: bars baseline, line candidate\"\n    x-axis \"%s\" [%s]\n    y-axis \"%s\" 0 --> %s\n    bar [%s]\n    line [%s]\n```\n\n",
-		name, unit, axis, axis, strings.Join(xs, ", "), unit, num(top*1.1), strings.Join(bs, ", "), strings.Join(cs, ", "))
+		name, unit, axis, axis, strings.Join(xs, ", "), unit, Num(top*1.1), strings.Join(bs, ", "), strings.Join(cs, ", "))
 }
 
 // Diff writes the comparison as a terminal table.
@@ -451,9 +451,9 @@ func Diff(w io.Writer, r *compare.Report) error {
 	for _, row := range r.Rows {
 		delta := "-"
 		if row.Delta != nil {
-			delta = pct(*row.Delta)
+			delta = Pct(*row.Delta)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Point, row.Metric, num(row.Base), num(row.Cand), delta, row.Band, row.Verdict, row.Test)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Point, row.Metric, Num(row.Base), Num(row.Cand), delta, row.Band, row.Verdict, row.Test)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -501,7 +501,7 @@ func Escape(s string) string {
 	return strings.ReplaceAll(b.String(), "www.", "www\u200b.")
 }
 
-func num(v float64) string {
+func Num(v float64) string {
 	switch a := math.Abs(v); {
 	case a == 0:
 		return "0"
@@ -513,9 +513,9 @@ func num(v float64) string {
 	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
-func pct(d float64) string { return fmt.Sprintf("%+.1f%%", d*100) }
+func Pct(d float64) string { return fmt.Sprintf("%+.1f%%", d*100) }
 
-func plural(n int, what string) string {
+func Plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
 	}

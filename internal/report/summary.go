@@ -33,9 +33,9 @@ func Summary(w io.Writer, r *compare.Report) error {
 		}
 		delta := "-"
 		if row.Delta != nil {
-			delta = pct(*row.Delta)
+			delta = Pct(*row.Delta)
 		}
-		fmt.Fprintf(tw, "  %s\t%s @ %s\t%s → %s %s\t%s\t%s\n", verdict, row.Metric, OneLine(row.Point), num(row.Base), num(row.Cand), row.Unit, delta, OneLine(row.Test))
+		fmt.Fprintf(tw, "  %s\t%s @ %s\t%s → %s %s\t%s\t%s\n", verdict, row.Metric, OneLine(row.Point), Num(row.Base), Num(row.Cand), row.Unit, delta, OneLine(row.Test))
 	}
 	for _, row := range r.Ranked() {
 		v := "REGRESSED"
@@ -51,7 +51,7 @@ func Summary(w io.Writer, r *compare.Report) error {
 	}
 	for _, s := range r.SLOs {
 		if !s.Pass && !s.Inconclusive {
-			what := fmt.Sprintf("%s %s", num(s.Measured), s.Unit)
+			what := fmt.Sprintf("%s %s", Num(s.Measured), s.Unit)
 			if s.Note != "" {
 				what = s.Note
 			}

@@ -31,17 +31,17 @@ func Table(w io.Writer, f *result.File) error {
 		l := p.Latency
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.2f\t%.2f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			p.Label, p.Trial, p.Requests.Sent, 100*p.Requests.ErrorRate, p.Schedule.SendRate, p.Throughput.Requests, p.Throughput.OutputTokens,
-			ms(l[metric.TTFT].P50), ms(l[metric.TTFT].P99),
-			ms(l[metric.TPOT].P50), ms(l[metric.TPOT].P99),
-			ms(l[metric.ITL].P50), ms(l[metric.ITL].P99),
-			ms(l[metric.E2E].P50), ms(l[metric.E2E].P99),
-			ms(l[metric.Lag].P99), usd(p.Cost), flags(p))
+			Ms(l[metric.TTFT].P50), Ms(l[metric.TTFT].P99),
+			Ms(l[metric.TPOT].P50), Ms(l[metric.TPOT].P99),
+			Ms(l[metric.ITL].P50), Ms(l[metric.ITL].P99),
+			Ms(l[metric.E2E].P50), Ms(l[metric.E2E].P99),
+			Ms(l[metric.Lag].P99), USD(p.Cost), Flags(p))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, p := range f.Points {
-		for _, n := range notes(p) {
+		for _, n := range Notes(p) {
 			fmt.Fprintf(w, "  %s: %s\n", OneLine(p.Label), OneLine(n))
 		}
 	}
@@ -83,7 +83,7 @@ func Table(w io.Writer, f *result.File) error {
 	return nil
 }
 
-func ms(v float64) string {
+func Ms(v float64) string {
 	switch {
 	case v == 0:
 		return "-"
@@ -95,15 +95,15 @@ func ms(v float64) string {
 	return fmt.Sprintf("%.2fs", v/1000)
 }
 
-func usd(c *result.Cost) string {
+func USD(c *result.Cost) string {
 	if c == nil || c.PerMOutput == 0 {
 		return "-"
 	}
 	return fmt.Sprintf("$%.2f", c.PerMOutput)
 }
 
-// flags marks points whose figures need a second look.
-func flags(p result.Point) string {
+// Flags marks points whose figures need a second look.
+func Flags(p result.Point) string {
 	var f []string
 	if !p.Valid() {
 		f = append(f, "INVALID")
@@ -126,8 +126,8 @@ func flags(p result.Point) string {
 	return "  " + strings.Join(f, " ") // after the last column, unaligned
 }
 
-// notes explain flags and errors under the table.
-func notes(p result.Point) []string {
+// Notes explain flags and errors under the table.
+func Notes(p result.Point) []string {
 	var n []string
 	if v := p.Validity; v != nil {
 		// Whether the figures describe the server leads: without it they
@@ -156,7 +156,7 @@ func notes(p result.Point) []string {
 	if st := p.Structured; st != nil {
 		line := fmt.Sprintf("structured answers: %.1f%% correct (%d of %d checked against the schema)", 100*st.Rate, st.Correct, st.Checked)
 		if tt := p.Latency[metric.TTFTTool]; tt.Count > 0 {
-			line += fmt.Sprintf("; first tool-call delta p50 %s p99 %s", ms(tt.P50), ms(tt.P99))
+			line += fmt.Sprintf("; first tool-call delta p50 %s p99 %s", Ms(tt.P50), Ms(tt.P99))
 		}
 		n = append(n, line)
 	}
@@ -168,7 +168,7 @@ func notes(p result.Point) []string {
 		m := p.Models[name]
 		n = append(n, fmt.Sprintf("model %s: %d requests (%.1f%%), %d failed, %.4g out tok/s, TTFT p50 %s p99 %s, TPOT p50 %s p99 %s",
 			name, m.Requests.Sent, 100*float64(m.Requests.Sent)/float64(max(p.Requests.Sent, 1)), m.Requests.Failed, m.Throughput.OutputTokens,
-			ms(m.Latency[metric.TTFT].P50), ms(m.Latency[metric.TTFT].P99), ms(m.Latency[metric.TPOT].P50), ms(m.Latency[metric.TPOT].P99)))
+			Ms(m.Latency[metric.TTFT].P50), Ms(m.Latency[metric.TTFT].P99), Ms(m.Latency[metric.TPOT].P50), Ms(m.Latency[metric.TPOT].P99)))
 	}
 	if len(p.Server) > 0 {
 		keys := make([]string, 0, len(p.Server))
@@ -200,7 +200,7 @@ func notes(p result.Point) []string {
 	if r := p.Requests; r.Attempts > 0 && r.Sent > 0 {
 		line := fmt.Sprintf("retries: %d attempts for %d requests (amplification %.2f), %d gave up", r.Attempts, r.Sent, float64(r.Attempts)/float64(r.Sent), r.GaveUp)
 		if u := p.Latency[metric.E2EUser]; u.Count > 0 {
-			line += fmt.Sprintf("; user-perceived TTFT p99 %s, E2E p99 %s", ms(p.Latency[metric.TTFTUser].P99), ms(u.P99))
+			line += fmt.Sprintf("; user-perceived TTFT p99 %s, E2E p99 %s", Ms(p.Latency[metric.TTFTUser].P99), Ms(u.P99))
 		}
 		n = append(n, line)
 	}

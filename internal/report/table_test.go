@@ -76,7 +76,7 @@ func TestNotesTelemetryEnergy(t *testing.T) {
 	t.Parallel()
 	p := result.Point{Telemetry: map[string]float64{"dcgm.power_mean_w": 800}, EnergyPerOutputToken: 0.4}
 	var line string
-	for _, n := range notes(p) {
+	for _, n := range Notes(p) {
 		if strings.HasPrefix(n, "telemetry: ") {
 			line = n
 		}

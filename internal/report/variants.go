@@ -23,13 +23,13 @@ func Variants(w io.Writer, r *variants.Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "variant\ttarget\tcapacity\tat\tout tok/s\tTTFT p99\tTPOT p99\t$/1M out\tpeak tok/s\tknee\tSLOs\tstanding\t")
 	for _, v := range r.Variants {
-		c := capacityCells(v)
+		c := CapacityCells(v)
 		peak := "-"
 		if v.Peak != nil {
 			peak = fmt.Sprintf("%.0f", v.Peak.OutputTokPS)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", OneLine(v.Name), OneLine(v.Target),
-			c[0], c[1], c[2], c[3], c[4], c[5], peak, OneLine(cmp.Or(v.Knee, "-")), sloCell(v), standing(r, v))
+			c[0], c[1], c[2], c[3], c[4], c[5], peak, OneLine(cmp.Or(v.Knee, "-")), SLOCell(v), Standing(r, v))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -40,7 +40,7 @@ func Variants(w io.Writer, r *variants.Report) error {
 		}
 		var ps []string
 		for _, p := range f.Points {
-			ps = append(ps, fmt.Sprintf("%s %s (%.0f tok/s, %s)", OneLine(p.Variant), OneLine(p.Point), p.OutputTokPS, ms(p.LatencyMs)))
+			ps = append(ps, fmt.Sprintf("%s %s (%.0f tok/s, %s)", OneLine(p.Variant), OneLine(p.Point), p.OutputTokPS, Ms(p.LatencyMs)))
 		}
 		fmt.Fprintf(w, "Pareto, output tok/s vs %s: %s\n", f.Latency, strings.Join(ps, " → "))
 	}
@@ -69,9 +69,9 @@ func orderString(o string) string {
 	return ", run " + o
 }
 
-// capacityCells are a variant's capacity, its point, and the throughput,
+// CapacityCells are a variant's capacity, its point, and the throughput,
 // TTFT P99, TPOT P99 and $/1M output there; dashes without them.
-func capacityCells(v variants.Variant) [6]string {
+func CapacityCells(v variants.Variant) [6]string {
 	out := [6]string{"-", "-", "-", "-", "-", "-"}
 	c := v.Capacity
 	if c == nil {
@@ -86,7 +86,7 @@ func capacityCells(v variants.Variant) [6]string {
 		out[0] = fmt.Sprintf("%.3g req/s", c.Rate)
 	}
 	if a := c.At; a != nil {
-		out[1], out[2], out[3], out[4] = a.Point, fmt.Sprintf("%.0f", a.OutputTokPS), ms(a.TTFTP99Ms), ms(a.TPOTP99Ms)
+		out[1], out[2], out[3], out[4] = a.Point, fmt.Sprintf("%.0f", a.OutputTokPS), Ms(a.TTFTP99Ms), Ms(a.TPOTP99Ms)
 		if a.USDPerMOutput > 0 {
 			out[5] = fmt.Sprintf("$%.3f", a.USDPerMOutput)
 		}
@@ -94,9 +94,9 @@ func capacityCells(v variants.Variant) [6]string {
 	return out
 }
 
-// standing is a variant's place in the first verdict: best, tied, or its
+// Standing is a variant's place in the first verdict: best, tied, or its
 // gap to the leader and whether it is real.
-func standing(r *variants.Report, v variants.Variant) string {
+func Standing(r *variants.Report, v variants.Variant) string {
 	if !v.Complete {
 		return "incomplete"
 	}
@@ -118,8 +118,8 @@ func standing(r *variants.Report, v variants.Variant) string {
 	return "-"
 }
 
-// sloCell says whether the run's gating SLO verdicts held.
-func sloCell(v variants.Variant) string {
+// SLOCell says whether the run's gating SLO verdicts held.
+func SLOCell(v variants.Variant) string {
 	switch {
 	case len(v.SLOs) == 0 && len(v.SLOFailures) == 0:
 		return "-"
@@ -151,13 +151,13 @@ func VariantsMarkdown(w io.Writer, r *variants.Report) error {
 	}
 	b.WriteString("| variant | target | capacity | at | out tok/s | TTFT p99 | TPOT p99 | $/1M out | peak tok/s | knee | SLOs | standing |\n|---|---|--:|---|--:|--:|--:|--:|--:|---|---|---|\n")
 	for _, v := range r.Variants {
-		c := capacityCells(v)
+		c := CapacityCells(v)
 		peak := "-"
 		if v.Peak != nil {
 			peak = fmt.Sprintf("%.0f", v.Peak.OutputTokPS)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", Escape(v.Name), Escape(v.Target),
-			c[0], Escape(c[1]), c[2], c[3], c[4], c[5], peak, Escape(cmp.Or(v.Knee, "-")), Escape(sloCell(v)), Escape(standing(r, v)))
+			c[0], Escape(c[1]), c[2], c[3], c[4], c[5], peak, Escape(cmp.Or(v.Knee, "-")), Escape(SLOCell(v)), Escape(Standing(r, v)))
 	}
 	b.WriteString("\n")
 	variantsChart(&b, r)
@@ -168,7 +168,7 @@ func VariantsMarkdown(w io.Writer, r *variants.Report) error {
 		fmt.Fprintf(&b, "**Pareto frontier**, output tok/s vs %s: ", f.Latency)
 		var ps []string
 		for _, p := range f.Points {
-			ps = append(ps, fmt.Sprintf("%s %s (%.0f tok/s, %s)", Escape(p.Variant), Escape(p.Point), p.OutputTokPS, ms(p.LatencyMs)))
+			ps = append(ps, fmt.Sprintf("%s %s (%.0f tok/s, %s)", Escape(p.Variant), Escape(p.Point), p.OutputTokPS, Ms(p.LatencyMs)))
 		}
 		b.WriteString(strings.Join(ps, " → ") + "\n\n")
 	}
@@ -241,11 +241,11 @@ func variantsChart(b *strings.Builder, r *variants.Report) {
 				c = v.Capacity.Rate
 			}
 			names = append(names, "\""+strings.ReplaceAll(v.Name, "\"", "")+"\"")
-			caps = append(caps, num(c))
+			caps = append(caps, Num(c))
 			top = max(top, c)
 		}
 		fmt.Fprintf(b, "    title \"capacity under the SLOs (req/s)\"\n    x-axis [%s]\n    y-axis \"req/s\" 0 --> %s\n    bar [%s]\n```\n\n",
-			strings.Join(names, ", "), num(top*1.1+1), strings.Join(caps, ", "))
+			strings.Join(names, ", "), Num(top*1.1+1), strings.Join(caps, ", "))
 		return
 	}
 	fmt.Fprintf(b, "Legend: %s\n\n", strings.Join(legend, " · "))

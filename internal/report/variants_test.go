@@ -13,7 +13,7 @@ func sampleVariants() *variants.Report {
 	curve := func(scale float64) []variants.Figures {
 		var out []variants.Figures
 		for _, r := range []float64{4, 8, 12} {
-			out = append(out, variants.Figures{Point: "rate=" + num(r), Offered: r, OpenLoop: true, RequestsPS: r,
+			out = append(out, variants.Figures{Point: "rate=" + Num(r), Offered: r, OpenLoop: true, RequestsPS: r,
 				OutputTokPS: 100 * r * scale, TTFTP99Ms: 80 * r / scale, TPOTP99Ms: 20 + r/scale, USDPerMOutput: 3 / scale, Pass: r < 12*scale})
 		}
 		return out

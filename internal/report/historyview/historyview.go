@@ -1,4 +1,7 @@
-package report
+// Package historyview writes a baseline's history for a terminal: the
+// commits that moved its figures, then a table of its versions. It is apart
+// from report so that report does not link go-git.
+package historyview
 
 import (
 	"fmt"
@@ -11,32 +14,33 @@ import (
 
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/internal/history"
+	"github.com/benchci/benchci/internal/report"
 )
 
-// HistoryFigures are the figures a history table shows for its point,
+// Figures are the figures a history table shows for its point,
 // those a version has; capacity comes from the suite-wide "search" entry.
-var HistoryFigures = []string{"ttft.p50", "ttft.p99", "tpot.p99", "e2e.p99", "output_throughput", "cost", "error_rate"}
+var Figures = []string{"ttft.p50", "ttft.p99", "tpot.p99", "e2e.p99", "output_throughput", "cost", "error_rate"}
 
-// History writes a baseline's history, the answer first: the commits
+// Write writes a baseline's history, the answer first: the commits
 // that moved figures (worse moves first), then per workload a table of
 // the versions at point (history.Group.DefaultPoint when empty).
-func History(w io.Writer, path string, groups []history.Group, skipped []history.Skipped, point string, minShift float64) error {
+func Write(w io.Writer, path string, groups []history.Group, skipped []history.Skipped, point string, minShift float64) error {
 	total := 0
 	for _, g := range groups {
 		total += len(g.Versions)
 	}
-	fmt.Fprintf(w, "history of %s: %s", path, plural(total, "version"))
+	fmt.Fprintf(w, "history of %s: %s", path, report.Plural(total, "version"))
 	if len(groups) > 1 {
 		fmt.Fprintf(w, " over %d workloads (figures compare only within one)", len(groups))
 	}
 	fmt.Fprintln(w)
 	for _, s := range skipped {
-		fmt.Fprintf(w, "skipped %.7s: %s\n", s.Commit, OneLine(s.Reason))
+		fmt.Fprintf(w, "skipped %.7s: %s\n", s.Commit, report.OneLine(s.Reason))
 	}
 	for gi := range groups {
 		g := &groups[gi]
 		first, last := g.Versions[0], g.Versions[len(g.Versions)-1]
-		fmt.Fprintf(w, "\nworkload %.12s: %s, %s %s to %s %s\n", g.WorkloadHash, plural(len(g.Versions), "version"),
+		fmt.Fprintf(w, "\nworkload %.12s: %s, %s %s to %s %s\n", g.WorkloadHash, report.Plural(len(g.Versions), "version"),
 			first.Short(), first.Time.UTC().Format("2006-01-02"), last.Short(), last.Time.UTC().Format("2006-01-02"))
 		changes := g.Changes()
 		if len(changes) == 0 {
@@ -85,15 +89,15 @@ func writeChanges(w io.Writer, g *history.Group, changes []history.SeriesChange)
 			mark = "❌"
 		}
 		ver := g.Versions[v]
-		fmt.Fprintf(w, "  %s %s %s %q: %s moved (%d worse)\n", mark, ver.Short(), ver.Time.UTC().Format("2006-01-02"), OneLine(ver.Subject), plural(len(cs), "figure"), worse)
+		fmt.Fprintf(w, "  %s %s %s %q: %s moved (%d worse)\n", mark, ver.Short(), ver.Time.UTC().Format("2006-01-02"), report.OneLine(ver.Subject), report.Plural(len(cs), "figure"), worse)
 		const shown = 6
 		for i, c := range cs {
 			if i == shown {
 				fmt.Fprintf(w, "      and %d more\n", len(cs)-shown)
 				break
 			}
-			fmt.Fprintf(w, "      %s at %s: %s (%s → %s, p=%.3f)\n", c.Figure, OneLine(c.Point), relString(c.Change),
-				figure(c.Before, c.Unit), figure(c.After, c.Unit), c.P)
+			fmt.Fprintf(w, "      %s at %s: %s (%s → %s, p=%.3f)\n", c.Figure, report.OneLine(c.Point), relString(c.Change),
+				report.Figure(c.Before, c.Unit), report.Figure(c.After, c.Unit), c.P)
 		}
 	}
 }
@@ -103,17 +107,17 @@ func relString(c history.Change) string {
 	if math.IsInf(r, 0) || math.IsNaN(r) {
 		return "from zero"
 	}
-	return pct(r)
+	return report.Pct(r)
 }
 
-// HistoryShown are the series a history table (and chart) shows for a
-// point: capacity when searched, then HistoryFigures that the point has.
-func HistoryShown(g *history.Group, point string) []*history.Series {
+// Shown are the series a history table (and chart) shows for a
+// point: capacity when searched, then Figures that the point has.
+func Shown(g *history.Group, point string) []*history.Series {
 	var out []*history.Series
 	if s := g.Find("search", metric.Capacity); s != nil {
 		out = append(out, s)
 	}
-	for _, f := range HistoryFigures {
+	for _, f := range Figures {
 		if s := g.Find(point, f); s != nil {
 			out = append(out, s)
 		}
@@ -122,12 +126,12 @@ func HistoryShown(g *history.Group, point string) []*history.Series {
 }
 
 func historyTable(w io.Writer, g *history.Group, point string) error {
-	cols := HistoryShown(g, point)
+	cols := Shown(g, point)
 	if !slices.Contains(g.Points(), point) || point == "search" {
 		fmt.Fprintf(w, "no figures at point %q; points: %s\n", point, strings.Join(g.Points(), ", "))
 		return nil
 	}
-	fmt.Fprintf(w, "figures at %s (▲ ▼ where a change point begins):\n", OneLine(point))
+	fmt.Fprintf(w, "figures at %s (▲ ▼ where a change point begins):\n", report.OneLine(point))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "commit\tdate\t"
 	for _, c := range cols {
@@ -139,7 +143,7 @@ func historyTable(w io.Writer, g *history.Group, point string) error {
 		for _, c := range cols {
 			cell := "-"
 			if x := c.Values[i]; !math.IsNaN(x) {
-				cell = figure(x, c.Unit)
+				cell = report.Figure(x, c.Unit)
 			}
 			for _, ch := range c.Changes {
 				switch {
@@ -151,32 +155,7 @@ func historyTable(w io.Writer, g *history.Group, point string) error {
 			}
 			line += cell + "\t"
 		}
-		fmt.Fprintln(tw, line+"  "+truncate(OneLine(v.Subject), 48))
+		fmt.Fprintln(tw, line+"  "+report.Truncate(report.OneLine(v.Subject), 48))
 	}
 	return tw.Flush()
-}
-
-// figure formats a value in its catalogue unit.
-func figure(v float64, unit string) string {
-	switch unit {
-	case "ms":
-		return ms(v)
-	case "tok/s":
-		return fmt.Sprintf("%.0f tok/s", v)
-	case "req/s":
-		return fmt.Sprintf("%.3g req/s", v)
-	case "$/1M out":
-		return fmt.Sprintf("$%.3f", v)
-	case "fraction":
-		return fmt.Sprintf("%.2f%%", 100*v)
-	}
-	return num(v)
-}
-
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

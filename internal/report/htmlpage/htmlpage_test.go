@@ -1,4 +1,4 @@
-package report
+package htmlpage
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/internal/baseline"
+	"github.com/benchci/benchci/internal/report"
 	"github.com/benchci/benchci/internal/variants"
 )
 
@@ -17,7 +18,7 @@ import (
 // a suite whose name tries to inject markup, and sampleVariants.
 func sampleHTML(t *testing.T) string {
 	t.Helper()
-	b, err := baseline.Read("../../baselines/quickstart.json")
+	b, err := baseline.Read("../../../baselines/quickstart.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,13 +37,13 @@ func sampleHTML(t *testing.T) string {
 	evil := *f
 	evil.Suite.Name = `evil<script>alert(1)</script>`
 	evil.Points = f.Points[:1]
-	in := HTMLInput{
-		Runs:     []HTMLRun{{File: f, Gate: gate}, {File: &evil, Gate: compare.WithoutBaseline(&evil)}},
+	in := Input{
+		Runs:     []Run{{File: f, Gate: gate}, {File: &evil, Gate: compare.WithoutBaseline(&evil)}},
 		Variants: []*variants.Report{sampleVariants()},
 		Tool:     "test", Generated: time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC),
 	}
 	var buf bytes.Buffer
-	if err := HTML(&buf, in); err != nil {
+	if err := Write(&buf, in); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()
@@ -80,5 +81,39 @@ func TestHTMLReport(t *testing.T) {
 		if i := strings.Index(page, banned); i >= 0 && !strings.HasPrefix(page[i:], "http://www.w3.org/") && !strings.HasPrefix(page[i:], "http://127.0.0.1:") {
 			t.Errorf("the page holds %q: %.80s", banned, page[i:])
 		}
+	}
+}
+
+// sampleVariants is a comparison of three variants: a winner, one below
+// it for real, and one whose run failed.
+func sampleVariants() *variants.Report {
+	curve := func(scale float64) []variants.Figures {
+		var out []variants.Figures
+		for _, r := range []float64{4, 8, 12} {
+			out = append(out, variants.Figures{Point: "rate=" + report.Num(r), Offered: r, OpenLoop: true, RequestsPS: r,
+				OutputTokPS: 100 * r * scale, TTFTP99Ms: 80 * r / scale, TPOTP99Ms: 20 + r/scale, USDPerMOutput: 3 / scale, Pass: r < 12*scale})
+		}
+		return out
+	}
+	fp8, bf16 := curve(1.3), curve(1)
+	return &variants.Report{
+		Schema: variants.Schema, Suite: "shootout", WorkloadHash: "0123456789abcdef", Order: "interleaved",
+		Variants: []variants.Variant{
+			{Name: "bf16", Target: "sim llama3-70b-h100x4", Complete: true, Curve: bf16, Peak: &bf16[2], Knee: "rate=8",
+				SLOs: []string{"ttft p90 < 1s"}, SLOFailures: []string{"ttft p90 < 1s @ rate=12: 1200 ms"},
+				Capacity: &variants.Capacity{Rate: 8, Failing: 12, Bound: "bracketed", Source: "sweep", At: &bf16[1]}},
+			{Name: "fp8", Target: "sim llama3-70b-h100x4", Complete: true, Curve: fp8, Peak: &fp8[2], SLOs: []string{"ttft p90 < 1s"},
+				Capacity: &variants.Capacity{Rate: 12, Bound: "at-least-max", Source: "sweep", At: &fp8[2]}},
+			{Name: "tp|2", Target: "launch http://127.0.0.1:8000", Error: "the launched server exited during the run", Curve: []variants.Figures{}},
+		},
+		Verdicts: []variants.Verdict{
+			{Question: "capacity", Best: "fp8", Answer: "fp8 has the highest capacity: it holds every SLO up to 12 req/s, +33% against bf16 (8 req/s), beyond noise",
+				Standings: []variants.Standing{{Variant: "fp8", Value: 12, Unit: "req/s"}, {Variant: "bf16", Value: 8, Unit: "req/s", VsLeader: -1.0 / 3, Real: true, Test: "at rate=12, ttft p90 < 1s: 700 vs 1200 ms"}}},
+			{Question: "cost", Tied: []string{"fp8", "bf16"}, Answer: "tie for the lowest cost at capacity between fp8, bf16",
+				Standings: []variants.Standing{{Variant: "fp8", Value: 2.3}, {Variant: "bf16", Value: 3, VsLeader: 0.3, Test: "99% Poisson intervals overlap"}}},
+		},
+		Frontiers:  []variants.Frontier{{Latency: "ttft.p99", Points: []variants.FrontierPoint{{Variant: "fp8", Point: "rate=4", OutputTokPS: 520, LatencyMs: 246}, {Variant: "fp8", Point: "rate=12", OutputTokPS: 1560, LatencyMs: 738}}}},
+		Incomplete: []string{"tp|2"},
+		Method:     "how",
 	}
 }

@@ -1,4 +1,6 @@
-package report
+// Package htmlpage writes the self-contained HTML report. It is apart from
+// report so that report does not link gonum/plot (its charts).
+package htmlpage
 
 import (
 	"bytes"
@@ -13,44 +15,45 @@ import (
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/internal/chart"
+	"github.com/benchci/benchci/internal/report"
 	"github.com/benchci/benchci/internal/variants"
 )
 
-// HTMLRun is one run for the HTML report, with the gate's judgement of
+// Run is one run for the HTML report, with the gate's judgement of
 // it (compare.WithoutBaseline when there is no baseline: its SLOs).
-type HTMLRun struct {
+type Run struct {
 	File *result.File
 	Gate *compare.Report
 }
 
-// HTMLInput is what one HTML report shows.
-type HTMLInput struct {
-	Runs     []HTMLRun
+// Input is what one HTML report shows.
+type Input struct {
+	Runs     []Run
 	Variants []*variants.Report
 	// Tool is the benchci version writing it; Generated when.
 	Tool      string
 	Generated time.Time
 }
 
-//go:embed html.tmpl
+//go:embed htmlpage.tmpl
 var htmlTemplate string
 
 var htmlTmpl = template.Must(template.New("report").Parse(htmlTemplate))
 
-// HTML writes one self-contained page: the verdict first, then per run
+// Write writes one self-contained page: the verdict first, then per run
 // its SLOs, the gate's changes, throughput-latency curves, TTFT and ITL
 // distributions, the points, their time slices and the provenance; then
 // the comparisons of variants. Charts are inline SVG and styles inline
 // CSS; there is no script, and the page's content security policy lets
 // it load nothing, so it opens the same offline, from an artifact or an
 // e-mail.
-func HTML(w io.Writer, in HTMLInput) error {
+func Write(w io.Writer, in Input) error {
 	v := htmlView{Tool: in.Tool, Generated: in.Generated.UTC().Format(time.RFC3339), PointColumns: pointColumns}
 	var gates []*compare.Report
 	for _, r := range in.Runs {
 		gates = append(gates, r.Gate)
 	}
-	v.Headline = Headline(gates)
+	v.Headline = report.Headline(gates)
 	v.Failed = strings.HasPrefix(v.Headline, "❌")
 	for i, r := range in.Runs {
 		rv, err := runView(i, r)
@@ -122,10 +125,10 @@ type pointHTML struct {
 // pointColumns head the points table.
 var pointColumns = []string{"point", "trial", "reqs", "err%", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "ITL p50", "ITL p99", "E2E p99", "$/1M out"}
 
-func runView(i int, r HTMLRun) (runHTML, error) {
+func runView(i int, r Run) (runHTML, error) {
 	f, g := r.File, r.Gate
 	v := runHTML{ID: fmt.Sprintf("run-%d", i), Name: f.Suite.Name, Failed: g.Failed()}
-	v.Verdict = Headline([]*compare.Report{g})
+	v.Verdict = report.Headline([]*compare.Report{g})
 	switch {
 	case g.NoBaseline:
 		v.Facts = append(v.Facts, "no baseline: only the SLOs gate")
@@ -135,7 +138,7 @@ func runView(i int, r HTMLRun) (runHTML, error) {
 		v.Facts = append(v.Facts, fmt.Sprintf("baseline: %s, %s; candidate: %s, %s", g.Baseline.Target, g.Baseline.Started.UTC().Format("2006-01-02 15:04"), g.Candidate.Target, g.Candidate.Started.UTC().Format("2006-01-02 15:04")))
 	}
 	if c := f.Capacity; c != nil {
-		v.Facts = append(v.Facts, "capacity: "+CapacityString(c))
+		v.Facts = append(v.Facts, "capacity: "+report.CapacityString(c))
 	}
 	if k := f.Knee; k != nil {
 		v.Facts = append(v.Facts, "knee: "+k.Point)
@@ -155,11 +158,11 @@ func runView(i int, r HTMLRun) (runHTML, error) {
 			if row.Verdict == compare.Pass {
 				continue
 			}
-			rv := rowHTML{Point: row.Point, Metric: row.Metric, Base: figure(row.Base, row.Unit), Cand: figure(row.Cand, row.Unit),
+			rv := rowHTML{Point: row.Point, Metric: row.Metric, Base: report.Figure(row.Base, row.Unit), Cand: report.Figure(row.Cand, row.Unit),
 				Band: row.Band, Verdict: string(row.Verdict), Test: row.Test,
 				Bad: row.Verdict == compare.Regression || row.Verdict == compare.Missing, Good: row.Verdict == compare.Improvement}
 			if row.Delta != nil {
-				rv.Delta = pct(*row.Delta)
+				rv.Delta = report.Pct(*row.Delta)
 			}
 			v.Changes = append(v.Changes, rv)
 		}
@@ -203,10 +206,10 @@ func runView(i int, r HTMLRun) (runHTML, error) {
 		v.Points = append(v.Points, pointHTML{Cells: []string{
 			p.Label, fmt.Sprint(p.Trial), fmt.Sprint(p.Requests.Sent), fmt.Sprintf("%.1f", 100*p.Requests.ErrorRate),
 			fmt.Sprintf("%.2f", p.Throughput.Requests), fmt.Sprintf("%.0f", p.Throughput.OutputTokens),
-			ms(l[metric.TTFT].P50), ms(l[metric.TTFT].P99), ms(l[metric.TPOT].P50), ms(l[metric.TPOT].P99),
-			ms(l[metric.ITL].P50), ms(l[metric.ITL].P99), ms(l[metric.E2E].P99), usd(p.Cost),
-		}, Flags: strings.TrimSpace(flags(p))})
-		for _, n := range notes(p) {
+			report.Ms(l[metric.TTFT].P50), report.Ms(l[metric.TTFT].P99), report.Ms(l[metric.TPOT].P50), report.Ms(l[metric.TPOT].P99),
+			report.Ms(l[metric.ITL].P50), report.Ms(l[metric.ITL].P99), report.Ms(l[metric.E2E].P99), report.USD(p.Cost),
+		}, Flags: strings.TrimSpace(report.Flags(p))})
+		for _, n := range report.Notes(p) {
 			v.Notes = append(v.Notes, p.Label+": "+n)
 		}
 		if p.Slices != nil && len(p.Slices.Slices) > 0 {
@@ -273,13 +276,13 @@ func variantsView(r *variants.Report) (variantsHTML, error) {
 		v.Verdicts = append(v.Verdicts, vd.Question+": "+vd.Answer)
 	}
 	for _, x := range r.Variants {
-		c := capacityCells(x)
-		v.Rows = append(v.Rows, []string{x.Name, x.Target, c[0], c[1], c[2], c[3], c[4], c[5], sloCell(x), standing(r, x)})
+		c := report.CapacityCells(x)
+		v.Rows = append(v.Rows, []string{x.Name, x.Target, c[0], c[1], c[2], c[3], c[4], c[5], report.SLOCell(x), report.Standing(r, x)})
 	}
 	for _, f := range r.Frontiers {
 		var ps []string
 		for _, p := range f.Points {
-			ps = append(ps, fmt.Sprintf("%s %s (%.0f tok/s, %s)", p.Variant, p.Point, p.OutputTokPS, ms(p.LatencyMs)))
+			ps = append(ps, fmt.Sprintf("%s %s (%.0f tok/s, %s)", p.Variant, p.Point, p.OutputTokPS, report.Ms(p.LatencyMs)))
 		}
 		if len(ps) > 0 {
 			v.Frontiers = append(v.Frontiers, "output tok/s vs "+f.Latency+": "+strings.Join(ps, " → "))

@@ -1,0 +1,29 @@
+package report
+
+import "fmt"
+
+// Figure formats a value in its catalogue unit.
+func Figure(v float64, unit string) string {
+	switch unit {
+	case "ms":
+		return Ms(v)
+	case "tok/s":
+		return fmt.Sprintf("%.0f tok/s", v)
+	case "req/s":
+		return fmt.Sprintf("%.3g req/s", v)
+	case "$/1M out":
+		return fmt.Sprintf("$%.3f", v)
+	case "fraction":
+		return fmt.Sprintf("%.2f%%", 100*v)
+	}
+	return Num(v)
+}
+
+// Truncate cuts s to n runes, the last an ellipsis, when it is longer.
+func Truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
