@@ -20,10 +20,10 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/internal/cost"
-	"github.com/benchci/benchci/internal/recorder"
 	"github.com/benchci/benchci/internal/sweep"
 )
 
@@ -355,10 +355,10 @@ func mergeMeasured(ps []*result.Point) (result.Measured, error) {
 			m.Latency[name] = result.Summarize(h, 1000)
 		}
 	}
-	if h := hists[recorder.PromptTokens]; h != nil {
+	if h := hists[metric.PromptTokensHistogram]; h != nil {
 		m.Tokens.Prompt = result.Summarize(h, 1)
 	}
-	if h := hists[recorder.OutputTokens]; h != nil {
+	if h := hists[metric.OutputTokensHistogram]; h != nil {
 		m.Tokens.Output = result.Summarize(h, 1)
 	}
 	m.Slices = mergeSlices(ps)
