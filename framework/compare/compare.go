@@ -309,7 +309,7 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 		for _, name := range modelNames(b, c) {
 			bm, cm := modelPoints(b, name), modelPoints(c, name)
 			for _, m := range Metrics {
-				if m.kind == metric.Cost {
+				if m.def.Kind == metric.Cost {
 					continue // the cost is the deployment's, not a model's
 				}
 				if row, ok := judge(label+" ["+name+"]", m, bm, cm, bands); ok {
@@ -479,7 +479,7 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 	}
 
 	inside := false
-	if m.kind == metric.Fraction {
+	if m.def.Kind == metric.Fraction {
 		// A relative band on a share near zero would flag 0.1% -> 0.2% as
 		// +100%: shares get bands in percentage points.
 		limit := DefaultErrorRateBand
@@ -507,7 +507,7 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 		c := benchmath.AssumeNothing.Compare(benchmath.NewSample(bv, &benchmath.DefaultThresholds), benchmath.NewSample(cv, &benchmath.DefaultThresholds))
 		significant = c.P < c.Alpha
 		row.Test = fmt.Sprintf("Mann-Whitney U p=%.3f n=%d+%d", c.P, c.N1, c.N2)
-	case m.hist != "":
+	case m.def.Test == metric.QuantileInterval && m.quantile > 0:
 		bh, ch := merged(m.hist, base), merged(m.hist, cand)
 		if bh == nil || ch == nil {
 			row.Test = "band only (no histogram)"
@@ -526,7 +526,7 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 		if !significant && (math.IsInf(bhi, 1) || math.IsInf(chi, 1)) {
 			row.Test += fmt.Sprintf("; too few requests to bound a p%g: run longer or use trials", m.quantile)
 		}
-	case m.key.Metric == metric.StructuredCorrect:
+	case m.def.Test == metric.TwoProportions:
 		// A share of answers that were right: two binomial proportions,
 		// so that sampling noise on a few hundred answers is not called a
 		// regression however the band is set.
@@ -535,7 +535,7 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 		pv := twoProportionsP(bk, bn, ck, cn)
 		significant = pv < ciAlpha
 		row.Test = fmt.Sprintf("two proportions p=%.3g (%d/%d vs %d/%d correct)", pv, bk, bn, ck, cn)
-	case m.rate:
+	case m.def.Test == metric.PoissonRates:
 		// A throughput is a count over a window. Under "same rate", the
 		// baseline's share of all completions is binomial with p = its share
 		// of the time: a conditional test of two Poisson rates. Output

@@ -26,12 +26,10 @@ type Metric struct {
 	hist     string
 	quantile float64
 	// perRequest: the histogram holds many samples per request, and the
-	// interval's sample size is the requests (metric.Def.ManyPerRequest).
+	// interval's sample size is the requests (metric.PerGap).
 	perRequest bool
-	// rate marks throughputs, tested as counts over the window.
-	rate bool
-	key  metric.Key
-	kind metric.Kind
+	key        metric.Key
+	def        metric.Def
 }
 
 func (m Metric) value(p *result.Point) (float64, bool) {
@@ -41,11 +39,11 @@ func (m Metric) value(p *result.Point) (float64, bool) {
 
 func metricOf(k metric.Key) Metric {
 	d := k.Def()
-	m := Metric{Key: k.String(), Better: d.Better, Unit: d.Unit, key: k, kind: d.Kind, rate: d.Kind == metric.Throughput}
-	if d.Kind == metric.Latency {
+	m := Metric{Key: k.String(), Better: d.Better, Unit: d.Unit, key: k, def: d}
+	if d.Test == metric.QuantileInterval {
 		m.hist = k.Metric
 		m.quantile, _ = metric.Quantile(k.Stat)
-		m.perRequest = d.ManyPerRequest
+		m.perRequest = d.Scope == metric.PerGap
 	}
 	return m
 }

@@ -47,7 +47,74 @@ const (
 	Ratio
 )
 
-// Def defines one metric.
+// Scope says what one sample of a metric is, which decides a statistic's
+// sample size and what a results file may hold of it.
+type Scope int
+
+// Scopes.
+const (
+	// PerRequest metrics have one value per answered request.
+	PerRequest Scope = iota
+	// PerGap metrics are sampled many times within each request (ITL: every
+	// chunk gap). Samples of one request move together (a slow batch slows
+	// all its gaps), so a statistic's sample size is the number of
+	// requests, not of samples.
+	PerGap
+	// PerPoint metrics are one figure per load point (counts over its window).
+	PerPoint
+	// PerSearch metrics are one figure per sweep.
+	PerSearch
+)
+
+// Test names how the gate decides whether a change outside the tolerance
+// band is more than noise, when a point has too few trials for a rank test
+// (with enough trials every figure gets Mann-Whitney U over the trials).
+type Test int
+
+// Tests.
+const (
+	// BandOnly: no single-trial test; outside the band is a change.
+	BandOnly Test = iota
+	// QuantileInterval: distribution-free 99% intervals of the percentile,
+	// read from the two sides' histograms, must not overlap.
+	QuantileInterval
+	// PoissonRates: completions over the two windows, as two Poisson rates.
+	PoissonRates
+	// TwoProportions: a share of checked answers, as two binomial proportions.
+	TwoProportions
+)
+
+// APIs is a set of request APIs (suite.api) a metric is measured for.
+type APIs uint8
+
+// The request APIs.
+const (
+	Chat APIs = 1 << iota
+	Completions
+	Embeddings
+	// Generation is the streamed APIs, whose answers are tokens.
+	Generation = Chat | Completions
+	// AnyAPI is every API.
+	AnyAPI = Generation | Embeddings
+)
+
+// Has reports whether the set holds the API a suite names ("chat",
+// "completions", "embeddings").
+func (a APIs) Has(api string) bool {
+	switch api {
+	case "chat":
+		return a&Chat != 0
+	case "completions":
+		return a&Completions != 0
+	case "embeddings":
+		return a&Embeddings != 0
+	}
+	return false
+}
+
+// Def defines one metric: what it is and how every part of benchci treats
+// it. A new metric is a new entry here; what reads it from a point is
+// result.Point.Value's table, which a test keeps complete.
 type Def struct {
 	Name   string
 	Kind   Kind
@@ -55,16 +122,30 @@ type Def struct {
 	Better Better
 	// Doc says what is measured, in a line.
 	Doc string
+	// APIs are the request APIs it is measured for.
+	APIs APIs
+	// Scope is what one sample is.
+	Scope Scope
+	// Test is how the gate tests a change in it with a single trial.
+	Test Test
 	// SLO is set when suites may assert on it.
 	SLO bool
-	// PerRequest is set when it can be a per-request goodput criterion.
-	PerRequest bool
-	// ManyPerRequest is set for a latency sampled many times within each
-	// request (ITL: every chunk gap). Samples of one request move together
-	// (a slow batch slows all its gaps), so a statistic's sample size is
-	// the number of requests, not of samples.
-	ManyPerRequest bool
+	// Goodput is set when it can be a per-request goodput criterion.
+	Goodput bool
+	// Only names the condition under which it is recorded at all ("" for
+	// always): the report table lists the unconditional ones.
+	Only string
 }
+
+// Conditions of Def.Only.
+const (
+	OnlyRetries = "with a retry policy"
+	OnlyTools   = "with tool calls (workload.structured)"
+	OnlyGoodput = "with per-request SLOs (goodput)"
+	OnlyCost    = "with cost inputs"
+	OnlyPower   = "with power telemetry"
+	OnlySearch  = "in a capacity search"
+)
 
 // Latency histogram names, which are also the metrics' names.
 const (
@@ -104,27 +185,27 @@ const (
 )
 
 var defs = []Def{
-	{Name: TTFT, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, PerRequest: true, Doc: "request send to the first chunk with output (answer or reasoning)"},
-	{Name: TTFTAnswer, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, Doc: "request send to the first chunk with answer content"},
-	{Name: TPOT, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, PerRequest: true, Doc: "(E2E - TTFT) / (output tokens - 1), per request"},
-	{Name: ITL, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, ManyPerRequest: true, Doc: "gap between consecutive output chunks"},
-	{Name: E2E, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, PerRequest: true, Doc: "request send to the last byte of the stream"},
-	{Name: TTFTSched, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, Doc: "intended send to the first output chunk (coordinated omission)"},
-	{Name: E2ESched, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, Doc: "intended send to the last byte"},
-	{Name: TTFTUser, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, PerRequest: true, Doc: "first attempt's send to the first output chunk of the attempt that answered, backoffs included"},
-	{Name: E2EUser, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, PerRequest: true, Doc: "first attempt's send to the last byte of the attempt that answered, backoffs included"},
-	{Name: Lag, Kind: Latency, Unit: "ms", Better: Lower, Doc: "intended send to actual send: the client's own lateness"},
-	{Name: TTFTTool, Kind: Latency, Unit: "ms", Better: Lower, SLO: true, Doc: "request send to the first tool-call delta (workload.structured tool calls)"},
-	{Name: RequestThroughput, Kind: Throughput, Unit: "req/s", Better: Higher, SLO: true, Doc: "requests completed inside the measured window, per second"},
-	{Name: OutputThroughput, Kind: Throughput, Unit: "tok/s", Better: Higher, SLO: true, Doc: "output tokens streamed inside the measured window, per second"},
-	{Name: TotalThroughput, Kind: Throughput, Unit: "tok/s", Better: Higher, SLO: true, Doc: "prompt and output tokens inside the measured window, per second"},
-	{Name: Goodput, Kind: Throughput, Unit: "req/s", Better: Higher, SLO: true, Doc: "requests per second that met every per-request SLO (DistServe)"},
-	{Name: ErrorRate, Kind: Fraction, Unit: "fraction", Better: Lower, SLO: true, Doc: "failed requests over requests sent"},
-	{Name: StructuredCorrect, Kind: Fraction, Unit: "fraction", Better: Higher, SLO: true, Doc: "structured answers whose tool-call arguments or JSON text parse and match the schema, over those checked"},
-	{Name: RetryAmplification, Kind: Ratio, Unit: "attempts/request", Better: Lower, SLO: true, Doc: "attempts sent per measured request: 1 without retries"},
-	{Name: CostPerMOutput, Kind: Cost, Unit: "$/1M out", Better: Lower, Doc: "dollars per million output tokens at the point's throughput"},
-	{Name: EnergyPerOutputToken, Kind: Ratio, Unit: "J/token", Better: Lower, SLO: true, Doc: "GPU power measured by telemetry (the first endpoint serving it) over output throughput: joules per output token"},
-	{Name: Capacity, Kind: Search, Unit: "req/s", Better: Higher, Doc: "highest rate at which every SLO held, from a capacity search"},
+	{Name: TTFT, Kind: Latency, Unit: "ms", Better: Lower, APIs: Generation, Scope: PerRequest, Test: QuantileInterval, SLO: true, Goodput: true, Doc: "request send to the first chunk with output (answer or reasoning)"},
+	{Name: TTFTAnswer, Kind: Latency, Unit: "ms", Better: Lower, APIs: Generation, Scope: PerRequest, Test: QuantileInterval, SLO: true, Doc: "request send to the first chunk with answer content"},
+	{Name: TPOT, Kind: Latency, Unit: "ms", Better: Lower, APIs: Generation, Scope: PerRequest, Test: QuantileInterval, SLO: true, Goodput: true, Doc: "(E2E - TTFT) / (output tokens - 1), per request"},
+	{Name: ITL, Kind: Latency, Unit: "ms", Better: Lower, APIs: Generation, Scope: PerGap, Test: QuantileInterval, SLO: true, Doc: "gap between consecutive output chunks"},
+	{Name: E2E, Kind: Latency, Unit: "ms", Better: Lower, APIs: AnyAPI, Scope: PerRequest, Test: QuantileInterval, SLO: true, Goodput: true, Doc: "request send to the last byte of the stream"},
+	{Name: TTFTSched, Kind: Latency, Unit: "ms", Better: Lower, APIs: Generation, Scope: PerRequest, Test: QuantileInterval, SLO: true, Doc: "intended send to the first output chunk (coordinated omission)"},
+	{Name: E2ESched, Kind: Latency, Unit: "ms", Better: Lower, APIs: AnyAPI, Scope: PerRequest, Test: QuantileInterval, SLO: true, Doc: "intended send to the last byte"},
+	{Name: TTFTUser, Kind: Latency, Unit: "ms", Better: Lower, APIs: Generation, Scope: PerRequest, Test: QuantileInterval, SLO: true, Goodput: true, Only: OnlyRetries, Doc: "first attempt's send to the first output chunk of the attempt that answered, backoffs included"},
+	{Name: E2EUser, Kind: Latency, Unit: "ms", Better: Lower, APIs: AnyAPI, Scope: PerRequest, Test: QuantileInterval, SLO: true, Goodput: true, Only: OnlyRetries, Doc: "first attempt's send to the last byte of the attempt that answered, backoffs included"},
+	{Name: Lag, Kind: Latency, Unit: "ms", Better: Lower, APIs: AnyAPI, Scope: PerRequest, Test: QuantileInterval, Doc: "intended send to actual send: the client's own lateness"},
+	{Name: TTFTTool, Kind: Latency, Unit: "ms", Better: Lower, APIs: Chat, Scope: PerRequest, Test: QuantileInterval, SLO: true, Only: OnlyTools, Doc: "request send to the first tool-call delta"},
+	{Name: RequestThroughput, Kind: Throughput, Unit: "req/s", Better: Higher, APIs: AnyAPI, Scope: PerPoint, Test: PoissonRates, SLO: true, Doc: "requests completed inside the measured window, per second"},
+	{Name: OutputThroughput, Kind: Throughput, Unit: "tok/s", Better: Higher, APIs: Generation, Scope: PerPoint, Test: PoissonRates, SLO: true, Doc: "output tokens streamed inside the measured window, per second"},
+	{Name: TotalThroughput, Kind: Throughput, Unit: "tok/s", Better: Higher, APIs: AnyAPI, Scope: PerPoint, Test: PoissonRates, SLO: true, Doc: "prompt and output tokens inside the measured window, per second"},
+	{Name: Goodput, Kind: Throughput, Unit: "req/s", Better: Higher, APIs: Generation, Scope: PerPoint, Test: PoissonRates, SLO: true, Only: OnlyGoodput, Doc: "requests per second that met every per-request SLO (DistServe)"},
+	{Name: ErrorRate, Kind: Fraction, Unit: "fraction", Better: Lower, APIs: AnyAPI, Scope: PerPoint, Test: BandOnly, SLO: true, Doc: "failed requests over requests sent"},
+	{Name: StructuredCorrect, Kind: Fraction, Unit: "fraction", Better: Higher, APIs: Chat, Scope: PerPoint, Test: TwoProportions, SLO: true, Only: OnlyTools, Doc: "structured answers whose tool-call arguments or JSON text parse and match the schema, over those checked"},
+	{Name: RetryAmplification, Kind: Ratio, Unit: "attempts/request", Better: Lower, APIs: AnyAPI, Scope: PerPoint, Test: BandOnly, SLO: true, Only: OnlyRetries, Doc: "attempts sent per measured request: 1 without retries"},
+	{Name: CostPerMOutput, Kind: Cost, Unit: "$/1M out", Better: Lower, APIs: Generation, Scope: PerPoint, Test: BandOnly, Only: OnlyCost, Doc: "dollars per million output tokens at the point's throughput"},
+	{Name: EnergyPerOutputToken, Kind: Ratio, Unit: "J/token", Better: Lower, APIs: Generation, Scope: PerPoint, Test: BandOnly, SLO: true, Only: OnlyPower, Doc: "GPU power measured by telemetry (the first endpoint serving it) over output throughput: joules per output token"},
+	{Name: Capacity, Kind: Search, Unit: "req/s", Better: Higher, APIs: AnyAPI, Scope: PerSearch, Test: BandOnly, Only: OnlySearch, Doc: "highest rate at which every SLO held, from a capacity search"},
 }
 
 // Stats are the statistics of a latency metric, in report order.

@@ -377,43 +377,12 @@ func (p *Point) Value(k metric.Key) (float64, string) {
 		}
 		return v, ""
 	}
+	read, ok := pointFigures[k.Metric]
+	if !ok {
+		return 0, "metric " + k.Metric + " is not read from points"
+	}
 	if p.Requests.Sent == 0 {
 		return 0, "no requests measured"
 	}
-	switch k.Metric {
-	case metric.ErrorRate:
-		return p.Requests.ErrorRate, ""
-	case metric.RequestThroughput:
-		return p.Throughput.Requests, ""
-	case metric.OutputThroughput:
-		return p.Throughput.OutputTokens, ""
-	case metric.TotalThroughput:
-		return p.Throughput.TotalTokens, ""
-	case metric.Goodput:
-		if p.Throughput.Goodput == nil {
-			return 0, "the suite sets no per-request SLOs (goodput)"
-		}
-		return *p.Throughput.Goodput, ""
-	case metric.StructuredCorrect:
-		if p.Structured == nil || p.Structured.Checked == 0 {
-			return 0, "no structured answers were checked"
-		}
-		return p.Structured.Rate, ""
-	case metric.RetryAmplification:
-		if p.Requests.Attempts == 0 {
-			return 0, "the suite sets no retry policy"
-		}
-		return float64(p.Requests.Attempts) / float64(p.Requests.Sent), ""
-	case metric.CostPerMOutput:
-		if p.Cost == nil || p.Cost.PerMOutput == 0 {
-			return 0, "no cost inputs, or no output throughput"
-		}
-		return p.Cost.PerMOutput, ""
-	case metric.EnergyPerOutputToken:
-		if p.EnergyPerOutputToken == 0 {
-			return 0, "no power measured (telemetry), or no output throughput"
-		}
-		return p.EnergyPerOutputToken, ""
-	}
-	return 0, "metric " + k.Metric + " is not read from points"
+	return read(p)
 }

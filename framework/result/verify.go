@@ -311,7 +311,7 @@ func (m *Measured) verifyHistograms() error {
 	if n, has := counts[OutputTokensHistogram]; has && m.Batch == nil && (n > ok || n < ok-lost) {
 		return fmt.Errorf("the output_tokens histogram holds %d answers, the point counts %d completed: %w", n, ok, ErrInconsistent)
 	}
-	for _, name := range []string{metric.TTFT, metric.TPOT, metric.TTFTAnswer, metric.TTFTSched, metric.E2ESched, metric.Lag, metric.TTFTUser, metric.E2EUser, PromptTokensHistogram} {
+	for _, name := range append(metric.Names(func(d metric.Def) bool { return d.Kind == metric.Latency && d.Scope == metric.PerRequest }), PromptTokensHistogram) {
 		if n := counts[name]; n > ok {
 			return fmt.Errorf("the %s histogram holds %d values, more than the %d answers: %w", name, n, ok, ErrInconsistent)
 		}

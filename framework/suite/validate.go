@@ -278,7 +278,7 @@ func validate(s *Suite, known *Known) []*FieldError {
 	if s.Sweep.Kind == "capacity" && len(s.SLOs) == 0 {
 		bad("slos", "a capacity search needs SLOs: capacity is the highest rate at which all of them hold")
 	}
-	perRequest := metric.Names(func(d metric.Def) bool { return d.PerRequest })
+	perRequest := metric.Names(func(d metric.Def) bool { return d.Goodput })
 	for k, d := range s.Goodput {
 		if !slices.Contains(perRequest, k) {
 			bad(JoinPath("goodput", k), "unknown per-request metric%s", didyoumean.Hint(k, perRequest))
@@ -330,8 +330,7 @@ func validate(s *Suite, known *Known) []*FieldError {
 
 // embeddingMetrics are what an embeddings answer, which streams nothing,
 // is measured by.
-var embeddingMetrics = []string{metric.E2E, metric.E2ESched, metric.E2EUser, metric.Lag, metric.ErrorRate,
-	metric.RequestThroughput, metric.TotalThroughput, metric.RetryAmplification}
+var embeddingMetrics = metric.Names(func(d metric.Def) bool { return d.APIs.Has(APIEmbeddings) })
 
 var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 

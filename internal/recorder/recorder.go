@@ -7,7 +7,6 @@ package recorder
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"time"
 
@@ -24,8 +23,13 @@ const (
 	OutputTokens = result.OutputTokensHistogram
 )
 
-// LatencyNames lists the latency histograms in report order.
-var LatencyNames = []string{metric.TTFT, metric.TTFTAnswer, metric.TPOT, metric.ITL, metric.E2E, metric.TTFTSched, metric.E2ESched, metric.Lag}
+// LatencyNames lists the latency histograms every point records, in report
+// order: the catalogue's unconditional latencies.
+var LatencyNames = metric.Names(func(d metric.Def) bool { return d.Kind == metric.Latency && d.Only == "" })
+
+// recordedLatencies are every latency a point may record (the conditional
+// ones only when their condition holds), each summarized when present.
+var recordedLatencies = metric.Names(func(d metric.Def) bool { return d.Kind == metric.Latency })
 
 // Histogram ranges: latencies in microseconds from 1 µs to 1 h, token counts
 // up to 10M, both to 3 significant digits (0.1% relative error).
@@ -493,7 +497,7 @@ func (r *Recorder) Point() (result.Measured, error) {
 	for src, n := range r.sources {
 		p.Tokens.Source[string(src)] = n
 	}
-	for _, n := range slices.Concat(LatencyNames, []string{metric.TTFTUser, metric.E2EUser, metric.TTFTTool}) {
+	for _, n := range recordedLatencies {
 		if h := r.hists[n]; h != nil {
 			p.Latency[n] = result.Summarize(h, 1000)
 		}

@@ -13,7 +13,6 @@ package variants
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -22,6 +21,7 @@ import (
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/internal/errjoin"
 	"github.com/benchci/benchci/internal/slo"
 	"github.com/benchci/benchci/internal/stats"
 )
@@ -190,7 +190,7 @@ func Compare(entries []Entry) (*Report, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("compare variants: %w", errors.Join(errs...))
+		return nil, fmt.Errorf("compare variants: %w", errjoin.Join(errs...))
 	}
 	r.Suite, r.Order = baseName(entries[0].File), entries[0].File.Suite.Order
 	for _, e := range entries {
@@ -221,8 +221,8 @@ func Compare(entries []Entry) (*Report, error) {
 	for _, k := range keys {
 		r.Verdicts = append(r.Verdicts, verdicts(r.Variants, groups[k])...)
 	}
-	r.Frontiers = []Frontier{frontier(r.Variants, "ttft.p99", func(f Figures) float64 { return f.TTFTP99Ms }),
-		frontier(r.Variants, "tpot.p99", func(f Figures) float64 { return f.TPOTP99Ms })}
+	r.Frontiers = []Frontier{frontier(r.Variants, metric.K(metric.TTFT, "p99").String(), func(f Figures) float64 { return f.TTFTP99Ms }),
+		frontier(r.Variants, metric.K(metric.TPOT, "p99").String(), func(f Figures) float64 { return f.TPOTP99Ms })}
 	return r, nil
 }
 

@@ -231,9 +231,22 @@
     },
   },
 
-  // slo: assertions. metric is ttft, ttft_answer, tpot, itl, e2e,
-  // ttft_sched or e2e_sched (from the intended send time) with a duration
-  // threshold; at_rate / at_concurrency pin it to one point.
+  // slo: assertions; at_rate / at_concurrency pin one to one point.
+  // BEGIN generated from the metric catalogue (go test ./framework/metric -update)
+  // slo.p50/p90/p95/p99/p999/mean/max(metric, op, threshold): metric is ttft,
+  // ttft_answer, tpot, itl, e2e, ttft_sched, e2e_sched, ttft_user, e2e_user,
+  // ttft_tool; the threshold is a duration ('500ms').
+  // slo.rate(metric, op, threshold): metric is request_throughput,
+  // output_throughput, total_throughput, goodput, error_rate,
+  // structured_correct_rate, retry_amplification, energy_per_output_token; a
+  // fraction takes 0.01 or '1%', a throughput is per second.
+  // tolerance: { default: '10%', <key>: '5%' or '20ms' }, where a key is one of
+  // ttft.p50, ttft.p90, ttft.p99, tpot.p50, tpot.p99, itl.p50, itl.p99,
+  // e2e.p50, e2e.p99, request_throughput, output_throughput, goodput,
+  // error_rate, cost, energy_per_output_token, ttft_user.p99, e2e_user.p99,
+  // retry_amplification, structured_correct_rate, capacity, or a latency metric
+  // alone (ttft) for all its statistics.
+  // END generated
   slo:: {
     local latency(stat) = function(metric, op, threshold, at_rate=null, at_concurrency=null)
       { metric: metric, stat: stat, op: op, threshold: threshold, at_rate: at_rate, at_concurrency: at_concurrency },
@@ -244,9 +257,8 @@
     p999:: latency('p99.9'),
     mean:: latency('mean'),
     max:: latency('max'),
-    // rate: error_rate (a fraction or "1%"), request_throughput,
-    // output_throughput, total_throughput or goodput (per second; goodput
-    // needs the suite's per-request SLOs: goodput: { ttft: '500ms', tpot: '50ms' }).
+    // rate: goodput needs the suite's per-request SLOs:
+    // goodput: { ttft: '500ms', tpot: '50ms' }.
     rate(metric, op, threshold, at_rate=null, at_concurrency=null)::
       { metric: metric, op: op, threshold: threshold, at_rate: at_rate, at_concurrency: at_concurrency },
   },
