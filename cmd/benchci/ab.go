@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/suitefile"
+	"github.com/benchci/benchci/internal/errjoin"
 	"github.com/benchci/benchci/internal/gitrev"
 	"github.com/benchci/benchci/internal/report"
 )
@@ -86,7 +86,7 @@ func runAB(cmd *cobra.Command, o runOptions, ref string, paths []string) ([]abRu
 		// one address: they are launched in turn, one point each.
 		files, _, errs := runAndWrite(cmd.Context(), cmd, o, vs, suite.OrderInterleaved, true)
 		if len(errs) > 0 {
-			return runs, nil, errors.Join(errs...)
+			return runs, nil, errjoin.Join(errs...)
 		}
 		run := abRun{base: files[0], cand: files[1]}
 		if run.gate, err = compareResults(files[0], files[1]); err != nil {

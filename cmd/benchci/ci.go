@@ -14,6 +14,7 @@ import (
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/internal/errjoin"
 	"github.com/benchci/benchci/internal/redact"
 	"github.com/benchci/benchci/internal/report"
 	"github.com/benchci/benchci/internal/report/htmlpage"
@@ -255,7 +256,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 		}
 	}
 	if len(errs) > 0 {
-		return &exitError{exitUsage, errors.Join(errs...)}
+		return &exitError{exitUsage, errjoin.Join(errs...)}
 	}
 	return gateExit(reports)
 }

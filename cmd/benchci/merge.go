@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/internal/errjoin"
 	"github.com/benchci/benchci/internal/report"
 	"github.com/benchci/benchci/internal/runner"
 	"github.com/benchci/benchci/internal/shard"
@@ -97,7 +98,7 @@ func mergeDir(cmd *cobra.Command, dir string, maxSkew time.Duration) error {
 		}
 	}
 	if len(errs) > 0 {
-		return &exitError{exitUsage, errors.Join(errs...)}
+		return &exitError{exitUsage, errjoin.Join(errs...)}
 	}
 	return nil
 }

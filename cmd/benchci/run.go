@@ -19,6 +19,7 @@ import (
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/chart"
+	"github.com/benchci/benchci/internal/errjoin"
 	"github.com/benchci/benchci/internal/loadgen"
 	"github.com/benchci/benchci/internal/redact"
 	"github.com/benchci/benchci/internal/report"
@@ -186,7 +187,7 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 		loaded = append(loaded, l)
 	}
 	if len(loadErrs) > 0 {
-		return nil, &exitError{exitUsage, errors.Join(loadErrs...)}
+		return nil, &exitError{exitUsage, errjoin.Join(loadErrs...)}
 	}
 	// A results directory that cannot be written fails now, not after an
 	// hour of measuring.
@@ -243,7 +244,7 @@ func runOne(ctx context.Context, cmd *cobra.Command, o runOptions, l *suitefile.
 	ropts.Shard, ropts.StartAt, ropts.PointGap = o.shard, o.startAt, o.pointGap
 	f, runErr := runner.Run(ctx, l, ropts)
 	if err := closer(); err != nil {
-		runErr = errors.Join(runErr, fmt.Errorf("requests file: %w", err))
+		runErr = errjoin.Join(runErr, fmt.Errorf("requests file: %w", err))
 	}
 	return f, writeRun(cmd, o, f, runErr)
 }
@@ -291,7 +292,7 @@ func writeRun(cmd *cobra.Command, o runOptions, f *result.File, runErr error) er
 		return err
 	}
 	if err := result.Write(out, f); err != nil {
-		return &exitError{exitUsage, errors.Join(runErr, err)}
+		return &exitError{exitUsage, errjoin.Join(runErr, err)}
 	}
 	if o.requests {
 		fmt.Fprintf(stdout, "requests: %s\n", filepath.Join(o.resultsDir, name+".requests.jsonl"))
@@ -326,10 +327,10 @@ func runAndWrite(ctx context.Context, cmd *cobra.Command, o runOptions, vs []sui
 	for i, f := range files {
 		if closers[i] != nil {
 			if err := closers[i](); err != nil {
-				runErrs[i] = errors.Join(runErrs[i], fmt.Errorf("requests file: %w", err))
+				runErrs[i] = errjoin.Join(runErrs[i], fmt.Errorf("requests file: %w", err))
 			}
 		}
-		if err := errors.Join(optErrs[i], writeRun(cmd, o, f, runErrs[i])); err != nil {
+		if err := errjoin.Join(optErrs[i], writeRun(cmd, o, f, runErrs[i])); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -355,7 +356,7 @@ func runVariants(ctx context.Context, cmd *cobra.Command, o runOptions, l *suite
 			}
 		}
 		return files, &exitError{exitUsage, fmt.Errorf("suite %s: variants %s failed or did not finish; the others' results are written and compared: %w",
-			l.Suite.Name, strings.Join(failed, ", "), errors.Join(errs...))}
+			l.Suite.Name, strings.Join(failed, ", "), errjoin.Join(errs...))}
 	}
 	return files, nil
 }
@@ -446,7 +447,7 @@ func openRequests(path string, gaps bool) (*requestlog.Writer, func() error, err
 		return nil, nil, err
 	}
 	rl := requestlog.New(redact.NewWriter(file), gaps)
-	return rl, func() error { return errors.Join(rl.Close(), file.Close()) }, nil
+	return rl, func() error { return errjoin.Join(rl.Close(), file.Close()) }, nil
 }
 
 // printComparison writes the summary that leads the PR comment too and,

@@ -3,7 +3,6 @@ package history
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/internal/changepoint"
+	"github.com/benchci/benchci/internal/errjoin"
 )
 
 // Group is the versions of one baseline that share a workload hash: only
@@ -118,7 +118,7 @@ func AnalyzeContext(ctx context.Context, versions []Version, opts changepoint.Op
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("find change points: %w", err)
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := errjoin.Join(errs...); err != nil {
 		return nil, fmt.Errorf("find change points: %w", err)
 	}
 	return groups, nil
