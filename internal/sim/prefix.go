@@ -57,9 +57,6 @@ type kvPool struct {
 	free      int // never used, or released private blocks
 	cached    map[uint64]*kvBlock
 	evictable *list.List // kvBlocks with refs == 0, oldest release first
-	// Prompt tokens looked up and found at admissions, as vLLM's
-	// prefix_cache_queries and prefix_cache_hits count them.
-	queries, hits int64
 }
 
 func newKVPool(capacity int) *kvPool {

@@ -222,21 +222,8 @@ func (p *ramped) Next() float64 {
 	return p.at(p.rate * s) // the time by which the ramp has offered that many arrivals
 }
 
-// cum is the arrivals the ramp has offered by time t (its rate's integral).
-func (p *ramped) cum(t float64) float64 {
-	if t >= p.over {
-		return p.cum1() + p.rate*(t-p.over)
-	}
-	if p.kind == suite.RampExponential {
-		k := math.Log(p.rate / p.from)
-		if k == 0 {
-			return p.from * t
-		}
-		return p.from * p.over / k * math.Expm1(k*t/p.over)
-	}
-	return p.from*t + (p.rate-p.from)*t*t/(2*p.over)
-}
-
+// cum1 is the arrivals the ramp offers over its whole rise (its rate's
+// integral up to over).
 func (p *ramped) cum1() float64 {
 	if p.kind == suite.RampExponential {
 		k := math.Log(p.rate / p.from)
@@ -248,7 +235,8 @@ func (p *ramped) cum1() float64 {
 	return (p.from + p.rate) * p.over / 2
 }
 
-// at inverts cum: the time by which n arrivals have been offered.
+// at inverts the ramp's cumulative rate: the time by which n arrivals have
+// been offered.
 func (p *ramped) at(n float64) float64 {
 	if c := p.cum1(); n >= c {
 		return p.over + (n-c)/p.rate
