@@ -36,10 +36,11 @@ func ReadBytes(path string) ([]byte, error) { return inputfile.ReadFile(path, Ma
 // enough that naming every missing shard stays cheap.
 const MaxShards = 1024
 
-// Token histogram names: counts of tokens per measured answer.
+// Token histogram names: counts of tokens per measured answer (the
+// catalogue's).
 const (
-	PromptTokensHistogram = "prompt_tokens"
-	OutputTokensHistogram = "output_tokens"
+	PromptTokensHistogram = metric.PromptTokensHistogram
+	OutputTokensHistogram = metric.OutputTokensHistogram
 )
 
 // ErrInconsistent marks a file whose figures contradict each other or

@@ -17,12 +17,6 @@ import (
 	"github.com/benchci/benchci/internal/client"
 )
 
-// Token histogram names (the results format's, which verifies them).
-const (
-	PromptTokens = result.PromptTokensHistogram
-	OutputTokens = result.OutputTokensHistogram
-)
-
 // LatencyNames lists the latency histograms every point records, in report
 // order: the catalogue's unconditional latencies.
 var LatencyNames = metric.Names(func(d metric.Def) bool { return d.Kind == metric.Latency && d.Only == "" })
@@ -164,8 +158,8 @@ func newRecorder(start, end time.Time, digits int) *Recorder {
 	for _, n := range LatencyNames {
 		r.hists[n] = hdrhistogram.New(1, maxLatencyMicros, digits)
 	}
-	r.hists[PromptTokens] = hdrhistogram.New(1, maxTokens, digits)
-	r.hists[OutputTokens] = hdrhistogram.New(1, maxTokens, digits)
+	r.hists[metric.PromptTokensHistogram] = hdrhistogram.New(1, maxTokens, digits)
+	r.hists[metric.OutputTokensHistogram] = hdrhistogram.New(1, maxTokens, digits)
 	return r
 }
 
@@ -368,12 +362,12 @@ func (r *Recorder) Add(s Sample) {
 		r.record(metric.ITL, micros(res.ChunkAt[i]-res.ChunkAt[i-1]))
 	}
 	if res.PromptTokens > 0 {
-		r.record(PromptTokens, int64(res.PromptTokens))
+		r.record(metric.PromptTokensHistogram, int64(res.PromptTokens))
 		if d := res.PromptTokens - s.WantInput; s.Images == 0 && (d*20 > s.WantInput || -d*20 > s.WantInput) {
 			r.promptMismatch++
 		}
 	}
-	r.record(OutputTokens, int64(max(res.OutputTokens, 1)))
+	r.record(metric.OutputTokensHistogram, int64(max(res.OutputTokens, 1)))
 	if s.WantOutput > 0 && res.OutputTokens != s.WantOutput {
 		r.outputMismatch++
 	}
@@ -400,7 +394,7 @@ func (r *Recorder) recordEmbeddings(s Sample) {
 		r.recordLazy(metric.E2EUser, micros(res.Sent.Sub(s.UserStart)+res.End))
 	}
 	if res.PromptTokens > 0 {
-		r.record(PromptTokens, int64(res.PromptTokens))
+		r.record(metric.PromptTokensHistogram, int64(res.PromptTokens))
 	}
 	if r.batch == nil {
 		r.batch = hdrhistogram.New(1, maxTokens, r.digits)
@@ -452,7 +446,7 @@ func (r *Recorder) Point() (result.Measured, error) {
 		Window:  result.Window{Start: r.start, Seconds: secs},
 		Latency: map[string]result.Summary{},
 		Tokens: result.Tokens{
-			Prompt: result.Summarize(r.hists[PromptTokens], 1), Output: result.Summarize(r.hists[OutputTokens], 1),
+			Prompt: result.Summarize(r.hists[metric.PromptTokensHistogram], 1), Output: result.Summarize(r.hists[metric.OutputTokensHistogram], 1),
 			Source: map[string]int{}, OutputMismatch: r.outputMismatch, PromptMismatch: r.promptMismatch,
 			Reasoning: r.reasoning, OutOfRange: r.outOfRange, EmptyAnswers: r.emptyAnswers, UsageRejected: r.usageRejected,
 			ChunkGaps: r.gaps, CoalescedGaps: r.coalesced, CoalescedFirst: coalescedFirst,
