@@ -119,7 +119,7 @@ func mergeFiles(cmd *cobra.Command, files []*result.File, dir, out string, maxSk
 		out = filepath.Join(dir, m.Suite.Name+".json")
 	}
 	stdout := cmd.OutOrStdout()
-	if err := report.Table(stdout, m); err != nil {
+	if err := report.Write(stdout, "text", report.Points(m)); err != nil {
 		return err
 	}
 	if err := result.Write(out, m); err != nil {

@@ -100,7 +100,7 @@ func TestOllama(t *testing.T) {
 		t.Fatal(err)
 	}
 	var table bytes.Buffer
-	report.Table(&table, f)
+	report.Write(&table, "text", report.Points(f))
 	t.Logf("calibration %+v\n%s", f.Calibration, table.String())
 	for _, p := range f.Points {
 		l := p.Latency

@@ -41,7 +41,7 @@ nothing from the network.`,
 			}
 			if htmlPath == "" {
 				for _, f := range files {
-					if err := report.Table(cmd.OutOrStdout(), f); err != nil {
+					if err := report.Write(cmd.OutOrStdout(), "text", report.Points(f)); err != nil {
 						return err
 					}
 				}

@@ -288,7 +288,7 @@ func writeRun(cmd *cobra.Command, o runOptions, f *result.File, runErr error) er
 	out := filepath.Join(o.resultsDir, name+".json")
 	// What was measured is printed first, so a failed write (a full
 	// disk) still leaves the figures in the log.
-	if err := report.Table(stdout, f); err != nil {
+	if err := report.Write(stdout, "text", report.Points(f)); err != nil {
 		return err
 	}
 	if err := result.Write(out, f); err != nil {

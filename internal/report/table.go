@@ -1,61 +1,64 @@
-// Package report renders results for people: a terminal table here;
-// markdown and JSON views build on the same figures.
+// Package report renders results for people and programs. Every report is
+// a Doc of Tables (doc.go), which each format renders: format_text.go,
+// format_markdown.go, format_json.go; a new format is one more such file.
+// The PR comment and the comparison's terminal table keep layouts of
+// their own, which golden files fix.
 package report
 
 import (
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 )
 
-// Table writes one row per point: load, requests, errors, the rate sent
-// beside the rate completed, throughput, and TTFT/TPOT/ITL/E2E at P50 and
-// P99, so throughput is never shown without the load offered and the
-// latency it cost.
-func Table(w io.Writer, f *result.File) error {
-	fmt.Fprintf(w, "suite %s  target %s (%s, model %s)", f.Suite.Name, f.Target.Kind, f.Target.URL, OneLine(f.Target.Model))
+// Points is a results file's table: one row per point, with load,
+// requests, errors, the rate sent beside the rate completed, throughput,
+// and TTFT/TPOT/ITL/E2E at P50 and P99, so throughput is never shown
+// without the load offered and the latency it cost; then the notes, the
+// knee, the capacity and the SLOs.
+func Points(f *result.File) Doc {
+	title := fmt.Sprintf("suite %s  target %s (%s, model %s)", f.Suite.Name, f.Target.Kind, f.Target.URL, OneLine(f.Target.Model))
 	if e := f.Engine; e != nil && e.Name != "unknown" {
-		fmt.Fprintf(w, "  engine %s %s", e.Name, OneLine(e.Version))
+		title += fmt.Sprintf("  engine %s %s", e.Name, OneLine(e.Version))
 	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "point\ttrial\treqs\terr%\tsent/s\treq/s\tout tok/s\tTTFT p50\tp99\tTPOT p50\tp99\tITL p50\tp99\tE2E p50\tp99\tlag p99\t$/1M out\t")
+	t := &Table{Title: title, Columns: pointColumns}
 	for _, p := range f.Points {
 		l := p.Latency
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.2f\t%.2f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			p.Label, p.Trial, p.Requests.Sent, 100*p.Requests.ErrorRate, p.Schedule.SendRate, p.Throughput.Requests, p.Throughput.OutputTokens,
-			Ms(l[metric.TTFT].P50), Ms(l[metric.TTFT].P99),
-			Ms(l[metric.TPOT].P50), Ms(l[metric.TPOT].P99),
-			Ms(l[metric.ITL].P50), Ms(l[metric.ITL].P99),
-			Ms(l[metric.E2E].P50), Ms(l[metric.E2E].P99),
-			Ms(l[metric.Lag].P99), USD(p.Cost), Flags(p))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
+		cost := Text("-")
+		if c := p.Cost; c != nil && c.PerMOutput != 0 {
+			cost = Number(c.PerMOutput, USD(c))
+		}
+		t.Add(Text(p.Label), Number(float64(p.Trial), fmt.Sprint(p.Trial)), Number(float64(p.Requests.Sent), fmt.Sprint(p.Requests.Sent)),
+			Number(p.Requests.ErrorRate, fmt.Sprintf("%.1f", 100*p.Requests.ErrorRate)),
+			Number(p.Schedule.SendRate, fmt.Sprintf("%.2f", p.Schedule.SendRate)), Number(p.Throughput.Requests, fmt.Sprintf("%.2f", p.Throughput.Requests)),
+			Number(p.Throughput.OutputTokens, fmt.Sprintf("%.0f", p.Throughput.OutputTokens)),
+			msCell(l[metric.TTFT].P50), msCell(l[metric.TTFT].P99),
+			msCell(l[metric.TPOT].P50), msCell(l[metric.TPOT].P99),
+			msCell(l[metric.ITL].P50), msCell(l[metric.ITL].P99),
+			msCell(l[metric.E2E].P50), msCell(l[metric.E2E].P99),
+			msCell(l[metric.Lag].P99), cost, Text(strings.TrimSpace(Flags(p))))
 	}
 	for _, p := range f.Points {
 		for _, n := range Notes(p) {
-			fmt.Fprintf(w, "  %s: %s\n", OneLine(p.Label), OneLine(n))
+			t.Notes = append(t.Notes, fmt.Sprintf("  %s: %s", OneLine(p.Label), OneLine(n)))
 		}
 	}
 	for _, n := range f.Notes {
-		fmt.Fprintf(w, "note: %s\n", OneLine(n))
+		t.Notes = append(t.Notes, "note: "+OneLine(n))
 	}
 	if k := f.Knee; k != nil {
-		fmt.Fprintf(w, "knee: %s (%s)\n", k.Point, k.Rule)
+		t.Notes = append(t.Notes, fmt.Sprintf("knee: %s (%s)", k.Point, k.Rule))
 	}
 	if c := f.Capacity; c != nil {
-		fmt.Fprintf(w, "capacity: %s\n", CapacityString(c))
+		t.Notes = append(t.Notes, "capacity: "+CapacityString(c))
 	}
 	if len(f.SLOs) > 0 {
-		fmt.Fprintln(w, "SLOs:")
+		t.Notes = append(t.Notes, "SLOs:")
 		for _, s := range f.SLOs {
 			verdict := "PASS"
 			switch {
@@ -71,16 +74,39 @@ func Table(w io.Writer, f *result.File) error {
 			if s.Note != "" {
 				line += "  (" + s.Note + ")"
 			}
-			fmt.Fprintln(w, line)
+			t.Notes = append(t.Notes, line)
 		}
 	}
 	if f.Incomplete {
-		fmt.Fprintf(w, "INCOMPLETE: %s\n", OneLine(f.Error))
+		t.Notes = append(t.Notes, "INCOMPLETE: "+OneLine(f.Error))
 	}
 	if f.ServerLog != "" {
-		fmt.Fprintf(w, "the launched server exited; its last lines:\n%s\n", Lines(f.ServerLog))
+		t.Notes = append(t.Notes, "the launched server exited; its last lines:\n"+Lines(f.ServerLog))
 	}
-	return nil
+	return Doc{Tables: []*Table{t}}
+}
+
+// pointColumns are the points table's columns; JSON keys carry units.
+var pointColumns = []Column{
+	{Key: "point", Title: "point", Right: true}, {Key: "trial", Title: "trial", Right: true},
+	{Key: "requests", Title: "reqs", Right: true}, {Key: "error_rate", Title: "err%", Right: true},
+	{Key: "sent_rps", Title: "sent/s", Right: true}, {Key: "request_throughput_rps", Title: "req/s", Right: true},
+	{Key: "output_throughput_tok_s", Title: "out tok/s", Right: true},
+	{Key: "ttft_p50_ms", Title: "TTFT p50", Right: true}, {Key: "ttft_p99_ms", Title: "p99", Right: true},
+	{Key: "tpot_p50_ms", Title: "TPOT p50", Right: true}, {Key: "tpot_p99_ms", Title: "p99", Right: true},
+	{Key: "itl_p50_ms", Title: "ITL p50", Right: true}, {Key: "itl_p99_ms", Title: "p99", Right: true},
+	{Key: "e2e_p50_ms", Title: "E2E p50", Right: true}, {Key: "e2e_p99_ms", Title: "p99", Right: true},
+	{Key: "lag_p99_ms", Title: "lag p99", Right: true}, {Key: "cost_usd_per_m_output", Title: "$/1M out", Right: true},
+	// Flags follow the last column, unaligned, where a point has them.
+	{Key: "flags", Title: ""},
+}
+
+// msCell is a latency cell; 0 is no figure.
+func msCell(v float64) Cell {
+	if v == 0 {
+		return Text(Ms(v))
+	}
+	return Number(v, Ms(v))
 }
 
 func Ms(v float64) string {

@@ -48,7 +48,7 @@ func sample() *result.File {
 
 func TestTableGolden(t *testing.T) {
 	var b bytes.Buffer
-	if err := Table(&b, sample()); err != nil {
+	if err := Write(&b, "text", Points(sample())); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "testdata/table.golden", b.String())
