@@ -204,7 +204,7 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 	for _, l := range loaded {
 		// Said before the hour of measuring, not after a gate that could
 		// not have failed.
-		for _, w := range compare.Power(l.Suite) {
+		for _, w := range powerWarnings(l.Suite) {
 			fmt.Fprintf(stderr, "warning: %s: %s\n", l.Suite.Name, w)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/workload"
 	"github.com/spf13/cobra"
@@ -47,7 +46,7 @@ func validateCmd() *cobra.Command {
 					sweep += fmt.Sprintf(", %d variants (%s), %s", n, strings.Join(s.VariantNames(), ", "), s.Order)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "ok  %s  (suite %s: %s, %d SLO(s))\n", path, s.Name, sweep, len(s.SLOs))
-				for _, w := range compare.Power(s) {
+				for _, w := range powerWarnings(s) {
 					fmt.Fprintf(cmd.OutOrStdout(), "    warning: %s\n", w)
 				}
 			}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/internal/stats"
 )
 
@@ -37,7 +36,7 @@ const (
 )
 
 // DefaultBand applies when the suite gives no tolerance for a metric.
-var DefaultBand = suite.Band{Rel: 0.10}
+var DefaultBand = metric.Band{Rel: 0.10}
 
 // DefaultErrorRateBand is in absolute percentage points: a relative band on
 // an error rate near zero would flag 0.1% -> 0.2% as +100%.
@@ -446,7 +445,7 @@ func requestsDiffer(base, cand *result.File) string {
 
 // band returns the tolerance for m: its own key, then its metric, then
 // "default".
-func band(m Metric, bands map[string]suite.Band) (suite.Band, string) {
+func band(m Metric, bands map[string]metric.Band) (metric.Band, string) {
 	for _, k := range []string{m.Key, m.base(), "default"} {
 		if b, ok := bands[k]; ok {
 			return b, k
@@ -455,10 +454,10 @@ func band(m Metric, bands map[string]suite.Band) (suite.Band, string) {
 	return DefaultBand, "default"
 }
 
-func parseBands(tol map[string]string) (map[string]suite.Band, error) {
-	out := make(map[string]suite.Band, len(tol))
+func parseBands(tol map[string]string) (map[string]metric.Band, error) {
+	out := make(map[string]metric.Band, len(tol))
 	for k, v := range tol {
-		b, err := suite.ParseBand(v)
+		b, err := metric.ParseBand(v)
 		if err != nil {
 			return nil, fmt.Errorf("tolerance %s: %w", k, err)
 		}
@@ -467,7 +466,7 @@ func parseBands(tol map[string]string) (map[string]suite.Band, error) {
 	return out, nil
 }
 
-func judge(label string, m Metric, base, cand []*result.Point, bands map[string]suite.Band) (Row, bool) {
+func judge(label string, m Metric, base, cand []*result.Point, bands map[string]metric.Band) (Row, bool) {
 	bv, cv := values(m, base), values(m, cand)
 	if len(bv) == 0 || len(cv) == 0 {
 		return Row{}, false // the figure does not exist here (no cost declared, no successes)
@@ -568,7 +567,7 @@ func ciString(lo, hi float64) string {
 	return fmt.Sprintf("%.3g–%.3g", lo, hi)
 }
 
-func bandString(b suite.Band) string {
+func bandString(b metric.Band) string {
 	switch {
 	case b.Rel > 0 && b.Abs > 0:
 		return fmt.Sprintf("±%g%% or ±%v", b.Rel*100, b.Abs)
@@ -638,7 +637,7 @@ func labels(base, cand []result.Point) []string {
 // capacityRow compares two capacity searches. A capacity is a bracket, not
 // a sample, so only the band judges it; a search that hit its bounds on
 // either side is reported as a change of bound.
-func capacityRow(base, cand *result.Capacity, bands map[string]suite.Band) (Row, bool) {
+func capacityRow(base, cand *result.Capacity, bands map[string]metric.Band) (Row, bool) {
 	if base == nil || cand == nil {
 		return Row{}, false
 	}
@@ -728,5 +727,5 @@ func twoProportionsP(k1, n1, k2, n2 int64) float64 {
 // default band of percentage points, having no test. ok is false when a
 // side lacks the figure.
 func Differ(k metric.Key, a, b []*result.Point) (Row, bool) {
-	return judge("", metricOf(k), a, b, map[string]suite.Band{"default": {}})
+	return judge("", metricOf(k), a, b, map[string]metric.Band{"default": {}})
 }

@@ -5,9 +5,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/benchci/benchci/framework/metric"
-	"github.com/benchci/benchci/framework/suite"
 )
 
 // MinSamples is the fewest independent samples whose 99% interval of the
@@ -19,13 +19,31 @@ func MinSamples(q float64) int {
 	return int(math.Ceil(math.Log(ciAlpha/2) / math.Log(q/100)))
 }
 
-// Power says, before a run, which gated percentiles a suite's points will
+// Plan is what Power reads of a suite's fixed-rate sweep: the requests
+// each point will send, and which latencies they will measure. The
+// caller builds it from its suite; only a rate sweep's request counts
+// are known ahead (closed loop, auto and capacity sweeps are not judged).
+type Plan struct {
+	// Rates are the sweep's points, in requests per second.
+	Rates []float64
+	// Duration is each point's measured window; Requests, when above 0,
+	// caps the requests a point sends.
+	Duration time.Duration
+	Requests int
+	Trials   int
+	// Retry is set when the suite retries, so that the latencies from a
+	// request's first attempt (ttft_user, e2e_user) are measured.
+	Retry bool
+	// Embeddings is set for an embeddings suite: an answer has no first
+	// token and no stream, so only end-to-end latencies are measured.
+	Embeddings bool
+}
+
+// Power says, before a run, which gated percentiles a plan's points will
 // measure from too few requests to ever fail the gate, and what would fix
-// it. Points whose request count is not known ahead (closed loop, auto and
-// capacity sweeps) are not judged, nor suites with enough trials for the
-// test across trials.
-func Power(s *suite.Suite) []string {
-	if s.Sweep.Kind != suite.SweepRate || s.Trials >= MinTrialsForUTest {
+// it. Plans with enough trials for the test across trials are not judged.
+func Power(s Plan) []string {
+	if s.Trials >= MinTrialsForUTest {
 		return nil
 	}
 	// Gated percentiles by quantile: one line says all that one count
@@ -36,10 +54,10 @@ func Power(s *suite.Suite) []string {
 		if k.Def().Kind != metric.Latency {
 			continue
 		}
-		if (k.Metric == metric.TTFTUser || k.Metric == metric.E2EUser) && s.Request.Retry == nil {
+		if (k.Metric == metric.TTFTUser || k.Metric == metric.E2EUser) && !s.Retry {
 			continue // measured only when the suite retries
 		}
-		if s.API == suite.APIEmbeddings && k.Metric != metric.E2E && k.Metric != metric.E2EUser {
+		if s.Embeddings && k.Metric != metric.E2E && k.Metric != metric.E2EUser {
 			continue // an embeddings answer has no first token and no stream
 		}
 		q, ok := metric.Quantile(k.Stat)
@@ -52,12 +70,12 @@ func Power(s *suite.Suite) []string {
 		keys[q] = append(keys[q], k.String())
 	}
 	trials := max(s.Trials, 1)
-	secs := s.Sweep.Duration.D().Seconds()
-	planned := make([]int, len(s.Sweep.Rates))
-	for i, rate := range s.Sweep.Rates {
+	secs := s.Duration.Seconds()
+	planned := make([]int, len(s.Rates))
+	for i, rate := range s.Rates {
 		n := rate * secs
-		if s.Sweep.Requests > 0 && (secs == 0 || float64(s.Sweep.Requests) < n) {
-			n = float64(s.Sweep.Requests)
+		if s.Requests > 0 && (secs == 0 || float64(s.Requests) < n) {
+			n = float64(s.Requests)
 		}
 		planned[i] = int(n) * trials // trials' histograms are merged
 	}
@@ -66,7 +84,7 @@ func Power(s *suite.Suite) []string {
 		need := MinSamples(q)
 		var rates, counts []string
 		slowest := 0.0
-		for i, rate := range s.Sweep.Rates {
+		for i, rate := range s.Rates {
 			if planned[i] >= need {
 				continue
 			}
@@ -80,7 +98,7 @@ func Power(s *suite.Suite) []string {
 			continue
 		}
 		fix := fmt.Sprintf("trials: %d", MinTrialsForUTest)
-		if s.Sweep.Requests > 0 {
+		if s.Requests > 0 {
 			fix += fmt.Sprintf(" or requests >= %d", (need+trials-1)/trials)
 		} else if slowest > 0 {
 			fix += fmt.Sprintf(" or duration >= %ds", int(math.Ceil(float64(need)/(slowest*float64(trials)))))

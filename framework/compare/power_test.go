@@ -7,8 +7,6 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/benchci/benchci/framework/suite"
 )
 
 func TestMinSamples(t *testing.T) {
@@ -35,12 +33,12 @@ func TestMinSamples(t *testing.T) {
 
 func TestPower(t *testing.T) {
 	t.Parallel()
-	rates := func(trials int, dur time.Duration, requests int, r ...float64) *suite.Suite {
-		return &suite.Suite{Trials: trials, Sweep: suite.Sweep{Kind: suite.SweepRate, Rates: r, Duration: suite.Duration(dur), Requests: requests}}
+	rates := func(trials int, dur time.Duration, requests int, r ...float64) Plan {
+		return Plan{Trials: trials, Rates: r, Duration: dur, Requests: requests}
 	}
 	tests := []struct {
 		name string
-		s    *suite.Suite
+		s    Plan
 		want []string
 	}{
 		// The quickstart's shape: 6 req/s for 8 s is 48 requests.
@@ -53,7 +51,9 @@ func TestPower(t *testing.T) {
 		{"enough trials for the U test", rates(4, time.Second, 0, 6), nil},
 		{"request bound", rates(1, 0, 100, 50), []string{"ttft.p99, tpot.p99, itl.p99, e2e.p99 at rate=50: about 100 requests planned", "or requests >= 528"}},
 		{"tiny: the p90 too", rates(1, 5*time.Second, 0, 2), []string{"ttft.p90 at rate=2: about 10 requests", "ttft.p99, tpot.p99"}},
-		{"closed loop is not known ahead", &suite.Suite{Trials: 1, Sweep: suite.Sweep{Kind: suite.SweepConcurrency, Concurrencies: []int{1}, Duration: suite.Duration(time.Second)}}, nil},
+		// A retrying suite also measures the latencies from a request's
+		// first attempt.
+		{"retry", Plan{Trials: 1, Rates: []float64{6}, Duration: 8 * time.Second, Retry: true}, []string{"e2e_user.p99"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,6 +67,16 @@ func TestPower(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An embeddings answer has no first token: its warnings name end-to-end
+// latencies only.
+func TestPowerEmbeddingsNamesEndToEndOnly(t *testing.T) {
+	t.Parallel()
+	got := strings.Join(Power(Plan{Trials: 1, Rates: []float64{6}, Duration: 8 * time.Second, Embeddings: true}), "\n")
+	if !strings.HasPrefix(got, "e2e.p99 at rate=6") || strings.Contains(got, "ttft") || strings.Contains(got, "tpot") {
+		t.Errorf("warnings %q, want e2e.p99 alone", got)
 	}
 }
 

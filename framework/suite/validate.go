@@ -840,35 +840,3 @@ func ParseThreshold(slo SLO) (float64, error) {
 	}
 	return 0, fmt.Errorf("want a number, got %v", slo.Threshold)
 }
-
-// Band is a tolerance: a change is within it when it is at most Rel
-// (relative) or at most Abs (absolute, in the metric's unit) away.
-type Band struct {
-	Rel float64       // fraction, 0.1 for "10%"
-	Abs time.Duration // 0 when not given
-}
-
-// ParseBand parses "10%", "20ms" or "10%|20ms".
-func ParseBand(s string) (Band, error) {
-	var b Band
-	if strings.TrimSpace(s) == "" {
-		return b, fmt.Errorf("empty tolerance; want \"10%%\", \"20ms\" or \"10%%|20ms\"")
-	}
-	for _, part := range strings.Split(s, "|") {
-		part = strings.TrimSpace(part)
-		if p, ok := strings.CutSuffix(part, "%"); ok {
-			f, err := strconv.ParseFloat(p, 64)
-			if err != nil || !(f >= 0) || math.IsInf(f, 0) {
-				return b, fmt.Errorf("bad relative tolerance %q", part)
-			}
-			b.Rel = f / 100
-			continue
-		}
-		d, err := time.ParseDuration(part)
-		if err != nil || d < 0 {
-			return b, fmt.Errorf("bad tolerance %q; want \"10%%\", \"20ms\" or \"10%%|20ms\"", part)
-		}
-		b.Abs = d
-	}
-	return b, nil
-}
