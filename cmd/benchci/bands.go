@@ -30,7 +30,8 @@ figure, the band the gate would need to pass any of those runs against any
 other: the largest relative difference seen between two runs at one point,
 times --margin, at least --floor. It prints the suite's tolerance field for
 review; nothing is written. The error rate keeps its percentage-point band.`,
-		Args: cobra.ExactArgs(1),
+		Example: `  benchci bands --runs 8 suites/gate.jsonnet`,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runs < 2 {
 				return &exitError{exitUsage, fmt.Errorf("--runs must be at least 2, got %d", runs)}

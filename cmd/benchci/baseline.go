@@ -16,7 +16,13 @@ import (
 )
 
 func baselineCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "baseline", Short: "Manage committed baselines"}
+	cmd := &cobra.Command{
+		Use:   "baseline",
+		Short: "Manage committed baselines",
+		Long: `baseline manages the baseline files committed under baselines/: the figures
+a run is gated against, with their provenance.`,
+		Example: `  benchci baseline update results/quickstart.json`,
+	}
 	var dir, commit string
 	update := &cobra.Command{
 		Use:   "update RESULT...",
@@ -28,6 +34,12 @@ change they measure; reviewers see the summary figures change in the diff.
 A variant's results (results/<suite>/<variant>.json) become
 baselines/<suite>/<variant>.json; results/<suite>.variants.json stands for
 every variant it compared.`,
+		Example: `  benchci run suites/quickstart.jsonnet
+  benchci baseline update results/quickstart.json
+  git add baselines/quickstart.json
+
+  # Every variant the comparison holds, into another folder.
+  benchci baseline update --baselines ci/baselines results/engine-shootout.variants.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if commit == "" {
@@ -55,7 +67,8 @@ every variant it compared.`,
 			return nil
 		},
 	}
-	update.Flags().StringVar(&dir, "dir", "baselines", "baselines directory")
+	update.Flags().StringVar(&dir, "baselines", "baselines", "directory the baseline files are written to")
+	deprecatedAlias(update, "dir", "baselines")
 	update.Flags().StringVar(&commit, "commit", "", "commit recorded in provenance (default: $GITHUB_SHA, else git HEAD)")
 	cmd.AddCommand(update)
 	return cmd

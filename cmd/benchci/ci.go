@@ -58,6 +58,17 @@ or be compared; 3 when nothing failed but a point was inconclusive (every
 trial of it measured this machine rather than the server, even after
 --reruns); 0 otherwise. The verdict does not depend on the comment: if posting fails
 the error is printed and the exit code still tells the verdict.`,
+		Example: `  # What the workflow runs on a pull request.
+  benchci ci suites/quickstart.jsonnet
+
+  # Locally: no comment, the reports under results/.
+  benchci ci --comment=false --summary "" suites/quickstart.jsonnet
+
+  # Against the base branch built and run on this machine, interleaved.
+  benchci ci --ab origin/main suites/gate.jsonnet
+
+  # Gate results a sharded run measured and benchci merge joined.
+  benchci ci --measured results/quickstart.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.htmlOut == "auto" {

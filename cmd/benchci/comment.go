@@ -36,6 +36,8 @@ func commentCmd() *cobra.Command {
 pull request as one sticky comment, edited on every run. The token comes
 from $GITHUB_TOKEN and is never printed; $GITHUB_API_URL selects GitHub
 Enterprise Server.`,
+		Example: `  benchci compare --format markdown baselines/quickstart.json results/quickstart.json > report.md
+  GITHUB_TOKEN=... benchci comment --repo OWNER/NAME --pr 42 report.md`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			body, err := result.ReadBytes(args[0])

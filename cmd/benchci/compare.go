@@ -37,6 +37,11 @@ runs of different configurations, on different days or machines, that
 were sent the same requests (one workload hash). It prints each one's
 capacity under its SLOs and $/1M tokens there, who is best or tied, and
 the Pareto frontiers; --charts DIR writes SVG charts of their curves.`,
+		Example: `  # Judge a run against the committed baseline.
+  benchci compare baselines/quickstart.json results/quickstart.json
+
+  # Rank three configurations run on one workload, with charts.
+  benchci compare --charts results/charts results/a.json results/b.json results/c.json`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if nway || len(args) > 2 {

@@ -41,7 +41,7 @@ func gateDirs(t *testing.T) (dir, suitePath string) {
 	if code != 0 {
 		t.Fatalf("baseline run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	code, stdout, stderr = runCLI(t, context.Background(), "baseline", "update", "--dir", filepath.Join(dir, "baselines"), "--commit", "abc123", filepath.Join(dir, "base", "gate.json"))
+	code, stdout, stderr = runCLI(t, context.Background(), "baseline", "update", "--baselines", filepath.Join(dir, "baselines"), "--commit", "abc123", filepath.Join(dir, "base", "gate.json"))
 	if code != 0 || !strings.Contains(stdout, "wrote ") {
 		t.Fatalf("baseline update: exit %d\n%s\n%s", code, stdout, stderr)
 	}

@@ -37,13 +37,16 @@ first-parent line, groups them by workload hash (figures compare only within
 one), finds the commits where a figure shifted level and stayed there
 (E-divisive means with a permutation test, p <= 0.05, moves of --min-change
 or more), and prints them first, then a table of the versions at one point.
-An SVG of the same figures goes to --chart. In a shallow clone (actions/checkout
+An SVG of the same figures goes to --charts. In a shallow clone (actions/checkout
 fetches one commit unless told fetch-depth: 0) it shows the versions the clone
 holds and says how to fetch the rest. A version larger than a baseline file may
 be is skipped unread.
 
 SUITE is a suite name (quickstart, or engine-shootout/fp8-seqs32 for a
 variant), a suite file, or a baseline file's path.`,
+		Example: `  benchci history quickstart
+  benchci history --point rate=20 --charts history.svg quickstart
+  benchci history engine-shootout/fp8-seqs32`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			shift, err := percent(minChange)
@@ -113,7 +116,8 @@ variant), a suite file, or a baseline file's path.`,
 	cmd.Flags().StringVar(&baselines, "baselines", "baselines", "directory of baseline files")
 	cmd.Flags().StringVar(&results, "results", "results", "directory the chart goes to")
 	cmd.Flags().StringVar(&point, "point", "", "load point to tabulate and draw (default: the one with most change points, else the highest load)")
-	cmd.Flags().StringVar(&chartPath, "chart", "auto", `SVG to write ("auto": <results>/<suite>.history.svg; "" for none)`)
+	cmd.Flags().StringVar(&chartPath, "charts", "auto", `SVG chart to write ("auto": <results>/<suite>.history.svg; "" for none)`)
+	deprecatedAlias(cmd, "chart", "charts")
 	cmd.Flags().StringVar(&minChange, "min-change", "5%", "smallest move named a change point")
 	return cmd
 }

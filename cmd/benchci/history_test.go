@@ -30,10 +30,10 @@ func TestHistoryCommand(t *testing.T) {
 		r.Commit("docs", map[string][]byte{"README.md": []byte(strings.Repeat("x", i+1))})
 	}
 	svg := filepath.Join(t.TempDir(), "h.svg")
-	args := []string{"history", "--baselines", filepath.Join(r.Dir, "baselines"), "--chart", svg, "quickstart"}
+	args := []string{"history", "--baselines", filepath.Join(r.Dir, "baselines"), "--charts", svg, "quickstart"}
 	code, stdout, stderr := runCLI(t, context.Background(), args...)
 	stdout = strings.ReplaceAll(stdout, svg, "H.svg")
-	golden(t, "history", fmt.Sprintf("$ benchci history --chart H.svg quickstart\nexit %d\n--- stdout\n%s--- stderr\n%s", code, stdout, stderr))
+	golden(t, "history", fmt.Sprintf("$ benchci history --charts H.svg quickstart\nexit %d\n--- stdout\n%s--- stderr\n%s", code, stdout, stderr))
 	data, err := os.ReadFile(svg)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func TestHistoryShallowAndCanceled(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git clone: %v\n%s", err, out)
 	}
-	args := []string{"history", "--baselines", filepath.Join(clone, "baselines"), "--chart", "", "quickstart"}
+	args := []string{"history", "--baselines", filepath.Join(clone, "baselines"), "--charts", "", "quickstart"}
 	code, stdout, stderr := runCLI(t, context.Background(), args...)
 	if code != exitOK || !strings.Contains(stdout, "history of baselines/quickstart.json: 2 versions") ||
 		!strings.Contains(stderr, "shallow clone") || !strings.Contains(stderr, "git fetch --unshallow") {
@@ -83,7 +83,7 @@ func TestHistoryShallowAndCanceled(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	args = []string{"history", "--baselines", filepath.Join(r.Dir, "baselines"), "--chart", "", "quickstart"}
+	args = []string{"history", "--baselines", filepath.Join(r.Dir, "baselines"), "--charts", "", "quickstart"}
 	if code, stdout, stderr := runCLI(t, ctx, args...); code == exitOK || stdout != "" || !strings.Contains(stderr, "context canceled") {
 		t.Errorf("canceled: exit %d\n--- stdout\n%s--- stderr\n%s", code, stdout, stderr)
 	}

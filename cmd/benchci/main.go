@@ -120,12 +120,18 @@ writes results/<suite>.json.
 Exit codes: 0 pass, 1 regression or SLO failure, 2 usage/config/run error
 or runs that cannot be compared, 3 inconclusive (no regression, but a point
 measured this machine rather than the server, even after reruns).`,
+		Example: `  benchci validate suites/quickstart.jsonnet
+  benchci run suites/quickstart.jsonnet
+  benchci baseline update results/quickstart.json
+  benchci ci suites/quickstart.jsonnet`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       Version,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	versionFlag(root)
 	root.AddCommand(runCmd(), validateCmd(), compareCmd(), baselineCmd(), commentCmd(), ciCmd(), simCmd(), proxyCmd(), reportCmd(), selftestCmd(), bandsCmd(), historyCmd(), mergeCmd())
+	noticesToStderr(root, stderr)
 	return root
 }

@@ -38,6 +38,8 @@ It refuses files that are not shards of one run (another suite or workload,
 another N, an index twice). A missing shard, or one that did not finish,
 makes the result incomplete, naming it (exit 2); a shard that started a
 point more than --max-skew after its aligned time is noted.`,
+		Example: `  benchci merge results/quickstart.shard-*-of-4.json -o results/quickstart.json
+  benchci merge results/`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {

@@ -21,9 +21,12 @@ Retry-After, connections reset and streams stalled after their first
 chunk, a slow first byte. Everything else (/v1/models, /metrics, health)
 passes through. Request bodies stream to the server as they come, up to
 64 MiB (413 above); an answer the server cannot give (unreachable, not
-HTTP, cut before its first byte) is a 502 with the reason. Point a suite (or any client) at it to test timeouts and
-retries against the real engine; a suite can also start one itself with
-b.target.url(..., proxy={ ... }) or b.target.launch(..., proxy={ ... }).`,
+HTTP, cut before its first byte) is a 502 with the reason. Point a suite
+(or any client) at it to test timeouts and retries against the real engine;
+a suite can also start one itself with b.target.url(..., proxy={ ... }) or
+b.target.launch(..., proxy={ ... }).`,
+		Example: `  # 5% of completions answered 429, 2% of streams stalled for 10s.
+  benchci proxy --upstream http://127.0.0.1:8000 --rate-429 0.05 --stall-rate 0.02 --stall 10s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := faultproxy.New(upstream, f)

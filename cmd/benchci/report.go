@@ -29,6 +29,8 @@ throughput-latency curves, TTFT and ITL distributions, the points, their time
 slices, variants compared where several files are variants of one suite, and
 the provenance. Charts are inline SVG; the page has no script and loads
 nothing from the network.`,
+		Example: `  benchci report results/quickstart.json
+  benchci report --html results/report.html results/*.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var files []*result.File

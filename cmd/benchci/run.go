@@ -134,6 +134,14 @@ each point's timeline (request k, closed loop) when k mod N is I, numbered as
 on one machine, to results/<suite>.shard-I-of-N.json. N machines run the N
 shards, aligned by --start-at; benchci merge joins them into the result one
 machine would have measured, and that result is what is gated.`,
+		Example: `  # Run a suite, write results/quickstart.json and print its table.
+  benchci run suites/quickstart.jsonnet
+
+  # Set a top-level argument of the suite; list every compared figure.
+  benchci run -v --tla-str step_base=19.8ms suites/gate.jsonnet
+
+  # Shard 0 of 4 of every point, the four machines starting together.
+  benchci run --shard 0/4 --start-at 2026-12-03T10:00:00Z suites/quickstart.jsonnet`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := sf.parse(&o); err != nil {

@@ -30,6 +30,8 @@ timings are known, and prints:
     ceiling.
 The simulator shares this machine's CPUs, so the figures are a lower bound on
 what a client on a dedicated machine achieves.`,
+		Example: `  benchci selftest
+  benchci selftest --streams 1,64 --rates 1000 --duration 2s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ss, err := ints("--streams", streams)

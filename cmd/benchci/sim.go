@@ -21,8 +21,13 @@ func simCmd() *cobra.Command {
 API (/v1/completions, /v1/chat/completions, /v1/models, /health) until
 interrupted, so other benchmark clients can be compared against benchci on
 the same known server.`,
+		Example: `  benchci sim --addr 127.0.0.1:8000
+  benchci sim --profile llama-3-70b@h100-sxm-tp4-fp8 --max-num-seqs 128`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("decode-per-seq") {
+				decodePerSeq = -1 // the profile's own
+			}
 			p, err := sim.Resolve(profile)
 			if err != nil {
 				return &exitError{exitUsage, fmt.Errorf("parsing --profile: %w", err)}
@@ -62,7 +67,8 @@ the same known server.`,
 	cmd.Flags().IntVar(&maxSeqs, "max-num-seqs", 0, "override the profile's max_num_seqs")
 	cmd.Flags().IntVar(&maxTokens, "max-batched-tokens", 0, "override the profile's max_batched_tokens")
 	cmd.Flags().DurationVar(&stepBase, "step-base", 0, "override the profile's step_base")
-	cmd.Flags().DurationVar(&decodePerSeq, "decode-per-seq", -1, "override the profile's decode_per_seq")
+	// No default shown: 0 is an override too, so unset is told by Changed.
+	cmd.Flags().DurationVar(&decodePerSeq, "decode-per-seq", 0, "override the profile's decode_per_seq (0s included)")
 	cmd.Flags().StringVar(&profile, "profile", "llama3-8b-h100", "simulator profile: "+strings.Join(sim.ProfileNames(), ", ")+
 		", or model@gpu[-tpN][-fp8][-kvfp8] from the cards (models: "+strings.Join(sim.ModelNames(), ", ")+"; GPUs: "+strings.Join(sim.GPUNames(), ", ")+")")
 	cmd.AddCommand(simCheckCmd())
@@ -85,6 +91,8 @@ A second table puts the roofline's terms next to kernels timed on a real
 GPU (sim/measured: decode matrix products, the KV cache's read bandwidth,
 long prefills, timed by measured/steps.py); it fails beyond 25%.
 --markdown prints only the tables, as the README carries them.`,
+		Example: `  benchci sim check
+  benchci sim check --markdown`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cs, err := sim.Check(sim.References)

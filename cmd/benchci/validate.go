@@ -14,7 +14,15 @@ func validateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate SUITE...",
 		Short: "Evaluate and check suites and their data files without running them, listing every problem",
-		Args:  cobra.MinimumNArgs(1),
+		Long: `validate evaluates each SUITE as run would and checks it, then reads its
+data files (datasets, traces) through with a run's bounds, without starting
+a target or sending a request. It prints one line per valid suite (its
+sweep, variants and SLOs, with a warning where a gate lacks the trials to
+see a regression) and every problem of the others on stderr; the exit code
+is 2 when any suite is invalid.`,
+		Example: `  benchci validate suites/*.jsonnet
+  benchci validate --tla-str step_base=19.8ms suites/gate.jsonnet`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := sf.options()
 			if err != nil {

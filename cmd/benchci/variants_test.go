@@ -100,7 +100,7 @@ func TestVariantsRankSlowerBelow(t *testing.T) {
 
 	// Every variant becomes its own baseline, from the comparison.
 	baselines := filepath.Join(dir, "baselines")
-	code, stdout, stderr = runCLI(t, context.Background(), "baseline", "update", "--dir", baselines, "--commit", "c0ffee", filepath.Join(results, "pair.variants.json"))
+	code, stdout, stderr = runCLI(t, context.Background(), "baseline", "update", "--baselines", baselines, "--commit", "c0ffee", filepath.Join(results, "pair.variants.json"))
 	if code != 0 {
 		t.Fatalf("baseline update: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -145,7 +145,7 @@ func TestVariantGate(t *testing.T) {
 	if code, stdout, stderr := runCLI(t, context.Background(), "run", "--progress=false", "--results", base, path); code != 0 {
 		t.Fatalf("baseline run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if code, stdout, stderr := runCLI(t, context.Background(), "baseline", "update", "--dir", baselines,
+	if code, stdout, stderr := runCLI(t, context.Background(), "baseline", "update", "--baselines", baselines,
 		filepath.Join(base, "vgate", "steady.json"), filepath.Join(base, "vgate", "changed.json")); code != 0 {
 		t.Fatalf("baseline update: exit %d\n%s\n%s", code, stdout, stderr)
 	}
