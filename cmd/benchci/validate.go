@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/workload"
 	"github.com/spf13/cobra"
@@ -47,7 +48,7 @@ is 2 when any suite is invalid.`,
 				}
 				s := l.Suite
 				sweep := fmt.Sprintf("%d %s point(s) x %d trial(s)", len(s.Sweep.Rates)+len(s.Sweep.Concurrencies), s.Sweep.Kind, s.Trials)
-				if s.Sweep.Kind == "capacity" {
+				if s.Sweep.Kind == suite.SweepCapacity {
 					sweep = fmt.Sprintf("capacity search in [%g, %g] req/s", s.Sweep.Min, s.Sweep.Max)
 				}
 				if n := len(s.Variants); n > 0 {

@@ -16,7 +16,7 @@ import (
 // WorkloadHash returns the hash of the suite's workload-defining fields.
 func WorkloadHash(s *Suite) string {
 	w := struct {
-		API      string   `json:"api"`
+		API      API      `json:"api"`
 		Request  Request  `json:"request"`
 		Workload Workload `json:"workload"`
 		Sweep    Sweep    `json:"sweep"`

@@ -68,6 +68,27 @@ func (k PromptKind) Dataset() bool { return k == PromptShareGPT || k == PromptJS
 // against the server's tokenizer applies.
 func (k PromptKind) Synthetic() bool { return k == PromptSynthetic || k == PromptSharedPrefix }
 
+// TargetKind names where requests go.
+type TargetKind string
+
+// The target kinds.
+const (
+	TargetSim    TargetKind = "sim"
+	TargetURL    TargetKind = "url"
+	TargetLaunch TargetKind = "launch"
+)
+
+// API names the OpenAI-compatible API requests are sent to.
+type API string
+
+// The APIs.
+const (
+	APIChat        API = "chat"
+	APICompletions API = "completions"
+	// APIEmbeddings is not streamed: its answers are vectors, not tokens.
+	APIEmbeddings API = "embeddings"
+)
+
 // Suite is one evaluated, decoded and defaulted benchmark suite.
 type Suite struct {
 	// Name identifies the suite; results go to results/<name>.json.
@@ -76,7 +97,7 @@ type Suite struct {
 	Target      Target `json:"target"`
 	// API is "chat" (/v1/chat/completions), "completions" (/v1/completions)
 	// or "embeddings" (/v1/embeddings, not streamed).
-	API      string   `json:"api"`
+	API      API      `json:"api"`
 	Request  Request  `json:"request"`
 	Workload Workload `json:"workload"`
 	Sweep    Sweep    `json:"sweep"`
@@ -148,7 +169,7 @@ const (
 type Target struct {
 	// Kind is "sim" (the embedded simulator), "url" (a running server) or
 	// "launch" (a server benchci starts, waits for, and always stops).
-	Kind string `json:"kind"`
+	Kind TargetKind `json:"kind"`
 	// Launch describes the server to start (Kind "launch"); URL is where
 	// it will listen.
 	Launch *Launch `json:"launch,omitempty"`
@@ -403,9 +424,6 @@ type ImageSize struct {
 	Height int     `json:"height"`
 	Weight float64 `json:"weight,omitempty"`
 }
-
-// APIEmbeddings is the embeddings API's name.
-const APIEmbeddings = "embeddings"
 
 // ModelShare is one model of a mix and its share of the requests.
 type ModelShare struct {

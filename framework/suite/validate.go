@@ -330,7 +330,7 @@ func validate(s *Suite, known *Known) []*FieldError {
 
 // embeddingMetrics are what an embeddings answer, which streams nothing,
 // is measured by.
-var embeddingMetrics = metric.Names(func(d metric.Def) bool { return d.APIs.Has(APIEmbeddings) })
+var embeddingMetrics = metric.Names(func(d metric.Def) bool { return d.APIs.Has(string(APIEmbeddings)) })
 
 var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 

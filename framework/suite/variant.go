@@ -131,7 +131,7 @@ func validateVariants(s *Suite, known *Known) []*FieldError {
 			bad(JoinPath(at, "target"), "required: the suite has no target of its own")
 		}
 		if v.Sim != nil {
-			if t.Kind != "sim" {
+			if t.Kind != TargetSim {
 				bad(JoinPath(at, "sim"), "simulator overrides need a simulated target, and this variant's is %q", t.Kind)
 			}
 			o := v.Sim
@@ -142,7 +142,7 @@ func validateVariants(s *Suite, known *Known) []*FieldError {
 		if v.Cost != nil {
 			errs = append(errs, validateCost(JoinPath(at, "cost"), v.Cost)...)
 		}
-		if key := launchKey(t.URL); s.Order == OrderInterleaved && t.Kind == "launch" && key != "" {
+		if key := launchKey(t.URL); s.Order == OrderInterleaved && t.Kind == TargetLaunch && key != "" {
 			if first, ok := launchedAt[key]; ok {
 				bad(JoinPath(at, "target"), "interleaved variants keep their servers running side by side, and %s launches one at %s too: give each its own port (and GPU), or order: 'sequential'", first, t.URL)
 			} else {

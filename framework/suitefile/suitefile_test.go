@@ -40,7 +40,7 @@ func TestLoadGood(t *testing.T) {
 		got, want any
 	}{
 		{"name", s.Name, "minimal"},
-		{"api default", s.API, "chat"},
+		{"api default", s.API, suite.APIChat},
 		{"sweep kind", s.Sweep.Kind, suite.SweepRate},
 		{"duration default", s.Sweep.Duration.D(), 30 * time.Second},
 		{"warmup default", s.Sweep.Warmup.D(), 5 * time.Second},

@@ -27,12 +27,24 @@ import (
 	"github.com/benchci/benchci/internal/words"
 )
 
+// API names the OpenAI-compatible API a client speaks. The suite's own
+// kind (suite.API) converts to it; the client does not import the suite.
+type API string
+
+// The APIs.
+const (
+	Chat        API = "chat"
+	Completions API = "completions"
+	// Embeddings is not streamed: its answers are vectors, not tokens.
+	Embeddings API = "embeddings"
+)
+
 // Options configure a Client.
 type Options struct {
 	// BaseURL is the server's root, e.g. http://127.0.0.1:8000.
 	BaseURL string
-	// API is "chat", "completions" or "embeddings" (not streamed).
-	API string
+	// API is Chat, Completions or Embeddings.
+	API API
 	// KeepText keeps each answer's text and tool call in the result, for
 	// checking structured answers; off, only counts are kept.
 	KeepText bool
@@ -97,7 +109,7 @@ type Client struct {
 
 // New returns a client.
 func New(opts Options) (*Client, error) {
-	if opts.API != "chat" && opts.API != "completions" && opts.API != "embeddings" {
+	if opts.API != Chat && opts.API != Completions && opts.API != Embeddings {
 		return nil, fmt.Errorf("client: unknown API %q", opts.API)
 	}
 	if opts.MaxLine == 0 {
@@ -114,9 +126,9 @@ func New(opts Options) (*Client, error) {
 	}
 	path := "/v1/chat/completions"
 	switch opts.API {
-	case "completions":
+	case Completions:
 		path = "/v1/completions"
-	case "embeddings":
+	case Embeddings:
 		path = "/v1/embeddings"
 	}
 	if strings.ContainsAny(opts.APIKey, "\r\n") {
@@ -213,10 +225,10 @@ func (c *Client) BodyModel(model string, msgs []Message, maxTokens int) ([]byte,
 	if model == "" {
 		model = c.opts.Model
 	}
-	if c.opts.API == "chat" {
+	if c.opts.API == Chat {
 		return c.body(model, msgs, "", maxTokens)
 	}
-	if c.opts.API == "embeddings" {
+	if c.opts.API == Embeddings {
 		parts := make([]string, len(msgs))
 		for i, m := range msgs {
 			parts[i] = m.Content
@@ -242,7 +254,7 @@ func (c *Client) Body(system, prompt string, maxTokens int) ([]byte, error) {
 }
 
 // API is the client's API: chat, completions or embeddings.
-func (c *Client) API() string { return c.opts.API }
+func (c *Client) API() API { return c.opts.API }
 
 // BodyEmbeddings builds the body of an embeddings request for a batch of
 // inputs ("": the client's model).
@@ -264,7 +276,7 @@ func (c *Client) body(model string, msgs []Message, prompt string, maxTokens int
 		m[k] = v
 	}
 	m["model"] = model
-	if c.opts.API == "chat" {
+	if c.opts.API == Chat {
 		m["messages"] = msgs
 	} else {
 		m["prompt"] = prompt
@@ -344,7 +356,7 @@ func (c *Client) Do(ctx context.Context, body []byte, id string, res *Result) {
 		res.fail(ErrHTTP, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, msg))
 		return
 	}
-	if c.opts.API == "embeddings" {
+	if c.opts.API == Embeddings {
 		c.embeddings(resp, res, len(body))
 		return
 	}

@@ -32,7 +32,7 @@ func scripted(t *testing.T, status int, pause time.Duration, writes ...string) *
 	return srv
 }
 
-func newTestClient(t *testing.T, url, api string) *Client {
+func newTestClient(t *testing.T, url string, api API) *Client {
 	t.Helper()
 	c, err := New(Options{BaseURL: url, API: api, Model: "m", Timeout: 5 * time.Second, MaxLine: 1 << 10, MaxStream: 1 << 16})
 	if err != nil {
@@ -54,7 +54,7 @@ func TestClientStreams(t *testing.T) {
 	usage := `data: {"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}` + "\n\n"
 	tests := []struct {
 		name        string
-		api         string
+		api         API
 		status      int
 		writes      []string
 		wantErr     ErrorKind
@@ -218,7 +218,7 @@ func TestClientConnectError(t *testing.T) {
 func TestBody(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		api       string
+		api       API
 		ignoreEOS bool
 		want      string
 	}{

@@ -202,10 +202,21 @@ func Samples(r io.Reader, f func(name string, v float64)) error {
 	return nil
 }
 
+// reading is how a figure is read from a point's snapshots.
+type reading string
+
+const (
+	readMean  reading = "mean"  // of a histogram over the point
+	readPeak  reading = "peak"  // a gauge's highest
+	readLast  reading = "last"  // a gauge at the end
+	readDelta reading = "delta" // a counter's increase
+	readRate  reading = "rate"  // the delta of names[0] over the delta of per[0]
+)
+
 // figure is one server-side figure and the metric names engines give it.
 type figure struct {
 	key  string
-	kind string // "mean" (of a histogram over the point), "peak" (gauge), "last" (gauge at the end), "delta" (counter), "rate" (delta of names[0] over delta of per[0])
+	kind reading
 	// names are the engines' names for the figure; per, for a rate, the
 	// names of its denominator, in the same order.
 	names, per []string
@@ -215,26 +226,26 @@ type figure struct {
 // Sources: vLLM's and SGLang's metrics modules, TGI's router metrics,
 // llama.cpp's server (--metrics) documentation.
 var figures = []figure{
-	{key: "queue_time_mean_s", kind: "mean", names: []string{"vllm:request_queue_time_seconds", "sglang:queue_time_seconds", "tgi_request_queue_duration"}},
-	{key: "server_ttft_mean_s", kind: "mean", names: []string{"vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds"}},
-	{key: "running_peak", kind: "peak", names: []string{"vllm:num_requests_running", "sglang:num_running_reqs", "tgi_batch_current_size", "llamacpp:requests_processing"}},
-	{key: "waiting_peak", kind: "peak", names: []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs", "tgi_queue_size", "llamacpp:requests_deferred"}},
-	{key: "kv_cache_usage_peak", kind: "peak", names: []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage", "llamacpp:kv_cache_usage_ratio"}},
-	{key: "kv_cache_tokens_peak", kind: "peak", names: []string{"llamacpp:kv_cache_tokens"}},
-	{key: "preemptions", kind: "delta", names: []string{"vllm:num_preemptions_total", "vllm:num_preemptions"}},
-	{key: "prompt_tokens", kind: "delta", names: []string{"vllm:prompt_tokens_total", "sglang:prompt_tokens_total", "llamacpp:prompt_tokens_total"}},
-	{key: "generation_tokens", kind: "delta", names: []string{"vllm:generation_tokens_total", "sglang:generation_tokens_total", "llamacpp:tokens_predicted_total"}},
+	{key: "queue_time_mean_s", kind: readMean, names: []string{"vllm:request_queue_time_seconds", "sglang:queue_time_seconds", "tgi_request_queue_duration"}},
+	{key: "server_ttft_mean_s", kind: readMean, names: []string{"vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds"}},
+	{key: "running_peak", kind: readPeak, names: []string{"vllm:num_requests_running", "sglang:num_running_reqs", "tgi_batch_current_size", "llamacpp:requests_processing"}},
+	{key: "waiting_peak", kind: readPeak, names: []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs", "tgi_queue_size", "llamacpp:requests_deferred"}},
+	{key: "kv_cache_usage_peak", kind: readPeak, names: []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage", "llamacpp:kv_cache_usage_ratio"}},
+	{key: "kv_cache_tokens_peak", kind: readPeak, names: []string{"llamacpp:kv_cache_tokens"}},
+	{key: "preemptions", kind: readDelta, names: []string{"vllm:num_preemptions_total", "vllm:num_preemptions"}},
+	{key: "prompt_tokens", kind: readDelta, names: []string{"vllm:prompt_tokens_total", "sglang:prompt_tokens_total", "llamacpp:prompt_tokens_total"}},
+	{key: "generation_tokens", kind: readDelta, names: []string{"vllm:generation_tokens_total", "sglang:generation_tokens_total", "llamacpp:tokens_predicted_total"}},
 	// The share of prompt tokens the prefix cache held, over the point:
 	// vLLM V1 counts tokens looked up and found (V0 named them gpu_...).
-	{key: "prefix_cache_hit_rate", kind: "rate", names: []string{"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"},
+	{key: "prefix_cache_hit_rate", kind: readRate, names: []string{"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"},
 		per: []string{"vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"}},
 	// SGLang serves its radix cache's hit rate as a gauge over recent
 	// requests: its value at the point's end.
-	{key: "prefix_cache_hit_rate", kind: "last", names: []string{"sglang:cache_hit_rate"}},
+	{key: "prefix_cache_hit_rate", kind: readLast, names: []string{"sglang:cache_hit_rate"}},
 	// llama.cpp counts the seconds it spent on prompts and on generation:
 	// its own throughput while busy, beside the client's over the window.
-	{key: "server_prompt_tok_per_s", kind: "rate", names: []string{"llamacpp:prompt_tokens_total"}, per: []string{"llamacpp:prompt_seconds_total"}},
-	{key: "server_decode_tok_per_s", kind: "rate", names: []string{"llamacpp:tokens_predicted_total"}, per: []string{"llamacpp:tokens_predicted_seconds_total"}},
+	{key: "server_prompt_tok_per_s", kind: readRate, names: []string{"llamacpp:prompt_tokens_total"}, per: []string{"llamacpp:prompt_seconds_total"}},
+	{key: "server_decode_tok_per_s", kind: readRate, names: []string{"llamacpp:tokens_predicted_total"}, per: []string{"llamacpp:tokens_predicted_seconds_total"}},
 }
 
 // Known reports whether a snapshot holds any metric benchci reads, so a
@@ -264,30 +275,30 @@ func Figures(snaps []Snapshot) map[string]float64 {
 	for _, f := range figures {
 		for _, name := range f.names {
 			switch f.kind {
-			case "mean":
+			case readMean:
 				n := last[name+"_count"] - first[name+"_count"]
 				if _, ok := last[name+"_count"]; ok && n > 0 {
 					if v := (last[name+"_sum"] - first[name+"_sum"]) / n; !math.IsInf(v, 0) && !math.IsNaN(v) {
 						out[f.key] = v
 					}
 				}
-			case "peak":
+			case readPeak:
 				for _, s := range snaps {
 					if v, ok := s[name]; ok && v >= out[f.key] {
 						out[f.key] = v
 					}
 				}
-			case "last":
+			case readLast:
 				if _, done := out[f.key]; !done {
 					if v, ok := last[name]; ok {
 						out[f.key] = v
 					}
 				}
-			case "delta":
+			case readDelta:
 				if v, ok := last[name]; ok && !math.IsInf(v-first[name], 0) {
 					out[f.key] = v - first[name]
 				}
-			case "rate":
+			case readRate:
 				den := f.per[slices.Index(f.names, name)]
 				n, d := last[name]-first[name], last[den]-first[den]
 				if _, ok := last[den]; ok && d > 0 && !math.IsInf(n/d, 0) {

@@ -194,7 +194,7 @@ func shardable(s *suite.Suite, sh loadgen.Shard) error {
 	if sh.Count <= 1 {
 		return nil
 	}
-	if k := s.Target.Kind; k != "url" {
+	if k := s.Target.Kind; k != suite.TargetURL {
 		// Each shard would start its own server: N servers each taking a
 		// 1/N load, not one taking the whole.
 		return fmt.Errorf("a %s target runs inside each shard, so each would measure its own server under a part of the load: shard against one shared server (a url target)", k)

@@ -49,7 +49,7 @@ func openSession(ctx context.Context, s *suite.Suite, serverLog string, f *resul
 		KeepText:  s.Workload.Structured != nil,
 		Counter:   tok,
 		BaseURL:   sess.tg.Info.URL,
-		API:       s.API,
+		API:       client.API(s.API),
 		Model:     sess.tg.Info.Model,
 		APIKey:    sess.tg.APIKey,
 		IgnoreEOS: s.Request.IgnoreEOS,

@@ -58,7 +58,7 @@ func notRun(v suitefile.Variant, order, version string, cause error) *result.Fil
 		Schema: result.Schema, Counting: result.CountingRule, Tool: result.Tool{Name: "benchci", Version: version},
 		Suite: result.Suite{Name: s.RunName(), Path: v.Path, Hash: v.Hash, WorkloadHash: v.WorkloadHash,
 			Definition: v.JSON, Variant: s.Variant, Order: order},
-		Target: result.Target{Kind: s.Target.Kind}, Started: now, Finished: now,
+		Target: result.Target{Kind: string(s.Target.Kind)}, Started: now, Finished: now,
 		Incomplete: true, Error: "not run: " + cause.Error(), Points: []result.Point{},
 	}
 }

@@ -98,7 +98,7 @@ func item(cl *client.Client, r workload.Request, st *suite.Structured) (loadgen.
 		msgs = append(msgs, client.Message{Role: "system", Content: r.System})
 	}
 	msgs = append(msgs, r.History...)
-	if cl.API() == "embeddings" {
+	if cl.API() == client.Embeddings {
 		inputs := append([]string{strings.TrimSpace(r.System + " " + r.Prompt)}, r.Inputs...)
 		body, err := cl.BodyEmbeddings(r.Model, inputs)
 		if err != nil {

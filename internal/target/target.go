@@ -49,7 +49,7 @@ func (t *Target) Close() {
 // Open starts or checks the target.
 func Open(ctx context.Context, st suite.Target, opts Options) (*Target, error) {
 	switch st.Kind {
-	case "sim":
+	case suite.TargetSim:
 		p, field, err := SimProfile(&st)
 		if err != nil {
 			return nil, fmt.Errorf("target: %s: %w", field, err)
@@ -70,9 +70,9 @@ func Open(ctx context.Context, st suite.Target, opts Options) (*Target, error) {
 		if st.Model != "" {
 			model = st.Model
 		}
-		return &Target{Info: result.Target{Kind: "sim", URL: u, Model: model, Sim: recordProfile(p)}, close: cancel}, nil
-	case "url", "launch":
-		t := &Target{Info: result.Target{Kind: st.Kind, URL: strings.TrimRight(st.URL, "/"), Model: st.Model}}
+		return &Target{Info: result.Target{Kind: string(suite.TargetSim), URL: u, Model: model, Sim: recordProfile(p)}, close: cancel}, nil
+	case suite.TargetURL, suite.TargetLaunch:
+		t := &Target{Info: result.Target{Kind: string(st.Kind), URL: strings.TrimRight(st.URL, "/"), Model: st.Model}}
 		if st.APIKeyEnv != "" {
 			t.APIKey = os.Getenv(st.APIKeyEnv)
 			redact.Add(t.APIKey) // servers echo keys in their 401 bodies
@@ -80,7 +80,7 @@ func Open(ctx context.Context, st suite.Target, opts Options) (*Target, error) {
 				return nil, fmt.Errorf("target: environment variable %s (api_key_env) is empty", st.APIKeyEnv)
 			}
 		}
-		if st.Kind == "launch" {
+		if st.Kind == suite.TargetLaunch {
 			p, err := Launch(ctx, *st.Launch, t.Info.URL, opts.ServerLog)
 			if err != nil {
 				return nil, fmt.Errorf("target: %w", err)
