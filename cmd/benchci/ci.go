@@ -172,7 +172,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	for _, ab := range abRuns {
 		runs = append(runs, htmlpage.Run{File: ab.cand, Gate: ab.gate})
 		*regressions += ab.gate.Count(compare.Regression) + ab.gate.Count(compare.Missing)
-		if err := printComparison(cmd.OutOrStdout(), ab.gate, o.run.verbose); err != nil {
+		if err := printComparison(o.run.output(cmd), ab.gate, o.run.verbose); err != nil {
 			return err
 		}
 		if ab.committed != nil {
@@ -189,7 +189,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 		}
 		runs = append(runs, htmlpage.Run{File: f, Gate: r})
 		*regressions += r.Count(compare.Regression) + r.Count(compare.Missing)
-		if err := printComparison(cmd.OutOrStdout(), r, o.run.verbose); err != nil {
+		if err := printComparison(o.run.output(cmd), r, o.run.verbose); err != nil {
 			return err
 		}
 	}

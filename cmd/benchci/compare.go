@@ -2,9 +2,7 @@ package main
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +17,8 @@ import (
 )
 
 func compareCmd() *cobra.Command {
-	var format, key, charts string
+	var key, charts string
+	var format *formatFlag
 	var nway bool
 	cmd := &cobra.Command{
 		Use:   "compare BASELINE RESULT | compare RESULT RESULT RESULT...",
@@ -45,7 +44,7 @@ the Pareto frontiers; --charts DIR writes SVG charts of their curves.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if nway || len(args) > 2 {
-				return compareVariants(cmd, args, format, charts)
+				return compareVariants(cmd, args, format.name, charts)
 			}
 			base, err := readReference(args[0])
 			if err != nil {
@@ -70,15 +69,13 @@ the Pareto frontiers; --charts DIR writes SVG charts of their curves.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			if err := writeFormat(out, format, r,
-				func() error { return report.Diff(out, r) },
-				func() error { return report.Markdown(out, report.Marker(key), []*compare.Report{r}) }); err != nil {
+			if err := report.Write(out, format.name, report.Comparison(r, report.Marker(key))); err != nil {
 				return err
 			}
 			return gateExit([]*compare.Report{r})
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text, markdown or json")
+	format = addFormat(cmd)
 	cmd.Flags().StringVar(&key, "key", "benchci", "sticky comment key (markdown)")
 	cmd.Flags().BoolVar(&nway, "variants", false, "rank the files as variants even when there are two")
 	cmd.Flags().StringVar(&charts, "charts", "", "with variants, write SVG charts into this directory")
@@ -109,9 +106,7 @@ func compareVariants(cmd *cobra.Command, paths []string, format, charts string) 
 		return &exitError{exitUsage, err}
 	}
 	out := cmd.OutOrStdout()
-	if err := writeFormat(out, format, r,
-		func() error { return report.Variants(out, r) },
-		func() error { return report.VariantsMarkdown(out, r) }); err != nil {
+	if err := report.Write(out, format, report.Variants(r)); err != nil {
 		return err
 	}
 	if charts != "" {
@@ -125,20 +120,4 @@ func compareVariants(cmd *cobra.Command, paths []string, format, charts string) 
 		fmt.Fprintf(cmd.ErrOrStderr(), "charts: %s\n", strings.Join(written, ", "))
 	}
 	return nil
-}
-
-// writeFormat writes v in the --format asked: text and markdown by their
-// writers, json as indented JSON.
-func writeFormat(out io.Writer, format string, v any, text, markdown func() error) error {
-	switch format {
-	case "text":
-		return text()
-	case "markdown":
-		return markdown()
-	case "json":
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
-	}
-	return &exitError{exitUsage, fmt.Errorf("parsing --format: %q is not text, markdown or json", format)}
 }

@@ -28,6 +28,7 @@ func historyCmd() *cobra.Command {
 		point     string
 		chartPath string
 		minChange string
+		format    *formatFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "history SUITE",
@@ -79,8 +80,12 @@ variant), a suite file, or a baseline file's path.`,
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			if err := historyview.Write(out, rel, groups, walk.Skipped, point, shift); err != nil {
+			pr := newOutput(cmd, format)
+			out := pr.say()
+			if err := pr.print(historyview.Doc(rel, groups, walk.Skipped, point, shift)); err != nil {
+				return err
+			}
+			if err := pr.flush(); err != nil {
 				return err
 			}
 			if note := walk.ShallowNote(); note != "" {
@@ -119,6 +124,7 @@ variant), a suite file, or a baseline file's path.`,
 	cmd.Flags().StringVar(&chartPath, "charts", "auto", `SVG chart to write ("auto": <results>/<suite>.history.svg; "" for none)`)
 	deprecatedAlias(cmd, "chart", "charts")
 	cmd.Flags().StringVar(&minChange, "min-change", "5%", "smallest move named a change point")
+	format = addFormat(cmd)
 	return cmd
 }
 

@@ -21,6 +21,7 @@ func mergeCmd() *cobra.Command {
 	var (
 		out     string
 		maxSkew time.Duration
+		format  *formatFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "merge SHARD.json... | merge DIR",
@@ -42,12 +43,13 @@ point more than --max-skew after its aligned time is noted.`,
   benchci merge results/`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			pr := newOutput(cmd, format)
 			if len(args) == 1 {
 				if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
 					if out != "" {
 						return &exitError{exitUsage, errors.New("-o names one result: with a directory, each run's goes to <dir>/<suite>.json")}
 					}
-					return mergeDir(cmd, args[0], maxSkew)
+					return pr.done(mergeDir(cmd, pr, args[0], maxSkew))
 				}
 			}
 			var files []*result.File
@@ -61,16 +63,17 @@ point more than --max-skew after its aligned time is noted.`,
 				}
 				files = append(files, f)
 			}
-			return mergeFiles(cmd, files, filepath.Dir(args[0]), out, maxSkew)
+			return pr.done(mergeFiles(cmd, pr, files, filepath.Dir(args[0]), out, maxSkew))
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "merged results file (default: <dir of the first shard>/<suite>.json)")
 	cmd.Flags().DurationVar(&maxSkew, "max-skew", shard.DefaultMaxSkew, "note shards that started a point later than this after its aligned time")
+	format = addFormat(cmd)
 	return cmd
 }
 
 // mergeDir merges every run whose shards are in dir, one result each.
-func mergeDir(cmd *cobra.Command, dir string, maxSkew time.Duration) error {
+func mergeDir(cmd *cobra.Command, pr *output, dir string, maxSkew time.Duration) error {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.shard-*-of-*.json"))
 	if err != nil {
 		return err
@@ -95,7 +98,7 @@ func mergeDir(cmd *cobra.Command, dir string, maxSkew time.Duration) error {
 	}
 	var errs []error
 	for _, name := range order {
-		if err := mergeFiles(cmd, bySuite[name], dir, "", maxSkew); err != nil {
+		if err := mergeFiles(cmd, pr, bySuite[name], dir, "", maxSkew); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		}
 	}
@@ -107,7 +110,7 @@ func mergeDir(cmd *cobra.Command, dir string, maxSkew time.Duration) error {
 
 // mergeFiles merges one run's shards and writes the result to out, or to
 // <dir>/<suite>.json.
-func mergeFiles(cmd *cobra.Command, files []*result.File, dir, out string, maxSkew time.Duration) error {
+func mergeFiles(cmd *cobra.Command, pr *output, files []*result.File, dir, out string, maxSkew time.Duration) error {
 	m, err := shard.Merge(files, maxSkew)
 	if err != nil {
 		return &exitError{exitUsage, err}
@@ -120,8 +123,8 @@ func mergeFiles(cmd *cobra.Command, files []*result.File, dir, out string, maxSk
 	if out == "" {
 		out = filepath.Join(dir, m.Suite.Name+".json")
 	}
-	stdout := cmd.OutOrStdout()
-	if err := report.Write(stdout, "text", report.Points(m)); err != nil {
+	stdout := pr.say()
+	if err := pr.print(report.Points(m)); err != nil {
 		return err
 	}
 	if err := result.Write(out, m); err != nil {

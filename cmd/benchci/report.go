@@ -18,6 +18,7 @@ import (
 
 func reportCmd() *cobra.Command {
 	var htmlPath, baselines string
+	var format *formatFlag
 	cmd := &cobra.Command{
 		Use:   "report RESULT...",
 		Short: "Print the table of results (or baseline) files, or write them as one HTML page",
@@ -28,7 +29,8 @@ run gated against baselines/<suite>.json when there is one, else its SLOs),
 throughput-latency curves, TTFT and ITL distributions, the points, their time
 slices, variants compared where several files are variants of one suite, and
 the provenance. Charts are inline SVG; the page has no script and loads
-nothing from the network.`,
+nothing from the network. With --format html that page is printed on
+stdout.`,
 		Example: `  benchci report results/quickstart.json
   benchci report --html results/report.html results/*.json`,
 		Args: cobra.MinimumNArgs(1),
@@ -41,13 +43,14 @@ nothing from the network.`,
 				}
 				files = append(files, f)
 			}
-			if htmlPath == "" {
+			if htmlPath == "" && format.name != "html" {
+				out := newOutput(cmd, format)
 				for _, f := range files {
-					if err := report.Write(cmd.OutOrStdout(), "text", report.Points(f)); err != nil {
+					if err := out.print(report.Points(f)); err != nil {
 						return err
 					}
 				}
-				return nil
+				return out.flush()
 			}
 			runs := make([]htmlpage.Run, 0, len(files))
 			for _, f := range files {
@@ -56,6 +59,14 @@ nothing from the network.`,
 					return &exitError{exitUsage, err}
 				}
 				runs = append(runs, htmlpage.Run{File: f, Gate: g})
+			}
+			if htmlPath == "" { // --format html: the page, on stdout
+				page, err := htmlPage(runs, files)
+				if err != nil {
+					return err
+				}
+				_, err = cmd.OutOrStdout().Write(page)
+				return err
 			}
 			if err := writeHTML(htmlPath, runs, files); err != nil {
 				return err
@@ -67,21 +78,32 @@ nothing from the network.`,
 	}
 	cmd.Flags().StringVar(&htmlPath, "html", "", "write one self-contained HTML report to this file")
 	cmd.Flags().StringVar(&baselines, "baselines", "baselines", "directory of baseline files the HTML report gates against")
+	format = addFormat(cmd, "html")
 	return cmd
 }
 
 // writeHTML writes the HTML report of runs, with the comparisons of any
 // variants among files, secrets redacted as in every other report.
 func writeHTML(path string, runs []htmlpage.Run, files []*result.File) error {
-	var buf bytes.Buffer
-	in := htmlpage.Input{Runs: runs, Variants: variantReports(files), Tool: Version, Generated: time.Now()}
-	if err := htmlpage.Write(&buf, in); err != nil {
+	page, err := htmlPage(runs, files)
+	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return result.WriteFileAtomic(path, redact.Bytes(buf.Bytes()))
+	return result.WriteFileAtomic(path, page)
+}
+
+// htmlPage is the HTML report of runs, with the comparisons of any variants
+// among files, secrets redacted.
+func htmlPage(runs []htmlpage.Run, files []*result.File) ([]byte, error) {
+	var buf bytes.Buffer
+	in := htmlpage.Input{Runs: runs, Variants: variantReports(files), Tool: Version, Generated: time.Now()}
+	if err := htmlpage.Write(&buf, in); err != nil {
+		return nil, err
+	}
+	return redact.Bytes(buf.Bytes()), nil
 }
 
 func gates(runs []htmlpage.Run) []*compare.Report {

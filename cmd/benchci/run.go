@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -43,6 +42,8 @@ type runOptions struct {
 	shard    loadgen.Shard
 	startAt  time.Time
 	pointGap time.Duration
+	// out prints the reports in run's --format; nil (ci): text.
+	out *output
 }
 
 // shardFlags are run's flags for splitting a run over machines.
@@ -118,6 +119,7 @@ func (o *runOptions) register(cmd *cobra.Command) {
 func runCmd() *cobra.Command {
 	var o runOptions
 	var sf shardFlags
+	var format *formatFlag
 	cmd := &cobra.Command{
 		Use:   "run SUITE...",
 		Short: "Run suites, write results/<suite>.json and print a table",
@@ -144,17 +146,19 @@ machine would have measured, and that result is what is gated.`,
   benchci run --shard 0/4 --start-at 2026-12-03T10:00:00Z suites/quickstart.jsonnet`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.out = newOutput(cmd, format)
 			if err := sf.parse(&o); err != nil {
 				return &exitError{exitUsage, err}
 			}
 			results, err := runAll(cmd, o, args)
 			if err != nil {
+				_ = o.out.flush() // what was measured still prints
 				return err
 			}
 			var reports []*compare.Report
 			for _, f := range results {
 				if sh := f.Shard; sh != nil {
-					fmt.Fprintf(cmd.OutOrStdout(), "shard %d of %d of %s: not gated alone; gate the merged result (benchci merge %s/%s.shard-*-of-%d.json -o %s/%s.json)\n",
+					fmt.Fprintf(o.out.say(), "shard %d of %d of %s: not gated alone; gate the merged result (benchci merge %s/%s.shard-*-of-%d.json -o %s/%s.json)\n",
 						sh.Index, sh.Count, f.Suite.Name, o.resultsDir, f.Suite.Name, sh.Count, o.resultsDir, f.Suite.Name)
 					continue
 				}
@@ -162,16 +166,20 @@ machine would have measured, and that result is what is gated.`,
 				if err != nil {
 					return err
 				}
-				if err := printComparison(cmd.OutOrStdout(), r, o.verbose); err != nil {
+				if err := printComparison(o.out, r, o.verbose); err != nil {
 					return err
 				}
 				reports = append(reports, r)
+			}
+			if err := o.out.flush(); err != nil {
+				return err
 			}
 			return gateExit(reports)
 		},
 	}
 	o.register(cmd)
 	sf.register(cmd, &o)
+	format = addFormat(cmd)
 	return cmd
 }
 
@@ -287,7 +295,8 @@ func runOptionsFor(cmd *cobra.Command, o runOptions, name string) (runner.Option
 // writeRun prints a run's table and writes its results file; runErr is
 // the run's own error, returned (as a usage error) after the write.
 func writeRun(cmd *cobra.Command, o runOptions, f *result.File, runErr error) error {
-	stdout := cmd.OutOrStdout()
+	pr := o.output(cmd)
+	stdout := pr.say()
 	var sh loadgen.Shard
 	if f.Shard != nil {
 		sh = loadgen.Shard{Index: f.Shard.Index, Count: f.Shard.Count}
@@ -296,7 +305,7 @@ func writeRun(cmd *cobra.Command, o runOptions, f *result.File, runErr error) er
 	out := filepath.Join(o.resultsDir, name+".json")
 	// What was measured is printed first, so a failed write (a full
 	// disk) still leaves the figures in the log.
-	if err := report.Write(stdout, "text", report.Points(f)); err != nil {
+	if err := pr.print(report.Points(f)); err != nil {
 		return err
 	}
 	if err := result.Write(out, f); err != nil {
@@ -408,14 +417,15 @@ func writeVariants(cmd *cobra.Command, o runOptions, suiteName string, files []*
 	if err != nil {
 		return err
 	}
-	return writeVariantsReport(cmd.OutOrStdout(), r, filepath.Join(o.resultsDir, suiteName))
+	return writeVariantsReport(o.output(cmd), r, filepath.Join(o.resultsDir, suiteName))
 }
 
 // writeVariantsReport prints the comparison and writes it next to the
 // results: <base>.variants.json, <base>.variants.md and SVG charts in
 // the directory <base>/.
-func writeVariantsReport(stdout io.Writer, r *variants.Report, base string) error {
-	if err := report.Variants(stdout, r); err != nil {
+func writeVariantsReport(pr *output, r *variants.Report, base string) error {
+	stdout := pr.say()
+	if err := pr.print(report.Variants(r)); err != nil {
 		return err
 	}
 	data, err := json.MarshalIndent(r, "", "  ")
@@ -460,14 +470,8 @@ func openRequests(path string, gaps bool) (*requestlog.Writer, func() error, err
 
 // printComparison writes the summary that leads the PR comment too and,
 // verbose, every compared figure after it.
-func printComparison(w io.Writer, r *compare.Report, verbose bool) error {
-	if err := report.Summary(w, r); err != nil {
-		return err
-	}
-	if verbose && !r.NoBaseline {
-		return report.Diff(w, r)
-	}
-	return nil
+func printComparison(out *output, r *compare.Report, verbose bool) error {
+	return out.print(report.Gate(r, verbose))
 }
 
 // probeDir makes dir if needed and checks a file can be written in it.

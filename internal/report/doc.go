@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -122,4 +123,12 @@ func Write(w io.Writer, format string, d Doc) error {
 		return CheckFormat(format)
 	}
 	return f.Render(w, d.Tables)
+}
+
+// writeJSON writes v as indented JSON: the layout of a report whose data
+// has a documented shape of its own (compare.Report, variants.Report).
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -7,32 +7,39 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/benchci/benchci/internal/variants"
 )
 
-// Variants writes the comparison of variants for a terminal: the answers
-// first, then one row per variant (capacity, throughput, TTFT and TPOT
-// P99 and $/1M there, its standing), then the Pareto frontiers.
-func Variants(w io.Writer, r *variants.Report) error {
-	fmt.Fprintf(w, "variants%s: %d, workload %.12s%s\n", ofSuite(r.Suite), len(r.Variants), r.WorkloadHash, orderString(r.Order))
+// Variants is the comparison of variants: the answers first, then one
+// row per variant (capacity, throughput, TTFT and TPOT P99 and $/1M
+// there, its standing), then the Pareto frontiers. Its markdown is
+// VariantsMarkdown's, with its chart; its JSON the variants.Report itself,
+// the schema results/<suite>.variants.json has.
+func Variants(r *variants.Report) Doc {
+	head := &Table{Title: fmt.Sprintf("variants%s: %d, workload %.12s%s", ofSuite(r.Suite), len(r.Variants), r.WorkloadHash, orderString(r.Order))}
 	for _, v := range r.Verdicts {
-		fmt.Fprintf(w, "%s: %s\n", v.Question, OneLine(v.Answer))
+		head.Notes = append(head.Notes, fmt.Sprintf("%s: %s", v.Question, OneLine(v.Answer)))
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "variant\ttarget\tcapacity\tat\tout tok/s\tTTFT p99\tTPOT p99\t$/1M out\tpeak tok/s\tknee\tSLOs\tstanding\t")
+	t := &Table{Columns: variantColumns}
 	for _, v := range r.Variants {
 		c := CapacityCells(v)
-		peak := "-"
+		peak := Text("-")
 		if v.Peak != nil {
-			peak = fmt.Sprintf("%.0f", v.Peak.OutputTokPS)
+			peak = Number(v.Peak.OutputTokPS, fmt.Sprintf("%.0f", v.Peak.OutputTokPS))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", OneLine(v.Name), OneLine(v.Target),
-			c[0], c[1], c[2], c[3], c[4], c[5], peak, OneLine(cmp.Or(v.Knee, "-")), SLOCell(v), Standing(r, v))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
+		capacity := Text(c[0])
+		if v.Capacity != nil {
+			capacity = Number(v.Capacity.Rate, c[0])
+		}
+		cells := []Cell{Text(v.Name), Text(v.Target), capacity, Text(c[1]), Text(c[2]), Text(c[3]), Text(c[4]), Text(c[5])}
+		if a := v.Capacity; a != nil && a.At != nil {
+			cells[4], cells[5], cells[6] = Number(a.At.OutputTokPS, c[2]), Number(a.At.TTFTP99Ms, c[3]), Number(a.At.TPOTP99Ms, c[4])
+			if a.At.USDPerMOutput > 0 {
+				cells[7] = Number(a.At.USDPerMOutput, c[5])
+			}
+		}
+		t.Add(append(cells, peak, Text(cmp.Or(v.Knee, "-")), Text(SLOCell(v)), Text(Standing(r, v)))...)
 	}
 	for _, f := range r.Frontiers {
 		if len(f.Points) == 0 {
@@ -42,17 +49,30 @@ func Variants(w io.Writer, r *variants.Report) error {
 		for _, p := range f.Points {
 			ps = append(ps, fmt.Sprintf("%s %s (%.0f tok/s, %s)", OneLine(p.Variant), OneLine(p.Point), p.OutputTokPS, Ms(p.LatencyMs)))
 		}
-		fmt.Fprintf(w, "Pareto, output tok/s vs %s: %s\n", f.Latency, strings.Join(ps, " → "))
+		t.Notes = append(t.Notes, fmt.Sprintf("Pareto, output tok/s vs %s: %s", f.Latency, strings.Join(ps, " → ")))
 	}
 	for _, v := range r.Variants {
 		for _, f := range v.SLOFailures {
-			fmt.Fprintf(w, "SLO FAIL: %s: %s\n", OneLine(v.Name), OneLine(f))
+			t.Notes = append(t.Notes, fmt.Sprintf("SLO FAIL: %s: %s", OneLine(v.Name), OneLine(f)))
 		}
 		if !v.Complete {
-			fmt.Fprintf(w, "INCOMPLETE: %s: %s (not ranked)\n", OneLine(v.Name), OneLine(v.Error))
+			t.Notes = append(t.Notes, fmt.Sprintf("INCOMPLETE: %s: %s (not ranked)", OneLine(v.Name), OneLine(v.Error)))
 		}
 	}
-	return nil
+	return Doc{Tables: []*Table{head, t}, Layouts: map[string]func(io.Writer) error{
+		"markdown": func(w io.Writer) error { return VariantsMarkdown(w, r) },
+		"json":     func(w io.Writer) error { return writeJSON(w, r) },
+	}}
+}
+
+// variantColumns are the variants table's columns; JSON keys carry units.
+var variantColumns = []Column{
+	{Key: "variant", Title: "variant", Right: true}, {Key: "target", Title: "target", Right: true},
+	{Key: "capacity_rps", Title: "capacity", Right: true}, {Key: "at", Title: "at", Right: true},
+	{Key: "output_throughput_tok_s", Title: "out tok/s", Right: true}, {Key: "ttft_p99_ms", Title: "TTFT p99", Right: true},
+	{Key: "tpot_p99_ms", Title: "TPOT p99", Right: true}, {Key: "cost_usd_per_m_output", Title: "$/1M out", Right: true},
+	{Key: "peak_output_throughput_tok_s", Title: "peak tok/s", Right: true}, {Key: "knee", Title: "knee", Right: true},
+	{Key: "slos", Title: "SLOs", Right: true}, {Key: "standing", Title: "standing", Right: true},
 }
 
 func ofSuite(s string) string {

@@ -44,7 +44,7 @@ func sampleVariants() *variants.Report {
 func TestVariantsGolden(t *testing.T) {
 	t.Parallel()
 	var text, md strings.Builder
-	if err := Variants(&text, sampleVariants()); err != nil {
+	if err := Write(&text, "text", Variants(sampleVariants())); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "testdata/variants.golden", text.String())

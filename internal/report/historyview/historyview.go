@@ -159,3 +159,82 @@ func historyTable(w io.Writer, g *history.Group, point string) error {
 	}
 	return tw.Flush()
 }
+
+// Doc is a baseline's history as a report: its text is Write's; other
+// formats render its tables: per workload, the figures that moved at
+// each change point, then the versions' figures at the point.
+func Doc(path string, groups []history.Group, skipped []history.Skipped, point string, minShift float64) report.Doc {
+	var tables []*report.Table
+	head := &report.Table{Title: "history of " + path}
+	for _, s := range skipped {
+		head.Notes = append(head.Notes, fmt.Sprintf("skipped %.7s: %s", s.Commit, s.Reason))
+	}
+	tables = append(tables, head)
+	for gi := range groups {
+		g := &groups[gi]
+		p := point
+		if p == "" {
+			p = g.DefaultPoint()
+		}
+		tables = append(tables, changesTable(g, minShift), versionsTable(g, p))
+	}
+	return report.Doc{Tables: tables, Layouts: map[string]func(io.Writer) error{
+		"text": func(w io.Writer) error { return Write(w, path, groups, skipped, point, minShift) },
+	}}
+}
+
+var changeColumns = []report.Column{
+	{Key: "commit", Title: "commit"}, {Key: "date", Title: "date"}, {Key: "subject", Title: "subject"},
+	{Key: "figure", Title: "figure"}, {Key: "point", Title: "point"}, {Key: "unit", Title: "unit"},
+	{Key: "before", Title: "before", Right: true}, {Key: "after", Title: "after", Right: true},
+	{Key: "change", Title: "change", Right: true}, {Key: "p", Title: "p", Right: true}, {Key: "worse", Title: "worse"},
+}
+
+// changesTable is one row per figure that moved at a change point.
+func changesTable(g *history.Group, minShift float64) *report.Table {
+	t := &report.Table{Title: fmt.Sprintf("workload %.12s: change points (E-divisive means, p <= 0.05, moves of %.0f%% or more)", g.WorkloadHash, 100*minShift),
+		Columns: changeColumns}
+	for _, c := range g.Changes() {
+		v := g.Versions[c.Version]
+		change := report.Text(relString(c.Change))
+		if r := c.Relative(); !math.IsInf(r, 0) && !math.IsNaN(r) {
+			change = report.Number(r, report.Pct(r))
+		}
+		worse := "no"
+		if c.Worse {
+			worse = "yes"
+		}
+		t.Add(report.Text(v.Short()), report.Text(v.Time.UTC().Format("2006-01-02")), report.Text(v.Subject),
+			report.Text(c.Figure), report.Text(c.Point), report.Text(c.Unit),
+			report.Number(c.Before, report.Figure(c.Before, c.Unit)), report.Number(c.After, report.Figure(c.After, c.Unit)),
+			change, report.Number(c.P, fmt.Sprintf("%.3f", c.P)), report.Text(worse))
+	}
+	return t
+}
+
+// versionsTable is one row per version: the figures Shown at point.
+func versionsTable(g *history.Group, point string) *report.Table {
+	t := &report.Table{Title: fmt.Sprintf("workload %.12s: figures at %s", g.WorkloadHash, point),
+		Columns: []report.Column{{Key: "commit", Title: "commit"}, {Key: "date", Title: "date"}}}
+	if !slices.Contains(g.Points(), point) || point == "search" {
+		t.Notes = append(t.Notes, fmt.Sprintf("no figures at point %q; points: %s", point, strings.Join(g.Points(), ", ")))
+		return t
+	}
+	cols := Shown(g, point)
+	for _, c := range cols {
+		t.Columns = append(t.Columns, report.Column{Key: c.Figure, Title: c.Figure + " (" + c.Unit + ")", Right: true})
+	}
+	t.Columns = append(t.Columns, report.Column{Key: "subject", Title: "subject"})
+	for i, v := range g.Versions {
+		cells := []report.Cell{report.Text(v.Short()), report.Text(v.Time.UTC().Format("2006-01-02"))}
+		for _, c := range cols {
+			cell := report.Text("-")
+			if x := c.Values[i]; !math.IsNaN(x) {
+				cell = report.Number(x, report.Figure(x, c.Unit))
+			}
+			cells = append(cells, cell)
+		}
+		t.Add(append(cells, report.Text(v.Subject))...)
+	}
+	return t
+}
