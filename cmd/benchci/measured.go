@@ -8,7 +8,7 @@ import (
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/suitefile"
-	"github.com/benchci/benchci/internal/runner"
+	"github.com/benchci/benchci/internal/slo"
 )
 
 // readMeasured reads a results file that ci --measured gates, and judges
@@ -34,7 +34,7 @@ func readMeasured(path string, opts suitefile.Options, ownSuite bool) (*result.F
 	if note != "" {
 		f.Notes = append(f.Notes, note)
 	}
-	runner.Judge(s, f)
+	slo.Judge(s, f)
 	return f, note, nil
 }
 

@@ -10,10 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/internal/errjoin"
+	"github.com/benchci/benchci/internal/layout"
 	"github.com/benchci/benchci/internal/report"
-	"github.com/benchci/benchci/internal/runner"
 	"github.com/benchci/benchci/internal/shard"
 )
 
@@ -74,7 +73,7 @@ point more than --max-skew after its aligned time is noted.`,
 
 // mergeDir merges every run whose shards are in dir, one result each.
 func mergeDir(cmd *cobra.Command, pr *output, dir string, maxSkew time.Duration) error {
-	paths, err := filepath.Glob(filepath.Join(dir, "*.shard-*-of-*.json"))
+	paths, err := layout.Results(dir).Shards()
 	if err != nil {
 		return err
 	}
@@ -115,13 +114,8 @@ func mergeFiles(cmd *cobra.Command, pr *output, files []*result.File, dir, out s
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
-	s, err := suite.Decode(m.Suite.Definition)
-	if err != nil {
-		return &exitError{exitUsage, fmt.Errorf("merge: %w", err)}
-	}
-	runner.Judge(s, m)
 	if out == "" {
-		out = filepath.Join(dir, m.Suite.Name+".json")
+		out = layout.Results(dir).Result(m.Suite.Name)
 	}
 	stdout := pr.say()
 	if err := pr.print(report.Points(m)); err != nil {

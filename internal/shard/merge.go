@@ -24,6 +24,7 @@ import (
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/internal/cost"
+	"github.com/benchci/benchci/internal/slo"
 	"github.com/benchci/benchci/internal/sweep"
 )
 
@@ -131,6 +132,7 @@ func Merge(files []*result.File, maxSkew time.Duration) (*result.File, error) {
 		out.Error = strings.Join(problems, "; ")
 	}
 	out.Knee = sweep.Knee(points)
+	slo.Judge(s, out)
 	return out, nil
 }
 

@@ -118,6 +118,18 @@ func TestMergeHalvesIsTheWhole(t *testing.T) {
 	if p.Schedule.StartSkewMs != 1 || !m.Started.Equal(a.Started) {
 		t.Errorf("skew %v, started %v", p.Schedule.StartSkewMs, m.Started)
 	}
+	// Merge judges the suite's SLO on the merged point, the whole
+	// recording's P99 (about 390 ms, over the 200 ms asserted), so a
+	// library user gets the verdicts the command prints.
+	var judged []result.SLO
+	for _, v := range m.SLOs {
+		if v.Point == "rate=8" && strings.HasPrefix(v.Name, "ttft p99") {
+			judged = append(judged, v)
+		}
+	}
+	if len(judged) != 1 || judged[0].Pass || judged[0].Measured != p.Latency[metric.TTFT].P99 {
+		t.Errorf("SLO verdicts %+v, want one failing ttft p99 at the merged P99 %v", m.SLOs, p.Latency[metric.TTFT].P99)
+	}
 }
 
 // A shard that did not measure the server leaves the merged point

@@ -144,3 +144,32 @@ func Sanity(s *suite.Suite, points []result.Point) []result.SLO {
 	}
 	return out
 }
+
+// Judge sets f's SLO verdicts: the suite's SLOs and the sanity gate, on
+// the points that gate the run. A run, a merge of shards (shard.Merge) and
+// a re-judged result (ci --measured) all call it, so they judge alike.
+func Judge(s *suite.Suite, f *result.File) {
+	f.SLOs = append(Evaluate(s.SLOs, gated(f)), Sanity(s, gated(f))...)
+}
+
+// gated returns the points whose SLOs gate the run: all of them, except in
+// a capacity search, where probes above capacity fail by design and only
+// the capacity point (or, below the search's minimum, the failing minimum)
+// is judged.
+func gated(f *result.File) []result.Point {
+	c := f.Capacity
+	if c == nil {
+		return f.Points
+	}
+	want := c.Rate
+	if want == 0 {
+		want = c.Failing
+	}
+	var out []result.Point
+	for _, p := range f.Points {
+		if p.Rate == want {
+			out = append(out, p)
+		}
+	}
+	return out
+}
