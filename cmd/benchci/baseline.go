@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/internal/baseline"
+	"github.com/benchci/benchci/internal/layout"
 	"github.com/benchci/benchci/internal/variants"
 )
 
@@ -58,7 +58,7 @@ every variant it compared.`,
 				if err != nil {
 					return err
 				}
-				out := filepath.Join(dir, r.Suite.Name+".json")
+				out := layout.Baselines(dir).Baseline(r.Suite.Name)
 				if err := baseline.Write(out, b); err != nil {
 					return err
 				}
@@ -67,7 +67,7 @@ every variant it compared.`,
 			return nil
 		},
 	}
-	update.Flags().StringVar(&dir, "baselines", "baselines", "directory the baseline files are written to")
+	update.Flags().StringVar(&dir, "baselines", layout.DefaultBaselines, "directory the baseline files are written to")
 	deprecatedAlias(update, "dir", "baselines")
 	update.Flags().StringVar(&commit, "commit", "", "commit recorded in provenance (default: $GITHUB_SHA, else git HEAD)")
 	cmd.AddCommand(update)
@@ -90,7 +90,7 @@ func currentCommit() string {
 func expandVariants(paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
-		if !strings.HasSuffix(p, ".variants.json") {
+		if !layout.IsVariants(p) {
 			out = append(out, p)
 			continue
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/internal/errjoin"
+	"github.com/benchci/benchci/internal/layout"
 	"github.com/benchci/benchci/internal/redact"
 	"github.com/benchci/benchci/internal/report"
 	"github.com/benchci/benchci/internal/report/htmlpage"
@@ -90,7 +91,7 @@ the error is printed and the exit code still tells the verdict.`,
 	o.run.register(cmd)
 	o.comment.register(cmd)
 	cmd.Flags().StringVar(&o.summary, "summary", os.Getenv("GITHUB_STEP_SUMMARY"), "file to append the markdown report to (default $GITHUB_STEP_SUMMARY)")
-	cmd.Flags().StringVar(&o.reportOut, "report", filepath.Join("results", "benchci-report.md"), "where to write the markdown report")
+	cmd.Flags().StringVar(&o.reportOut, "report", layout.Results(layout.DefaultResults).Report(), "where to write the markdown report")
 	cmd.Flags().StringVar(&o.htmlOut, "html", "auto", `where to write the self-contained HTML report ("auto": beside --report, as .html; "" for none)`)
 	cmd.Flags().StringVar(&o.ab, "ab", "", "also run each suite as it is at this git revision (the PR's base, e.g. origin/main), interleaved point by point on this machine, and judge the candidate against it instead of the committed baseline (still reported)")
 	cmd.Flags().StringVar(&o.baseRef, "base-ref", "auto", `revision whose baselines this change's are shown against: every figure an edited baseline moves is listed at the top of the report, and those that make the gate more lenient flagged ("auto": the pull request's base, or --ab's revision; "" for none)`)

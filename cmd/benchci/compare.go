@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,6 +11,7 @@ import (
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/internal/chart"
+	"github.com/benchci/benchci/internal/layout"
 	"github.com/benchci/benchci/internal/report"
 	"github.com/benchci/benchci/internal/variants"
 )
@@ -98,7 +98,7 @@ func compareVariants(cmd *cobra.Command, paths []string, format, charts string) 
 	for i := range entries {
 		if names[entries[i].Name] > 1 {
 			// Runs of one suite on different days: the file tells them apart.
-			entries[i].Name = strings.TrimSuffix(filepath.Base(entries[i].Path), ".json")
+			entries[i].Name = layout.SuiteOf(entries[i].Path)
 		}
 	}
 	r, err := variants.Compare(entries)

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/internal/baseline"
 	"github.com/benchci/benchci/internal/gitrev"
+	"github.com/benchci/benchci/internal/layout"
 	"github.com/benchci/benchci/internal/report"
 )
 
@@ -41,7 +41,7 @@ func baselineEdits(cmd *cobra.Command, o ciOptions, results []*result.File, abRu
 			continue
 		}
 		seen[name] = true
-		path := filepath.Join(o.run.baselines, name+".json")
+		path := layout.Baselines(o.run.baselines).Baseline(name)
 		now, err := result.ReadBytes(path)
 		if errors.Is(err, os.ErrNotExist) {
 			// Deleting a baseline turns the gate off for the suite: as

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 
-	"path/filepath"
 
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/internal/baseline"
+	"github.com/benchci/benchci/internal/layout"
 )
 
 // compareWithBaseline compares a candidate with dir/<suite>.json; with no
@@ -19,7 +19,7 @@ func compareWithBaseline(dir string, cand *result.File) (*compare.Report, error)
 	if len(cand.Points) == 0 {
 		return compare.Refused(cand, "no point was measured: nothing to gate"), nil
 	}
-	b, err := baseline.Read(filepath.Join(dir, cand.Suite.Name+".json"))
+	b, err := baseline.Read(layout.Baselines(dir).Baseline(cand.Suite.Name))
 	if errors.Is(err, baseline.ErrNotExist) {
 		return compare.WithoutBaseline(cand), nil
 	}

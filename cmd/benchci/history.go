@@ -17,6 +17,7 @@ import (
 	"github.com/benchci/benchci/internal/changepoint"
 	"github.com/benchci/benchci/internal/chart"
 	"github.com/benchci/benchci/internal/history"
+	"github.com/benchci/benchci/internal/layout"
 	"github.com/benchci/benchci/internal/report/historyview"
 )
 
@@ -118,8 +119,8 @@ variant), a suite file, or a baseline file's path.`,
 		},
 	}
 	sf.register(cmd)
-	cmd.Flags().StringVar(&baselines, "baselines", "baselines", "directory of baseline files")
-	cmd.Flags().StringVar(&results, "results", "results", "directory the chart goes to")
+	cmd.Flags().StringVar(&baselines, "baselines", layout.DefaultBaselines, "directory of baseline files")
+	cmd.Flags().StringVar(&results, "results", layout.DefaultResults, "directory the chart goes to")
 	cmd.Flags().StringVar(&point, "point", "", "load point to tabulate and draw (default: the one with most change points, else the highest load)")
 	cmd.Flags().StringVar(&chartPath, "charts", "auto", `SVG chart to write ("auto": <results>/<suite>.history.svg; "" for none)`)
 	deprecatedAlias(cmd, "chart", "charts")
@@ -132,8 +133,8 @@ variant), a suite file, or a baseline file's path.`,
 // baseline file's path.
 func baselineOf(arg, dir string, sf suiteFlags) (name, path string, err error) {
 	switch {
-	case strings.HasSuffix(arg, ".json"):
-		return strings.TrimSuffix(filepath.Base(arg), ".json"), arg, nil
+	case layout.IsResult(arg):
+		return layout.SuiteOf(arg), arg, nil
 	case strings.HasSuffix(arg, ".jsonnet") || strings.HasSuffix(arg, ".libsonnet"):
 		opts, err := sf.options()
 		if err != nil {
@@ -155,7 +156,7 @@ func baselineOf(arg, dir string, sf suiteFlags) (name, path string, err error) {
 	if arg == "" || strings.Contains(arg, "..") {
 		return "", "", errors.New("want a suite name, a suite file or a baseline file")
 	}
-	return arg, filepath.Join(dir, filepath.FromSlash(arg)+".json"), nil
+	return arg, layout.Baselines(dir).Baseline(arg), nil
 }
 
 // historyChart draws the figures the table shows, one panel each.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/layout"
 	"github.com/benchci/benchci/internal/redact"
 	"github.com/benchci/benchci/internal/report"
 	"github.com/benchci/benchci/internal/report/htmlpage"
@@ -77,7 +78,7 @@ stdout.`,
 		},
 	}
 	cmd.Flags().StringVar(&htmlPath, "html", "", "write one self-contained HTML report to this file")
-	cmd.Flags().StringVar(&baselines, "baselines", "baselines", "directory of baseline files the HTML report gates against")
+	cmd.Flags().StringVar(&baselines, "baselines", layout.DefaultBaselines, "directory of baseline files the HTML report gates against")
 	format = addFormat(cmd, "html")
 	return cmd
 }
