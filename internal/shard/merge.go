@@ -257,20 +257,8 @@ func mergeMeasured(ps []*result.Point) (result.Measured, error) {
 	names := map[string]bool{}
 	for _, q := range ps {
 		qr := q.Requests
-		r.Sent += qr.Sent
-		r.Completed += qr.Completed
-		r.Failed += qr.Failed
-		r.Warmup += qr.Warmup
-		r.Good += qr.Good
-		r.Canceled += qr.Canceled
-		r.ClientLimited += qr.ClientLimited
-		r.Abandoned += qr.Abandoned
-		r.Attempts += qr.Attempts
-		r.GaveUp += qr.GaveUp
+		addCounts(r, &qr)
 		r.ClientLimitError = cmp.Or(r.ClientLimitError, qr.ClientLimitError)
-		for k, n := range qr.Errors {
-			r.Errors[k] += n
-		}
 		for k, e := range qr.LastError {
 			if _, ok := r.LastError[k]; !ok {
 				r.LastError[k] = e
@@ -287,18 +275,7 @@ func mergeMeasured(ps []*result.Point) (result.Measured, error) {
 			hasGood = true
 		}
 		t := q.Tokens
-		m.Tokens.OutputMismatch += t.OutputMismatch
-		m.Tokens.PromptMismatch += t.PromptMismatch
-		m.Tokens.Reasoning += t.Reasoning
-		m.Tokens.OutOfRange += t.OutOfRange
-		m.Tokens.EmptyAnswers += t.EmptyAnswers
-		m.Tokens.UsageRejected += t.UsageRejected
-		m.Tokens.ChunkGaps += t.ChunkGaps
-		m.Tokens.CoalescedGaps += t.CoalescedGaps
-		m.Tokens.CoalescedFirst += t.CoalescedFirst
-		for k, n := range t.Source {
-			m.Tokens.Source[k] += n
-		}
+		addCounts(&m.Tokens, &t)
 		if t.PerChunk > 0 {
 			n := t.Output.Mean * float64(t.Output.Count)
 			tokens += n
