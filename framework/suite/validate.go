@@ -13,11 +13,11 @@ import (
 // fields over it, so an absent field keeps its default.
 func Default() *Suite {
 	return &Suite{
-		API:     "chat",
+		API:     APIChat,
 		Request: Request{Timeout: Duration(5 * time.Minute), IgnoreEOS: true},
 		Workload: Workload{
-			Arrival: Arrival{Kind: "poisson"},
-			Prompts: Prompts{Kind: "synthetic", Calibrate: true},
+			Arrival: Arrival{Kind: ArrivalPoisson},
+			Prompts: Prompts{Kind: PromptSynthetic, Calibrate: true},
 			Seed:    1,
 		},
 		Sweep: Sweep{

@@ -27,7 +27,7 @@ func validateSLOs(s *Suite) []*FieldError {
 			p.add(fmt.Sprintf("slos[%d].metric", i), "goodput needs per-request SLOs: goodput: { ttft: '500ms', tpot: '50ms' }")
 		}
 	}
-	if s.Sweep.Kind == "capacity" && len(s.SLOs) == 0 {
+	if s.Sweep.Kind == SweepCapacity && len(s.SLOs) == 0 {
 		p.add("slos", "a capacity search needs SLOs: capacity is the highest rate at which all of them hold")
 	}
 	return p
@@ -49,9 +49,9 @@ func validateSLO(path string, slo SLO, sw *Sweep) []*FieldError {
 	if !slices.Contains(Ops, slo.Op) {
 		bad("op", "unknown operator %q (known: %s)", slo.Op, strings.Join(Ops, " "))
 	}
-	if slo.AtRate != 0 && sw.Kind == "throughput" {
+	if slo.AtRate != 0 && sw.Kind == SweepThroughput {
 		bad("at_rate", "a throughput sweep sends everything at once (rate=inf): drop at_rate, its one point is judged")
-	} else if slo.AtRate != 0 && (sw.Kind == "capacity" || sw.Kind == "auto") {
+	} else if slo.AtRate != 0 && (sw.Kind == SweepCapacity || sw.Kind == SweepAuto) {
 		bad("at_rate", "a %s sweep chooses its own rates; drop at_rate", sw.Kind)
 	} else if slo.AtRate != 0 && !slices.Contains(sw.Rates, slo.AtRate) {
 		bad("at_rate", "%v is not one of the sweep's rates %v", slo.AtRate, sw.Rates)

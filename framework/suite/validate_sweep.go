@@ -26,13 +26,13 @@ func validateSweep(sw *Sweep) []*FieldError {
 		case len(sw.Rates) > 0 && len(sw.Concurrencies) > 0:
 			bad("", "give rates or concurrencies, not both")
 		case len(sw.Rates) > 0:
-			sw.Kind = "rate"
+			sw.Kind = SweepRate
 		case len(sw.Concurrencies) > 0:
-			sw.Kind = "concurrency"
+			sw.Kind = SweepConcurrency
 		}
 	}
 	switch sw.Kind {
-	case "rate":
+	case SweepRate:
 		if len(sw.Rates) == 0 {
 			bad("rates", "required: at least one request rate")
 		}
@@ -41,7 +41,7 @@ func validateSweep(sw *Sweep) []*FieldError {
 				bad(fmt.Sprintf("rates[%d]", i), "a rate must be a positive number of requests/s, got %v", r)
 			}
 		}
-	case "concurrency":
+	case SweepConcurrency:
 		if len(sw.Concurrencies) == 0 {
 			bad("concurrencies", "required: at least one concurrency level")
 		}
@@ -52,7 +52,7 @@ func validateSweep(sw *Sweep) []*FieldError {
 				bad(fmt.Sprintf("concurrencies[%d]", i), "%d requests in flight is beyond what one client machine holds (at most %d; use shards)", c, MaxConcurrency)
 			}
 		}
-	case "capacity":
+	case SweepCapacity:
 		if !(sw.Min > 0) || math.IsInf(sw.Min, 0) {
 			bad("min", "must be a positive rate, got %v", sw.Min)
 		}
@@ -62,7 +62,7 @@ func validateSweep(sw *Sweep) []*FieldError {
 		if !(sw.Precision > 0 && sw.Precision < 1) {
 			bad("precision", "must be a fraction between 0 and 1 (0.05 for 5%%), got %v", sw.Precision)
 		}
-	case "throughput":
+	case SweepThroughput:
 		if sw.Requests <= 0 {
 			bad("requests", "required: a throughput sweep sends this many requests at once")
 		} else if sw.Requests > MaxPlannedRequests {
@@ -71,7 +71,7 @@ func validateSweep(sw *Sweep) []*FieldError {
 		if sw.Duration != 0 || sw.Warmup != 0 {
 			bad("duration", "a throughput sweep runs until its requests end: drop duration and warmup")
 		}
-	case "auto":
+	case SweepAuto:
 		if sw.Points == 0 {
 			sw.Points = 8
 		}

@@ -18,7 +18,7 @@ func validateTarget(path string, t *Target, known *Known) []*FieldError {
 		errs = append(errs, &FieldError{Path: at, Msg: fmt.Sprintf(format, args...)})
 	}
 	switch t.Kind {
-	case "sim":
+	case TargetSim:
 		if t.Proxy != nil {
 			bad(JoinPath(path, "proxy"), "the fault proxy goes in front of a real server; the simulator has faults of its own (faults={...})")
 		}
@@ -49,7 +49,7 @@ func validateTarget(path string, t *Target, known *Known) []*FieldError {
 		if o := t.Sim; o != nil && (o.MaxNumSeqs < 0 || o.MaxBatchedTokens < 0 || o.TokensPerStep < 0 || o.StepBase < 0 || o.DecodePerSeq < 0 || o.PrefillPerToken < 0) {
 			bad(JoinPath(path, "sim"), "overrides must not be negative")
 		}
-	case "url", "launch":
+	case TargetURL, TargetLaunch:
 		if f := t.Proxy; f != nil {
 			sum := f.Rate429 + f.Rate503 + f.ResetRate + f.StallRate
 			if f.Rate429 < 0 || f.Rate503 < 0 || f.ResetRate < 0 || f.StallRate < 0 || sum > 1 {
@@ -66,7 +66,7 @@ func validateTarget(path string, t *Target, known *Known) []*FieldError {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad(JoinPath(path, "url"), "want an http(s) base URL such as http://127.0.0.1:8000, got %q", t.URL)
 		}
-		if t.Kind == "launch" {
+		if t.Kind == TargetLaunch {
 			l := t.Launch
 			switch {
 			case l == nil || len(l.Command) == 0 || l.Command[0] == "":

@@ -15,7 +15,7 @@ import (
 func validateAPI(s *Suite) []*FieldError {
 	var p fieldErrors
 	embeddings := s.API == APIEmbeddings
-	if s.API != "chat" && s.API != "completions" && !embeddings {
+	if s.API != APIChat && s.API != APICompletions && !embeddings {
 		p.add("api", "unknown API %q (known: chat, completions, embeddings)", s.API)
 	}
 	if b := s.Workload.Batch; b != nil {
@@ -32,7 +32,7 @@ func validateAPI(s *Suite) []*FieldError {
 func validateImages(s *Suite) []*FieldError {
 	var p fieldErrors
 	if im := s.Workload.Images; im != nil {
-		if s.API != "chat" {
+		if s.API != APIChat {
 			p.add("workload.images", "images go in chat messages: set api: 'chat'")
 		}
 		if im.Count != nil {
@@ -79,7 +79,7 @@ func validateImages(s *Suite) []*FieldError {
 func validateStructured(s *Suite) []*FieldError {
 	var p fieldErrors
 	if st := s.Workload.Structured; st != nil {
-		if s.API != "chat" {
+		if s.API != APIChat {
 			p.add("workload.structured", "tool calls and JSON answers are chat features: set api: 'chat'")
 		}
 		if !toolName.MatchString(st.Name) {
@@ -104,7 +104,7 @@ func validateStructured(s *Suite) []*FieldError {
 func validateEmbeddings(s *Suite) []*FieldError {
 	var p fieldErrors
 	if s.API == APIEmbeddings {
-		if pr := s.Workload.Prompts.Kind; pr == "multi_turn" {
+		if pr := s.Workload.Prompts.Kind; pr == PromptMultiTurn {
 			p.add("workload.prompts.kind", "embeddings take no conversation: use synthetic, shared_prefix or a dataset")
 		}
 		for i, slo := range s.SLOs {
@@ -122,7 +122,7 @@ func validateLengths(s *Suite) []*FieldError {
 	var p fieldErrors
 	embeddings := s.API == APIEmbeddings
 	pr := s.Workload.Prompts
-	dataset := pr.Kind == "sharegpt" || pr.Kind == "jsonl"
+	dataset := pr.Kind.Dataset()
 	// A dataset brings its prompts, and maybe its output lengths; the
 	// distributions then only fill in what it lacks.
 	if !dataset || s.Workload.InputTokens.Kind != "" {
@@ -199,8 +199,8 @@ func validatePrompts(s *Suite) []*FieldError {
 	var p fieldErrors
 	pr := s.Workload.Prompts
 	switch pr.Kind {
-	case "synthetic":
-	case "shared_prefix":
+	case PromptSynthetic:
+	case PromptSharedPrefix:
 		switch {
 		case pr.Prefixes < 1:
 			p.add("workload.prompts.prefixes", "must be at least 1, got %d", pr.Prefixes)
@@ -213,7 +213,7 @@ func validatePrompts(s *Suite) []*FieldError {
 		case pr.Prefixes >= 1 && pr.Prefixes <= MaxPrefixes && pr.PrefixTokens > MaxTokens/pr.Prefixes:
 			p.add("workload.prompts.prefix_tokens", "%d prefixes of %d tokens are more than the %d tokens they may hold in all", pr.Prefixes, pr.PrefixTokens, MaxTokens)
 		}
-	case "multi_turn":
+	case PromptMultiTurn:
 		switch {
 		case pr.Turns < 2:
 			p.add("workload.prompts.turns", "must be at least 2, got %d", pr.Turns)
@@ -223,7 +223,7 @@ func validatePrompts(s *Suite) []*FieldError {
 		if pr.ThinkTime < 0 {
 			p.add("workload.prompts.think_time", "must not be negative")
 		}
-	case "sharegpt", "jsonl":
+	case PromptShareGPT, PromptJSONL:
 		if pr.Path == "" {
 			p.add("workload.prompts.path", "required: the dataset file")
 		}
@@ -273,28 +273,28 @@ func validateDist(path string, d Dist, atLeast float64) []*FieldError {
 	switch d.Kind {
 	case "":
 		return []*FieldError{{Path: path, Msg: "required: state the real traffic's lengths, e.g. b.dist.lognormal(median=512, sigma=0.5)"}}
-	case "fixed":
+	case DistFixed:
 		if d.Value < atLeast {
 			bad("value", "must be at least %v, got %v", atLeast, d.Value)
 		}
-	case "uniform":
+	case DistUniform:
 		if d.Min < atLeast {
 			bad("min", "must be at least %v, got %v", atLeast, d.Min)
 		}
 		if d.Max < d.Min {
 			bad("max", "must be at least min (%v), got %v", d.Min, d.Max)
 		}
-	case "normal":
+	case DistNormal:
 		positive("mean", d.Mean)
 		if d.Stddev < 0 {
 			bad("stddev", "must not be negative, got %v", d.Stddev)
 		}
-	case "lognormal":
+	case DistLognormal:
 		positive("median", d.Median)
 		if d.Sigma < 0 {
 			bad("sigma", "must not be negative, got %v", d.Sigma)
 		}
-	case "empirical":
+	case DistEmpirical:
 		if len(d.Values) == 0 {
 			bad("values", "required: at least one value")
 		}
@@ -319,7 +319,7 @@ func validateDist(path string, d Dist, atLeast float64) []*FieldError {
 		if len(d.Weights) != 0 && sum == 0 {
 			bad("weights", "must not all be zero")
 		}
-	case "file":
+	case DistFile:
 		if d.Path == "" {
 			bad("path", "required: a JSONL file of recorded lengths")
 		}
@@ -329,7 +329,7 @@ func validateDist(path string, d Dist, atLeast float64) []*FieldError {
 	default:
 		bad("kind", "unknown distribution %q (known: fixed, uniform, normal, lognormal, empirical, file)", d.Kind)
 	}
-	if d.Kind != "uniform" {
+	if d.Kind != DistUniform {
 		if d.Min < 0 {
 			bad("min", "must not be negative, got %v", d.Min)
 		}
@@ -346,12 +346,12 @@ func validateArrival(a Arrival) []*FieldError {
 		errs = append(errs, &FieldError{Path: JoinPath("workload.arrival", field), Msg: fmt.Sprintf(format, args...)})
 	}
 	switch a.Kind {
-	case "poisson", "constant":
-	case "gamma":
+	case ArrivalPoisson, ArrivalConstant:
+	case ArrivalGamma:
 		if !(a.Burstiness > 0) || math.IsInf(a.Burstiness, 0) {
 			bad("burstiness", "must be positive (1: Poisson, <1: burstier), got %v", a.Burstiness)
 		}
-	case "bursts":
+	case ArrivalBursts:
 		if a.Factor < 1 || math.IsInf(a.Factor, 0) {
 			bad("factor", "must be at least 1, got %v", a.Factor)
 		}
@@ -361,7 +361,7 @@ func validateArrival(a Arrival) []*FieldError {
 		if a.Period <= a.On {
 			bad("period", "must be longer than on (%v), got %v", a.On.D(), a.Period.D())
 		}
-	case "trace":
+	case ArrivalTrace:
 		if a.Path == "" {
 			bad("path", "required: a JSONL trace file")
 		}
@@ -371,7 +371,7 @@ func validateArrival(a Arrival) []*FieldError {
 	default:
 		bad("kind", "unknown arrival process %q (known: poisson, constant, gamma, bursts, trace)", a.Kind)
 	}
-	if a.BlockTokens != 0 && a.Kind != "trace" {
+	if a.BlockTokens != 0 && a.Kind != ArrivalTrace {
 		bad("block_tokens", "sizes a trace's hash_ids blocks: only for a trace")
 	}
 	return errs
