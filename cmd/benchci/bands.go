@@ -63,7 +63,7 @@ review; nothing is written. The error rate keeps its percentage-point band.`,
 				if progress {
 					obs = newProgress(cmd.ErrOrStderr(), fmt.Sprintf("%s run %d/%d", l.Suite.Name, i+1, runs))
 				}
-				f, err := runner.Run(cmd.Context(), l, runner.Options{Version: Version, Observer: obs})
+				f, err := runner.Run(cmd.Context(), runInput(l), runner.Options{Version: Version, Observer: obs})
 				if err != nil {
 					return &exitError{exitUsage, err}
 				}

@@ -258,7 +258,7 @@ func runOne(ctx context.Context, cmd *cobra.Command, o runOptions, l *suitefile.
 		return nil, err
 	}
 	ropts.Shard, ropts.StartAt, ropts.PointGap = o.shard, o.startAt, o.pointGap
-	f, runErr := runner.Run(ctx, l, ropts)
+	f, runErr := runner.Run(ctx, runInput(l), ropts)
 	if err := closer(); err != nil {
 		runErr = errjoin.Join(runErr, fmt.Errorf("requests file: %w", err))
 	}
@@ -334,7 +334,7 @@ func writeRun(cmd *cobra.Command, o runOptions, f *result.File, runErr error) er
 func runAndWrite(ctx context.Context, cmd *cobra.Command, o runOptions, vs []suitefile.Variant, order string, inTurn bool) ([]*result.File, []error, []error) {
 	closers := make([]func() error, len(vs))
 	optErrs := make([]error, len(vs))
-	files, runErrs := runner.RunVariants(ctx, vs, order, Version, func(i int) runner.Options {
+	files, runErrs := runner.RunVariants(ctx, runInputs(vs), order, Version, func(i int) runner.Options {
 		ropts, closer, err := runOptionsFor(cmd, o, vs[i].Suite.RunName())
 		closers[i], optErrs[i] = closer, err
 		ropts.StopBetweenTurns = inTurn

@@ -56,7 +56,7 @@ b.suite {
 	start := time.Now()
 	// The failures are the server's: what is timed is how soon they end
 	// the run, without reruns of a trial the busy machine made invalid.
-	f, err := Run(context.Background(), l, Options{Reruns: -1})
+	f, err := Run(context.Background(), inputOf(l), Options{Reruns: -1})
 	if err != nil {
 		t.Fatalf("run failed instead of recording the failures: %v", err)
 	}

@@ -49,7 +49,7 @@ func lateReads(t *testing.T, late func(n int64) bool) *httptest.Server {
 	return srv
 }
 
-func runLateReads(t *testing.T, url string, reruns int) *suitefile.File {
+func runLateReads(t *testing.T, url string, reruns int) Input {
 	t.Helper()
 	src := fmt.Sprintf(`local b = import 'benchci.libsonnet';
 b.suite {
@@ -63,7 +63,7 @@ b.suite {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return l
+	return inputOf(l)
 }
 
 // stalled marks the attempts stall picks as a stalled machine would.

@@ -16,7 +16,6 @@ import (
 
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
-	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/loadgen"
 	"github.com/benchci/benchci/internal/requestlog"
 	"github.com/benchci/benchci/internal/sim"
@@ -99,19 +98,18 @@ const DefaultReruns = 2
 // requests of one to finish before the next starts.
 const DefaultPointGap = 10 * time.Second
 
-// Run runs the suite. It always returns a results file holding what was
+// Run runs in's suite. It always returns a results file holding what was
 // measured; when the run failed or was stopped the file is marked
 // incomplete and the error says why.
-func Run(ctx context.Context, l *suitefile.File, opts Options) (*result.File, error) {
-	s := l.Suite
+func Run(ctx context.Context, in Input, opts Options) (*result.File, error) {
+	s := in.Suite
 	f := &result.File{
 		Schema:   result.Schema,
 		Counting: result.CountingRule,
 		Tool:     result.Tool{Name: "benchci", Version: opts.Version},
-		Suite: result.Suite{Name: s.RunName(), Path: l.Path, Hash: l.Hash, WorkloadHash: l.WorkloadHash, Definition: l.JSON,
-			Variant: s.Variant, Order: opts.Order},
-		Started: time.Now().UTC(),
-		Points:  []result.Point{},
+		Suite:    in.record(opts.Order),
+		Started:  time.Now().UTC(),
+		Points:   []result.Point{},
 	}
 	if sh := opts.Shard; sh.Count > 1 {
 		f.Shard = &result.Shard{Index: sh.Index, Count: sh.Count, Started: f.Started}
@@ -121,7 +119,7 @@ func Run(ctx context.Context, l *suitefile.File, opts Options) (*result.File, er
 			f.Shard.StartAt = &at
 		}
 	}
-	err := run(ctx, l, opts, f)
+	err := run(ctx, s, opts, f)
 	f.Finished = time.Now().UTC()
 	if f.Shard != nil {
 		f.Shard.Finished = f.Finished
@@ -142,8 +140,7 @@ func Run(ctx context.Context, l *suitefile.File, opts Options) (*result.File, er
 	return f, nil
 }
 
-func run(ctx context.Context, l *suitefile.File, opts Options, f *result.File) (err error) {
-	s := l.Suite
+func run(ctx context.Context, s *suite.Suite, opts Options, f *result.File) (err error) {
 	if len(s.Variants) > 0 {
 		return errors.New("the suite has variants: each runs as a suite of its own (RunVariants)")
 	}

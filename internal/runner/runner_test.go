@@ -120,7 +120,7 @@ func TestExampleSuitesRun(t *testing.T) {
 			l.Suite.SLOs = slos
 			// A suite with variants runs each (its first two, to stay short).
 			vs := l.Variants()
-			files, errs := RunVariants(context.Background(), vs[:min(2, len(vs))], l.Suite.Order, "test", func(int) Options { return Options{Version: "test"} })
+			files, errs := RunVariants(context.Background(), inputsOf(vs[:min(2, len(vs))]), l.Suite.Order, "test", func(int) Options { return Options{Version: "test"} })
 			for i, f := range files {
 				if errs[i] != nil {
 					t.Fatal(errs[i])
@@ -305,7 +305,7 @@ func runSource(t *testing.T, name, src string) *result.File {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := Run(context.Background(), l, Options{})
+	f, err := Run(context.Background(), inputOf(l), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
-	"github.com/benchci/benchci/framework/suitefile"
 )
 
 // RunVariants runs a suite's variants in the suite's order and returns
@@ -19,7 +18,7 @@ import (
 // opts(i) gives variant i's options (called only for variants that
 // start); Turn, Calibration and Order are set here. version is recorded
 // in the file of a variant that never started.
-func RunVariants(ctx context.Context, vs []suitefile.Variant, order, version string, opts func(i int) Options) ([]*result.File, []error) {
+func RunVariants(ctx context.Context, vs []Input, order, version string, opts func(i int) Options) ([]*result.File, []error) {
 	files := make([]*result.File, len(vs))
 	errs := make([]error, len(vs))
 	shared := &SharedCalibration{}
@@ -31,7 +30,7 @@ func RunVariants(ctx context.Context, vs []suitefile.Variant, order, version str
 			o.Turn, o.Calibration, o.Order = rot.Member(i), shared, order
 			wg.Go(func() {
 				defer o.Turn.Leave()
-				files[i], errs[i] = Run(ctx, v.File, o)
+				files[i], errs[i] = Run(ctx, v, o)
 			})
 		}
 		wg.Wait()
@@ -45,19 +44,18 @@ func RunVariants(ctx context.Context, vs []suitefile.Variant, order, version str
 		}
 		o := opts(i)
 		o.Calibration, o.Order = shared, order
-		files[i], errs[i] = Run(ctx, v.File, o)
+		files[i], errs[i] = Run(ctx, v, o)
 	}
 	return files, errs
 }
 
 // notRun is the results file of a variant stopped before it started.
-func notRun(v suitefile.Variant, order, version string, cause error) *result.File {
+func notRun(v Input, order, version string, cause error) *result.File {
 	now := time.Now().UTC()
 	s := v.Suite
 	return &result.File{
 		Schema: result.Schema, Counting: result.CountingRule, Tool: result.Tool{Name: "benchci", Version: version},
-		Suite: result.Suite{Name: s.RunName(), Path: v.Path, Hash: v.Hash, WorkloadHash: v.WorkloadHash,
-			Definition: v.JSON, Variant: s.Variant, Order: order},
+		Suite:  v.record(order),
 		Target: result.Target{Kind: string(s.Target.Kind)}, Started: now, Finished: now,
 		Incomplete: true, Error: "not run: " + cause.Error(), Points: []result.Point{},
 	}

@@ -120,7 +120,7 @@ b.suite {
 			vs := l.Variants()
 			var mu sync.Mutex
 			var starts []string
-			files, errs := RunVariants(context.Background(), vs, l.Suite.Order, "test", func(i int) Options {
+			files, errs := RunVariants(context.Background(), inputsOf(vs), l.Suite.Order, "test", func(i int) Options {
 				return Options{Observer: startOrder{&mu, vs[i].Name, &starts}}
 			})
 			for i, err := range errs {
