@@ -89,7 +89,7 @@ func runAB(cmd *cobra.Command, o runOptions, ref string, paths []string) ([]abRu
 			return runs, nil, errjoin.Join(errs...)
 		}
 		run := abRun{base: files[0], cand: files[1]}
-		if run.gate, err = compareResults(files[0], files[1]); err != nil {
+		if run.gate, err = compare.Gate(files[0], files[1]); err != nil {
 			return runs, nil, err
 		}
 		run.gate.Suite = cand.Suite.Name + " (A/B against " + ref + ")"

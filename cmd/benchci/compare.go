@@ -10,6 +10,7 @@ import (
 
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/baseline"
 	"github.com/benchci/benchci/internal/chart"
 	"github.com/benchci/benchci/internal/layout"
 	"github.com/benchci/benchci/internal/report"
@@ -46,11 +47,11 @@ the Pareto frontiers; --charts DIR writes SVG charts of their curves.`,
 			if nway || len(args) > 2 {
 				return compareVariants(cmd, args, format.name, charts)
 			}
-			base, err := readReference(args[0])
+			base, err := baseline.ReadReference(args[0])
 			if err != nil {
 				return err
 			}
-			cand, err := readReference(args[1])
+			cand, err := baseline.ReadReference(args[1])
 			if err != nil {
 				return err
 			}
@@ -64,7 +65,7 @@ the Pareto frontiers; --charts DIR writes SVG charts of their curves.`,
 					return &exitError{exitUsage, fmt.Errorf("%s is an incomplete run (%s): compare complete runs", args[i], cmp.Or(f.Error, "stopped part-way"))}
 				}
 			}
-			r, err := compareResults(base, cand)
+			r, err := compare.Gate(base, cand)
 			if err != nil {
 				return err
 			}
@@ -87,7 +88,7 @@ func compareVariants(cmd *cobra.Command, paths []string, format, charts string) 
 	var entries []variants.Entry
 	names := map[string]int{}
 	for _, p := range paths {
-		f, err := readReference(p)
+		f, err := baseline.ReadReference(p)
 		if err != nil {
 			return &exitError{exitUsage, err}
 		}

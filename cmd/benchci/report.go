@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/baseline"
 	"github.com/benchci/benchci/internal/layout"
 	"github.com/benchci/benchci/internal/redact"
 	"github.com/benchci/benchci/internal/report"
@@ -38,7 +39,7 @@ stdout.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var files []*result.File
 			for _, path := range args {
-				f, err := readReference(path)
+				f, err := baseline.ReadReference(path)
 				if err != nil {
 					return &exitError{exitUsage, err}
 				}

@@ -227,6 +227,22 @@ const method = "A change inside the tolerance band passes. Outside it, significa
 	"for throughputs, a conditional binomial test of two Poisson rates on the completions in each window (p < 0.01); " +
 	"other figures with fewer trials are judged by the band alone."
 
+// Gate compares cand with base under the tolerances cand's own suite
+// declares (stored with its results), as the gate does: a pull request that
+// loosens a band is judged by the band it proposes, and says so in the
+// baseline edits it shows.
+func Gate(base, cand *result.File) (*Report, error) {
+	tol, err := cand.Suite.Tolerance()
+	if err != nil {
+		return nil, err
+	}
+	r, err := Compare(base, cand, tol)
+	if err != nil {
+		return nil, fmt.Errorf("compare %s: %w", cand.Suite.Name, err)
+	}
+	return r, nil
+}
+
 // Compare judges cand against base using the candidate suite's tolerances.
 // SLOs are the candidate's own verdicts, gated whatever the baseline says.
 func Compare(base, cand *result.File, tolerance map[string]string) (*Report, error) {

@@ -226,6 +226,23 @@ type Suite struct {
 	Order   string `json:"order,omitempty"`
 }
 
+// Tolerance is the tolerance bands the evaluated suite declared (its
+// "tolerance" field: key to band, as written), which the gate judges this
+// file with when it is the candidate. Only that field is decoded: the
+// results file carries the suite, not its checks.
+func (s Suite) Tolerance() (map[string]string, error) {
+	if len(s.Definition) == 0 {
+		return nil, nil
+	}
+	var d struct {
+		Tolerance map[string]string `json:"tolerance"`
+	}
+	if err := json.Unmarshal(s.Definition, &d); err != nil {
+		return nil, fmt.Errorf("the tolerances of suite %s: %w", s.Name, err)
+	}
+	return d.Tolerance, nil
+}
+
 // Point is one load point of one trial.
 type Point struct {
 	// Label names the point, e.g. "rate=4" or "concurrency=16".

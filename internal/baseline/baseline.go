@@ -171,6 +171,32 @@ func Read(path string) (*File, error) {
 	return f, nil
 }
 
+// ReadReference reads what a comparison may take as its reference: a
+// baseline file, or a results file used as one (of any version: results
+// are migrated). The file is read once and parsed by the schema it names,
+// so what was checked is what is compared.
+func ReadReference(path string) (*result.File, error) {
+	data, err := result.ReadBytes(path)
+	if err != nil {
+		return nil, err // names the path already
+	}
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	if json.Unmarshal(data, &head) == nil && head.Schema != Schema {
+		f, err := result.Parse(data)
+		if err != nil {
+			return nil, fmt.Errorf("read results %s: %w", path, err)
+		}
+		return f, nil
+	}
+	b, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("read baseline %s: %w", path, err)
+	}
+	return b.Result, nil
+}
+
 // Parse decodes and checks a baseline file's contents. The embedded result
 // gets the results file's own checks (and migration); the rest is strict.
 func Parse(data []byte) (*File, error) {

@@ -85,3 +85,35 @@ func emptyPoints(t *testing.T, data []byte) string {
 	}
 	return string(out)
 }
+
+// ReadReference takes the committed baseline and a results file alike, and
+// gating the baseline's result against itself under its own suite's
+// tolerances passes.
+func TestReadReferenceTakesBaselinesAndResults(t *testing.T) {
+	t.Parallel()
+	fromBaseline, err := ReadReference("../../baselines/quickstart.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() + "/r.json"
+	if err := result.Write(path, fromBaseline); err != nil {
+		t.Fatal(err)
+	}
+	fromResults, err := ReadReference(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fromResults.Points, fromBaseline.Points) {
+		t.Error("the results file read back differs from the baseline's result")
+	}
+	r, err := compare.Gate(fromBaseline, fromResults)
+	if err != nil || r.Failed() || !r.Comparable {
+		t.Errorf("gate against itself: %v, failed %v", err, r != nil && r.Failed())
+	}
+	if err := os.WriteFile(path, []byte(`{"schema":"benchci.baseline/v1","result":{}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadReference(path); err == nil || !strings.Contains(err.Error(), "read baseline") {
+		t.Errorf("a broken baseline: %v", err)
+	}
+}
