@@ -473,6 +473,11 @@ func band(m Metric, bands map[string]metric.Band) (metric.Band, string) {
 func parseBands(tol map[string]string) (map[string]metric.Band, error) {
 	out := make(map[string]metric.Band, len(tol))
 	for k, v := range tol {
+		// A key the gate never reads would leave its figure on the default
+		// band without a word: refused, as validate refuses it in a suite.
+		if _, err := metric.ParseTolerance(k); err != nil {
+			return nil, fmt.Errorf("tolerance: %w", err)
+		}
 		b, err := metric.ParseBand(v)
 		if err != nil {
 			return nil, fmt.Errorf("tolerance %s: %w", k, err)

@@ -267,6 +267,9 @@ func TestBadTolerance(t *testing.T) {
 	if _, err := Compare(f, f, map[string]string{"ttft": "fast"}); err == nil {
 		t.Error("bad tolerance accepted")
 	}
+	if _, err := Compare(f, f, map[string]string{"ttfb.p99": "5%"}); err == nil || !strings.Contains(err.Error(), `did you mean "ttft.p99"`) {
+		t.Errorf("unknown tolerance key: %v", err)
+	}
 }
 
 func TestQuantileCI(t *testing.T) {
