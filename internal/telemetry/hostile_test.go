@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchci/benchci/internal/engine"
+	"github.com/benchci/benchci/internal/promtext"
 )
 
 // serve answers each scrape with text(n), n counting scrapes from 1.
@@ -170,7 +170,7 @@ func at(t *testing.T, gauges []string, texts ...string) []sample {
 	var out []sample
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i, text := range texts {
-		m, err := parse(strings.NewReader(text), wantAll(gauges))
+		m, err := promtext.Parse(strings.NewReader(text), wantAll(gauges))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,7 +237,7 @@ func TestGaugeFigures(t *testing.T) {
 	if _, ok := figs["neg_mean"]; ok || len(notes) != 2 || !strings.Contains(notes[0], "neg_") {
 		t.Errorf("figures %v, notes %q", figs, notes)
 	}
-	m, err := parse(strings.NewReader("big{a=\"1\"} 1.7e308\nbig{a=\"2\"} 1.7e308\n"), wantAll([]string{"big"}))
+	m, err := promtext.Parse(strings.NewReader("big{a=\"1\"} 1.7e308\nbig{a=\"2\"} 1.7e308\n"), wantAll([]string{"big"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,84 +246,6 @@ func TestGaugeFigures(t *testing.T) {
 	if _, ok := m["big"]; ok || len(noted) != 1 {
 		t.Errorf("a sum beyond float64 kept: %v, %q", m, noted)
 	}
-}
-
-// The parser reads the text format: labels with escapes and blanks,
-// timestamps, comments; a label set served twice counts once; other
-// names are counted against the bounds but not kept.
-func TestParse(t *testing.T) {
-	t.Parallel()
-	text := "# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n" +
-		"DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-a\",modelName=\"NVIDIA \\\"H100\\\" {80GB}\\\\\"} 300 1700000000000\n" +
-		"DCGM_FI_DEV_POWER_USAGE { gpu = \"1\" , } \t 350\n" +
-		"DCGM_FI_DEV_POWER_USAGE{gpu=\"1\",} 999\n" + // the same label set again
-		"DCGM_FI_DEV_POWER_USAGE{modelName=\"NVIDIA \\\"H100\\\" {80GB}\\\\\",gpu=\"0\",UUID=\"GPU-a\"} 999\n" + // and in another order
-		"\n   \n" +
-		"other_metric{a=\"b\"} 5\nup 1\r\n" +
-		"x NaN\n"
-	m, err := parse(strings.NewReader(text), map[string]bool{"DCGM_FI_DEV_POWER_USAGE": true, "x": false})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := m["DCGM_FI_DEV_POWER_USAGE"]
-	if p.n != 2 || p.sum != 650 || p.min != 300 || p.max != 350 || len(p.byLabels) != 2 {
-		t.Errorf("power %+v", p)
-	}
-	if _, ok := m["other_metric"]; ok || m["x"].bad != 1 || m["x"].n != 0 {
-		t.Errorf("kept %v", m)
-	}
-	for _, bad := range []string{
-		"1abc 1\n", "a{b=\"c\" 1\n", "a{b=c} 1\n", "a{b=\"c\\q\"} 1\n", "a\n", "a 1 2 3\n", "a one\n", "a 1 1.5\n", "a{=\"x\"} 1\n", "a{b=\"c\"",
-	} {
-		if _, err := parse(strings.NewReader(bad), nil); err == nil {
-			t.Errorf("%q parsed", bad)
-		}
-	}
-}
-
-// Each bound of a scrape fails it whole, with an error that says which.
-func TestParseBounds(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		name, text, want string
-	}{
-		{"bytes", strings.Repeat("# "+strings.Repeat("x", 1000)+"\n", MaxScrapeBytes/1000), "MiB a scrape may be"},
-		{"lines", strings.Repeat("#\n", maxLines+1), "lines"},
-		{"series", strings.Repeat("a 1\n", MaxSeries+1), "series"},
-		{"line", "a{b=\"" + strings.Repeat("x", maxLine) + "\"} 1\n", "KiB"},
-	} {
-		_, err := parse(strings.NewReader(c.text), nil)
-		var limit *limitError
-		if !errors.As(err, &limit) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v", c.name, err)
-		}
-	}
-	// At the bounds, it reads.
-	if m, err := parse(strings.NewReader(strings.Repeat("a 1\n", MaxSeries)), map[string]bool{"a": false}); err != nil || m["a"].n != 1 {
-		t.Errorf("%d series: %v, %v", MaxSeries, m["a"], err)
-	}
-}
-
-// FuzzParse: no exposition text makes the parser panic; what it keeps is
-// within its bounds and finite.
-func FuzzParse(f *testing.F) {
-	f.Add("# TYPE DCGM_FI_DEV_POWER_USAGE gauge\nDCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} 300\n")
-	f.Add("a 1\na{x=\"1\"} NaN\nb +Inf\n")
-	f.Add("# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_sum 1\nh_count 1\n")
-	f.Add("a{b=\"c\\\"d\",e=\"\\\\\"} 1e308 123\na{b=\"x\"} 1e309\n")
-	f.Add("a { b = \"}\" , } -0x1p-3\n")
-	f.Fuzz(func(t *testing.T, text string) {
-		m, err := parse(strings.NewReader(text), map[string]bool{"a": true, "b": false, "h_sum": false})
-		if err != nil {
-			return
-		}
-		for name, s := range m {
-			if s.n < 0 || s.n > MaxSeries || s.bad > MaxSeries || len(s.byLabels) > s.n || math.IsNaN(s.sum) ||
-				s.n > 0 && (math.IsInf(s.min, 0) || math.IsInf(s.max, 0) || s.min > s.max) {
-				t.Errorf("%s: %+v", name, s)
-			}
-		}
-	})
 }
 
 // FuzzReduce: whatever two scrapes serve, the figures are finite, not
@@ -336,7 +258,7 @@ func FuzzReduce(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b string) {
 		var scrapes []sample
 		for i, text := range []string{a, b} {
-			m, err := parse(strings.NewReader(text), wantAll([]string{"g"}))
+			m, err := promtext.Parse(strings.NewReader(text), wantAll([]string{"g"}))
 			if err != nil {
 				return
 			}
@@ -350,56 +272,6 @@ func FuzzReduce(f *testing.F) {
 		}
 		if w := figs[PowerPeak]; w > MaxGPUWatts*MaxGPUs {
 			t.Errorf("%v W", w)
-		}
-	})
-}
-
-// FuzzParseAgrees: on text both accept, the parser reads what the
-// Prometheus library's parser reads (through engine.Samples): per name,
-// the same count of samples and the same sum, where no label set repeats.
-func FuzzParseAgrees(f *testing.F) {
-	f.Add("a 1\nb{x=\"1\"} 2\nb{x=\"2\"} 3.5 1700000000000\n")
-	f.Add("a{b=\"c\\\"d\",e=\"\\\\\"} 1e308\nc NaN\nd -Inf\n")
-	f.Add("a { b = \"}\" , } -2\n")
-	f.Fuzz(func(t *testing.T, text string) {
-		if strings.Contains(text, "#") { // comments: TYPE lines make histograms, which engine.Samples reads otherwise
-			return
-		}
-		for _, l := range strings.Split(text, "\n") {
-			if l = strings.TrimLeft(l, " \t"); strings.HasPrefix(l, "{") {
-				return // a name within the braces, text format 1.0's: no exporter here serves it, the parser refuses it
-			}
-		}
-		type agg struct {
-			n   int
-			sum float64
-		}
-		theirs := map[string]agg{}
-		if err := engine.Samples(strings.NewReader(text), func(name string, v float64) {
-			a := theirs[name]
-			a.n++
-			a.sum += v
-			theirs[name] = a
-		}); err != nil {
-			return
-		}
-		want := map[string]bool{}
-		for name := range theirs {
-			want[name] = false
-		}
-		ours, err := parse(strings.NewReader(text), want)
-		if err != nil {
-			t.Fatalf("the library reads it, the parser does not: %v", err)
-		}
-		for name, a := range theirs {
-			s := ours[name]
-			if s.n == a.n && (s.sum == a.sum || math.Abs(s.sum-a.sum) <= 1e-9*math.Abs(a.sum)) {
-				continue
-			}
-			if s.n < a.n { // a label set served twice counts once here
-				continue
-			}
-			t.Errorf("%s: %d samples summing to %v, the library %d to %v", name, s.n, s.sum, a.n, a.sum)
 		}
 	})
 }

@@ -73,13 +73,13 @@ var gpuMetrics = func() map[string]gpuMetric {
 // the kind of fault ("" if it is not); the metric is then dropped from
 // that scrape.
 func (g gpuMetric) check(s series) (kind, why string) {
-	lo, hi := s.min*g.scale, s.max*g.scale
+	lo, hi := s.Min*g.scale, s.Max*g.scale
 	switch {
-	case s.n+s.bad > MaxGPUs:
-		return "series", fmt.Sprintf("%d series, more than the %d GPUs an exporter watches", s.n+s.bad, MaxGPUs)
-	case s.bad > 0:
-		return "nan", fmt.Sprintf("%d of its GPUs at NaN or an infinity", s.bad)
-	case s.n == 0:
+	case s.N+s.Bad > MaxGPUs:
+		return "series", fmt.Sprintf("%d series, more than the %d GPUs an exporter watches", s.N+s.Bad, MaxGPUs)
+	case s.Bad > 0:
+		return "nan", fmt.Sprintf("%d of its GPUs at NaN or an infinity", s.Bad)
+	case s.N == 0:
 		return "", ""
 	case lo < g.lo || g.loOpen && lo == g.lo:
 		cmp := "below"
@@ -106,7 +106,7 @@ func vet(m map[string]series, note func(metric, kind, why string)) {
 		}
 		// A suite's own gauge may be anything, but its sum over label
 		// sets must be a number.
-		if math.IsInf(s.sum, 0) {
+		if math.IsInf(s.Sum, 0) {
 			note(name, "sum", "its sum over series is beyond float64")
 			delete(m, name)
 		}
@@ -120,12 +120,12 @@ func vet(m map[string]series, note func(metric, kind, why string)) {
 // and time. why is set when a GPU's delta is more than it could have
 // drawn.
 func energyDelta(e0, e1 series, scale, dt float64) (joules float64, ok bool, why string) {
-	if len(e0.byLabels) != len(e1.byLabels) || len(e0.byLabels) == 0 {
+	if len(e0.ByLabels) != len(e1.ByLabels) || len(e0.ByLabels) == 0 {
 		return 0, false, ""
 	}
 	most := MaxGPUWatts * (dt + counterLag)
-	for k, v0 := range e0.byLabels {
-		v1, has := e1.byLabels[k]
+	for k, v0 := range e0.ByLabels {
+		v1, has := e1.ByLabels[k]
 		if !has {
 			return 0, false, ""
 		}

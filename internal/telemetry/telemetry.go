@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/internal/promtext"
 )
 
 // The DCGM exporter's default fields (dcgm-exporter's default-counters.csv).
@@ -160,7 +161,7 @@ func (s *Sampler) scrapeOnce(ctx context.Context) {
 	if err != nil {
 		s.errs++
 		s.lastErr = err
-		var limit *limitError
+		var limit *promtext.LimitError
 		if errors.As(err, &limit) {
 			s.note("scrape", "a scrape failed: "+err.Error())
 		}
@@ -176,7 +177,7 @@ func (s *Sampler) scrapeOnce(ctx context.Context) {
 		prev := s.scrapes[k].m
 		for _, src := range energySources {
 			if e, ok := prev[src.metric]; ok {
-				e.byLabels = nil
+				e.ByLabels = nil
 				prev[src.metric] = e
 			}
 		}
@@ -242,7 +243,7 @@ func reduce(scrapes []sample, gauges []string) (map[string]float64, []string) {
 	pick := func(sources []source) source {
 		for _, src := range sources {
 			for _, sc := range scrapes {
-				if v, ok := sc.m[src.metric]; ok && v.n > 0 {
+				if v, ok := sc.m[src.metric]; ok && v.N > 0 {
 					return src
 				}
 			}
@@ -252,7 +253,7 @@ func reduce(scrapes []sample, gauges []string) (map[string]float64, []string) {
 	mean := func(src source, f func(series) float64) (float64, bool) {
 		avg, n := 0.0, 0
 		for _, sc := range scrapes {
-			if v, ok := sc.m[src.metric]; ok && v.n > 0 {
+			if v, ok := sc.m[src.metric]; ok && v.N > 0 {
 				n++
 				avg += (f(v)*src.scale - avg) / float64(n) // a running mean: no sum to overflow
 			}
@@ -262,15 +263,15 @@ func reduce(scrapes []sample, gauges []string) (map[string]float64, []string) {
 	peak := func(src source, f func(series) float64) (float64, bool) {
 		best, ok := math.Inf(-1), false
 		for _, sc := range scrapes {
-			if v, has := sc.m[src.metric]; has && v.n > 0 {
+			if v, has := sc.m[src.metric]; has && v.N > 0 {
 				best, ok = max(best, f(v)*src.scale), true
 			}
 		}
 		return best, ok
 	}
-	sum := func(v series) float64 { return v.sum }
-	avg := func(v series) float64 { return v.sum / float64(v.n) }
-	most := func(v series) float64 { return v.max }
+	sum := func(v series) float64 { return v.Sum }
+	avg := func(v series) float64 { return v.Sum / float64(v.N) }
+	most := func(v series) float64 { return v.Max }
 	set := func(key string) func(float64, bool) {
 		return func(v float64, ok bool) {
 			switch {
@@ -286,7 +287,7 @@ func reduce(scrapes []sample, gauges []string) (map[string]float64, []string) {
 	gpus := 0
 	for _, sc := range scrapes {
 		for _, src := range []source{util, power, memory} {
-			gpus = max(gpus, sc.m[src.metric].n)
+			gpus = max(gpus, sc.m[src.metric].N)
 		}
 	}
 	if gpus > 0 {
