@@ -19,6 +19,7 @@ import (
 	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/chart"
 	"github.com/benchci/benchci/internal/errjoin"
+	"github.com/benchci/benchci/internal/layout"
 	"github.com/benchci/benchci/internal/loadgen"
 	"github.com/benchci/benchci/internal/redact"
 	"github.com/benchci/benchci/internal/report"
@@ -95,19 +96,13 @@ func parseShard(s, index string) (loadgen.Shard, error) {
 	return loadgen.Shard{Index: i, Count: n}, nil
 }
 
-// fileName is the name a run's files take under the results directory:
-// the suite's, and a shard's place when the run is one of several.
-func fileName(suite string, sh loadgen.Shard) string {
-	if sh.Count > 1 {
-		return fmt.Sprintf("%s.shard-%d-of-%d", suite, sh.Index, sh.Count)
-	}
-	return suite
-}
+// fileName is the name a run's files take under the results directory.
+func fileName(suite string, sh loadgen.Shard) string { return layout.Name(suite, sh.Index, sh.Count) }
 
 func (o *runOptions) register(cmd *cobra.Command) {
 	o.suites.register(cmd)
-	cmd.Flags().StringVar(&o.resultsDir, "results", "results", "directory for results files")
-	cmd.Flags().StringVar(&o.baselines, "baselines", "baselines", "directory of baseline files")
+	cmd.Flags().StringVar(&o.resultsDir, "results", layout.DefaultResults, "directory for results files")
+	cmd.Flags().StringVar(&o.baselines, "baselines", layout.DefaultBaselines, "directory of baseline files")
 	cmd.Flags().BoolVar(&o.progress, "progress", true, "show progress on stderr")
 	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "after the summary, list every compared figure")
 	cmd.Flags().BoolVar(&o.requests, "requests", false, "write one JSON line per request to <results>/<suite>.requests.jsonl")
@@ -158,8 +153,8 @@ machine would have measured, and that result is what is gated.`,
 			var reports []*compare.Report
 			for _, f := range results {
 				if sh := f.Shard; sh != nil {
-					fmt.Fprintf(o.out.say(), "shard %d of %d of %s: not gated alone; gate the merged result (benchci merge %s/%s.shard-*-of-%d.json -o %s/%s.json)\n",
-						sh.Index, sh.Count, f.Suite.Name, o.resultsDir, f.Suite.Name, sh.Count, o.resultsDir, f.Suite.Name)
+					fmt.Fprintf(o.out.say(), "shard %d of %d of %s: not gated alone; gate the merged result (benchci merge %s -o %s)\n",
+						sh.Index, sh.Count, f.Suite.Name, layout.Results(o.resultsDir).ShardPattern(f.Suite.Name, sh.Count), layout.Results(o.resultsDir).Result(f.Suite.Name))
 					continue
 				}
 				r, err := compareWithBaseline(o.baselines, f)
@@ -279,12 +274,12 @@ func runOptionsFor(cmd *cobra.Command, o runOptions, name string) (runner.Option
 	if err := os.MkdirAll(filepath.Dir(filepath.Join(o.resultsDir, name)), 0o755); err != nil {
 		return ropts, nil, err
 	}
-	ropts.ServerLog = filepath.Join(o.resultsDir, name+".server.log")
+	ropts.ServerLog = layout.Results(o.resultsDir).ServerLog(name)
 	os.Remove(ropts.ServerLog) // a fresh log per run; relaunches append to it
 	if !o.requests {
 		return ropts, func() error { return nil }, nil
 	}
-	rl, closer, err := openRequests(filepath.Join(o.resultsDir, name+".requests.jsonl"), o.gaps)
+	rl, closer, err := openRequests(layout.Results(o.resultsDir).Requests(name), o.gaps)
 	if err != nil {
 		return ropts, nil, &exitError{exitUsage, err}
 	}
@@ -302,7 +297,7 @@ func writeRun(cmd *cobra.Command, o runOptions, f *result.File, runErr error) er
 		sh = loadgen.Shard{Index: f.Shard.Index, Count: f.Shard.Count}
 	}
 	name := fileName(f.Suite.Name, sh)
-	out := filepath.Join(o.resultsDir, name+".json")
+	out := layout.Results(o.resultsDir).Result(name)
 	// What was measured is printed first, so a failed write (a full
 	// disk) still leaves the figures in the log.
 	if err := pr.print(report.Points(f)); err != nil {
@@ -312,9 +307,9 @@ func writeRun(cmd *cobra.Command, o runOptions, f *result.File, runErr error) er
 		return &exitError{exitUsage, errjoin.Join(runErr, err)}
 	}
 	if o.requests {
-		fmt.Fprintf(stdout, "requests: %s\n", filepath.Join(o.resultsDir, name+".requests.jsonl"))
+		fmt.Fprintf(stdout, "requests: %s\n", layout.Results(o.resultsDir).Requests(name))
 	}
-	if dir, err := writeSlices(filepath.Join(o.resultsDir, name+".slices"), f); err != nil {
+	if dir, err := writeSlices(layout.Results(o.resultsDir).Slices(name), f); err != nil {
 		// Pictures are derived from the results just written: a failure
 		// to draw them loses nothing.
 		fmt.Fprintf(cmd.ErrOrStderr(), "benchci: warning: %v\n", err)
@@ -411,20 +406,22 @@ func writeSlices(dir string, f *result.File) (string, error) {
 func writeVariants(cmd *cobra.Command, o runOptions, suiteName string, files []*result.File) error {
 	var entries []variants.Entry
 	for _, f := range files {
-		entries = append(entries, variants.Entry{Name: f.Suite.Variant, File: f, Path: filepath.Join(o.resultsDir, f.Suite.Name+".json")})
+		entries = append(entries, variants.Entry{Name: f.Suite.Variant, File: f, Path: layout.Results(o.resultsDir).Result(f.Suite.Name)})
 	}
 	r, err := variants.Compare(entries)
 	if err != nil {
 		return err
 	}
-	return writeVariantsReport(o.output(cmd), r, filepath.Join(o.resultsDir, suiteName))
+	return writeVariantsReport(o.output(cmd), r, layout.Results(o.resultsDir), suiteName)
 }
 
 // writeVariantsReport prints the comparison and writes it next to the
-// results: <base>.variants.json, <base>.variants.md and SVG charts in
-// the directory <base>/.
-func writeVariantsReport(pr *output, r *variants.Report, base string) error {
+// results: <suite>.variants.json, <suite>.variants.md and SVG charts in
+// the directory <suite>/.
+func writeVariantsReport(pr *output, r *variants.Report, dir layout.Results, suiteName string) error {
 	stdout := pr.say()
+	jsonPath, mdPath := dir.Variants(suiteName)
+	base := dir.VariantsCharts(suiteName)
 	if err := pr.print(report.Variants(r)); err != nil {
 		return err
 	}
@@ -436,10 +433,10 @@ func writeVariantsReport(pr *output, r *variants.Report, base string) error {
 	if err := report.VariantsMarkdown(&md, r); err != nil {
 		return err
 	}
-	if err := result.WriteFileAtomic(base+".variants.json", redact.Bytes(append(data, '\n'))); err != nil {
+	if err := result.WriteFileAtomic(jsonPath, redact.Bytes(append(data, '\n'))); err != nil {
 		return err
 	}
-	if err := result.WriteFileAtomic(base+".variants.md", redact.Bytes(md.Bytes())); err != nil {
+	if err := result.WriteFileAtomic(mdPath, redact.Bytes(md.Bytes())); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(base, 0o755); err != nil {
@@ -449,7 +446,7 @@ func writeVariantsReport(pr *output, r *variants.Report, base string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "comparison: %s.variants.json, %s.variants.md\n", base, base)
+	fmt.Fprintf(stdout, "comparison: %s, %s\n", jsonPath, mdPath)
 	if len(charts) > 0 {
 		fmt.Fprintf(stdout, "charts: %s\n", strings.Join(charts, ", "))
 	}

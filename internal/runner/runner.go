@@ -124,7 +124,7 @@ func Run(ctx context.Context, in Input, opts Options) (*result.File, error) {
 	if f.Shard != nil {
 		f.Shard.Finished = f.Finished
 	}
-	Judge(s, f)
+	slo.Judge(s, f)
 	if err != nil {
 		// The suite is named once, here, for every failure below.
 		err = fmt.Errorf("suite %s: %w", s.RunName(), err)
@@ -207,34 +207,6 @@ func shardable(s *suite.Suite, sh loadgen.Shard) error {
 		}
 	}
 	return nil
-}
-
-// Judge sets f's SLO verdicts: the suite's SLOs and the sanity gate, on
-// the points that gate the run. Run calls it; so does a merge of shards.
-func Judge(s *suite.Suite, f *result.File) {
-	f.SLOs = append(slo.Evaluate(s.SLOs, gated(f)), slo.Sanity(s, gated(f))...)
-}
-
-// gated returns the points whose SLOs gate the run: all of them, except in
-// a capacity search, where probes above capacity fail by design and only
-// the capacity point (or, below the search's minimum, the failing minimum)
-// is judged.
-func gated(f *result.File) []result.Point {
-	c := f.Capacity
-	if c == nil {
-		return f.Points
-	}
-	want := c.Rate
-	if want == 0 {
-		want = c.Failing
-	}
-	var out []result.Point
-	for _, p := range f.Points {
-		if p.Rate == want {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // Known is what this binary can run, for validating suites about to run:
