@@ -312,6 +312,22 @@ func ParseKey(s string) (Key, error) {
 	return k, nil
 }
 
+// Keys parses keys written in Go source ("ttft.p99"), panicking on one the
+// catalogue lacks: for package-level lists, so that a misspelt or retired
+// figure fails every test of the package that lists it instead of
+// silently naming nothing.
+func Keys(names ...string) []Key {
+	out := make([]Key, len(names))
+	for i, s := range names {
+		k, err := ParseKey(s)
+		if err != nil {
+			panic("metric: " + err.Error())
+		}
+		out[i] = k
+	}
+	return out
+}
+
 // allKeys lists every valid key, for suggestions.
 func allKeys() []string {
 	var out []string

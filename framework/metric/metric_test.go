@@ -92,3 +92,15 @@ func FuzzParseKey(f *testing.F) {
 		}
 	})
 }
+
+func TestKeys(t *testing.T) {
+	if ks := Keys("ttft.p99", "cost"); len(ks) != 2 || ks[0] != K(TTFT, "p99") || ks[1] != K(CostPerMOutput, "") {
+		t.Errorf("Keys = %v", ks)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a misspelt key did not panic")
+		}
+	}()
+	Keys("ttfb.p99")
+}

@@ -19,7 +19,7 @@ import (
 
 // Figures are the figures a history table shows for its point,
 // those a version has; capacity comes from the suite-wide "search" entry.
-var Figures = []string{"ttft.p50", "ttft.p99", "tpot.p99", "e2e.p99", "output_throughput", "cost", "error_rate"}
+var Figures = metric.Keys("ttft.p50", "ttft.p99", "tpot.p99", "e2e.p99", "output_throughput", "cost", "error_rate")
 
 // Write writes a baseline's history, the answer first: the commits
 // that moved figures (worse moves first), then per workload a table of
@@ -118,7 +118,7 @@ func Shown(g *history.Group, point string) []*history.Series {
 		out = append(out, s)
 	}
 	for _, f := range Figures {
-		if s := g.Find(point, f); s != nil {
+		if s := g.Find(point, f.String()); s != nil {
 			out = append(out, s)
 		}
 	}
