@@ -11,6 +11,7 @@ import (
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/bands"
+	"github.com/benchci/benchci/internal/report"
 	"github.com/benchci/benchci/internal/runner"
 )
 
@@ -21,6 +22,7 @@ func bandsCmd() *cobra.Command {
 		floor    string
 		margin   float64
 		progress bool
+		format   *formatFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "bands SUITE",
@@ -29,7 +31,8 @@ func bandsCmd() *cobra.Command {
 figure, the band the gate would need to pass any of those runs against any
 other: the largest relative difference seen between two runs at one point,
 times --margin, at least --floor. It prints the suite's tolerance field for
-review; nothing is written. The error rate keeps its percentage-point band.`,
+review; nothing is written. The error rate keeps its percentage-point band.
+With --format markdown or json the proposals are a table instead.`,
 		Example: `  benchci bands --runs 8 suites/gate.jsonnet`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -76,7 +79,7 @@ review; nothing is written. The error rate keeps its percentage-point band.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			return bands.Jsonnet(cmd.OutOrStdout(), l.Suite.Name, runs, fl/100, margin, ps)
+			return report.Write(cmd.OutOrStdout(), format.name, bandsDoc(l.Suite.Name, runs, fl/100, margin, ps))
 		},
 	}
 	sf.register(cmd)
@@ -84,5 +87,6 @@ review; nothing is written. The error rate keeps its percentage-point band.`,
 	cmd.Flags().StringVar(&floor, "floor", "2%", "the narrowest band proposed")
 	cmd.Flags().Float64Var(&margin, "margin", 1.25, "how much wider than the widest spread seen")
 	cmd.Flags().BoolVar(&progress, "progress", true, "show progress on stderr")
+	format = addFormat(cmd)
 	return cmd
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,8 +20,9 @@ import (
 // what it printed, or for compare the comparison itself.
 func TestFormatJSON(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a suite three times")
+		t.Skip("runs suites, and selftest")
 	}
+	t.Setenv("BENCHCI_TEST_CLI", "1") // selftest's child simulator runs as the CLI
 	dir := t.TempDir()
 	repo := gitfixture.New(t)
 	for i := range 3 {
@@ -56,9 +58,12 @@ func TestFormatJSON(t *testing.T) {
 		{"history", []string{"history", "--baselines", filepath.Join(repo.Dir, "baselines"), "--charts", "", "quickstart"}, 3},
 		{"merge", []string{"merge", shards}, 1},
 		{"compare", []string{"compare", base, "testdata/candidate.json"}, 0},
+		{"bands", []string{"bands", "--runs", "2", "--progress=false", "testdata/tiny.jsonnet"}, 1},
+		{"selftest", []string{"selftest", "--streams", "2", "--rates", "50", "--cost-streams", "4", "--duration", "300ms"}, 5},
+		{"sim check", []string{"sim", "check"}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{tc.args[0], "--format", "json"}, tc.args[1:]...)
+			args := append(slices.Clone(tc.args), "--format", "json")
 			code, stdout, stderr := runCLI(t, context.Background(), args...)
 			if code == exitUsage {
 				t.Fatalf("exit %d\n%s", code, stderr)
@@ -91,6 +96,9 @@ func TestFormatUnknown(t *testing.T) {
 		{"report", "--format", "yaml", "a.json"},
 		{"history", "--format", "yaml", "quickstart"},
 		{"merge", "--format", "yaml", "a.json"},
+		{"bands", "--format", "yaml", "testdata/tiny.jsonnet"},
+		{"selftest", "--format", "yaml"},
+		{"sim", "check", "--format", "yaml"},
 	} {
 		code, stdout, stderr := runCLI(t, context.Background(), args...)
 		want := `unknown format "yaml": want text, markdown or json`
@@ -120,7 +128,7 @@ func TestFormatFlagIsOneFlag(t *testing.T) {
 		}
 	}
 	walk(rootCmd(nil, nil))
-	for _, want := range []string{"run", "compare", "report", "history", "merge"} {
+	for _, want := range []string{"run", "compare", "report", "history", "merge", "bands", "selftest", "check"} {
 		if !strings.Contains(" "+strings.Join(with, " ")+" ", " "+want+" ") {
 			t.Errorf("%s has no --format (commands with one: %v)", want, with)
 		}

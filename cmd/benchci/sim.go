@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchci/benchci/internal/report"
 	"github.com/benchci/benchci/internal/sim"
 )
 
@@ -77,6 +78,7 @@ the same known server.`,
 
 func simCheckCmd() *cobra.Command {
 	var markdown bool
+	var format *formatFlag
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Put the simulator's figures next to published serving measurements and measured kernels",
@@ -90,7 +92,8 @@ or 30% (TTFT, TPOT, end-to-end latency).
 A second table puts the roofline's terms next to kernels timed on a real
 GPU (sim/measured: decode matrix products, the KV cache's read bandwidth,
 long prefills, timed by measured/steps.py); it fails beyond 25%.
---markdown prints only the tables, as the README carries them.`,
+--markdown prints only the tables, as the README carries them. With --format markdown
+or json only the tables are on stdout, and the verdict's line on stderr.`,
 		Example: `  benchci sim check
   benchci sim check --markdown`,
 		Args: cobra.NoArgs,
@@ -104,8 +107,15 @@ long prefills, timed by measured/steps.py); it fails beyond 25%.
 				return err
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprint(out, sim.Markdown(cs))
-			fmt.Fprint(out, "\n", sim.KernelMarkdown(ks))
+			if format.name == "text" {
+				fmt.Fprint(out, sim.Markdown(cs))
+				fmt.Fprint(out, "\n", sim.KernelMarkdown(ks))
+			} else {
+				if err := report.Write(out, format.name, simCheckDoc(cs, ks)); err != nil {
+					return err
+				}
+				out = cmd.ErrOrStderr()
+			}
 			kMissed, kGated := 0, 0
 			for _, k := range ks {
 				if k.Gated {
@@ -140,5 +150,6 @@ long prefills, timed by measured/steps.py); it fails beyond 25%.
 		},
 	}
 	cmd.Flags().BoolVar(&markdown, "markdown", false, "print only the tables, as the README carries them")
+	format = addFormat(cmd)
 	return cmd
 }

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/benchci/benchci/internal/bands"
+	"github.com/benchci/benchci/internal/report"
+	"github.com/benchci/benchci/internal/selftest"
+	"github.com/benchci/benchci/internal/sim"
+)
+
+// The tables of the commands whose figures have no report of their own in
+// internal/report: bands' proposals, selftest's measurements and sim
+// check's comparisons.
+
+// bandsDoc is bands' proposal: as text the suite's tolerance field, to
+// paste into it; in other formats one row per gated figure.
+func bandsDoc(suite string, runs int, floor, margin float64, ps []bands.Proposal) report.Doc {
+	t := &report.Table{Title: fmt.Sprintf("tolerance bands for %s from %d unchanged runs: the widest spread x%g, at least %g%%", suite, runs, margin, floor*100),
+		Columns: []report.Column{{Key: "figure", Title: "figure"}, {Key: "band", Title: "band", Right: true},
+			{Key: "spread", Title: "widest spread", Right: true}, {Key: "at", Title: "at"}}}
+	for _, p := range ps {
+		t.Add(report.Text(p.Key), report.Number(p.Band, p.Tolerance()), report.Number(p.Spread, fmt.Sprintf("%.2f%%", 100*p.Spread)), report.Text(p.At))
+	}
+	return report.Doc{Tables: []*report.Table{t}, Layouts: map[string]func(io.Writer) error{
+		"text": func(w io.Writer) error { return bands.Jsonnet(w, suite, runs, floor, margin, ps) },
+	}}
+}
+
+// overheadTable holds what the client adds to TTFT, per streams.
+func overheadTable(title string) *report.Table {
+	return &report.Table{Title: title, Columns: []report.Column{
+		{Key: "streams", Title: "streams", Right: true}, {Key: "requests", Title: "requests", Right: true},
+		{Key: "ttft_added_p50_ms", Title: "TTFT added p50", Right: true}, {Key: "ttft_added_p99_ms", Title: "p99", Right: true},
+		{Key: "send_p99_ms", Title: "send p99", Right: true}, {Key: "receive_p99_ms", Title: "receive p99", Right: true},
+		{Key: "itl_error_p50_ms", Title: "ITL error p50", Right: true}, {Key: "itl_error_p99_ms", Title: "p99", Right: true},
+		{Key: "server_ttft_p50_ms", Title: "server TTFT p50", Right: true}, {Key: "errors", Title: "errors", Right: true},
+		{Key: "fell_behind", Title: "fell behind"},
+	}}
+}
+
+func addOverhead(t *report.Table, streams int, o selftest.Overhead) {
+	ms := func(v float64) report.Cell { return report.Number(v, fmt.Sprintf("%.3f ms", v)) }
+	t.Add(report.Number(float64(streams), fmt.Sprint(streams)), report.Number(float64(o.Requests), fmt.Sprint(o.Requests)),
+		ms(o.Added.P50), ms(o.Added.P99), ms(o.SendSide.P99), ms(o.ReceiveSide.P99), ms(o.ITLError.P50), ms(o.ITLError.P99),
+		ms(o.ServerTTFT.P50), report.Number(float64(o.Errors), fmt.Sprint(o.Errors)), report.Text(strings.Join(o.Behind, "; ")))
+}
+
+// costTable holds the client's CPU per token and memory per stream.
+func costTable(title string) *report.Table {
+	return &report.Table{Title: title, Columns: []report.Column{
+		{Key: "streams", Title: "streams", Right: true}, {Key: "tokens", Title: "tokens", Right: true},
+		{Key: "cpu_us_per_token", Title: "CPU µs/token", Right: true}, {Key: "memory_kib_per_stream", Title: "KiB/stream", Right: true},
+		{Key: "errors", Title: "errors", Right: true}, {Key: "simulator_cpu_us_per_token", Title: "simulator CPU µs/token", Right: true},
+	}}
+}
+
+// addCost adds a row; simPerToken is the simulator's CPU seconds per
+// token, NaN when it could not be read.
+func addCost(t *report.Table, streams int, c selftest.Cost, simPerToken float64) {
+	cpu := float64(c.CPUPerToken.Nanoseconds()) / 1000
+	t.Add(report.Number(float64(streams), fmt.Sprint(streams)), report.Number(float64(c.Tokens), fmt.Sprint(c.Tokens)),
+		report.Number(cpu, fmt.Sprintf("%.2f", cpu)), report.Number(c.MemPerStream/1024, fmt.Sprintf("%.1f", c.MemPerStream/1024)),
+		report.Number(float64(c.Errors), fmt.Sprint(c.Errors)), report.Number(simPerToken*1e6, fmt.Sprintf("%.2f", simPerToken*1e6)))
+}
+
+// rateTable holds how open-loop rates were held.
+func rateTable(title string) *report.Table {
+	return &report.Table{Title: title, Columns: []report.Column{
+		{Key: "target_rps", Title: "req/s", Right: true}, {Key: "scheduled_rps", Title: "scheduled", Right: true},
+		{Key: "sent_rps", Title: "sent", Right: true}, {Key: "completed_rps", Title: "completed", Right: true},
+		{Key: "lag_p99_ms", Title: "lag p99 ms", Right: true}, {Key: "errors", Title: "errors", Right: true},
+		{Key: "client_cpu_cores", Title: "client cores", Right: true}, {Key: "server_cpu_cores", Title: "simulator cores", Right: true},
+		{Key: "held", Title: "held"}, {Key: "reason", Title: "reason"},
+	}}
+}
+
+func addRate(t *report.Table, p selftest.RatePoint) {
+	f := func(v float64, format string) report.Cell { return report.Number(v, fmt.Sprintf(format, v)) }
+	held := "no"
+	if p.Held() {
+		held = "yes"
+	}
+	t.Add(f(p.Target, "%g"), f(p.ScheduledRate, "%.2f"), f(p.SendRate, "%.2f"), f(p.Completed, "%.2f"), f(p.LagP99, "%.2f"),
+		report.Number(float64(p.Errors), fmt.Sprint(p.Errors)), f(p.ClientCPU, "%.2f"), f(p.ServerCPU, "%.2f"), report.Text(held), report.Text(p.Reason))
+}
+
+// simCheckDoc is sim check's two comparisons: the simulator against
+// published measurements, one row per figure, and the roofline against
+// measured kernels. Its markdown is the tables the README carries.
+func simCheckDoc(cs []sim.Checked, ks []sim.KernelCheck) report.Doc {
+	pub := &report.Table{Title: "the simulator against published serving measurements", Columns: []report.Column{
+		{Key: "engine", Title: "engine"}, {Key: "test", Title: "test"}, {Key: "gpu", Title: "GPU"}, {Key: "model", Title: "model"},
+		{Key: "tp", Title: "TP", Right: true}, {Key: "weights", Title: "weights"}, {Key: "kv_cache", Title: "KV cache"},
+		{Key: "concurrency", Title: "clients", Right: true}, {Key: "input_tokens", Title: "in", Right: true}, {Key: "output_tokens", Title: "out", Right: true},
+		{Key: "past_knee", Title: "past the knee"}, {Key: "figure", Title: "figure"}, {Key: "unit", Title: "unit"},
+		{Key: "published", Title: "published", Right: true}, {Key: "simulated", Title: "simulated", Right: true}, {Key: "error", Title: "error", Right: true},
+	}}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	for _, c := range cs {
+		row := func(fig string, published, simulated float64, unit string) {
+			e := c.Errors[fig]
+			pubTable(pub, c, fig, unit, published, simulated, e)
+		}
+		if c.E2EMs > 0 {
+			row("e2e", c.E2EMs, ms(c.Sim.E2E), "ms")
+			row("throughput", float64(c.Requests*c.Output)/c.E2EMs*1000, float64(c.Requests*c.Output)/ms(c.Sim.E2E)*1000, "tok/s")
+			continue
+		}
+		if c.TTFTMs > 0 {
+			row("ttft", c.TTFTMs, ms(c.Sim.TTFT), "ms")
+		}
+		if c.TPOTMs > 0 {
+			row("tpot", c.TPOTMs, ms(c.Sim.TPOT), "ms")
+		}
+		if c.OutputPerSec > 0 {
+			row("throughput", c.OutputPerSec, c.Sim.OutputPerSec, "tok/s")
+		}
+	}
+	kern := &report.Table{Title: "the roofline against kernels timed on a GPU", Columns: []report.Column{
+		{Key: "gpu", Title: "GPU"}, {Key: "device", Title: "device"}, {Key: "model", Title: "model"}, {Key: "weights", Title: "weights"},
+		{Key: "kernels", Title: "kernels"}, {Key: "unit", Title: "unit"}, {Key: "measured", Title: "measured", Right: true},
+		{Key: "roofline", Title: "roofline", Right: true}, {Key: "error", Title: "error", Right: true}, {Key: "not_gated", Title: "not gated because"},
+	}}
+	for _, k := range ks {
+		why := ""
+		if !k.Gated {
+			why = k.Why
+		}
+		kern.Add(report.Text(k.GPU), report.Text(k.Device), report.Text(k.Model), report.Text(k.Weights), report.Text(k.What), report.Text(k.Unit),
+			report.Number(k.Measured, fmt.Sprintf("%.2f", k.Measured)), report.Number(k.Modelled, fmt.Sprintf("%.2f", k.Modelled)),
+			report.Number(k.Error(), fmt.Sprintf("%+.0f%%", 100*k.Error())), report.Text(why))
+	}
+	return report.Doc{Tables: []*report.Table{pub, kern}, Layouts: map[string]func(io.Writer) error{
+		"markdown": func(w io.Writer) error {
+			_, err := fmt.Fprint(w, sim.Markdown(cs), "\n", sim.KernelMarkdown(ks))
+			return err
+		},
+	}}
+}
+
+func pubTable(t *report.Table, c sim.Checked, fig, unit string, published, simulated, e float64) {
+	weights := c.Weights
+	if weights == "" {
+		weights = "bf16"
+	}
+	knee := "no"
+	if c.PastKnee {
+		knee = "yes"
+	}
+	t.Add(report.Text(c.Engine), report.Text(c.Test), report.Text(c.GPU), report.Text(c.Model), report.Number(float64(c.TP), fmt.Sprint(c.TP)),
+		report.Text(weights), report.Text(c.KVCache), report.Number(float64(c.Concurrency), fmt.Sprint(c.Concurrency)),
+		report.Number(float64(c.Input), fmt.Sprint(c.Input)), report.Number(float64(c.Output), fmt.Sprint(c.Output)), report.Text(knee),
+		report.Text(fig), report.Text(unit), report.Number(published, fmt.Sprintf("%.1f", published)), report.Number(simulated, fmt.Sprintf("%.1f", simulated)),
+		report.Number(e, fmt.Sprintf("%+.0f%%", 100*e)))
+}
