@@ -243,6 +243,13 @@ func (s Suite) Tolerance() (map[string]string, error) {
 	return d.Tolerance, nil
 }
 
+// A point's modes (Point.Mode): open loop at a rate, or closed loop at a
+// concurrency.
+const (
+	ModeRate        = "rate"
+	ModeConcurrency = "concurrency"
+)
+
 // Point is one load point of one trial.
 type Point struct {
 	// Label names the point, e.g. "rate=4" or "concurrency=16".

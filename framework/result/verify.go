@@ -192,7 +192,7 @@ func (p *Point) verify() error {
 // "rate=inf", "concurrency=16") against the parameters beside them.
 func verifyLabel(p *Point) error {
 	if v, ok := strings.CutPrefix(p.Label, "rate="); ok {
-		if p.Mode != "rate" {
+		if p.Mode != ModeRate {
 			return fmt.Errorf("label %s on a %s point: %w", p.Label, p.Mode, ErrInconsistent)
 		}
 		if v == "inf" {
@@ -208,7 +208,7 @@ func verifyLabel(p *Point) error {
 	}
 	if v, ok := strings.CutPrefix(p.Label, "concurrency="); ok {
 		n, err := strconv.Atoi(v)
-		if err != nil || p.Mode != "concurrency" || n != p.Concurrency {
+		if err != nil || p.Mode != ModeConcurrency || n != p.Concurrency {
 			return fmt.Errorf("label %s with mode %s, concurrency %d: %w", p.Label, p.Mode, p.Concurrency, ErrInconsistent)
 		}
 	}

@@ -419,7 +419,7 @@ func mermaidChart(b *strings.Builder, r *compare.Report, key string) {
 			break
 		}
 	}
-	if axis != "rate" && axis != "concurrency" {
+	if axis != result.ModeRate && axis != result.ModeConcurrency {
 		return
 	}
 	// The title and unit come from the catalogue, not from the file.

@@ -182,7 +182,7 @@ func ClientCost(ctx context.Context, url string, streams int, d time.Duration) (
 		}
 	}()
 	cpu0 := cpuTime()
-	_, err = loadgen.Run(ctx, c, loadgen.Config{Mode: "concurrency", Concurrency: streams, Duration: d}, func() (loadgen.Item, error) {
+	_, err = loadgen.Run(ctx, c, loadgen.Config{Mode: loadgen.ClosedLoop, Concurrency: streams, Duration: d}, func() (loadgen.Item, error) {
 		return loadgen.Item{Body: body, WantInput: 64, WantOutput: 512}, nil
 	})
 	cpu := cpuTime() - cpu0

@@ -167,7 +167,7 @@ func ClientOverhead(ctx context.Context, concurrency int, d time.Duration) (Over
 		return loadgen.Item{Body: bodies[(n*7)%len(bodies)], WantInput: 64}, nil
 	}
 	t.from = time.Now().Add(d / 5)
-	out, err := loadgen.Run(ctx, t, loadgen.Config{Mode: "concurrency", Concurrency: concurrency, Warmup: d / 5, Duration: d}, src)
+	out, err := loadgen.Run(ctx, t, loadgen.Config{Mode: loadgen.ClosedLoop, Concurrency: concurrency, Warmup: d / 5, Duration: d}, src)
 	if err != nil {
 		return Overhead{}, err
 	}
@@ -267,7 +267,7 @@ func openLoop(ctx context.Context, u string, rate float64, d time.Duration) (Rat
 	if err != nil {
 		return RatePoint{}, err
 	}
-	out, err := loadgen.Run(ctx, cl, loadgen.Config{Mode: "rate", Rate: rate, Arrivals: arrivals, Warmup: time.Second, Duration: d}, src)
+	out, err := loadgen.Run(ctx, cl, loadgen.Config{Mode: loadgen.OpenLoop, Rate: rate, Arrivals: arrivals, Warmup: time.Second, Duration: d}, src)
 	if err != nil {
 		return RatePoint{}, err
 	}

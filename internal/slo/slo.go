@@ -24,8 +24,8 @@ func Evaluate(slos []suite.SLO, points []result.Point) []result.SLO {
 		}
 		matched := false
 		for _, p := range points {
-			if (s.AtRate != 0 && (p.Mode != "rate" || p.Rate != s.AtRate)) ||
-				(s.AtConcurrency != 0 && (p.Mode != "concurrency" || p.Concurrency != s.AtConcurrency)) {
+			if (s.AtRate != 0 && (p.Mode != result.ModeRate || p.Rate != s.AtRate)) ||
+				(s.AtConcurrency != 0 && (p.Mode != result.ModeConcurrency || p.Concurrency != s.AtConcurrency)) {
 				continue
 			}
 			matched = true

@@ -35,7 +35,7 @@ func Knee(points []result.Point) *result.Knee {
 		}
 	}
 	load := func(p result.Point) float64 {
-		if p.Mode == "concurrency" {
+		if p.Mode == result.ModeConcurrency {
 			return float64(p.Concurrency)
 		}
 		return p.Rate

@@ -305,7 +305,7 @@ func compareTarget(f *result.File) string {
 // held in every trial.
 func figures(label string, ps []*result.Point, slos []suite.SLO) Figures {
 	p0 := ps[0]
-	f := Figures{Point: label, OpenLoop: p0.Mode == "rate", trials: ps, Pass: true}
+	f := Figures{Point: label, OpenLoop: p0.Mode == result.ModeRate, trials: ps, Pass: true}
 	f.Offered = p0.Rate
 	if !f.OpenLoop {
 		f.Offered = float64(p0.Concurrency)
