@@ -67,7 +67,7 @@ func planStructured(tools []toolDef, choice any, format *responseFormat) (struct
 			}
 		}
 	}
-	if format != nil && format.Type == "json_schema" && format.JSONSchema != nil {
+	if format != nil && format.Type == structured.JSONSchema && format.JSONSchema != nil {
 		return instance(format.JSONSchema.Schema), true
 	}
 	if format != nil && format.Type == "json_object" {
