@@ -16,6 +16,8 @@ const (
 	MaxPlannedRequests = 10_000_000
 )
 
+// validateSweep checks the sweep's plan, deriving its kind from rates or
+// concurrencies when not given, then its bounds and ramp.
 func validateSweep(sw *Sweep) []*FieldError {
 	var errs []*FieldError
 	bad := func(field, format string, args ...any) {
@@ -87,6 +89,21 @@ func validateSweep(sw *Sweep) []*FieldError {
 	default:
 		bad("kind", "unknown sweep kind %q (known: rate, concurrency, capacity, auto, throughput)", sw.Kind)
 	}
+	errs = append(errs, validateSweepBounds(sw)...)
+	errs = append(errs, validateRamp(sw)...)
+	if st := sw.StopSaturated; st != nil && *st && (sw.Kind == SweepConcurrency || sw.Kind == SweepThroughput) {
+		bad("stop_saturated", "applies to open-loop rates: a %s sweep's queue is bounded by its own concurrency", sw.Kind)
+	}
+	return errs
+}
+
+// validateSweepBounds checks the plan against what one client machine
+// sends and holds, and the durations and counts of a point.
+func validateSweepBounds(sw *Sweep) []*FieldError {
+	var errs []*FieldError
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Path: JoinPath("sweep", field), Msg: fmt.Sprintf(format, args...)})
+	}
 	if n := len(sw.Rates) + len(sw.Concurrencies); n > MaxPoints {
 		field := "rates"
 		if len(sw.Concurrencies) > len(sw.Rates) {
@@ -126,6 +143,15 @@ func validateSweep(sw *Sweep) []*FieldError {
 	} else if sw.MaxConcurrency > MaxConcurrency {
 		bad("max_concurrency", "%d requests in flight is beyond what one client machine holds (at most %d)", sw.MaxConcurrency, MaxConcurrency)
 	}
+	return errs
+}
+
+// validateRamp checks a rate sweep's ramp.
+func validateRamp(sw *Sweep) []*FieldError {
+	var errs []*FieldError
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Path: JoinPath("sweep", field), Msg: fmt.Sprintf(format, args...)})
+	}
 	if r := sw.Ramp; r != nil {
 		switch {
 		case sw.Kind != SweepRate:
@@ -141,9 +167,6 @@ func validateSweep(sw *Sweep) []*FieldError {
 		case sw.Duration > 0 && r.Over > sw.Warmup+sw.Duration:
 			bad("ramp.over", "%v is longer than the point (%v of warm-up and duration)", r.Over.D(), (sw.Warmup + sw.Duration).D())
 		}
-	}
-	if st := sw.StopSaturated; st != nil && *st && (sw.Kind == SweepConcurrency || sw.Kind == SweepThroughput) {
-		bad("stop_saturated", "applies to open-loop rates: a %s sweep's queue is bounded by its own concurrency", sw.Kind)
 	}
 	return errs
 }
