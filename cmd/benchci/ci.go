@@ -46,6 +46,7 @@ type ciOptions struct {
 
 func ciCmd() *cobra.Command {
 	var o ciOptions
+	var format *formatFlag
 	cmd := &cobra.Command{
 		Use:   "ci SUITE...",
 		Short: "Run, compare with baselines, write the job summary and comment on the PR",
@@ -58,7 +59,11 @@ Exit code: 1 on a regression or SLO failure; 2 when a suite could not run
 or be compared; 3 when nothing failed but a point was inconclusive (every
 trial of it measured this machine rather than the server, even after
 --reruns); 0 otherwise. The verdict does not depend on the comment: if posting fails
-the error is printed and the exit code still tells the verdict.`,
+the error is printed and the exit code still tells the verdict.
+
+--format sets how stdout shows the tables and verdicts (json: one document,
+the other lines on stderr); the report files are markdown and HTML whatever
+it is.`,
 		Example: `  # What the workflow runs on a pull request.
   benchci ci suites/quickstart.jsonnet
 
@@ -78,8 +83,10 @@ the error is printed and the exit code still tells the verdict.`,
 					o.htmlOut = strings.TrimSuffix(o.reportOut, ".md") + ".html"
 				}
 			}
+			o.run.out = newOutput(cmd, format)
 			var regressions int
 			err := runCI(cmd, o, args, &regressions)
+			err = o.run.out.done(err)
 			if o.outputs != "" {
 				if werr := writeOutputs(o.outputs, err, regressions, o.reportOut, o.htmlOut); werr != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "benchci: warning: step outputs:", werr)
@@ -89,6 +96,7 @@ the error is printed and the exit code still tells the verdict.`,
 		},
 	}
 	o.run.register(cmd)
+	format = addFormat(cmd)
 	o.comment.register(cmd)
 	cmd.Flags().StringVar(&o.summary, "summary", os.Getenv("GITHUB_STEP_SUMMARY"), "file to append the markdown report to (default $GITHUB_STEP_SUMMARY)")
 	cmd.Flags().StringVar(&o.reportOut, "report", layout.Results(layout.DefaultResults).Report(), "where to write the markdown report")
@@ -152,7 +160,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 				return &exitError{exitUsage, err}
 			}
 			if note != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), "note: %s: %s\n", f.Suite.Name, note)
+				fmt.Fprintf(o.run.output(cmd).say(), "note: %s: %s\n", f.Suite.Name, note)
 			}
 			results = append(results, f)
 		}
@@ -178,7 +186,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 		}
 		if ab.committed != nil {
 			committed = append(committed, ab.committed)
-			fmt.Fprintf(cmd.OutOrStdout(), "against the committed baseline (for reference; A/B decides): %s\n", report.OneLine(report.Headline([]*compare.Report{ab.committed})))
+			fmt.Fprintf(o.run.output(cmd).say(), "against the committed baseline (for reference; A/B decides): %s\n", report.OneLine(report.Headline([]*compare.Report{ab.committed})))
 		}
 	}
 	for _, f := range results {
@@ -230,7 +238,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 			// The verdict stands without its pictures.
 			fmt.Fprintln(cmd.ErrOrStderr(), "benchci: warning: html report:", err)
 		} else {
-			fmt.Fprintln(cmd.OutOrStdout(), "html:", o.htmlOut)
+			fmt.Fprintln(o.run.output(cmd).say(), "html:", o.htmlOut)
 			if link := artifactLink(o.artifact, filepath.Base(o.htmlOut)); link != "" {
 				md.WriteString("\n" + link + "\n")
 			}
@@ -264,7 +272,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 			// The verdict below stands whatever happened to the comment.
 			fmt.Fprintln(cmd.ErrOrStderr(), "benchci: warning: could not update the pull-request comment:", err)
 		} else {
-			fmt.Fprintln(cmd.OutOrStdout(), "comment:", url)
+			fmt.Fprintln(o.run.output(cmd).say(), "comment:", url)
 		}
 	}
 	if len(errs) > 0 {

@@ -48,7 +48,7 @@ func baselineEdits(cmd *cobra.Command, o ciOptions, results []*result.File, abRu
 			// loud as loosening it.
 			if _, commit, err := gitrev.ReadFile(path, rev, result.MaxFileBytes); err == nil {
 				edits = append(edits, report.BaselineEdit{Suite: name, Base: commit, Removed: true})
-				fmt.Fprintf(cmd.OutOrStdout(), "baseline %s: deleted here; the gate no longer compares it\n", name)
+				fmt.Fprintf(o.run.output(cmd).say(), "baseline %s: deleted here; the gate no longer compares it\n", name)
 			}
 			continue
 		}
@@ -60,7 +60,7 @@ func baselineEdits(cmd *cobra.Command, o ciOptions, results []*result.File, abRu
 			continue
 		}
 		edits = append(edits, e)
-		out := cmd.OutOrStdout()
+		out := o.run.output(cmd).say()
 		switch {
 		case e.Err != "":
 			fmt.Fprintf(out, "baseline %s: changed here; its version at %s could not be read: %s\n", name, rev, report.OneLine(e.Err))

@@ -84,8 +84,8 @@ func (o *output) flush() error {
 	return report.Write(o.stdout, o.format, report.Doc{Tables: tables})
 }
 
-// output is where run prints its reports: in its --format; text for ci,
-// which has no --format of its own (its reports are files and a comment).
+// output is where run and ci print their reports: in the command's
+// --format, text where none was set.
 func (o runOptions) output(cmd *cobra.Command) *output {
 	if o.out != nil {
 		return o.out

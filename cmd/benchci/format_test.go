@@ -61,6 +61,8 @@ func TestFormatJSON(t *testing.T) {
 		{"bands", []string{"bands", "--runs", "2", "--progress=false", "testdata/tiny.jsonnet"}, 1},
 		{"selftest", []string{"selftest", "--streams", "2", "--rates", "50", "--cost-streams", "4", "--duration", "300ms"}, 5},
 		{"sim check", []string{"sim", "check"}, 2},
+		{"ci", []string{"ci", "--comment=false", "--summary", "", "--outputs", "", "--base-ref", "", "--progress=false",
+			"--results", filepath.Join(dir, "ci"), "--report", filepath.Join(dir, "ci", "report.md"), "testdata/tiny.jsonnet"}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(slices.Clone(tc.args), "--format", "json")
@@ -99,6 +101,7 @@ func TestFormatUnknown(t *testing.T) {
 		{"bands", "--format", "yaml", "testdata/tiny.jsonnet"},
 		{"selftest", "--format", "yaml"},
 		{"sim", "check", "--format", "yaml"},
+		{"ci", "--format", "yaml", "testdata/tiny.jsonnet"},
 	} {
 		code, stdout, stderr := runCLI(t, context.Background(), args...)
 		want := `unknown format "yaml": want text, markdown or json`
@@ -128,7 +131,7 @@ func TestFormatFlagIsOneFlag(t *testing.T) {
 		}
 	}
 	walk(rootCmd(nil, nil))
-	for _, want := range []string{"run", "compare", "report", "history", "merge", "bands", "selftest", "check"} {
+	for _, want := range []string{"run", "compare", "report", "history", "merge", "bands", "selftest", "check", "ci"} {
 		if !strings.Contains(" "+strings.Join(with, " ")+" ", " "+want+" ") {
 			t.Errorf("%s has no --format (commands with one: %v)", want, with)
 		}

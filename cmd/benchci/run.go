@@ -43,7 +43,7 @@ type runOptions struct {
 	shard    loadgen.Shard
 	startAt  time.Time
 	pointGap time.Duration
-	// out prints the reports in run's --format; nil (ci): text.
+	// out prints the reports in the command's --format (run, ci); nil: text.
 	out *output
 }
 
