@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchci/benchci/internal/gitfixture"
+	"github.com/benchci/benchci/internal/report"
 	"github.com/benchci/benchci/internal/sim"
 )
 
@@ -104,10 +105,11 @@ func TestFormatUnknown(t *testing.T) {
 		{"ci", "--format", "yaml", "testdata/tiny.jsonnet"},
 	} {
 		code, stdout, stderr := runCLI(t, context.Background(), args...)
-		want := `unknown format "yaml": want text, markdown or json`
+		valid := report.Formats()
 		if args[0] == "report" {
-			want = `unknown format "yaml": want text, markdown, json or html`
+			valid = append(valid, "html")
 		}
+		want := `unknown format "yaml": want ` + strings.Join(valid[:len(valid)-1], ", ") + " or " + valid[len(valid)-1]
 		if code != exitUsage || stdout != "" || !strings.Contains(stderr, want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
 		}

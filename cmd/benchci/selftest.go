@@ -32,8 +32,9 @@ timings are known, and prints:
   - the same rates against a no-op server, which shows the client's own
     ceiling.
 The simulator shares this machine's CPUs, so the figures are a lower bound on
-what a client on a dedicated machine achieves. With --format markdown or json these
-lines are progress on stderr, and the tables print on stdout at the end.`,
+what a client on a dedicated machine achieves.
+With --format markdown or json these lines are progress on stderr, and the
+tables print on stdout at the end.`,
 		Example: `  benchci selftest
   benchci selftest --streams 1,64 --rates 1000 --duration 2s`,
 		Args: cobra.NoArgs,

@@ -92,8 +92,8 @@ or 30% (TTFT, TPOT, end-to-end latency).
 A second table puts the roofline's terms next to kernels timed on a real
 GPU (sim/measured: decode matrix products, the KV cache's read bandwidth,
 long prefills, timed by measured/steps.py); it fails beyond 25%.
---markdown prints only the tables, as the README carries them. With --format markdown
-or json only the tables are on stdout, and the verdict's line on stderr.`,
+--markdown prints only the tables, as the README carries them. With --format
+markdown or json only the tables are on stdout, the verdict's line on stderr.`,
 		Example: `  benchci sim check
   benchci sim check --markdown`,
 		Args: cobra.NoArgs,
