@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/benchci/benchci/framework/compare"
@@ -67,6 +68,31 @@ func diffTable(r *compare.Report) *Table {
 		t.Notes = append(t.Notes, "SLO "+verdict+": "+s.Name)
 	}
 	return t
+}
+
+// diffText is the comparison for a terminal: what kept it from comparing,
+// then every figure, then the verdict. Its columns are diffColumns less
+// the unit (each figure's own), left-aligned.
+func diffText(r *compare.Report) []*Table {
+	if r.NoBaseline {
+		return []*Table{{Title: fmt.Sprintf("suite %s: no baseline; only SLOs gate (benchci baseline update results/%s.json)", r.Suite, r.Suite)}}
+	}
+	head := &Table{Title: fmt.Sprintf("suite %s: baseline %s vs candidate %s", r.Suite, r.Baseline.Target, r.Candidate.Target)}
+	if !r.Comparable {
+		head.Notes = append(head.Notes, "NOT COMPARED: "+r.Refusal)
+	}
+	if r.RequestsDiffer != "" {
+		head.Notes = append(head.Notes, "note: "+r.RequestsDiffer)
+	}
+	grid := diffTable(r)
+	grid.Title, grid.Notes = "", []string{Headline([]*compare.Report{r})}
+	grid.Columns = nil
+	for _, c := range diffColumns {
+		if c.Key != "unit" {
+			grid.Columns = append(grid.Columns, Column{Key: c.Key, Title: c.Title})
+		}
+	}
+	return []*Table{head, grid}
 }
 
 // diffColumns are the comparison table's columns; delta is a fraction.

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/benchci/benchci/framework/compare"
 )
 
 // smallTable has a left and right-aligned column, a figure, an empty cell,
@@ -171,4 +173,22 @@ func TestUnknownFormat(t *testing.T) {
 	if err := CheckFormat("html"); err == nil {
 		t.Error("html accepted where no command offered it")
 	}
+}
+
+// The comparison's terminal table, rendered through the text format, is
+// what Diff printed with its own tabwriter (testdata/diff.golden was
+// written by that implementation): compared, without a baseline, and
+// refused with a note.
+func TestDiffThroughTextFormat(t *testing.T) {
+	t.Parallel()
+	rs := sampleReports()
+	refused := *rs[0]
+	refused.Comparable, refused.Refusal, refused.RequestsDiffer = false, "other workload", "the candidate sent 3% fewer requests"
+	var b bytes.Buffer
+	for _, r := range []*compare.Report{rs[0], rs[1], &refused} {
+		if err := Write(&b, "text", Comparison(r, "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	golden(t, "testdata/diff.golden", b.String())
 }

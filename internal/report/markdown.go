@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/metric"
@@ -433,33 +432,10 @@ func mermaidChart(b *strings.Builder, r *compare.Report, key string) {
 		name, unit, axis, axis, strings.Join(xs, ", "), unit, Num(top*1.1), strings.Join(bs, ", "), strings.Join(cs, ", "))
 }
 
-// Diff writes the comparison as a terminal table.
+// Diff writes the comparison as a terminal table: its text tables
+// (diffText) through the text format.
 func Diff(w io.Writer, r *compare.Report) error {
-	if r.NoBaseline {
-		fmt.Fprintf(w, "suite %s: no baseline; only SLOs gate (benchci baseline update results/%s.json)\n", r.Suite, r.Suite)
-		return nil
-	}
-	fmt.Fprintf(w, "suite %s: baseline %s vs candidate %s\n", r.Suite, OneLine(r.Baseline.Target), OneLine(r.Candidate.Target))
-	if !r.Comparable {
-		fmt.Fprintf(w, "NOT COMPARED: %s\n", r.Refusal)
-	}
-	if r.RequestsDiffer != "" {
-		fmt.Fprintf(w, "note: %s\n", r.RequestsDiffer)
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "point\tmetric\tbaseline\tcandidate\tdelta\tband\tverdict\ttest")
-	for _, row := range r.Rows {
-		delta := "-"
-		if row.Delta != nil {
-			delta = Pct(*row.Delta)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Point, row.Metric, Num(row.Base), Num(row.Cand), delta, row.Band, row.Verdict, row.Test)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w, Headline([]*compare.Report{r}))
-	return nil
+	return formats["text"].Render(w, diffText(r))
 }
 
 func filter(rows []compare.Row, keep func(compare.Row) bool) []compare.Row {

@@ -1,8 +1,9 @@
 // Package report renders results for people and programs. Every report is
 // a Doc of Tables (doc.go), which each format renders: format_text.go,
 // format_markdown.go, format_json.go; a new format is one more such file.
-// The PR comment and the comparison's terminal table keep layouts of
-// their own, which golden files fix.
+// Where golden files fix a layout the table cannot express (the PR
+// comment, the summary a run prints, the variants' markdown with its
+// chart), a Doc keeps that layout for its format.
 package report
 
 import (
