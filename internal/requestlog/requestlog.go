@@ -27,6 +27,12 @@ type Record struct {
 	// Point and Trial say which load point sent it.
 	Point string `json:"point"`
 	Trial int    `json:"trial"`
+	// Rerun numbers the attempt of the trial that sent it: 0 (omitted) for
+	// the first; a trial that did not measure the server is measured
+	// again, and its point's results keep only the last attempt (the
+	// point's validity.reruns lists the discarded ones), so a line whose
+	// rerun is below that count was not in the figures.
+	Rerun int `json:"rerun,omitempty"`
 	// ID is the X-Request-Id sent with it.
 	ID string `json:"id"`
 	// Warmup marks requests sent before the measured window.
@@ -79,10 +85,10 @@ func New(w io.Writer, gaps bool) *Writer {
 
 // Add writes the record of one finished request. The first error stops
 // writing and is returned by Close.
-func (w *Writer) Add(point string, trial int, s recorder.Sample) {
+func (w *Writer) Add(point string, trial, rerun int, s recorder.Sample) {
 	r := s.Result
 	rec := Record{
-		Point: point, Trial: trial, ID: r.ID, Warmup: s.Warmup,
+		Point: point, Trial: trial, Rerun: rerun, ID: r.ID, Warmup: s.Warmup,
 		Sent: r.Sent.UTC(), LagMs: millis(r.Sent.Sub(s.Scheduled)),
 		TTFTMs: millis(r.FirstToken), TTFTAnswerMs: millis(r.FirstAnswer), E2EMs: millis(r.End),
 		WantInput: s.WantInput, WantOutput: s.WantOutput,

@@ -30,8 +30,8 @@ func TestRecords(t *testing.T) {
 	for _, gaps := range []bool{false, true} {
 		var buf bytes.Buffer
 		w := New(&buf, gaps)
-		w.Add("rate=4", 2, recorder.Sample{Result: answer(t0.Add(ms)), Scheduled: t0, WantInput: 10, WantOutput: 4})
-		w.Add("rate=4", 2, recorder.Sample{Result: &client.Result{ID: "benchci-2", Sent: t0, End: 5 * ms, Err: client.ErrHTTP, Status: 503, Detail: "HTTP 503: busy"}, Scheduled: t0, Warmup: true})
+		w.Add("rate=4", 2, 0, recorder.Sample{Result: answer(t0.Add(ms)), Scheduled: t0, WantInput: 10, WantOutput: 4})
+		w.Add("rate=4", 2, 1, recorder.Sample{Result: &client.Result{ID: "benchci-2", Sent: t0, End: 5 * ms, Err: client.ErrHTTP, Status: 503, Detail: "HTTP 503: busy"}, Scheduled: t0, Warmup: true})
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -60,6 +60,9 @@ func TestRecords(t *testing.T) {
 		if gaps != (len(a.GapsMs) == 3) || (gaps && (a.GapsMs[0] != 20 || a.GapsMs[1] != 0 || a.GapsMs[2] != 20)) {
 			t.Errorf("gaps %v with gaps=%v", a.GapsMs, gaps)
 		}
+		if a.Rerun != 0 || e.Rerun != 1 {
+			t.Errorf("reruns %d then %d; want 0 then 1", a.Rerun, e.Rerun)
+		}
 		if e.Error != "http" || e.Status != 503 || e.Detail != "HTTP 503: busy" || !e.Warmup || e.Chunks != 0 {
 			t.Errorf("error record %+v", e)
 		}
@@ -73,7 +76,7 @@ func TestConstantMemory(t *testing.T) {
 	res := answer(time.Now())
 	add := func(n int) {
 		for range n {
-			w.Add("rate=100", 1, recorder.Sample{Result: res, Scheduled: res.Sent})
+			w.Add("rate=100", 1, 0, recorder.Sample{Result: res, Scheduled: res.Sent})
 		}
 	}
 	add(1000) // buffers and encoder at their working size

@@ -137,10 +137,6 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		p.Label = "concurrency=" + strconv.Itoa(ld.concurrency)
 	}
 	info.Label, info.Planned = p.Label, cfg.Warmup+cfg.Duration
-	if rl := ex.requests; rl != nil {
-		label, trial := p.Label, info.Trial
-		cfg.OnSample = func(s recorder.Sample) { rl.Add(label, trial, s) }
-	}
 	seq := ex.points - 1
 	// A trial that measured this machine rather than the server is measured
 	// again, up to the suite's reruns: the same requests, the same arrivals.
@@ -154,6 +150,10 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	for attempt := 0; ; attempt++ {
 		q := p
 		cfg.Progress = &loadgen.Progress{}
+		if rl := ex.requests; rl != nil {
+			label, trial, rerun := p.Label, info.Trial, attempt
+			cfg.OnSample = func(s recorder.Sample) { rl.Add(label, trial, rerun, s) }
+		}
 		if attempt > 0 && ex.sess.perPoint() && !fresh {
 			// A rerun starts as the attempt it replaces did: a fresh server.
 			if err := ex.sess.relaunch(ctx); err != nil {

@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +18,7 @@ import (
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suitefile"
+	"github.com/benchci/benchci/internal/requestlog"
 )
 
 // lateReads answers in two chunks 50 ms apart, flushed one by one, except
@@ -103,11 +106,31 @@ func TestInvalidTrialIsRerun(t *testing.T) {
 		io.WriteString(w, `data: {"choices":[{"delta":{"content":" ok"}}]}`+"\n\n"+`data: {"choices":[],"usage":{"prompt_tokens":8,"completion_tokens":1}}`+"\n\ndata: [DONE]\n\n")
 	}))
 	t.Cleanup(srv.Close)
-	f, err := Run(context.Background(), runLateReads(t, srv.URL, 0), Options{judged: stalled(func(a int) bool { return a == 0 })})
+	var log bytes.Buffer
+	rl := requestlog.New(&log, false)
+	f, err := Run(context.Background(), runLateReads(t, srv.URL, 0), Options{Requests: rl, judged: stalled(func(a int) bool { return a == 0 })})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := rl.Close(); err != nil {
+		t.Fatal(err)
+	}
 	p := f.Points[0]
+	// The per-request log holds both attempts, each line numbered by its
+	// attempt, so a reader keeps the kept attempt's lines only.
+	perAttempt := map[int]int{}
+	for _, line := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		var r requestlog.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		if !r.Warmup {
+			perAttempt[r.Rerun]++
+		}
+	}
+	if len(perAttempt) != 2 || perAttempt[1] != p.Requests.Sent || perAttempt[0] == 0 {
+		t.Errorf("measured log lines per attempt %v; want the discarded attempt 0 and the kept attempt 1 with its %d requests", perAttempt, p.Requests.Sent)
+	}
 	v := p.Validity
 	if v == nil || len(v.Reruns) == 0 || v.Reruns[0] != "the machine stalled (test, attempt 1)" {
 		t.Fatalf("validity %+v", v)
