@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/benchci/benchci/internal/bands"
 	"github.com/benchci/benchci/internal/report"
@@ -99,25 +98,9 @@ func simCheckDoc(cs []sim.Checked, ks []sim.KernelCheck) report.Doc {
 		{Key: "past_knee", Title: "past the knee"}, {Key: "figure", Title: "figure"}, {Key: "unit", Title: "unit"},
 		{Key: "published", Title: "published", Right: true}, {Key: "simulated", Title: "simulated", Right: true}, {Key: "error", Title: "error", Right: true},
 	}}
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	for _, c := range cs {
-		row := func(fig string, published, simulated float64, unit string) {
-			e := c.Errors[fig]
-			pubTable(pub, c, fig, unit, published, simulated, e)
-		}
-		if c.E2EMs > 0 {
-			row("e2e", c.E2EMs, ms(c.Sim.E2E), "ms")
-			row("throughput", float64(c.Requests*c.Output)/c.E2EMs*1000, float64(c.Requests*c.Output)/ms(c.Sim.E2E)*1000, "tok/s")
-			continue
-		}
-		if c.TTFTMs > 0 {
-			row("ttft", c.TTFTMs, ms(c.Sim.TTFT), "ms")
-		}
-		if c.TPOTMs > 0 {
-			row("tpot", c.TPOTMs, ms(c.Sim.TPOT), "ms")
-		}
-		if c.OutputPerSec > 0 {
-			row("throughput", c.OutputPerSec, c.Sim.OutputPerSec, "tok/s")
+		for _, f := range c.Figures() {
+			pubTable(pub, c, f.Name, f.Unit, f.Published, f.Simulated, f.Error)
 		}
 	}
 	kern := &report.Table{Title: "the roofline against kernels timed on a GPU", Columns: []report.Column{

@@ -76,6 +76,48 @@ type Checked struct {
 	Errors map[string]float64
 }
 
+// Figure is one published figure of a check beside the simulator's.
+type Figure struct {
+	Name                 string // "e2e", "ttft", "tpot", "throughput"
+	Unit                 string
+	Published, Simulated float64
+	// Error is (simulated - published) / published; Missed is set when it
+	// is beyond the figure's tolerance on a gated (below the knee) row.
+	Error  float64
+	Missed bool
+}
+
+// Figures lists the check's published figures in report order: a
+// latency-test row's E2E and the throughput it implies, else TTFT, TPOT
+// and output throughput where published.
+func (c Checked) Figures() []Figure {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	var out []Figure
+	add := func(name string, pub, sim float64, unit string) {
+		tol := LatencyTolerance
+		if name == "throughput" {
+			tol = ThroughputTolerance
+		}
+		e := c.Errors[name]
+		out = append(out, Figure{Name: name, Unit: unit, Published: pub, Simulated: sim, Error: e, Missed: math.Abs(e) > tol && !c.PastKnee})
+	}
+	if c.E2EMs > 0 {
+		add("e2e", c.E2EMs, ms(c.Sim.E2E), "ms")
+		add("throughput", float64(c.Requests*c.Output)/c.E2EMs*1000, float64(c.Requests*c.Output)/ms(c.Sim.E2E)*1000, "tok/s")
+		return out
+	}
+	if c.TTFTMs > 0 {
+		add("ttft", c.TTFTMs, ms(c.Sim.TTFT), "ms")
+	}
+	if c.TPOTMs > 0 {
+		add("tpot", c.TPOTMs, ms(c.Sim.TPOT), "ms")
+	}
+	if c.OutputPerSec > 0 {
+		add("throughput", c.OutputPerSec, c.Sim.OutputPerSec, "tok/s")
+	}
+	return out
+}
+
 // Within reports whether every figure is inside its tolerance (points
 // past the knee always are).
 func (c Checked) Within() bool {
@@ -138,7 +180,6 @@ func Markdown(cs []Checked) string {
 	var b strings.Builder
 	b.WriteString("| engine, test | GPU | model | TP, dtype | load (in/out tokens) | figure | published | simulated | error |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	for _, c := range cs {
 		dtype := "bf16"
 		if c.Weights != "" {
@@ -154,28 +195,13 @@ func Markdown(cs []Checked) string {
 		if c.Requests == c.Concurrency {
 			load = fmt.Sprintf("batch of %d, %d/%d", c.Concurrency, c.Input, c.Output)
 		}
-		row := func(fig string, pub, sim float64, unit string) {
-			e := c.Errors[fig]
+		for _, f := range c.Figures() {
 			mark := ""
-			if tol := map[bool]float64{true: ThroughputTolerance, false: LatencyTolerance}[fig == "throughput"]; math.Abs(e) > tol && !c.PastKnee {
+			if f.Missed {
 				mark = " ✗"
 			}
 			fmt.Fprintf(&b, "| %s, %s | %s | %s | %d, %s | %s | %s | %.1f %s | %.1f %s | %+.0f%%%s |\n",
-				c.Engine, c.Test, c.GPU, c.Model, c.TP, dtype, load, fig, pub, unit, sim, unit, 100*e, mark)
-		}
-		if c.E2EMs > 0 {
-			row("e2e", c.E2EMs, ms(c.Sim.E2E), "ms")
-			row("throughput", float64(c.Requests*c.Output)/c.E2EMs*1000, float64(c.Requests*c.Output)/ms(c.Sim.E2E)*1000, "tok/s")
-			continue
-		}
-		if c.TTFTMs > 0 {
-			row("ttft", c.TTFTMs, ms(c.Sim.TTFT), "ms")
-		}
-		if c.TPOTMs > 0 {
-			row("tpot", c.TPOTMs, ms(c.Sim.TPOT), "ms")
-		}
-		if c.OutputPerSec > 0 {
-			row("throughput", c.OutputPerSec, c.Sim.OutputPerSec, "tok/s")
+				c.Engine, c.Test, c.GPU, c.Model, c.TP, dtype, load, f.Name, f.Published, f.Unit, f.Simulated, f.Unit, 100*f.Error, mark)
 		}
 	}
 	return b.String()
