@@ -56,6 +56,8 @@ func TestFormatJSON(t *testing.T) {
 	}{
 		{"run", []string{"run", "--progress=false", "--results", filepath.Join(dir, "run"), "testdata/tiny.jsonnet"}, 2},
 		{"report", []string{"report", base, "testdata/candidate.json"}, 2},
+		// The page goes to its file, the figures to stdout as asked.
+		{"report --html", []string{"report", "--html", filepath.Join(dir, "page.html"), base}, 1},
 		{"history", []string{"history", "--baselines", filepath.Join(repo.Dir, "baselines"), "--charts", "", "quickstart"}, 3},
 		{"merge", []string{"merge", shards}, 1},
 		{"compare", []string{"compare", base, "testdata/candidate.json"}, 0},

@@ -73,9 +73,23 @@ stdout.`,
 			if err := writeHTML(htmlPath, runs, files); err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), report.Headline(gates(runs)))
-			fmt.Fprintln(cmd.OutOrStdout(), "html:", htmlPath)
-			return nil
+			if format.name == "text" {
+				fmt.Fprintln(cmd.OutOrStdout(), report.Headline(gates(runs)))
+				fmt.Fprintln(cmd.OutOrStdout(), "html:", htmlPath)
+				return nil
+			}
+			// The page went to its file; stdout gets the figures in the
+			// format asked for, and what is said of the page goes to
+			// stderr, so a json or markdown reader never gets a stray line.
+			fmt.Fprintln(cmd.ErrOrStderr(), report.Headline(gates(runs)))
+			fmt.Fprintln(cmd.ErrOrStderr(), "html:", htmlPath)
+			out := newOutput(cmd, format)
+			for _, f := range files {
+				if err := out.print(report.Points(f)); err != nil {
+					return err
+				}
+			}
+			return out.flush()
 		},
 	}
 	cmd.Flags().StringVar(&htmlPath, "html", "", "write one self-contained HTML report to this file")

@@ -35,3 +35,18 @@ func ExampleCompare() {
 	// rate=2 cost: 16.58 -> 20.72 $/1M out, regression (band only (1 vs 1 trials; need 4 each for a test))
 	// passes: 12 gate failed: true
 }
+
+// The gate's verdicts on a candidate against the committed baseline, under
+// the candidate suite's own tolerances.
+func ExampleGate() {
+	base, err := compare.ReadReference("../../baselines/quickstart.json")
+	if err != nil {
+		panic(err)
+	}
+	r, err := compare.Gate(base, base)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(r.Comparable, r.Failed())
+	// Output: true false
+}

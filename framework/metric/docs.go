@@ -33,7 +33,7 @@ func sloDoc() string {
 	}
 	var b strings.Builder
 	wrap(&b, "  // ", "slo.p50/p90/p95/p99/p999/mean/max(metric, op, threshold): metric is "+strings.Join(lat, ", ")+"; the threshold is a duration ('500ms').")
-	wrap(&b, "  // ", "slo.rate(metric, op, threshold): metric is "+strings.Join(rate, ", ")+"; a fraction takes 0.01 or '1%', a throughput is per second.")
+	wrap(&b, "  // ", "slo.rate(metric, op, threshold): metric is "+strings.Join(rate, ", ")+"; a throughput is per second, error_rate a fraction (0.01) or a percentage ('1%'), other rates a number.")
 	wrap(&b, "  // ", "tolerance: { default: '10%', <key>: '5%' or '20ms' }, where a key is one of "+strings.Join(tol, ", ")+", or a latency metric alone (ttft) for all its statistics.")
 	return b.String()
 }

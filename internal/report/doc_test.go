@@ -192,3 +192,20 @@ func TestDiffThroughTextFormat(t *testing.T) {
 	}
 	golden(t, "testdata/diff.golden", b.String())
 }
+
+// In markdown a column the text layout leaves unheaded is named by its key,
+// and a note indented under another stays nested under it.
+func TestMarkdownNamesUntitledColumnsAndNestsNotes(t *testing.T) {
+	t.Parallel()
+	tb := &Table{Columns: []Column{{Key: "point", Title: "point"}, {Key: "flags"}}}
+	tb.Add(Text("rate=1"), Text("SATURATED"))
+	tb.Notes = []string{"SLOs:", "  PASS ttft p99 < 500ms"}
+	var b strings.Builder
+	if err := formats["markdown"].Render(&b, []*Table{tb}); err != nil {
+		t.Fatal(err)
+	}
+	want := "| point | flags |\n|---|---|\n| rate=1 | SATURATED |\n\n- SLOs:\u200b\n  - PASS ttft p99 &lt; 500ms\n\n" // escaped as every text is
+	if b.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", b.String(), want)
+	}
+}

@@ -21,7 +21,11 @@ func (markdownFormat) Render(w io.Writer, tables []*Table) error {
 		if len(t.Columns) > 0 {
 			b.WriteString("|")
 			for _, c := range t.Columns {
-				b.WriteString(" " + Escape(c.Title) + " |")
+				title := c.Title
+				if title == "" {
+					title = c.Key // a column the text layout leaves unheaded is still named here
+				}
+				b.WriteString(" " + Escape(title) + " |")
 			}
 			b.WriteString("\n|")
 			for _, c := range t.Columns {
@@ -42,7 +46,13 @@ func (markdownFormat) Render(w io.Writer, tables []*Table) error {
 			b.WriteString("\n")
 		}
 		for _, n := range t.Notes {
-			b.WriteString("- " + Escape(strings.TrimSpace(n)) + "\n")
+			// A note indented under the one before it (the text layout's
+			// groups, "SLOs:" then its verdicts) stays nested.
+			indent := ""
+			if strings.HasPrefix(n, " ") {
+				indent = "  "
+			}
+			b.WriteString(indent + "- " + Escape(strings.TrimSpace(n)) + "\n")
 		}
 		if len(t.Notes) > 0 {
 			b.WriteString("\n")

@@ -239,7 +239,8 @@
   // slo.rate(metric, op, threshold): metric is request_throughput,
   // output_throughput, total_throughput, goodput, error_rate,
   // structured_correct_rate, retry_amplification, energy_per_output_token; a
-  // fraction takes 0.01 or '1%', a throughput is per second.
+  // throughput is per second, error_rate a fraction (0.01) or a percentage
+  // ('1%'), other rates a number.
   // tolerance: { default: '10%', <key>: '5%' or '20ms' }, where a key is one of
   // ttft.p50, ttft.p90, ttft.p99, tpot.p50, tpot.p99, itl.p50, itl.p99,
   // e2e.p50, e2e.p99, request_throughput, output_throughput, goodput,
