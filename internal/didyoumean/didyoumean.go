@@ -8,18 +8,47 @@ import (
 	"strings"
 )
 
-// Closest returns the candidate nearest to word by edit distance when it is
-// close enough to be a typo (a third of word's letters, at least one), and
-// false otherwise. Ties go to the alphabetically first candidate so errors
-// read the same on every run.
+// Closest returns the candidate the word most likely meant, and false when
+// none is close. A candidate the word is a prefix of (at least two letters),
+// or one whose dash- or underscore-separated parts include the word, wins
+// over any other: "h100" means "h100-sxm", not "h200", though h200 is one
+// edit away. Otherwise the nearest by edit distance wins when it is close
+// enough to be a typo (a third of word's letters, at least one). Among
+// several, the nearest by edit distance, then the alphabetically first, so
+// errors read the same on every run.
 func Closest(word string, candidates []string) (string, bool) {
-	best, bestD := "", max(1, len(word)/3)+1
+	if slices.Contains(candidates, word) {
+		return word, true
+	}
+	if best, ok := nearest(word, candidates, func(c string) bool { return partOf(word, c) }); ok {
+		return best, true
+	}
+	limit := max(1, len(word)/3)
+	return nearest(word, candidates, func(c string) bool { return distance(word, c) <= limit })
+}
+
+// nearest is the candidate passing keep at the least edit distance from
+// word, ties to the alphabetically first.
+func nearest(word string, candidates []string, keep func(string) bool) (string, bool) {
+	best, bestD, found := "", 0, false
 	for _, c := range candidates {
-		if d := distance(word, c); d < bestD || (d == bestD && c < best) {
-			best, bestD = c, d
+		if !keep(c) {
+			continue
+		}
+		if d := distance(word, c); !found || d < bestD || (d == bestD && c < best) {
+			best, bestD, found = c, d, true
 		}
 	}
-	return best, best != ""
+	return best, found
+}
+
+// partOf says whether word begins c (two letters or more: one letter says
+// nothing) or is one of c's dash- or underscore-separated parts.
+func partOf(word, c string) bool {
+	if len(word) >= 2 && strings.HasPrefix(c, word) {
+		return true
+	}
+	return word != "" && slices.Contains(strings.FieldsFunc(c, func(r rune) bool { return r == '-' || r == '_' }), word)
 }
 
 // Hint is the tail of an error message: ` (did you mean "x"?)` or, when
