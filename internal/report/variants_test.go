@@ -30,7 +30,7 @@ func sampleVariants() *variants.Report {
 			{Name: "tp|2", Target: "launch http://127.0.0.1:8000", Error: "the launched server exited during the run", Curve: []variants.Figures{}},
 		},
 		Verdicts: []variants.Verdict{
-			{Question: "capacity", Best: "fp8", Answer: "fp8 has the highest capacity: it holds every SLO up to 12 req/s, +33% against bf16 (8 req/s), beyond noise",
+			{Question: "capacity", Best: "fp8", Answer: "fp8 has the highest capacity: it holds every SLO up to 12 req/s, +50% against bf16 (8 req/s), beyond noise",
 				Standings: []variants.Standing{{Variant: "fp8", Value: 12, Unit: "req/s"}, {Variant: "bf16", Value: 8, Unit: "req/s", VsLeader: -1.0 / 3, Real: true, Test: "at rate=12, ttft p90 < 1s: 700 vs 1200 ms"}}},
 			{Question: "cost", Tied: []string{"fp8", "bf16"}, Answer: "tie for the lowest cost at capacity between fp8, bf16",
 				Standings: []variants.Standing{{Variant: "fp8", Value: 2.3}, {Variant: "bf16", Value: 3, VsLeader: 0.3, Test: "99% Poisson intervals overlap"}}},

@@ -141,7 +141,8 @@ type Standing struct {
 	Variant string  `json:"variant"`
 	Value   float64 `json:"value"`
 	Unit    string  `json:"unit"`
-	// VsLeader is (value - leader's) / leader's; 0 for the leader.
+	// VsLeader is (value - leader's) / leader's (stats.RelDelta, the leader
+	// the reference); 0 for the leader.
 	VsLeader float64 `json:"vs_leader"`
 	// Real is set when the gap to the leader is beyond noise; Test says
 	// how that was judged.

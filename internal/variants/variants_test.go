@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -13,6 +14,7 @@ import (
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suitefile"
+	"github.com/benchci/benchci/internal/stats"
 	"github.com/benchci/benchci/internal/sweep"
 )
 
@@ -149,5 +151,39 @@ func TestSlowerVariantRanksBelow(t *testing.T) {
 	t.Logf("30%% slower variant ranked below, ratio within 10%%: %d/20", good)
 	if good < 19 {
 		t.Errorf("%d/20 seeds ranked the slower variant below within 10%% of the true ratio; want at least 19", good)
+	}
+}
+
+// TestHeadlinePercentages: the headline measures the leader against the
+// runner-up, so the runner-up is the reference. The three cases
+// read -146%, +32% and -31% when the leader's figure was the divisor.
+func TestHeadlinePercentages(t *testing.T) {
+	cost := func(x float64) string { return fmt.Sprintf("$%.3g per 1M output tokens", x) }
+	rate := func(x float64) string { return fmt.Sprintf("%.3g req/s", x) }
+	for _, tc := range []struct {
+		lead, next float64
+		format     func(float64) string
+		verb, sup  string
+		want       string
+	}{
+		{0.776, 1.91, cost, "costs", "the lowest cost", "a has the lowest cost: it costs $0.776 per 1M output tokens, -59% against b ($1.91 per 1M output tokens), beyond noise"},
+		{33.4, 22.8, rate, "holds every SLO up to", "the highest capacity", "a has the highest capacity: it holds every SLO up to 33.4 req/s, +46% against b (22.8 req/s), beyond noise"},
+		{0.763, 1.00, cost, "costs", "the lowest cost", "a has the lowest cost: it costs $0.763 per 1M output tokens, -24% against b ($1 per 1M output tokens), beyond noise"},
+	} {
+		vs, _ := stats.RelDelta(tc.next, tc.lead) // as the verdicts store it: the leader the reference
+		v := Verdict{Standings: []Standing{{Variant: "a", Value: tc.lead}, {Variant: "b", Value: tc.next, VsLeader: vs, Real: true}}}
+		decide(&v, tc.format, tc.verb, tc.sup)
+		if v.Answer != tc.want {
+			t.Errorf("headline\n got %s\nwant %s", v.Answer, tc.want)
+		}
+		// The percentage printed rebuilds the leader's figure from the
+		// runner-up's, within the rounding of a whole percent.
+		var pct float64
+		if _, err := fmt.Sscanf(v.Answer[strings.Index(v.Answer, ", ")+2:], "%f%%", &pct); err != nil {
+			t.Fatalf("no percentage in %q: %v", v.Answer, err)
+		}
+		if got := tc.next * (1 + pct/100); math.Abs(got-tc.lead) > 0.005*tc.next {
+			t.Errorf("%q: %s x (1%+.0f%%) = %.4g, not the leader's %g", v.Answer, tc.format(tc.next), pct, got, tc.lead)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/internal/slo"
+	"github.com/benchci/benchci/internal/stats"
 )
 
 var outputThroughput = metric.K(metric.OutputThroughput, "")
@@ -65,9 +66,7 @@ func capacityVerdict(vs []*Variant, slos []string) (Verdict, bool) {
 	for _, w := range have {
 		st := Standing{Variant: w.Name, Value: w.Capacity.Rate, Unit: "req/s"}
 		if w != lead {
-			if lead.Capacity.Rate > 0 {
-				st.VsLeader = (w.Capacity.Rate - lead.Capacity.Rate) / lead.Capacity.Rate
-			}
+			st.VsLeader, _ = stats.RelDelta(w.Capacity.Rate, lead.Capacity.Rate) // reference: the leader
 			st.Real, st.Test = capacityGap(lead, w)
 		}
 		v.Standings = append(v.Standings, st)
@@ -192,7 +191,7 @@ func costVerdict(vs []*Variant, slos []string) (Verdict, bool) {
 		c := w.Capacity.At
 		st := Standing{Variant: w.Name, Value: c.USDPerMOutput, Unit: "$/1M output tokens"}
 		if w != lead {
-			st.VsLeader = (c.USDPerMOutput - lead.Capacity.At.USDPerMOutput) / lead.Capacity.At.USDPerMOutput
+			st.VsLeader, _ = stats.RelDelta(c.USDPerMOutput, lead.Capacity.At.USDPerMOutput) // reference: the leader
 			wlo, whi := costCI(c)
 			st.Real = wlo > lhi
 			st.Test = fmt.Sprintf("99%% Poisson intervals $%.3g–%.3g vs $%.3g–%.3g (%d and %d completions)", llo, lhi, wlo, whi, lead.Capacity.At.Completed, c.Completed)
@@ -236,7 +235,7 @@ func throughputVerdict(vs []*Variant) (Verdict, bool) {
 	for _, w := range have {
 		st := Standing{Variant: w.Name, Value: w.Peak.OutputTokPS, Unit: "output tok/s"}
 		if w != lead {
-			st.VsLeader = (w.Peak.OutputTokPS - lead.Peak.OutputTokPS) / lead.Peak.OutputTokPS
+			st.VsLeader, _ = stats.RelDelta(w.Peak.OutputTokPS, lead.Peak.OutputTokPS) // reference: the leader
 			row, ok := compare.Differ(outputThroughput, lead.Peak.trials, w.Peak.trials)
 			if ok {
 				st.Real = row.Verdict == compare.Regression
@@ -262,8 +261,16 @@ func decide(v *Verdict, format func(float64) string, verb, superlative string) {
 		v.Best, v.Tied = lead.Variant, nil
 		v.Answer = fmt.Sprintf("%s has %s: it %s %s", lead.Variant, superlative, verb, format(lead.Value))
 		if len(v.Standings) > 1 {
+			// The sentence is about the leader, measured against the
+			// runner-up: the runner-up is the reference. (Negating the
+			// runner-up's VsLeader divided by the leader's figure: "-146%"
+			// for $0.776 against $1.91, which is -59%.)
 			next := v.Standings[1]
-			v.Answer += fmt.Sprintf(", %+.0f%% against %s (%s), beyond noise", -next.VsLeader*100, next.Variant, format(next.Value))
+			v.Answer += ", "
+			if d, ok := stats.RelDelta(lead.Value, next.Value); ok {
+				v.Answer += fmt.Sprintf("%+.0f%% ", d*100)
+			}
+			v.Answer += fmt.Sprintf("against %s (%s), beyond noise", next.Variant, format(next.Value))
 		}
 		return
 	}
