@@ -493,8 +493,7 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 		return Row{}, false // the figure does not exist here (no cost declared, no successes)
 	}
 	row := Row{Point: label, Metric: m.Key, Unit: m.Unit, Better: m.Better, Base: stats.Median(bv), Cand: stats.Median(cv)}
-	if row.Base != 0 {
-		d := (row.Cand - row.Base) / row.Base
+	if d, ok := stats.RelDelta(row.Cand, row.Base); ok { // reference: the baseline
 		row.Delta = &d
 	}
 
@@ -671,8 +670,7 @@ func capacityRow(base, cand *result.Capacity, bands map[string]metric.Band) (Row
 	row := Row{Point: "search", Metric: m.Key, Unit: m.Unit, Better: m.Better, Base: base.Rate, Cand: cand.Rate, Test: "band only (a search result)"}
 	b, _ := band(m, bands)
 	row.Band = bandString(b)
-	if base.Rate > 0 {
-		d := (cand.Rate - base.Rate) / base.Rate
+	if d, ok := stats.RelDelta(cand.Rate, base.Rate); ok { // reference: the baseline's capacity
 		row.Delta = &d
 	}
 	switch {

@@ -60,11 +60,12 @@ func Propose(runs []*result.File, floor, margin float64) ([]Proposal, error) {
 			}
 			for i, a := range vs {
 				for j, b := range vs {
-					if i == j || a == 0 {
+					d, ok := stats.RelDelta(b, a) // reference: run a, every ordered pair
+					if i == j || !ok {
 						continue
 					}
 					seen = true
-					if d := math.Abs(b-a) / math.Abs(a); d > p.Spread {
+					if d := math.Abs(d); d > p.Spread {
 						p.Spread, p.At = d, label
 					}
 				}

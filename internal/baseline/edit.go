@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/internal/stats"
 )
 
 // Move is one figure an edit of a baseline moved, read from the two
@@ -27,10 +28,13 @@ type Move struct {
 // Change is To relative to From, (To - From) / |From|; NaN for a figure
 // gone or added, or moved from zero.
 func (m Move) Change() float64 {
-	if m.Gone || m.Added || m.From == 0 {
+	if m.Gone || m.Added {
 		return math.NaN()
 	}
-	return (m.To - m.From) / math.Abs(m.From)
+	if d, ok := stats.RelDelta(m.To, m.From); ok { // reference: the old baseline
+		return d
+	}
+	return math.NaN()
 }
 
 // Edit is what a change of a baseline file moved.

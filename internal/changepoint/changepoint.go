@@ -38,6 +38,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/benchci/benchci/internal/stats"
 )
 
 // Options tune the search; the zero value takes the defaults.
@@ -90,10 +92,10 @@ type Point struct {
 // Relative is the shift as a fraction of the level before it (NaN when
 // that level is zero).
 func (p Point) Relative() float64 {
-	if p.Before == 0 {
-		return math.NaN()
+	if d, ok := stats.RelDelta(p.After, p.Before); ok { // reference: the level before
+		return d
 	}
-	return (p.After - p.Before) / math.Abs(p.Before)
+	return math.NaN()
 }
 
 // EDivisive returns the significant change points of xs in index order.

@@ -13,6 +13,7 @@ import (
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/internal/changepoint"
 	"github.com/benchci/benchci/internal/errjoin"
+	"github.com/benchci/benchci/internal/stats"
 )
 
 // Group is the versions of one baseline that share a workload hash: only
@@ -51,8 +52,12 @@ type Change struct {
 }
 
 // Relative is the move as a share of the level before it.
+// The reference is the earlier level; NaN when it is zero.
 func (c Change) Relative() float64 {
-	return (c.After - c.Before) / math.Abs(c.Before)
+	if d, ok := stats.RelDelta(c.After, c.Before); ok {
+		return d
+	}
+	return math.NaN()
 }
 
 // DefaultMinShift is the smallest move history names a change: below the
