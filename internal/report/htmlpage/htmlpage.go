@@ -40,10 +40,11 @@ var htmlTemplate string
 
 var htmlTmpl = template.Must(template.New("report").Parse(htmlTemplate))
 
-// Write writes one self-contained page: the verdict first, then per run
-// its SLOs, the gate's changes, throughput-latency curves, TTFT and ITL
-// distributions, the points, their time slices and the provenance; then
-// the comparisons of variants. Charts are inline SVG and styles inline
+// Write writes one self-contained page: the verdict first, then the
+// comparisons of variants (when runs are variants, which one to pick is
+// the page's question), then per run its SLOs, the gate's changes,
+// throughput-latency curves, TTFT and ITL distributions, the points,
+// their time slices and the provenance. Charts are inline SVG and styles inline
 // CSS; there is no script, and the page's content security policy lets
 // it load nothing, so it opens the same offline, from an artifact or an
 // e-mail.

@@ -72,6 +72,11 @@ func TestHTMLReport(t *testing.T) {
 	if strings.Contains(strings.ToLower(page), "<script") {
 		t.Error("the page holds a script element")
 	}
+	// The comparison of variants leads: which one to pick is the page's
+	// question, and it sat below every run's sections.
+	if v, r := strings.Index(page, "<h2>Variants of shootout</h2>"), strings.Index(page, "<h3>SLOs</h3>"); v < 0 || r < 0 || v > r {
+		t.Errorf("the variants comparison (at %d) does not come before the first run (at %d)", v, r)
+	}
 	// Quickstart: 3 curves, 2 distributions, 4 points' slices; the
 	// one-point run: 3, 2 and 1; the variants: throughput, TTFT and TPOT.
 	if n := strings.Count(page, "<svg"); n != 9+6+3 {
