@@ -66,10 +66,17 @@ func Load(path string, opts Options) (*File, error) {
 // LoadSource evaluates, decodes and validates a suite whose source is src; path
 // names it in errors and resolves its relative imports. The error, when not
 // nil, is either go-jsonnet's formatted evaluation error or a
-// *multierror.Error holding every *FieldError found.
+// *multierror.Error holding every *FieldError found (a call's wrong
+// argument is one, placed at the call).
 func LoadSource(path, src string, opts Options) (*File, error) {
-	out, err := newVM(opts).EvaluateAnonymousSnippet(path, src)
+	vm := newVM(opts)
+	kept := &keepError{ErrorFormatter: vm.ErrorFormatter}
+	vm.ErrorFormatter = kept
+	out, err := vm.EvaluateAnonymousSnippet(path, src)
 	if err != nil {
+		if placed := argumentError(path, src, kept.err); placed != nil {
+			return nil, placed
+		}
 		return nil, fmt.Errorf("evaluate %s: %w", path, err)
 	}
 	var compact bytes.Buffer
