@@ -205,17 +205,16 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		p = q
 		break
 	}
-	// A saturated point's answers are the early ones, while the server's
-	// mean covers its whole queue: no overhead can be read from the two.
-	if st, ok := p.Server["server_ttft_mean_s"]; ok && p.Latency[metric.TTFT].Count > 0 && p.Schedule.Saturation == "" {
-		p.Overhead = &result.Overhead{TTFTMeanMs: p.Latency[metric.TTFT].Mean - st*1000}
+	var overheadNote string
+	if p.Overhead, overheadNote = serverOverhead(&p); overheadNote != "" {
+		ex.f.Notes = append(ex.f.Notes, p.Label+": "+overheadNote)
 	}
 	if n, off := p.Tokens.Prompt.Count, p.Tokens.PromptMismatch; s.Workload.Prompts.Kind.Synthetic() && n > 0 && float64(off) > maxPromptOff*float64(n) {
 		// The server's own counts say the prompts missed their targets:
 		// the calibration did not fit this server's tokenizer.
 		ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("%s: %d of %d prompts (%.0f%%) were more than 5%% off the tokens asked, by the server's usage: the figures are for other prompt lengths than the suite states", p.Label, off, n, 100*float64(off)/float64(n)))
 	}
-	for _, n := range pointNotes(s, &p) {
+	for _, n := range pointNotes(s, &p, max(ex.shard.Count, 1)) {
 		ex.f.Notes = append(ex.f.Notes, p.Label+": "+n)
 	}
 	cost.Price((*cost.Deployment)(s.Cost), s.TelemetryNames(), &p)
