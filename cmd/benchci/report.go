@@ -11,11 +11,11 @@ import (
 
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/internal/baseline"
 	"github.com/benchci/benchci/internal/layout"
 	"github.com/benchci/benchci/internal/redact"
 	"github.com/benchci/benchci/internal/report"
 	"github.com/benchci/benchci/internal/report/htmlpage"
+	"github.com/benchci/benchci/internal/variants"
 )
 
 func reportCmd() *cobra.Command {
@@ -28,25 +28,45 @@ func reportCmd() *cobra.Command {
 
 With --html it writes one self-contained HTML page instead: the verdict (each
 run gated against baselines/<suite>.json when there is one, else its SLOs),
-throughput-latency curves, TTFT and ITL distributions, the points, their time
-slices, variants compared where several files are variants of one suite, and
-the provenance. Charts are inline SVG; the page has no script and loads
-nothing from the network. With --format html that page is printed on
-stdout.`,
+variants compared where several files are variants of one suite, then per
+run throughput-latency curves, TTFT and ITL distributions, the points, their
+time slices and the provenance. A variants comparison
+(results/<suite>.variants.json) stands for the results files it names. Charts
+are inline SVG; the page has no script and loads nothing from the network.
+With --format html that page is printed on stdout.`,
 		Example: `  benchci report results/quickstart.json
-  benchci report --html results/report.html results/*.json`,
+  benchci report --html results/report.html results/*.json
+  benchci report --html results/shootout.html results/shootout.variants.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var files []*result.File
+			var files, loose []*result.File
+			var compared []*variants.Report // read from variants comparisons
 			for _, path := range args {
-				f, err := baseline.ReadReference(path)
+				if layout.IsVariants(path) {
+					r, fs, err := readVariants(path)
+					if err != nil {
+						return &exitError{exitUsage, err}
+					}
+					compared = append(compared, r)
+					files = append(files, fs...)
+					continue
+				}
+				f, err := compare.ReadReference(path)
 				if err != nil {
 					return &exitError{exitUsage, err}
 				}
-				files = append(files, f)
+				files, loose = append(files, f), append(loose, f)
 			}
+			// Files given one by one are compared when they are variants
+			// of one suite; a comparison file brings its own.
+			vs := append(compared, variantReports(loose)...)
 			if htmlPath == "" && format.name != "html" {
 				out := newOutput(cmd, format)
+				for _, r := range compared {
+					if err := out.print(report.Variants(r)); err != nil {
+						return err
+					}
+				}
 				for _, f := range files {
 					if err := out.print(report.Points(f)); err != nil {
 						return err
@@ -63,14 +83,14 @@ stdout.`,
 				runs = append(runs, htmlpage.Run{File: f, Gate: g})
 			}
 			if htmlPath == "" { // --format html: the page, on stdout
-				page, err := htmlPage(runs, files)
+				page, err := htmlPageOf(runs, vs)
 				if err != nil {
 					return err
 				}
 				_, err = cmd.OutOrStdout().Write(page)
 				return err
 			}
-			if err := writeHTML(htmlPath, runs, files); err != nil {
+			if err := writeHTMLOf(htmlPath, runs, vs); err != nil {
 				return err
 			}
 			if format.name == "text" {
@@ -101,7 +121,12 @@ stdout.`,
 // writeHTML writes the HTML report of runs, with the comparisons of any
 // variants among files, secrets redacted as in every other report.
 func writeHTML(path string, runs []htmlpage.Run, files []*result.File) error {
-	page, err := htmlPage(runs, files)
+	return writeHTMLOf(path, runs, variantReports(files))
+}
+
+// writeHTMLOf writes the HTML report of runs and the comparisons vs.
+func writeHTMLOf(path string, runs []htmlpage.Run, vs []*variants.Report) error {
+	page, err := htmlPageOf(runs, vs)
 	if err != nil {
 		return err
 	}
@@ -114,8 +139,14 @@ func writeHTML(path string, runs []htmlpage.Run, files []*result.File) error {
 // htmlPage is the HTML report of runs, with the comparisons of any variants
 // among files, secrets redacted.
 func htmlPage(runs []htmlpage.Run, files []*result.File) ([]byte, error) {
+	return htmlPageOf(runs, variantReports(files))
+}
+
+// htmlPageOf is the HTML report of runs and the comparisons vs, secrets
+// redacted.
+func htmlPageOf(runs []htmlpage.Run, vs []*variants.Report) ([]byte, error) {
 	var buf bytes.Buffer
-	in := htmlpage.Input{Runs: runs, Variants: variantReports(files), Tool: Version, Generated: time.Now()}
+	in := htmlpage.Input{Runs: runs, Variants: vs, Tool: Version, Generated: time.Now()}
 	if err := htmlpage.Write(&buf, in); err != nil {
 		return nil, err
 	}
@@ -128,4 +159,27 @@ func gates(runs []htmlpage.Run) []*compare.Report {
 		out[i] = r.Gate
 	}
 	return out
+}
+
+// readVariants reads a variants comparison and the results file of each
+// variant it names, through the bounded readers; a missing one is named,
+// with where it was looked for.
+func readVariants(path string) (*variants.Report, []*result.File, error) {
+	r, err := variants.Read(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	files := make([]*result.File, 0, len(r.Variants))
+	for _, v := range r.Variants {
+		p, err := variants.ResultsPath(path, v)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w (pass the variants' results files instead, or run the suite again)", path, err)
+		}
+		f, err := compare.ReadReference(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: variant %s: %w", path, v.Name, err)
+		}
+		files = append(files, f)
+	}
+	return r, files, nil
 }
