@@ -31,14 +31,24 @@ type Record struct {
 	// the first; a trial that did not measure the server is measured
 	// again, and its point's results keep only the last attempt (the
 	// point's validity.reruns lists the discarded ones), so a line whose
-	// rerun is below that count was not in the figures.
+	// rerun is below that count was not in the figures. It is the trial's
+	// attempt, not the request's: see Attempts.
 	Rerun int `json:"rerun,omitempty"`
+	// Attempts is how many times this one request was sent under the
+	// suite's retry policy (omitted when once); the line describes the
+	// last attempt, and FirstSent is the first attempt's wall-clock send
+	// (omitted when it is Sent), so Sent minus FirstSent is the time lost
+	// to failed attempts and backoffs.
+	Attempts  int       `json:"attempts,omitempty"`
+	FirstSent time.Time `json:"first_sent,omitzero"`
 	// ID is the X-Request-Id sent with it.
 	ID string `json:"id"`
 	// Warmup marks requests sent before the measured window.
 	Warmup bool `json:"warmup,omitempty"`
-	// Sent is the wall-clock send time; LagMs how long after its intended
-	// time it went.
+	// Sent is the wall-clock send time (a retried request's last
+	// attempt); LagMs how long after its intended time its first attempt
+	// went: the client's lateness, as the lag figure counts it, without a
+	// retry's backoff, which is the server's doing.
 	Sent  time.Time `json:"sent"`
 	LagMs float64   `json:"lag_ms"`
 	// TTFTMs is to the first output chunk, TTFTAnswerMs to the first
@@ -101,6 +111,15 @@ func (w *Writer) Add(point string, trial, rerun int, s recorder.Sample) {
 		}
 		if w.gaps {
 			rec.GapsMs = append(rec.GapsMs, millis(r.ChunkAt[i]-r.ChunkAt[i-1]))
+		}
+	}
+	if s.Attempts > 1 {
+		rec.Attempts = s.Attempts
+		if !s.UserStart.IsZero() {
+			rec.LagMs = millis(s.UserStart.Sub(s.Scheduled))
+			if !s.UserStart.Equal(r.Sent) {
+				rec.FirstSent = s.UserStart.UTC()
+			}
 		}
 	}
 	if r.Err == client.ErrNone {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,12 +33,19 @@ func TestRecords(t *testing.T) {
 		w := New(&buf, gaps)
 		w.Add("rate=4", 2, 0, recorder.Sample{Result: answer(t0.Add(ms)), Scheduled: t0, WantInput: 10, WantOutput: 4})
 		w.Add("rate=4", 2, 1, recorder.Sample{Result: &client.Result{ID: "benchci-2", Sent: t0, End: 5 * ms, Err: client.ErrHTTP, Status: 503, Detail: "HTTP 503: busy"}, Scheduled: t0, Warmup: true})
+		// Sent a third time 1.5 s after its first attempt, which went 2 ms
+		// late: a Retry-After obeyed is not the client's lag.
+		w.Add("rate=4", 2, 0, recorder.Sample{Result: answer(t0.Add(1500 * ms)), Scheduled: t0, Attempts: 3, UserStart: t0.Add(2 * ms)})
+		// Sent once under a retry policy: nothing to add.
+		w.Add("rate=4", 2, 0, recorder.Sample{Result: answer(t0.Add(ms)), Scheduled: t0, Attempts: 1, UserStart: t0.Add(ms)})
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
 		var recs []Record
+		var lines []string
 		sc := bufio.NewScanner(&buf)
 		for sc.Scan() {
+			lines = append(lines, sc.Text())
 			var r Record
 			dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
 			dec.DisallowUnknownFields() // every field written is documented in Record
@@ -46,10 +54,23 @@ func TestRecords(t *testing.T) {
 			}
 			recs = append(recs, r)
 		}
-		if len(recs) != 2 || w.Count() != 2 {
-			t.Fatalf("%d lines, count %d; want 2", len(recs), w.Count())
+		if len(recs) != 4 || w.Count() != 4 {
+			t.Fatalf("%d lines, count %d; want 4", len(recs), w.Count())
 		}
 		a, e := recs[0], recs[1]
+		if r := recs[2]; r.Attempts != 3 || !r.FirstSent.Equal(t0.Add(2*ms)) || !r.Sent.Equal(t0.Add(1500*ms)) || r.LagMs != 2 || r.Rerun != 0 {
+			t.Errorf("retried record: attempts %d, first_sent %v, sent %v, lag %v ms, rerun %d; want 3, +2ms, +1.5s, 2 ms, 0",
+				r.Attempts, r.FirstSent, r.Sent, r.LagMs, r.Rerun)
+		}
+		if strings.Contains(lines[3], "attempts") || strings.Contains(lines[3], "first_sent") {
+			t.Errorf("a request sent once writes its retry fields: %s", lines[3])
+		}
+		if r := recs[3]; r.Attempts != 0 || !r.FirstSent.IsZero() || r.LagMs != 1 {
+			t.Errorf("request sent once: attempts %d, first_sent %v, lag %v ms; want both omitted, 1 ms", r.Attempts, r.FirstSent, r.LagMs)
+		}
+		if a.Attempts != 0 || !a.FirstSent.IsZero() || e.Attempts != 0 {
+			t.Errorf("lines without a retry policy carry attempts %d, %d, first_sent %v", a.Attempts, e.Attempts, a.FirstSent)
+		}
 		if a.Schema != Schema || e.Schema != "" {
 			t.Errorf("schema %q then %q; want it on the first line only", a.Schema, e.Schema)
 		}
