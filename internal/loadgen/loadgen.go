@@ -267,10 +267,12 @@ func newCollector(rec *recorder.Recorder, cfg Config) *collector {
 // them, not by the arrival process: their intended time is the end of the
 // think time.
 // It returns when the last reply ended, as the client stamped it.
-func (c *collector) send(ctx context.Context, d Doer, it Item, scheduled time.Time, warmup bool) time.Time {
+// hold, when set, is its place under the open loop's cap on requests in
+// flight (see retrier.do); the caller gives it up after.
+func (c *collector) send(ctx context.Context, d Doer, it Item, scheduled time.Time, warmup bool, hold *slot) time.Time {
 	defer c.bodies.give(it.weight())
 	id := "benchci-" + strconv.Itoa(it.Seq+1)
-	ok, end := c.sendOne(ctx, d, it, id, scheduled, warmup)
+	ok, end := c.sendOne(ctx, d, it, id, scheduled, warmup, hold)
 	if !ok {
 		return end
 	}
@@ -279,14 +281,14 @@ func (c *collector) send(ctx context.Context, d Doer, it Item, scheduled time.Ti
 		if !c.clk.SleepUntil(ctx, at, 0) {
 			return end
 		}
-		if ok, end = c.sendOne(ctx, d, next, id+".t"+strconv.Itoa(i+2), at, warmup); !ok {
+		if ok, end = c.sendOne(ctx, d, next, id+".t"+strconv.Itoa(i+2), at, warmup, hold); !ok {
 			return end
 		}
 	}
 	return end
 }
 
-func (c *collector) sendOne(ctx context.Context, d Doer, it Item, id string, scheduled time.Time, warmup bool) (bool, time.Time) {
+func (c *collector) sendOne(ctx context.Context, d Doer, it Item, id string, scheduled time.Time, warmup bool, hold *slot) (bool, time.Time) {
 	res := c.pool.Get().(*client.Result)
 	c.prog.Sent.Add(1)
 	c.prog.InFlight.Add(1)
@@ -306,7 +308,7 @@ func (c *collector) sendOne(ctx context.Context, d Doer, it Item, id string, sch
 	if r := c.retry; r == nil {
 		d.Do(rctx, it.Body, id, res)
 	} else {
-		c.sendRetrying(rctx, d, it.Body, id, &smp)
+		c.sendRetrying(rctx, d, it.Body, id, &smp, hold)
 	}
 	c.prog.InFlight.Add(-1)
 	c.prog.Done.Add(1)
@@ -329,42 +331,92 @@ func (c *collector) sendOne(ctx context.Context, d Doer, it Item, id string, sch
 // out of attempts or of budget, or the run stops; the sample holds the
 // last attempt, the count, and the first attempt's send. Each attempt
 // carries the request's id with its number, as a client's logs would.
-func (c *collector) sendRetrying(ctx context.Context, d Doer, body []byte, id string, smp *recorder.Sample) {
-	r, res := c.retry, smp.Result
-	r.requests.Add(1)
-	first := c.clk.Now() // on the clock the waits are slept on
+func (c *collector) sendRetrying(ctx context.Context, d Doer, body []byte, id string, smp *recorder.Sample, hold *slot) {
+	c.retry.requests.Add(1)
+	smp.Attempts, smp.UserStart, smp.GaveUp = c.retry.do(ctx, c.clk, d, body, id, smp.Result, hold)
+}
+
+// do sends body until an attempt succeeds, fails for good, runs out of
+// attempts or of budget, or ctx ends. It returns the attempts sent, the
+// first one's send (the user's start: the send lag is measured to it,
+// and the waits after it count in the user's latencies, not in the
+// lag), and whether a retryable failure was given up on. res holds the
+// last attempt. hold, when set, is the request's place under the cap on
+// requests in flight: it is given up for each wait, when the request is
+// in flight nowhere, so that a Retry-After does not hold back the sends
+// scheduled meanwhile (their wait for a place would be counted as the
+// client's send lag); the retry takes a place again before it is sent.
+func (r *retrier) do(ctx context.Context, clk clock.Clock, d Doer, body []byte, id string, res *client.Result, hold *slot) (attempts int, userStart time.Time, gaveUp bool) {
+	first := clk.Now() // on the clock the waits are slept on
 	for n := 1; ; n++ {
 		aid := id
 		if n > 1 {
 			aid = id + "-" + strconv.Itoa(n)
 		}
 		d.Do(ctx, body, aid, res)
-		smp.Attempts = n
 		if n == 1 {
-			smp.UserStart = res.Sent
+			userStart = res.Sent
 		}
 		switch {
 		case res.OK(), ctx.Err() != nil, !r.p.Retryable(res):
-			return
+			return n, userStart, false
 		case n >= r.p.MaxAttempts || !r.allow():
-			smp.GaveUp = true
-			return
+			return n, userStart, true
 		}
 		w := r.wait(n, res)
 		if r.p.Total > 0 {
-			if left := first.Add(r.p.Total).Sub(c.clk.Now()); w >= left {
+			if left := first.Add(r.p.Total).Sub(clk.Now()); w >= left {
 				// The wait would pass the request's timeout: a client
 				// bounded by it gives up now, keeping the last answer.
-				smp.GaveUp = true
 				res.Detail = redact.Cut(fmt.Sprintf("%s; gave up: the %v wait before attempt %d would pass the request's %v timeout", res.Detail, w.Round(time.Millisecond), n+1, r.p.Total), 300)
-				return
+				return n, userStart, true
 			}
 		}
-		if !c.clk.SleepUntil(ctx, c.clk.Now().Add(w), 0) {
+		hold.release()
+		if !clk.SleepUntil(ctx, clk.Now().Add(w), 0) || !hold.take(ctx) {
 			// Stopped while waiting to retry: the user left, or the run did.
 			res.Err, res.Detail = client.StoppedKind(ctx), "stopped during a retry's backoff"
-			return
+			return n, userStart, false
 		}
+	}
+}
+
+// Retry sends one request outside a point (the prompt calibration's)
+// under the policy: its budget, which caps retries at a share of a
+// point's requests, does not apply to one request. It returns the
+// attempts sent; res holds the last.
+func Retry(ctx context.Context, d Doer, p RetryPolicy, body []byte, id string, res *client.Result) int {
+	p.Budget = 0
+	n, _, _ := newRetrier(&p).do(ctx, clock.Precise, d, body, id, res, nil)
+	return n
+}
+
+// slot is one request's place under an open-loop point's cap on requests
+// in flight (max_concurrency, or the one the descriptor limit sets).
+type slot struct {
+	sem  chan struct{}
+	held bool
+}
+
+// release gives the place up, if held; a nil slot holds none.
+func (s *slot) release() {
+	if s != nil && s.held {
+		<-s.sem
+		s.held = false
+	}
+}
+
+// take waits for a place, unless one is held; false: ctx ended first.
+func (s *slot) take(ctx context.Context) bool {
+	if s == nil || s.held {
+		return true
+	}
+	select {
+	case s.sem <- struct{}{}:
+		s.held = true
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -524,13 +576,15 @@ dispatch:
 				sentIn++
 			}
 		}
+		var hold *slot
+		if sem != nil {
+			hold = &slot{sem: sem, held: true}
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			col.send(sendCtx, d, it, at, warmup)
-			if sem != nil {
-				<-sem
-			}
+			col.send(sendCtx, d, it, at, warmup, hold)
+			hold.release()
 		}()
 	}
 	cancelItems()
@@ -704,7 +758,7 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 				if due.IsZero() || due.After(now) {
 					due = now
 				}
-				due = col.send(ctx, d, it, due, warmup)
+				due = col.send(ctx, d, it, due, warmup, nil)
 			}
 		}()
 	}

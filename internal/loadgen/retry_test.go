@@ -81,6 +81,33 @@ func TestRetries(t *testing.T) {
 			}
 		})
 	})
+	// A Retry-After wait is the server's, not the client's falling behind:
+	// the send lag runs to the first attempt's send, the wait counts in
+	// the user's E2E, and a request waiting out a Retry-After gives up its
+	// place under the cap on requests in flight. At 20 req/s, each request
+	// refused once for 1 s would otherwise hold one of 8 places for 1.025 s,
+	// and the sends scheduled meanwhile would wait for them (a send lag of
+	// seconds, flagged as the client's descriptor limit).
+	t.Run("Retry-After is not send lag", func(t *testing.T) {
+		for _, capped := range []int{0, 8} {
+			synctest.Test(t, func(t *testing.T) {
+				out, err := Run(context.Background(), refusingServer{refuse: 1, status: 429, retryAfter: time.Second}, Config{
+					Mode: OpenLoop, Rate: 20, Arrivals: arrivals(t, "constant", 20), Duration: 5 * time.Second,
+					MaxConcurrency: capped, DescriptorLimit: capped * 10, Clock: clock.Timers,
+					Retry: &RetryPolicy{Retryable: on(429), MaxAttempts: 3, Initial: 100 * time.Millisecond, Max: time.Second, Multiplier: 2, RespectRetryAfter: true},
+				}, items())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if lag, user := out.Latency[metric.Lag], out.Latency[metric.E2EUser]; lag.P99 > 1 || user.Count != 100 || !near(user.Min, 1025) {
+					t.Errorf("cap %d: send lag %+v, user E2E %+v: want no lag and every request's 1 s wait in its user E2E", capped, lag, user)
+				}
+				if s := out.Schedule; s.ClientSaturated || s.CapWaits > 0 || len(out.Validity.Invalid) > 0 {
+					t.Errorf("cap %d: schedule %+v, validity %v: want the client neither saturated nor held back", capped, s, out.Validity.Invalid)
+				}
+			})
+		}
+	})
 	t.Run("backoff", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			out := run(t, refusingServer{refuse: 2, status: 503, retryAfter: time.Second},
