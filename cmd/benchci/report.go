@@ -136,12 +136,6 @@ func writeHTMLOf(path string, runs []htmlpage.Run, vs []*variants.Report) error 
 	return result.WriteFileAtomic(path, page)
 }
 
-// htmlPage is the HTML report of runs, with the comparisons of any variants
-// among files, secrets redacted.
-func htmlPage(runs []htmlpage.Run, files []*result.File) ([]byte, error) {
-	return htmlPageOf(runs, variantReports(files))
-}
-
 // htmlPageOf is the HTML report of runs and the comparisons vs, secrets
 // redacted.
 func htmlPageOf(runs []htmlpage.Run, vs []*variants.Report) ([]byte, error) {
