@@ -10,7 +10,7 @@ func Figure(v float64, unit string) string {
 	case "tok/s":
 		return fmt.Sprintf("%.0f tok/s", v)
 	case "req/s":
-		return fmt.Sprintf("%.3g req/s", v)
+		return Plain(v, 3) + " req/s"
 	case "$/1M out":
 		return fmt.Sprintf("$%.3f", v)
 	case "fraction":

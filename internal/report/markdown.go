@@ -486,7 +486,7 @@ func Num(v float64) string {
 	case a >= 1:
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
-	return strconv.FormatFloat(v, 'g', 3, 64)
+	return Plain(v, 3) // 0.00005, not 5e-05
 }
 
 func Pct(d float64) string { return fmt.Sprintf("%+.1f%%", d*100) }

@@ -9,8 +9,10 @@ package report
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/benchci/benchci/framework/metric"
@@ -70,7 +72,7 @@ func Points(f *result.File) Doc {
 			}
 			line := fmt.Sprintf("  %s  %s", verdict, s.Name)
 			if s.Point != "" {
-				line += fmt.Sprintf("  [%s: %.4g %s]", s.Point, s.Measured, s.Unit)
+				line += fmt.Sprintf("  [%s: %s %s]", s.Point, Plain(s.Measured, 4), s.Unit)
 			}
 			if s.Note != "" {
 				line += "  (" + s.Note + ")"
@@ -120,6 +122,22 @@ func Ms(v float64) string {
 		return fmt.Sprintf("%.1fms", v)
 	}
 	return fmt.Sprintf("%.2fs", v/1000)
+}
+
+// Plain writes v to digits significant digits as people read numbers,
+// never in exponent form: 11260 (not 1.126e+04), 0.00001234 (not
+// 1.234e-05). Digits beyond the integer part of a large figure are kept,
+// as the table's tok/s column keeps them.
+func Plain(v float64, digits int) string {
+	s := strconv.FormatFloat(v, 'g', digits, 64)
+	if !strings.ContainsRune(s, 'e') {
+		return s
+	}
+	if math.Abs(v) >= 1 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	r, _ := strconv.ParseFloat(s, 64) // rounded to digits first, then spelt out
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 func USD(c *result.Cost) string {
@@ -188,13 +206,13 @@ func Notes(p result.Point) []string {
 		n = append(n, line)
 	}
 	if b := p.Batch; b != nil {
-		n = append(n, fmt.Sprintf("embeddings: %.4g vectors/s, %.4g prompt tok/s; inputs per request mean %.1f, p50 %.0f, max %.0f",
-			p.Throughput.Embeddings, p.Throughput.TotalTokens, b.Mean, b.P50, b.Max))
+		n = append(n, fmt.Sprintf("embeddings: %s vectors/s, %s prompt tok/s; inputs per request mean %.1f, p50 %.0f, max %.0f",
+			Plain(p.Throughput.Embeddings, 4), Plain(p.Throughput.TotalTokens, 4), b.Mean, b.P50, b.Max))
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.Models)) {
 		m := p.Models[name]
-		n = append(n, fmt.Sprintf("model %s: %d requests (%.1f%%), %d failed, %.4g out tok/s, TTFT p50 %s p99 %s, TPOT p50 %s p99 %s",
-			name, m.Requests.Sent, 100*float64(m.Requests.Sent)/float64(max(p.Requests.Sent, 1)), m.Requests.Failed, m.Throughput.OutputTokens,
+		n = append(n, fmt.Sprintf("model %s: %d requests (%.1f%%), %d failed, %s out tok/s, TTFT p50 %s p99 %s, TPOT p50 %s p99 %s",
+			name, m.Requests.Sent, 100*float64(m.Requests.Sent)/float64(max(p.Requests.Sent, 1)), m.Requests.Failed, Plain(m.Throughput.OutputTokens, 4),
 			Ms(m.Latency[metric.TTFT].P50), Ms(m.Latency[metric.TTFT].P99), Ms(m.Latency[metric.TPOT].P50), Ms(m.Latency[metric.TPOT].P99)))
 	}
 	if len(p.Server) > 0 {
@@ -205,7 +223,7 @@ func Notes(p result.Point) []string {
 		sort.Strings(keys)
 		parts := make([]string, len(keys))
 		for i, k := range keys {
-			parts[i] = fmt.Sprintf("%s %.4g", k, p.Server[k])
+			parts[i] = k + " " + Plain(p.Server[k], 4)
 		}
 		n = append(n, "server: "+strings.Join(parts, ", "))
 	}
@@ -213,11 +231,11 @@ func Notes(p result.Point) []string {
 		keys := slices.Sorted(maps.Keys(p.Telemetry))
 		parts := make([]string, len(keys))
 		for i, k := range keys {
-			parts[i] = fmt.Sprintf("%s %.4g", k, p.Telemetry[k])
+			parts[i] = k + " " + Plain(p.Telemetry[k], 4)
 		}
 		line := "telemetry: " + strings.Join(parts, ", ")
 		if e := p.EnergyPerOutputToken; e > 0 {
-			line += fmt.Sprintf("; %.3g J per output token", e)
+			line += "; " + Plain(e, 3) + " J per output token"
 		}
 		n = append(n, line)
 	}

@@ -85,3 +85,39 @@ func TestNotesTelemetryEnergy(t *testing.T) {
 		t.Errorf("telemetry line %q", line)
 	}
 }
+
+// People read 11260, not 1.126e+04: a figure in a note is never in
+// exponent form, at either end, and keeps its significant digits.
+func TestPlain(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		v      float64
+		digits int
+		want   string
+	}{
+		{11260, 4, "11260"},
+		{11263.4, 4, "11263"},
+		{-2.5e6, 3, "-2500000"},
+		{1126, 4, "1126"},
+		{0.4321, 4, "0.4321"},
+		{12, 4, "12"},
+		{0, 4, "0"},
+		{0.00001234, 4, "0.00001234"},
+		{0.000012345, 3, "0.0000123"},
+		{2.25, 3, "2.25"},
+	} {
+		if got := Plain(tc.v, tc.digits); got != tc.want {
+			t.Errorf("Plain(%v, %d) = %q, want %q", tc.v, tc.digits, got, tc.want)
+		}
+	}
+	p := result.Point{Server: map[string]float64{"prompt_tokens": 11260, "kv_cache_usage": 0.4321}}
+	if n := Notes(p); len(n) != 1 || n[0] != "server: kv_cache_usage 0.4321, prompt_tokens 11260" {
+		t.Errorf("server line %q", n)
+	}
+	if got := Figure(1234, "req/s"); got != "1234 req/s" {
+		t.Errorf("Figure(1234, req/s) = %q", got)
+	}
+	if got := Num(0.00005); got != "0.00005" {
+		t.Errorf("Num(0.00005) = %q", got)
+	}
+}

@@ -99,11 +99,11 @@ func CapacityCells(v variants.Variant) [6]string {
 	}
 	switch c.Bound {
 	case "below-min":
-		out[0] = fmt.Sprintf("< %.3g req/s", c.Failing)
+		out[0] = "< " + Plain(c.Failing, 3) + " req/s"
 	case "at-least-max":
-		out[0] = fmt.Sprintf("≥ %.3g req/s", c.Rate)
+		out[0] = "≥ " + Plain(c.Rate, 3) + " req/s"
 	default:
-		out[0] = fmt.Sprintf("%.3g req/s", c.Rate)
+		out[0] = Plain(c.Rate, 3) + " req/s"
 	}
 	if a := c.At; a != nil {
 		out[1], out[2], out[3], out[4] = a.Point, fmt.Sprintf("%.0f", a.OutputTokPS), Ms(a.TTFTP99Ms), Ms(a.TPOTP99Ms)
