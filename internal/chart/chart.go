@@ -64,53 +64,61 @@ func Variants(dir string, r *variants.Report) ([]string, error) {
 	return out, nil
 }
 
-// VariantsSVG draws Variants' charts.
+// VariantsSVG draws Variants' charts (VariantsPlotted).
 func VariantsSVG(r *variants.Report) ([]SVG, error) {
 	var out []SVG
+	for _, pl := range VariantsPlotted(r) {
+		data, err := pl.drawOne(7*vg.Inch, 4.5*vg.Inch)
+		if err != nil {
+			return out, fmt.Errorf("chart %s: %w", pl.File, err)
+		}
+		out = append(out, SVG{File: pl.File, Title: pl.Title, Data: data})
+	}
+	return out, nil
+}
+
+// VariantsPlotted is what the variants' charts plot: per complete
+// variant a line joined in the order of offered load, its saturated
+// probes as marks off the line, and its capacity marked. A figure no
+// variant has points for is left out.
+func VariantsPlotted(r *variants.Report) []Plotted {
+	var out []Plotted
 	for _, fig := range figures {
-		p := plot.New()
-		p.Title.Text = fig.title
+		pl := Plotted{File: fig.file, Title: fig.title, X: fig.x, Y: fig.y, fromZero: fig.fromZero, legendLow: fig.legendLow}
 		if r.Suite != "" {
-			p.Title.Text += " — " + r.Suite
+			pl.Title += " — " + r.Suite
 		}
-		p.X.Label.Text, p.Y.Label.Text = fig.x, fig.y
-		p.Legend.Top, p.Legend.Left = !fig.legendLow, !fig.legendLow
-		if fig.fromZero {
-			p.X.Min, p.Y.Min = 0, 0
-		}
-		p.Add(plotter.NewGrid())
-		lines := 0
 		for i, v := range r.Variants {
 			if !v.Complete {
 				continue
 			}
-			// Joined in the order of load, as the sweep climbed it.
 			curve := slices.Clone(v.Curve)
 			slices.SortStableFunc(curve, func(a, b variants.Figures) int { return cmp.Compare(a.Offered, b.Offered) })
-			var pts plotter.XYs
+			s := Series{Name: v.Name, Kind: Line, color: i}
+			sat := Series{Name: v.Name, Kind: Saturated, color: i}
 			for _, c := range curve {
-				if x, y, ok := fig.xy(c); ok {
-					pts = append(pts, plotter.XY{X: x, Y: y})
+				x, y, ok := fig.xy(c)
+				switch {
+				case !ok:
+				case c.Saturated:
+					sat.Points = append(sat.Points, [2]float64{x, y})
+				default:
+					s.Points = append(s.Points, [2]float64{x, y})
 				}
 			}
-			if len(pts) == 0 {
-				continue
+			pl.add(s)
+			pl.add(sat)
+			if c := v.Capacity; c != nil && c.At != nil && !c.At.Saturated {
+				if x, y, ok := fig.xy(*c.At); ok {
+					pl.add(Series{Name: v.Name, Kind: CapacityMark, color: i, Points: [][2]float64{{x, y}}})
+				}
 			}
-			if err := addLine(p, i, v.Name, pts); err != nil {
-				return out, fmt.Errorf("chart %s: %s: %w", fig.file, v.Name, err)
-			}
-			lines++
 		}
-		if lines == 0 {
-			continue
+		if !pl.empty() {
+			out = append(out, pl)
 		}
-		data, err := render(p, 7*vg.Inch, 4.5*vg.Inch)
-		if err != nil {
-			return out, fmt.Errorf("chart %s: %w", fig.file, err)
-		}
-		out = append(out, SVG{File: fig.file, Title: p.Title.Text, Data: data})
 	}
-	return out, nil
+	return out
 }
 
 // addLine draws pts as the i-th line of p, named in its legend.

@@ -16,12 +16,27 @@ import (
 	"github.com/benchci/benchci/framework/result"
 )
 
-// Curves draws one run's throughput-latency curves: output throughput
-// against the load offered (rate or concurrency), and TTFT and TPOT P50
-// and P99 against output throughput; and, where telemetry measured power,
-// energy per output token against output throughput. Trials are drawn as
-// points of their own, joined in the order of load.
+// Curves draws one run's throughput-latency curves (CurvesPlotted).
 func Curves(f *result.File) ([]SVG, error) {
+	var out []SVG
+	for _, pl := range CurvesPlotted(f) {
+		data, err := pl.drawOne(7*vg.Inch, 4.5*vg.Inch)
+		if err != nil {
+			return out, fmt.Errorf("chart %s: %w", pl.File, err)
+		}
+		out = append(out, SVG{File: pl.File, Title: pl.Title, Data: data})
+	}
+	return out, nil
+}
+
+// CurvesPlotted is what one run's curves plot: output throughput against
+// the load offered (rate or concurrency), and TTFT and TPOT P50 and P99
+// against output throughput; and, where telemetry measured power,
+// energy per output token against output throughput. Trials are points
+// of their own, joined in the order of offered load (a capacity search
+// probes out of order); probes stopped as saturated are marks, never
+// joined; the capacity, when a search or SLOs found one, is marked.
+func CurvesPlotted(f *result.File) []Plotted {
 	pts := make([]*result.Point, 0, len(f.Points))
 	for i := range f.Points {
 		pts = append(pts, &f.Points[i])
@@ -32,10 +47,16 @@ func Curves(f *result.File) ([]SVG, error) {
 		}
 		return float64(p.Concurrency)
 	}
-	slices.SortStableFunc(pts, func(a, b *result.Point) int { return cmp.Compare(load(a), load(b)) })
+	slices.SortStableFunc(pts, func(a, b *result.Point) int {
+		return cmp.Or(cmp.Compare(load(a), load(b)), cmp.Compare(a.Trial, b.Trial))
+	})
 	xLoad := "offered rate (req/s)"
 	if len(pts) > 0 && pts[0].Rate == 0 {
 		xLoad = "concurrency"
+	}
+	capacity := 0.0
+	if c := f.Capacity; c != nil && c.Bound != result.CapacityInconclusive {
+		capacity = c.Rate
 	}
 	type line struct {
 		name string
@@ -50,55 +71,47 @@ func Curves(f *result.File) ([]SVG, error) {
 	charts := []struct {
 		file, title, x, y string
 		lines             []line
-		fromZero          bool
 	}{
 		{"throughput.svg", "Output throughput vs load", xLoad, "output tokens/s", []line{{"output tok/s", func(p *result.Point) (float64, float64, bool) {
 			return load(p), p.Throughput.OutputTokens, load(p) > 0
-		}}}, true},
-		{"ttft.svg", "TTFT vs output throughput", "output tokens/s", "TTFT (ms)", []line{{"p50", lat(metric.TTFT, "p50")}, {"p99", lat(metric.TTFT, "p99")}}, true},
-		{"tpot.svg", "TPOT vs output throughput", "output tokens/s", "TPOT (ms)", []line{{"p50", lat(metric.TPOT, "p50")}, {"p99", lat(metric.TPOT, "p99")}}, true},
+		}}}},
+		{"ttft.svg", "TTFT vs output throughput", "output tokens/s", "TTFT (ms)", []line{{"p50", lat(metric.TTFT, "p50")}, {"p99", lat(metric.TTFT, "p99")}}},
+		{"tpot.svg", "TPOT vs output throughput", "output tokens/s", "TPOT (ms)", []line{{"p50", lat(metric.TPOT, "p50")}, {"p99", lat(metric.TPOT, "p99")}}},
 		// Drawn where telemetry measured power: what each token costs in
 		// energy as the load rises (batching makes it fall until the knee).
 		{"energy.svg", "Energy per output token vs output throughput", "output tokens/s", "joules per output token", []line{{"J/token", func(p *result.Point) (float64, float64, bool) {
 			return p.Throughput.OutputTokens, p.EnergyPerOutputToken, p.EnergyPerOutputToken > 0
-		}}}, true},
+		}}}},
 	}
-	var out []SVG
+	var out []Plotted
 	for _, c := range charts {
-		p := plot.New()
-		p.Title.Text = c.title + " — " + f.Suite.Name
-		p.X.Label.Text, p.Y.Label.Text = c.x, c.y
-		p.Legend.Top, p.Legend.Left = true, true
-		if c.fromZero {
-			p.X.Min, p.Y.Min = 0, 0
-		}
-		p.Add(plotter.NewGrid())
-		drawn := 0
+		pl := Plotted{File: c.file, Title: c.title + " — " + f.Suite.Name, X: c.x, Y: c.y, fromZero: true}
+		sat := Series{Name: "stopped: saturated", Kind: Saturated}
+		capm := Series{Name: "capacity", Kind: CapacityMark}
 		for i, l := range c.lines {
-			var xys plotter.XYs
+			s := Series{Name: l.name, Kind: Line, color: i}
 			for _, pt := range pts {
-				if x, y, ok := l.xy(pt); ok {
-					xys = append(xys, plotter.XY{X: x, Y: y})
+				x, y, ok := l.xy(pt)
+				switch {
+				case !ok:
+				case pt.Schedule.Saturation != "":
+					sat.Points = append(sat.Points, [2]float64{x, y})
+				default:
+					s.Points = append(s.Points, [2]float64{x, y})
+					if capacity > 0 && pt.Mode == result.ModeRate && pt.Rate == capacity {
+						capm.Points = append(capm.Points, [2]float64{x, y})
+					}
 				}
 			}
-			if len(xys) == 0 {
-				continue
-			}
-			if err := addLine(p, i, l.name, xys); err != nil {
-				return out, fmt.Errorf("chart %s: %w", c.file, err)
-			}
-			drawn++
+			pl.add(s)
 		}
-		if drawn == 0 {
-			continue
+		pl.add(sat)
+		pl.add(capm)
+		if !pl.empty() {
+			out = append(out, pl)
 		}
-		data, err := render(p, 7*vg.Inch, 4.5*vg.Inch)
-		if err != nil {
-			return out, fmt.Errorf("chart %s: %w", c.file, err)
-		}
-		out = append(out, SVG{File: c.file, Title: p.Title.Text, Data: data})
 	}
-	return out, nil
+	return out
 }
 
 // CDFLine is one distribution of a CDF chart: a histogram of values that

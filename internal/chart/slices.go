@@ -3,11 +3,8 @@ package chart
 import (
 	"bytes"
 	"fmt"
-	"image/color"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
@@ -55,55 +52,68 @@ func Slices(path, title string, sl *result.Slices) error {
 	return nil
 }
 
-// SlicesSVG draws a point's figures over time, three panels sharing the
-// time axis, with the measured window's start marked.
+// SlicesSVG draws a point's figures over time (SlicesPlotted), three
+// panels stacked on one time axis.
 func SlicesSVG(title string, sl *result.Slices) ([]byte, error) {
-	if sl == nil || len(sl.Slices) == 0 || sl.WidthS <= 0 {
-		return nil, fmt.Errorf("no slices")
+	pls, err := SlicesPlotted(title, sl)
+	if err != nil {
+		return nil, err
 	}
-	plots := make([][]*plot.Plot, len(panels))
-	for i, pn := range panels {
-		p := panel(i, len(panels), title, "seconds from the point's start", pn.y)
-		p.Y.Min = 0
-		p.Legend.Top = true
-		p.Add(plotter.NewGrid())
-		ymax := 0.0
-		for k, se := range pn.series {
-			var pts plotter.XYs
-			for j, s := range sl.Slices {
-				// Each slice is drawn at its middle.
-				y := se.y(s, sl.WidthS)
-				if se.sparse && y == 0 {
-					continue
-				}
-				pts = append(pts, plotter.XY{X: (float64(j) + 0.5) * sl.WidthS, Y: y})
-				ymax = max(ymax, y)
-			}
-			if len(pts) == 0 {
-				continue
-			}
-			l, err := plotter.NewLine(pts)
-			if err != nil {
-				return nil, err
-			}
-			l.Color, l.Dashes = plotutil.Color(k), plotutil.Dashes(k)
-			p.Add(l)
-			p.Legend.Add(se.name, l)
-		}
-		if sl.WindowStartS > 0 {
-			// The end of the warm-up.
-			mark, err := plotter.NewLine(plotter.XYs{{X: sl.WindowStartS, Y: 0}, {X: sl.WindowStartS, Y: ymax}})
-			if err == nil {
-				mark.Color, mark.Dashes = color.Gray{Y: 128}, []vg.Length{vg.Points(2), vg.Points(2)}
-				p.Add(mark)
-				if i == 0 {
-					p.Legend.Add("window start", mark)
-				}
-			}
+	plots := make([][]*plot.Plot, len(pls))
+	for i := range pls {
+		p, err := pls[i].draw()
+		if err != nil {
+			return nil, err
 		}
 		plots[i] = []*plot.Plot{p}
 	}
 	return stacked(plots, 8*vg.Inch, 8*vg.Inch)
+}
+
+// SlicesPlotted is what the panels of a point's over-time chart plot:
+// each slice at its middle, the measured window's start marked, and one
+// x range on every panel (the whole point, from 0 to its last slice's
+// end), so that a moment sits at the same place on each: a panel fitted
+// to its own points (TTFT has none in slices without answers) would not
+// line up with the others.
+func SlicesPlotted(title string, sl *result.Slices) ([]Plotted, error) {
+	if sl == nil || len(sl.Slices) == 0 || sl.WidthS <= 0 {
+		return nil, fmt.Errorf("no slices")
+	}
+	xr := [2]float64{0, float64(len(sl.Slices)) * sl.WidthS}
+	if sl.WindowStartS > xr[1] {
+		xr[1] = sl.WindowStartS
+	}
+	out := make([]Plotted, len(panels))
+	for i, pn := range panels {
+		pl := Plotted{Y: pn.y, XRange: &xr, yZero: true}
+		if i == 0 {
+			pl.Title = title
+		}
+		if i == len(panels)-1 {
+			pl.X = "seconds from the point's start"
+		}
+		for k, se := range pn.series {
+			s := Series{Name: se.name, Kind: Line, color: k}
+			for j, sc := range sl.Slices {
+				y := se.y(sc, sl.WidthS)
+				if se.sparse && y == 0 {
+					continue
+				}
+				s.Points = append(s.Points, [2]float64{(float64(j) + 0.5) * sl.WidthS, y})
+			}
+			pl.add(s)
+		}
+		if sl.WindowStartS > 0 {
+			name := ""
+			if i == 0 {
+				name = "window start" // named once, on the first panel
+			}
+			pl.Series = append(pl.Series, Series{Name: name, Kind: Marker, Points: [][2]float64{{sl.WindowStartS, 0}}})
+		}
+		out[i] = pl
+	}
+	return out, nil
 }
 
 // panel is the i-th of n panels stacked on one x axis: the title on the

@@ -114,6 +114,10 @@ type Figures struct {
 	Seconds   float64 `json:"seconds"`
 	// Pass is set when every SLO held here.
 	Pass bool `json:"pass"`
+	// Saturated is set when a trial was stopped early because the
+	// server's queue grew without bound: its throughput is what was
+	// finished before the stop, not what the server sustains.
+	Saturated bool `json:"saturated,omitempty"`
 	// trials are the point's trials, for the tests.
 	trials []*result.Point
 }
@@ -347,6 +351,9 @@ func figures(label string, ps []*result.Point, slos []suite.SLO) Figures {
 		}
 		if p.Requests.Sent > 0 && p.Requests.Completed == 0 {
 			f.Pass = false // the sanity gate: nothing answered
+		}
+		if p.Schedule.Saturation != "" {
+			f.Saturated = true
 		}
 	}
 	return f
