@@ -382,10 +382,15 @@ func (r *retrier) do(ctx context.Context, clk clock.Clock, d Doer, body []byte, 
 }
 
 // Retry sends one request outside a point (the prompt calibration's)
-// under the policy: its budget, which caps retries at a share of a
-// point's requests, does not apply to one request. It returns the
+// under the policy (none without Retryable): its budget, which caps
+// retries at a share of a point's requests, does not apply to one
+// request. It returns the
 // attempts sent; res holds the last.
 func Retry(ctx context.Context, d Doer, p RetryPolicy, body []byte, id string, res *client.Result) int {
+	if p.Retryable == nil {
+		d.Do(ctx, body, id, res) // no policy: one attempt
+		return 1
+	}
 	p.Budget = 0
 	n, _, _ := newRetrier(&p).do(ctx, clock.Precise, d, body, id, res, nil)
 	return n

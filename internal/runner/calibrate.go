@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"time"
 
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/internal/client"
+	"github.com/benchci/benchci/internal/loadgen"
+	"github.com/benchci/benchci/internal/redact"
 	"github.com/benchci/benchci/internal/workload"
 )
 
@@ -29,24 +33,47 @@ var oneTokenPerWord = result.Calibration{TokensPerWord: 1}
 var calibrateWords = [3]int{16, 64, 128}
 
 // calibrate asks the target how many prompt tokens it counts for synthetic
-// prompts of known word counts (see fit). Servers that report no usage
-// cannot be calibrated.
-func calibrate(ctx context.Context, cl *client.Client) (result.Calibration, error) {
+// prompts of known word counts (see fit), each request retried under
+// retry. Servers that report no usage cannot be calibrated.
+func calibrate(ctx context.Context, cl *client.Client, retry loadgen.RetryPolicy) (result.Calibration, error) {
 	return fit(func(prompt string) (int, error) {
 		body, err := cl.Body("", prompt, 1)
 		if err != nil {
 			return 0, err
 		}
 		var res client.Result
-		cl.Do(ctx, body, "benchci-calibrate", &res)
+		n := loadgen.Retry(ctx, cl, retry, body, "benchci-calibrate", &res)
 		if !res.OK() && res.Err != client.ErrEmpty {
-			return 0, fmt.Errorf("prompt calibration: request failed (%s): %s", res.Err, res.Detail)
+			return 0, fmt.Errorf("%w: its request failed (%s: %s) after %d attempt(s)", errCalibrationFailed, res.Err, redact.Cut(res.Detail, 200), n)
 		}
 		if res.PromptTokens == 0 {
 			return 0, errors.New("prompt calibration: the server reports no usage.prompt_tokens; prompts are sized at one token per word")
 		}
 		return res.PromptTokens, nil
 	})
+}
+
+// errCalibrationFailed marks a calibration whose request the server did
+// not answer: unlike a server without usage counts, which is what it is,
+// that is a warning with the figures.
+var errCalibrationFailed = errors.New("prompt calibration failed")
+
+// calibrationRetry is the policy the calibration's requests are retried
+// under: the suite's, or, where it sets none, a few waits on a 429 or
+// 503 (their Retry-After honoured), within the request's timeout. A
+// server shedding load refuses a share of requests; one refusal of the
+// calibration's would size every prompt of the run by a guess.
+func calibrationRetry(s *suite.Suite) loadgen.RetryPolicy {
+	if p := retryPolicy(s); p != nil {
+		return *p
+	}
+	return loadgen.RetryPolicy{
+		Retryable: func(res *client.Result) bool {
+			return res.Err == client.ErrHTTP && (res.Status == 429 || res.Status == 503)
+		},
+		MaxAttempts: 4, Initial: 250 * time.Millisecond, Max: 4 * time.Second, Multiplier: 2,
+		RespectRetryAfter: true, Total: s.Request.Timeout.D(),
+	}
 }
 
 // maxResidual is how far (relative) a probe's count may be from the fitted

@@ -212,7 +212,11 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	if n, off := p.Tokens.Prompt.Count, p.Tokens.PromptMismatch; s.Workload.Prompts.Kind.Synthetic() && n > 0 && float64(off) > maxPromptOff*float64(n) {
 		// The server's own counts say the prompts missed their targets:
 		// the calibration did not fit this server's tokenizer.
-		ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("%s: %d of %d prompts (%.0f%%) were more than 5%% off the tokens asked, by the server's usage: the figures are for other prompt lengths than the suite states", p.Label, off, n, 100*float64(off)/float64(n)))
+		why := ""
+		if ex.wl.calFailed != "" {
+			why = " (the prompt calibration failed: see its note)"
+		}
+		ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("%s: %d of %d prompts (%.0f%%) were more than 5%% off the tokens asked, by the server's usage: the figures are for other prompt lengths than the suite states%s", p.Label, off, n, 100*float64(off)/float64(n), why))
 	}
 	for _, n := range pointNotes(s, &p, max(ex.shard.Count, 1)) {
 		ex.f.Notes = append(ex.f.Notes, p.Label+": "+n)

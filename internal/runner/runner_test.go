@@ -20,6 +20,7 @@ import (
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/client"
+	"github.com/benchci/benchci/internal/loadgen"
 	"github.com/benchci/benchci/internal/tokenizer"
 	"github.com/benchci/benchci/internal/words"
 	"github.com/benchci/benchci/internal/workload"
@@ -54,7 +55,7 @@ func TestCalibrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := calibrate(context.Background(), cl)
+	c, err := calibrate(context.Background(), cl, loadgen.RetryPolicy{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestCalibrate(t *testing.T) {
 
 	quiet := tokenizerServer(t, 0, 1, false)
 	cl2, _ := client.New(client.Options{BaseURL: quiet.URL, API: "chat", Model: "m", Timeout: 5 * time.Second})
-	if _, err := calibrate(context.Background(), cl2); err == nil || !strings.Contains(err.Error(), "no usage") {
+	if _, err := calibrate(context.Background(), cl2, loadgen.RetryPolicy{}); err == nil || !strings.Contains(err.Error(), "no usage") {
 		t.Errorf("server without usage: %v", err)
 	}
 }

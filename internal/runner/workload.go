@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"github.com/benchci/benchci/framework/result"
@@ -20,6 +21,8 @@ type prepared struct {
 	w    suite.Workload
 	srcs workload.Sources
 	cl   *client.Client
+	// calFailed says why the prompt calibration failed ("": it did not).
+	calFailed string
 }
 
 // prepare reads the workload's data files and calibrates synthetic prompts
@@ -32,6 +35,7 @@ func prepare(ctx context.Context, s *suite.Suite, sess *session, f *result.File,
 	if err != nil {
 		return nil, err
 	}
+	var calFailed string
 	if cal, from, ok := shared.get(); ok && w.Prompts.Calibrate && w.Prompts.Kind.Synthetic() {
 		// Measured on another variant: every variant is sent the same
 		// prompts, whatever its own tokenizer would make of them.
@@ -39,7 +43,18 @@ func prepare(ctx context.Context, s *suite.Suite, sess *session, f *result.File,
 		f.Calibration = &cal
 		srcs.Calibration = workload.Calibration{Overhead: cal.Overhead, TokensPerWord: cal.TokensPerWord}
 	} else if w.Prompts.Calibrate && w.Prompts.Kind.Synthetic() {
-		cal, err := calibrate(ctx, sess.cl)
+		cal, err := calibrate(ctx, sess.cl, calibrationRetry(s))
+		if errors.Is(err, errCalibrationFailed) {
+			// Said with the figures, not only in the results file: every
+			// prompt of the run is sized by the fallback, so its lengths
+			// miss the suite's by the server's template tokens or more.
+			fallback := "prompts are sized at one token per word with no chat template tokens, so each may miss its length by the template's tokens and the tokenizer's difference from one per word"
+			if sess.tokName != "words" {
+				fallback = "prompts are sized with tokenizer " + sess.tokName + ", which cannot see the chat template, so each is longer than asked by the template's tokens"
+			}
+			calFailed = err.Error()
+			f.Notes = append(f.Notes, calFailed+": "+fallback)
+		}
 		if err != nil && sess.tokName != "words" {
 			// No usage from the server: size prompts with the suite's
 			// tokenizer instead, which cannot see the chat template.
@@ -58,7 +73,7 @@ func prepare(ctx context.Context, s *suite.Suite, sess *session, f *result.File,
 	if _, err := workload.NewGenerator(w, srcs); err != nil {
 		return nil, err
 	}
-	return &prepared{w: w, srcs: srcs, cl: sess.cl}, nil
+	return &prepared{w: w, srcs: srcs, cl: sess.cl, calFailed: calFailed}, nil
 }
 
 // loadSources reads the workload's data files: its trace and dataset.
