@@ -1,10 +1,13 @@
 package runner
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/loadgen"
 )
 
@@ -29,5 +32,45 @@ func TestShardable(t *testing.T) {
 	}
 	if err := shardable(&suite.Suite{Target: suite.Target{Kind: "sim"}}, loadgen.Shard{}); err != nil {
 		t.Errorf("an unsharded run: %v", err)
+	}
+}
+
+// Each of two shards offers about half the rate: its offered-rate note
+// judges it against that share, not the whole rate. Seed 2 draws 81
+// arrivals where 80 are due, 41 and 40 per shard: against the whole
+// rate each shard was 4.4 standard deviations "below the nominal".
+func TestShardOfferedRateNote(t *testing.T) {
+	t.Parallel()
+	srv := tokenizerServer(t, 0, 1, true)
+	src := fmt.Sprintf(`local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'sharded',
+  target: b.target.url('%s', model='m'),
+  workload: { input_tokens: b.dist.fixed(8), output_tokens: b.dist.fixed(1), prompts: b.prompts.synthetic(calibrate=false), seed: 2 },
+  sweep: b.sweep.rates([40], duration='2s', warmup='0s'),
+}`, srv.URL)
+	l, err := suitefile.LoadSource("sharded.jsonnet", src, suitefile.Options{Known: Known()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		f, err := Run(context.Background(), inputOf(l), Options{Shard: loadgen.Shard{Index: i, Count: 2}, Reruns: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := f.Points[0]
+		if p.Schedule.ScheduledRate > 30 {
+			t.Fatalf("shard %d offered %.1f req/s of 40: want about its half", i, p.Schedule.ScheduledRate)
+		}
+		// The note as the shard's own point would get it, which a busy
+		// machine's reruns or flags cannot change.
+		if n := offeredNoise(l.Suite, &p, 2); n != "" {
+			t.Errorf("shard %d offered %.1f req/s: %s", i, p.Schedule.ScheduledRate, n)
+		}
+		for _, n := range f.Notes {
+			if strings.Contains(n, "standard deviations") {
+				t.Errorf("shard %d: %s", i, n)
+			}
+		}
 	}
 }
