@@ -2,19 +2,12 @@ package runner
 
 import (
 	"fmt"
-	"math"
-	"strconv"
 
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/internal/loadgen"
 )
-
-// offeredNoiseSDs is how many standard deviations of its own noise the
-// offered rate may stray from the nominal one before a note says so: at 2,
-// one honest point in twenty gets a note, which costs a reader a line,
-// while a seed that offered 7.9 of 10 req/s no longer goes unseen.
-const offeredNoiseSDs = 2
 
 // pointNotes are the caveats a reader of one point's figures needs: where
 // the figures describe something other than what the row's label says.
@@ -30,61 +23,10 @@ func pointNotes(s *suite.Suite, p *result.Point, shards int) []string {
 		notes = append(notes, fmt.Sprintf("%.1f%% of chunk gaps came in one socket read with the chunk before (the client fell behind the streams, or the server wrote several chunks at once): they are kept out of ITL, which describes the other %.1f%%",
 			100*sh, 100*(1-sh)))
 	}
-	if n := offeredNoise(s, p, shards); n != "" {
+	if n := loadgen.OfferedNote(s, p, shards); n != "" {
 		notes = append(notes, n)
 	}
 	return notes
-}
-
-// offeredNoise says when the arrivals drawn for an open-loop point offered
-// a rate further from the nominal one than the process's own noise
-// explains. A renewal process with gaps of coefficient of variation c
-// puts about rate*T*c^2 variance on the count in a window of T seconds
-// (Poisson: c = 1; gamma of shape k: c^2 = 1/k). Constant arrivals are
-// exact, bursts and traces have their own shape, and a point bounded by
-// its request count has a window set by its completions: none is judged.
-//
-// A shard of N sends every N-th arrival of the point's timeline, so it
-// is judged against its share, rate/N: its gaps are sums of N of the
-// whole's, of c^2/N, which puts a standard deviation of sqrt(rate*T*c^2)/N
-// on its count. Against the whole rate every shard would be "below".
-func offeredNoise(s *suite.Suite, p *result.Point, shards int) string {
-	if p.Rate <= 0 || s.Sweep.Requests > 0 || p.Incomplete {
-		return ""
-	}
-	if r := s.Sweep.Ramp; r != nil && r.Over > s.Sweep.Warmup {
-		return "" // the ramp lowers the offered rate inside the window by design
-	}
-	var cv2 float64
-	switch s.Workload.Arrival.Kind {
-	case suite.ArrivalPoisson:
-		cv2 = 1
-	case suite.ArrivalGamma:
-		cv2 = 1 / s.Workload.Arrival.Burstiness
-	default:
-		return ""
-	}
-	secs := p.Window.Seconds
-	if secs <= 0 {
-		return ""
-	}
-	n := float64(max(shards, 1))
-	want := p.Rate / n * secs
-	got := p.Schedule.ScheduledRate * secs
-	sd := math.Sqrt(p.Rate*secs*cv2) / n
-	if sd == 0 || math.Abs(got-want) <= offeredNoiseSDs*sd {
-		return ""
-	}
-	dir := "below"
-	if got > want {
-		dir = "above"
-	}
-	nominal := strconv.FormatFloat(p.Rate, 'g', -1, 64)
-	if shards > 1 {
-		nominal = fmt.Sprintf("%.3g (this shard's 1/%d of %s)", p.Rate/n, shards, nominal)
-	}
-	return fmt.Sprintf("the arrivals drawn offered %.3g req/s, %.1f standard deviations %s the nominal %s (its noise over %.3g s is ±%.2g req/s): the figures are for the rate offered; a longer duration, or trials, bring it closer",
-		p.Schedule.ScheduledRate, math.Abs(got-want)/sd, dir, nominal, secs, sd/secs)
 }
 
 // serverOverhead is the client's mean TTFT minus the server's own, where

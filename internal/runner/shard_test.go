@@ -64,7 +64,7 @@ b.suite {
 		}
 		// The note as the shard's own point would get it, which a busy
 		// machine's reruns or flags cannot change.
-		if n := offeredNoise(l.Suite, &p, 2); n != "" {
+		if n := loadgen.OfferedNote(l.Suite, &p, 2); n != "" {
 			t.Errorf("shard %d offered %.1f req/s: %s", i, p.Schedule.ScheduledRate, n)
 		}
 		for _, n := range f.Notes {

@@ -65,7 +65,7 @@ b.suite {
 		Throughput: result.Throughput{Requests: float64(len(vs)) / 10, OutputTokens: 50 * float64(len(vs)) / 10, TotalTokens: 70 * float64(len(vs)) / 10},
 		Latency:    map[string]result.Summary{metric.TTFT: result.Summarize(h, 1000)},
 		Histograms: map[string]string{metric.TTFT: enc},
-	}, Schedule: result.Schedule{TargetRate: 8, SendRate: 8.0 / float64(n), StartSkewMs: float64(i)},
+	}, Schedule: result.Schedule{TargetRate: 8, ScheduledRate: 8.0 / float64(n), SendRate: 8.0 / float64(n), StartSkewMs: float64(i)},
 		// Each shard scraped the one exporter; their readings differ a little.
 		Telemetry: map[string]float64{"dcgm.power_mean_w": 900 + float64(i), "dcgm.gpus": 2}}
 	return &result.File{Schema: result.Schema, Suite: result.Suite{Name: "s", Hash: l.Hash, WorkloadHash: l.WorkloadHash, Definition: l.JSON},
@@ -194,5 +194,38 @@ func TestMergeRefusesAndFlags(t *testing.T) {
 	}
 	if len(m.Notes) != 1 || !strings.Contains(m.Notes[0], "shard 1 started a point 450 ms after its aligned time") {
 		t.Errorf("notes %q", m.Notes)
+	}
+}
+
+// The merged point's offered rate is judged against the whole rate, once;
+// the shards' own notes on it are not copied (one written before shards
+// were judged against their share called each half "below the nominal").
+func TestMergeJudgesOfferedRate(t *testing.T) {
+	vs := recording()
+	for _, tc := range []struct {
+		name    string
+		offered float64 // by each of the two shards, req/s
+		want    string  // the merged file's one note ("": none)
+	}{
+		{"each its half", 4, ""},
+		// 60 arrivals of the 80 due over 10 s: 2.2 sd of Poisson(80).
+		{"the whole below", 3, "rate=8: the arrivals drawn offered 6 req/s, 2.2 standard deviations below the nominal 8 "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var files []*result.File
+			for i := range 2 {
+				f := shardFile(t, i, 2, vs[i*1000:(i+1)*1000])
+				f.Points[0].Schedule.ScheduledRate = tc.offered
+				f.Notes = []string{"rate=8: the arrivals drawn offered 4 req/s, 4.5 standard deviations below the nominal 8 (its noise over 10 s is ±0.89 req/s)"}
+				files = append(files, f)
+			}
+			m, err := Merge(files, DefaultMaxSkew)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == "" && len(m.Notes) > 0 || tc.want != "" && (len(m.Notes) != 1 || !strings.HasPrefix(m.Notes[0], tc.want)) {
+				t.Errorf("notes %q, want %q", m.Notes, tc.want)
+			}
+		})
 	}
 }
