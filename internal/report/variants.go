@@ -131,7 +131,8 @@ func Standing(r *variants.Report, v variants.Variant) string {
 			case slices.Contains(vd.Tied, v.Name):
 				return "tied for best " + vd.Question
 			case i > 0:
-				return fmt.Sprintf("%+.0f%% %s, real", st.VsLeader*100, vd.Question)
+				// VsLeader's reference is the leader: name it.
+				return fmt.Sprintf("%+.0f%% %s vs %s, real", st.VsLeader*100, vd.Question, vd.Standings[0].Variant)
 			}
 		}
 	}
