@@ -103,12 +103,15 @@ b.suite {
   request: { retry: b.retry(on=['429'], max_attempts=3) },
   workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5), arrival: b.arrival.constant() },
   sweep: b.sweep.rates([20], duration='2s', warmup='0s'),
-  slos: [b.slo.rate('retry_amplification', '<', 1.6), b.slo.p99('e2e_user', '<', '5s')],
+  slos: [b.slo.rate('retry_amplification', '<', 1.7), b.slo.p99('e2e_user', '<', '5s')],
 }`, u))
 	pt := f.Points[0]
 	r := pt.Requests
 	amp, _ := pt.Value(metric.K(metric.RetryAmplification, ""))
-	if amp < 1.15 || amp > 1.5 || r.ErrorRate > 0.1 {
+	// 1 + 0.3 + 0.09 = 1.39 expected; over 40 requests its sd is about
+	// 0.1. The proxy's seed fixes the first attempt's faults, but a trial
+	// measured again on a stalled machine draws new ones: ±2.5 sd.
+	if amp < 1.15 || amp > 1.65 || r.ErrorRate > 0.1 {
 		t.Errorf("requests %+v (amplification %.2f): want about 1.3 attempts per request, few failures", r, amp)
 	}
 	if user := pt.Latency[metric.E2EUser]; user.Max < 1000 || user.P50 > 500 {
