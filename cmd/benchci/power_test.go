@@ -25,6 +25,14 @@ func TestPowerWarnings(t *testing.T) {
 	if got := strings.Join(powerWarnings(emb), "\n"); !strings.HasPrefix(got, "e2e.p99") || strings.Contains(got, "ttft") {
 		t.Errorf("embeddings suite: %q", got)
 	}
+	// A capacity search's P99 SLO on 10 s probes in [4, 24] req/s rests on
+	// about 140 requests mid-range: warned; its P90 (51 needed) and a mean
+	// are not.
+	search := &suite.Suite{Trials: 1, Sweep: suite.Sweep{Kind: suite.SweepCapacity, Min: 4, Max: 24, Duration: suite.Duration(10 * time.Second)},
+		SLOs: []suite.SLO{{Metric: "ttft", Stat: "p99"}, {Metric: "ttft", Stat: "p90"}, {Metric: "e2e", Stat: "mean"}, {Metric: "error_rate"}}}
+	if got := powerWarnings(search); len(got) != 1 || !strings.Contains(got[0], "SLO ttft.p99 in the capacity search") || !strings.Contains(got[0], "about 140 requests") || !strings.Contains(got[0], "duration >= 38s") {
+		t.Errorf("capacity search: %q", got)
+	}
 	closed := &suite.Suite{Trials: 1, Sweep: suite.Sweep{Kind: suite.SweepConcurrency, Concurrencies: []int{1}, Duration: suite.Duration(time.Second)}}
 	if got := powerWarnings(closed); len(got) != 0 {
 		t.Errorf("closed loop warned %q", got)

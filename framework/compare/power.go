@@ -51,13 +51,14 @@ func Power(s Plan) []string {
 	var quantiles []float64
 	keys := map[float64][]string{}
 	for _, k := range metric.Gated {
-		if k.Def().Kind != metric.Latency {
+		d := k.Def()
+		if d.Kind != metric.Latency {
 			continue
 		}
-		if (k.Metric == metric.TTFTUser || k.Metric == metric.E2EUser) && !s.Retry {
+		if d.Only == metric.OnlyRetries && !s.Retry {
 			continue // measured only when the suite retries
 		}
-		if s.Embeddings && k.Metric != metric.E2E && k.Metric != metric.E2EUser {
+		if s.Embeddings && !d.APIs.Has("embeddings") {
 			continue // an embeddings answer has no first token and no stream
 		}
 		q, ok := metric.Quantile(k.Stat)
@@ -105,6 +106,36 @@ func Power(s Plan) []string {
 		}
 		out = append(out, fmt.Sprintf("%s at rate=%s: about %s requests planned; a 99%% interval of a P%s needs at least %d, so there they cannot fail the gate: use %s",
 			strings.Join(keys[q], ", "), strings.Join(rates, ", "), strings.Join(counts, ", "), strconv.FormatFloat(q, 'g', -1, 64), need, fix))
+	}
+	return out
+}
+
+// SearchPower says which of a capacity search's percentile SLOs its probes
+// read from too few requests to be bounded. The search's verdict at each
+// probe is whether every SLO held there, and the probes that decide the
+// answer lie inside [minRate, maxRate], not at its ends; one at the middle
+// sends about (minRate+maxRate)/2 × probe requests, and a percentile of
+// fewer than MinSamples(q) of them is decided by its slowest few, so
+// whether the SLO held flips with noise, and the capacity with it. slos
+// are the search's SLOs as figure keys ("ttft.p99"); others are skipped.
+func SearchPower(minRate, maxRate float64, probe time.Duration, slos []metric.Key) []string {
+	mid := (minRate + maxRate) / 2
+	n := int(mid * probe.Seconds())
+	var out []string
+	for _, k := range slos {
+		if _, ok := metric.Lookup(k.Metric); !ok {
+			continue
+		}
+		q, ok := metric.Quantile(k.Stat)
+		if !ok || k.Def().Kind != metric.Latency || mid <= 0 {
+			continue
+		}
+		need := MinSamples(q)
+		if n >= need {
+			continue
+		}
+		out = append(out, fmt.Sprintf("SLO %s in the capacity search: a probe mid-range (%s req/s for %s) sends about %d requests; a 99%% interval of a P%s needs at least %d, so whether it holds near the capacity is noise: use duration >= %ds or a lower percentile",
+			k, strconv.FormatFloat(mid, 'g', -1, 64), probe, n, strconv.FormatFloat(q, 'g', -1, 64), need, int(math.Ceil(float64(need)/mid))))
 	}
 	return out
 }
