@@ -190,6 +190,9 @@ func Notes(p result.Point) []string {
 	if s := p.Schedule.Saturation; s != "" {
 		n = append(n, "SATURATED, stopped early: "+s)
 	}
+	if line := overloadNote(p); line != "" {
+		n = append(n, line)
+	}
 	kinds := make([]string, 0, len(p.Requests.Errors))
 	for k := range p.Requests.Errors {
 		kinds = append(kinds, k)
@@ -276,6 +279,56 @@ func Notes(p result.Point) []string {
 		n = append(n, fmt.Sprintf("%d requests returned a different output length than requested (does the server honour ignore_eos/min_tokens?)", p.Tokens.OutputMismatch))
 	}
 	return n
+}
+
+// busyShare is how far the requests sent, or the answers' worth of
+// tokens streamed, may outrun the answers that ended in the window before
+// a note explains the gap: in a steady state they agree within the
+// window's edges. busyAnswers is the least gap, in requests, worth a
+// note: a short point's one or two requests straddling the window's end
+// are not an overload.
+const (
+	busyShare   = 1.25
+	busyAnswers = 10
+)
+
+// overloadNote explains a row whose req/s tells another story than the
+// sent/s and out tok/s beside it: req/s counts answers that ended in the
+// window, out tok/s every token streamed in it, so past the server's
+// capacity, with requests queued and long answers still streaming when
+// the window closed, "req/s 2.00" sits beside 21.88 sent/s and "740
+// tok/s" (7.9 answers' worth). It says nothing where the point's median
+// request outlasted the window: the run's own note says so.
+func overloadNote(p result.Point) string {
+	secs, sent, done := p.Window.Seconds, p.Schedule.SendRate, p.Throughput.Requests
+	tok, per := p.Throughput.OutputTokens, p.Tokens.Output.Mean
+	if secs <= 0 {
+		return ""
+	}
+	// ahead: rate outran the answers by a share and by enough requests;
+	// less, by the failed ones, which ended without being answers.
+	ahead := func(rate, less float64) bool { return rate > busyShare*done && (rate-done)*secs-less >= busyAnswers }
+	queued := ahead(sent, float64(p.Requests.Failed))
+	streaming := per > 0 && ahead(tok/per, 0)
+	if !queued && !streaming {
+		return ""
+	}
+	if e2e := p.Latency[metric.E2E].P50 / 1000; e2e > secs {
+		return ""
+	}
+	line := fmt.Sprintf("req/s %.2f counts answers that ended in the %s s window; %.2f/s were sent", done, Plain(secs, 3), sent)
+	if per > 0 && tok > 0 {
+		line += fmt.Sprintf(" and out tok/s %.0f is %.2f answers' worth", tok, tok/per)
+	}
+	if queued {
+		line += ": past capacity, the rest queued or still streaming when it closed"
+	} else {
+		line += ": long answers still streaming when it closed"
+	}
+	if p.Schedule.Saturation != "" && p.Requests.Canceled > 0 {
+		line += fmt.Sprintf(" (%d cut short by the early stop, in neither)", p.Requests.Canceled)
+	}
+	return line
 }
 
 // CapacityString describes a capacity search's outcome in a line.

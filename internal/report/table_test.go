@@ -121,3 +121,50 @@ func TestPlain(t *testing.T) {
 		t.Errorf("Num(0.00005) = %q", got)
 	}
 }
+
+// At overload req/s (answers ended in the window) and out tok/s (tokens
+// streamed in it) are what the server finished, well below the sent/s
+// beside them; the row gets a note saying why, a steady point none, a
+// short point's few straddling requests none, and a point whose median
+// request outlasted the window none (the run's own note explains that).
+func TestNotesOverload(t *testing.T) {
+	t.Parallel()
+	point := func(sent, reqs, toks, e2eMs, secs float64, saturation string, canceled int) result.Point {
+		var p result.Point
+		p.Schedule = result.Schedule{SendRate: sent, Saturation: saturation}
+		p.Throughput = result.Throughput{Requests: reqs, OutputTokens: toks}
+		p.Tokens = result.Tokens{Output: result.Summary{Count: 70, Mean: 128}}
+		p.Requests = result.Requests{Canceled: canceled, Failed: 3}
+		p.Window = result.Window{Seconds: secs}
+		p.Latency = map[string]result.Summary{metric.E2E: lat(e2eMs, 2*e2eMs)}
+		return p
+	}
+	find := func(p result.Point) string {
+		for _, n := range Notes(p) {
+			if strings.HasPrefix(n, "req/s ") {
+				return n
+			}
+		}
+		return ""
+	}
+	want := "req/s 2.25 counts answers that ended in the 30 s window; 12.00/s were sent and out tok/s 801 is 6.26 answers' worth: " +
+		"past capacity, the rest queued or still streaming when it closed (40 cut short by the early stop, in neither)"
+	if got := find(point(12, 2.25, 801, 9000, 30, "TTFT p50 grew past 10 s", 40)); got != want {
+		t.Errorf("overloaded point's note:\n got %q\nwant %q", got, want)
+	}
+	// Sent no faster than answered, but long answers' tokens streamed in
+	// the window ran well ahead of the answers that ended in it.
+	want = "req/s 2.00 counts answers that ended in the 30 s window; 2.10/s were sent and out tok/s 801 is 6.26 answers' worth: long answers still streaming when it closed"
+	if got := find(point(2.1, 2, 801, 9000, 30, "", 0)); got != want {
+		t.Errorf("streaming point's note:\n got %q\nwant %q", got, want)
+	}
+	for name, p := range map[string]result.Point{
+		"steady":                          point(10, 9.9, 9.9*128, 2000, 30, "", 0),
+		"short, two requests straddling":  point(2, 1, 2.5*128, 900, 2, "", 0),
+		"median request outlasted window": point(12, 2.25, 801, 40000, 30, "", 0),
+	} {
+		if got := find(p); got != "" {
+			t.Errorf("%s point gets %q", name, got)
+		}
+	}
+}
