@@ -101,7 +101,7 @@ func editTable(w io.Writer, e BaselineEdit, at string) error {
 	return err
 }
 
-func editNum(v float64) string { return fmt.Sprintf("%.4g", v) }
+func editNum(v float64) string { return Plain(v, 4) } // 11130, not 1.113e+04
 
 func short(h string) string {
 	if len(h) > 7 {

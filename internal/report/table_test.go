@@ -117,6 +117,9 @@ func TestPlain(t *testing.T) {
 	if got := Figure(1234, "req/s"); got != "1234 req/s" {
 		t.Errorf("Figure(1234, req/s) = %q", got)
 	}
+	if got := editNum(11130); got != "11130" {
+		t.Errorf("a baseline edit's figure: editNum(11130) = %q", got)
+	}
 	if got := Num(0.00005); got != "0.00005" {
 		t.Errorf("Num(0.00005) = %q", got)
 	}
