@@ -6,7 +6,7 @@ import (
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
-	"github.com/benchci/benchci/internal/loadgen"
+	"github.com/benchci/benchci/internal/offered"
 )
 
 // pointNotes are the caveats a reader of one point's figures needs: where
@@ -23,7 +23,7 @@ func pointNotes(s *suite.Suite, p *result.Point, shards int) []string {
 		notes = append(notes, fmt.Sprintf("%.1f%% of chunk gaps came in one socket read with the chunk before (the client fell behind the streams, or the server wrote several chunks at once): they are kept out of ITL, which describes the other %.1f%%",
 			100*sh, 100*(1-sh)))
 	}
-	if n := loadgen.OfferedNote(s, p, shards); n != "" {
+	if n := offered.Note(s, p, shards); n != "" {
 		notes = append(notes, n)
 	}
 	return notes

@@ -9,6 +9,7 @@ import (
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/loadgen"
+	"github.com/benchci/benchci/internal/offered"
 )
 
 // A run is split only where the shards can share it: one server they all
@@ -64,7 +65,7 @@ b.suite {
 		}
 		// The note as the shard's own point would get it, which a busy
 		// machine's reruns or flags cannot change.
-		if n := loadgen.OfferedNote(l.Suite, &p, 2); n != "" {
+		if n := offered.Note(l.Suite, &p, 2); n != "" {
 			t.Errorf("shard %d offered %.1f req/s: %s", i, p.Schedule.ScheduledRate, n)
 		}
 		for _, n := range f.Notes {

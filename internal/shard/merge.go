@@ -24,7 +24,7 @@ import (
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/internal/cost"
-	"github.com/benchci/benchci/internal/loadgen"
+	"github.com/benchci/benchci/internal/offered"
 	"github.com/benchci/benchci/internal/slo"
 	"github.com/benchci/benchci/internal/sweep"
 )
@@ -101,7 +101,7 @@ func Merge(files []*result.File, maxSkew time.Duration) (*result.File, error) {
 			out.Notes = append(out.Notes, fmt.Sprintf("shard %d started a point %.0f ms after its aligned time (above %v): the shards' timelines did not line up, and the merged load came in a shifted wave", f.Shard.Index, sk, maxSkew))
 		}
 		for _, n := range f.Notes {
-			if strings.Contains(n, ": "+loadgen.OfferedNotePrefix) {
+			if strings.Contains(n, ": "+offered.NotePrefix) {
 				// A shard's offered rate is judged again on the merged
 				// point, against the whole rate, below (and a shard's
 				// own note, written before it was judged against its
@@ -134,7 +134,7 @@ func Merge(files []*result.File, maxSkew time.Duration) (*result.File, error) {
 		if p.Incomplete {
 			problems = append(problems, fmt.Sprintf("%s: not every shard measured it", p.Label))
 		}
-		if n := loadgen.OfferedNote(s, &p, 1); n != "" {
+		if n := offered.Note(s, &p, 1); n != "" {
 			out.Notes = append(out.Notes, p.Label+": "+n)
 		}
 	}

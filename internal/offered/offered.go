@@ -1,4 +1,8 @@
-package loadgen
+// Package offered judges the rate an open-loop point's arrivals really
+// offered against the nominal one, within the process's own noise. The run
+// notes it per point and the merge of shards on the whole, so it lives
+// apart from the load generator, which a merge must not link.
+package offered
 
 import (
 	"fmt"
@@ -9,17 +13,17 @@ import (
 	"github.com/benchci/benchci/framework/suite"
 )
 
-// offeredNoiseSDs is how many standard deviations of its own noise the
+// noiseSDs is how many standard deviations of its own noise the
 // offered rate may stray from the nominal one before a note says so: at 2,
 // one honest point in twenty gets a note, which costs a reader a line,
 // while a seed that offered 7.9 of 10 req/s no longer goes unseen.
-const offeredNoiseSDs = 2
+const noiseSDs = 2
 
-// OfferedNotePrefix starts every OfferedNote, so that a merge of shards
+// NotePrefix starts every Note, so that a merge of shards
 // can tell their notes on the offered rate from others.
-const OfferedNotePrefix = "the arrivals drawn offered "
+const NotePrefix = "the arrivals drawn offered "
 
-// OfferedNote says when the arrivals drawn for an open-loop point offered
+// Note says when the arrivals drawn for an open-loop point offered
 // a rate further from the nominal one than the process's own noise
 // explains. A renewal process with gaps of coefficient of variation c
 // puts about rate*T*c^2 variance on the count in a window of T seconds
@@ -31,7 +35,7 @@ const OfferedNotePrefix = "the arrivals drawn offered "
 // is judged against its share, rate/N: its gaps are sums of N of the
 // whole's, of c^2/N, which puts a standard deviation of sqrt(rate*T*c^2)/N
 // on its count. Against the whole rate every shard would be "below".
-func OfferedNote(s *suite.Suite, p *result.Point, shards int) string {
+func Note(s *suite.Suite, p *result.Point, shards int) string {
 	if p.Rate <= 0 || s.Sweep.Requests > 0 || p.Incomplete {
 		return ""
 	}
@@ -55,7 +59,7 @@ func OfferedNote(s *suite.Suite, p *result.Point, shards int) string {
 	want := p.Rate / n * secs
 	got := p.Schedule.ScheduledRate * secs
 	sd := math.Sqrt(p.Rate*secs*cv2) / n
-	if sd == 0 || math.Abs(got-want) <= offeredNoiseSDs*sd {
+	if sd == 0 || math.Abs(got-want) <= noiseSDs*sd {
 		return ""
 	}
 	dir := "below"
@@ -66,6 +70,6 @@ func OfferedNote(s *suite.Suite, p *result.Point, shards int) string {
 	if shards > 1 {
 		nominal = fmt.Sprintf("%.3g (this shard's 1/%d of %s)", p.Rate/n, shards, nominal)
 	}
-	return fmt.Sprintf(OfferedNotePrefix+"%.3g req/s, %.1f standard deviations %s the nominal %s (its noise over %.3g s is ±%.2g req/s): the figures are for the rate offered; a longer duration, or trials, bring it closer",
+	return fmt.Sprintf(NotePrefix+"%.3g req/s, %.1f standard deviations %s the nominal %s (its noise over %.3g s is ±%.2g req/s): the figures are for the rate offered; a longer duration, or trials, bring it closer",
 		p.Schedule.ScheduledRate, math.Abs(got-want)/sd, dir, nominal, secs, sd/secs)
 }
