@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/result"
 )
 
@@ -30,13 +29,6 @@ func TestCommittedBaselineStillReads(t *testing.T) {
 	}
 	if got := summarize(b.Result); !reflect.DeepEqual(got, b.Summary) {
 		t.Errorf("summary computed now differs from the committed one:\n got %+v\nwant %+v", got, b.Summary)
-	}
-	r, err := compare.Compare(b.Result, b.Result, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !r.Comparable || r.Failed() || r.Count(compare.Pass) == 0 {
-		t.Errorf("the baseline against itself: comparable %v, failed %v, %d passes", r.Comparable, r.Failed(), r.Count(compare.Pass))
 	}
 }
 
@@ -87,8 +79,7 @@ func emptyPoints(t *testing.T, data []byte) string {
 }
 
 // ReadReference takes the committed baseline and a results file alike, and
-// gating the baseline's result against itself under its own suite's
-// tolerances passes.
+// refuses a broken baseline.
 func TestReadReferenceTakesBaselinesAndResults(t *testing.T) {
 	t.Parallel()
 	fromBaseline, err := ReadReference("../../baselines/quickstart.json")
@@ -105,10 +96,6 @@ func TestReadReferenceTakesBaselinesAndResults(t *testing.T) {
 	}
 	if !reflect.DeepEqual(fromResults.Points, fromBaseline.Points) {
 		t.Error("the results file read back differs from the baseline's result")
-	}
-	r, err := compare.Gate(fromBaseline, fromResults)
-	if err != nil || r.Failed() || !r.Comparable {
-		t.Errorf("gate against itself: %v, failed %v", err, r != nil && r.Failed())
 	}
 	if err := os.WriteFile(path, []byte(`{"schema":"benchci.baseline/v1","result":{}}`), 0o644); err != nil {
 		t.Fatal(err)
