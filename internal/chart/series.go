@@ -74,7 +74,7 @@ var (
 )
 
 // draw makes the plot pl describes. Marks get one legend entry per kind,
-// whatever their number.
+// whatever their number, after the lines'.
 func (pl *Plotted) draw() (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = pl.Title
@@ -88,6 +88,8 @@ func (pl *Plotted) draw() (*plot.Plot, error) {
 	}
 	p.Add(plotter.NewGrid())
 	legend := map[string]bool{}
+	var marks []plot.Thumbnailer
+	var markNames []string
 	ymax := 0.0
 	for _, s := range pl.Series {
 		for _, xy := range s.Points {
@@ -121,7 +123,7 @@ func (pl *Plotted) draw() (*plot.Plot, error) {
 				if s.Kind == Saturated {
 					name = "stopped: saturated"
 				}
-				p.Legend.Add(name, sc)
+				marks, markNames = append(marks, sc), append(markNames, name)
 			}
 		case Marker:
 			// A vertical line at the point's x, across the panel.
@@ -134,9 +136,12 @@ func (pl *Plotted) draw() (*plot.Plot, error) {
 			p.Add(l)
 			if !legend[s.Name] && s.Name != "" {
 				legend[s.Name] = true
-				p.Legend.Add(s.Name, l)
+				marks, markNames = append(marks, l), append(markNames, s.Name)
 			}
 		}
+	}
+	for i, m := range marks {
+		p.Legend.Add(markNames[i], m)
 	}
 	if pl.XRange != nil {
 		p.X.Min, p.X.Max = pl.XRange[0], pl.XRange[1]

@@ -187,3 +187,17 @@ func TestHeadlinePercentages(t *testing.T) {
 		}
 	}
 }
+
+// A saturated probe is never on the frontier, even with the highest
+// throughput: it was stopped, not sustained.
+func TestFrontierSkipsSaturated(t *testing.T) {
+	vs := []Variant{{Name: "a", Complete: true, Curve: []Figures{
+		{Point: "rate=4", OutputTokPS: 400, TTFTP99Ms: 100},
+		{Point: "rate=8", OutputTokPS: 800, TTFTP99Ms: 200},
+		{Point: "rate=16", OutputTokPS: 900, TTFTP99Ms: 4000, Saturated: true},
+	}}}
+	f := frontier(vs, "ttft.p99", func(f Figures) float64 { return f.TTFTP99Ms })
+	if len(f.Points) != 2 || f.Points[1].Point != "rate=8" {
+		t.Errorf("frontier %+v; want rate=4 and rate=8 only", f.Points)
+	}
+}

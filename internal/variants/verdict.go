@@ -279,7 +279,8 @@ func decide(v *Verdict, format func(float64) string, verb, superlative string) {
 }
 
 // frontier keeps the points of complete runs that no other point beats on
-// both output throughput (higher) and the latency (lower), by throughput.
+// both output throughput (higher) and the latency (lower), by throughput;
+// saturated probes are not candidates.
 func frontier(vs []Variant, name string, lat func(Figures) float64) Frontier {
 	var all []FrontierPoint
 	for _, v := range vs {
@@ -287,7 +288,9 @@ func frontier(vs []Variant, name string, lat func(Figures) float64) Frontier {
 			continue
 		}
 		for _, c := range v.Curve {
-			if c.OutputTokPS > 0 && lat(c) > 0 {
+			// A probe stopped as saturated finished what it could before
+			// the stop: not a throughput the configuration sustains.
+			if c.OutputTokPS > 0 && lat(c) > 0 && !c.Saturated {
 				all = append(all, FrontierPoint{Variant: v.Name, Point: c.Point, OutputTokPS: c.OutputTokPS, LatencyMs: lat(c)})
 			}
 		}
