@@ -286,7 +286,9 @@ func summarize(e Entry) (Variant, []suite.SLO, error) {
 		v.Curve = append(v.Curve, figures(label, byLabel[label], s.SLOs))
 	}
 	for i := range v.Curve {
-		if c := &v.Curve[i]; c.OutputTokPS > 0 && (v.Peak == nil || c.OutputTokPS > v.Peak.OutputTokPS) {
+		// A saturated probe's throughput is what it finished before its
+		// stop, not a peak the configuration sustains.
+		if c := &v.Curve[i]; c.OutputTokPS > 0 && !c.Saturated && (v.Peak == nil || c.OutputTokPS > v.Peak.OutputTokPS) {
 			v.Peak = c
 		}
 	}

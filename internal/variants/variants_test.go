@@ -201,3 +201,24 @@ func TestFrontierSkipsSaturated(t *testing.T) {
 		t.Errorf("frontier %+v; want rate=4 and rate=8 only", f.Points)
 	}
 }
+
+// A saturated probe is not a variant's peak, even where what it finished
+// before its stop outnumbers every sustained point.
+func TestPeakSkipsSaturated(t *testing.T) {
+	f := searched(t, "a", queueServer{20, rand.New(rand.NewPCG(7, 1))})
+	top := 0
+	for i, p := range f.Points {
+		if p.Throughput.OutputTokens > f.Points[top].Throughput.OutputTokens {
+			top = i
+		}
+	}
+	f.Points[top].Schedule.Saturation = "the queue grew without bound"
+	g := searched(t, "b", queueServer{20, rand.New(rand.NewPCG(7, 2))})
+	r, err := Compare([]Entry{{Name: "a", File: f}, {Name: "b", File: g}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pk := r.Variants[0].Peak; pk == nil || pk.Point == f.Points[top].Label || pk.Saturated {
+		t.Errorf("peak %+v: the saturated probe %s", pk, f.Points[top].Label)
+	}
+}
