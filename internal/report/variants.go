@@ -225,7 +225,7 @@ func variantsChart(b *strings.Builder, r *variants.Report) {
 	if len(vs) == 0 || len(vs) > len(palette) {
 		return
 	}
-	rates := commonRates(vs)
+	rates, stopped := commonRates(vs)
 	var colours, legend []string
 	for i, v := range vs {
 		colours = append(colours, palette[i].hex)
@@ -269,12 +269,24 @@ func variantsChart(b *strings.Builder, r *variants.Report) {
 			strings.Join(names, ", "), Num(top*1.1+1), strings.Join(caps, ", "))
 		return
 	}
-	fmt.Fprintf(b, "Legend: %s\n\n", strings.Join(legend, " · "))
+	fmt.Fprintf(b, "Legend: %s", strings.Join(legend, " · "))
+	if len(stopped) > 0 {
+		var xs []string
+		for _, x := range stopped {
+			xs = append(xs, strconv.FormatFloat(x, 'g', 4, 64)) // as the x axis names rates
+		}
+		fmt.Fprintf(b, ". Left out: %s req/s, where a probe was stopped as saturated (what it finished is no sustained throughput)", strings.Join(xs, ", "))
+	}
+	b.WriteString("\n\n")
 }
 
-// commonRates are the open-loop rates every variant measured, ascending.
-func commonRates(vs []variants.Variant) []float64 {
+// commonRates are the open-loop rates every variant measured, ascending,
+// but those where some variant's probe was stopped as saturated: a line
+// through one draws a collapse that did not happen, and xychart has no
+// other mark. Those are stopped, ascending.
+func commonRates(vs []variants.Variant) (rates, stopped []float64) {
 	count := map[float64]int{}
+	saturated := map[float64]bool{}
 	for _, v := range vs {
 		seen := map[float64]bool{}
 		for _, c := range v.Curve {
@@ -282,14 +294,21 @@ func commonRates(vs []variants.Variant) []float64 {
 				seen[c.Offered] = true
 				count[c.Offered]++
 			}
+			if c.Saturated {
+				saturated[c.Offered] = true
+			}
 		}
 	}
-	var out []float64
 	for x, n := range count {
-		if n == len(vs) {
-			out = append(out, x)
+		switch {
+		case n < len(vs):
+		case saturated[x]:
+			stopped = append(stopped, x)
+		default:
+			rates = append(rates, x)
 		}
 	}
-	slices.Sort(out)
-	return out
+	slices.Sort(rates)
+	slices.Sort(stopped)
+	return rates, stopped
 }

@@ -58,3 +58,23 @@ func TestVariantsGolden(t *testing.T) {
 		t.Errorf("text:\n%s\nmarkdown:\n%s", text.String(), md.String())
 	}
 }
+
+// The markdown chart leaves out a rate where a variant's probe was stopped
+// as saturated (xychart can only join it into the line, as a collapse),
+// and says so under the chart.
+func TestVariantsMarkdownLeavesOutSaturated(t *testing.T) {
+	t.Parallel()
+	r := sampleVariants()
+	r.Variants[0].Curve[2].Saturated = true // bf16 at 12 req/s
+	var md strings.Builder
+	if err := VariantsMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	for _, want := range []string{`x-axis "req/s" ["4", "8"]`, "    line [400, 800]\n", "    line [520, 1040]\n",
+		"Left out: 12 req/s, where a probe was stopped as saturated"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+}
