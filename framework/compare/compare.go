@@ -306,6 +306,10 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 			r.Rows = append(r.Rows, Row{Point: label, Metric: "*", Verdict: Inconclusive, Test: "no trial measured the server: " + why})
 			continue
 		}
+		if why := warmCache(base, cand, b, c); why != "" {
+			r.Rows = append(r.Rows, Row{Point: label, Metric: "*", Verdict: Inconclusive, Test: why})
+			continue
+		}
 		// A point that answered nothing has no figure to judge: without
 		// this row it would pass by having nothing to fail (a trace whose
 		// timestamps put every request past the window).
@@ -334,6 +338,54 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 		}
 	}
 	return r, nil
+}
+
+// warmHitRate is the share of prompt tokens a server's prefix cache may
+// serve a workload of unique prompts before the server is called warm:
+// unique synthetic prompts share only the chat template and a few
+// words, a few percent; a quarter means prompts an earlier run sent.
+const warmHitRate = 0.25
+
+// warmCache says why a point cannot be compared when a server's prefix
+// cache served one side's unique prompts: a long-running server keeps
+// the prompts of an earlier run of the same suite (they are identical by
+// design), and TTFT then falls by whatever the cache saved, which is not
+// the change under review. It reads the engine's own hit rate
+// (server.prefix_cache_hit_rate, vLLM and SGLang) where both sides
+// recorded one, for prompts that imply none (synthetic).
+func warmCache(base, cand *result.File, b, c []*result.Point) string {
+	rate := func(ps []*result.Point) (float64, bool) {
+		var sum float64
+		for _, p := range ps {
+			v, ok := p.Server["prefix_cache_hit_rate"]
+			if !ok {
+				return 0, false
+			}
+			sum += v
+		}
+		return sum / float64(len(ps)), len(ps) > 0
+	}
+	if base.Suite.PromptsKind() != "synthetic" || cand.Suite.PromptsKind() != "synthetic" {
+		return "" // shared prefixes, conversations and datasets imply hits of their own
+	}
+	bh, bok := rate(b)
+	ch, cok := rate(c)
+	if !bok || !cok {
+		return ""
+	}
+	var warm []string
+	for _, s := range []struct {
+		side string
+		hit  float64
+	}{{"the baseline's", bh}, {"this run's", ch}} {
+		if s.hit > warmHitRate {
+			warm = append(warm, fmt.Sprintf("%s server served %.0f%% of its prompt tokens from its prefix cache", s.side, 100*s.hit))
+		}
+	}
+	if len(warm) == 0 || math.Abs(ch-bh) <= warmHitRate/2 {
+		return ""
+	}
+	return "not comparable: cache state differs: " + strings.Join(warm, "; ") + fmt.Sprintf(" (%.0f%% against %.0f%%), where its unique prompts imply almost none: a server kept warm by an earlier run; reset its cache before each point (sweep: { reset_prefix_cache: true }) or restart it", 100*ch, 100*bh)
 }
 
 // sent counts the points' measured requests (completed counts their

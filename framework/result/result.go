@@ -250,6 +250,23 @@ const (
 	ModeConcurrency = "concurrency"
 )
 
+// PromptsKind is the kind of prompts the evaluated suite sent
+// (workload.prompts.kind: "synthetic" when it says none, as the suite's
+// default), read from the stored definition alone.
+func (s Suite) PromptsKind() string {
+	var d struct {
+		Workload struct {
+			Prompts struct {
+				Kind string `json:"kind"`
+			} `json:"prompts"`
+		} `json:"workload"`
+	}
+	if json.Unmarshal(s.Definition, &d) != nil || d.Workload.Prompts.Kind == "" {
+		return "synthetic"
+	}
+	return d.Workload.Prompts.Kind
+}
+
 // Point is one load point of one trial.
 type Point struct {
 	// Label names the point, e.g. "rate=4" or "concurrency=16".
