@@ -199,7 +199,45 @@ func costVerdict(vs []*Variant, slos []string) (Verdict, bool) {
 		v.Standings = append(v.Standings, st)
 	}
 	decide(&v, func(x float64) string { return fmt.Sprintf("$%.3g per 1M output tokens", x) }, "costs", "the lowest cost at capacity")
+	if len(v.Tied) > 1 {
+		// A tie is a statement about the run's length, not the configs:
+		// say what would separate the widest gap it saw.
+		var far *Variant
+		for _, w := range have[1:] {
+			if slices.Contains(v.Tied, w.Name) && (far == nil || w.Capacity.At.USDPerMOutput > far.Capacity.At.USDPerMOutput) {
+				far = w
+			}
+		}
+		if far != nil {
+			v.Answer += separation(lead.Capacity.At, far.Capacity.At)
+		}
+	}
 	return v, true
+}
+
+// separation says how long two points' windows must be for their 99%
+// Poisson intervals of cost to part at the gap they showed. Cost goes as
+// 1/throughput and a throughput's relative error as z/sqrt(n) for n
+// completions, so intervals c/(1±x) part when x < g/(2+g) for a gap g:
+// n > (z(2+g)/g)^2 completions, each side, at the rates they ran.
+func separation(lead, other *Figures) string {
+	g, ok := stats.RelDelta(other.USDPerMOutput, lead.USDPerMOutput)
+	if !ok || g <= 0 || lead.Seconds <= 0 || other.Seconds <= 0 || lead.Completed <= 0 || other.Completed <= 0 {
+		return ""
+	}
+	need := math.Pow(z99*(2+g)/g, 2)
+	// The slower side's completions per second set the window.
+	perSec := min(float64(lead.Completed)/lead.Seconds, float64(other.Completed)/other.Seconds)
+	secs := need / perSec
+	return fmt.Sprintf("; the %.0f%% gap to %s would part with about %.0f completions each: probes of at least %s (now %s)",
+		100*g, other.Point, math.Ceil(need), seconds(secs), seconds(max(lead.Seconds, other.Seconds)))
+}
+
+func seconds(s float64) string {
+	if s >= 120 {
+		return fmt.Sprintf("%.0f min", math.Ceil(s/60))
+	}
+	return fmt.Sprintf("%.0f s", math.Ceil(s))
 }
 
 // costCI is the 99% interval of a point's $/1M output tokens: the cost
