@@ -193,6 +193,10 @@ type Capacity struct {
 	Bound  string `json:"bound"`
 	Why    string `json:"why,omitempty"`
 	Probes int    `json:"probes"`
+	// Offered is set when the passing probe at Rate drew arrivals that
+	// offered less than Rate beyond their noise: the rate the server was
+	// really shown, and the most the capacity can claim.
+	Offered float64 `json:"offered,omitempty"`
 	// OutputThroughput at Rate (tokens/s) and the cost there.
 	OutputThroughput float64 `json:"output_throughput,omitempty"`
 	Cost             *Cost   `json:"cost,omitempty"`

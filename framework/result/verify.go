@@ -121,6 +121,32 @@ func (f *File) verify() error {
 			return fmt.Errorf("points[%d] (%s trial %d): %w", i, p.Label, p.Trial, err)
 		}
 	}
+	if c := f.Capacity; c != nil {
+		if err := c.verify(); err != nil {
+			return fmt.Errorf("capacity: %w", err)
+		}
+	}
+	return nil
+}
+
+// verify checks a capacity's figures: the gate compares Rate, and the
+// headline quotes the rest.
+func (c *Capacity) verify() error {
+	for _, v := range []float64{c.Rate, c.Failing, c.Offered, c.OutputThroughput} {
+		if !finite(v) || v < 0 {
+			return fmt.Errorf("figure %v: %w", v, ErrInconsistent)
+		}
+	}
+	if c.Probes < 0 {
+		return fmt.Errorf("%d probes: %w", c.Probes, ErrInconsistent)
+	}
+	if k := c.Cost; k != nil {
+		for _, v := range []float64{k.USDPerHour, k.PerMOutput, k.PerMTotal} {
+			if !finite(v) || v < 0 {
+				return fmt.Errorf("cost %v: %w", v, ErrInconsistent)
+			}
+		}
+	}
 	return nil
 }
 

@@ -85,6 +85,12 @@ func TestVerifyRefusesForgedFigures(t *testing.T) {
 		{"negative telemetry (M5)", func(doc map[string]any) {
 			point0(doc)["telemetry"] = map[string]any{"dcgm.power_mean_w": -700}
 		}, "telemetry dcgm.power_mean_w = -700"},
+		{"negative capacity", func(doc map[string]any) {
+			doc["capacity"] = map[string]any{"rate": -14.5, "bound": "bracketed", "probes": 5}
+		}, "capacity: figure -14.5"},
+		{"capacity cost forged", func(doc map[string]any) {
+			doc["capacity"] = map[string]any{"rate": 14.5, "bound": "bracketed", "probes": 5, "offered": 12, "cost": map[string]any{"usd_per_m_output_tokens": -1}}
+		}, "capacity: cost -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := committedResult(t)

@@ -344,6 +344,10 @@ func CapacityString(c *result.Capacity) string {
 	default:
 		s = fmt.Sprintf("%g req/s (fails at %g; %d probes)", c.Rate, c.Failing, c.Probes)
 	}
+	if c.Offered > 0 && c.Offered < c.Rate {
+		// Lead with what was shown to the server, not the probe's name.
+		s = fmt.Sprintf("%g req/s offered (the probe at %g req/s drew fewer arrivals than its rate, beyond noise: no more is proven); ", c.Offered, c.Rate) + s
+	}
 	s += fmt.Sprintf(", %.0f output tok/s", c.OutputThroughput)
 	if c.Cost != nil && c.Cost.PerMOutput > 0 {
 		s += fmt.Sprintf(", $%.2f per 1M output tokens", c.Cost.PerMOutput)

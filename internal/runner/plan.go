@@ -10,6 +10,7 @@ import (
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/internal/loadgen"
+	"github.com/benchci/benchci/internal/offered"
 	"github.com/benchci/benchci/internal/slo"
 	"github.com/benchci/benchci/internal/sweep"
 )
@@ -138,6 +139,22 @@ type capacityPlan struct {
 	slos                []suite.SLO
 }
 
+// offeredCapacity records the rate a capacity's passing probe offered
+// when its arrivals fell short of the nominal rate beyond their own noise:
+// the server held its SLOs at what it was shown, and a headline of "14.5
+// req/s" from a probe that offered 12 claims more than was tested. Rate
+// stays the probe's (its point is judged by it).
+func offeredCapacity(s *suite.Suite, c *result.Capacity, pt *result.Point) {
+	if n := offered.Note(s, pt, 1); !strings.Contains(n, "below") {
+		return
+	}
+	got := sweep.RoundRate(pt.Schedule.ScheduledRate)
+	if got <= 0 || got >= c.Rate {
+		return
+	}
+	c.Offered = got
+}
+
 // inconclusiveProbe ends a capacity search at a probe that did not measure
 // the server, even after its reruns.
 type inconclusiveProbe struct {
@@ -182,6 +199,7 @@ func (p *capacityPlan) run(ctx context.Context, ex *executor) error {
 		if pt := byRate[c.Rate]; pt != nil {
 			c.OutputThroughput = pt.Throughput.OutputTokens
 			c.Cost = pt.Cost
+			offeredCapacity(ex.s, c, pt)
 		}
 	}
 	ex.f.Capacity = c
