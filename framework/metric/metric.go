@@ -303,6 +303,11 @@ func (k Key) Check() error {
 func ParseKey(s string) (Key, error) {
 	m, stat, _ := strings.Cut(s, ".")
 	k := Key{Metric: m, Stat: stat}
+	if d, ok := Lookup(m); ok && d.Kind == Latency && stat == "" {
+		// A latency named alone lacks only its statistic: say so and list
+		// them, rather than guess one ("ttft.max").
+		return Key{}, fmt.Errorf("unknown figure %q: %w", s, k.Check())
+	}
 	if err := k.Check(); err != nil {
 		if best, ok := didyoumean.Closest(s, allKeys()); ok {
 			return Key{}, fmt.Errorf("unknown figure %q (did you mean %q?)", s, best)
