@@ -59,6 +59,15 @@ type Options struct {
 	// large shift is cut, the test finds small real wobbles in long
 	// segments too; benchmark histories care about shifts a gate would.
 	MinShift float64
+	// Judge, when set, is asked about a best cut the permutation test
+	// cannot call significant: whether the values of [lo, tau) and
+	// [tau, hi) differ by other evidence than the series itself (the
+	// samples behind each value). A short series cannot be significant
+	// by permutation (six values split 3/3 have 20 splits, so p cannot go
+	// below 1/20), but the samples behind its values can. It returns the
+	// test that decided, "" when it could not tell. The search goes on
+	// from a judged cut as from a permuted one.
+	Judge func(lo, tau, hi int) (test string)
 }
 
 func (o Options) withDefaults() Options {
@@ -84,6 +93,9 @@ type Point struct {
 	// Q is the divergence statistic of the cut; P the permutation test's
 	// p-value for it.
 	Q, P float64
+	// Test is what Options.Judge said decided the cut where the
+	// permutation test could not; "" when the permutation test did.
+	Test string
 	// Before and After are the means of the segments on either side, as
 	// the final cut leaves them.
 	Before, After float64
@@ -154,10 +166,15 @@ func EDivisiveContext(ctx context.Context, xs []float64, opts Options) ([]Point,
 			}
 		}
 		p := float64(higher+1) / float64(o.Permutations+1)
-		if p > o.Alpha {
+		test := ""
+		if p > o.Alpha && o.Judge != nil {
+			lo, hi := segmentOf(cuts, c.tau)
+			test = o.Judge(lo, c.tau, hi)
+		}
+		if p > o.Alpha && test == "" {
 			break
 		}
-		found = append(found, Point{Index: c.tau, Q: c.q, P: p})
+		found = append(found, Point{Index: c.tau, Q: c.q, P: p, Test: test})
 		cuts = append(cuts, c.tau)
 		sort.Ints(cuts)
 	}
@@ -181,6 +198,12 @@ func EDivisiveContext(ctx context.Context, xs []float64, opts Options) ([]Point,
 		}
 	}
 	return found, nil
+}
+
+// segmentOf is the segment of cuts (sorted bounds) that tau falls inside.
+func segmentOf(cuts []int, tau int) (lo, hi int) {
+	i := sort.SearchInts(cuts, tau) // cuts[i-1] < tau < cuts[i]
+	return cuts[i-1], cuts[i]
 }
 
 // settle sets each change's Before and After to the means of the segments

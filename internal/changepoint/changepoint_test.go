@@ -352,3 +352,30 @@ func BenchmarkEDivisiveN(b *testing.B) {
 		})
 	}
 }
+
+// Six values with a clear step cannot be significant by permutation (20
+// splits); a Judge that has other evidence keeps the cut E-divisive
+// located, is asked about the segment the cut falls in, and is named.
+func TestJudgeDecidesWhatPermutationCannot(t *testing.T) {
+	xs := []float64{100, 101, 99, 130, 131, 129}
+	if got := EDivisive(xs, Options{}); len(got) != 0 {
+		t.Fatalf("permutation alone found %+v; the case no longer needs a judge", got)
+	}
+	var asked [][3]int
+	got := EDivisive(xs, Options{Judge: func(lo, tau, hi int) string {
+		asked = append(asked, [3]int{lo, tau, hi})
+		if lo == 0 && hi == 6 {
+			return "samples differ"
+		}
+		return ""
+	}})
+	if len(got) != 1 || got[0].Index != 3 || got[0].Test != "samples differ" || got[0].Before != 100 || got[0].After != 130 {
+		t.Fatalf("found %+v", got)
+	}
+	if len(asked) == 0 || asked[0] != [3]int{0, 3, 6} {
+		t.Errorf("asked %v", asked)
+	}
+	if got := EDivisive(xs, Options{Judge: func(lo, tau, hi int) string { return "" }}); len(got) != 0 {
+		t.Errorf("a judge that cannot tell still found %+v", got)
+	}
+}

@@ -49,6 +49,10 @@ type Change struct {
 	// Worse is set when the move is in the figure's bad direction.
 	Worse bool    `json:"worse"`
 	P     float64 `json:"p"`
+	// Test is the test on the versions' histograms that judged the change
+	// where the permutation test of the series alone could not (a short
+	// series); "" when the permutation test did, at P.
+	Test string `json:"test,omitempty"`
 }
 
 // Relative is the move as a share of the level before it.
@@ -192,6 +196,7 @@ func changes(ctx context.Context, s *Series, versions []Version, opts changepoin
 			at = append(at, i)
 		}
 	}
+	opts.Judge = judge(s, xs, at, versions, opts.MinShift)
 	points, err := changepoint.EDivisiveContext(ctx, xs, opts)
 	if err != nil {
 		return nil, err
@@ -199,7 +204,7 @@ func changes(ctx context.Context, s *Series, versions []Version, opts changepoin
 	var out []Change
 	for _, p := range points {
 		v := at[p.Index]
-		c := Change{Version: v, Commit: versions[v].Commit, Before: p.Before, After: p.After, P: p.P}
+		c := Change{Version: v, Commit: versions[v].Commit, Before: p.Before, After: p.After, P: p.P, Test: p.Test}
 		c.Worse = (s.Better == metric.Lower && c.After > c.Before) || (s.Better == metric.Higher && c.After < c.Before)
 		out = append(out, c)
 	}

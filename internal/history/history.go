@@ -36,6 +36,10 @@ type Version struct {
 	// version was read, is not kept, so that a long history holds only
 	// the figures it compares).
 	Baseline *baseline.File `json:"-"`
+	// Points are the embedded result's valid trials, trimmed to what a
+	// change is judged on: counts, windows, throughputs, the gated
+	// latencies' summaries and histograms.
+	Points []result.Point `json:"-"`
 }
 
 // Short is the commit's abbreviated hash.
@@ -240,7 +244,7 @@ func (r *Repo) Versions(ctx context.Context, path string) (*Walk, error) {
 		}
 		versions = append(versions, version{Version{Commit: a.commit.String(), Time: a.when, Subject: a.subject}, b})
 	}
-	files, errs, err := r.parse(ctx, blobs)
+	files, points, errs, err := r.parse(ctx, blobs)
 	if err != nil {
 		return nil, fmt.Errorf("read the history of %s: %w", path, err)
 	}
@@ -249,7 +253,7 @@ func (r *Repo) Versions(ctx context.Context, path string) (*Walk, error) {
 			w.Skipped = append(w.Skipped, Skipped{Commit: v.Commit, Reason: err.Error()})
 			continue
 		}
-		v.Baseline = files[v.blob]
+		v.Baseline, v.Points = files[v.blob], points[v.blob]
 		w.Versions = append(w.Versions, v.Version)
 	}
 	if len(w.Versions) == 0 && len(w.Skipped) == 0 {
@@ -269,8 +273,8 @@ var ErrNeverCommitted = errors.New("no commit on HEAD's first-parent line holds 
 // parseBudget bytes of blobs at a time (a blob larger than that alone).
 // A blob that cannot be read or parsed has its error in errs; err is
 // ctx's error when ctx is done.
-func (r *Repo) parse(ctx context.Context, blobs []plumbing.Hash) (files []*baseline.File, errs []error, err error) {
-	files, errs = make([]*baseline.File, len(blobs)), make([]error, len(blobs))
+func (r *Repo) parse(ctx context.Context, blobs []plumbing.Hash) (files []*baseline.File, points [][]result.Point, errs []error, err error) {
+	files, points, errs = make([]*baseline.File, len(blobs)), make([][]result.Point, len(blobs)), make([]error, len(blobs))
 	type job struct {
 		i     int
 		data  []byte
@@ -288,7 +292,9 @@ func (r *Repo) parse(ctx context.Context, blobs []plumbing.Hash) (files []*basel
 				f, err := baseline.Parse(j.data)
 				if err == nil {
 					// The embedded result was checked against the
-					// summary; history compares only the summary.
+					// summary; history keeps of it only what a change
+					// is judged on.
+					points[j.i] = trimmed(f.Result.Points)
 					f.Result = nil
 				}
 				files[j.i], errs[j.i] = f, err
@@ -304,7 +310,7 @@ func (r *Repo) parse(ctx context.Context, blobs []plumbing.Hash) (files []*basel
 	}()
 	for i, h := range blobs {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		data, err := r.readBlob(h)
 		if err != nil {
@@ -316,16 +322,16 @@ func (r *Repo) parse(ctx context.Context, blobs []plumbing.Hash) (files []*basel
 			select {
 			case tokens <- struct{}{}:
 			case <-ctx.Done():
-				return nil, nil, ctx.Err()
+				return nil, nil, nil, ctx.Err()
 			}
 		}
 		select {
 		case jobs <- job{i, data, grant}:
 		case <-ctx.Done():
-			return nil, nil, ctx.Err()
+			return nil, nil, nil, ctx.Err()
 		}
 	}
-	return files, errs, nil
+	return files, points, errs, nil
 }
 
 // readBlob reads a blob of at most maxBaselineBytes, checking its size
