@@ -159,24 +159,34 @@ func baselineOf(arg, dir string, sf suiteFlags) (name, path string, err error) {
 	return arg, layout.Baselines(dir).Baseline(arg), nil
 }
 
-// historyChart draws the figures the table shows, one panel each.
+// historyChart draws the figures that moved (wherever they moved), then
+// those the table shows, one panel each, change points marked.
 func historyChart(name string, g *history.Group, point string) ([]byte, error) {
 	var commits []string
 	for _, v := range g.Versions {
 		commits = append(commits, v.Short())
 	}
 	var panels []chart.HistoryPanel
-	for _, s := range historyview.Shown(g, point) {
+	charted, left := historyview.Charted(g, point)
+	for _, s := range charted {
 		if !slices.ContainsFunc(s.Values, func(v float64) bool { return v != 0 && !math.IsNaN(v) }) {
 			continue // never measured above zero (the error rate, mostly): a flat line says nothing
 		}
-		pn := chart.HistoryPanel{Y: fmt.Sprintf("%s (%s)", s.Figure, s.Unit), Values: s.Values}
+		y := fmt.Sprintf("%s (%s)", s.Figure, s.Unit)
+		if s.Point != point {
+			y = fmt.Sprintf("%s at %s (%s)", s.Figure, s.Point, s.Unit)
+		}
+		pn := chart.HistoryPanel{Y: y, Values: s.Values}
 		for _, c := range s.Changes {
 			pn.Changes = append(pn.Changes, c.Version)
 		}
 		panels = append(panels, pn)
 	}
-	return chart.History(fmt.Sprintf("%s baseline history at %s (dashed: change points)", name, point), commits, panels)
+	title := fmt.Sprintf("%s baseline history at %s (dashed: change points)", name, point)
+	if left > 0 {
+		title += fmt.Sprintf("; %d more figures moved (see the table)", left)
+	}
+	return chart.History(title, commits, panels)
 }
 
 // percent parses "5%" as 0.05.

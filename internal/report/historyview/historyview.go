@@ -44,9 +44,9 @@ func Write(w io.Writer, path string, groups []history.Group, skipped []history.S
 			first.Short(), first.Time.UTC().Format("2006-01-02"), last.Short(), last.Time.UTC().Format("2006-01-02"))
 		changes := g.Changes()
 		if len(changes) == 0 {
-			fmt.Fprintf(w, "no change points (E-divisive means, p <= 0.05, moves of %.0f%% or more)\n", 100*minShift)
+			fmt.Fprintf(w, "no change points (%s)\n", method(minShift))
 		} else {
-			fmt.Fprintf(w, "change points (E-divisive means, p <= 0.05, moves of %.0f%% or more):\n", 100*minShift)
+			fmt.Fprintf(w, "change points (%s):\n", method(minShift))
 			writeChanges(w, g, changes)
 		}
 		p := point
@@ -96,10 +96,25 @@ func writeChanges(w io.Writer, g *history.Group, changes []history.SeriesChange)
 				fmt.Fprintf(w, "      and %d more\n", len(cs)-shown)
 				break
 			}
-			fmt.Fprintf(w, "      %s at %s: %s (%s → %s, p=%.3f)\n", c.Figure, report.OneLine(c.Point), relString(c.Change),
-				report.Figure(c.Before, c.Unit), report.Figure(c.After, c.Unit), c.P)
+			fmt.Fprintf(w, "      %s at %s: %s (%s → %s, %s)\n", c.Figure, report.OneLine(c.Point), relString(c.Change),
+				report.Figure(c.Before, c.Unit), report.Figure(c.After, c.Unit), evidence(c.Change))
 		}
 	}
+}
+
+// method says how change points were found and judged.
+func method(minShift float64) string {
+	return fmt.Sprintf("E-divisive means; p <= 0.05 by permutation, or in a short series p < %g by the versions' histograms; moves of %.0f%% or more",
+		history.JudgeAlpha, 100*minShift)
+}
+
+// evidence is what judged a change: its test on the histograms, or the
+// permutation test's p.
+func evidence(c history.Change) string {
+	if c.Test != "" {
+		return c.Test
+	}
+	return fmt.Sprintf("p=%.3f", c.P)
 }
 
 func relString(c history.Change) string {
@@ -123,6 +138,39 @@ func Shown(g *history.Group, point string) []*history.Series {
 		}
 	}
 	return out
+}
+
+// MaxCharted is the most panels a history chart draws.
+const MaxCharted = 12
+
+// Charted are the series a history chart draws, in order: the figures
+// that moved at a change point (at any point; those Shown at point
+// first, then the largest moves), then the other figures Shown at point,
+// up to MaxCharted in all; left is how many that moved were left out.
+func Charted(g *history.Group, point string) (series []*history.Series, left int) {
+	shown := Shown(g, point)
+	var moved []*history.Series
+	for _, s := range shown {
+		if len(s.Changes) > 0 {
+			moved = append(moved, s)
+		}
+	}
+	for _, c := range g.Changes() {
+		if !slices.Contains(moved, c.Series) {
+			moved = append(moved, c.Series)
+		}
+	}
+	if len(moved) > MaxCharted {
+		left = len(moved) - MaxCharted
+		moved = moved[:MaxCharted]
+	}
+	series = moved
+	for _, s := range shown {
+		if len(series) < MaxCharted && !slices.Contains(series, s) {
+			series = append(series, s)
+		}
+	}
+	return series, left
 }
 
 func historyTable(w io.Writer, g *history.Group, point string) error {
@@ -188,11 +236,12 @@ var changeColumns = []report.Column{
 	{Key: "figure", Title: "figure"}, {Key: "point", Title: "point"}, {Key: "unit", Title: "unit"},
 	{Key: "before", Title: "before", Right: true}, {Key: "after", Title: "after", Right: true},
 	{Key: "change", Title: "change", Right: true}, {Key: "p", Title: "p", Right: true}, {Key: "worse", Title: "worse"},
+	{Key: "test", Title: "test"},
 }
 
 // changesTable is one row per figure that moved at a change point.
 func changesTable(g *history.Group, minShift float64) *report.Table {
-	t := &report.Table{Title: fmt.Sprintf("workload %.12s: change points (E-divisive means, p <= 0.05, moves of %.0f%% or more)", g.WorkloadHash, 100*minShift),
+	t := &report.Table{Title: fmt.Sprintf("workload %.12s: change points (%s)", g.WorkloadHash, method(minShift)),
 		Columns: changeColumns}
 	for _, c := range g.Changes() {
 		v := g.Versions[c.Version]
@@ -207,7 +256,7 @@ func changesTable(g *history.Group, minShift float64) *report.Table {
 		t.Add(report.Text(v.Short()), report.Text(v.Time.UTC().Format("2006-01-02")), report.Text(v.Subject),
 			report.Text(c.Figure), report.Text(c.Point), report.Text(c.Unit),
 			report.Number(c.Before, report.Figure(c.Before, c.Unit)), report.Number(c.After, report.Figure(c.After, c.Unit)),
-			change, report.Number(c.P, fmt.Sprintf("%.3f", c.P)), report.Text(worse))
+			change, report.Number(c.P, fmt.Sprintf("%.3f", c.P)), report.Text(worse), report.Text(evidence(c.Change)))
 	}
 	return t
 }

@@ -3,6 +3,7 @@ package historyview
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -68,5 +69,30 @@ func TestDocText(t *testing.T) {
 	}
 	if doc.String() != direct.String() || !strings.Contains(doc.String(), "150.0ms ▲") {
 		t.Errorf("text:\n%s\nwant:\n%s", doc.String(), direct.String())
+	}
+}
+
+// The chart draws what moved: a figure named at a change point at
+// another point than the table's is charted, before the table's figures
+// that did not move, and what the cap leaves out is counted.
+func TestChartedDrawsWhatMoved(t *testing.T) {
+	g := group()
+	g.Series = append(g.Series, history.Series{Point: "rate=2", Figure: "itl.p50", Unit: "ms", Values: []float64{18, 24, 24},
+		Changes: []history.Change{{Version: 1, Before: 18, After: 24, Worse: true, Test: "quantile test"}}})
+	got, left := Charted(&g, "rate=20")
+	var names []string
+	for _, s := range got {
+		names = append(names, s.Figure+"@"+s.Point)
+	}
+	if want := "ttft.p99@rate=20 itl.p50@rate=2 cost@rate=20"; strings.Join(names, " ") != want || left != 0 {
+		t.Errorf("charted %v (left %d), want %s", names, left, want)
+	}
+	for i := range MaxCharted + 2 {
+		g.Series = append(g.Series, history.Series{Point: "rate=6", Figure: fmt.Sprintf("f%d", i), Values: []float64{1, 2, 2},
+			Changes: []history.Change{{Version: 1, Before: 1, After: 2}}})
+	}
+	got, left = Charted(&g, "rate=20")
+	if len(got) != MaxCharted || left != 4 {
+		t.Errorf("%d charted, %d left; want %d and 4", len(got), left, MaxCharted)
 	}
 }
