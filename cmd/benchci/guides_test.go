@@ -255,3 +255,45 @@ func copyTree(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// TestParseGuide pins how a guide's blocks become steps: sh lines and
+// console "$ " lines run, "# exit N" sets the code expected, "# not run
+// here" skips, a titled block is a file, other languages are prose, and a
+// command that is not benchci's is refused unless marked.
+func TestParseGuide(t *testing.T) {
+	src := "intro\n" +
+		"```sh\n# a comment\nbenchci validate 'suites/a b.jsonnet'\nbenchci run \\\n  suites/x.jsonnet  # exit 1\nkubectl apply -f k8s/  # not run here: no cluster\n```\n" +
+		"```console\n$ benchci report results/x.json\nsuite x ...\n```\n" +
+		"```jsonnet title=suites/x.jsonnet\n{ name: 'x' }\n```\n" +
+		"```text\ngit push\n```\n"
+	steps, err := parseGuide(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{}
+	for _, s := range steps {
+		switch {
+		case s.file != "":
+			got = append(got, "file "+s.file+": "+strings.TrimSpace(s.body))
+		case s.skip:
+			got = append(got, "skip")
+		default:
+			got = append(got, fmt.Sprintf("%q exit %d", s.args, s.exit))
+		}
+	}
+	want := []string{
+		`["validate" "suites/a b.jsonnet"] exit 0`,
+		`["run" "suites/x.jsonnet"] exit 1`,
+		"skip",
+		`["report" "results/x.json"] exit 0`,
+		"file suites/x.jsonnet: { name: 'x' }",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("steps:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, bad := range []string{"```sh\ngit push\n```\n", "```sh\nbenchci run x | tee y\n```\n", "```sh\nbenchci run x\n"} {
+		if _, err := parseGuide(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
