@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/google/go-jsonnet"
@@ -72,7 +73,11 @@ func LoadSource(path, src string, opts Options) (*File, error) {
 	vm := newVM(opts)
 	kept := &keepError{ErrorFormatter: vm.ErrorFormatter}
 	vm.ErrorFormatter = kept
-	out, err := vm.EvaluateAnonymousSnippet(path, src)
+	// Named, not anonymous: a suite's relative imports resolve from its
+	// own directory, as the jsonnet tool resolves them, whatever the
+	// working directory (newVM keeps the working directory as the last
+	// resort, where they used to resolve).
+	out, err := vm.EvaluateSnippet(path, src)
 	if err != nil {
 		if placed := argumentError(path, src, kept.err); placed != nil {
 			return nil, placed
@@ -215,7 +220,7 @@ func listFormat(path string) multierror.ErrorFormatFunc {
 func newVM(opts Options) *jsonnet.VM {
 	vm := jsonnet.MakeVM()
 	vm.Importer(&importer{
-		files: &jsonnet.FileImporter{JPaths: opts.JPaths},
+		files: &jsonnet.FileImporter{JPaths: append(slices.Clone(opts.JPaths), ".")},
 		lib:   &jsonnet.MemoryImporter{Data: map[string]jsonnet.Contents{lib.Name: jsonnet.MakeContents(lib.Benchci)}},
 	})
 	for k, v := range opts.ExtStr {

@@ -310,3 +310,30 @@ b.suite {
 		t.Errorf("telemetry %+v, want %+v", l.Suite.Telemetry, want)
 	}
 }
+
+// A suite's relative imports resolve from its own directory, whatever the
+// working directory: a suite in suites/ importing its neighbour.
+func TestImportsResolveFromTheSuitesDirectory(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "suites")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := `local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'base',
+  target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
+  sweep: b.sweep.rates([1], duration='1s', warmup='0s'),
+}`
+	if err := os.WriteFile(filepath.Join(dir, "base.jsonnet"), []byte(base), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "smoke.jsonnet"), []byte("(import 'base.jsonnet') { name: 'smoke' }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load(filepath.Join(dir, "smoke.jsonnet"), Options{})
+	if err != nil || l.Suite.Name != "smoke" {
+		t.Fatalf("Load = %v, %v", l, err)
+	}
+}
