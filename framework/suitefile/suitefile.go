@@ -70,14 +70,10 @@ func Load(path string, opts Options) (*File, error) {
 // *multierror.Error holding every *FieldError found (a call's wrong
 // argument is one, placed at the call).
 func LoadSource(path, src string, opts Options) (*File, error) {
-	vm := newVM(opts)
+	vm := newVM(opts, path)
 	kept := &keepError{ErrorFormatter: vm.ErrorFormatter}
 	vm.ErrorFormatter = kept
-	// Named, not anonymous: a suite's relative imports resolve from its
-	// own directory, as the jsonnet tool resolves them, whatever the
-	// working directory (newVM keeps the working directory as the last
-	// resort, where they used to resolve).
-	out, err := vm.EvaluateSnippet(path, src)
+	out, err := vm.EvaluateAnonymousSnippet(path, src)
 	if err != nil {
 		if placed := argumentError(path, src, kept.err); placed != nil {
 			return nil, placed
@@ -215,11 +211,12 @@ func listFormat(path string) multierror.ErrorFormatFunc {
 	}
 }
 
-// newVM builds the one Jsonnet VM configuration benchci uses: user import
-// paths first, then the embedded benchci.libsonnet.
-func newVM(opts Options) *jsonnet.VM {
+// newVM builds the one Jsonnet VM configuration benchci uses for the suite
+// at path: user import paths first, then the embedded benchci.libsonnet.
+func newVM(opts Options, path string) *jsonnet.VM {
 	vm := jsonnet.MakeVM()
 	vm.Importer(&importer{
+		suite: path,
 		files: &jsonnet.FileImporter{JPaths: append(slices.Clone(opts.JPaths), ".")},
 		lib:   &jsonnet.MemoryImporter{Data: map[string]jsonnet.Contents{lib.Name: jsonnet.MakeContents(lib.Benchci)}},
 	})
@@ -235,11 +232,20 @@ func newVM(opts Options) *jsonnet.VM {
 // importer resolves files on disk first, so a repo can pin its own copy of
 // the library, and falls back to the embedded one.
 type importer struct {
+	// suite is the suite's path: the anonymous snippet it is evaluated
+	// as imports from "", which would resolve its relative imports from
+	// the working directory; they resolve from its own directory, as the
+	// jsonnet tool resolves them (the working directory stays the last
+	// resort, where they used to resolve).
+	suite string
 	files *jsonnet.FileImporter
 	lib   *jsonnet.MemoryImporter
 }
 
 func (i *importer) Import(importedFrom, importedPath string) (jsonnet.Contents, string, error) {
+	if importedFrom == "" {
+		importedFrom = i.suite
+	}
 	c, at, err := i.files.Import(importedFrom, importedPath)
 	if err == nil {
 		return c, at, nil
