@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -53,20 +51,7 @@ func TestHistoryPlottedGolden(t *testing.T) {
 			buf.WriteString("\n")
 		}
 	}
-	data := buf.Bytes()
-	golden := filepath.Join("testdata", "history.golden")
-	if *update {
-		if err := os.WriteFile(golden, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(data, want) {
-		t.Errorf("plotted series differ from %s (go test -run TestHistoryPlottedGolden -update to accept):\n%s", golden, data)
-	}
+	checkGolden(t, "history.golden", "TestHistoryPlottedGolden", buf.Bytes())
 	if _, err := History("quickstart baseline history at rate=20", commits, panels); err != nil {
 		t.Error(err)
 	}

@@ -135,8 +135,23 @@ func TestPlottedGolden(t *testing.T) {
 			}
 		}
 	}
-	data := buf.Bytes()
-	golden := filepath.Join("testdata", "plotted.golden")
+	checkGolden(t, "plotted.golden", "TestPlottedGolden", buf.Bytes())
+	// The charts draw from these numbers: each renders.
+	for _, pl := range append(got["curves"], got["variants"]...) {
+		if _, err := pl.drawOne(400, 300); err != nil {
+			t.Errorf("%s: %v", pl.File, err)
+		}
+	}
+	if _, err := SlicesSVG("rate=8 over time", overTime()); err != nil {
+		t.Error(err)
+	}
+}
+
+// checkGolden compares data with testdata/name, which -update rewrites;
+// test names the test that accepts a change.
+func checkGolden(t *testing.T, name, test string, data []byte) {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
 	if *update {
 		if err := os.WriteFile(golden, data, 0o644); err != nil {
 			t.Fatal(err)
@@ -147,15 +162,6 @@ func TestPlottedGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(data, want) {
-		t.Errorf("plotted series differ from %s (go test -run TestPlottedGolden -update to accept):\n%s", golden, data)
-	}
-	// The charts draw from these numbers: each renders.
-	for _, pl := range append(got["curves"], got["variants"]...) {
-		if _, err := pl.drawOne(400, 300); err != nil {
-			t.Errorf("%s: %v", pl.File, err)
-		}
-	}
-	if _, err := SlicesSVG("rate=8 over time", overTime()); err != nil {
-		t.Error(err)
+		t.Errorf("plotted series differ from %s (go test -run %s -update to accept):\n%s", golden, test, data)
 	}
 }
