@@ -81,11 +81,16 @@ func TestGoldenRunOutput(t *testing.T) {
 	// What a busy machine adds is the machine's, not the layout's: a trial
 	// measured again after a stall, chunks read together, a client behind
 	// its schedule each say so in a line or flag a quiet machine does not
-	// print. They are left out here (and tested where they are made).
+	// print, and the overhead line depends on the sign of a difference of
+	// means. They are left out here (and tested where they are made).
 	var kept []string
 	for _, line := range strings.SplitAfter(stdout, "\n") {
+		// The client's TTFT against the server's own is a difference of two
+		// measured means: on a busy machine it comes out below zero and is
+		// then a note that it cannot be read, another line in another place.
 		if strings.Contains(line, "discarded and measured again:") || strings.Contains(line, "came in one socket read") ||
-			strings.Contains(line, "client could not keep the schedule") {
+			strings.Contains(line, "client could not keep the schedule") ||
+			strings.Contains(line, "ms of network, gateway and client") || strings.Contains(line, "which no request can be") {
 			continue
 		}
 		line = machineFlags.ReplaceAllString(line, "")
