@@ -394,7 +394,10 @@ func TestRunWritesRequests(t *testing.T) {
   workload: { input_tokens: b.dist.fixed(20), output_tokens: b.dist.fixed(6), cancel: b.cancel(0.5, b.dist.fixed(2)) },
   sweep: b.sweep.rates([20, 40], duration='500ms', warmup='200ms'),`)
 	code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", dir, "--progress=false", "--requests", "--request-gaps", path)
-	if code != 0 {
+	// A machine that stalled through every rerun of a point makes the run
+	// inconclusive (exit 3); its results and its log are written all the
+	// same, and are what this test reads.
+	if code != 0 && code != exitInconclusive {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	f, err := result.Read(filepath.Join(dir, "perreq.json"))
