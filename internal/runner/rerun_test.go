@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/benchci/benchci/framework/compare"
+	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/requestlog"
@@ -200,7 +201,7 @@ func TestFirstChunksReadTogether(t *testing.T) {
 	}
 	// Invalid only where the client shows it fell behind: a stall, or a
 	// send lag over 10 ms (a busy machine's).
-	if !p.Valid() && p.Validity.MaxStallMs == 0 && p.Latency["lag"].P99 <= 10 {
+	if !p.Valid() && p.Validity.MaxStallMs == 0 && p.Latency[metric.Lag].P99 <= 10 {
 		t.Errorf("invalid without the client falling behind: %q", p.Validity.Invalid)
 	}
 }
