@@ -74,6 +74,12 @@ func TestGuides(t *testing.T) {
 					start := time.Now()
 					code, out := runGuideCommand(t, dir, s.args)
 					t.Logf("%s:%d: benchci %s: exit %d in %v", filepath.Base(path), s.line, strings.Join(s.args, " "), code, time.Since(start).Round(time.Millisecond))
+					if code == exitInconclusive && s.exit != exitInconclusive {
+						// The machine stalled through every rerun: the run
+						// says so instead of a verdict, and the guide's next
+						// steps read results this machine could not measure.
+						t.Skipf("%s:%d: this machine was too busy to measure the server (exit 3):\n%s", path, s.line, out)
+					}
 					if code != s.exit {
 						t.Fatalf("%s:%d: benchci %s: exit %d, the guide says %d\n%s", path, s.line, strings.Join(s.args, " "), code, s.exit, out)
 					}
