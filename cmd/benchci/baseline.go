@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -94,18 +93,11 @@ func expandVariants(paths []string) ([]string, error) {
 			out = append(out, p)
 			continue
 		}
-		data, err := result.ReadBytes(p)
+		r, err := variants.Read(p) // bounded, its schema and variants checked
 		if err != nil {
 			return nil, err
 		}
-		var r variants.Report
-		if err := json.Unmarshal(data, &r); err != nil || r.Schema != variants.Schema {
-			return nil, fmt.Errorf("%s: not a variants comparison (%s): %v", p, variants.Schema, err)
-		}
 		for _, v := range r.Variants {
-			if v.Path == "" {
-				return nil, fmt.Errorf("%s: variant %s names no results file", p, v.Name)
-			}
 			out = append(out, v.Path)
 		}
 	}
