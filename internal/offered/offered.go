@@ -23,7 +23,7 @@ const noiseSDs = 2
 // can tell their notes on the offered rate from others.
 const NotePrefix = "the arrivals drawn offered "
 
-// Note says when the arrivals drawn for an open-loop point offered
+// Judge says whether the arrivals drawn for an open-loop point offered
 // a rate further from the nominal one than the process's own noise
 // explains. A renewal process with gaps of coefficient of variation c
 // puts about rate*T*c^2 variance on the count in a window of T seconds
@@ -35,12 +35,12 @@ const NotePrefix = "the arrivals drawn offered "
 // is judged against its share, rate/N: its gaps are sums of N of the
 // whole's, of c^2/N, which puts a standard deviation of sqrt(rate*T*c^2)/N
 // on its count. Against the whole rate every shard would be "below".
-func Note(s *suite.Suite, p *result.Point, shards int) string {
+func Judge(s *suite.Suite, p *result.Point, shards int) (Off, bool) {
 	if p.Rate <= 0 || s.Sweep.Requests > 0 || p.Incomplete {
-		return ""
+		return Off{}, false
 	}
 	if r := s.Sweep.Ramp; r != nil && r.Over > s.Sweep.Warmup {
-		return "" // the ramp lowers the offered rate inside the window by design
+		return Off{}, false // the ramp lowers the offered rate inside the window by design
 	}
 	var cv2 float64
 	switch s.Workload.Arrival.Kind {
@@ -49,27 +49,50 @@ func Note(s *suite.Suite, p *result.Point, shards int) string {
 	case suite.ArrivalGamma:
 		cv2 = 1 / s.Workload.Arrival.Burstiness
 	default:
-		return ""
+		return Off{}, false
 	}
 	secs := p.Window.Seconds
 	if secs <= 0 {
-		return ""
+		return Off{}, false
 	}
 	n := float64(max(shards, 1))
 	want := p.Rate / n * secs
 	got := p.Schedule.ScheduledRate * secs
 	sd := math.Sqrt(p.Rate*secs*cv2) / n
 	if sd == 0 || math.Abs(got-want) <= noiseSDs*sd {
+		return Off{}, false
+	}
+	return Off{Offered: p.Schedule.ScheduledRate, SDs: math.Abs(got-want) / sd, Below: got < want, Seconds: secs, NoisePerSec: sd / secs}, true
+}
+
+// Off is a point whose arrivals strayed from the nominal rate beyond their
+// noise.
+type Off struct {
+	// Offered is the rate the arrivals drawn offered, per second.
+	Offered float64
+	// SDs is how many standard deviations of the process's noise away from
+	// the nominal rate it is, Below on which side.
+	SDs   float64
+	Below bool
+	// Seconds is the window; NoisePerSec one standard deviation, per second.
+	Seconds, NoisePerSec float64
+}
+
+// Note says, in a line, what Judge found: "" when the point offered its
+// rate within noise (or is not judged).
+func Note(s *suite.Suite, p *result.Point, shards int) string {
+	o, ok := Judge(s, p, shards)
+	if !ok {
 		return ""
 	}
-	dir := "below"
-	if got > want {
-		dir = "above"
+	dir := "above"
+	if o.Below {
+		dir = "below"
 	}
 	nominal := strconv.FormatFloat(p.Rate, 'g', -1, 64)
 	if shards > 1 {
-		nominal = fmt.Sprintf("%.3g (this shard's 1/%d of %s)", p.Rate/n, shards, nominal)
+		nominal = fmt.Sprintf("%.3g (this shard's 1/%d of %s)", p.Rate/float64(shards), shards, nominal)
 	}
 	return fmt.Sprintf(NotePrefix+"%.3g req/s, %.1f standard deviations %s the nominal %s (its noise over %.3g s is ±%.2g req/s): the figures are for the rate offered; a longer duration, or trials, bring it closer",
-		p.Schedule.ScheduledRate, math.Abs(got-want)/sd, dir, nominal, secs, sd/secs)
+		o.Offered, o.SDs, dir, nominal, o.Seconds, o.NoisePerSec)
 }

@@ -145,10 +145,11 @@ type capacityPlan struct {
 // req/s" from a probe that offered 12 claims more than was tested. Rate
 // stays the probe's (its point is judged by it).
 func offeredCapacity(s *suite.Suite, c *result.Capacity, pt *result.Point) {
-	if n := offered.Note(s, pt, 1); !strings.Contains(n, "below") {
+	off, ok := offered.Judge(s, pt, 1)
+	if !ok || !off.Below {
 		return
 	}
-	got := sweep.RoundRate(pt.Schedule.ScheduledRate)
+	got := sweep.RoundRate(off.Offered)
 	if got <= 0 || got >= c.Rate {
 		return
 	}
