@@ -284,6 +284,9 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 	if row, ok := capacityRow(base.Capacity, cand.Capacity, bands); ok {
 		r.Rows = append(r.Rows, row)
 	}
+	// Unique prompts imply almost no prefix-cache hits; shared prefixes,
+	// conversations and datasets imply hits of their own.
+	unique := base.Suite.PromptsKind() == "synthetic" && cand.Suite.PromptsKind() == "synthetic"
 	bp, cp := byLabel(base.Points), byLabel(cand.Points)
 	for _, label := range labels(base.Points, cand.Points) {
 		b, c := bp[label], cp[label]
@@ -306,7 +309,7 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 			r.Rows = append(r.Rows, Row{Point: label, Metric: "*", Verdict: Inconclusive, Test: "no trial measured the server: " + why})
 			continue
 		}
-		if why := warmCache(base, cand, b, c); why != "" {
+		if why := warmCache(unique, b, c); why != "" {
 			r.Rows = append(r.Rows, Row{Point: label, Metric: "*", Verdict: Inconclusive, Test: why})
 			continue
 		}
@@ -352,21 +355,22 @@ const warmHitRate = 0.25
 // design), and TTFT then falls by whatever the cache saved, which is not
 // the change under review. It reads the engine's own hit rate
 // (server.prefix_cache_hit_rate, vLLM and SGLang) where both sides
-// recorded one, for prompts that imply none (synthetic).
-func warmCache(base, cand *result.File, b, c []*result.Point) string {
+// recorded one, for prompts that imply none (unique: synthetic on both
+// sides).
+func warmCache(unique bool, b, c []*result.Point) string {
+	if !unique {
+		return ""
+	}
 	rate := func(ps []*result.Point) (float64, bool) {
 		var sum float64
 		for _, p := range ps {
-			v, ok := p.Server["prefix_cache_hit_rate"]
+			v, ok := p.Server[metric.ServerPrefixCacheHitRate]
 			if !ok {
 				return 0, false
 			}
 			sum += v
 		}
 		return sum / float64(len(ps)), len(ps) > 0
-	}
-	if base.Suite.PromptsKind() != "synthetic" || cand.Suite.PromptsKind() != "synthetic" {
-		return "" // shared prefixes, conversations and datasets imply hits of their own
 	}
 	bh, bok := rate(b)
 	ch, cok := rate(c)

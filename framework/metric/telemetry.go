@@ -34,3 +34,8 @@ const (
 // TelemetryKey is the name under which a point records an endpoint's
 // figure: "dcgm" and TelemetryPowerMean give "dcgm.power_mean_w".
 func TelemetryKey(endpoint, figure string) string { return endpoint + "." + figure }
+
+// ServerPrefixCacheHitRate is the engine's own share of prompt tokens its
+// prefix cache served over a point (point.server, package engine writes
+// it): the gate reads it to tell a warm server from a faster one.
+const ServerPrefixCacheHitRate = "prefix_cache_hit_rate"

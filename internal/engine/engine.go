@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/internal/inputfile"
 	"github.com/benchci/benchci/internal/untrusted"
 )
@@ -237,11 +238,11 @@ var figures = []figure{
 	{key: "generation_tokens", kind: readDelta, names: []string{"vllm:generation_tokens_total", "sglang:generation_tokens_total", "llamacpp:tokens_predicted_total"}},
 	// The share of prompt tokens the prefix cache held, over the point:
 	// vLLM V1 counts tokens looked up and found (V0 named them gpu_...).
-	{key: "prefix_cache_hit_rate", kind: readRate, names: []string{"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"},
+	{key: metric.ServerPrefixCacheHitRate, kind: readRate, names: []string{"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"},
 		per: []string{"vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"}},
 	// SGLang serves its radix cache's hit rate as a gauge over recent
 	// requests: its value at the point's end.
-	{key: "prefix_cache_hit_rate", kind: readLast, names: []string{"sglang:cache_hit_rate"}},
+	{key: metric.ServerPrefixCacheHitRate, kind: readLast, names: []string{"sglang:cache_hit_rate"}},
 	// llama.cpp counts the seconds it spent on prompts and on generation:
 	// its own throughput while busy, beside the client's over the window.
 	{key: "server_prompt_tok_per_s", kind: readRate, names: []string{"llamacpp:prompt_tokens_total"}, per: []string{"llamacpp:prompt_seconds_total"}},
