@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -248,9 +247,6 @@ func initFiles(engine, name, suitePath string, st starter) (initOutput, error) {
 			return initOutput{}, err
 		}
 		*t.dst = b.Bytes()
-	}
-	if strings.ContainsAny(name, "\n\r") {
-		return initOutput{}, errors.New("init: a name holds no line breaks")
 	}
 	return out, nil
 }

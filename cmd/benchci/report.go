@@ -60,7 +60,9 @@ With --format html that page is printed on stdout.`,
 			// Files given one by one are compared when they are variants
 			// of one suite; a comparison file brings its own.
 			vs := append(compared, variantReports(loose)...)
-			if htmlPath == "" && format.name != "html" {
+			// figures prints the comparisons read, then every file's points,
+			// in the format asked for.
+			figures := func() error {
 				out := newOutput(cmd, format)
 				for _, r := range compared {
 					if err := out.print(report.Variants(r)); err != nil {
@@ -73,6 +75,9 @@ With --format html that page is printed on stdout.`,
 					}
 				}
 				return out.flush()
+			}
+			if htmlPath == "" && format.name != "html" {
+				return figures()
 			}
 			runs := make([]htmlpage.Run, 0, len(files))
 			for _, f := range files {
@@ -103,13 +108,7 @@ With --format html that page is printed on stdout.`,
 			// stderr, so a json or markdown reader never gets a stray line.
 			fmt.Fprintln(cmd.ErrOrStderr(), report.Headline(gates(runs)))
 			fmt.Fprintln(cmd.ErrOrStderr(), "html:", htmlPath)
-			out := newOutput(cmd, format)
-			for _, f := range files {
-				if err := out.print(report.Points(f)); err != nil {
-					return err
-				}
-			}
-			return out.flush()
+			return figures()
 		},
 	}
 	cmd.Flags().StringVar(&htmlPath, "html", "", "write one self-contained HTML report to this file")
