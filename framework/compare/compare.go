@@ -11,7 +11,6 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/perf/benchmath"
-	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
@@ -607,7 +606,7 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 		// regression however the band is set.
 		bk, bn := structuredCounts(base)
 		ck, cn := structuredCounts(cand)
-		pv := twoProportionsP(bk, bn, ck, cn)
+		pv := stats.TwoProportionsP(float64(bk), float64(bn), float64(ck), float64(cn))
 		significant = pv < ciAlpha
 		row.Test = fmt.Sprintf("two proportions p=%.3g (%d/%d vs %d/%d correct)", pv, bk, bn, ck, cn)
 	case m.def.Test == metric.PoissonRates:
@@ -618,7 +617,7 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 		// for both throughputs.
 		bn, bw := counts(base)
 		cn, cw := counts(cand)
-		pv := poissonRatesP(bn, bw, cn, cw)
+		pv := stats.PoissonRatesP(float64(bn), bw, float64(cn), cw)
 		significant = pv < ciAlpha
 		row.Test = fmt.Sprintf("Poisson rates p=%.3g (%d vs %d completions)", pv, bn, cn)
 	default:
@@ -751,19 +750,6 @@ func counts(ps []*result.Point) (int64, float64) {
 	return n, w
 }
 
-// poissonRatesP is the two-sided p-value of "n1 events in w1 and n2 in w2
-// come from one rate": given n1+n2, n1 is Binomial(n1+n2, w1/(w1+w2)).
-func poissonRatesP(n1 int64, w1 float64, n2 int64, w2 float64) float64 {
-	n := n1 + n2
-	if n == 0 || w1 <= 0 || w2 <= 0 {
-		return 1
-	}
-	b := distuv.Binomial{N: float64(n), P: w1 / (w1 + w2)}
-	lo := b.CDF(float64(n1))
-	hi := 1 - b.CDF(float64(n1-1))
-	return math.Min(1, 2*math.Min(lo, hi))
-}
-
 // structuredCounts sums the checked and correct structured answers of a
 // point's trials.
 func structuredCounts(ps []*result.Point) (correct, checked int64) {
@@ -774,25 +760,6 @@ func structuredCounts(ps []*result.Point) (correct, checked int64) {
 		}
 	}
 	return correct, checked
-}
-
-// twoProportionsP is the two-sided p-value that k1/n1 and k2/n2 come from
-// one proportion (the pooled z test; 1 when a side is empty or the pooled
-// share is 0 or 1).
-func twoProportionsP(k1, n1, k2, n2 int64) float64 {
-	if n1 == 0 || n2 == 0 {
-		return 1
-	}
-	pool := float64(k1+k2) / float64(n1+n2)
-	se := math.Sqrt(pool * (1 - pool) * (1/float64(n1) + 1/float64(n2)))
-	if se == 0 {
-		if float64(k1)/float64(n1) == float64(k2)/float64(n2) {
-			return 1
-		}
-		return 0
-	}
-	z := math.Abs(float64(k1)/float64(n1)-float64(k2)/float64(n2)) / se
-	return math.Min(1, 2*(1-distuv.UnitNormal.CDF(z)))
 }
 
 // Differ tests whether figure k of one point differs between two sets of

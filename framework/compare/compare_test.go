@@ -11,6 +11,7 @@ import (
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/internal/client"
 	"github.com/benchci/benchci/internal/recorder"
+	"github.com/benchci/benchci/internal/stats"
 )
 
 // run builds a result with one point per label and trial, whose requests
@@ -375,7 +376,7 @@ func TestPoissonRatesP(t *testing.T) {
 		{0, 0, 1, 1, false, "nothing"},
 	}
 	for _, tt := range tests {
-		p := poissonRatesP(tt.n1, tt.w1, tt.n2, tt.w2)
+		p := stats.PoissonRatesP(float64(tt.n1), tt.w1, float64(tt.n2), tt.w2)
 		if (p < ciAlpha) != tt.sig || p < 0 || p > 1 {
 			t.Errorf("%s: p = %v", tt.describe, p)
 		}

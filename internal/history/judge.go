@@ -6,10 +6,10 @@ import (
 	"slices"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/stats"
 )
 
 // Method says how history finds and judges change points, for the
@@ -150,7 +150,7 @@ func differ(k metric.Key, a, b *mergedPoint, minShift float64) (string, float64)
 		pool.Merge(sb)
 		x := pool.ValueAtQuantile(q)
 		ua, ub := above(sa, x), above(sb, x)
-		p := twoProportionsP(ua*float64(na), float64(na), ub*float64(nb), float64(nb))
+		p := stats.TwoProportionsP(ua*float64(na), float64(na), ub*float64(nb), float64(nb))
 		return fmt.Sprintf("quantile test of a %.0f%% move p=%.2g (p%g %s vs %s; %.1f%% vs %.1f%% above the pooled p%g, n=%d, %d%s)",
 			100*minShift, p, q, fmtMs(float64(ha.ValueAtQuantile(q))/1000), fmtMs(float64(hb.ValueAtQuantile(q))/1000), 100*ua, 100*ub, q, na, nb, unit), p
 	case d.Test == metric.PoissonRates:
@@ -162,7 +162,7 @@ func differ(k metric.Key, a, b *mergedPoint, minShift float64) (string, float64)
 		} else {
 			wb *= f
 		}
-		p := poissonRatesP(a.requests, wa, b.requests, wb)
+		p := stats.PoissonRatesP(a.requests, wa, b.requests, wb)
 		return fmt.Sprintf("Poisson rates of a %.0f%% move p=%.2g (%.0f vs %.0f completions in %.0fs, %.0fs)",
 			100*minShift, p, a.requests, b.requests, a.seconds, b.seconds), p
 	}
@@ -194,33 +194,6 @@ func above(h *hdrhistogram.Histogram, x int64) float64 {
 		}
 	}
 	return float64(n) / float64(h.TotalCount())
-}
-
-// twoProportionsP is the two-sided p-value of the pooled z test that
-// k1/n1 and k2/n2 are one proportion.
-func twoProportionsP(k1, n1, k2, n2 float64) float64 {
-	if n1 == 0 || n2 == 0 {
-		return 1
-	}
-	pool := (k1 + k2) / (n1 + n2)
-	se := math.Sqrt(pool * (1 - pool) * (1/n1 + 1/n2))
-	if se == 0 {
-		return 1
-	}
-	z := math.Abs(k1/n1-k2/n2) / se
-	return math.Min(1, 2*distuv.UnitNormal.CDF(-z))
-}
-
-// poissonRatesP is the two-sided p-value that n1 events in w1 seconds and
-// n2 in w2 come from one rate: given n1+n2, n1 is Binomial(n1+n2,
-// w1/(w1+w2)).
-func poissonRatesP(n1, w1, n2, w2 float64) float64 {
-	n := n1 + n2
-	if n == 0 || w1 <= 0 || w2 <= 0 {
-		return 1
-	}
-	b := distuv.Binomial{N: n, P: w1 / (w1 + w2)}
-	return math.Min(1, 2*math.Min(b.CDF(n1), 1-b.CDF(n1-1)))
 }
 
 // apart says whether every value of xs lies on one side of every value

@@ -1,4 +1,4 @@
-// Package stats holds the small statistics shared by the gate and the
+// Package stats holds the small statistics shared by the gate, history and the
 // baseline summary, so that both compute a figure the same way.
 package stats
 
