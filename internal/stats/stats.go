@@ -1,5 +1,5 @@
 // Package stats holds the small statistics shared by the gate, history and the
-// baseline summary, so that both compute a figure the same way.
+// baseline summary, so that each computes a figure the same way.
 package stats
 
 import "slices"
