@@ -388,7 +388,7 @@ func warmCache(unique bool, b, c []*result.Point) string {
 	if len(warm) == 0 || math.Abs(ch-bh) <= warmHitRate/2 {
 		return ""
 	}
-	return "not comparable: cache state differs: " + strings.Join(warm, "; ") + fmt.Sprintf(" (%.0f%% against %.0f%%), where its unique prompts imply almost none: a server kept warm by an earlier run; reset its cache before each point (sweep: { reset_prefix_cache: true }) or restart it", 100*ch, 100*bh)
+	return "not comparable: cache state differs: " + strings.Join(warm, "; ") + fmt.Sprintf(" (%.0f%% against %.0f%%), where its unique prompts imply almost none: a server kept warm by an earlier run; reset its cache before each point (sweep: { reset_prefix_cache: true }), salt the prompts per run (prompts: { salt: 'run' }) or restart it", 100*ch, 100*bh)
 }
 
 // sent counts the points' measured requests (completed counts their

@@ -58,6 +58,10 @@ type File struct {
 	SLOs      []SLO   `json:"slos,omitempty"`
 	// Calibration is how the target counted prompt tokens, when measured.
 	Calibration *Calibration `json:"calibration,omitempty"`
+	// PromptSalt is the salt the prompts' text was drawn with
+	// (workload.prompts.salt; a drawn one when the suite asked for a fresh
+	// salt each run): set it as the suite's salt to send the same text.
+	PromptSalt string `json:"prompt_salt,omitempty"`
 	// Knee is where throughput stopped rising along the sweep.
 	Knee *Knee `json:"knee,omitempty"`
 	// Capacity is the result of a capacity search.

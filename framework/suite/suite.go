@@ -504,7 +504,20 @@ type Prompts struct {
 	// for a prompt of known words (its tokenizer and chat template), so
 	// synthetic prompts hit input_tokens on that server. Default true.
 	Calibrate bool `json:"calibrate,omitempty"`
+	// Salt changes the prompts' text, never their lengths: "" sends the
+	// same text in every run (the seed alone decides it); "run" draws a
+	// fresh salt for each run, so a long-running server's prefix cache
+	// cannot serve one run from the prompts of the last; any other value
+	// is a fixed salt (the results record the one used, so a run can be
+	// repeated). Synthetic prompts only: a dataset's text is its own.
+	Salt string `json:"salt,omitempty"`
 }
+
+// SaltPerRun is the Prompts.Salt that draws a fresh salt for each run.
+const SaltPerRun = "run"
+
+// MaxSaltLen bounds a fixed prompt salt.
+const MaxSaltLen = 128
 
 // Sweep is the list of load points to run, in order.
 type Sweep struct {

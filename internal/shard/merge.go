@@ -80,7 +80,7 @@ func Merge(files []*result.File, maxSkew time.Duration) (*result.File, error) {
 
 	out := &result.File{
 		Schema: result.Schema, Tool: first.Tool, Suite: first.Suite, Target: first.Target, Engine: first.Engine, Sent: first.Sent,
-		Counting: first.Counting, Calibration: first.Calibration, ServerLog: first.ServerLog,
+		Counting: first.Counting, Calibration: first.Calibration, ServerLog: first.ServerLog, PromptSalt: first.PromptSalt,
 		Started: first.Started, Finished: first.Finished, Points: []result.Point{},
 	}
 	var problems []string
@@ -96,6 +96,12 @@ func Merge(files []*result.File, maxSkew time.Duration) (*result.File, error) {
 		if c := f.Calibration; c != nil && first.Calibration != nil && (c.Overhead != first.Calibration.Overhead || c.TokensPerWord != first.Calibration.TokensPerWord) {
 			out.Notes = append(out.Notes, fmt.Sprintf("shard %d calibrated prompts as %.2f + %.3f tokens per word, shard %d as %.2f + %.3f: their prompts differ slightly in length",
 				f.Shard.Index, c.Overhead, c.TokensPerWord, first.Shard.Index, first.Calibration.Overhead, first.Calibration.TokensPerWord))
+		}
+		if f.PromptSalt != out.PromptSalt && out.PromptSalt != "" {
+			// Shards that each drew a salt sent different text; no one
+			// salt repeats the merged run, so none is recorded.
+			out.PromptSalt = ""
+			out.Notes = append(out.Notes, "the shards drew their own prompt salts (workload.prompts.salt: 'run'), so their prompts' text differs; give every shard one fixed salt to repeat the run")
 		}
 		if sk := f.StartSkewMs(); sk > float64(maxSkew)/float64(time.Millisecond) {
 			out.Notes = append(out.Notes, fmt.Sprintf("shard %d started a point %.0f ms after its aligned time (above %v): the shards' timelines did not line up, and the merged load came in a shifted wave", f.Shard.Index, sk, maxSkew))

@@ -172,22 +172,27 @@
   cancel(share, after_tokens=null, after_ms=null):: { share: share, after_tokens: after_tokens, after_ms: after_ms },
 
   prompts:: {
-    synthetic(calibrate=true):: { kind: 'synthetic', calibrate: calibrate },
+    // salt='run' draws fresh text for each run (lengths kept), so a
+    // long-running server's prefix cache cannot serve a run from the
+    // last one's prompts; a string is a fixed salt. Default: the same
+    // text every run. Not for datasets, whose text is their own.
+    synthetic(calibrate=true, salt=null):: { kind: 'synthetic', calibrate: calibrate } + $.prompts.salted(salt),
     // shared_prefix: each request opens with one of `prefixes` system
     // prompts of `prefix_tokens` tokens, then input_tokens of its own, to
     // exercise prefix caching (agents, RAG with fixed instructions).
-    shared_prefix(prefixes, prefix_tokens, calibrate=true)::
-      { kind: 'shared_prefix', prefixes: prefixes, prefix_tokens: prefix_tokens, calibrate: calibrate },
+    shared_prefix(prefixes, prefix_tokens, calibrate=true, salt=null)::
+      { kind: 'shared_prefix', prefixes: prefixes, prefix_tokens: prefix_tokens, calibrate: calibrate } + $.prompts.salted(salt),
     // multi_turn: each arrival starts a chat session of `turns` requests;
     // each turn goes think_time after the previous reply and carries the
     // whole history, so prompts grow turn by turn.
-    multi_turn(turns, think_time='5s', calibrate=true)::
-      { kind: 'multi_turn', turns: turns, think_time: think_time, calibrate: calibrate },
+    multi_turn(turns, think_time='5s', calibrate=true, salt=null)::
+      { kind: 'multi_turn', turns: turns, think_time: think_time, calibrate: calibrate } + $.prompts.salted(salt),
     // sharegpt: a ShareGPT JSON file (first human turn as the prompt, the
     // first reply's length as the output length), relative to the suite.
     sharegpt(path):: { kind: 'sharegpt', path: path, calibrate: false },
     // jsonl: {"prompt": "...", "system": "...", "output_tokens": n} per line.
     jsonl(path):: { kind: 'jsonl', path: path, calibrate: false },
+    salted(salt):: if salt == null then {} else { salt: salt },
   },
 
   // sweep: the load points. duration is each point's measured window;
