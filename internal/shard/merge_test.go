@@ -2,6 +2,7 @@ package shard
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -146,6 +147,31 @@ func TestMergeKeepsInvalidShards(t *testing.T) {
 	v := m.Points[0].Validity
 	if m.Points[0].Valid() || len(v.Invalid) != 1 || v.Invalid[0] != "shard 1: the machine stalled 1.20 s in 3 pauses" || v.MaxStallMs != 600 {
 		t.Errorf("merged validity %+v", v)
+	}
+}
+
+// Shards that share a fixed salt keep it; shards that each drew one sent
+// different text, so the merge records none and says so.
+func TestMergePromptSalts(t *testing.T) {
+	vs := recording()
+	for _, tc := range []struct {
+		a, b, want string
+		note       bool
+	}{
+		{"", "", "", false},
+		{"fixed", "fixed", "fixed", false},
+		{"1a2b", "3c4d", "", true},
+	} {
+		a, b := shardFile(t, 0, 2, vs[:1000]), shardFile(t, 1, 2, vs[1000:])
+		a.PromptSalt, b.PromptSalt = tc.a, tc.b
+		m, err := Merge([]*result.File{a, b}, DefaultMaxSkew)
+		if err != nil {
+			t.Fatal(err)
+		}
+		noted := slices.ContainsFunc(m.Notes, func(n string) bool { return strings.Contains(n, "drew their own prompt salts") })
+		if m.PromptSalt != tc.want || noted != tc.note {
+			t.Errorf("salts %q, %q: merged %q, noted %v (notes %q)", tc.a, tc.b, m.PromptSalt, noted, m.Notes)
+		}
 	}
 }
 
