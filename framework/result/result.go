@@ -318,7 +318,8 @@ type Validity struct {
 	// it did.
 	Invalid []string `json:"invalid,omitempty"`
 	// Reruns lists, for each earlier attempt of this trial that was
-	// measured and discarded, why it was invalid.
+	// measured and discarded, why: it was invalid, or (a capacity probe)
+	// its arrivals strayed from its rate in its verdict's favour.
 	Reruns []string `json:"reruns,omitempty"`
 	// StallMs is how long the process stood still over the point, by a
 	// canary timer's late wake-ups (each later than StallMinMs counted
