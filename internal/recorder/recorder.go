@@ -37,11 +37,33 @@ const (
 	modelSigFigs = 2
 )
 
+// SendLag is how late the client sent the request's first attempt: from
+// when it was due (Scheduled, or Ready after a wait for a place under the
+// suite's cap) to its send. A retry's backoff (a Retry-After obeyed) is
+// the server's doing, and counts in the user's latencies, not here.
+func (s Sample) SendLag() time.Duration {
+	sent := s.Result.Sent
+	if s.Attempts > 0 && !s.UserStart.IsZero() {
+		sent = s.UserStart
+	}
+	due := s.Scheduled
+	if s.Ready.After(due) {
+		due = s.Ready
+	}
+	return sent.Sub(due)
+}
+
 // Sample is one request as the load generator saw it.
 type Sample struct {
 	*client.Result
 	// Scheduled is when the request was meant to be sent.
 	Scheduled time.Time
+	// Ready, when later than Scheduled, is when the request got its place
+	// under the suite's own max_concurrency: the wait for it is the
+	// server's slowness at that cap, not the client falling behind, so
+	// the send lag counts from here (the user's latencies still count
+	// from Scheduled).
+	Ready time.Time
 	// Warmup marks requests scheduled before the measured window; they
 	// count towards throughput inside the window but not towards latencies.
 	Warmup bool
@@ -319,14 +341,7 @@ func (r *Recorder) Add(s Sample) {
 		r.serverPredicted += res.ServerPredicted
 	}
 	lag := res.Sent.Sub(s.Scheduled)
-	// The send lag is the client's: how late the first attempt went. A
-	// retry's backoff (a Retry-After obeyed) is the server's doing, and
-	// counts in the user's latencies below, not here.
-	sendLag := lag
-	if s.Attempts > 0 && !s.UserStart.IsZero() {
-		sendLag = s.UserStart.Sub(s.Scheduled)
-	}
-	r.record(metric.Lag, micros(sendLag))
+	r.record(metric.Lag, micros(s.SendLag()))
 	if res.FirstCoalesced() {
 		r.coalescedFirst++
 		if r.ttftCoalesced == nil {
@@ -383,11 +398,7 @@ func (r *Recorder) Add(s Sample) {
 func (r *Recorder) recordEmbeddings(s Sample) {
 	res := s.Result
 	lag := res.Sent.Sub(s.Scheduled)
-	sendLag := lag // the first attempt's, as for completions
-	if s.Attempts > 0 && !s.UserStart.IsZero() {
-		sendLag = s.UserStart.Sub(s.Scheduled)
-	}
-	r.record(metric.Lag, micros(sendLag))
+	r.record(metric.Lag, micros(s.SendLag()))
 	r.record(metric.E2E, micros(res.End))
 	r.record(metric.E2ESched, micros(res.End+lag))
 	if s.Attempts > 0 {

@@ -184,8 +184,12 @@ func Notes(p result.Point) []string {
 			n = append(n, fmt.Sprintf("attempt %d discarded and measured again: %s", i+1, why))
 		}
 	}
-	if p.Schedule.ClientSaturated {
-		n = append(n, "client could not keep the schedule: "+p.Schedule.Reason)
+	if sc := p.Schedule; sc.ClientSaturated {
+		n = append(n, "client could not keep the schedule: "+sc.Reason)
+	} else if sc.CapWaits > 0 && sc.ScheduledRate > 0 && sc.SendRate < 0.95*sc.ScheduledRate {
+		// Not the client's doing, but the load offered was not the
+		// schedule's: a reader of the row must know.
+		n = append(n, fmt.Sprintf("the suite's max_concurrency held back %d sends: the server, at that cap, took %.3g of %.3g req/s scheduled (its limit, not this client's; latencies from the intended send include the wait)", sc.CapWaits, sc.SendRate, sc.ScheduledRate))
 	}
 	if s := p.Schedule.Saturation; s != "" {
 		n = append(n, "SATURATED, stopped early: "+s)

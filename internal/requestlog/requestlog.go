@@ -48,9 +48,12 @@ type Record struct {
 	// Sent is the wall-clock send time (a retried request's last
 	// attempt); LagMs how long after its intended time its first attempt
 	// went: the client's lateness, as the lag figure counts it, without a
-	// retry's backoff, which is the server's doing.
-	Sent  time.Time `json:"sent"`
-	LagMs float64   `json:"lag_ms"`
+	// retry's backoff or a wait for a place under the suite's
+	// max_concurrency, which are the server's doing; CapWaitMs is that
+	// wait.
+	Sent      time.Time `json:"sent"`
+	LagMs     float64   `json:"lag_ms"`
+	CapWaitMs float64   `json:"cap_wait_ms,omitempty"`
 	// TTFTMs is to the first output chunk, TTFTAnswerMs to the first
 	// answer chunk (later on reasoning models), E2EMs to the stream's end.
 	TTFTMs       float64 `json:"ttft_ms,omitempty"`
@@ -99,7 +102,7 @@ func (w *Writer) Add(point string, trial, rerun int, s recorder.Sample) {
 	r := s.Result
 	rec := Record{
 		Point: point, Trial: trial, Rerun: rerun, ID: r.ID, Warmup: s.Warmup,
-		Sent: r.Sent.UTC(), LagMs: millis(r.Sent.Sub(s.Scheduled)),
+		Sent: r.Sent.UTC(), LagMs: millis(s.SendLag()),
 		TTFTMs: millis(r.FirstToken), TTFTAnswerMs: millis(r.FirstAnswer), E2EMs: millis(r.End),
 		WantInput: s.WantInput, WantOutput: s.WantOutput,
 		PromptTokens: r.PromptTokens, OutputTokens: r.OutputTokens, TokenSource: string(r.TokenSource),
@@ -113,10 +116,12 @@ func (w *Writer) Add(point string, trial, rerun int, s recorder.Sample) {
 			rec.GapsMs = append(rec.GapsMs, millis(r.ChunkAt[i]-r.ChunkAt[i-1]))
 		}
 	}
+	if s.Ready.After(s.Scheduled) {
+		rec.CapWaitMs = millis(s.Ready.Sub(s.Scheduled))
+	}
 	if s.Attempts > 1 {
 		rec.Attempts = s.Attempts
 		if !s.UserStart.IsZero() {
-			rec.LagMs = millis(s.UserStart.Sub(s.Scheduled))
 			if !s.UserStart.Equal(r.Sent) {
 				rec.FirstSent = s.UserStart.UTC()
 			}
