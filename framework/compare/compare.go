@@ -76,11 +76,14 @@ type Report struct {
 	TargetChanged string `json:"target_changed,omitempty"`
 	// RequestsDiffer says how the two runs' requests differed beyond the
 	// suite, such as ignore_eos dropped for an engine that does not take it.
-	RequestsDiffer string       `json:"requests_differ,omitempty"`
-	Rows           []Row        `json:"rows"`
-	SLOs           []result.SLO `json:"slos"`
-	Baseline       Side         `json:"baseline"`
-	Candidate      Side         `json:"candidate"`
+	RequestsDiffer string `json:"requests_differ,omitempty"`
+	// NotGated lists the tolerance keys the suite turned off ('off'):
+	// their figures are shown in the run's table, never judged here.
+	NotGated  []string     `json:"not_gated,omitempty"`
+	Rows      []Row        `json:"rows"`
+	SLOs      []result.SLO `json:"slos"`
+	Baseline  Side         `json:"baseline"`
+	Candidate Side         `json:"candidate"`
 	// Method describes the statistics used, for the report's reader.
 	Method string `json:"method"`
 }
@@ -280,6 +283,12 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 	if err != nil {
 		return nil, err
 	}
+	for k, b := range bands {
+		if b.Off {
+			r.NotGated = append(r.NotGated, k)
+		}
+	}
+	slices.Sort(r.NotGated)
 	if row, ok := capacityRow(base.Capacity, cand.Capacity, bands); ok {
 		r.Rows = append(r.Rows, row)
 	}
@@ -547,6 +556,9 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 	if len(bv) == 0 || len(cv) == 0 {
 		return Row{}, false // the figure does not exist here (no cost declared, no successes)
 	}
+	if b, _ := band(m, bands); b.Off {
+		return Row{}, false // the suite leaves it out of the gate (Report.NotGated)
+	}
 	row := Row{Point: label, Metric: m.Key, Unit: m.Unit, Better: m.Better, Base: stats.Median(bv), Cand: stats.Median(cv)}
 	if d, ok := stats.RelDelta(row.Cand, row.Base); ok { // reference: the baseline
 		row.Delta = &d
@@ -717,13 +729,16 @@ func capacityRow(base, cand *result.Capacity, bands map[string]metric.Band) (Row
 		return Row{}, false
 	}
 	m := metricOf(metric.K(metric.Capacity, ""))
+	b, _ := band(m, bands)
+	if b.Off {
+		return Row{}, false // the suite leaves it out of the gate (Report.NotGated)
+	}
 	for _, c := range []*result.Capacity{base, cand} {
 		if c.Bound == result.CapacityInconclusive {
 			return Row{Point: "search", Metric: m.Key, Unit: m.Unit, Better: m.Better, Base: base.Rate, Cand: cand.Rate, Verdict: Inconclusive, Test: c.Why}, true
 		}
 	}
 	row := Row{Point: "search", Metric: m.Key, Unit: m.Unit, Better: m.Better, Base: base.Rate, Cand: cand.Rate, Test: "band only (a search result)"}
-	b, _ := band(m, bands)
 	row.Band = bandString(b)
 	if d, ok := stats.RelDelta(cand.Rate, base.Rate); ok { // reference: the baseline's capacity
 		row.Delta = &d

@@ -251,7 +251,8 @@
   // e2e.p50, e2e.p99, request_throughput, output_throughput, goodput,
   // error_rate, cost, energy_per_output_token, ttft_user.p99, e2e_user.p99,
   // retry_amplification, structured_correct_rate, capacity, or a latency metric
-  // alone (ttft) for all its statistics.
+  // alone (ttft) for all its statistics. 'off' shows a figure without gating it
+  // (a P99 of points too short to bound one).
   // END generated
   slo:: {
     local latency(stat) = function(metric, op, threshold, at_rate=null, at_concurrency=null)
