@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -649,9 +650,18 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 
 func ciString(lo, hi float64) string {
 	if math.IsInf(hi, 1) {
-		return fmt.Sprintf("≥%.3g", lo)
+		return "≥" + plain(lo)
 	}
-	return fmt.Sprintf("%.3g–%.3g", lo, hi)
+	return plain(lo) + "–" + plain(hi)
+}
+
+// plain prints three significant digits as people read them: 1140, not
+// 1.14e+03.
+func plain(v float64) string {
+	if math.Abs(v) >= 1000 {
+		return strconv.FormatFloat(math.Round(v), 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
 func bandString(b metric.Band) string {

@@ -533,3 +533,21 @@ func TestNotGatedIsListed(t *testing.T) {
 		}
 	}
 }
+
+// Intervals print as people read them, never in exponent form.
+func TestCIStringPlain(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{1143.7, 1381.2, "1144–1381"},
+		{22.84, 23.61, "22.8–23.6"},
+		{660, math.Inf(1), "≥660"},
+		{4030, 5002, "4030–5002"},
+	} {
+		if got := ciString(tc.lo, tc.hi); got != tc.want {
+			t.Errorf("ciString(%v, %v) = %q, want %q", tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}
