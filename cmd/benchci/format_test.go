@@ -27,7 +27,7 @@ func TestFormatJSON(t *testing.T) {
 	dir := t.TempDir()
 	repo := gitfixture.New(t)
 	for i := range 3 {
-		repo.Commit(fmt.Sprintf("baseline update %d", i+1), map[string][]byte{"baselines/quickstart.json": gitfixture.Baseline(t, "../../baselines/quickstart.json", uint64(i), 1, "")})
+		repo.Commit(fmt.Sprintf("baseline update %d", i+1), map[string][]byte{"baselines/quickstart.json": gitfixture.Baseline(t, "../../framework/result/testdata/quickstart-v1.json", uint64(i), 1, "")})
 	}
 	// Shards share one server: a simulator listening here.
 	p, _ := sim.Lookup("tiny")
@@ -47,7 +47,7 @@ func TestFormatJSON(t *testing.T) {
 			t.Fatalf("shard %s: exit %d\n%s\n%s", sh, code, out, errOut)
 		}
 	}
-	const base = "../../baselines/quickstart.json"
+	const base = "../../framework/result/testdata/quickstart-v1.json"
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -147,7 +147,7 @@ func TestFormatFlagIsOneFlag(t *testing.T) {
 func TestReportFormats(t *testing.T) {
 	t.Parallel()
 	for format, want := range map[string]string{"markdown": "| point | trial |", "html": "<!doctype html>", "text": "TTFT p50"} {
-		code, stdout, stderr := runCLI(t, context.Background(), "report", "--format", format, "--baselines", t.TempDir(), "../../baselines/quickstart.json")
+		code, stdout, stderr := runCLI(t, context.Background(), "report", "--format", format, "--baselines", t.TempDir(), "../../framework/result/testdata/quickstart-v1.json")
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("--format %s: exit %d, lacks %q:\n%.400s\n%s", format, code, want, stdout, stderr)
 		}

@@ -15,7 +15,7 @@ import (
 // a complete run this version wrote.
 func committedResult(t *testing.T) map[string]any {
 	t.Helper()
-	data, err := os.ReadFile("../../baselines/quickstart.json")
+	data, err := os.ReadFile("testdata/quickstart-v1.json")
 	if err != nil {
 		t.Fatal(err)
 	}
