@@ -232,7 +232,7 @@ func NotesSent(p result.Point, sent *result.Sent) []string {
 		for i, k := range keys {
 			parts[i] = k + " " + Plain(p.Server[k], 4)
 		}
-		n = append(n, "server: "+strings.Join(parts, ", "))
+		n = append(n, "server: "+strings.Join(parts, ", ")+serverFrom[p.ServerFrom])
 	}
 	if len(p.Telemetry) > 0 {
 		keys := slices.Sorted(maps.Keys(p.Telemetry))
