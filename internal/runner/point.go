@@ -269,9 +269,13 @@ func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.P
 	var sampler *engine.Sampler
 	if ex.sess.metrics {
 		sampler = engine.Sample(ctx, ex.sess.tg.Info.URL, time.Second)
-		// The server's counters are read again when the measured window
-		// starts, so that the warm-up's requests stay out of them.
-		cfg.OnWindow = sampler.From
+		if cfg.Warmup > 0 {
+			// The server's counters are read again when the measured
+			// window starts, so that the warm-up's requests stay out of
+			// them. Without a warm-up the first reading, taken before any
+			// request went, is the window's start.
+			cfg.OnWindow = sampler.From
+		}
 	}
 	var tel []*telemetry.Sampler
 	for _, t := range s.Telemetry {
