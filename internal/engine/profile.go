@@ -37,7 +37,7 @@ var Profiles = map[string]Profile{
 		}},
 	"ollama": {Name: "ollama", UntextedTokens: true, Quirks: []string{
 		"on completions streams, usage with zeros on every chunk and the real counts only in the final usage chunk (chat streams carry usage once)",
-		"tokens that are not valid text (partial UTF-8) are dropped from the stream: text-counted output falls short of usage",
+		"tokens that are not valid text (partial UTF-8) are dropped from the stream: text-counted output falls short of usage, which is bounded by the stream's time rather than its bytes",
 		"prompts are truncated to the model's num_ctx (2048 by default) without an error",
 		"no ignore_eos: outputs may stop at the model's end token",
 		"tokens arrive in bursts: ITL is bimodal while TPOT averages out",
