@@ -78,7 +78,9 @@ func (c Criteria) IsZero() bool { return c == Criteria{} }
 
 // good reports whether a successful request met every criterion.
 func (c Criteria) good(res *client.Result) bool {
-	if c.TTFT > 0 && res.FirstToken > c.TTFT {
+	// An answer of no content has no first token: its user waited to its
+	// end for nothing, which the TTFT criterion judges.
+	if c.TTFT > 0 && (res.FirstToken > c.TTFT || res.NoContent() && res.End > c.TTFT) {
 		return false
 	}
 	if c.E2E > 0 && res.End > c.E2E {

@@ -376,6 +376,16 @@ func TestRecorderEmptyAnswers(t *testing.T) {
 	if l[metric.E2E].Count != 7 || l[metric.E2EUser].Count != 4 || l[metric.ITL].Count != 12 {
 		t.Errorf("E2E %d, user E2E %d, ITL %d: want every answer's end, 4 retried, 12 gaps", l[metric.E2E].Count, l[metric.E2EUser].Count, l[metric.ITL].Count)
 	}
+	// Goodput: a TTFT criterion of 30 ms is met by an answer whose first
+	// token came at 20 ms, and not by an empty one that ended at 41 ms,
+	// whose user waited to its end for nothing.
+	crit := NewRecorder(t0, t0.Add(10*time.Second))
+	crit.Goodput = Criteria{TTFT: 30 * ms}
+	crit.Add(Sample{Result: empty(client.FinishLength, 4), Scheduled: t0})
+	crit.Add(Sample{Result: stream(t0, 20*ms, 20*ms, 5, 1), Scheduled: t0})
+	if cp, _ := crit.Point(); cp.Requests.Good != 1 {
+		t.Errorf("%d good answers under a 30 ms TTFT criterion, want 1: not the empty one that ended at 41 ms", cp.Requests.Good)
+	}
 	if want := float64(3*100+4*7) / 10; p.Throughput.TotalTokens-p.Throughput.OutputTokens != want {
 		t.Errorf("prompt throughput %v, want %v: an empty answer's prompt counts by its end", p.Throughput.TotalTokens-p.Throughput.OutputTokens, want)
 	}
