@@ -91,12 +91,12 @@ func byKind(counts map[string]int, words map[string]string, sent *result.Sent) s
 	return strings.Join(parts, ", ")
 }
 
-// serverFrom qualifies the server's figures by where its counters
-// started: a counter read from the point's start counts the warm-up's
-// requests too, and says so.
+// serverFrom qualifies the server's figures where their counters did not
+// start with the measured window: read from the point's start, they count
+// the warm-up's requests too, and say so. Over the window, as they should
+// be, they say nothing.
 var serverFrom = map[string]string{
-	"window": " (counters over the measured window)",
-	"point":  " (counters from the point's start: the warm-up's requests included, as the server could not be read when the window started)",
+	"point": " (counters from the point's start: the warm-up's requests included, as the server could not be read when the window started)",
 }
 
 func sum(m map[string]int) int {

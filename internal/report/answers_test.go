@@ -66,3 +66,16 @@ func TestAnswerNotesByCause(t *testing.T) {
 		})
 	}
 }
+
+// Server counters that include the warm-up say so; over the measured
+// window, as they should be, they say nothing more.
+func TestServerNoteNamesWarmup(t *testing.T) {
+	t.Parallel()
+	for _, from := range []string{"", "window", "point"} {
+		p := result.Point{Server: map[string]float64{"generation_tokens": 14248}, ServerFrom: from}
+		got := strings.Join(Notes(p), "\n")
+		if warm := strings.Contains(got, "server: generation_tokens 14248 (counters from the point's start: the warm-up's requests included"); warm != (from == "point") {
+			t.Errorf("server_from %q: notes\n%s", from, got)
+		}
+	}
+}
