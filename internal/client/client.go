@@ -613,10 +613,11 @@ func (c *Client) finishKind(f FinishKind, said stopWord) FinishKind {
 }
 
 // MaxUntextedRate is the most tokens per second of a stream's time that
-// plausibleUsage grants a server whose tokens need not show as text: 50
-// times the fastest single streams published (~2,000 tok/s), so that no
-// true usage is doubted, and a claim of 10^6 tokens in 1 ms (10^9 tok/s)
-// is.
+// plausibleUsage grants a server whose tokens need not show as text: tens
+// of times the fastest single streams published (a few thousand tok/s),
+// so that no true usage is doubted, while a claim of 10^6 tokens in 1 ms
+// (10^9 tok/s) is, and no figure built on a usage believed can exceed
+// it per stream.
 const MaxUntextedRate = 100_000
 
 // plausibleUsage reports whether usage output tokens could have come in a
