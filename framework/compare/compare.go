@@ -487,16 +487,7 @@ func side(f *result.File) Side {
 	if e := f.Engine; e != nil && e.Name != "unknown" {
 		sd.Engine = e.Name + " " + cmp.Or(e.Version, "(version unknown)")
 	}
-	switch {
-	case f.Target.Sim != nil:
-		// The simulator's address changes every run; its profile is what
-		// identifies it.
-		sd.Target = "sim " + f.Target.Sim.Name
-	case sd.Engine != "":
-		sd.Target = sd.Engine + " at " + f.Target.URL + ", model " + f.Target.Model
-	default:
-		sd.Target = f.Target.Kind + " " + f.Target.URL + ", model " + f.Target.Model
-	}
+	sd.Target = f.TargetLabel()
 	return sd
 }
 

@@ -288,6 +288,12 @@ type Point struct {
 	// Server holds the engine's own figures over the point, from its
 	// Prometheus metrics (queue_time_mean_s, running_peak, ...).
 	Server map[string]float64 `json:"server,omitempty"`
+	// ServerFrom says where Server's counters start: "window", at the
+	// measured window's start; "point", at the point's start, the
+	// warm-up's requests included (the server could not be read when the
+	// window started). Absent in files before it, whose counters started
+	// with the point.
+	ServerFrom string `json:"server_from,omitempty"`
 	// Overhead is the client's view minus the server's own, where the
 	// server reports its TTFT: the network, any gateway and the client.
 	Overhead *Overhead `json:"overhead,omitempty"`

@@ -314,30 +314,49 @@ func Figures(snaps []Snapshot) map[string]float64 {
 	return out
 }
 
-// Sampler scrapes /metrics every interval until stopped.
+// Sampler scrapes /metrics every interval until stopped. Told where the
+// measured window starts (From), it reads the counters there too and
+// takes the point's figures from that reading, so that requests of the
+// warm-up do not count in them.
 type Sampler struct {
 	snaps []Snapshot
-	stop  chan struct{}
-	done  chan struct{}
+	// from is the index of the snapshot taken at the window's start; -1
+	// until one is.
+	from int
+	mark chan time.Time
+	stop chan struct{}
+	done chan struct{}
 }
 
 // Sample starts scraping baseURL now and every interval.
 func Sample(ctx context.Context, baseURL string, interval time.Duration) *Sampler {
-	s := &Sampler{stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Sampler{from: -1, mark: make(chan time.Time, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(interval)
 		defer t.Stop()
-		for {
-			if snap, err := Scrape(ctx, baseURL); err == nil {
+		var at <-chan time.Time // fires at the window's start
+		take := func() bool {
+			snap, err := Scrape(ctx, baseURL)
+			if err == nil {
 				s.snaps = append(s.snaps, snap)
 			}
+			return err == nil
+		}
+		take()
+		for {
 			select {
 			case <-t.C:
-			case <-s.stop:
-				if snap, err := Scrape(ctx, baseURL); err == nil {
-					s.snaps = append(s.snaps, snap)
+				take()
+			case w := <-s.mark:
+				at = time.After(time.Until(w))
+			case <-at:
+				at = nil
+				if take() {
+					s.from = len(s.snaps) - 1
 				}
+			case <-s.stop:
+				take()
 				return
 			case <-ctx.Done():
 				return
@@ -347,12 +366,30 @@ func Sample(ctx context.Context, baseURL string, interval time.Duration) *Sample
 	return s
 }
 
-// Stop ends sampling and returns the point's figures.
+// From says the measured window starts at start (now or later): the
+// counters are read then, and the point's figures run from there.
+func (s *Sampler) From(start time.Time) {
+	select {
+	case s.mark <- start:
+	default: // told already
+	}
+}
+
+// Stop ends sampling and returns the point's figures: from the window's
+// start where the counters were read there (FromWindow), else from the
+// point's start, warm-up included.
 func (s *Sampler) Stop() map[string]float64 {
 	close(s.stop)
 	<-s.done
+	if s.from >= 0 {
+		return Figures(s.snaps[s.from:])
+	}
 	return Figures(s.snaps)
 }
+
+// FromWindow reports whether the figures Stop returned start at the
+// measured window's start; call after Stop.
+func (s *Sampler) FromWindow() bool { return s.from >= 0 }
 
 // Unknown returns a few of the metric names the server served when none of
 // them is one benchci reads (nil otherwise, or when nothing was scraped);

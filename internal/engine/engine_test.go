@@ -11,7 +11,9 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/benchci/benchci/internal/sim"
 )
@@ -215,5 +217,40 @@ func TestPrefixCacheHitRate(t *testing.T) {
 	}
 	if got := Figures([]Snapshot{gauge("0.1"), gauge("0.3"), gauge("0.42")}); got["prefix_cache_hit_rate"] != 0.42 {
 		t.Errorf("SGLang: hit rate %v, want 0.42", got["prefix_cache_hit_rate"])
+	}
+}
+
+// The server's counters count the measured window only: read again when
+// the window starts, after the warm-up, the point's figures leave the
+// warm-up's tokens out (once, 14,248 generation tokens stood beside the
+// ~11,260 of the measured requests). Without that reading they run from
+// the point's start, and FromWindow says so.
+func TestSamplerLeavesWarmupOut(t *testing.T) {
+	t.Parallel()
+	for _, told := range []bool{true, false} {
+		var tokens atomic.Int64
+		scraped := make(chan struct{}, 8)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total %d\n", tokens.Load())
+			scraped <- struct{}{}
+		}))
+		tokens.Store(100)
+		s := Sample(context.Background(), srv.URL, time.Hour) // no tick: only the readings asked for
+		<-scraped                                             // the point's start
+		tokens.Add(200)                                       // the warm-up's requests
+		if told {
+			s.From(time.Now())
+			<-scraped // the window's start
+		}
+		tokens.Add(700) // the measured requests'
+		figs := s.Stop()
+		want := 700.0
+		if !told {
+			want = 900
+		}
+		if figs["generation_tokens"] != want || s.FromWindow() != told {
+			t.Errorf("told the window %v: generation tokens %v, from the window %v; want %v", told, figs["generation_tokens"], s.FromWindow(), want)
+		}
+		srv.Close()
 	}
 }

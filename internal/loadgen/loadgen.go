@@ -109,6 +109,10 @@ type Config struct {
 	StopSaturated bool
 	// Progress, when set, is updated as the point runs.
 	Progress *Progress
+	// OnWindow, when set, is told when the measured window starts, as
+	// soon as the point's timeline is fixed (before the warm-up runs), so
+	// that server counters can be read there.
+	OnWindow func(start time.Time)
 	// OnSample, when set, sees every finished request, warm-up and
 	// canceled ones too, on the one goroutine that records them; the
 	// sample is reused once it returns.
@@ -504,6 +508,9 @@ fill:
 	t0, skew := start(ctx, cfg)
 	canary := stall.Start(ctx)
 	winStart := t0.Add(cfg.Warmup)
+	if cfg.OnWindow != nil {
+		cfg.OnWindow(winStart)
+	}
 	winEnd := time.Time{}
 	if fixed {
 		winEnd = winStart.Add(cfg.Duration)
@@ -735,6 +742,9 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 	t0, skew := start(ctx, cfg)
 	canary := stall.Start(ctx)
 	winStart := t0.Add(cfg.Warmup)
+	if cfg.OnWindow != nil {
+		cfg.OnWindow(winStart)
+	}
 	winEnd := time.Time{}
 	if cfg.Duration > 0 && cfg.Requests == 0 {
 		winEnd = winStart.Add(cfg.Duration)

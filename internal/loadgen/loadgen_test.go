@@ -373,3 +373,32 @@ func TestRampSlices(t *testing.T) {
 		}
 	})
 }
+
+// OnWindow is told the measured window's start before the first request
+// goes, so that a reading of the server's counters can be set for it.
+func TestOnWindowBeforeTheWarmup(t *testing.T) {
+	for _, cfg := range []Config{
+		{Mode: OpenLoop, Rate: 100, Arrivals: arrivals(t, "constant", 100), Duration: 200 * time.Millisecond},
+		{Mode: ClosedLoop, Concurrency: 2, Duration: 200 * time.Millisecond},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			srv := &fakeServer{latency: 10 * time.Millisecond}
+			var told []time.Time
+			var callsThen int64
+			cfg.Warmup, cfg.Clock = 100*time.Millisecond, clock.Timers
+			cfg.OnWindow = func(start time.Time) {
+				told = append(told, start)
+				callsThen = srv.calls.Load()
+			}
+			t0 := time.Now()
+			out, err := Run(context.Background(), srv, cfg, items())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(told) != 1 || !told[0].Equal(out.Window.Start) || !told[0].Equal(t0.Add(cfg.Warmup)) || callsThen != 0 {
+				t.Errorf("%s: told %v (after %d requests), window from %v; want once, the window's start %v, before any request",
+					cfg.Mode, told, callsThen, out.Window.Start, t0.Add(cfg.Warmup))
+			}
+		})
+	}
+}

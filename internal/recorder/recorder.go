@@ -6,6 +6,7 @@
 package recorder
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"time"
@@ -99,13 +100,15 @@ func (c Criteria) IsZero() bool { return c == Criteria{} }
 
 // good reports whether a successful request met every criterion.
 func (c Criteria) good(res *client.Result) bool {
-	if c.TTFT > 0 && res.FirstToken > c.TTFT {
+	// An answer of no content has no first token: its user waited to its
+	// end for nothing, which the TTFT criterion judges.
+	if c.TTFT > 0 && (res.FirstToken > c.TTFT || res.NoContent() && res.End > c.TTFT) {
 		return false
 	}
 	if c.E2E > 0 && res.End > c.E2E {
 		return false
 	}
-	if c.TPOT > 0 && res.OutputTokens > 1 && (res.End-res.FirstToken)/time.Duration(res.OutputTokens-1) > c.TPOT {
+	if c.TPOT > 0 && res.OutputTokens > 1 && !res.NoContent() && (res.End-res.FirstToken)/time.Duration(res.OutputTokens-1) > c.TPOT {
 		return false
 	}
 	return true
@@ -150,6 +153,9 @@ type Recorder struct {
 	outOfRange     int
 	emptyAnswers   int
 	usageRejected  int
+	// answers counted by why they ended (client.FinishKind): all, the
+	// empty ones, those of another output length than asked
+	finish, emptyKinds, mismatchKinds map[string]int
 	// server-reported times (llama.cpp's timings), summed
 	serverReqs, serverPredicted int
 	serverPrompt, serverPredict time.Duration
@@ -257,7 +263,9 @@ func (r *Recorder) Add(s Sample) {
 				r.outputIn += float64(res.ChunkTokens[i]) * scale
 			}
 		}
-		if res.FirstToken > 0 && r.inWindow(res.Sent.Add(res.FirstToken)) {
+		// The prompt was processed by the first token, or by the end of
+		// an answer that had none.
+		if first := cmp.Or(res.FirstToken, res.End); first > 0 && r.inWindow(res.Sent.Add(first)) {
 			r.promptIn += res.PromptTokens
 		}
 	}
@@ -328,8 +336,16 @@ func (r *Recorder) Add(s Sample) {
 	if res.FirstToolCall > 0 {
 		r.recordLazy(metric.TTFTTool, micros(res.FirstToolCall))
 	}
-	if len(res.ChunkAt) == 0 {
-		r.emptyAnswers++ // ended normally with no text: EOS first
+	finish := string(cmp.Or(res.Finish, client.FinishUnknown))
+	r.finish = count(r.finish, finish)
+	empty := res.NoContent()
+	if empty {
+		// Ended normally with no content: why is its finish. It has no
+		// first token, so it stays out of TTFT and TPOT (an end taken
+		// for a first token would put E2E among the TTFTs, and a usage of
+		// several tokens a TPOT of 0 among the TPOTs).
+		r.emptyAnswers++
+		r.emptyKinds = count(r.emptyKinds, finish)
 	}
 	if res.UsageImplausible {
 		r.usageRejected++
@@ -342,7 +358,9 @@ func (r *Recorder) Add(s Sample) {
 	}
 	lag := res.Sent.Sub(s.Scheduled)
 	r.record(metric.Lag, micros(s.SendLag()))
-	if res.FirstCoalesced() {
+	switch {
+	case empty:
+	case res.FirstCoalesced():
 		r.coalescedFirst++
 		if r.ttftCoalesced == nil {
 			r.ttftCoalesced = hdrhistogram.New(1, maxLatencyMicros, r.digits)
@@ -350,7 +368,7 @@ func (r *Recorder) Add(s Sample) {
 		if r.ttftCoalesced.RecordValue(micros(res.FirstToken)) != nil {
 			r.outOfRange++
 		}
-	} else {
+	default:
 		r.record(metric.TTFT, micros(res.FirstToken))
 	}
 	if res.FirstAnswer > 0 {
@@ -360,12 +378,16 @@ func (r *Recorder) Add(s Sample) {
 	if s.Attempts > 0 {
 		// From the first attempt: backoffs and failed attempts included.
 		before := res.Sent.Sub(s.UserStart)
-		r.recordLazy(metric.TTFTUser, micros(before+res.FirstToken))
+		if !empty {
+			r.recordLazy(metric.TTFTUser, micros(before+res.FirstToken))
+		}
 		r.recordLazy(metric.E2EUser, micros(before+res.End))
 	}
-	r.record(metric.TTFTSched, micros(res.FirstToken+lag))
+	if !empty {
+		r.record(metric.TTFTSched, micros(res.FirstToken+lag))
+	}
 	r.record(metric.E2ESched, micros(res.End+lag))
-	if res.OutputTokens > 1 {
+	if res.OutputTokens > 1 && !empty {
 		r.record(metric.TPOT, micros((res.End-res.FirstToken)/time.Duration(res.OutputTokens-1)))
 	}
 	for i := 1; i < len(res.ChunkAt); i++ {
@@ -385,6 +407,7 @@ func (r *Recorder) Add(s Sample) {
 	r.record(metric.OutputTokensHistogram, int64(max(res.OutputTokens, 1)))
 	if s.WantOutput > 0 && res.OutputTokens != s.WantOutput {
 		r.outputMismatch++
+		r.mismatchKinds = count(r.mismatchKinds, finish)
 	}
 	r.sources[res.TokenSource]++
 	r.chunks += len(res.ChunkAt)
@@ -461,6 +484,7 @@ func (r *Recorder) Point() (result.Measured, error) {
 			Source: map[string]int{}, OutputMismatch: r.outputMismatch, PromptMismatch: r.promptMismatch,
 			Reasoning: r.reasoning, OutOfRange: r.outOfRange, EmptyAnswers: r.emptyAnswers, UsageRejected: r.usageRejected,
 			ChunkGaps: r.gaps, CoalescedGaps: r.coalesced, CoalescedFirst: coalescedFirst,
+			Finish: r.finish, EmptyKinds: r.emptyKinds, MismatchKinds: r.mismatchKinds,
 		},
 		Histograms: map[string]string{},
 	}
@@ -533,6 +557,16 @@ func (r *Recorder) Point() (result.Measured, error) {
 		}
 	}
 	return p, nil
+}
+
+// count adds one to m[k], making m on first use: most points have one
+// kind, and an absent map keeps the file as it was.
+func count(m map[string]int, k string) map[string]int {
+	if m == nil {
+		m = map[string]int{}
+	}
+	m[k]++
+	return m
 }
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -47,7 +47,7 @@ func Points(f *result.File) Doc {
 			msCell(l[metric.Lag].P99), cost, Text(strings.TrimSpace(Flags(p))))
 	}
 	for _, p := range f.Points {
-		for _, n := range Notes(p) {
+		for _, n := range NotesSent(p, f.Sent) {
 			t.Notes = append(t.Notes, fmt.Sprintf("  %s: %s", OneLine(p.Label), OneLine(n)))
 		}
 	}
@@ -172,7 +172,11 @@ func Flags(p result.Point) string {
 }
 
 // Notes explain flags and errors under the table.
-func Notes(p result.Point) []string {
+func Notes(p result.Point) []string { return NotesSent(p, nil) }
+
+// NotesSent is Notes knowing what the requests asked beyond the workload
+// (the file's Sent), which names some causes surely.
+func NotesSent(p result.Point, sent *result.Sent) []string {
 	var n []string
 	if v := p.Validity; v != nil {
 		// Whether the figures describe the server leads: without it they
@@ -232,7 +236,7 @@ func Notes(p result.Point) []string {
 		for i, k := range keys {
 			parts[i] = k + " " + Plain(p.Server[k], 4)
 		}
-		n = append(n, "server: "+strings.Join(parts, ", "))
+		n = append(n, "server: "+strings.Join(parts, ", ")+serverFrom[p.ServerFrom])
 	}
 	if len(p.Telemetry) > 0 {
 		keys := slices.Sorted(maps.Keys(p.Telemetry))
@@ -273,15 +277,7 @@ func Notes(p result.Point) []string {
 		}
 		n = append(n, line)
 	}
-	if p.Tokens.UsageRejected > 0 {
-		n = append(n, fmt.Sprintf("%d answers' usage claimed more tokens than the bytes exchanged allow: not believed, their text was counted instead", p.Tokens.UsageRejected))
-	}
-	if p.Tokens.EmptyAnswers > 0 {
-		n = append(n, fmt.Sprintf("%d answers were empty (the model chose its end token first): counted as answers of no text", p.Tokens.EmptyAnswers))
-	}
-	if p.Tokens.OutputMismatch > 0 {
-		n = append(n, fmt.Sprintf("%d requests returned a different output length than requested (does the server honour ignore_eos/min_tokens?)", p.Tokens.OutputMismatch))
-	}
+	n = append(n, answerNotes(p, sent)...)
 	return n
 }
 

@@ -55,7 +55,8 @@ type Record struct {
 	LagMs     float64   `json:"lag_ms"`
 	CapWaitMs float64   `json:"cap_wait_ms,omitempty"`
 	// TTFTMs is to the first output chunk, TTFTAnswerMs to the first
-	// answer chunk (later on reasoning models), E2EMs to the stream's end.
+	// answer chunk (later on reasoning models), E2EMs to the stream's end;
+	// an answer of no content has no TTFT.
 	TTFTMs       float64 `json:"ttft_ms,omitempty"`
 	TTFTAnswerMs float64 `json:"ttft_answer_ms,omitempty"`
 	E2EMs        float64 `json:"e2e_ms"`
@@ -65,6 +66,8 @@ type Record struct {
 	PromptTokens int    `json:"prompt_tokens,omitempty"`
 	OutputTokens int    `json:"output_tokens,omitempty"`
 	TokenSource  string `json:"token_source,omitempty"`
+	// Finish is why an answer ended (result.FinishKinds).
+	Finish string `json:"finish,omitempty"`
 	// Chunks is the content chunks received; CoalescedGaps the gaps
 	// between them that came in one read and were not measured.
 	Chunks        int `json:"chunks"`
@@ -105,7 +108,7 @@ func (w *Writer) Add(point string, trial, rerun int, s recorder.Sample) {
 		Sent: r.Sent.UTC(), LagMs: millis(s.SendLag()),
 		TTFTMs: millis(r.FirstToken), TTFTAnswerMs: millis(r.FirstAnswer), E2EMs: millis(r.End),
 		WantInput: s.WantInput, WantOutput: s.WantOutput,
-		PromptTokens: r.PromptTokens, OutputTokens: r.OutputTokens, TokenSource: string(r.TokenSource),
+		PromptTokens: r.PromptTokens, OutputTokens: r.OutputTokens, TokenSource: string(r.TokenSource), Finish: string(r.Finish),
 		Chunks: len(r.ChunkAt), Error: string(r.Err), Status: r.Status, Detail: r.Detail,
 	}
 	for i := 1; i < len(r.ChunkAt); i++ {

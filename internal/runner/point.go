@@ -276,6 +276,13 @@ func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.P
 	var sampler *engine.Sampler
 	if ex.sess.metrics {
 		sampler = engine.Sample(ctx, ex.sess.tg.Info.URL, time.Second)
+		if cfg.Warmup > 0 {
+			// The server's counters are read again when the measured
+			// window starts, so that the warm-up's requests stay out of
+			// them. Without a warm-up the first reading, taken before any
+			// request went, is the window's start.
+			cfg.OnWindow = sampler.From
+		}
 	}
 	var tel []*telemetry.Sampler
 	for _, t := range s.Telemetry {
@@ -332,6 +339,13 @@ func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.P
 	}
 	if sampler != nil {
 		p.Server = sampler.Stop()
+		switch {
+		case len(p.Server) == 0:
+		case !sampler.FromWindow() && cfg.Warmup > 0:
+			p.ServerFrom = "point"
+		default:
+			p.ServerFrom = "window"
+		}
 		if names := sampler.Unknown(); names != nil && !ex.unknownMetricsNoted {
 			ex.unknownMetricsNoted = true
 			ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("the server's /metrics were read, but none of their names is one benchci knows (%s, ...): no server-side figures", strings.Join(names, ", ")))

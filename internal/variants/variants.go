@@ -249,7 +249,7 @@ func sloKey(slos []suite.SLO) string {
 // capacity and its peak.
 func summarize(e Entry) (Variant, []suite.SLO, error) {
 	f := e.File
-	v := Variant{Name: e.Name, Path: e.Path, Target: compareTarget(f), Complete: !f.Incomplete, Error: f.Error, Curve: []Figures{}}
+	v := Variant{Name: e.Name, Path: e.Path, Target: f.TargetLabel(), Complete: !f.Incomplete, Error: f.Error, Curve: []Figures{}}
 	s, err := suite.Decode(f.Suite.Definition)
 	if err != nil {
 		return v, nil, fmt.Errorf("%s: the suite recorded in the results: %w", e.Name, err)
@@ -296,16 +296,6 @@ func summarize(e Entry) (Variant, []suite.SLO, error) {
 		v.Capacity = capacity(f, v.Curve)
 	}
 	return v, s.SLOs, nil
-}
-
-func compareTarget(f *result.File) string {
-	switch {
-	case f.Target.Sim != nil:
-		return "sim " + f.Target.Sim.Name
-	case f.Engine != nil && f.Engine.Name != "unknown":
-		return strings.TrimSpace(f.Engine.Name+" "+f.Engine.Version) + " at " + f.Target.URL
-	}
-	return f.Target.Kind + " " + f.Target.URL
 }
 
 // figures are a point's medians over its trials, and whether every SLO
