@@ -72,7 +72,7 @@ func TestGuides(t *testing.T) {
 				t.Fatalf("%s: %v", path, err)
 			}
 			dir := t.TempDir()
-			for _, d := range []string{"suites", "baselines"} {
+			for _, d := range []string{"suites", "baselines", "deploy"} {
 				copyTree(t, filepath.Join("..", "..", d), filepath.Join(dir, d))
 			}
 			addr := testnet.Addr(t)
