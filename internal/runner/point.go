@@ -212,9 +212,13 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		p = q
 		break
 	}
-	var overheadNote string
-	if p.Overhead, overheadNote = serverOverhead(&p); overheadNote != "" {
-		ex.f.Notes = append(ex.f.Notes, p.Label+": "+overheadNote)
+	// A shard's requests are a part of what the server's own mean covers
+	// (every shard's): the two cannot be set against each other.
+	if ex.shard.Count <= 1 {
+		var overheadNote string
+		if p.Overhead, overheadNote = serverOverhead(&p); overheadNote != "" {
+			ex.f.Notes = append(ex.f.Notes, p.Label+": "+overheadNote)
+		}
 	}
 	if n, off := p.Tokens.Prompt.Count, p.Tokens.PromptMismatch; s.Workload.Prompts.Kind.Synthetic() && n > 0 && float64(off) > maxPromptOff*float64(n) {
 		// The server's own counts say the prompts missed their targets:
