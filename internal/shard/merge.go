@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -209,6 +210,12 @@ func mergePoint(ps []*result.Point, idx []int, s *suite.Suite) (result.Point, er
 		if q.Window.Seconds < widest/2 && q.Schedule.Saturation == "" && !q.Incomplete {
 			return result.Point{}, fmt.Errorf("shard %d measured it over %.3g s, another shard over %.3g s: not one window", idx[i], q.Window.Seconds, widest)
 		}
+	}
+	// And at one time: shards run one after the other each loaded the
+	// server with their share alone, and their sum claims a load it never
+	// had. Their windows must overlap by at least half the shortest.
+	if err := overlapping(ps, idx); err != nil {
+		return result.Point{}, err
 	}
 	p := result.Point{Label: first.Label, Mode: first.Mode, Rate: first.Rate, Concurrency: first.Concurrency, Trial: first.Trial,
 		Server: first.Server}
@@ -415,4 +422,40 @@ func mergeSlices(ps []*result.Point) *result.Slices {
 		}
 	}
 	return out
+}
+
+// minOverlap is the least share of the shortest window that every shard's
+// window must share with the others' for them to be one point's.
+const minOverlap = 0.5
+
+// overlapping checks that the shards measured the point at one time: the
+// latest window start comes before the earliest window end by at least
+// minOverlap of the shortest window. Windows without a recorded start
+// (files of earlier versions) are not judged.
+func overlapping(ps []*result.Point, idx []int) error {
+	var late, early int = -1, -1
+	var lastStart, firstEnd time.Time
+	shortest := math.Inf(1)
+	for i, q := range ps {
+		if q.Window.Start.IsZero() || q.Window.Seconds <= 0 {
+			return nil
+		}
+		end := q.Window.Start.Add(time.Duration(q.Window.Seconds * float64(time.Second)))
+		if late < 0 || q.Window.Start.After(lastStart) {
+			late, lastStart = i, q.Window.Start
+		}
+		if early < 0 || end.Before(firstEnd) {
+			early, firstEnd = i, end
+		}
+		shortest = min(shortest, q.Window.Seconds)
+	}
+	shared := firstEnd.Sub(lastStart).Seconds()
+	if shared >= minOverlap*shortest {
+		return nil
+	}
+	const why = "the shards did not load the server at one time, so their sum is a load it never had; run them together (--start-at aligns them)"
+	if shared <= 0 {
+		return fmt.Errorf("shard %d's window began %.3g s after shard %d's had ended: %s", idx[late], -shared, idx[early], why)
+	}
+	return fmt.Errorf("shard %d's and shard %d's windows overlapped %.3g s of the %.3g s each measured: %s", idx[late], idx[early], shared, shortest, why)
 }

@@ -255,3 +255,27 @@ func TestMergeJudgesOfferedRate(t *testing.T) {
 		})
 	}
 }
+
+// Shards run one after the other never loaded the server together: their
+// sum is refused, naming the shards; windows apart by a little skew merge.
+func TestMergeRefusesShardsRunApart(t *testing.T) {
+	vs := recording()
+	for _, tc := range []struct {
+		shift time.Duration
+		want  string
+	}{
+		{2 * time.Second, ""},
+		{7 * time.Second, "shard 1's and shard 0's windows overlapped 3 s of the 10 s each measured"},
+		{30 * time.Second, "shard 1's window began 20 s after shard 0's had ended"},
+	} {
+		a, b := shardFile(t, 0, 2, vs[:1000]), shardFile(t, 1, 2, vs[1000:])
+		b.Points[0].Window.Start = a.Points[0].Window.Start.Add(tc.shift)
+		_, err := Merge([]*result.File{a, b}, DefaultMaxSkew)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("shift %v: %v", tc.shift, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("shift %v: error %v, want %q", tc.shift, err, tc.want)
+		}
+	}
+}
