@@ -76,6 +76,9 @@ type Variant struct {
 	// SLOFailures are the run's failed SLO verdicts (those that gate it),
 	// as "ttft p99 < 500ms @ rate=8: 612 ms"; empty when all held.
 	SLOFailures []string `json:"slo_failures,omitempty"`
+	// SLOInconclusive counts the run's SLO verdicts that were neither
+	// given nor failed: their points did not measure the server.
+	SLOInconclusive int `json:"slo_inconclusive,omitempty"`
 	// Curve is every point, medians over trials, in sweep order.
 	Curve []Figures `json:"curve"`
 	slos  []suite.SLO
@@ -259,6 +262,9 @@ func summarize(e Entry) (Variant, []suite.SLO, error) {
 		v.Knee = f.Knee.Point
 	}
 	for _, o := range f.SLOs {
+		if o.Inconclusive {
+			v.SLOInconclusive++
+		}
 		if !o.Pass && !o.Inconclusive {
 			fail := o.Name
 			if o.Point != "" {
