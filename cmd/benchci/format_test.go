@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -40,12 +42,22 @@ func TestFormatJSON(t *testing.T) {
 	sharded := writeSuite(t, dir, "sharded", fmt.Sprintf(`
   target: b.target.url('%s'),
   workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
-  sweep: b.sweep.rates([5, 10], duration='400ms', warmup='100ms'),`, u))
+  sweep: b.sweep.rates([5, 10], duration='1s', warmup='100ms'),`, u))
+	// The shards run at once and aligned, as a merge requires: each
+	// point's windows must overlap.
 	shards := filepath.Join(dir, "shards")
+	startAt := time.Now().Add(3 * time.Second).UTC().Truncate(time.Second).Add(time.Second).Format(time.RFC3339)
+	var wg sync.WaitGroup
 	for _, sh := range []string{"0/2", "1/2"} {
-		if code, out, errOut := runCLI(t, ctx, "run", "--progress=false", "--shard", sh, "--results", shards, sharded); code != 0 {
-			t.Fatalf("shard %s: exit %d\n%s\n%s", sh, code, out, errOut)
-		}
+		wg.Go(func() {
+			if code, out, errOut := runCLI(t, ctx, "run", "--progress=false", "--shard", sh, "--start-at", startAt, "--point-gap", "1s", "--results", shards, sharded); code != 0 {
+				t.Errorf("shard %s: exit %d\n%s\n%s", sh, code, out, errOut)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
 	}
 	const base = "../../framework/result/testdata/quickstart-v1.json"
 	for _, tc := range []struct {
