@@ -1,0 +1,117 @@
+package simfit
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/sim"
+)
+
+// sweep is a sweep that moves each parameter: closed loops from one
+// client (idle ITL: the per-step cost) to a full batch (the per-sequence
+// cost), long and short prompts (the per-token prefill cost), long
+// contexts at load (the KV cache read, which tells bandwidth from fixed
+// overhead), and open-loop rates.
+var sweep = []load{
+	{concurrency: 1, in: [2]int{100, 300}, out: [2]int{60, 100}},
+	{concurrency: 4, in: [2]int{1500, 2500}, out: [2]int{30, 50}},
+	{concurrency: 16, in: [2]int{200, 400}, out: [2]int{60, 100}},
+	{concurrency: 64, in: [2]int{200, 400}, out: [2]int{60, 100}},
+	{concurrency: 256, in: [2]int{100, 200}, out: [2]int{60, 100}},
+	{concurrency: 48, in: [2]int{2000, 3000}, out: [2]int{150, 250}},
+	{rate: 4, in: [2]int{800, 1200}, out: [2]int{40, 80}},
+	{rate: 20, in: [2]int{200, 400}, out: [2]int{40, 80}},
+}
+
+func readPoints(t testing.TB, path string) []Point {
+	t.Helper()
+	f, err := result.Read(path)
+	must(t, err)
+	pts, skipped, err := Points([]*result.File{f}, []string{path})
+	must(t, err)
+	if len(skipped) > 0 {
+		t.Fatalf("skipped %v", skipped)
+	}
+	return pts
+}
+
+// TestRecover hides a perturbed profile, measures a sweep on it, and fits
+// the unperturbed one to the measurements: the fit must find the hidden
+// parameters within 5%.
+func TestRecover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits a sweep: seconds")
+	}
+	t.Parallel()
+	constant, _ := sim.Lookup("llama3-8b-h100")
+	derived, err := sim.Resolve("llama-3-8b@h100-sxm")
+	must(t, err)
+	cases := []struct {
+		name   string
+		base   sim.Profile
+		params []string
+		scales []float64 // the hidden profile's, over the base's
+	}{
+		{"constant", constant, nil, []float64{1.3, 0.8, 1.15}},
+		{"derived", derived, nil, []float64{0.85, 0.75, 1.3}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			params, err := ParamsFor(c.base, c.params)
+			must(t, err)
+			x := make([]float64, len(params))
+			for j, s := range c.scales {
+				x[j] = math.Log(s)
+			}
+			hidden, penalty := apply(c.base, params, x)
+			if penalty != 0 {
+				t.Fatalf("hidden profile out of bounds")
+			}
+			pts := readPoints(t, synthesize(t, hidden, sweep))
+			f, err := Fit(c.base, params, pts, Options{})
+			must(t, err)
+			for j, q := range params {
+				got, want := f.Values[j], q.get(hidden)
+				rel := (got - want) / want
+				t.Logf("%s: fitted %.4g, hidden %.4g (%+.2f%%), %d evaluations", q.Name, got, want, 100*rel, f.Evals)
+				if math.Abs(rel) > 0.05 {
+					t.Errorf("%s: fitted %.4g, hidden %.4g: %+.1f%%, beyond 5%%", q.Name, got, want, 100*rel)
+				}
+			}
+			if f.Loss > Loss(pts, predictAll(c.base, pts, 0)) {
+				t.Errorf("the fit's loss %v is above the base's", f.Loss)
+			}
+		})
+	}
+}
+
+// TestBaseIsNotTheAnswer guards TestRecover against a fit that returns
+// its start: the base profile misses the hidden one's figures by far more
+// than the fit does.
+func TestPredictMovesWithParams(t *testing.T) {
+	t.Parallel()
+	base, _ := sim.Lookup("llama3-8b-h100")
+	params, err := ParamsFor(base, nil)
+	must(t, err)
+	pt := Point{Mode: result.ModeConcurrency, Concurrency: 1, Warmup: 1, Requests: 4, seed: 1,
+		prompt: lengths{mean: 1000}, output: lengths{mean: 11}}
+	at := func(step, decode, prefill time.Duration) Prediction {
+		p := base
+		p.StepBase, p.DecodePerSeq, p.PrefillPerToken = step, decode, prefill
+		return Predict(p, pt, 1)
+	}
+	got := at(6*time.Millisecond, 60*time.Microsecond, 45*time.Microsecond)
+	// A lone request: TTFT is one step of its prompt, TPOT a decode step.
+	wantTTFT := 6 + 1000*0.045
+	wantTPOT := 6 + 0.06
+	if math.Abs(got[FigTTFT]-wantTTFT) > 1e-6 || math.Abs(got[FigTPOT]-wantTPOT) > 1e-6 {
+		t.Errorf("lone request: ttft %v tpot %v, want %v and %v", got[FigTTFT], got[FigTPOT], wantTTFT, wantTPOT)
+	}
+	p, _ := apply(base, params, []float64{math.Log(2), 0, 0})
+	if p.StepBase != 12*time.Millisecond || p.DecodePerSeq != base.DecodePerSeq {
+		t.Errorf("apply: step_base %v decode %v", p.StepBase, p.DecodePerSeq)
+	}
+}

@@ -1,0 +1,241 @@
+// Package simfit fits the embedded simulator (package sim) to a user's own
+// measured runs: it replays each measured load point on the engine in
+// virtual time under candidate efficiencies and overheads, and keeps the
+// ones whose predicted figures (TTFT, TPOT, end-to-end latency, output
+// throughput) come closest to the measured ones. Its held-out error, each
+// point predicted by a fit that never saw it, says how far the fitted twin
+// can be trusted on a point that was not measured. The fitted parameters
+// are written as a profile file a suite can name, and, for profiles
+// derived from cards, kept as efficiencies of the card's peaks so they
+// carry over to another GPU, tensor-parallel degree or dtype.
+package simfit
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+
+	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/sim"
+	"github.com/benchci/benchci/internal/untrusted"
+)
+
+// Figure names, as the tables print them.
+const (
+	FigTTFT       = "ttft_p50"
+	FigTPOT       = "tpot_p50"
+	FigE2E        = "e2e_p50"
+	FigThroughput = "output_tok_s"
+	// FigServerTTFT is the server's own mean TTFT (vLLM's
+	// time_to_first_token histogram), where its metrics were read.
+	FigServerTTFT = "server_ttft_mean"
+)
+
+// Point is one measured load point, as the fit replays it.
+type Point struct {
+	// Name says where it came from: the file (when there are several),
+	// the label and the trial.
+	Name        string
+	Mode        string
+	Concurrency int
+	Rate        float64
+	// Warmup and Requests are the requests simulated: the point's own,
+	// bounded (see MaxRequests).
+	Warmup, Requests int
+	// Measured figures by name (Fig*), in milliseconds or tokens/s; a
+	// figure absent was not measured.
+	Measured map[string]float64
+	prompt   lengths
+	output   lengths
+	// seed is the point's own, for its replays: fixed when the points
+	// are read, so a point replays the same in every fold of a fit.
+	seed uint64
+}
+
+// MaxRequests bounds the measured requests and warm-up a point replays
+// (a closed loop replays at least ten rounds of its clients): medians and
+// throughput settle well before, and the fit replays every point
+// hundreds of times.
+const MaxRequests = 400
+
+// MinCompleted is the fewest answers a point needs to be fitted: below,
+// its medians are noise.
+const MinCompleted = 8
+
+// lengths draws request lengths from a measured distribution: 64
+// quantiles of its histogram, one picked at random per request.
+type lengths struct {
+	q    []int
+	mean float64
+}
+
+func (l lengths) draw(r *rand.Rand) int {
+	if len(l.q) == 0 {
+		return int(math.Round(l.mean))
+	}
+	return l.q[r.IntN(len(l.q))]
+}
+
+const lengthQuantiles = 64
+
+// maxTokensPerRequest bounds a length read from a file: above any
+// model's context, so a forged histogram cannot make the fit allocate.
+const maxTokensPerRequest = 1 << 21
+
+func readLengths(m *result.Measured, hist string, s result.Summary) (lengths, error) {
+	l := lengths{mean: s.Mean}
+	if !(s.Mean >= 1 && s.Mean <= maxTokensPerRequest) {
+		return l, fmt.Errorf("mean %s of %v is not a token count", hist, s.Mean)
+	}
+	enc, ok := m.Histograms[hist]
+	if !ok {
+		return l, nil // the mean stands for every request
+	}
+	h, err := result.DecodeHistogram(enc)
+	if err != nil {
+		return l, fmt.Errorf("%s histogram: %w", hist, err)
+	}
+	if h.TotalCount() == 0 {
+		return l, nil
+	}
+	for i := range lengthQuantiles {
+		v := h.ValueAtQuantile(100 * (float64(i) + 0.5) / lengthQuantiles)
+		if v < 1 || v > maxTokensPerRequest {
+			return l, fmt.Errorf("%s histogram holds %d tokens", hist, v)
+		}
+		l.q = append(l.q, int(v))
+	}
+	return l, nil
+}
+
+// Skipped is a point left out of the fit, and why.
+type Skipped struct {
+	Name, Why string
+}
+
+// Points reads the load points of results files (already read and
+// verified by result.Read) that the fit can replay. A point is skipped,
+// with the reason, when it measured too few answers, was stopped early
+// for saturation, failed requests, or its figures are missing.
+func Points(files []*result.File, names []string) ([]Point, []Skipped, error) {
+	var out []Point
+	var skipped []Skipped
+	for fi, f := range files {
+		for i := range f.Points {
+			rp := &f.Points[i]
+			name := untrusted.Text(rp.Label)
+			if len(files) > 1 {
+				name = untrusted.Text(filepath.Base(names[fi])) + ":" + name
+			}
+			if rp.Trial > 0 {
+				name += fmt.Sprintf("#%d", rp.Trial+1)
+			}
+			p, why, err := point(rp)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: point %s: %w", names[fi], name, err)
+			}
+			if why != "" {
+				skipped = append(skipped, Skipped{name, why})
+				continue
+			}
+			p.Name = name
+			p.seed = uint64(len(out) + 1)
+			out = append(out, p)
+		}
+	}
+	return out, skipped, nil
+}
+
+func point(rp *result.Point) (Point, string, error) {
+	p := Point{Mode: rp.Mode, Concurrency: rp.Concurrency, Rate: rp.Rate, Measured: map[string]float64{}}
+	switch {
+	case rp.Incomplete:
+		return p, "incomplete (the run was stopped)", nil
+	case rp.Schedule.Saturation != "":
+		return p, "stopped early for saturation: its queue grew without bound", nil
+	case rp.Schedule.ClientSaturated:
+		return p, "the client, not the server, limited the load", nil
+	case rp.Requests.Completed < MinCompleted:
+		return p, fmt.Sprintf("%d answers, fewer than %d", rp.Requests.Completed, MinCompleted), nil
+	case rp.Requests.Failed > 0:
+		return p, fmt.Sprintf("%d requests failed: the simulator serves every one", rp.Requests.Failed), nil
+	case len(rp.Models) > 0:
+		return p, "a mix of models: the simulator serves one", nil
+	case rp.Tokens.Prompt.Count == 0 || rp.Tokens.Output.Count == 0:
+		return p, "no prompt or output token counts", nil
+	}
+	switch rp.Mode {
+	case result.ModeConcurrency:
+		if rp.Concurrency < 1 || rp.Concurrency > 1<<16 {
+			return p, "", fmt.Errorf("concurrency %d", rp.Concurrency)
+		}
+	case result.ModeRate:
+		if !(rp.Rate >= 0 && rp.Rate <= 1e6) {
+			return p, "", fmt.Errorf("rate %v", rp.Rate)
+		}
+	default:
+		return p, fmt.Sprintf("mode %q is not one the fit replays", untrusted.Text(rp.Mode)), nil
+	}
+	var err error
+	if p.prompt, err = readLengths(&rp.Measured, result.PromptTokensHistogram, rp.Tokens.Prompt); err != nil {
+		return p, "", err
+	}
+	if p.output, err = readLengths(&rp.Measured, result.OutputTokensHistogram, rp.Tokens.Output); err != nil {
+		return p, "", err
+	}
+	p.Requests = min(rp.Requests.Completed, MaxRequests)
+	p.Warmup = min(rp.Requests.Warmup, MaxRequests)
+	if c := rp.Concurrency; rp.Mode == result.ModeConcurrency {
+		// A closed loop needs two rounds of every client to lose the
+		// lockstep of their first requests, and eight more to measure
+		// a steady state: clients that start together finish together.
+		p.Warmup = max(p.Warmup, 2*c)
+		p.Requests = max(p.Requests, 8*c)
+	}
+	// The engine's own figures, where the server reports them, are free
+	// of the network and the client: the client's latencies lose the mean
+	// overhead between the two.
+	overhead := 0.0
+	if o := rp.Overhead; o != nil && o.TTFTMeanMs > 0 && o.TTFTMeanMs < 60_000 {
+		overhead = o.TTFTMeanMs
+	}
+	lat := func(name, fig string) {
+		if s, ok := rp.Latency[name]; ok && s.Count > 0 && s.P50-overhead > 0 {
+			p.Measured[fig] = s.P50 - overhead
+		}
+	}
+	lat(metric.TTFT, FigTTFT)
+	lat(metric.E2E, FigE2E)
+	if s, ok := rp.Latency[metric.TPOT]; ok && s.Count > 0 && s.P50 > 0 {
+		p.Measured[FigTPOT] = s.P50
+	}
+	if v := rp.Throughput.OutputTokens; v > 0 {
+		p.Measured[FigThroughput] = v
+	}
+	if v, ok := rp.Server["server_ttft_mean_s"]; ok && v > 0 && v < 3600 {
+		p.Measured[FigServerTTFT] = 1000 * v
+	}
+	for fig, v := range p.Measured {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+			delete(p.Measured, fig)
+		}
+	}
+	if len(p.Measured) == 0 {
+		return p, "no latency or throughput figures", nil
+	}
+	return p, "", nil
+}
+
+// run is the virtual-time replay of the point.
+func (p Point) run(seed uint64) sim.Run {
+	r := sim.Run{Warmup: p.Warmup, Requests: p.Requests, Seed: seed,
+		Lengths: func(r *rand.Rand) (int, int) { return p.prompt.draw(r), p.output.draw(r) }}
+	if p.Mode == result.ModeConcurrency {
+		r.Concurrency = p.Concurrency
+	} else {
+		r.Rate = p.Rate
+	}
+	return r
+}
