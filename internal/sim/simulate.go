@@ -22,6 +22,11 @@ type Run struct {
 	Lengths func(r *rand.Rand) (prompt, output int)
 	// Seed seeds the arrivals and the lengths: a run is the same every time.
 	Seed uint64
+	// Turnaround is how long after a closed-loop client's answer ends its
+	// next request reaches the engine (the last chunk's way to the client
+	// and the request's way back): any at all, and the request misses the
+	// step that starts as the answer ends, and waits for the next.
+	Turnaround time.Duration
 }
 
 // Sample is one measured request of a Run, in engine time.
@@ -162,7 +167,8 @@ func Simulate(p Profile, run Run) RunResult {
 				res.Samples = append(res.Samples, Sample{Prompt: r.s.promptTokens, Output: r.s.maxTokens, TTFT: r.first.Sub(r.sent), E2E: t.Sub(r.sent)})
 			}
 			if closed && sent < total {
-				pending = append(pending, newReq(sent, t))
+				// Requests in flight are in send order; a turnaround keeps it.
+				pending = append(pending, newReq(sent, t.Add(run.Turnaround)))
 				sent++
 			}
 		}

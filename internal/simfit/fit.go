@@ -28,6 +28,9 @@ type Param struct {
 	set func(*sim.Profile, float64)
 }
 
+// Get reads the parameter's value from a profile.
+func (q Param) Get(p sim.Profile) float64 { return q.get(p) }
+
 func durParam(name string, f func(*sim.Profile) *time.Duration) Param {
 	return Param{Name: name, Duration: true,
 		get: func(p sim.Profile) float64 { return float64(*f(&p)) },
@@ -119,31 +122,42 @@ type Options struct {
 	MaxEvals int
 	// Workers replay points in parallel; 0 is GOMAXPROCS.
 	Workers int
+	// MaxFolds bounds a held-out check's refits; 0 is MaxFolds.
+	MaxFolds int
 }
 
 // Prediction is the figures of a point the twin predicts.
 type Prediction map[string]float64
 
 // Predict replays a point on a profile and computes its figures as a
-// client does (nil when no request finished).
+// client does, the network's round trip included (nil when no request
+// finished).
 func Predict(p sim.Profile, pt Point, seed uint64) Prediction {
-	res := sim.Simulate(p, pt.run(seed))
-	if len(res.Samples) == 0 {
-		return nil
-	}
 	var ttft, e2e, tpot []time.Duration
-	var sum time.Duration
-	for _, s := range res.Samples {
-		ttft = append(ttft, s.TTFT)
-		e2e = append(e2e, s.E2E)
-		sum += s.TTFT
-		if s.Output > 1 {
-			tpot = append(tpot, s.TPOT())
+	var sum, window time.Duration
+	tokens := 0
+	for rep := range max(pt.Repeats, 1) {
+		res := sim.Simulate(p, pt.run(seed<<8|uint64(rep)))
+		for _, s := range res.Samples {
+			ttft = append(ttft, s.TTFT+pt.Network)
+			e2e = append(e2e, s.E2E+pt.Network)
+			sum += s.TTFT
+			if s.Output > 1 {
+				tpot = append(tpot, s.TPOT())
+			}
 		}
+		window += res.Window
+		tokens += res.OutputTokens
+	}
+	if len(ttft) == 0 {
+		return nil
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 	out := Prediction{FigTTFT: ms(sim.Quantile(ttft, 0.5)), FigE2E: ms(sim.Quantile(e2e, 0.5)),
-		FigServerTTFT: ms(sum / time.Duration(len(ttft))), FigThroughput: res.OutputPerSec()}
+		FigServerTTFT: ms(sum / time.Duration(len(ttft)))}
+	if window > 0 {
+		out[FigThroughput] = float64(tokens) / window.Seconds()
+	}
 	if len(tpot) > 0 {
 		out[FigTPOT] = ms(sim.Quantile(tpot, 0.5))
 	}
@@ -181,11 +195,17 @@ func figNames(m map[string]float64) []string {
 	return names
 }
 
-// Loss is the mean soft-L1 loss of the log ratios predicted/measured.
+// Loss is the mean soft-L1 loss of the log ratios predicted/measured,
+// each weighed by (MinNoise / its figure's noise)^2: a median of few or
+// scattered requests counts less than a tight one.
 func Loss(pts []Point, preds []Prediction) float64 {
 	sum, n := 0.0, 0
-	residuals(pts, preds, func(_ Point, _ string, r float64) {
-		sum += 2 * lossScale * lossScale * (math.Sqrt(1+(r/lossScale)*(r/lossScale)) - 1)
+	residuals(pts, preds, func(pt Point, fig string, r float64) {
+		w := 1.0
+		if noise := pt.Noise[fig]; noise > MinNoise {
+			w = (MinNoise / noise) * (MinNoise / noise)
+		}
+		sum += w * 2 * lossScale * lossScale * (math.Sqrt(1+(r/lossScale)*(r/lossScale)) - 1)
 		n++
 	})
 	if n == 0 {
@@ -292,7 +312,7 @@ func Fit(base sim.Profile, params []Param, pts []Point, opts Options) (*Fitted, 
 			break
 		}
 		res, err := optimize.Minimize(optimize.Problem{Func: f}, x,
-			&optimize.Settings{FuncEvaluations: left, Converger: &optimize.FunctionConverge{Absolute: 1e-7, Relative: 1e-6, Iterations: 20 * len(params)}},
+			&optimize.Settings{FuncEvaluations: left, Converger: &optimize.FunctionConverge{Absolute: 1e-7, Relative: 1e-6, Iterations: 15 * len(params)}},
 			&optimize.NelderMead{SimplexSize: size})
 		if res == nil {
 			return nil, fmt.Errorf("optimize: %w", err)

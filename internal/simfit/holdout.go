@@ -46,7 +46,11 @@ func CrossValidate(base sim.Profile, params []Param, pts []Point, opts Options) 
 	if len(pts) < 2 {
 		return nil, ErrTooFewPoints
 	}
-	k := min(len(pts), MaxFolds)
+	k := MaxFolds
+	if opts.MaxFolds > 0 {
+		k = opts.MaxFolds
+	}
+	k = min(len(pts), k)
 	v := &Validation{Folds: k}
 	for fold := range k {
 		var train, test []Point
@@ -62,17 +66,7 @@ func CrossValidate(base sim.Profile, params []Param, pts []Point, opts Options) 
 			return nil, err
 		}
 		v.Scales = append(v.Scales, f.Scales)
-		preds := predictAll(f.Profile, test, opts.Workers)
-		for i, p := range test {
-			for _, fig := range figNames(p.Measured) {
-				m := p.Measured[fig]
-				row := HeldOut{Point: p.Name, Figure: fig, Measured: m, Predicted: preds[i][fig], Error: math.Inf(1)}
-				if row.Predicted > 0 {
-					row.Error = (row.Predicted - m) / m
-				}
-				v.Rows = append(v.Rows, row)
-			}
-		}
+		v.Rows = append(v.Rows, InSample(test, predictAll(f.Profile, test, opts.Workers))...)
 	}
 	// Rows in the points' order, as the tables list them.
 	order := map[string]int{}
@@ -84,11 +78,28 @@ func CrossValidate(base sim.Profile, params []Param, pts []Point, opts Options) 
 	for i, r := range v.Rows {
 		errs[i] = math.Abs(r.Error)
 	}
-	v.MedianAbsError = medianOf(errs)
+	v.MedianAbsError = Median(errs)
 	return v, nil
 }
 
-func medianOf(xs []float64) float64 {
+// InSample lists each figure of the points beside its prediction.
+func InSample(pts []Point, preds []Prediction) []HeldOut {
+	var rows []HeldOut
+	for i, p := range pts {
+		for _, fig := range figNames(p.Measured) {
+			m := p.Measured[fig]
+			row := HeldOut{Point: p.Name, Figure: fig, Measured: m, Predicted: preds[i][fig], Error: math.Inf(1)}
+			if row.Predicted > 0 {
+				row.Error = (row.Predicted - m) / m
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// Median is the median of xs (0 for none).
+func Median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}

@@ -15,6 +15,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"time"
 
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
@@ -44,9 +45,20 @@ type Point struct {
 	// Warmup and Requests are the requests simulated: the point's own,
 	// bounded (see MaxRequests).
 	Warmup, Requests int
+	// Repeats is how many times the point is replayed, each with its own
+	// arrivals and lengths, its requests pooled.
+	Repeats int
+	// Network is the client's round trip to the server, which the
+	// client's latencies include and the engine's do not: added to the
+	// predicted TTFT and end-to-end latency, and the delay before a
+	// closed-loop client's next request reaches the engine.
+	Network time.Duration
 	// Measured figures by name (Fig*), in milliseconds or tokens/s; a
 	// figure absent was not measured.
 	Measured map[string]float64
+	// Noise is each figure's relative standard error, at least MinNoise:
+	// the fit weighs a figure by how precisely it was measured.
+	Noise map[string]float64
 	prompt   lengths
 	output   lengths
 	// seed is the point's own, for its replays: fixed when the points
@@ -60,22 +72,44 @@ type Point struct {
 // hundreds of times.
 const MaxRequests = 400
 
+// MinNoise is the least relative error a figure is taken to have: the
+// replay's own, and the twin's as a model of a real engine.
+const MinNoise = 0.02
+
+// MinReplay is the fewest measured requests a point's replays make.
+const MinReplay = 200
+
 // MinCompleted is the fewest answers a point needs to be fitted: below,
 // its medians are noise.
 const MinCompleted = 8
 
-// lengths draws request lengths from a measured distribution: 64
-// quantiles of its histogram, one picked at random per request.
+// lengths holds a measured distribution of request lengths: 64
+// quantiles of its histogram (or its mean alone).
 type lengths struct {
 	q    []int
 	mean float64
 }
 
-func (l lengths) draw(r *rand.Rand) int {
-	if len(l.q) == 0 {
-		return int(math.Round(l.mean))
+// stratified draws lengths from the quantiles in shuffled rounds, each
+// quantile once a round: the replay's lengths then follow the measured
+// distribution closely even over a few hundred requests, where drawing
+// each at random would leave its medians a few percent to luck, a bias
+// the fit would chase.
+type stratified struct {
+	l    lengths
+	perm []int
+}
+
+func (s *stratified) draw(r *rand.Rand) int {
+	if len(s.l.q) == 0 {
+		return int(math.Round(s.l.mean))
 	}
-	return l.q[r.IntN(len(l.q))]
+	if len(s.perm) == 0 {
+		s.perm = r.Perm(len(s.l.q))
+	}
+	i := s.perm[0]
+	s.perm = s.perm[1:]
+	return s.l.q[i]
 }
 
 const lengthQuantiles = 64
@@ -118,19 +152,25 @@ type Skipped struct {
 // Points reads the load points of results files (already read and
 // verified by result.Read) that the fit can replay. A point is skipped,
 // with the reason, when it measured too few answers, was stopped early
-// for saturation, failed requests, or its figures are missing.
-func Points(files []*result.File, names []string) ([]Point, []Skipped, error) {
+// for saturation, failed requests, or its figures are missing. network,
+// when not negative, is the client's round trip to the server; negative
+// reads it from each file (see Network).
+func Points(files []*result.File, names []string, network time.Duration) ([]Point, []Skipped, error) {
 	var out []Point
 	var skipped []Skipped
 	for fi, f := range files {
+		net := network
+		if net < 0 {
+			net = Network(f)
+		}
 		for i := range f.Points {
 			rp := &f.Points[i]
 			name := untrusted.Text(rp.Label)
 			if len(files) > 1 {
 				name = untrusted.Text(filepath.Base(names[fi])) + ":" + name
 			}
-			if rp.Trial > 0 {
-				name += fmt.Sprintf("#%d", rp.Trial+1)
+			if rp.Trial > 1 {
+				name += fmt.Sprintf("#%d", rp.Trial)
 			}
 			p, why, err := point(rp)
 			if err != nil {
@@ -140,7 +180,7 @@ func Points(files []*result.File, names []string) ([]Point, []Skipped, error) {
 				skipped = append(skipped, Skipped{name, why})
 				continue
 			}
-			p.Name = name
+			p.Name, p.Network = name, net
 			p.seed = uint64(len(out) + 1)
 			out = append(out, p)
 		}
@@ -148,8 +188,44 @@ func Points(files []*result.File, names []string) ([]Point, []Skipped, error) {
 	return out, skipped, nil
 }
 
+// maxNetwork bounds the round trip read from a file.
+const maxNetwork = time.Second
+
+// Network reads the client's round trip to the server from a results
+// file: the overhead (the client's mean TTFT minus the server's) of its
+// point of least load. Past the knee the two means cover different
+// requests and the difference grows; at the least load they agree within
+// the network, and where the client's mean came out below the server's
+// (no overhead recorded) the network is lost in the noise: 0.
+func Network(f *result.File) time.Duration {
+	var least *result.Point
+	load := func(p *result.Point) float64 {
+		if p.Mode == result.ModeConcurrency {
+			return float64(p.Concurrency)
+		}
+		if p.Rate == 0 {
+			return math.Inf(1) // every request at once
+		}
+		return p.Rate
+	}
+	for i := range f.Points {
+		if p := &f.Points[i]; least == nil || load(p) < load(least) {
+			least = p
+		}
+	}
+	if least == nil || least.Overhead == nil || !(least.Overhead.TTFTMeanMs > 0) {
+		return 0
+	}
+	return min(time.Duration(least.Overhead.TTFTMeanMs*1e6), maxNetwork)
+}
+
+// minTurnaround is the least turnaround a closed-loop client is given:
+// over any network at all, loopback included, its next request misses
+// the step that starts as its answer ends.
+const minTurnaround = 50 * time.Microsecond
+
 func point(rp *result.Point) (Point, string, error) {
-	p := Point{Mode: rp.Mode, Concurrency: rp.Concurrency, Rate: rp.Rate, Measured: map[string]float64{}}
+	p := Point{Mode: rp.Mode, Concurrency: rp.Concurrency, Rate: rp.Rate, Measured: map[string]float64{}, Noise: map[string]float64{}}
 	switch {
 	case rp.Incomplete:
 		return p, "incomplete (the run was stopped)", nil
@@ -194,28 +270,38 @@ func point(rp *result.Point) (Point, string, error) {
 		p.Warmup = max(p.Warmup, 2*c)
 		p.Requests = max(p.Requests, 8*c)
 	}
-	// The engine's own figures, where the server reports them, are free
-	// of the network and the client: the client's latencies lose the mean
-	// overhead between the two.
-	overhead := 0.0
-	if o := rp.Overhead; o != nil && o.TTFTMeanMs > 0 && o.TTFTMeanMs < 60_000 {
-		overhead = o.TTFTMeanMs
+	// The client's latencies include the network and the client, which
+	// the twin does not model: on loopback or a LAN a fraction of a
+	// millisecond. (The point's overhead, client minus server TTFT means,
+	// is not subtracted: past the knee the two means cover different
+	// requests and it reads as tens of milliseconds.)
+	// A median's standard error is about 1.25 standard deviations over
+	// the root of the count; a mean's one.
+	se := func(s result.Summary, of, k float64) float64 {
+		return k * s.Stddev / (of * math.Sqrt(float64(s.Count)))
 	}
 	lat := func(name, fig string) {
-		if s, ok := rp.Latency[name]; ok && s.Count > 0 && s.P50-overhead > 0 {
-			p.Measured[fig] = s.P50 - overhead
+		if s, ok := rp.Latency[name]; ok && s.Count > 0 && s.P50 > 0 {
+			p.Measured[fig] = s.P50
+			p.Noise[fig] = se(s, s.P50, 1.25)
 		}
 	}
 	lat(metric.TTFT, FigTTFT)
 	lat(metric.E2E, FigE2E)
-	if s, ok := rp.Latency[metric.TPOT]; ok && s.Count > 0 && s.P50 > 0 {
-		p.Measured[FigTPOT] = s.P50
-	}
+	lat(metric.TPOT, FigTPOT)
 	if v := rp.Throughput.OutputTokens; v > 0 {
 		p.Measured[FigThroughput] = v
 	}
 	if v, ok := rp.Server["server_ttft_mean_s"]; ok && v > 0 && v < 3600 {
 		p.Measured[FigServerTTFT] = 1000 * v
+		if s, ok := rp.Latency[metric.TTFT]; ok && s.Count > 0 && s.Mean > 0 {
+			p.Noise[FigServerTTFT] = se(s, s.Mean, 1)
+		}
+	}
+	for fig := range p.Measured {
+		if n := p.Noise[fig]; !(n >= MinNoise) { // NaN too
+			p.Noise[fig] = MinNoise
+		}
 	}
 	for fig, v := range p.Measured {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
@@ -225,13 +311,19 @@ func point(rp *result.Point) (Point, string, error) {
 	if len(p.Measured) == 0 {
 		return p, "no latency or throughput figures", nil
 	}
+	// A short point drew few of its lengths, and its medians would be
+	// the replay's luck: it is replayed as often as it takes to make
+	// MinReplay requests, each time the same span of load (a longer one
+	// would change what a queue past the knee grows to).
+	p.Repeats = (MinReplay + p.Requests - 1) / p.Requests
 	return p, "", nil
 }
 
 // run is the virtual-time replay of the point.
 func (p Point) run(seed uint64) sim.Run {
-	r := sim.Run{Warmup: p.Warmup, Requests: p.Requests, Seed: seed,
-		Lengths: func(r *rand.Rand) (int, int) { return p.prompt.draw(r), p.output.draw(r) }}
+	in, out := &stratified{l: p.prompt}, &stratified{l: p.output}
+	r := sim.Run{Warmup: p.Warmup, Requests: p.Requests, Seed: seed, Turnaround: max(p.Network, minTurnaround),
+		Lengths: func(r *rand.Rand) (int, int) { return in.draw(r), out.draw(r) }}
 	if p.Mode == result.ModeConcurrency {
 		r.Concurrency = p.Concurrency
 	} else {
