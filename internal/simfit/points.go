@@ -58,9 +58,9 @@ type Point struct {
 	Measured map[string]float64
 	// Noise is each figure's relative standard error, at least MinNoise:
 	// the fit weighs a figure by how precisely it was measured.
-	Noise map[string]float64
-	prompt   lengths
-	output   lengths
+	Noise  map[string]float64
+	prompt lengths
+	output lengths
 	// seed is the point's own, for its replays: fixed when the points
 	// are read, so a point replays the same in every fold of a fit.
 	seed uint64
