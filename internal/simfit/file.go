@@ -170,6 +170,11 @@ func checkProfile(p sim.Profile) (sim.Profile, error) {
 		if p.KVBlocks > 0 && p.BlockSize == 0 {
 			return p, errors.New("kv_blocks without block_size")
 		}
+		if p.KVBlocks > 0 && p.KVTokens() < p.MaxModelLen {
+			// As Derive refuses: a request of max_model_len could never
+			// finish, preempted again and again.
+			return p, fmt.Errorf("a KV cache of %d tokens holds less than one request of max_model_len %d", p.KVTokens(), p.MaxModelLen)
+		}
 		return p, nil
 	}
 	s := *p.Spec

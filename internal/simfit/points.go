@@ -251,6 +251,12 @@ func point(rp *result.Point) (Point, string, error) {
 		if !(rp.Rate >= 0 && rp.Rate <= 1e6) {
 			return p, "", fmt.Errorf("rate %v", rp.Rate)
 		}
+		// The rate the client sent at, not the one asked: a short point's
+		// Poisson draw can fall a quarter short of its target, and the
+		// replay should offer what the server was offered.
+		if r := rp.Schedule.SendRate; rp.Rate > 0 && r > 0 && r <= 1e6 {
+			p.Rate = r
+		}
 	default:
 		return p, fmt.Sprintf("mode %q is not one the fit replays", untrusted.Text(rp.Mode)), nil
 	}
