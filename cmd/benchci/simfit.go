@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,12 +31,14 @@ replays every load point of the results files on the simulator's engine, in
 virtual time (the same scheduler, KV cache and step costs as 'benchci sim',
 on a simulated clock), and moves the profile's parameters until the
 replayed points' TTFT, TPOT and end-to-end medians and output throughput
-come closest to the measured ones. Each point replays its own workload:
-its concurrency (a closed loop) or rate (Poisson arrivals), and prompt and
-output lengths drawn from its token histograms (the server's prompt count,
-chat template included). Where the results hold the server's own metrics
-(vLLM's mean TTFT), it is fitted too, and the client's latencies lose the
-network's share (the point's overhead).
+come closest to the measured ones. Each point replays its own workload: its
+concurrency (a closed loop) or the rate it was sent at (Poisson arrivals),
+and prompt and output lengths drawn from its token histograms (the server's
+prompt count, chat template included). Where the results hold the server's
+own mean TTFT (vLLM's metrics), it is fitted too. The client's latencies hold
+the network's round trip, the twin's do not: it is added to the replay, and
+delays a closed-loop client's next request past the step under way (--network;
+by default each file's overhead, client minus server TTFT, at its least load).
 
 The parameters depend on the profile the fit starts from (--profile, or the
 simulator profile the results were measured on):
@@ -50,25 +53,28 @@ Name the same engine knobs the server ran (--max-num-seqs,
 
 The loss is the mean soft-L1 of log(predicted/measured) over every figure of
 every point (squared up to about 25% off, linear beyond, so one point past
-the knee cannot drag the others); the optimizer is Nelder-Mead over the
-parameters' log-scales, restarted once, deterministic. Points that failed
-requests, were stopped for saturation or measured fewer than 8 answers are
-left out, and listed.
+the knee cannot drag the others), each figure weighed by how precisely it was
+measured (its standard error, at least 2%). The optimizer is Nelder-Mead over
+the parameters' log-scales from the base profile, restarted from its answer
+with smaller simplexes; it is deterministic. Points that failed requests,
+were stopped for saturation or measured fewer than 8 answers are left out,
+and listed. A fit of a few points takes seconds; the held-out check one
+fit per fold.
 
 The answer leads: the held-out error, the median |predicted - measured| /
 measured of each point's figures predicted by a fit that did not see the
-point (leave-one-out, or 8 folds beyond 8 points; --folds 0 skips it). It is
-the error to expect of a what-if near the points measured; the in-sample
-error beside it is always smaller. A parameter whose fitted value moves a lot
-from fold to fold is not pinned by the points: measure where it matters
-(long contexts at load tell bandwidth from fixed overhead, long prompts
-compute).
+point (leave-one-out up to --folds points, --folds folds beyond; --folds 0
+skips it). It is the error to expect of a what-if near the points measured;
+the in-sample error beside it flatters the twin. A parameter whose fitted
+value moves a lot from fold to fold is not pinned by the points: measure
+where it matters (long contexts at load tell bandwidth from fixed overhead,
+long prompts compute).
 
 --out writes the fitted profile: a suite names it as
 b.target.sim('file:fitted.json') (its knobs overridable as for any profile),
 or, for a what-if on other cards, as b.target.simSpec('llama-3-8b', 'h200',
 tp=2, weights='fp8', max_num_seqs=512, fitted='fitted.json'): the cards
-there, the fitted efficiencies.`,
+there, the fitted efficiencies. Paths are relative to the suite.`,
 		Example: `  benchci sim fit results/chat.json --profile llama-3-8b@h100-sxm --out fitted.json
   benchci sim fit results/*.json --profile llama-3-70b@h100-sxm-tp4-fp8 --max-num-seqs 128
   benchci sim fit results/chat.json --params memory_efficiency,step_overhead,seq_overhead
@@ -121,6 +127,10 @@ there, the fitted efficiencies.`,
 				return err
 			}
 			w := o.say()
+			if far := farPoints(fitted, val, pts); len(far) > 0 {
+				fmt.Fprintf(w, "\nnote: %s %s off by more than 25%%: near or past the knee a queue's wait turns on which arrivals came, which no twin predicts; the fit weighs such errors linearly, so they pull no harder than in proportion\n",
+					strings.Join(far, ", "), map[bool]string{true: "is", false: "are"}[len(far) == 1])
+			}
 			if len(skipped) > 0 {
 				fmt.Fprintf(w, "\nleft out:%s\n", skippedLines(skipped))
 			}
@@ -151,7 +161,8 @@ there, the fitted efficiencies.`,
 	cmd.Flags().IntVar(&maxTokens, "max-batched-tokens", 0, "the server's max_num_batched_tokens (default: the profile's)")
 	cmd.Flags().IntVar(&folds, "folds", simfit.MaxFolds, "held-out folds: each refits without a share of the points and predicts them (0: no held-out check)")
 	cmd.Flags().StringVar(&out, "out", "", "write the fitted profile to this file")
-	cmd.Flags().DurationVar(&network, "network", -1, "the client's round trip to the server, which the client's latencies hold and the engine's do not (default: each file's overhead at its least load, else 0)")
+	// No default shown: 0 is a round trip too, so unset is told by Changed.
+	cmd.Flags().DurationVar(&network, "network", 0, "the client's round trip to the server, which the client's latencies hold and the engine's do not (default: each file's overhead at its least load, else 0)")
 	format = addFormat(cmd)
 	return cmd
 }
@@ -168,6 +179,9 @@ func fitBase(name string, files []*result.File, maxSeqs, maxTokens int) (sim.Pro
 				return sim.Profile{}, fmt.Errorf("the results were measured on simulator profiles %s and %s: name the one to start from with --profile", untrusted.Text(name), untrusted.Text(f.Target.Sim.Name))
 			}
 			name = f.Target.Sim.Name
+		}
+		if strings.HasSuffix(name, "+overrides") {
+			return sim.Profile{}, fmt.Errorf("the results were measured on %s, a profile the suite changed: name the one to start from with --profile (and the server's knobs with --max-num-seqs, --max-batched-tokens)", untrusted.Text(name))
 		}
 	}
 	var p sim.Profile
@@ -285,6 +299,22 @@ func paramCell(q simfit.Param, v float64) report.Cell {
 		return report.Number(v, fmt.Sprintf("%.2f µs", v/1e3))
 	}
 	return report.Number(v, fmt.Sprintf("%.3f", v))
+}
+
+// farPoints names the points with a figure off by more than 25%, held
+// out where there was a held-out check.
+func farPoints(f *simfit.Fitted, v *simfit.Validation, pts []simfit.Point) []string {
+	rows := simfit.InSample(pts, f.Predictions)
+	if v != nil {
+		rows = v.Rows
+	}
+	var out []string
+	for _, r := range rows {
+		if math.Abs(r.Error) > 0.25 && !slices.Contains(out, r.Point) {
+			out = append(out, r.Point)
+		}
+	}
+	return out
 }
 
 func medianAbs(rows []simfit.HeldOut) float64 {

@@ -91,6 +91,7 @@ func TestParseRefuses(t *testing.T) {
 		{"too many sequences", with(func(p *sim.Profile) { p.MaxNumSeqs = 1 << 30 }), "max_num_seqs"},
 		{"negative step", with(func(p *sim.Profile) { p.StepBase = -1 }), "step_base"},
 		{"free steps", with(func(p *sim.Profile) { p.StepBase, p.DecodePerSeq = 0, 0 }), "no time"},
+		{"a cache shorter than a request", with(func(p *sim.Profile) { p.KVBlocks, p.BlockSize = 4, 16 }), "less than one request"},
 		{"efficiency above 1", spec(func(s *sim.Spec) { s.MemoryEfficiency = 1.5 }), "efficiencies"},
 		{"negative overhead", spec(func(s *sim.Spec) { s.StepOverhead = -time.Millisecond }), "step_overhead"},
 		{"a model of absurd size", spec(func(s *sim.Spec) { s.Model.Layers = 1 << 30 }), "layers"},
