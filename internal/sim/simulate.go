@@ -46,7 +46,8 @@ func (s Sample) TPOT() time.Duration {
 
 // RunResult is what Simulate measured.
 type RunResult struct {
-	// Samples are the measured requests that finished, in send order.
+	// Samples are the measured requests that finished, in the order
+	// they finished.
 	Samples []Sample
 	// Window is from the first measured request's send to the last's; a
 	// client's window is a stretch of steady load in the same way.
@@ -111,7 +112,10 @@ func Simulate(p Profile, run Run) RunResult {
 			pending = append(pending, newReq(sent, at))
 		}
 	}
-	var inFlight []*req
+	// inFlight finds a sequence's request; only the step's sequences
+	// are looked at after it, so a step costs its batch, not every client.
+	inFlight := map[*seq]*req{}
+	var stepped []*seq
 	var res RunResult
 	// The window's output tokens are counted as steps end: from the
 	// first measured send, until the last measured request has been sent
@@ -135,7 +139,7 @@ func Simulate(p Profile, run Run) RunResult {
 				windowEnd = r.sent
 			}
 			e.waiting = append(e.waiting, r.s)
-			inFlight = append(inFlight, r)
+			inFlight[r.s] = r
 		}
 		ended = sent == total && len(pending) == 0
 		b := e.schedule(t)
@@ -150,30 +154,29 @@ func Simulate(p Profile, run Run) RunResult {
 		before := e.generated.Load()
 		t = t.Add(e.cost(b))
 		res.Steps++
+		stepped = append(stepped[:0], e.running...)
 		e.emit()
 		if !windowStart.IsZero() && t.After(windowStart) && (!ended || !t.After(windowEnd)) {
 			res.OutputTokens += int(e.generated.Load() - before)
 		}
-		kept := inFlight[:0]
-		for _, r := range inFlight {
+		for _, sq := range stepped {
+			r := inFlight[sq]
 			if r.first.IsZero() && r.s.produced.Load() > 0 {
 				r.first = t
 			}
 			if !r.s.finished.Load() {
-				kept = append(kept, r)
 				continue
 			}
+			delete(inFlight, sq)
 			if r.measured {
 				res.Samples = append(res.Samples, Sample{Prompt: r.s.promptTokens, Output: r.s.maxTokens, TTFT: r.first.Sub(r.sent), E2E: t.Sub(r.sent)})
 			}
 			if closed && sent < total {
-				// Requests in flight are in send order; a turnaround keeps it.
+				// A step's sends share its time: pending stays in time order.
 				pending = append(pending, newReq(sent, t.Add(run.Turnaround)))
 				sent++
 			}
 		}
-		clear(inFlight[len(kept):])
-		inFlight = kept
 	}
 	res.Unserved = len(inFlight) + len(pending)
 	res.Preemptions = e.preemptions.Load()

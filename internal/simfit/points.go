@@ -322,8 +322,26 @@ func point(rp *result.Point) (Point, string, error) {
 	// MinReplay requests, each time the same span of load (a longer one
 	// would change what a queue past the knee grows to).
 	p.Repeats = (MinReplay + p.Requests - 1) / p.Requests
+	perRequest := p.prompt.mean + p.output.mean
+	if work := float64(p.Repeats*(p.Warmup+p.Requests)) * perRequest; work > MaxReplayTokens {
+		// Fewer requests, down to one round of each client measured
+		// after one of warm-up; beyond that the point is too large.
+		scale := MaxReplayTokens / work
+		p.Warmup = max(int(float64(p.Warmup)*scale), p.Concurrency)
+		p.Requests = max(int(float64(p.Requests)*scale), p.Concurrency, 1)
+		p.Repeats = 1
+		if work := float64(p.Warmup+p.Requests) * perRequest; work > MaxReplayTokens {
+			return p, fmt.Sprintf("its replay would compute %.0f million tokens, more than the %d million a point may: the fit replays every point hundreds of times", work/1e6, MaxReplayTokens/1_000_000), nil
+		}
+	}
 	return p, "", nil
 }
+
+// MaxReplayTokens bounds the tokens one replay of a point computes (a
+// closed loop of 256 clients replays 2,560 requests, 3 million tokens
+// at 1,000 in and 200 out), so that a file cannot make the fit run for
+// days.
+const MaxReplayTokens = 20_000_000
 
 // run is the virtual-time replay of the point.
 func (p Point) run(seed uint64) sim.Run {
