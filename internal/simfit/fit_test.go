@@ -40,7 +40,7 @@ func readPoints(t testing.TB, path string) []Point {
 // TestRecover hides a perturbed profile, measures a sweep on it (1,500
 // requests a point, as a run of tens of seconds makes), and fits the
 // unperturbed one to the measurements: the fit must find the hidden
-// parameters within 5%. It also fails a fit that stays at its start: every
+// parameters within 5%, and a fit from cards must carry to other cards. It also fails a fit that stays at its start: every
 // case moves every parameter by 15% or more.
 func TestRecover(t *testing.T) {
 	if testing.Short() {
@@ -88,6 +88,9 @@ func TestRecover(t *testing.T) {
 			if f.Loss > Loss(pts, predictAll(c.base, pts, 0)) {
 				t.Errorf("the fit's loss %v is above the base's", f.Loss)
 			}
+			if c.base.Spec != nil {
+				whatIf(t, hidden, f.Profile)
+			}
 		})
 	}
 }
@@ -117,5 +120,34 @@ func TestPredictMovesWithParams(t *testing.T) {
 	p, _ := apply(base, params, []float64{math.Log(2), 0, 0})
 	if p.StepBase != 12*time.Millisecond || p.DecodePerSeq != base.DecodePerSeq {
 		t.Errorf("apply: step_base %v decode %v", p.StepBase, p.DecodePerSeq)
+	}
+}
+
+// whatIf moves a fit from cards to others (H200, tensor parallel 2, FP8,
+// max_num_seqs 512) and checks that the fitted efficiencies predict the
+// hidden engine there within 5%, at one client and at 256.
+func whatIf(t *testing.T, hidden, fitted sim.Profile) {
+	t.Helper()
+	h200, _ := sim.LookupGPU("h200")
+	on := func(p sim.Profile) sim.Profile {
+		s := *p.Spec
+		s.GPU, s.TP, s.Weights = h200, 2, "fp8"
+		d, err := sim.Derive(s, sim.Knobs{MaxNumSeqs: 512})
+		must(t, err)
+		return d
+	}
+	for _, l := range []sim.Load{{Concurrency: 1, Input: 2000, Output: 200, Requests: 16, Staggered: true},
+		{Concurrency: 256, Input: 1000, Output: 200, Requests: 2048, Staggered: true}} {
+		want, got := sim.ClosedLoop(on(hidden), l), sim.ClosedLoop(on(fitted), l)
+		for _, f := range []struct {
+			name      string
+			got, want float64
+		}{{"ttft", float64(got.TTFT), float64(want.TTFT)}, {"tpot", float64(got.TPOT), float64(want.TPOT)}, {"output tok/s", got.OutputPerSec, want.OutputPerSec}} {
+			e := (f.got - f.want) / f.want
+			t.Logf("what-if at %d clients: %s %+.2f%%", l.Concurrency, f.name, 100*e)
+			if math.Abs(e) > 0.05 {
+				t.Errorf("what-if on h200-tp2-fp8 at %d clients: %s %.4g, the hidden engine's %.4g: %+.1f%%", l.Concurrency, f.name, f.got, f.want, 100*e)
+			}
+		}
 	}
 }
