@@ -150,7 +150,7 @@ there, the fitted efficiencies. Paths are relative to the suite.`,
 				if base.Spec != nil {
 					what += fmt.Sprintf(", or on other cards b.target.simSpec('%s', '%s', fitted='%s')", base.Spec.Model.Name, base.Spec.GPU.Name, out)
 				}
-				fmt.Fprintf(w, "\nwrote %s; a suite names it as %s\n", out, what)
+				fmt.Fprintf(w, "\nwrote %s; a suite names it as %s, the path relative to the suite's directory\n", out, what)
 			}
 			return o.flush()
 		},

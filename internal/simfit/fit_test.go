@@ -2,6 +2,7 @@ package simfit
 
 import (
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -149,5 +150,48 @@ func whatIf(t *testing.T, hidden, fitted sim.Profile) {
 				t.Errorf("what-if on h200-tp2-fp8 at %d clients: %s %.4g, the hidden engine's %.4g: %+.1f%%", l.Concurrency, f.name, f.got, f.want, 100*e)
 			}
 		}
+	}
+}
+
+// TestFitIsDeterministic fits and cross-validates a small sweep with one
+// worker and with four: the answers are the same to the bit, as the
+// golden file of benchci sim fit needs, and the held-out check holds out
+// each point once.
+func TestFitIsDeterministic(t *testing.T) {
+	t.Parallel()
+	tiny, _ := sim.Lookup("tiny")
+	pts := readPoints(t, synthesize(t, tiny, []load{
+		{concurrency: 1, in: [2]int{50, 150}, out: [2]int{5, 10}},
+		{concurrency: 4, in: [2]int{50, 150}, out: [2]int{5, 10}},
+		{rate: 50, in: [2]int{300, 600}, out: [2]int{5, 10}},
+	}))
+	params, err := ParamsFor(tiny, nil)
+	must(t, err)
+	var fits []*Fitted
+	var vals []*Validation
+	for _, workers := range []int{1, 4} {
+		opts := Options{MaxEvals: 40, Workers: workers}
+		f, err := Fit(tiny, params, pts, opts)
+		must(t, err)
+		v, err := CrossValidate(tiny, params, pts, opts)
+		must(t, err)
+		fits, vals = append(fits, f), append(vals, v)
+	}
+	if !reflect.DeepEqual(fits[0].Values, fits[1].Values) || fits[0].Loss != fits[1].Loss || fits[0].Evals != fits[1].Evals {
+		t.Errorf("1 worker: %v (loss %v), 4 workers: %v (loss %v)", fits[0].Values, fits[0].Loss, fits[1].Values, fits[1].Loss)
+	}
+	if !reflect.DeepEqual(vals[0], vals[1]) {
+		t.Errorf("held-out checks differ with the workers")
+	}
+	v := vals[0]
+	figures := 0
+	for _, p := range pts {
+		figures += len(p.Measured)
+	}
+	if v.Folds != 3 || len(v.Rows) != figures || len(v.Scales) != 3 {
+		t.Errorf("%d folds, %d rows, %d fits; want 3, %d, 3", v.Folds, len(v.Rows), len(v.Scales), figures)
+	}
+	if fits[0].Evals > 40 {
+		t.Errorf("%d evaluations, more than the 40 allowed", fits[0].Evals)
 	}
 }
