@@ -284,9 +284,10 @@ func apply(base sim.Profile, params []Param, x []float64) (sim.Profile, float64)
 
 // Fit finds the parameters that make the base profile predict the points
 // best: Nelder-Mead over log-scales of the base's values, from the base,
-// restarted once from its answer with a fresh simplex (a simplex can
+// restarted from its answer with fresh, smaller simplexes (a simplex can
 // collapse early on a loss that steps as requests change places in the
-// batch). It is deterministic: same points, same answer.
+// batch). It is deterministic: same points, same answer, whatever the
+// workers.
 func Fit(base sim.Profile, params []Param, pts []Point, opts Options) (*Fitted, error) {
 	if len(pts) == 0 {
 		return nil, errors.New("no points to fit")
