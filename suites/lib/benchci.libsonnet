@@ -14,9 +14,9 @@
 
   target:: {
     // sim runs the embedded simulator with a named profile: a constant one
-    // (llama3-8b-h100, llama3-70b-h100x4, llama3-8b-h100-spec, tiny) or one
-    // derived from cards, model@gpu[-tpN][-fp8][-kvfp8], e.g.
-    // 'llama-3-70b@h100-sxm-tp4' (see simSpec).
+    // (llama3-8b-h100, llama3-70b-h100x4, llama3-8b-h100-spec, tiny), one from
+    // cards, model@gpu[-tpN][-fp8][-kvfp8], e.g. 'llama-3-70b@h100-sxm-tp4'
+    // (see simSpec), or 'file:fitted.json' (benchci sim fit --out; suite-relative).
     // Named arguments override the profile's constants, e.g.
     // sim('llama3-8b-h100', max_num_seqs=128) to model a config change.
     // faults makes it misbehave: { error_rate, reset_rate, stall_rate,
@@ -36,11 +36,11 @@
     // kv_heads, head_dim, intermediate, vocab, context_len } for a model;
     // { name, memory_gib, bandwidth_gbs, tflops: { bf16, fp8 }, link_gbs,
     // all_reduce_us } for a GPU), with vLLM's knobs; weights and kv_cache
-    // are 'bf16' or 'fp8'. Efficiencies override the engine's achieved
-    // shares of the card's peaks.
+    // are 'bf16' or 'fp8'. Efficiencies override the engine's achieved shares
+    // of the card's peaks, or those of fitted='fitted.json' (benchci sim fit).
     simSpec(model, gpu, tp=null, weights=null, kv_cache=null, gpu_memory_utilization=null, block_size=null,
             max_model_len=null, chunked_prefill=null, max_num_seqs=null, max_batched_tokens=null,
-            memory_efficiency=null, compute_efficiency=null, step_overhead=null, faults=null)::
+            memory_efficiency=null, compute_efficiency=null, step_overhead=null, fitted=null, faults=null)::
       local o = std.prune({ max_num_seqs: max_num_seqs, max_batched_tokens: max_batched_tokens });
       {
         kind: 'sim',
@@ -48,7 +48,7 @@
           model: model, gpu: gpu, tp: tp, weights: weights, kv_cache: kv_cache,
           gpu_memory_utilization: gpu_memory_utilization, block_size: block_size, max_model_len: max_model_len,
           chunked_prefill: chunked_prefill, memory_efficiency: memory_efficiency,
-          compute_efficiency: compute_efficiency, step_overhead: step_overhead,
+          compute_efficiency: compute_efficiency, step_overhead: step_overhead, fitted: fitted,
         }),
         [if std.length(o) > 0 then 'sim']: o,
         [if faults != null then 'faults']: faults,
