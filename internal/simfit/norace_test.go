@@ -1,0 +1,5 @@
+//go:build !race
+
+package simfit
+
+const raceEnabled = false
