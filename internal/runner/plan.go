@@ -67,6 +67,10 @@ func planFor(s *suite.Suite) (plan, error) {
 	return nil, fmt.Errorf("unknown sweep kind %q", sw.Kind)
 }
 
+// trialStreams separates the arrival streams of a sweep's trials, above
+// any point's index and any capacity probe's rate × 1000.
+const trialStreams = 1 << 24
+
 // explicitPlan runs the listed loads, trials times over.
 type explicitPlan struct {
 	loads  []load
@@ -82,6 +86,12 @@ func (p *explicitPlan) run(ctx context.Context, ex *executor) error {
 			if ctx.Err() != nil {
 				return nil
 			}
+			// Each trial draws its own arrivals (the first the ones a
+			// single-trial run draws): trials then average out one draw's
+			// luck, as a point's note on its offered rate advises, where
+			// repeating one draw would repeat its shortfall in every trial.
+			// A baseline and a candidate still draw the same ones.
+			ld.arrivalStream += trial * trialStreams
 			if _, err := ex.run(ctx, ld, PointInfo{Index: trial*len(p.loads) + i, Total: total, Trial: trial + 1}); err != nil {
 				return err
 			}

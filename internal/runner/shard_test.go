@@ -1,15 +1,20 @@
 package runner
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/loadgen"
 	"github.com/benchci/benchci/internal/offered"
+	"github.com/benchci/benchci/internal/requestlog"
 	"github.com/benchci/benchci/internal/sim"
 )
 
@@ -116,5 +121,57 @@ b.suite {
 		if sharded := sh.Count > 1; sharded == read {
 			t.Errorf("shard %+v: overhead %+v, notes %q", sh, pt.Overhead, f.Notes)
 		}
+	}
+}
+
+// Each trial of a point draws its own arrivals: the same draw in every
+// trial would repeat one draw's shortfall (a "2 req/s" point that offered
+// 1.47 in all four trials), where trials should average it out.
+func TestTrialsDrawTheirOwnArrivals(t *testing.T) {
+	t.Parallel()
+	srv := tokenizerServer(t, 0, 1, true)
+	src := fmt.Sprintf(`local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'trials',
+  target: b.target.url('%s', model='m'),
+  workload: { input_tokens: b.dist.fixed(8), output_tokens: b.dist.fixed(1), prompts: b.prompts.synthetic(calibrate=false) },
+  sweep: b.sweep.rates([20], duration='1s', warmup='0s'),
+  trials: 2,
+}`, srv.URL)
+	l, err := suitefile.LoadSource("trials.jsonnet", src, suitefile.Options{Known: Known()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	rl := requestlog.New(&buf, false)
+	if _, err := Run(context.Background(), inputOf(l), Options{Requests: rl, Reruns: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rl.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The scheduled times (send minus lag), from each trial's first.
+	due := map[int][]time.Duration{}
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var r requestlog.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		due[r.Trial] = append(due[r.Trial], time.Duration(r.Sent.Add(-time.Duration(r.LagMs*float64(time.Millisecond))).UnixNano()))
+	}
+	offsets := func(ds []time.Duration) []time.Duration {
+		slices.Sort(ds)
+		var out []time.Duration
+		for _, d := range ds[1:] {
+			out = append(out, (d - ds[0]).Round(time.Millisecond))
+		}
+		return out
+	}
+	a, b := offsets(due[1]), offsets(due[2])
+	if len(a) < 5 || len(b) < 5 {
+		t.Fatalf("trials sent %d and %d requests", len(a)+1, len(b)+1)
+	}
+	if slices.Equal(a[:5], b[:5]) {
+		t.Errorf("both trials were scheduled alike: %v", a[:5])
 	}
 }
