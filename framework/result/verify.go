@@ -250,13 +250,16 @@ func (m *Measured) verify() error {
 		{"canceled", r.Canceled}, {"client_limited", r.ClientLimited}, {"abandoned", r.Abandoned}, {"attempts", r.Attempts}, {"gave_up", r.GaveUp},
 		{"tokens.output_mismatch", m.Tokens.OutputMismatch}, {"tokens.prompt_mismatch", m.Tokens.PromptMismatch}, {"tokens.reasoning", m.Tokens.Reasoning},
 		{"tokens.out_of_range", m.Tokens.OutOfRange}, {"tokens.empty_answers", m.Tokens.EmptyAnswers}, {"tokens.usage_rejected", m.Tokens.UsageRejected},
-		{"tokens.chunk_gaps", m.Tokens.ChunkGaps}, {"tokens.coalesced_gaps", m.Tokens.CoalescedGaps}, {"tokens.coalesced_first", m.Tokens.CoalescedFirst}} {
+		{"tokens.chunk_gaps", m.Tokens.ChunkGaps}, {"tokens.coalesced_gaps", m.Tokens.CoalescedGaps}, {"tokens.coalesced_first", m.Tokens.CoalescedFirst}, {"tokens.spread_gaps", m.Tokens.SpreadGaps}} {
 		if c.n < 0 {
 			return fmt.Errorf("%s is %d: %w", c.name, c.n, ErrInconsistent)
 		}
 	}
 	if r.Completed+r.Failed != r.Sent {
 		return fmt.Errorf("sent %d is not completed %d + failed %d: %w", r.Sent, r.Completed, r.Failed, ErrInconsistent)
+	}
+	if t := m.Tokens; t.CoalescedGaps+t.SpreadGaps > t.ChunkGaps {
+		return fmt.Errorf("%d coalesced and %d spread of %d chunk gaps: %w", t.CoalescedGaps, t.SpreadGaps, t.ChunkGaps, ErrInconsistent)
 	}
 	if r.Good > r.Completed {
 		return fmt.Errorf("good %d above completed %d: %w", r.Good, r.Completed, ErrInconsistent)
