@@ -317,27 +317,45 @@ func Figures(snaps []Snapshot) map[string]float64 {
 // Sampler scrapes /metrics every interval until stopped.
 type Sampler struct {
 	snaps []Snapshot
-	stop  chan struct{}
-	done  chan struct{}
+	// inFlight holds, for each snapshot, the client's requests in flight
+	// around its scrape (the fewer of before and after); nil without a
+	// count to read.
+	inFlight []int64
+	stop     chan struct{}
+	done     chan struct{}
 }
 
-// Sample starts scraping baseURL now and every interval.
-func Sample(ctx context.Context, baseURL string, interval time.Duration) *Sampler {
+// Sample starts scraping baseURL now and every interval. inFlight, when
+// not nil, counts the client's requests in flight: read around each
+// scrape, it gives the queue the engine's gauges may not see (Held).
+func Sample(ctx context.Context, baseURL string, interval time.Duration, inFlight func() int64) *Sampler {
 	s := &Sampler{stop: make(chan struct{}), done: make(chan struct{})}
+	scrape := func() {
+		var before int64
+		if inFlight != nil {
+			before = inFlight()
+		}
+		snap, err := Scrape(ctx, baseURL)
+		if err != nil {
+			return
+		}
+		s.snaps = append(s.snaps, snap)
+		if inFlight != nil {
+			// The fewer: a request that ended during the scrape may have
+			// left the server's gauge already, and is not held.
+			s.inFlight = append(s.inFlight, min(before, inFlight()))
+		}
+	}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
-			if snap, err := Scrape(ctx, baseURL); err == nil {
-				s.snaps = append(s.snaps, snap)
-			}
+			scrape()
 			select {
 			case <-t.C:
 			case <-s.stop:
-				if snap, err := Scrape(ctx, baseURL); err == nil {
-					s.snaps = append(s.snaps, snap)
-				}
+				scrape()
 				return
 			case <-ctx.Done():
 				return
@@ -352,6 +370,38 @@ func (s *Sampler) Stop() map[string]float64 {
 	close(s.stop)
 	<-s.done
 	return Figures(s.snaps)
+}
+
+// Held reads, call after Stop, the most of the client's requests the
+// server held without running them at one scrape: the client's requests
+// in flight minus the engine's running gauge, over the scrapes that read
+// both (n; 0: none, and no figure). Unlike the engine's waiting gauge it
+// counts requests wherever they wait, an HTTP server's queue included
+// (and requests in transit, a few at most); requests of other clients
+// that the server runs make it smaller, never larger.
+func (s *Sampler) Held() (peak float64, n int) { return Held(s.snaps, s.inFlight) }
+
+// Held is Sampler.Held over snapshots and the requests in flight at each.
+func Held(snaps []Snapshot, inFlight []int64) (peak float64, n int) {
+	var running []string
+	for _, f := range figures {
+		if f.key == "running_peak" {
+			running = f.names
+		}
+	}
+	for i, snap := range snaps {
+		if i >= len(inFlight) {
+			break
+		}
+		for _, name := range running {
+			if v, ok := snap[name]; ok {
+				peak = max(peak, float64(inFlight[i])-v)
+				n++
+				break
+			}
+		}
+	}
+	return peak, n
 }
 
 // Unknown returns a few of the metric names the server served when none of

@@ -205,6 +205,14 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		p = q
 		break
 	}
+	if st, ttft := p.ServerTimings, p.Latency[metric.TTFT]; st != nil && ttft.Count > 0 && ttft.Mean > st.PromptMsMean {
+		// The difference the server timings' line prints, recorded with
+		// the queue it measures (time in transit and in the client too).
+		if p.Queue == nil {
+			p.Queue = &result.Queue{}
+		}
+		p.Queue.WaitMsMean = ttft.Mean - st.PromptMsMean
+	}
 	var overheadNote string
 	if p.Overhead, overheadNote = serverOverhead(&p); overheadNote != "" {
 		ex.f.Notes = append(ex.f.Notes, p.Label+": "+overheadNote)
@@ -268,7 +276,7 @@ func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.P
 	}
 	var sampler *engine.Sampler
 	if ex.sess.metrics {
-		sampler = engine.Sample(ctx, ex.sess.tg.Info.URL, time.Second)
+		sampler = engine.Sample(ctx, ex.sess.tg.Info.URL, time.Second, cfg.Progress.InFlight.Load)
 	}
 	var tel []*telemetry.Sampler
 	for _, t := range s.Telemetry {
@@ -325,6 +333,13 @@ func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.P
 	}
 	if sampler != nil {
 		p.Server = sampler.Stop()
+		p.Queue = nil // a rerun's attempt starts afresh
+		if peak, n := sampler.Held(); n > 0 {
+			p.Queue = &result.Queue{HeldPeak: peak, Scrapes: n}
+			if _, ok := p.Server["waiting_peak"]; ok {
+				p.Queue.GaugeBlind = ex.sess.waitingBlind
+			}
+		}
 		if names := sampler.Unknown(); names != nil && !ex.unknownMetricsNoted {
 			ex.unknownMetricsNoted = true
 			ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("the server's /metrics were read, but none of their names is one benchci knows (%s, ...): no server-side figures", strings.Join(names, ", ")))

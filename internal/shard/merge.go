@@ -205,7 +205,7 @@ func mergePoint(ps []*result.Point, idx []int, s *suite.Suite) (result.Point, er
 		}
 	}
 	p := result.Point{Label: first.Label, Mode: first.Mode, Rate: first.Rate, Concurrency: first.Concurrency, Trial: first.Trial,
-		Server: first.Server}
+		Server: first.Server, Queue: first.Queue} // the first shard's view: its own requests in flight
 	m, err := mergeMeasured(ps)
 	if err != nil {
 		return p, err
