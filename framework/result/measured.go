@@ -130,6 +130,10 @@ type Structured struct {
 type Tokens struct {
 	Prompt Summary `json:"prompt"`
 	Output Summary `json:"output"`
+	// PromptAsked summarizes the prompt lengths the same answers asked
+	// for (the suite's distribution as drawn), where Prompt is what the
+	// server counted it was sent; absent in files before it.
+	PromptAsked *Summary `json:"prompt_asked,omitempty"`
 	// Source counts requests by where their output count came from.
 	Source map[string]int `json:"source"`
 	// OutputMismatch counts requests whose output length differs from the

@@ -109,6 +109,11 @@ type Calibration struct {
 	ProbeWords  []int     `json:"probe_words,omitempty"`
 	ProbeTokens []int     `json:"probe_tokens,omitempty"`
 	Residuals   []float64 `json:"residuals,omitempty"`
+	// MinPromptTokens is what the server counted for a prompt of one
+	// word: the shortest prompt it can be sent, its chat template's
+	// tokens included (0: not measured). A requested length below it
+	// cannot be honoured.
+	MinPromptTokens int `json:"min_prompt_tokens,omitempty"`
 }
 
 // Target describes where the requests went.

@@ -41,6 +41,8 @@ const MaxShards = 1024
 const (
 	PromptTokensHistogram = metric.PromptTokensHistogram
 	OutputTokensHistogram = metric.OutputTokensHistogram
+	// PromptTokensAskedHistogram: see metric.PromptTokensAskedHistogram.
+	PromptTokensAskedHistogram = metric.PromptTokensAskedHistogram
 )
 
 // ErrInconsistent marks a file whose figures contradict each other or
@@ -310,7 +312,8 @@ func (m *Measured) verify() error {
 func (m *Measured) verifyHistograms() error {
 	counts := map[string]int64{}
 	for name, enc := range m.Histograms {
-		if _, known := metric.Lookup(name); !known && name != PromptTokensHistogram && name != OutputTokensHistogram {
+		tokens := name == PromptTokensHistogram || name == OutputTokensHistogram || name == PromptTokensAskedHistogram
+		if _, known := metric.Lookup(name); !known && !tokens {
 			return fmt.Errorf("histogram %q is not one benchci records: %w", name, ErrInconsistent)
 		}
 		h, err := DecodeHistogram(enc)
@@ -319,7 +322,7 @@ func (m *Measured) verifyHistograms() error {
 		}
 		counts[name] = h.TotalCount()
 		scale := 1.0
-		if name != PromptTokensHistogram && name != OutputTokensHistogram {
+		if !tokens {
 			scale = 1000
 		}
 		s := Summarize(h, scale)
@@ -328,6 +331,9 @@ func (m *Measured) verifyHistograms() error {
 		}
 		if name == PromptTokensHistogram && m.Tokens.Prompt != s {
 			return fmt.Errorf("prompt tokens do not match their histogram (mean %v, histogram %v): %w", m.Tokens.Prompt.Mean, s.Mean, ErrInconsistent)
+		}
+		if name == PromptTokensAskedHistogram && (m.Tokens.PromptAsked == nil || *m.Tokens.PromptAsked != s) {
+			return fmt.Errorf("prompt tokens asked do not match their histogram: %w", ErrInconsistent)
 		}
 		if name == OutputTokensHistogram && m.Tokens.Output != s {
 			return fmt.Errorf("output tokens do not match their histogram (mean %v, histogram %v): %w", m.Tokens.Output.Mean, s.Mean, ErrInconsistent)
@@ -341,7 +347,10 @@ func (m *Measured) verifyHistograms() error {
 	if n, has := counts[OutputTokensHistogram]; has && m.Batch == nil && (n > ok || n < ok-lost) {
 		return fmt.Errorf("the output_tokens histogram holds %d answers, the point counts %d completed: %w", n, ok, ErrInconsistent)
 	}
-	for _, name := range append(metric.Names(func(d metric.Def) bool { return d.Kind == metric.Latency && d.Scope == metric.PerRequest }), PromptTokensHistogram) {
+	if _, has := counts[PromptTokensAskedHistogram]; m.Tokens.PromptAsked != nil && !has {
+		return fmt.Errorf("prompt tokens asked summarized without their histogram: %w", ErrInconsistent)
+	}
+	for _, name := range append(metric.Names(func(d metric.Def) bool { return d.Kind == metric.Latency && d.Scope == metric.PerRequest }), PromptTokensHistogram, PromptTokensAskedHistogram) {
 		if n := counts[name]; n > ok {
 			return fmt.Errorf("the %s histogram holds %d values, more than the %d answers: %w", name, n, ok, ErrInconsistent)
 		}

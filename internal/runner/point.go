@@ -224,6 +224,9 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		if ex.wl.calFailed != "" {
 			why = " (the prompt calibration failed: see its note)"
 		}
+		if a := p.Tokens.PromptAsked; a != nil {
+			why += fmt.Sprintf("; mean %.1f tokens asked, %.1f sent by the server's count", a.Mean, p.Tokens.Prompt.Mean)
+		}
 		ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("%s: %d of %d prompts (%.0f%%) were more than 5%% off the tokens asked, by the server's usage: the figures are for other prompt lengths than the suite states%s", p.Label, off, n, 100*float64(off)/float64(n), why))
 	}
 	for _, n := range pointNotes(s, &p, max(ex.shard.Count, 1)) {

@@ -351,6 +351,10 @@ func mergeMeasured(ps []*result.Point) (result.Measured, error) {
 	if h := hists[metric.OutputTokensHistogram]; h != nil {
 		m.Tokens.Output = result.Summarize(h, 1)
 	}
+	if h := hists[metric.PromptTokensAskedHistogram]; h != nil {
+		s := result.Summarize(h, 1)
+		m.Tokens.PromptAsked = &s
+	}
 	m.Slices = mergeSlices(ps)
 	// Each model of a mix merges the same way; a shard that sent a model
 	// nothing still counts its window.
