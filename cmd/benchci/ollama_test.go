@@ -57,6 +57,16 @@ func TestOllama(t *testing.T) {
 	serve.Env = append(os.Environ(), env...)
 	var serveLog bytes.Buffer
 	serve.Stdout, serve.Stderr = &serveLog, &serveLog
+	// The model loaded below runs in a child of the server, which holds
+	// the server's output pipe: stop the server so that it stops its
+	// child, and never wait on the pipe for long.
+	serve.WaitDelay = 30 * time.Second
+	stop := func() {
+		if serve.Process.Signal(os.Interrupt) != nil {
+			serve.Process.Kill()
+		}
+		serve.Wait()
+	}
 	if err := serve.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -77,15 +87,16 @@ func TestOllama(t *testing.T) {
 	create.Dir, create.Env = dir, append(os.Environ(), env...)
 	out, err := create.CombinedOutput()
 	if err != nil {
-		serve.Process.Kill()
-		serve.Wait()
+		stop()
 		t.Fatalf("ollama create: %v\n%s", err, out)
 	}
 	// The shortest prompt the engine takes, asked of it directly: the
 	// calibration's one-word prompt in a minimal chat request.
-	floor := minimalChatPromptTokens(t, addr)
-	serve.Process.Kill()
-	serve.Wait()
+	floor, err := minimalChatPromptTokens(addr)
+	stop() // Ollama unloads its models (ends their runners) on an interrupt
+	if err != nil {
+		t.Fatalf("%v\nserver log:\n%s", err, serveLog.String())
+	}
 
 	// The benchmark: the launch target starts `ollama serve` again.
 	envJsonnet := "{"
@@ -186,14 +197,13 @@ func TestOllama(t *testing.T) {
 // minimalChatPromptTokens asks the Ollama at addr for one token after the
 // calibration's one-word prompt (runner.ShortestPrompt) and returns the
 // prompt tokens its usage counts.
-func minimalChatPromptTokens(t *testing.T, addr string) int {
-	t.Helper()
+func minimalChatPromptTokens(addr string) (int, error) {
 	body, _ := json.Marshal(map[string]any{"model": "benchci-tiny", "max_tokens": 1,
 		"messages": []map[string]string{{"role": "user", "content": runner.ShortestPrompt()}}})
 	c := &http.Client{Timeout: time.Minute} // the first request loads the model
 	resp, err := c.Post("http://"+addr+"/v1/chat/completions", "application/json", bytes.NewReader(body))
 	if err != nil {
-		t.Fatal(err)
+		return 0, fmt.Errorf("a minimal chat request: %w", err)
 	}
 	defer resp.Body.Close()
 	var answer struct {
@@ -202,9 +212,9 @@ func minimalChatPromptTokens(t *testing.T, addr string) int {
 		} `json:"usage"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&answer); err != nil || resp.StatusCode != http.StatusOK || answer.Usage.PromptTokens <= 0 {
-		t.Fatalf("a minimal chat request: %s, %v, usage %+v", resp.Status, err, answer.Usage)
+		return 0, fmt.Errorf("a minimal chat request: %s, %v, usage %+v", resp.Status, err, answer.Usage)
 	}
-	return answer.Usage.PromptTokens
+	return answer.Usage.PromptTokens, nil
 }
 
 func bytesCut(kv string) (string, string, bool) {
