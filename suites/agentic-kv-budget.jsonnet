@@ -30,4 +30,7 @@ b.suite {
   },
   sweep: b.sweep.rates([4], duration='60s', warmup='0s') + { reset_prefix_cache: true },
   slos: [b.slo.p90('ttft', '<', '500ms')],
+  // Points this short cannot bound these percentiles (benchci validate says
+  // how long they would need): shown in the table, left out of the gate.
+  tolerance: { 'ttft.p99': 'off', 'tpot.p99': 'off', 'itl.p99': 'off', 'e2e.p99': 'off' },
 }

@@ -17,4 +17,7 @@ b.suite {
   sweep: b.sweep.rates([2, 4, 8], duration='40s', warmup='5s'),
   slos: [b.slo.p99('ttft', '<', '2s', at_rate=4)],
   cost: b.cost.gpu(usd_per_hour=2.49, gpus=1),
+  // Points this short cannot bound these percentiles (benchci validate says
+  // how long they would need): shown in the table, left out of the gate.
+  tolerance: { 'ttft.p99': 'off', 'tpot.p99': 'off', 'itl.p99': 'off', 'e2e.p99': 'off' },
 }

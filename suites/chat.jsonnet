@@ -23,6 +23,8 @@ b.suite {
     b.slo.rate('goodput', '>=', 7, at_rate=8),
     b.slo.rate('error_rate', '<=', 0.001),
   ],
-  tolerance: { default: '10%', 'ttft.p99': '15%|20ms' },
+  // Points this short cannot bound these percentiles (benchci validate says
+  // how long they would need): shown in the table, left out of the gate.
+  tolerance: { default: '10%', 'ttft.p99': 'off', 'tpot.p99': 'off', 'itl.p99': 'off', 'e2e.p99': 'off' },
   cost: b.cost.gpu(usd_per_hour=2.49, gpus=1, watts=700, usd_per_kwh=0.12, ops_overhead_pct=10),
 }

@@ -21,4 +21,7 @@ b.suite {
     b.slo.p90('e2e', '<', '500ms'),
     b.slo.rate('error_rate', '<=', 0.01),
   ],
+  // Points this short cannot bound these percentiles (benchci validate says
+  // how long they would need): shown in the table, left out of the gate.
+  tolerance: { 'e2e.p99': 'off' },
 }

@@ -29,4 +29,7 @@ b.suite {
     b.slo.p90('ttft', '<', '500ms') + { model: 'sql-lora' },
     b.slo.rate('error_rate', '<=', 0.01) + { model: 'sql-lora' },
   ],
+  // Points this short cannot bound these percentiles (benchci validate says
+  // how long they would need): shown in the table, left out of the gate.
+  tolerance: { 'ttft.p99': 'off', 'tpot.p99': 'off', 'itl.p99': 'off', 'e2e.p99': 'off' },
 }

@@ -18,4 +18,7 @@ b.suite {
   },
   sweep: b.sweep.rates([1, 4], duration='30s', warmup='5s'),
   slos: [b.slo.p95('ttft', '<', '500ms', at_rate=1)],
+  // Points this short cannot bound these percentiles (benchci validate says
+  // how long they would need): shown in the table, left out of the gate.
+  tolerance: { 'ttft.p90': 'off', 'ttft.p99': 'off', 'tpot.p99': 'off', 'itl.p99': 'off', 'e2e.p99': 'off' },
 }

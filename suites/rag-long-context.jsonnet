@@ -21,4 +21,7 @@ b.suite {
     b.slo.p99('e2e', '<', '15s', at_rate=2),
   ],
   cost: b.cost.gpu(usd_per_hour=2.49, gpus=1),
+  // Points this short cannot bound these percentiles (benchci validate says
+  // how long they would need): shown in the table, left out of the gate.
+  tolerance: { 'ttft.p90': 'off', 'ttft.p99': 'off', 'tpot.p99': 'off', 'itl.p99': 'off', 'e2e.p99': 'off' },
 }

@@ -15,4 +15,7 @@ b.suite {
   },
   sweep: b.sweep.rates([1, 4, 16], duration='20s', warmup='3s'),
   slos: [b.slo.rate('error_rate', '<=', 0)],
+  // Points this short cannot bound these percentiles (benchci validate says
+  // how long they would need): shown in the table, left out of the gate.
+  tolerance: { 'ttft.p90': 'off', 'ttft.p99': 'off', 'tpot.p99': 'off', 'itl.p99': 'off', 'e2e.p99': 'off' },
 }

@@ -40,4 +40,7 @@ b.suite {
     b.slo.p90('ttft_tool', '<', '300ms'),
     b.slo.rate('structured_correct_rate', '>=', 0.95),
   ],
+  // Points this short cannot bound these percentiles (benchci validate says
+  // how long they would need): shown in the table, left out of the gate.
+  tolerance: { 'ttft.p99': 'off', 'tpot.p99': 'off', 'itl.p99': 'off', 'e2e.p99': 'off' },
 }

@@ -16,4 +16,7 @@ b.suite {
   },
   sweep: b.sweep.rates([3, 6, 12], duration='15s', warmup='2s'),
   slos: [b.slo.p99('ttft', '<', '1s', at_rate=3)],
+  // Points this short cannot bound these percentiles (benchci validate says
+  // how long they would need): shown in the table, left out of the gate.
+  tolerance: { 'ttft.p90': 'off', 'ttft.p99': 'off', 'tpot.p99': 'off', 'itl.p99': 'off', 'e2e.p99': 'off' },
 }

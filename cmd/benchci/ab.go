@@ -15,6 +15,7 @@ import (
 	"github.com/benchci/benchci/internal/errjoin"
 	"github.com/benchci/benchci/internal/gitrev"
 	"github.com/benchci/benchci/internal/report"
+	"github.com/benchci/benchci/internal/runner"
 )
 
 // The two sides of an A/B run, as variants of each suite.
@@ -38,6 +39,9 @@ type abRun struct {
 // it: it runs alone and is gated by its committed baseline, as without
 // --ab, and the report says why.
 func runAB(cmd *cobra.Command, o runOptions, ref string, paths []string) ([]abRun, []*result.File, error) {
+	if o.salt == "" {
+		o.salt = runner.DrawSalt()
+	}
 	opts, err := o.suites.options()
 	if err != nil {
 		return nil, nil, err

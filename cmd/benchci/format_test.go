@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -27,7 +29,7 @@ func TestFormatJSON(t *testing.T) {
 	dir := t.TempDir()
 	repo := gitfixture.New(t)
 	for i := range 3 {
-		repo.Commit(fmt.Sprintf("baseline update %d", i+1), map[string][]byte{"baselines/quickstart.json": gitfixture.Baseline(t, "../../baselines/quickstart.json", uint64(i), 1, "")})
+		repo.Commit(fmt.Sprintf("baseline update %d", i+1), map[string][]byte{"baselines/quickstart.json": gitfixture.Baseline(t, "../../framework/result/testdata/quickstart-v1.json", uint64(i), 1, "")})
 	}
 	// Shards share one server: a simulator listening here.
 	p, _ := sim.Lookup("tiny")
@@ -40,14 +42,24 @@ func TestFormatJSON(t *testing.T) {
 	sharded := writeSuite(t, dir, "sharded", fmt.Sprintf(`
   target: b.target.url('%s'),
   workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
-  sweep: b.sweep.rates([5, 10], duration='400ms', warmup='100ms'),`, u))
+  sweep: b.sweep.rates([5, 10], duration='1s', warmup='100ms'),`, u))
+	// The shards run at once and aligned, as a merge requires: each
+	// point's windows must overlap.
 	shards := filepath.Join(dir, "shards")
+	startAt := time.Now().Add(3 * time.Second).UTC().Truncate(time.Second).Add(time.Second).Format(time.RFC3339)
+	var wg sync.WaitGroup
 	for _, sh := range []string{"0/2", "1/2"} {
-		if code, out, errOut := runCLI(t, ctx, "run", "--progress=false", "--shard", sh, "--results", shards, sharded); code != 0 {
-			t.Fatalf("shard %s: exit %d\n%s\n%s", sh, code, out, errOut)
-		}
+		wg.Go(func() {
+			if code, out, errOut := runCLI(t, ctx, "run", "--progress=false", "--shard", sh, "--start-at", startAt, "--point-gap", "1s", "--results", shards, sharded); code != 0 {
+				t.Errorf("shard %s: exit %d\n%s\n%s", sh, code, out, errOut)
+			}
+		})
 	}
-	const base = "../../baselines/quickstart.json"
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	const base = "../../framework/result/testdata/quickstart-v1.json"
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -147,7 +159,7 @@ func TestFormatFlagIsOneFlag(t *testing.T) {
 func TestReportFormats(t *testing.T) {
 	t.Parallel()
 	for format, want := range map[string]string{"markdown": "| point | trial |", "html": "<!doctype html>", "text": "TTFT p50"} {
-		code, stdout, stderr := runCLI(t, context.Background(), "report", "--format", format, "--baselines", t.TempDir(), "../../baselines/quickstart.json")
+		code, stdout, stderr := runCLI(t, context.Background(), "report", "--format", format, "--baselines", t.TempDir(), "../../framework/result/testdata/quickstart-v1.json")
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("--format %s: exit %d, lacks %q:\n%.400s\n%s", format, code, want, stdout, stderr)
 		}

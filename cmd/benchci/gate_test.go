@@ -243,9 +243,9 @@ func TestActionUsesRealFlags(t *testing.T) {
 func TestCIMeasured(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	const base, cand = "../../baselines/quickstart.json", "testdata/candidate.json"
+	const base, cand = "../../framework/result/testdata/quickstart-v1.json", "testdata/candidate.json"
 	want, _, _ := runCLI(t, context.Background(), "compare", base, cand)
-	code, stdout, stderr := runCLI(t, context.Background(), "ci", "--measured", "--suite-from-results", "--comment=false", "--summary", "", "--baselines", "../../baselines",
+	code, stdout, stderr := runCLI(t, context.Background(), "ci", "--measured", "--suite-from-results", "--comment=false", "--summary", "", "--baselines", v1Baselines(t),
 		"--report", filepath.Join(dir, "r.md"), cand)
 	if code != want || code == exitUsage {
 		t.Fatalf("exit %d, compare's %d\n%s\n%s", code, want, stdout, stderr)
@@ -268,4 +268,20 @@ func TestParseEventBase(t *testing.T) {
 	if ev.pr != 7 || ev.baseSHA != "0123abcd" {
 		t.Errorf("parseEvent = %+v", ev)
 	}
+}
+
+// v1Baselines is a baselines directory holding the quickstart baseline an
+// earlier version wrote (framework/result/testdata/quickstart-v1.json),
+// which the committed candidate fixtures were measured against.
+func v1Baselines(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("../../framework/result/testdata/quickstart-v1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "quickstart.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -36,7 +36,7 @@ func golden(t *testing.T, name, got string) {
 // exactly what their golden files hold: what a reader of a CI log sees.
 func TestGoldenOutput(t *testing.T) {
 	t.Parallel()
-	const base, cand = "../../baselines/quickstart.json", "testdata/candidate.json"
+	const base, cand = "../../framework/result/testdata/quickstart-v1.json", "testdata/candidate.json"
 	for _, tc := range []struct {
 		name string
 		args []string

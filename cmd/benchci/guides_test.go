@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchci/benchci/internal/testnet"
 )
 
 // TestGuides runs every command the guides under docs/ show, in order within
@@ -26,6 +29,22 @@ import (
 // "# not run here" comment, or sits in a block of another language; the
 // test counts those it skips, and fails on any other command that is not
 // benchci's, so nothing is skipped silently.
+//
+// A command ending in "&" runs in the background, as the shell's job %1,
+// %2, ... in the order started; "wait %N" waits for job N and checks its
+// exit code (its "# exit N"), "kill %N" interrupts it, and a job still
+// running when the guide ends is interrupted. A background command with
+// --addr (benchci sim) is a server: the next step waits until its address
+// accepts connections, as a reader waits for its "serving" line. The
+// address 127.0.0.1:8000 in a guide's commands stands for a free loopback
+// port the test holds, so guides run beside each other and other tests.
+//
+// A ```go block is a whole program (package main): the test builds the
+// guide's programs in a module whose benchci is this checkout, and runs
+// each at its place, in the guide's directory; a ```text block whose info
+// string says "output" right after it is what the program must print. A
+// guide's Go code that no longer compiles, or prints something else, fails
+// the test.
 //
 // Each command runs as this test binary standing in for benchci (TestMain's
 // BENCHCI_TEST_CLI), in the guide's own directory: the commands' relative
@@ -53,12 +72,54 @@ func TestGuides(t *testing.T) {
 				t.Fatalf("%s: %v", path, err)
 			}
 			dir := t.TempDir()
-			for _, d := range []string{"suites", "baselines"} {
+			for _, d := range []string{"suites", "baselines", "deploy"} {
 				copyTree(t, filepath.Join("..", "..", d), filepath.Join(dir, d))
 			}
+			addr := testnet.Addr(t)
+			progs := buildGuidePrograms(t, steps)
+			jobs := map[int]*guideJob{}
+			defer func() {
+				for _, j := range jobs {
+					j.stop()
+				}
+			}()
 			ran, skipped := 0, 0
-			for _, s := range steps {
+			for i, s := range steps {
+				for k, a := range s.args {
+					s.args[k] = strings.ReplaceAll(a, guideAddr, addr)
+				}
 				switch {
+				case s.prog != "":
+					ran++
+					out, err := runGuideProgram(t, dir, progs[i])
+					if err != nil {
+						t.Fatalf("%s:%d: the Go program: %v\n%s", path, s.line, err, out)
+					}
+					if s.want != nil && strings.TrimRight(out, "\n ") != strings.TrimRight(*s.want, "\n ") {
+						t.Fatalf("%s:%d: the Go program printed:\n%s\nthe guide shows:\n%s", path, s.line, out, *s.want)
+					}
+					t.Logf("%s:%d: Go program: ok\n%s", filepath.Base(path), s.line, out)
+				case s.bg:
+					ran++
+					jobs[len(jobs)+1] = startGuideJob(t, dir, s)
+				case s.wait != 0 || s.kill != 0:
+					n := s.wait + s.kill
+					j := jobs[n]
+					if j == nil {
+						t.Fatalf("%s:%d: no job %%%d", path, s.line, n)
+					}
+					if s.kill != 0 {
+						j.stop()
+						continue
+					}
+					code, out := j.wait()
+					t.Logf("%s:%d: benchci %s: exit %d", filepath.Base(path), j.step.line, strings.Join(j.step.args, " "), code)
+					if code == exitInconclusive && j.step.exit != exitInconclusive {
+						t.Skipf("%s:%d: this machine was too busy to measure the server (exit 3):\n%s", path, j.step.line, out)
+					}
+					if code != j.step.exit {
+						t.Fatalf("%s:%d: benchci %s: exit %d, the guide says %d\n%s", path, j.step.line, strings.Join(j.step.args, " "), code, j.step.exit, out)
+					}
 				case s.file != "":
 					p := filepath.Join(dir, filepath.FromSlash(s.file))
 					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -104,7 +165,17 @@ type guideStep struct {
 	exit       int
 	skip       bool
 	file, body string
+	// bg runs args in the background; wait and kill name a job (%N).
+	bg         bool
+	wait, kill int
+	// prog is a Go program; want, when set, what it must print.
+	prog string
+	want *string
 }
+
+// guideAddr is the address guides write for a server they start; the test
+// substitutes one it holds.
+const guideAddr = "127.0.0.1:8000"
 
 var (
 	fenceRE   = regexp.MustCompile("^```\\s*([A-Za-z0-9_-]*)(.*)$")
@@ -112,6 +183,9 @@ var (
 	exitRE    = regexp.MustCompile(`#\s*exit\s+(\d+)\s*$`)
 	notRunRE  = regexp.MustCompile(`#\s*not run here\b.*$`)
 	commentRE = regexp.MustCompile(`\s+#.*$`)
+	bgRE      = regexp.MustCompile(`\s*&\s*$`)
+	jobRE     = regexp.MustCompile(`^(wait|kill) %([1-9][0-9]*)$`)
+	outputRE  = regexp.MustCompile(`\boutput\b`)
 )
 
 // parseGuide reads a guide's commands and files, in order.
@@ -136,6 +210,22 @@ func parseGuide(src string) ([]guideStep, error) {
 		i = j
 		if t := titleRE.FindStringSubmatch(info); t != nil {
 			steps = append(steps, guideStep{line: start, file: t[1], body: strings.Join(block, "\n") + "\n"})
+			continue
+		}
+		if lang == "go" {
+			body := strings.Join(block, "\n") + "\n"
+			if !strings.HasPrefix(strings.TrimSpace(body), "package main") {
+				return nil, fmt.Errorf("line %d: a Go block that is not a whole program (package main): the test could not run it", start)
+			}
+			steps = append(steps, guideStep{line: start, prog: body})
+			continue
+		}
+		if lang == "text" && outputRE.MatchString(info) {
+			if len(steps) == 0 || steps[len(steps)-1].prog == "" || steps[len(steps)-1].want != nil {
+				return nil, fmt.Errorf("line %d: an output block that follows no Go program", start)
+			}
+			want := strings.Join(block, "\n")
+			steps[len(steps)-1].want = &want
 			continue
 		}
 		if lang != "sh" && lang != "console" {
@@ -166,7 +256,22 @@ func parseGuide(src string) ([]guideStep, error) {
 			if e := exitRE.FindStringSubmatch(line); e != nil {
 				s.exit, _ = strconv.Atoi(e[1])
 			}
-			words, err := shellWords(commentRE.ReplaceAllString(line, ""))
+			cmdline := commentRE.ReplaceAllString(line, "")
+			if m := jobRE.FindStringSubmatch(cmdline); m != nil {
+				n, _ := strconv.Atoi(m[2])
+				if m[1] == "wait" {
+					s.wait = n
+				} else {
+					s.kill = n
+				}
+				steps = append(steps, s)
+				continue
+			}
+			if bgRE.MatchString(cmdline) {
+				s.bg = true
+				cmdline = bgRE.ReplaceAllString(cmdline, "")
+			}
+			words, err := shellWords(cmdline)
 			if err != nil {
 				return nil, fmt.Errorf("line %d: %v", at, err)
 			}
@@ -264,14 +369,21 @@ func copyTree(t *testing.T, src, dst string) {
 
 // TestParseGuide pins how a guide's blocks become steps: sh lines and
 // console "$ " lines run, "# exit N" sets the code expected, "# not run
-// here" skips, a titled block is a file, other languages are prose, and a
-// command that is not benchci's is refused unless marked.
+// here" skips, a titled block is a file, "&" runs in the background and
+// "wait %N"/"kill %N" end a job, a go block is a program and a text
+// output block right after it what it prints, other languages are prose,
+// and a command that is not benchci's, a Go fragment or an output block
+// without its program is refused.
 func TestParseGuide(t *testing.T) {
 	src := "intro\n" +
 		"```sh\n# a comment\nbenchci validate 'suites/a b.jsonnet'\nbenchci run \\\n  suites/x.jsonnet  # exit 1\nkubectl apply -f k8s/  # not run here: no cluster\n```\n" +
 		"```console\n$ benchci report results/x.json\nsuite x ...\n```\n" +
 		"```jsonnet title=suites/x.jsonnet\n{ name: 'x' }\n```\n" +
-		"```text\ngit push\n```\n"
+		"```text\ngit push\n```\n" +
+		"```sh\nbenchci sim --addr 127.0.0.1:8000 &\nbenchci run --shard 0/2 suites/x.jsonnet &  # exit 1\nwait %2  # it failed\nkill %1\n```\n" +
+		"```go\npackage main\n\nfunc main() { println(1) }\n```\n" +
+		"```text output\n1\n```\n" +
+		"```go\npackage main\n```\n"
 	steps, err := parseGuide(src)
 	if err != nil {
 		t.Fatal(err)
@@ -283,6 +395,18 @@ func TestParseGuide(t *testing.T) {
 			got = append(got, "file "+s.file+": "+strings.TrimSpace(s.body))
 		case s.skip:
 			got = append(got, "skip")
+		case s.prog != "":
+			w := "unchecked"
+			if s.want != nil {
+				w = *s.want
+			}
+			got = append(got, fmt.Sprintf("go %q prints %q", strings.TrimSpace(s.prog), w))
+		case s.wait != 0:
+			got = append(got, fmt.Sprintf("wait %d", s.wait))
+		case s.kill != 0:
+			got = append(got, fmt.Sprintf("kill %d", s.kill))
+		case s.bg:
+			got = append(got, fmt.Sprintf("%q exit %d in the background", s.args, s.exit))
 		default:
 			got = append(got, fmt.Sprintf("%q exit %d", s.args, s.exit))
 		}
@@ -293,13 +417,163 @@ func TestParseGuide(t *testing.T) {
 		"skip",
 		`["report" "results/x.json"] exit 0`,
 		"file suites/x.jsonnet: { name: 'x' }",
+		`["sim" "--addr" "127.0.0.1:8000"] exit 0 in the background`,
+		`["run" "--shard" "0/2" "suites/x.jsonnet"] exit 1 in the background`,
+		"wait 2",
+		"kill 1",
+		`go "package main\n\nfunc main() { println(1) }" prints "1"`,
+		`go "package main" prints "unchecked"`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("steps:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	for _, bad := range []string{"```sh\ngit push\n```\n", "```sh\nbenchci run x | tee y\n```\n", "```sh\nbenchci run x\n"} {
+	for _, bad := range []string{"```sh\ngit push\n```\n", "```sh\nbenchci run x | tee y\n```\n", "```sh\nbenchci run x\n",
+		"```sh\nbenchci run x & benchci run y\n```\n", "```sh\nwait\n```\n", "```sh\nkill %x\n```\n",
+		"```go\nfmt.Println(1)\n```\n", "```text output\n1\n```\n",
+		"```go\npackage main\n```\n```text output\n1\n```\n```text output\n2\n```\n"} {
 		if _, err := parseGuide(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}
+}
+
+// guideJob is a command a guide runs in the background.
+type guideJob struct {
+	step guideStep
+	cmd  *exec.Cmd
+	out  *bytes.Buffer
+	done chan struct{}
+}
+
+// startGuideJob starts s in the background and, when it is a server
+// (--addr), waits until the address accepts connections.
+func startGuideJob(t *testing.T, dir string, s guideStep) *guideJob {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], s.args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "BENCHCI_TEST_CLI=1")
+	j := &guideJob{step: s, cmd: cmd, out: &bytes.Buffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = j.out, j.out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("benchci %s: %v", strings.Join(s.args, " "), err)
+	}
+	go func() { cmd.Wait(); close(j.done) }()
+	for i, a := range s.args {
+		addr, ok := strings.CutPrefix(a, "--addr=")
+		if !ok && a == "--addr" && i+1 < len(s.args) {
+			addr, ok = s.args[i+1], true
+		}
+		if !ok {
+			continue
+		}
+		// The server's own start (it binds before it prints), bounded by
+		// a minute on a busy machine; an exit first is its failure.
+		for deadline := time.Now().Add(time.Minute); ; {
+			if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+				c.Close()
+				break
+			}
+			select {
+			case <-j.done:
+				t.Fatalf("benchci %s exited before serving:\n%s", strings.Join(s.args, " "), j.out)
+			case <-time.After(20 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				j.stop()
+				t.Fatalf("benchci %s: nothing accepts on %s after a minute", strings.Join(s.args, " "), addr)
+			}
+		}
+	}
+	return j
+}
+
+// wait waits for the job's end: its exit code and output.
+func (j *guideJob) wait() (int, string) {
+	<-j.done
+	return j.cmd.ProcessState.ExitCode(), j.out.String()
+}
+
+// stop interrupts the job, as kill %N (or Ctrl-C) does, and waits for it;
+// a job that ignores the interrupt for half a minute is killed.
+func (j *guideJob) stop() {
+	select {
+	case <-j.done:
+		return
+	default:
+	}
+	j.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-j.done:
+	case <-time.After(30 * time.Second):
+		j.cmd.Process.Kill()
+		<-j.done
+	}
+}
+
+// buildGuidePrograms builds the Go programs among steps, by index, in a
+// module of their own whose benchci is this checkout (a replace), with the
+// checkout's go.sum and no network: what a reader of the guide compiles.
+func buildGuidePrograms(t *testing.T, steps []guideStep) map[int]string {
+	t.Helper()
+	progs := map[int]string{}
+	var pkgs []string
+	mod := t.TempDir()
+	for i, s := range steps {
+		if s.prog == "" {
+			continue
+		}
+		name := fmt.Sprintf("p%d", i)
+		if err := os.MkdirAll(filepath.Join(mod, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(mod, name, "main.go"), []byte(s.prog), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, "./"+name)
+		progs[i] = filepath.Join(mod, "bin", name)
+	}
+	if len(pkgs) == 0 {
+		return progs
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gomod := fmt.Sprintf("module guide\n\ngo 1.26\n\nrequire github.com/benchci/benchci v0.0.0\n\nreplace github.com/benchci/benchci => %s\n", root)
+	if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte(gomod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mod, "go.sum"), sum, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// go test puts its own GOROOT/bin first on the test's PATH.
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the guide's Go programs need the go command: %v", err)
+	}
+	// -mod=mod lets go add the requirements benchci's imports bring; the
+	// module cache this checkout was built from has them all.
+	cmd := exec.CommandContext(t.Context(), gobin, append([]string{"build", "-mod=mod", "-o", filepath.Join(mod, "bin") + string(filepath.Separator)}, pkgs...)...)
+	cmd.Dir = mod
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=", "GOPROXY=off", "GOTOOLCHAIN=local")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the guide's Go programs: %v\n%s", err, out)
+	}
+	return progs
+}
+
+// runGuideProgram runs a built program in dir: its output, and an error
+// when it did not exit 0.
+func runGuideProgram(t *testing.T, dir, bin string) (string, error) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), bin)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
 }

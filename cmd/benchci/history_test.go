@@ -26,7 +26,7 @@ func TestHistoryCommand(t *testing.T) {
 		if i >= 5 {
 			ttft = 1.4
 		}
-		r.Commit(fmt.Sprintf("baseline update %d", i+1), map[string][]byte{path: gitfixture.Baseline(t, "../../baselines/quickstart.json", uint64(i), ttft, "")})
+		r.Commit(fmt.Sprintf("baseline update %d", i+1), map[string][]byte{path: gitfixture.Baseline(t, "../../framework/result/testdata/quickstart-v1.json", uint64(i), ttft, "")})
 		r.Commit("docs", map[string][]byte{"README.md": []byte(strings.Repeat("x", i+1))})
 	}
 	svg := filepath.Join(t.TempDir(), "h.svg")
@@ -66,7 +66,7 @@ func TestHistoryShallowAndCanceled(t *testing.T) {
 	r := gitfixture.New(t)
 	const path = "baselines/quickstart.json"
 	for i := range 5 {
-		r.Commit(fmt.Sprintf("baseline update %d", i+1), map[string][]byte{path: gitfixture.Baseline(t, "../../baselines/quickstart.json", uint64(i), 1, "")})
+		r.Commit(fmt.Sprintf("baseline update %d", i+1), map[string][]byte{path: gitfixture.Baseline(t, "../../framework/result/testdata/quickstart-v1.json", uint64(i), 1, "")})
 	}
 	clone := filepath.Join(t.TempDir(), "clone")
 	cmd := exec.Command(gitBin, "clone", "--quiet", "--depth", "2", "file://"+r.Dir, clone)

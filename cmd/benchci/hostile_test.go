@@ -18,7 +18,7 @@ import (
 // as a JSON tree to edit.
 func committedResult(t *testing.T) map[string]any {
 	t.Helper()
-	data, err := os.ReadFile("../../baselines/quickstart.json")
+	data, err := os.ReadFile("../../framework/result/testdata/quickstart-v1.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestOneShardIsNotTheWholeRun(t *testing.T) {
 	if code, out, errOut := runCLI(t, ctx, "merge", "-o", merged, a, b); code != 0 {
 		t.Fatalf("merge of two honest shards: exit %d\n%s\n%s", code, out, errOut)
 	}
-	code, out, errOut := runCLI(t, ctx, "ci", "--measured", "--comment=false", "--baselines", "../../baselines",
+	code, out, errOut := runCLI(t, ctx, "ci", "--measured", "--comment=false", "--baselines", v1Baselines(t),
 		"--report", filepath.Join(dir, "r.md"), "--html", "", "--summary", "", "--outputs", "", a)
 	if code != 2 || !strings.Contains(out+errOut, "shard 0 of 2") {
 		t.Fatalf("ci --measured on one shard: exit %d, want 2 naming the shard\n%s\n%s", code, out, errOut)
@@ -130,7 +130,7 @@ func TestOneShardIsNotTheWholeRun(t *testing.T) {
 // with half the throughput then passes against it. The report leads with
 // what the edit moved, each move flagged as more lenient.
 func TestBaselineEditIsLoud(t *testing.T) {
-	honest, err := os.ReadFile("../../baselines/quickstart.json")
+	honest, err := os.ReadFile("../../framework/result/testdata/quickstart-v1.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestMeasuredSLOsAreJudgedAgain(t *testing.T) {
 // N5: a pull request that deletes a suite's baseline turns its gate off;
 // the report leads with that.
 func TestBaselineDeletionIsLoud(t *testing.T) {
-	honest, err := os.ReadFile("../../baselines/quickstart.json")
+	honest, err := os.ReadFile("../../framework/result/testdata/quickstart-v1.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestBaselineDeletionIsLoud(t *testing.T) {
 	if err := os.Remove(filepath.Join(repo.Dir, "baselines", "quickstart.json")); err != nil {
 		t.Fatal(err)
 	}
-	b, err := baseline.Read("../../baselines/quickstart.json")
+	b, err := baseline.Read("../../framework/result/testdata/quickstart-v1.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -147,6 +147,9 @@ func TestOllama(t *testing.T) {
 				p.Label, p.Tokens.PerChunk, p.Tokens.ChunkGaps, p.Tokens.CoalescedGaps, l[metric.ITL].Count, n*15, n)
 		case !(l[metric.TTFT].Max < l[metric.E2E].Max && l[metric.TTFT].P50 < l[metric.E2E].P50):
 			t.Errorf("%s: TTFT %+v not below E2E %+v", p.Label, l[metric.TTFT], l[metric.E2E])
+		case p.Tokens.Finish["length"] != n || p.Tokens.EmptyAnswers != 0:
+			// Ollama says "length" where num_predict cut the answer.
+			t.Errorf("%s: answers ended %v, %d empty; want all %d cut at max_tokens", p.Label, p.Tokens.Finish, p.Tokens.EmptyAnswers, n)
 		case p.Tokens.Prompt.Min < 124 || p.Tokens.Prompt.Max > 132:
 			// The tiny vocabulary spells most words in bytes (~4 tokens a
 			// word), so whole words land within ±4 tokens of the target.
@@ -191,7 +194,23 @@ func TestOllama(t *testing.T) {
 	if p.Requests.Failed != 0 || p.Requests.Completed != 8 || p.Tokens.EmptyAnswers == 0 {
 		t.Errorf("stop-at-once answers: requests %+v, empty answers %d; want 8 answers, some empty, no errors", p.Requests, p.Tokens.EmptyAnswers)
 	}
-	t.Logf("stop-at-once: %d of %d answers empty, errors %v", p.Tokens.EmptyAnswers, p.Requests.Completed, p.Requests.Errors)
+	// Ollama does not say whether a stop sequence or the end token ended
+	// an answer, and takes no ignore_eos: the empty answers are named as
+	// ending on one or the other, never as the end token's alone, and
+	// none has a TTFT or a TPOT.
+	tk, l := p.Tokens, p.Latency
+	if tk.EmptyKinds["stop"] != tk.EmptyAnswers || tk.Finish["stop"] < tk.EmptyAnswers {
+		t.Errorf("stop-at-once: empty answers by kind %v, answers by finish %v; want all %d empty ones ended by \"stop\" (end token or stop sequence)", tk.EmptyKinds, tk.Finish, tk.EmptyAnswers)
+	}
+	if answered := int64(p.Requests.Completed - tk.EmptyAnswers); l[metric.TTFT].Count+int64(tk.CoalescedFirst) != answered || l[metric.TPOT].Count > answered || l[metric.E2E].Count != int64(p.Requests.Completed) {
+		t.Errorf("stop-at-once: TTFT %d (+%d coalesced), TPOT %d, E2E %d samples; want TTFT and at most TPOT for the %d answers with content, E2E for all %d",
+			l[metric.TTFT].Count, tk.CoalescedFirst, l[metric.TPOT].Count, l[metric.E2E].Count, answered, p.Requests.Completed)
+	}
+	notes := strings.Join(report.NotesSent(p, f.Sent), "\n")
+	if strings.Contains(notes, "end token first") || strings.Contains(notes, "does the server honour") || !strings.Contains(notes, "ended on the end token or a stop sequence") {
+		t.Errorf("stop-at-once notes name another cause than the stream showed:\n%s", notes)
+	}
+	t.Logf("stop-at-once: %d of %d answers empty (%v), finishes %v, errors %v\n%s", tk.EmptyAnswers, p.Requests.Completed, tk.EmptyKinds, tk.Finish, p.Requests.Errors, notes)
 }
 
 // minimalChatPromptTokens asks the Ollama at addr for one token after the

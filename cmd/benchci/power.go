@@ -32,5 +32,6 @@ func powerWarnings(s *suite.Suite) []string {
 		Trials:     s.Trials,
 		Retry:      s.Request.Retry != nil,
 		Embeddings: s.API == suite.APIEmbeddings,
+		Tolerance:  s.Tolerance,
 	})
 }

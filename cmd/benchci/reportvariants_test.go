@@ -19,7 +19,7 @@ import (
 // from the committed quickstart baseline, without running anything.
 func writeVariantsRun(t *testing.T, dir string) string {
 	t.Helper()
-	b, err := baseline.Read("../../baselines/quickstart.json")
+	b, err := baseline.Read("../../framework/result/testdata/quickstart-v1.json")
 	if err != nil {
 		t.Fatal(err)
 	}

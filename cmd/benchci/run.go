@@ -45,6 +45,10 @@ type runOptions struct {
 	pointGap time.Duration
 	// out prints the reports in the command's --format (run, ci); nil: text.
 	out *output
+	// salt is drawn once per command for suites whose prompts take a fresh
+	// salt each run: every run of the command (variants, an A/B pair) then
+	// sends the same text, as it would unsalted.
+	salt string
 }
 
 // shardFlags are run's flags for splitting a run over machines.
@@ -183,6 +187,9 @@ machine would have measured, and that result is what is gated.`,
 // suites did not load. A suite that fails part-way still has its partial
 // results written, and the error is returned with what ran.
 func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, error) {
+	if o.salt == "" {
+		o.salt = runner.DrawSalt()
+	}
 	opts, err := o.suites.options()
 	if err != nil {
 		return nil, err
@@ -264,7 +271,7 @@ func runOne(ctx context.Context, cmd *cobra.Command, o runOptions, l *suitefile.
 // ("<suite>" or "<suite>/<variant>"): progress, the server log and the
 // per-request file, under the results directory. closer closes the latter.
 func runOptionsFor(cmd *cobra.Command, o runOptions, name string) (runner.Options, func() error, error) {
-	ropts := runner.Options{Version: Version, Reruns: o.reruns}
+	ropts := runner.Options{Version: Version, Reruns: o.reruns, Salt: o.salt}
 	if o.reruns <= 0 {
 		ropts.Reruns = -1 // none
 	}

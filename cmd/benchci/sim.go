@@ -72,7 +72,7 @@ the same known server.`,
 	cmd.Flags().DurationVar(&decodePerSeq, "decode-per-seq", 0, "override the profile's decode_per_seq (0s included)")
 	cmd.Flags().StringVar(&profile, "profile", "llama3-8b-h100", "simulator profile: "+strings.Join(sim.ProfileNames(), ", ")+
 		", or model@gpu[-tpN][-fp8][-kvfp8] from the cards (models: "+strings.Join(sim.ModelNames(), ", ")+"; GPUs: "+strings.Join(sim.GPUNames(), ", ")+")")
-	cmd.AddCommand(simCheckCmd())
+	cmd.AddCommand(simCheckCmd(), simFitCmd())
 	return cmd
 }
 

@@ -30,7 +30,7 @@ func edited(t *testing.T, dir, name string, edit func(*result.File)) string {
 func TestCompareRefusals(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	const base = "../../baselines/quickstart.json"
+	const base = "../../framework/result/testdata/quickstart-v1.json"
 	empty := edited(t, dir, "empty", func(f *result.File) { f.Points = nil })
 	stopped := edited(t, dir, "stopped", func(f *result.File) { f.Incomplete, f.Error = true, "stopped: interrupt" })
 	other := edited(t, dir, "other", func(f *result.File) { f.Suite.WorkloadHash = "0123456789abcdef" })

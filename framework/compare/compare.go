@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,11 +77,14 @@ type Report struct {
 	TargetChanged string `json:"target_changed,omitempty"`
 	// RequestsDiffer says how the two runs' requests differed beyond the
 	// suite, such as ignore_eos dropped for an engine that does not take it.
-	RequestsDiffer string       `json:"requests_differ,omitempty"`
-	Rows           []Row        `json:"rows"`
-	SLOs           []result.SLO `json:"slos"`
-	Baseline       Side         `json:"baseline"`
-	Candidate      Side         `json:"candidate"`
+	RequestsDiffer string `json:"requests_differ,omitempty"`
+	// NotGated lists the tolerance keys the suite turned off ('off'):
+	// their figures are shown in the run's table, never judged here.
+	NotGated  []string     `json:"not_gated,omitempty"`
+	Rows      []Row        `json:"rows"`
+	SLOs      []result.SLO `json:"slos"`
+	Baseline  Side         `json:"baseline"`
+	Candidate Side         `json:"candidate"`
 	// Method describes the statistics used, for the report's reader.
 	Method string `json:"method"`
 }
@@ -280,6 +284,12 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 	if err != nil {
 		return nil, err
 	}
+	for k, b := range bands {
+		if b.Off {
+			r.NotGated = append(r.NotGated, k)
+		}
+	}
+	slices.Sort(r.NotGated)
 	if row, ok := capacityRow(base.Capacity, cand.Capacity, bands); ok {
 		r.Rows = append(r.Rows, row)
 	}
@@ -388,7 +398,7 @@ func warmCache(unique bool, b, c []*result.Point) string {
 	if len(warm) == 0 || math.Abs(ch-bh) <= warmHitRate/2 {
 		return ""
 	}
-	return "not comparable: cache state differs: " + strings.Join(warm, "; ") + fmt.Sprintf(" (%.0f%% against %.0f%%), where its unique prompts imply almost none: a server kept warm by an earlier run; reset its cache before each point (sweep: { reset_prefix_cache: true }) or restart it", 100*ch, 100*bh)
+	return "not comparable: cache state differs: " + strings.Join(warm, "; ") + fmt.Sprintf(" (%.0f%% against %.0f%%), where its unique prompts imply almost none: a server kept warm by an earlier run; reset its cache before each point (sweep: { reset_prefix_cache: true }), salt the prompts per run (prompts: { salt: 'run' }) or restart it", 100*ch, 100*bh)
 }
 
 // sent counts the points' measured requests (completed counts their
@@ -477,16 +487,7 @@ func side(f *result.File) Side {
 	if e := f.Engine; e != nil && e.Name != "unknown" {
 		sd.Engine = e.Name + " " + cmp.Or(e.Version, "(version unknown)")
 	}
-	switch {
-	case f.Target.Sim != nil:
-		// The simulator's address changes every run; its profile is what
-		// identifies it.
-		sd.Target = "sim " + f.Target.Sim.Name
-	case sd.Engine != "":
-		sd.Target = sd.Engine + " at " + f.Target.URL + ", model " + f.Target.Model
-	default:
-		sd.Target = f.Target.Kind + " " + f.Target.URL + ", model " + f.Target.Model
-	}
+	sd.Target = f.TargetLabel()
 	return sd
 }
 
@@ -546,6 +547,9 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 	bv, cv := values(m, base), values(m, cand)
 	if len(bv) == 0 || len(cv) == 0 {
 		return Row{}, false // the figure does not exist here (no cost declared, no successes)
+	}
+	if b, _ := band(m, bands); b.Off {
+		return Row{}, false // the suite leaves it out of the gate (Report.NotGated)
 	}
 	row := Row{Point: label, Metric: m.Key, Unit: m.Unit, Better: m.Better, Base: stats.Median(bv), Cand: stats.Median(cv)}
 	if d, ok := stats.RelDelta(row.Cand, row.Base); ok { // reference: the baseline
@@ -637,9 +641,18 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 
 func ciString(lo, hi float64) string {
 	if math.IsInf(hi, 1) {
-		return fmt.Sprintf("≥%.3g", lo)
+		return "≥" + plain(lo)
 	}
-	return fmt.Sprintf("%.3g–%.3g", lo, hi)
+	return plain(lo) + "–" + plain(hi)
+}
+
+// plain prints three significant digits as people read them: 1140, not
+// 1.14e+03.
+func plain(v float64) string {
+	if math.Abs(v) >= 1000 {
+		return strconv.FormatFloat(math.Round(v), 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
 func bandString(b metric.Band) string {
@@ -717,13 +730,16 @@ func capacityRow(base, cand *result.Capacity, bands map[string]metric.Band) (Row
 		return Row{}, false
 	}
 	m := metricOf(metric.K(metric.Capacity, ""))
+	b, _ := band(m, bands)
+	if b.Off {
+		return Row{}, false // the suite leaves it out of the gate (Report.NotGated)
+	}
 	for _, c := range []*result.Capacity{base, cand} {
 		if c.Bound == result.CapacityInconclusive {
 			return Row{Point: "search", Metric: m.Key, Unit: m.Unit, Better: m.Better, Base: base.Rate, Cand: cand.Rate, Verdict: Inconclusive, Test: c.Why}, true
 		}
 	}
 	row := Row{Point: "search", Metric: m.Key, Unit: m.Unit, Better: m.Better, Base: base.Rate, Cand: cand.Rate, Test: "band only (a search result)"}
-	b, _ := band(m, bands)
 	row.Band = bandString(b)
 	if d, ok := stats.RelDelta(cand.Rate, base.Rate); ok { // reference: the baseline's capacity
 		row.Delta = &d

@@ -3,6 +3,7 @@ package compare
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -95,6 +96,11 @@ func TestCompareVerdicts(t *testing.T) {
 		{"trials: U test finds the regression", spec{one, 5, 100, 100, 1, 1, 0}, spec{one, 5, 100, 100, 1.3, 2, 0}, nil, "ttft.p50", Regression, true},
 		{"error rate within 1 pp", spec{one, 1, 990, 100, 1, 1, 5}, spec{one, 1, 990, 100, 1, 1, 10}, nil, "error_rate", Pass, false},
 		{"error rate beyond 1 pp", spec{one, 1, 980, 100, 1, 1, 0}, spec{one, 1, 980, 100, 1, 1, 20}, nil, "error_rate", Regression, true},
+		// A figure turned off is not judged at all (no row), by key or by
+		// metric: a 2x slower p99 fails nothing, while the figures left on
+		// still gate.
+		{"off by key", spec{one, 1, 2000, 100, 1, 1, 0}, spec{one, 1, 2000, 100, 2, 2, 0}, map[string]string{"ttft.p99": "off"}, "ttft.p99", "", true},
+		{"off by metric", spec{one, 1, 2000, 100, 1, 1, 0}, spec{one, 1, 2000, 100, 2, 2, 0}, map[string]string{"ttft": "off"}, "ttft.p50", "", true}, // e2e moved with it, and gates
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -506,5 +512,42 @@ func TestCompareEnergyPerToken(t *testing.T) {
 	}
 	if _, ok := verdicts(r, "energy_per_output_token")["rate=1"]; ok {
 		t.Error("a row for energy without measured power")
+	}
+}
+
+// The figures a suite turns off are listed with the comparison, so their
+// absence from the rows is not read as a pass.
+func TestNotGatedIsListed(t *testing.T) {
+	t.Parallel()
+	one := []string{"rate=1"}
+	r, err := Compare(build(t, spec{one, 1, 500, 100, 1, 1, 0}), build(t, spec{one, 1, 500, 100, 1, 2, 0}), map[string]string{"tpot.p99": "off", "ttft.p99": "off", "e2e": "20%"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"tpot.p99", "ttft.p99"}; !slices.Equal(r.NotGated, want) {
+		t.Errorf("not gated %q, want %q", r.NotGated, want)
+	}
+	for _, row := range r.Rows {
+		if row.Metric == "ttft.p99" || row.Metric == "tpot.p99" {
+			t.Errorf("a figure turned off was judged: %+v", row)
+		}
+	}
+}
+
+// Intervals print as people read them, never in exponent form.
+func TestCIStringPlain(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{1143.7, 1381.2, "1144–1381"},
+		{22.84, 23.61, "22.8–23.6"},
+		{660, math.Inf(1), "≥660"},
+		{4030, 5002, "4030–5002"},
+	} {
+		if got := ciString(tc.lo, tc.hi); got != tc.want {
+			t.Errorf("ciString(%v, %v) = %q, want %q", tc.lo, tc.hi, got, tc.want)
+		}
 	}
 }

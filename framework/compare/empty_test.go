@@ -12,7 +12,7 @@ import (
 // request past the window) has no figure to judge. It must fail as
 // missing, not pass by having nothing to fail.
 func TestPointThatAnsweredNothingIsMissing(t *testing.T) {
-	b, err := baseline.Read("../../baselines/quickstart.json")
+	b, err := baseline.Read("../../framework/result/testdata/quickstart-v1.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func ExampleCompare() {
 // The gate's verdicts on a candidate against the committed baseline, under
 // the candidate suite's own tolerances.
 func ExampleGate() {
-	base, err := compare.ReadReference("../../baselines/quickstart.json")
+	base, err := compare.ReadReference("../../framework/result/testdata/quickstart-v1.json")
 	if err != nil {
 		panic(err)
 	}

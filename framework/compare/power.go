@@ -37,6 +37,21 @@ type Plan struct {
 	// Embeddings is set for an embeddings suite: an answer has no first
 	// token and no stream, so only end-to-end latencies are measured.
 	Embeddings bool
+	// Tolerance is the suite's: figures it turns off ('off') are not
+	// gated, so their power is not judged.
+	Tolerance map[string]string
+}
+
+// off says whether a tolerance leaves k out of the gate: its own key,
+// else its metric's, is 'off'.
+func off(tol map[string]string, k metric.Key) bool {
+	for _, key := range []string{k.String(), k.Metric} {
+		if v, ok := tol[key]; ok {
+			b, err := metric.ParseBand(v)
+			return err == nil && b.Off
+		}
+	}
+	return false
 }
 
 // Power says, before a run, which gated percentiles a plan's points will
@@ -62,7 +77,7 @@ func Power(s Plan) []string {
 			continue // an embeddings answer has no first token and no stream
 		}
 		q, ok := metric.Quantile(k.Stat)
-		if !ok {
+		if !ok || off(s.Tolerance, k) {
 			continue
 		}
 		if _, seen := keys[q]; !seen {

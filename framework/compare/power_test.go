@@ -54,12 +54,21 @@ func TestPower(t *testing.T) {
 		// A retrying suite also measures the latencies from a request's
 		// first attempt.
 		{"retry", Plan{Trials: 1, Rates: []float64{6}, Duration: 8 * time.Second, Retry: true}, []string{"e2e_user.p99"}},
+		// Figures the suite turns off are not gated: no warning for them,
+		// by key or by metric; the others still warn.
+		{"turned off", Plan{Trials: 1, Rates: []float64{6}, Duration: 8 * time.Second,
+			Tolerance: map[string]string{"ttft.p99": "off", "tpot": "off", "itl.p99": "off", "e2e.p99": "5%"}}, []string{"e2e.p99 at rate=6: about 48"}},
+		{"all tails off", Plan{Trials: 1, Rates: []float64{6}, Duration: 9 * time.Second,
+			Tolerance: map[string]string{"ttft.p99": "off", "tpot.p99": "off", "itl.p99": "off", "e2e.p99": "off"}}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := strings.Join(Power(tt.s), "\n")
 			if len(tt.want) == 0 && got != "" {
 				t.Fatalf("warned %q", got)
+			}
+			if tt.name == "turned off" && (strings.Contains(got, "ttft.p99") || strings.Contains(got, "tpot")) {
+				t.Errorf("warned of figures turned off: %q", got)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(got, w) {

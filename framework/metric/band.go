@@ -14,13 +14,24 @@ import (
 type Band struct {
 	Rel float64       // fraction, 0.1 for "10%"
 	Abs time.Duration // 0 when not given
+	// Off ("off") leaves the figure out of the gate: shown, never judged.
+	// It is how a suite says that a figure it measures from too few
+	// requests to bound (a P99 of a short point) gates nothing, rather
+	// than letting it pass every change unseen.
+	Off bool
 }
 
-// ParseBand parses "10%", "20ms" or "10%|20ms".
+// BandOff is the tolerance that leaves a figure out of the gate.
+const BandOff = "off"
+
+// ParseBand parses "10%", "20ms", "10%|20ms" or "off".
 func ParseBand(s string) (Band, error) {
 	var b Band
 	if strings.TrimSpace(s) == "" {
-		return b, fmt.Errorf("empty tolerance; want \"10%%\", \"20ms\" or \"10%%|20ms\"")
+		return b, fmt.Errorf("empty tolerance; want \"10%%\", \"20ms\", \"10%%|20ms\" or \"off\"")
+	}
+	if strings.TrimSpace(s) == BandOff {
+		return Band{Off: true}, nil
 	}
 	for _, part := range strings.Split(s, "|") {
 		part = strings.TrimSpace(part)

@@ -34,7 +34,7 @@ func sloDoc() string {
 	var b strings.Builder
 	wrap(&b, "  // ", "slo.p50/p90/p95/p99/p999/mean/max(metric, op, threshold): metric is "+strings.Join(lat, ", ")+"; the threshold is a duration ('500ms').")
 	wrap(&b, "  // ", "slo.rate(metric, op, threshold): metric is "+strings.Join(rate, ", ")+"; a throughput is per second, error_rate a fraction (0.01) or a percentage ('1%'), other rates a number.")
-	wrap(&b, "  // ", "tolerance: { default: '10%', <key>: '5%' or '20ms' }, where a key is one of "+strings.Join(tol, ", ")+", or a latency metric alone (ttft) for all its statistics.")
+	wrap(&b, "  // ", "tolerance: { default: '10%', <key>: '5%' or '20ms' }, where a key is one of "+strings.Join(tol, ", ")+", or a latency metric alone (ttft) for all its statistics. 'off' shows a figure without gating it (a P99 of points too short to bound one).")
 	return b.String()
 }
 

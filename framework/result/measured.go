@@ -148,9 +148,17 @@ type Tokens struct {
 	Reasoning int     `json:"reasoning"`
 	// OutOfRange counts values the histograms could not hold.
 	OutOfRange int `json:"out_of_range,omitempty"`
-	// EmptyAnswers counts requests that ended normally with no text (the
-	// model chose its end token first): successes, timed to the finish.
+	// EmptyAnswers counts requests that ended normally with no content:
+	// successes with no first token, so in E2E but in neither TTFT nor
+	// TPOT (files before EmptyKinds timed their TTFT to the finish).
 	EmptyAnswers int `json:"empty_answers,omitempty"`
+	// EmptyKinds counts the empty answers by why they ended, Finish all
+	// answers, and MismatchKinds the answers of another output length
+	// than asked (OutputMismatch) by the same: keys are FinishKinds.
+	// Absent in files before them.
+	EmptyKinds    map[string]int `json:"empty_kinds,omitempty"`
+	Finish        map[string]int `json:"finish,omitempty"`
+	MismatchKinds map[string]int `json:"output_mismatch_kinds,omitempty"`
 	// UsageRejected counts answers whose usage claimed more tokens than
 	// the bytes exchanged allow; their text was counted instead.
 	UsageRejected int `json:"usage_rejected,omitempty"`
@@ -173,6 +181,13 @@ type Tokens struct {
 	// they are kept and not counted here.)
 	CoalescedFirst int `json:"coalesced_first,omitempty"`
 }
+
+// FinishKinds are why an answer ended, by what its stream showed (the
+// client's kinds): the model's end token; a stop sequence the request
+// asked for; "stop" where the request had stop sequences and the server
+// does not say whether one of them or the end token ended it; max_tokens;
+// the content filter; a tool call; and no or an unknown finish_reason.
+var FinishKinds = []string{"end_token", "stop_sequence", "stop", "length", "content_filter", "tool_calls", "unknown"}
 
 // MaxCoalescedShare is the share of chunk gaps that may be kept out of
 // ITL before a point's ITL is flagged: beyond it, the gaps measured are a

@@ -58,6 +58,10 @@ type File struct {
 	SLOs      []SLO   `json:"slos,omitempty"`
 	// Calibration is how the target counted prompt tokens, when measured.
 	Calibration *Calibration `json:"calibration,omitempty"`
+	// PromptSalt is the salt the prompts' text was drawn with
+	// (workload.prompts.salt; a drawn one when the suite asked for a fresh
+	// salt each run): set it as the suite's salt to send the same text.
+	PromptSalt string `json:"prompt_salt,omitempty"`
 	// Knee is where throughput stopped rising along the sweep.
 	Knee *Knee `json:"knee,omitempty"`
 	// Capacity is the result of a capacity search.
@@ -289,6 +293,12 @@ type Point struct {
 	// Server holds the engine's own figures over the point, from its
 	// Prometheus metrics (queue_time_mean_s, running_peak, ...).
 	Server map[string]float64 `json:"server,omitempty"`
+	// ServerFrom says where Server's counters start: "window", at the
+	// measured window's start; "point", at the point's start, the
+	// warm-up's requests included (the server could not be read when the
+	// window started). Absent in files before it, whose counters started
+	// with the point.
+	ServerFrom string `json:"server_from,omitempty"`
 	// Overhead is the client's view minus the server's own, where the
 	// server reports its TTFT: the network, any gateway and the client.
 	Overhead *Overhead `json:"overhead,omitempty"`
@@ -322,7 +332,8 @@ type Validity struct {
 	// it did.
 	Invalid []string `json:"invalid,omitempty"`
 	// Reruns lists, for each earlier attempt of this trial that was
-	// measured and discarded, why it was invalid.
+	// measured and discarded, why: it was invalid, or (a capacity probe)
+	// its arrivals strayed from its rate in its verdict's favour.
 	Reruns []string `json:"reruns,omitempty"`
 	// StallMs is how long the process stood still over the point, by a
 	// canary timer's late wake-ups (each later than StallMinMs counted

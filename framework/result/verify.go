@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -257,6 +258,9 @@ func (m *Measured) verify() error {
 			return fmt.Errorf("%s is %d: %w", c.name, c.n, ErrInconsistent)
 		}
 	}
+	if err := m.Tokens.verifyKinds(r.Completed); err != nil {
+		return err
+	}
 	if r.Completed+r.Failed != r.Sent {
 		return fmt.Errorf("sent %d is not completed %d + failed %d: %w", r.Sent, r.Completed, r.Failed, ErrInconsistent)
 	}
@@ -394,3 +398,26 @@ func (m *Measured) verifyThroughput() error {
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(math.Abs(b), 1) }
+
+// verifyKinds checks the counts by finish kind: known kinds, no negative
+// count, the empty answers' kinds summing to the empty answers, and no
+// more answers counted than completed.
+func (t *Tokens) verifyKinds(completed int) error {
+	for _, c := range []struct {
+		name  string
+		m     map[string]int
+		total int
+	}{{"empty_kinds", t.EmptyKinds, t.EmptyAnswers}, {"finish", t.Finish, completed}, {"output_mismatch_kinds", t.MismatchKinds, t.OutputMismatch}} {
+		sum := 0
+		for k, n := range c.m {
+			if !slices.Contains(FinishKinds, k) || n < 0 {
+				return fmt.Errorf("tokens.%s[%q] is %d: %w", c.name, k, n, ErrInconsistent)
+			}
+			sum += n
+		}
+		if c.m != nil && (sum > c.total || c.name == "empty_kinds" && sum != c.total) {
+			return fmt.Errorf("tokens.%s sum to %d against %d: %w", c.name, sum, c.total, ErrInconsistent)
+		}
+	}
+	return nil
+}

@@ -12,7 +12,7 @@ import (
 //
 //	go test -run XXX -bench ParseCommitted ./framework/result
 func BenchmarkParseCommitted(b *testing.B) {
-	data, err := os.ReadFile("../../baselines/quickstart.json")
+	data, err := os.ReadFile("testdata/quickstart-v1.json")
 	if err != nil {
 		b.Fatal(err)
 	}

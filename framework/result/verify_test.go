@@ -15,7 +15,7 @@ import (
 // a complete run this version wrote.
 func committedResult(t *testing.T) map[string]any {
 	t.Helper()
-	data, err := os.ReadFile("../../baselines/quickstart.json")
+	data, err := os.ReadFile("testdata/quickstart-v1.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,6 +88,22 @@ func TestVerifyRefusesForgedFigures(t *testing.T) {
 			tk := sub(point0(doc), "tokens")
 			tk["chunk_gaps"], tk["spread_gaps"] = 10, 11
 		}, "11 spread of 10 chunk gaps"},
+		{"empty kinds of no such kind", func(doc map[string]any) {
+			tk := sub(point0(doc), "tokens")
+			tk["empty_answers"] = 1
+			tk["empty_kinds"] = map[string]any{"\u202eend_token": 1}
+		}, `empty_kinds["\u202eend_token"]`},
+		{"empty kinds that do not sum to the empty answers", func(doc map[string]any) {
+			tk := sub(point0(doc), "tokens")
+			tk["empty_answers"] = 3
+			tk["empty_kinds"] = map[string]any{"end_token": 1, "length": 1}
+		}, "empty_kinds sum to 2 against 3"},
+		{"more finishes than answers", func(doc map[string]any) {
+			sub(point0(doc), "tokens")["finish"] = map[string]any{"length": 1000000}
+		}, "finish sum to 1000000"},
+		{"negative mismatch kind", func(doc map[string]any) {
+			sub(point0(doc), "tokens")["output_mismatch_kinds"] = map[string]any{"stop_sequence": -4}
+		}, `output_mismatch_kinds["stop_sequence"] is -4`},
 		{"label of another rate (M8)", func(doc map[string]any) {
 			point0(doc)["rate"] = 64
 		}, "label rate=2 with rate 64"},

@@ -25,6 +25,9 @@ func WorkloadHash(s *Suite) string {
 	// Calibration changes how prompts reach their token targets on a given
 	// server, not the targets: it is not part of the workload.
 	w.Workload.Prompts.Calibrate = false
+	// A salt changes the prompts' text, not their lengths or pacing: runs
+	// salted apart (to keep a server's cache cold) stay comparable.
+	w.Workload.Prompts.Salt = ""
 	b, err := json.Marshal(w)
 	if err != nil {
 		panic(fmt.Sprintf("suite: marshal workload: %v", err)) // plain data; cannot fail

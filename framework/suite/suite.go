@@ -174,7 +174,9 @@ type Target struct {
 	// it will listen.
 	Launch *Launch `json:"launch,omitempty"`
 	// Profile names the simulator profile (Kind "sim"): a constant one
-	// (llama3-8b-h100) or one derived from cards (llama-3-70b@h100-sxm-tp4).
+	// (llama3-8b-h100), one derived from cards (llama-3-70b@h100-sxm-tp4),
+	// or a profile file that benchci sim fit wrote, file:PATH (relative
+	// to the suite's directory).
 	Profile string `json:"profile,omitempty"`
 	// Spec derives the simulator from model and GPU cards, built-in or
 	// written out, and engine knobs (Kind "sim", instead of Profile).
@@ -267,7 +269,15 @@ type SimSpec struct {
 	MemoryEfficiency  float64  `json:"memory_efficiency,omitempty"`
 	ComputeEfficiency float64  `json:"compute_efficiency,omitempty"`
 	StepOverhead      Duration `json:"step_overhead,omitempty"`
+	// Fitted names a profile file that benchci sim fit wrote from a
+	// profile derived from cards (relative to the suite's directory): its
+	// fitted efficiencies and overheads are the spec's, unless the spec
+	// sets them, so a what-if on other cards starts from a measured engine.
+	Fitted string `json:"fitted,omitempty"`
 }
+
+// ProfileFilePrefix marks a sim target's profile that names a file.
+const ProfileFilePrefix = "file:"
 
 // SimOverrides replace simulator profile constants; zero keeps the profile's.
 type SimOverrides struct {
@@ -504,7 +514,20 @@ type Prompts struct {
 	// for a prompt of known words (its tokenizer and chat template), so
 	// synthetic prompts hit input_tokens on that server. Default true.
 	Calibrate bool `json:"calibrate,omitempty"`
+	// Salt changes the prompts' text, never their lengths: "" sends the
+	// same text in every run (the seed alone decides it); "run" draws a
+	// fresh salt for each run, so a long-running server's prefix cache
+	// cannot serve one run from the prompts of the last; any other value
+	// is a fixed salt (the results record the one used, so a run can be
+	// repeated). Synthetic prompts only: a dataset's text is its own.
+	Salt string `json:"salt,omitempty"`
 }
+
+// SaltPerRun is the Prompts.Salt that draws a fresh salt for each run.
+const SaltPerRun = "run"
+
+// MaxSaltLen bounds a fixed prompt salt.
+const MaxSaltLen = 128
 
 // Sweep is the list of load points to run, in order.
 type Sweep struct {

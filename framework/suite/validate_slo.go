@@ -82,8 +82,10 @@ func validateTolerance(s *Suite) []*FieldError {
 	for k, v := range s.Tolerance {
 		if _, err := metric.ParseTolerance(k); err != nil {
 			p.add(JoinPath("tolerance", k), "%v", err)
-		} else if _, err := ParseBand(v); err != nil {
+		} else if b, err := ParseBand(v); err != nil {
 			p.add(JoinPath("tolerance", k), "%v", err)
+		} else if b.Off && k == "default" {
+			p.add(JoinPath("tolerance", k), "'off' as the default would gate nothing: turn off the figures you cannot gate by their own keys ('ttft.p99': 'off')")
 		}
 	}
 	return p

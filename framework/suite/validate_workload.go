@@ -230,6 +230,13 @@ func validatePrompts(s *Suite) []*FieldError {
 	default:
 		p.add("workload.prompts.kind", "unknown prompt source %q (known: synthetic, shared_prefix, multi_turn, sharegpt, jsonl)", pr.Kind)
 	}
+	switch {
+	case pr.Salt == "":
+	case pr.Kind.Dataset():
+		p.add("workload.prompts.salt", "a %s dataset's text is its own and cannot be salted without changing its lengths: use synthetic prompts, or reset the server's cache (sweep: { reset_prefix_cache: true })", pr.Kind)
+	case len(pr.Salt) > MaxSaltLen:
+		p.add("workload.prompts.salt", "%d bytes is longer than the %d a salt may have", len(pr.Salt), MaxSaltLen)
+	}
 	return p
 }
 

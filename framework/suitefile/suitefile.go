@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/google/go-jsonnet"
 	"github.com/hashicorp/go-multierror"
@@ -84,7 +85,7 @@ func LoadSource(path, src string, opts Options) (*File, error) {
 	if err := json.Compact(&compact, []byte(out)); err != nil {
 		return nil, fmt.Errorf("evaluate %s: %w", path, err)
 	}
-	s, err := suite.DecodeWith(compact.Bytes(), opts.Known)
+	s, err := suite.DecodeWith(compact.Bytes(), withSuiteDir(opts.Known, filepath.Dir(path)))
 	if err != nil {
 		if me, ok := err.(*multierror.Error); ok {
 			loc := newLocator(path, src)
@@ -125,8 +126,34 @@ func LoadSource(path, src string, opts Options) (*File, error) {
 			// A launched server runs next to the suite unless told otherwise.
 			lc.Dir = filepath.Join(filepath.Dir(path), lc.Dir)
 		}
+		resolveSimFiles(t, filepath.Dir(path))
 	}
 	return l, nil
+}
+
+// resolveSimFiles makes the profile files a sim target names (file:PATH,
+// spec.fitted) relative to the suite's directory, as its data files are.
+func resolveSimFiles(t *suite.Target, dir string) {
+	if p, ok := strings.CutPrefix(t.Profile, suite.ProfileFilePrefix); ok && p != "" && !filepath.IsAbs(p) {
+		t.Profile = suite.ProfileFilePrefix + filepath.Join(dir, p)
+	}
+	if sp := t.Spec; sp != nil && sp.Fitted != "" && !filepath.IsAbs(sp.Fitted) {
+		sp.Fitted = filepath.Join(dir, sp.Fitted)
+	}
+}
+
+// withSuiteDir has known's sim check read profile files relative to the
+// suite's directory: it resolves them in the target before checking it.
+func withSuiteDir(known *suite.Known, dir string) *suite.Known {
+	if known == nil || known.Sim == nil {
+		return known
+	}
+	k := *known
+	k.Sim = func(t *suite.Target) (string, error) {
+		resolveSimFiles(t, dir)
+		return known.Sim(t)
+	}
+	return &k
 }
 
 // Variant is one variant of a suite, ready to run as a suite of its own.

@@ -94,7 +94,7 @@ func TestRefusesAndRejects(t *testing.T) {
 // FuzzParse feeds the baseline reader arbitrary bytes: no panic, and what
 // it accepts writes back into a baseline it accepts again.
 func FuzzParse(f *testing.F) {
-	committed, err := os.ReadFile("../../baselines/quickstart.json")
+	committed, err := os.ReadFile("../../framework/result/testdata/quickstart-v1.json")
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 // figures and compare as before.
 func TestCommittedBaselineStillReads(t *testing.T) {
 	t.Parallel()
-	b, err := Read("../../baselines/quickstart.json")
+	b, err := Read("../../framework/result/testdata/quickstart-v1.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestCommittedBaselineStillReads(t *testing.T) {
 // match their histograms, or that has no points is refused on read.
 func TestTamperedBaselinesAreRefused(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("../../baselines/quickstart.json")
+	data, err := os.ReadFile("../../framework/result/testdata/quickstart-v1.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func emptyPoints(t *testing.T, data []byte) string {
 // refuses a broken baseline.
 func TestReadReferenceTakesBaselinesAndResults(t *testing.T) {
 	t.Parallel()
-	fromBaseline, err := ReadReference("../../baselines/quickstart.json")
+	fromBaseline, err := ReadReference("../../framework/result/testdata/quickstart-v1.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 // test: compare reads baselines through this package.
 func TestCommittedBaselineComparesWithItself(t *testing.T) {
 	t.Parallel()
-	b, err := compare.ReadReference("../../baselines/quickstart.json")
+	b, err := compare.ReadReference("../../framework/result/testdata/quickstart-v1.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 // consistently in its result and summary, reads as a valid baseline; Diff
 // names every figure it moved, and each as more lenient.
 func TestDiffNamesALenientEdit(t *testing.T) {
-	base, err := Read("../../baselines/quickstart.json")
+	base, err := Read("../../framework/result/testdata/quickstart-v1.json")
 	if err != nil {
 		t.Fatal(err)
 	}

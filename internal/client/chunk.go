@@ -12,8 +12,12 @@ type chunkView struct {
 	promptTokens, outputTk int
 	// errText is the raw error value when the chunk carries a non-null one.
 	errText string
-	// finished is set when a choice carries a finish_reason.
+	// finished is set when a choice carries a finish_reason; finish is
+	// which one, and stop what the server said of a stop sequence.
 	finished bool
+	choices  bool // the chunk has a choice: a step of the answer
+	finish   FinishKind
+	stop     stopWord
 	// timings are llama.cpp's server-side times, when the chunk has them.
 	hasTimings            bool
 	promptMs, predictedMs float64
@@ -40,8 +44,11 @@ func parseChunk(p *fastjson.Parser, data []byte) (chunkView, error) {
 		return c, nil
 	}
 	for _, ch := range v.GetArray("choices") {
+		c.choices = true
 		if f := ch.Get("finish_reason"); f != nil && f.Type() == fastjson.TypeString && len(f.GetStringBytes()) > 0 {
 			c.finished = true
+			c.finish = finishOf(f.GetStringBytes())
+			c.stop = stopWordOf(ch)
 		}
 		if t := ch.Get("text"); t != nil && t.Type() == fastjson.TypeString {
 			c.answer += string(t.GetStringBytes())
@@ -99,4 +106,50 @@ func parseEmbeddings(data []byte) (n, promptTokens int, errText string, err erro
 		}
 	}
 	return n, max(v.GetInt("usage", "prompt_tokens"), 0), "", nil
+}
+
+// stopWord is what a finish chunk said of a stop sequence: vLLM's
+// stop_reason and SGLang's matched_stop are the matched string, or null
+// (or a token id) when the end token or a stop token ended the answer.
+type stopWord uint8
+
+const (
+	stopUnsaid   stopWord = iota // the server names no stop sequence either way
+	stopNone                     // it said none matched: null, or a stop token's id
+	stopSequence                 // it named the string that matched
+)
+
+func stopWordOf(ch *fastjson.Value) stopWord {
+	said := stopUnsaid
+	for _, k := range [...]string{"stop_reason", "matched_stop"} {
+		v := ch.Get(k)
+		switch {
+		case v == nil:
+		case v.Type() == fastjson.TypeString && len(v.GetStringBytes()) > 0:
+			return stopSequence
+		default:
+			said = stopNone
+		}
+	}
+	return said
+}
+
+// finishOf names a finish_reason without allocating; "stop" is refined
+// later by what the request asked and the server said (see finishKind).
+func finishOf(b []byte) FinishKind {
+	switch string(b) {
+	case "stop":
+		return FinishStop
+	case "eos", "eos_token", "end_turn":
+		return FinishEndToken
+	case "stop_sequence":
+		return FinishStopSequence
+	case "length", "max_tokens":
+		return FinishLength
+	case "content_filter":
+		return FinishContentFilter
+	case "tool_calls", "function_call":
+		return FinishToolCalls
+	}
+	return FinishUnknown
 }

@@ -11,8 +11,10 @@ import (
 // refChunk is the reference reading of a chunk with encoding/json.
 type refChunk struct {
 	Choices []struct {
-		Text         *string `json:"text"`
-		FinishReason *string `json:"finish_reason"`
+		Text         *string         `json:"text"`
+		FinishReason *string         `json:"finish_reason"`
+		StopReason   json.RawMessage `json:"stop_reason"`
+		MatchedStop  json.RawMessage `json:"matched_stop"`
 		Delta        *struct {
 			Content          *string `json:"content"`
 			ReasoningContent *string `json:"reasoning_content"`
@@ -37,9 +39,28 @@ func (r refChunk) view() chunkView {
 		c.errText = "set"
 		return c
 	}
+	kinds := map[string]FinishKind{"stop": FinishStop, "eos": FinishEndToken, "eos_token": FinishEndToken, "end_turn": FinishEndToken,
+		"stop_sequence": FinishStopSequence, "length": FinishLength, "max_tokens": FinishLength, "content_filter": FinishContentFilter,
+		"tool_calls": FinishToolCalls, "function_call": FinishToolCalls}
 	for _, ch := range r.Choices {
+		c.choices = true
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			c.finished = true
+			c.finish = kinds[*ch.FinishReason]
+			if c.finish == "" {
+				c.finish = FinishUnknown
+			}
+			c.stop = stopUnsaid
+			for _, raw := range []json.RawMessage{ch.StopReason, ch.MatchedStop} {
+				var s string
+				switch {
+				case raw == nil:
+				case json.Unmarshal(raw, &s) == nil && s != "":
+					c.stop = stopSequence
+				case c.stop == stopUnsaid:
+					c.stop = stopNone
+				}
+			}
 		}
 		if ch.Text != nil {
 			c.answer += *ch.Text
@@ -72,6 +93,11 @@ var chunkSeeds = []string{
 	`{"choices":[{"delta":{"reasoning_content":"hmm"}},{"delta":{"reasoning":"x","content":"y"}}]}`,
 	`{"error":{"message":"boom","code":500}}`,
 	`{"error":null,"choices":[{"delta":{"content":null}}]}`,
+	`{"choices":[{"index":0,"delta":{"content":""},"finish_reason":"stop","stop_reason":"\n\n"}]}`,
+	`{"choices":[{"index":0,"text":"","finish_reason":"stop","stop_reason":null}]}`,
+	`{"choices":[{"index":0,"delta":{},"finish_reason":"stop","matched_stop":128009}]}`,
+	`{"choices":[{"index":0,"delta":{},"finish_reason":"content_filter"}]}`,
+	`{"choices":[{"index":0,"delta":{},"finish_reason":"weird"}]}`,
 	`{"choices":[{"finish_reason":"stop","index":0,"delta":{}}],"usage":{"completion_tokens":16,"prompt_tokens":128,"total_tokens":144},"timings":{"prompt_n":128,"prompt_ms":41.5,"predicted_n":16,"predicted_ms":160.2,"predicted_per_second":99.9}}`,
 }
 

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,6 +78,12 @@ type Options struct {
 	// Counter counts tokens in streamed text when the server gives no usage
 	// (default: Words).
 	Counter Counter
+	// UntextedTokens: the server may generate tokens it never streams as
+	// text (Ollama drops tokens that are not valid UTF-8 on their own,
+	// which byte-token vocabularies make often), so a usage far above the
+	// text's bytes can be true; it is then bounded by the stream's time
+	// too (see plausibleUsage).
+	UntextedTokens bool
 	// TLS configures https targets (default: the system's roots).
 	TLS *tls.Config
 }
@@ -101,10 +108,13 @@ var Words Counter = CounterFunc(words.Count)
 type Client struct {
 	opts       Options
 	continuous bool
-	tr         *transport
-	bufs       sync.Pool // *bufio.Reader
-	kernel     atomic.Int64
-	readTime   atomic.Int64
+	// stops: the bodies ask for stop sequences (Extra's "stop"), so a
+	// finish_reason stop may be one of them rather than the end token.
+	stops    bool
+	tr       *transport
+	bufs     sync.Pool // *bufio.Reader
+	kernel   atomic.Int64
+	readTime atomic.Int64
 }
 
 // New returns a client.
@@ -134,7 +144,7 @@ func New(opts Options) (*Client, error) {
 	if strings.ContainsAny(opts.APIKey, "\r\n") {
 		return nil, errors.New("client: API key contains a line break")
 	}
-	c := &Client{opts: opts}
+	c := &Client{opts: opts, stops: asksStop(opts.Extra["stop"])}
 	if opts.BaseURL != "" { // without one, the client only builds bodies
 		tr, err := newTransport(opts.BaseURL, path, opts.MaxConns, opts.TLS, opts.ConnectTimeout)
 		if err != nil {
@@ -164,6 +174,24 @@ func (c *Client) ClosesAfterResponse() bool { return c.tr.noPool.Load() }
 // SetIgnoreEOS changes whether bodies ask for ignore_eos/min_tokens; call
 // before building bodies.
 func (c *Client) SetIgnoreEOS(on bool) { c.opts.IgnoreEOS = on }
+
+// SetUntextedTokens says whether the server may generate tokens it does
+// not stream as text (Options.UntextedTokens).
+func (c *Client) SetUntextedTokens(on bool) { c.opts.UntextedTokens = on }
+
+// asksStop reports whether a body's "stop" asks for any stop sequence:
+// a non-empty string or a list holding one.
+func asksStop(v any) bool {
+	switch s := v.(type) {
+	case string:
+		return s != ""
+	case []string:
+		return slices.ContainsFunc(s, func(x string) bool { return x != "" })
+	case []any:
+		return slices.ContainsFunc(s, func(x any) bool { return asksStop(x) })
+	}
+	return false
+}
 
 // SetContinuousUsage asks for usage on every chunk (vLLM's
 // continuous_usage_stats), which gives exact tokens per chunk; call before
@@ -399,6 +427,9 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result, sentBy
 		kernel       int64         // chunks timed by the kernel's stamp
 		finishedAt   time.Duration // when a finish_reason came; 0: none
 		textBytes    int           // answer and reasoning text received
+		silent       int           // chunks with choices but no output
+		finish       = FinishUnknown
+		stopSaid     stopWord
 	)
 	defer func() {
 		c.kernel.Add(kernel)
@@ -472,6 +503,7 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result, sentBy
 		}
 		if ch.finished && finishedAt == 0 {
 			finishedAt = max(now, 1)
+			finish, stopSaid = ch.finish, ch.stop
 		}
 		if ch.hasUsage {
 			// Some servers put usage on every chunk, zeros included; keep
@@ -484,6 +516,9 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result, sentBy
 			}
 		}
 		if answer == "" && reasoning == "" {
+			if ch.choices {
+				silent++
+			}
 			continue // role-only deltas, usage-only chunks, keep-alive JSON
 		}
 		textBytes += len(answer) + len(reasoning)
@@ -529,12 +564,11 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result, sentBy
 			return
 		}
 	}
-	// A usage that claims more tokens than could have come (every token
-	// decodes to text, so not many more than the bytes received; a prompt
-	// not many more tokens than the bytes sent, template included) is not
-	// believed: a figure built on it would be nonsense (1e18 tokens became
-	// 4e18 tok/s). The text's own count stands in, and the result says so.
-	if usageTokens > 2*textBytes+len(res.ChunkAt)+16 || res.PromptTokens > sentBytes+4096 {
+	if !plausibleUsage(usageTokens, textBytes, len(res.ChunkAt)+silent, res.End, c.opts.UntextedTokens) || res.PromptTokens > sentBytes+4096 {
+		// A figure built on an impossible usage would be nonsense (1e18
+		// tokens became 4e18 tok/s): the text's own count stands in, and
+		// the result says so. A prompt cannot be many more tokens than
+		// the bytes sent, template included.
 		res.UsageImplausible = true
 		usageTokens, res.PromptTokens = -1, 0
 	}
@@ -547,14 +581,61 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result, sentBy
 	switch {
 	case !done:
 		res.fail(ErrStreamCut, "stream ended without [DONE]")
-	case len(res.ChunkAt) == 0 && finishedAt > 0:
-		// The model chose to stop at once (EOS first): a normal answer of
-		// no text. Its one token, the end, was produced when the finish
-		// came, which is the time to the first token.
-		res.FirstToken = finishedAt
-	case len(res.ChunkAt) == 0:
+	case len(res.ChunkAt) == 0 && finishedAt == 0:
 		res.fail(ErrEmpty, "stream carried no content and no finish_reason")
+	default:
+		// An answer, possibly of no text (the end token first, a stop
+		// sequence at once, or max_tokens of tokens that decode to no
+		// valid text): it has no first token, so no TTFT and no TPOT; the
+		// finish says which it was.
+		res.Finish = c.finishKind(finish, stopSaid)
 	}
+}
+
+// finishKind refines a finish_reason "stop" by what the server said of
+// stop sequences and what the request asked: with no stop sequence
+// asked, or none named where the server names them, the end token ended
+// the answer; with stop sequences asked and ignore_eos sent, only one of
+// them could. Otherwise the stream does not tell, and says so.
+func (c *Client) finishKind(f FinishKind, said stopWord) FinishKind {
+	if f != FinishStop {
+		return f
+	}
+	switch {
+	case said == stopSequence:
+		return FinishStopSequence
+	case said == stopNone || !c.stops:
+		return FinishEndToken
+	case c.opts.IgnoreEOS:
+		return FinishStopSequence
+	}
+	return FinishStop
+}
+
+// MaxUntextedRate is the most tokens per second of a stream's time that
+// plausibleUsage grants a server whose tokens need not show as text: tens
+// of times the fastest single streams published (a few thousand tok/s),
+// so that no true usage is doubted, while a claim of 10^6 tokens in 1 ms
+// (10^9 tok/s) is, and no figure built on a usage believed can exceed
+// it per stream.
+const MaxUntextedRate = 100_000
+
+// plausibleUsage reports whether usage output tokens could have come in a
+// stream that carried textBytes of text in chunks content-bearing and
+// silent chunks and lasted elapsed. Every streamed token decodes to text
+// on most engines, so not many more tokens than bytes come (a byte-token
+// vocabulary spells a character in up to 4 tokens of one byte each; twice
+// the bytes, one per chunk and 16 for special and held-back tokens leave
+// room). Where the engine drops tokens that are not text on their own
+// (untexted), tokens may far outnumber bytes, and time bounds them
+// instead: no stream makes more than MaxUntextedRate tokens a second.
+// Either way the figure a usage feeds stays physically possible.
+func plausibleUsage(usage, textBytes, chunks int, elapsed time.Duration, untexted bool) bool {
+	limit := 2*textBytes + chunks + 16
+	if untexted {
+		limit += int(min(elapsed.Seconds(), 3600) * MaxUntextedRate)
+	}
+	return usage <= limit
 }
 
 var doneMarker = []byte("[DONE]")

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -280,23 +281,74 @@ func TestBodySystem(t *testing.T) {
 	}
 }
 
-// A model that chooses its end token first sends one empty chunk with a
-// finish reason (llama.cpp, Ollama): a normal answer of no text, timed to
-// the finish, not an error. Without a finish reason, an empty stream is.
-func TestClientEOSFirstIsAnAnswer(t *testing.T) {
+// An answer of no text is an answer, not an error, named by what its
+// stream showed: the end token first (llama.cpp, Ollama), a stop sequence
+// the request asked for, max_tokens of tokens that decode to no valid
+// text, the content filter. It has no first token (no TTFT, no TPOT).
+// Without a finish reason, an empty stream is an error.
+func TestClientEmptyAnswerKinds(t *testing.T) {
 	t.Parallel()
-	eos := `data: {"choices":[{"index":0,"delta":{"content":""},"finish_reason":"stop"}],"usage":{"prompt_tokens":7,"completion_tokens":1}}` + "\n\n"
-	srv := scripted(t, 200, 0, `data: {"choices":[{"index":0,"delta":{"role":"assistant"}}]}`+"\n\n", eos, done)
-	var res Result
-	newTestClient(t, srv.URL, "chat").Do(context.Background(), []byte(`{}`), "1", &res)
-	if !res.OK() || res.OutputTokens != 1 || res.PromptTokens != 7 || len(res.ChunkAt) != 0 || res.FirstToken <= 0 || res.FirstToken > res.End {
-		t.Errorf("EOS first: %+v", res)
+	role := `data: {"choices":[{"index":0,"delta":{"role":"assistant"}}]}` + "\n\n"
+	finish := func(reason, extra, usage string) string {
+		return `data: {"choices":[{"index":0,"delta":{"content":""},"finish_reason":"` + reason + `"` + extra + `}],"usage":` + usage + "}\n\n"
 	}
-	srv = scripted(t, 200, 0, `data: {"choices":[{"index":0,"delta":{"role":"assistant"}}]}`+"\n\n", done)
-	res = Result{}
+	stop := map[string]any{"stop": []any{"\n\n", "END"}}
+	for _, tc := range []struct {
+		name      string
+		extra     map[string]any
+		ignoreEOS bool
+		writes    []string
+		want      FinishKind
+		tokens    int
+	}{
+		{"end token", nil, false, []string{role, finish("stop", "", `{"prompt_tokens":7,"completion_tokens":1}`), done}, FinishEndToken, 1},
+		// Ollama's usage counts the tokens it generated and dropped as no
+		// valid text.
+		{"ollama end token, usage 5", nil, false, []string{role, finish("stop", "", `{"prompt_tokens":7,"completion_tokens":5}`), done}, FinishEndToken, 5},
+		{"stop sequence named by the server (vLLM)", stop, false, []string{role, finish("stop", `,"stop_reason":"END"`, `{"prompt_tokens":7,"completion_tokens":2}`), done}, FinishStopSequence, 2},
+		{"stop sequence named by the server (SGLang)", stop, false, []string{finish("stop", `,"matched_stop":"END"`, `{"prompt_tokens":7,"completion_tokens":2}`), done}, FinishStopSequence, 2},
+		{"stop asked, ignore_eos sent, server silent", stop, true, []string{role, finish("stop", "", `{"prompt_tokens":7,"completion_tokens":2}`), done}, FinishStopSequence, 2},
+		{"stop asked, no ignore_eos, server silent", stop, false, []string{role, finish("stop", "", `{"prompt_tokens":7,"completion_tokens":2}`), done}, FinishStop, 2},
+		{"stop asked, server says none matched", stop, true, []string{role, finish("stop", `,"stop_reason":null`, `{"prompt_tokens":7,"completion_tokens":1}`), done}, FinishEndToken, 1},
+		// llama.cpp under ignore_eos: 4 byte tokens that decode to no valid
+		// text, no content chunk, cut at max_tokens.
+		{"length, no decodable text", nil, true, []string{role, finish("length", "", `{"prompt_tokens":7,"completion_tokens":4}`), done}, FinishLength, 4},
+		{"content filter", nil, false, []string{finish("content_filter", "", `{"prompt_tokens":7,"completion_tokens":0}`), done}, FinishContentFilter, 0},
+		{"unknown reason", nil, false, []string{finish("cancelled_by_moon", "", `{"prompt_tokens":7,"completion_tokens":1}`), done}, FinishUnknown, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := scripted(t, 200, 0, tc.writes...)
+			c, err := New(Options{BaseURL: srv.URL, API: Chat, Model: "m", Timeout: 5 * time.Second, Extra: tc.extra, IgnoreEOS: tc.ignoreEOS})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(c.CloseIdle)
+			var res Result
+			c.Do(context.Background(), []byte(`{}`), "1", &res)
+			if !res.OK() || !res.NoContent() || res.Finish != tc.want || res.PromptTokens != 7 || res.UsageImplausible {
+				t.Errorf("got err %q finish %q, no content %v, prompt %d, implausible %v; want an answer of no text ending %q",
+					res.Err, res.Finish, res.NoContent(), res.PromptTokens, res.UsageImplausible, tc.want)
+			}
+			if tc.tokens > 0 && (res.OutputTokens != tc.tokens || res.TokenSource != TokensFromUsage) {
+				t.Errorf("%d output tokens from %s, want %d from usage", res.OutputTokens, res.TokenSource, tc.tokens)
+			}
+			if res.FirstToken != 0 || res.FirstAnswer != 0 || res.End <= 0 {
+				t.Errorf("first token %v, first answer %v, end %v: an answer of no text has no first token, only an end", res.FirstToken, res.FirstAnswer, res.End)
+			}
+		})
+	}
+	srv := scripted(t, 200, 0, role, done)
+	var res Result
 	newTestClient(t, srv.URL, "chat").Do(context.Background(), []byte(`{}`), "2", &res)
 	if res.Err != ErrEmpty {
 		t.Errorf("no content and no finish: %s %q, want %s", res.Err, res.Detail, ErrEmpty)
+	}
+	// An answer with text is named by its finish too.
+	srv = scripted(t, 200, 0, chatChunk("hi"), finish("length", "", `{"prompt_tokens":7,"completion_tokens":1}`), done)
+	newTestClient(t, srv.URL, "chat").Do(context.Background(), []byte(`{}`), "3", &res)
+	if !res.OK() || res.NoContent() || res.Finish != FinishLength || res.FirstToken <= 0 {
+		t.Errorf("answer cut at max_tokens: %+v", res)
 	}
 }
 
@@ -315,6 +367,72 @@ func TestClientImplausibleUsage(t *testing.T) {
 		if !res.OK() || res.OutputTokens != 2 || res.OutputTokens < 0 || res.TokenSource != TokensFromCounter {
 			t.Errorf("usage %s: %d tokens from %s, implausible %v", usage, res.OutputTokens, res.TokenSource, res.UsageImplausible)
 		}
+	}
+}
+
+// The usage bound: tokens must show as text, except on engines that drop
+// tokens which are no valid text (Ollama), where the stream's time bounds
+// them instead.
+func TestPlausibleUsage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name                 string
+		usage, bytes, chunks int
+		elapsed              time.Duration
+		untexted, want       bool
+	}{
+		{"every token as text", 16, 40, 16, 50 * time.Millisecond, false, true},
+		{"byte tokens, 4 per character", 64, 48, 16, 50 * time.Millisecond, false, true},
+		{"length cut, no decodable text", 4, 0, 2, 10 * time.Millisecond, false, true},
+		{"ollama: tokens dropped as partial UTF-8", 400, 12, 6, 900 * time.Millisecond, true, true},
+		{"the same on an engine that streams every token", 400, 12, 6, 900 * time.Millisecond, false, false},
+		{"hostile: 10^6 tokens for 3 bytes in 1 ms", 1_000_000, 3, 1, time.Millisecond, true, false},
+		{"hostile: 10^18 tokens in an hour", 1e18, 3, 1, 2 * time.Hour, true, false},
+	} {
+		if got := plausibleUsage(tc.usage, tc.bytes, tc.chunks, tc.elapsed, tc.untexted); got != tc.want {
+			t.Errorf("%s: plausible %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// On the wire: an Ollama-like stream whose usage counts tokens it never
+// streamed is believed where the engine is known to drop them, and a
+// hostile usage is not, whatever the engine.
+func TestClientUntextedUsage(t *testing.T) {
+	t.Parallel()
+	usage := func(n int) string {
+		return `data: {"choices":[{"index":0,"delta":{"content":""},"finish_reason":"length"}],"usage":{"prompt_tokens":7,"completion_tokens":` + strconv.Itoa(n) + "}}\n\n"
+	}
+	for _, tc := range []struct {
+		name     string
+		untexted bool
+		usage    int
+		believed bool
+	}{
+		{"ollama, 300 tokens, 2 characters", true, 300, true},
+		{"an engine that streams every token", false, 300, false},
+		{"hostile on ollama", true, 1_000_000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			// 20 ms between writes: at least 60 ms of stream, which grants
+			// 6,000 untexted tokens; a loopback stream takes far under the
+			// 10 s a million would need.
+			srv := scripted(t, 200, 20*time.Millisecond, chatChunk("é"), chatChunk("a"), usage(tc.usage), done)
+			c, err := New(Options{BaseURL: srv.URL, API: Chat, Model: "m", Timeout: 5 * time.Second, UntextedTokens: tc.untexted})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(c.CloseIdle)
+			var res Result
+			c.Do(context.Background(), []byte(`{}`), "1", &res)
+			if !res.OK() || res.UsageImplausible == tc.believed || (res.TokenSource == TokensFromUsage) != tc.believed {
+				t.Errorf("%d tokens from %s, implausible %v; believed should be %v", res.OutputTokens, res.TokenSource, res.UsageImplausible, tc.believed)
+			}
+			if tc.believed && res.OutputTokens != tc.usage {
+				t.Errorf("%d output tokens, want the usage's %d", res.OutputTokens, tc.usage)
+			}
+		})
 	}
 }
 

@@ -39,6 +39,37 @@ const (
 	TokensFromCounter TokenSource = "counted" // the client's tokenizer over the streamed text
 )
 
+// FinishKind is why an answer ended, by what its stream showed: the
+// finish_reason, refined by what the server said of stop sequences and by
+// what the request asked.
+type FinishKind string
+
+// Finish kinds.
+const (
+	// FinishEndToken: the model chose its end token (finish_reason stop
+	// with no stop sequence asked or matched).
+	FinishEndToken FinishKind = "end_token"
+	// FinishStopSequence: a stop sequence the request asked for matched
+	// (the server named it, or the request had stop sequences while
+	// ignore_eos kept the end token from ending it).
+	FinishStopSequence FinishKind = "stop_sequence"
+	// FinishStop: finish_reason stop where the request had stop sequences
+	// and the server does not say whether one of them or the end token
+	// ended the answer.
+	FinishStop FinishKind = "stop"
+	// FinishLength: cut at max_tokens.
+	FinishLength FinishKind = "length"
+	// FinishContentFilter: withheld by the server's content filter.
+	FinishContentFilter FinishKind = "content_filter"
+	// FinishToolCalls: ended after a tool call.
+	FinishToolCalls FinishKind = "tool_calls"
+	// FinishUnknown: no finish_reason, or one benchci does not know.
+	FinishUnknown FinishKind = "unknown"
+)
+
+// FinishKinds lists every kind, in report order.
+var FinishKinds = []FinishKind{FinishEndToken, FinishStopSequence, FinishStop, FinishLength, FinishContentFilter, FinishToolCalls, FinishUnknown}
+
 // Result is what one request measured. Times are offsets from Sent, taken
 // from the monotonic clock, so wall-clock steps cannot distort them.
 type Result struct {
@@ -82,6 +113,9 @@ type Result struct {
 	Text          []byte
 	// ReasoningTokens counts output tokens that arrived as reasoning content.
 	ReasoningTokens int
+	// Finish is why a streamed answer ended ("" for failures and
+	// embeddings).
+	Finish FinishKind
 
 	// UsageImplausible is set when the server's usage claimed more tokens
 	// than the bytes exchanged allow; its counts were not used.
@@ -166,6 +200,11 @@ func (r *Result) ChunkGaps(f func(gap time.Duration, spread bool)) (untimed int)
 func (r *Result) FirstCoalesced() bool {
 	return len(r.ChunkAt) >= 2 && len(r.ChunkRead) == len(r.ChunkAt) && r.ChunkRead[0] == r.ChunkRead[1] && r.FirstToken == r.ChunkAt[0]
 }
+
+// NoContent reports whether a streamed answer carried no output at all
+// (no text, reasoning or tool call): it has no first token, so no TTFT
+// and no TPOT; only its end was measured.
+func (r *Result) NoContent() bool { return len(r.ChunkAt) == 0 && r.Embeddings == 0 }
 
 // Reset clears r for reuse, keeping its slices' memory.
 func (r *Result) Reset() {

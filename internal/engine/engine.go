@@ -314,48 +314,65 @@ func Figures(snaps []Snapshot) map[string]float64 {
 	return out
 }
 
-// Sampler scrapes /metrics every interval until stopped.
+// Sampler scrapes /metrics every interval until stopped. Told where the
+// measured window starts (From), it reads the counters there too and
+// takes the point's figures from that reading, so that requests of the
+// warm-up do not count in them.
 type Sampler struct {
 	snaps []Snapshot
 	// inFlight holds, for each snapshot, the client's requests in flight
 	// around its scrape (the fewer of before and after); nil without a
 	// count to read.
 	inFlight []int64
-	stop     chan struct{}
-	done     chan struct{}
+	// from is the index of the snapshot taken at the window's start; -1
+	// until one is.
+	from int
+	mark chan time.Time
+	stop chan struct{}
+	done chan struct{}
 }
 
 // Sample starts scraping baseURL now and every interval. inFlight, when
 // not nil, counts the client's requests in flight: read around each
 // scrape, it gives the queue the engine's gauges may not see (Held).
 func Sample(ctx context.Context, baseURL string, interval time.Duration, inFlight func() int64) *Sampler {
-	s := &Sampler{stop: make(chan struct{}), done: make(chan struct{})}
-	scrape := func() {
-		var before int64
-		if inFlight != nil {
-			before = inFlight()
-		}
-		snap, err := Scrape(ctx, baseURL)
-		if err != nil {
-			return
-		}
-		s.snaps = append(s.snaps, snap)
-		if inFlight != nil {
-			// The fewer: a request that ended during the scrape may have
-			// left the server's gauge already, and is not held.
-			s.inFlight = append(s.inFlight, min(before, inFlight()))
-		}
-	}
+	s := &Sampler{from: -1, mark: make(chan time.Time, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(interval)
 		defer t.Stop()
+		var at <-chan time.Time // fires at the window's start
+		take := func() bool {
+			var before int64
+			if inFlight != nil {
+				before = inFlight()
+			}
+			snap, err := Scrape(ctx, baseURL)
+			if err != nil {
+				return false
+			}
+			s.snaps = append(s.snaps, snap)
+			if inFlight != nil {
+				// The fewer: a request that ended during the scrape may
+				// have left the server's gauge already, and is not held.
+				s.inFlight = append(s.inFlight, min(before, inFlight()))
+			}
+			return true
+		}
+		take()
 		for {
-			scrape()
 			select {
 			case <-t.C:
+				take()
+			case w := <-s.mark:
+				at = time.After(time.Until(w))
+			case <-at:
+				at = nil
+				if take() {
+					s.from = len(s.snaps) - 1
+				}
 			case <-s.stop:
-				scrape()
+				take()
 				return
 			case <-ctx.Done():
 				return
@@ -365,10 +382,24 @@ func Sample(ctx context.Context, baseURL string, interval time.Duration, inFligh
 	return s
 }
 
-// Stop ends sampling and returns the point's figures.
+// From says the measured window starts at start (now or later): the
+// counters are read then, and the point's figures run from there.
+func (s *Sampler) From(start time.Time) {
+	select {
+	case s.mark <- start:
+	default: // told already
+	}
+}
+
+// Stop ends sampling and returns the point's figures: from the window's
+// start where the counters were read there (FromWindow), else from the
+// point's start, warm-up included.
 func (s *Sampler) Stop() map[string]float64 {
 	close(s.stop)
 	<-s.done
+	if s.from >= 0 {
+		return Figures(s.snaps[s.from:])
+	}
 	return Figures(s.snaps)
 }
 
@@ -379,7 +410,12 @@ func (s *Sampler) Stop() map[string]float64 {
 // counts requests wherever they wait, an HTTP server's queue included
 // (and requests in transit, a few at most); requests of other clients
 // that the server runs make it smaller, never larger.
-func (s *Sampler) Held() (peak float64, n int) { return Held(s.snaps, s.inFlight) }
+func (s *Sampler) Held() (peak float64, n int) {
+	if s.from >= 0 && s.from < len(s.inFlight) {
+		return Held(s.snaps[s.from:], s.inFlight[s.from:]) // as the gauges' peaks
+	}
+	return Held(s.snaps, s.inFlight)
+}
 
 // Held is Sampler.Held over snapshots and the requests in flight at each.
 func Held(snaps []Snapshot, inFlight []int64) (peak float64, n int) {
@@ -403,6 +439,10 @@ func Held(snaps []Snapshot, inFlight []int64) (peak float64, n int) {
 	}
 	return peak, n
 }
+
+// FromWindow reports whether the figures Stop returned start at the
+// measured window's start; call after Stop.
+func (s *Sampler) FromWindow() bool { return s.from >= 0 }
 
 // Unknown returns a few of the metric names the server served when none of
 // them is one benchci reads (nil otherwise, or when nothing was scraped);

@@ -11,6 +11,11 @@ type Profile struct {
 	// (stream_options.continuous_usage_stats), which gives exact tokens per
 	// chunk.
 	ContinuousUsage bool `json:"continuous_usage"`
+	// UntextedTokens: the engine generates tokens it never streams as
+	// text (Ollama drops tokens that are not valid UTF-8 on their own), so
+	// its usage may far exceed the text's bytes and is bounded by the
+	// stream's time instead (client.Options.UntextedTokens).
+	UntextedTokens bool `json:"untexted_tokens,omitempty"`
 	// Quirks are known deviations, for reports.
 	Quirks []string `json:"quirks,omitempty"`
 	// WaitingBlind says which waiting requests the engine's waiting gauge
@@ -41,9 +46,9 @@ var Profiles = map[string]Profile{
 		// queue, seen by nothing (benchci issue 29: the gauge stayed at 0-1
 		// with thousands of requests queued and a TTFT P50 of 32 s).
 		WaitingBlind: "llamacpp:requests_deferred counts only requests an HTTP thread has taken while every slot was busy; requests waiting for an HTTP thread (--threads-http) are in no gauge"},
-	"ollama": {Name: "ollama", Quirks: []string{
+	"ollama": {Name: "ollama", UntextedTokens: true, Quirks: []string{
 		"on completions streams, usage with zeros on every chunk and the real counts only in the final usage chunk (chat streams carry usage once)",
-		"tokens that are not valid text (partial UTF-8) are dropped from the stream: text-counted output falls short of usage",
+		"tokens that are not valid text (partial UTF-8) are dropped from the stream: text-counted output falls short of usage, which is bounded by the stream's time rather than its bytes",
 		"prompts are truncated to the model's num_ctx (2048 by default) without an error",
 		"no ignore_eos: outputs may stop at the model's end token",
 		"tokens arrive in bursts: ITL is bimodal while TPOT averages out",

@@ -13,7 +13,7 @@ import (
 
 const (
 	path       = "baselines/quickstart.json"
-	quickstart = "../../baselines/quickstart.json"
+	quickstart = "../../framework/result/testdata/quickstart-v1.json"
 )
 
 // A history of 12 baselines where TTFT rose 30% at the seventh: history

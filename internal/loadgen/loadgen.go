@@ -109,6 +109,10 @@ type Config struct {
 	StopSaturated bool
 	// Progress, when set, is updated as the point runs.
 	Progress *Progress
+	// OnWindow, when set, is told when the measured window starts, as
+	// soon as the point's timeline is fixed (before the warm-up runs), so
+	// that server counters can be read there.
+	OnWindow func(start time.Time)
 	// OnSample, when set, sees every finished request, warm-up and
 	// canceled ones too, on the one goroutine that records them; the
 	// sample is reused once it returns.
@@ -269,10 +273,12 @@ func newCollector(rec *recorder.Recorder, cfg Config) *collector {
 // It returns when the last reply ended, as the client stamped it.
 // hold, when set, is its place under the open loop's cap on requests in
 // flight (see retrier.do); the caller gives it up after.
-func (c *collector) send(ctx context.Context, d Doer, it Item, scheduled time.Time, warmup bool, hold *slot) time.Time {
+// ready, when set, is when the first turn got its place under the suite's
+// cap on requests in flight (recorder.Sample.Ready).
+func (c *collector) send(ctx context.Context, d Doer, it Item, scheduled, ready time.Time, warmup bool, hold *slot) time.Time {
 	defer c.bodies.give(it.weight())
 	id := "benchci-" + strconv.Itoa(it.Seq+1)
-	ok, end := c.sendOne(ctx, d, it, id, scheduled, warmup, hold)
+	ok, end := c.sendOne(ctx, d, it, id, scheduled, ready, warmup, hold)
 	if !ok {
 		return end
 	}
@@ -281,14 +287,14 @@ func (c *collector) send(ctx context.Context, d Doer, it Item, scheduled time.Ti
 		if !c.clk.SleepUntil(ctx, at, 0) {
 			return end
 		}
-		if ok, end = c.sendOne(ctx, d, next, id+".t"+strconv.Itoa(i+2), at, warmup, hold); !ok {
+		if ok, end = c.sendOne(ctx, d, next, id+".t"+strconv.Itoa(i+2), at, time.Time{}, warmup, hold); !ok {
 			return end
 		}
 	}
 	return end
 }
 
-func (c *collector) sendOne(ctx context.Context, d Doer, it Item, id string, scheduled time.Time, warmup bool, hold *slot) (bool, time.Time) {
+func (c *collector) sendOne(ctx context.Context, d Doer, it Item, id string, scheduled, ready time.Time, warmup bool, hold *slot) (bool, time.Time) {
 	res := c.pool.Get().(*client.Result)
 	c.prog.Sent.Add(1)
 	c.prog.InFlight.Add(1)
@@ -304,7 +310,7 @@ func (c *collector) sendOne(ctx context.Context, d Doer, it Item, id string, sch
 	if c.watch != nil {
 		rctx = client.OnFirstToken(rctx, c.watch.firstToken)
 	}
-	smp := recorder.Sample{Result: res, Scheduled: scheduled, Warmup: warmup, WantInput: it.WantInput, WantOutput: it.WantOutput, Model: it.Model, Inputs: it.Inputs, Images: it.Images}
+	smp := recorder.Sample{Result: res, Scheduled: scheduled, Ready: ready, Warmup: warmup, WantInput: it.WantInput, WantOutput: it.WantOutput, Model: it.Model, Inputs: it.Inputs, Images: it.Images}
 	if r := c.retry; r == nil {
 		d.Do(rctx, it.Body, id, res)
 	} else {
@@ -502,6 +508,9 @@ fill:
 	t0, skew := start(ctx, cfg)
 	canary := stall.Start(ctx)
 	winStart := t0.Add(cfg.Warmup)
+	if cfg.OnWindow != nil {
+		cfg.OnWindow(winStart)
+	}
 	winEnd := time.Time{}
 	if fixed {
 		winEnd = winStart.Add(cfg.Duration)
@@ -561,6 +570,7 @@ dispatch:
 			}
 		}
 		sends++
+		var ready time.Time
 		if sem != nil {
 			select {
 			case sem <- struct{}{}:
@@ -571,6 +581,12 @@ dispatch:
 				case <-sendCtx.Done():
 					stopped = true
 					break dispatch
+				}
+				if cfg.DescriptorLimit == 0 {
+					// The suite's own cap held the send: the lag counts
+					// from here. A cap this machine's descriptor limit
+					// set is the client's, and its wait stays lag.
+					ready = cfg.Clock.Now()
 				}
 			}
 		}
@@ -588,7 +604,7 @@ dispatch:
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			col.send(sendCtx, d, it, at, warmup, hold)
+			col.send(sendCtx, d, it, at, ready, warmup, hold)
 			hold.release()
 		}()
 	}
@@ -670,11 +686,17 @@ func count(ctx context.Context, s *workload.Schedule, sh Shard) (total, measured
 	return total, s.Measured(), owned
 }
 
-// judge flags a client that fell behind its own schedule.
+// judge flags a client that fell behind its own schedule. lagP99ms is
+// the client's own lateness: a wait for a place under the suite's
+// max_concurrency is not in it (recorder.Sample.Ready), and sends that
+// such waits held past the window are not the client's shortfall either:
+// the server, at its cap, could not take the rate. Flagging them sent
+// users after their client when the server was the bottleneck.
 func judge(s *result.Schedule, lagP99ms float64, maxConc, fdLimit int) {
 	lagLimit := float64(MaxLagP99) / float64(time.Millisecond)
+	suiteCapped := s.CapWaits > 0 && fdLimit == 0
 	switch {
-	case s.ScheduledRate > 0 && s.SendRate < MinSendRatio*s.ScheduledRate:
+	case s.ScheduledRate > 0 && s.SendRate < MinSendRatio*s.ScheduledRate && !suiteCapped:
 		s.ClientSaturated = true
 		s.Reason = fmt.Sprintf("sent %.1f req/s of %.1f scheduled (below %.0f%%)", s.SendRate, s.ScheduledRate, MinSendRatio*100)
 	case lagP99ms > lagLimit:
@@ -688,7 +710,7 @@ func judge(s *result.Schedule, lagP99ms float64, maxConc, fdLimit int) {
 		// the server was offered less than planned because of the client.
 		flagClient(s, fmt.Sprintf("this machine's descriptor limit (%d) capped requests in flight at %d and %d sends waited for it: raise it (ulimit -n) or set max_concurrency", fdLimit, maxConc, s.CapWaits))
 	case s.ClientSaturated && maxConc > 0:
-		s.Reason += fmt.Sprintf("; max_concurrency %d delayed %d sends, so the server may be the bottleneck", maxConc, s.CapWaits)
+		s.Reason += fmt.Sprintf("; max_concurrency %d also delayed %d sends (not counted as lag)", maxConc, s.CapWaits)
 	}
 }
 
@@ -720,6 +742,9 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 	t0, skew := start(ctx, cfg)
 	canary := stall.Start(ctx)
 	winStart := t0.Add(cfg.Warmup)
+	if cfg.OnWindow != nil {
+		cfg.OnWindow(winStart)
+	}
 	winEnd := time.Time{}
 	if cfg.Duration > 0 && cfg.Requests == 0 {
 		winEnd = winStart.Add(cfg.Duration)
@@ -763,7 +788,7 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 				if due.IsZero() || due.After(now) {
 					due = now
 				}
-				due = col.send(ctx, d, it, due, warmup, nil)
+				due = col.send(ctx, d, it, due, time.Time{}, warmup, nil)
 			}
 		}()
 	}

@@ -53,8 +53,8 @@ const (
 // 0 where sends wait by design); gap is the typical time between sends; fdCapped,
 // that sends waited for the cap derived from this machine's descriptor
 // limit; suiteCapped, that sends waited for the suite's own
-// max_concurrency, so that their lag is the server's slowness, not the
-// client's.
+// max_concurrency, so that a send rate short of the schedule is the
+// server's slowness, not the client's (their waits are not in the lag).
 func judgeValidity(m result.Measured, s result.Schedule, lagP99 float64, gap time.Duration, fdCapped, suiteCapped bool, r stall.Reading) result.Validity {
 	v := result.Validity{StallMs: ms(r.Stalled), MaxStallMs: ms(r.Longest)}
 	if r.Steal > 0 {
@@ -76,7 +76,7 @@ func judgeValidity(m result.Measured, s result.Schedule, lagP99 float64, gap tim
 		v.Invalid = append(v.Invalid, lacked(fmt.Sprintf("sent %.1f of %.1f req/s scheduled", s.SendRate, s.ScheduledRate)))
 	}
 	limit := max(MinLagLimit, time.Duration(LagShare*float64(gap)))
-	if lagP99 > ms(limit) && !suiteCapped {
+	if lagP99 > ms(limit) {
 		v.Invalid = append(v.Invalid, lacked(fmt.Sprintf("send lag P99 %s (limit %s)", fmtMs(lagP99), fmtMs(ms(limit)))))
 	}
 	if m.Requests.ClientLimited > 0 {

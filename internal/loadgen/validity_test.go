@@ -50,7 +50,11 @@ func TestJudgeValidity(t *testing.T) {
 			want: []string{"sent 3.4 of 6.0 req/s scheduled: the CPU ran out: the machine's 2 cores were 99% busy, benchci used 0.40 of them", "send lag P99 3.44 s (limit 41.7 ms): the CPU ran out"}},
 		// A slow server behind the suite's own max_concurrency makes sends
 		// wait: that is the server, judged by the gate, not the client.
-		{name: "suite's cap", m: lag(4200), s: result.Schedule{ScheduledRate: 10, SendRate: 4, CapWaits: 30}, gap: gap / 2, cap: true, r: quiet},
+		// Their waits are not in the lag (recorder.Sample.Ready).
+		{name: "suite's cap", m: lag(3), s: result.Schedule{ScheduledRate: 10, SendRate: 4, CapWaits: 30}, gap: gap / 2, cap: true, r: quiet},
+		// A client late on top of the cap's waits is still the client's.
+		{name: "late behind the suite's cap", m: lag(4200), s: result.Schedule{ScheduledRate: 10, SendRate: 4, CapWaits: 30}, gap: gap / 2, cap: true, r: quiet,
+			want: []string{"send lag P99 4.20 s (limit 25.0 ms)"}},
 		// Too few sends to judge a ratio: one late send is not 5%.
 		{name: "few sends", m: lag(3), s: result.Schedule{ScheduledRate: 2, SendRate: 1.8}, gap: gap, r: quiet},
 		// At high rates the floor holds: 25 ms, not a quarter of 1 ms.
@@ -126,6 +130,36 @@ func TestClosedLoopLagJudged(t *testing.T) {
 			// To the histogram's precision (3 significant figures).
 			if want := float64(tc.delay) / float64(time.Millisecond); math.Abs(lag.P50-want) > 0.002*want+0.002 {
 				t.Errorf("delay %v: lag %+v", tc.delay, lag)
+			}
+		})
+	}
+}
+
+// The CLIENT-SATURATED flag is for a client that could not keep its
+// schedule. Sends held by the suite's own max_concurrency are the server
+// not keeping up at that cap; sends held by a cap this machine's
+// descriptor limit set are the client's.
+func TestJudgeClientSaturated(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		s      result.Schedule
+		lagMs  float64
+		fd     int
+		want   bool
+		reason string
+	}{
+		{"on schedule", result.Schedule{ScheduledRate: 10, SendRate: 10}, 0.4, 0, false, ""},
+		{"the suite's cap held sends", result.Schedule{ScheduledRate: 10, SendRate: 4, CapWaits: 30}, 0.4, 0, false, ""},
+		{"late behind the suite's cap", result.Schedule{ScheduledRate: 10, SendRate: 4, CapWaits: 30}, 40, 0, true, "P99 send lag 40.0 ms exceeds 10 ms; max_concurrency 8 also delayed 30 sends"},
+		{"short of the schedule, uncapped", result.Schedule{ScheduledRate: 10, SendRate: 4}, 0.4, 0, true, "sent 4.0 req/s of 10.0 scheduled"},
+		{"the descriptor limit's cap", result.Schedule{ScheduledRate: 10, SendRate: 4, CapWaits: 30}, 0.4, 1024, true, "this machine's descriptor limit (1024)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.s
+			judge(&s, tc.lagMs, 8, tc.fd)
+			if s.ClientSaturated != tc.want || !strings.Contains(s.Reason, tc.reason) {
+				t.Errorf("flagged %v (%q), want %v containing %q", s.ClientSaturated, s.Reason, tc.want, tc.reason)
 			}
 		})
 	}

@@ -6,6 +6,7 @@
 package recorder
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"time"
@@ -37,11 +38,33 @@ const (
 	modelSigFigs = 2
 )
 
+// SendLag is how late the client sent the request's first attempt: from
+// when it was due (Scheduled, or Ready after a wait for a place under the
+// suite's cap) to its send. A retry's backoff (a Retry-After obeyed) is
+// the server's doing, and counts in the user's latencies, not here.
+func (s Sample) SendLag() time.Duration {
+	sent := s.Result.Sent
+	if s.Attempts > 0 && !s.UserStart.IsZero() {
+		sent = s.UserStart
+	}
+	due := s.Scheduled
+	if s.Ready.After(due) {
+		due = s.Ready
+	}
+	return sent.Sub(due)
+}
+
 // Sample is one request as the load generator saw it.
 type Sample struct {
 	*client.Result
 	// Scheduled is when the request was meant to be sent.
 	Scheduled time.Time
+	// Ready, when later than Scheduled, is when the request got its place
+	// under the suite's own max_concurrency: the wait for it is the
+	// server's slowness at that cap, not the client falling behind, so
+	// the send lag counts from here (the user's latencies still count
+	// from Scheduled).
+	Ready time.Time
 	// Warmup marks requests scheduled before the measured window; they
 	// count towards throughput inside the window but not towards latencies.
 	Warmup bool
@@ -77,13 +100,15 @@ func (c Criteria) IsZero() bool { return c == Criteria{} }
 
 // good reports whether a successful request met every criterion.
 func (c Criteria) good(res *client.Result) bool {
-	if c.TTFT > 0 && res.FirstToken > c.TTFT {
+	// An answer of no content has no first token: its user waited to its
+	// end for nothing, which the TTFT criterion judges.
+	if c.TTFT > 0 && (res.FirstToken > c.TTFT || res.NoContent() && res.End > c.TTFT) {
 		return false
 	}
 	if c.E2E > 0 && res.End > c.E2E {
 		return false
 	}
-	if c.TPOT > 0 && res.OutputTokens > 1 && (res.End-res.FirstToken)/time.Duration(res.OutputTokens-1) > c.TPOT {
+	if c.TPOT > 0 && res.OutputTokens > 1 && !res.NoContent() && (res.End-res.FirstToken)/time.Duration(res.OutputTokens-1) > c.TPOT {
 		return false
 	}
 	return true
@@ -129,6 +154,9 @@ type Recorder struct {
 	outOfRange     int
 	emptyAnswers   int
 	usageRejected  int
+	// answers counted by why they ended (client.FinishKind): all, the
+	// empty ones, those of another output length than asked
+	finish, emptyKinds, mismatchKinds map[string]int
 	// server-reported times (llama.cpp's timings), summed
 	serverReqs, serverPredicted int
 	serverPrompt, serverPredict time.Duration
@@ -244,7 +272,9 @@ func (r *Recorder) Add(s Sample) {
 				r.outputIn += float64(res.ChunkTokens[i]) * scale
 			}
 		}
-		if res.FirstToken > 0 && r.inWindow(res.Sent.Add(res.FirstToken)) {
+		// The prompt was processed by the first token, or by the end of
+		// an answer that had none.
+		if first := cmp.Or(res.FirstToken, res.End); first > 0 && r.inWindow(res.Sent.Add(first)) {
 			r.promptIn += res.PromptTokens
 		}
 	}
@@ -315,8 +345,16 @@ func (r *Recorder) Add(s Sample) {
 	if res.FirstToolCall > 0 {
 		r.recordLazy(metric.TTFTTool, micros(res.FirstToolCall))
 	}
-	if len(res.ChunkAt) == 0 {
-		r.emptyAnswers++ // ended normally with no text: EOS first
+	finish := string(cmp.Or(res.Finish, client.FinishUnknown))
+	r.finish = count(r.finish, finish)
+	empty := res.NoContent()
+	if empty {
+		// Ended normally with no content: why is its finish. It has no
+		// first token, so it stays out of TTFT and TPOT (an end taken
+		// for a first token would put E2E among the TTFTs, and a usage of
+		// several tokens a TPOT of 0 among the TPOTs).
+		r.emptyAnswers++
+		r.emptyKinds = count(r.emptyKinds, finish)
 	}
 	if res.UsageImplausible {
 		r.usageRejected++
@@ -328,15 +366,10 @@ func (r *Recorder) Add(s Sample) {
 		r.serverPredicted += res.ServerPredicted
 	}
 	lag := res.Sent.Sub(s.Scheduled)
-	// The send lag is the client's: how late the first attempt went. A
-	// retry's backoff (a Retry-After obeyed) is the server's doing, and
-	// counts in the user's latencies below, not here.
-	sendLag := lag
-	if s.Attempts > 0 && !s.UserStart.IsZero() {
-		sendLag = s.UserStart.Sub(s.Scheduled)
-	}
-	r.record(metric.Lag, micros(sendLag))
-	if res.FirstCoalesced() {
+	r.record(metric.Lag, micros(s.SendLag()))
+	switch {
+	case empty:
+	case res.FirstCoalesced():
 		r.coalescedFirst++
 		if r.ttftCoalesced == nil {
 			r.ttftCoalesced = hdrhistogram.New(1, maxLatencyMicros, r.digits)
@@ -344,7 +377,7 @@ func (r *Recorder) Add(s Sample) {
 		if r.ttftCoalesced.RecordValue(micros(res.FirstToken)) != nil {
 			r.outOfRange++
 		}
-	} else {
+	default:
 		r.record(metric.TTFT, micros(res.FirstToken))
 	}
 	if res.FirstAnswer > 0 {
@@ -354,12 +387,16 @@ func (r *Recorder) Add(s Sample) {
 	if s.Attempts > 0 {
 		// From the first attempt: backoffs and failed attempts included.
 		before := res.Sent.Sub(s.UserStart)
-		r.recordLazy(metric.TTFTUser, micros(before+res.FirstToken))
+		if !empty {
+			r.recordLazy(metric.TTFTUser, micros(before+res.FirstToken))
+		}
 		r.recordLazy(metric.E2EUser, micros(before+res.End))
 	}
-	r.record(metric.TTFTSched, micros(res.FirstToken+lag))
+	if !empty {
+		r.record(metric.TTFTSched, micros(res.FirstToken+lag))
+	}
 	r.record(metric.E2ESched, micros(res.End+lag))
-	if res.OutputTokens > 1 {
+	if res.OutputTokens > 1 && !empty {
 		r.record(metric.TPOT, micros((res.End-res.FirstToken)/time.Duration(res.OutputTokens-1)))
 	}
 	r.gaps += max(len(res.ChunkAt)-1, 0)
@@ -384,6 +421,7 @@ func (r *Recorder) Add(s Sample) {
 	r.record(metric.OutputTokensHistogram, int64(max(res.OutputTokens, 1)))
 	if s.WantOutput > 0 && res.OutputTokens != s.WantOutput {
 		r.outputMismatch++
+		r.mismatchKinds = count(r.mismatchKinds, finish)
 	}
 	r.sources[res.TokenSource]++
 	r.chunks += len(res.ChunkAt)
@@ -397,11 +435,7 @@ func (r *Recorder) Add(s Sample) {
 func (r *Recorder) recordEmbeddings(s Sample) {
 	res := s.Result
 	lag := res.Sent.Sub(s.Scheduled)
-	sendLag := lag // the first attempt's, as for completions
-	if s.Attempts > 0 && !s.UserStart.IsZero() {
-		sendLag = s.UserStart.Sub(s.Scheduled)
-	}
-	r.record(metric.Lag, micros(sendLag))
+	r.record(metric.Lag, micros(s.SendLag()))
 	r.record(metric.E2E, micros(res.End))
 	r.record(metric.E2ESched, micros(res.End+lag))
 	if s.Attempts > 0 {
@@ -464,6 +498,7 @@ func (r *Recorder) Point() (result.Measured, error) {
 			Source: map[string]int{}, OutputMismatch: r.outputMismatch, PromptMismatch: r.promptMismatch,
 			Reasoning: r.reasoning, OutOfRange: r.outOfRange, EmptyAnswers: r.emptyAnswers, UsageRejected: r.usageRejected,
 			ChunkGaps: r.gaps, CoalescedGaps: r.coalesced, CoalescedFirst: coalescedFirst, SpreadGaps: r.spread,
+			Finish: r.finish, EmptyKinds: r.emptyKinds, MismatchKinds: r.mismatchKinds,
 		},
 		Histograms: map[string]string{},
 	}
@@ -540,6 +575,16 @@ func (r *Recorder) Point() (result.Measured, error) {
 		}
 	}
 	return p, nil
+}
+
+// count adds one to m[k], making m on first use: most points have one
+// kind, and an absent map keeps the file as it was.
+func count(m map[string]int, k string) map[string]int {
+	if m == nil {
+		m = map[string]int{}
+	}
+	m[k]++
+	return m
 }
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

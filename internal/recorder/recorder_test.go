@@ -1,8 +1,10 @@
 package recorder
 
 import (
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -375,19 +377,77 @@ func TestGoodputEqualsThroughputWhenAllGood(t *testing.T) {
 	}
 }
 
-// An answer of no text is a success: it counts, it is timed to its first
-// (end) token, and it adds no chunk gap.
-func TestRecorderEmptyAnswer(t *testing.T) {
+// An answer of no content is a success: it counts, by why it ended, and
+// its end is its E2E; it has no first token, so it adds no TTFT and no
+// TPOT (once, its finish stood in for its TTFT, which put E2E among the
+// TTFTs, and a usage of 5 tokens made a TPOT of 0), and no chunk gap.
+func TestRecorderEmptyAnswers(t *testing.T) {
+	var kinds []string
+	for _, k := range client.FinishKinds {
+		kinds = append(kinds, string(k))
+	}
+	if !slices.Equal(result.FinishKinds, kinds) { // the file's kinds are the client's
+		t.Fatalf("result.FinishKinds %v and client.FinishKinds %v differ", result.FinishKinds, client.FinishKinds)
+	}
 	t.Parallel()
 	t0 := time.Now()
 	rec := NewRecorder(t0, t0.Add(10*time.Second))
-	rec.Add(Sample{Result: &client.Result{Sent: t0, FirstToken: 40 * ms, End: 41 * ms, OutputTokens: 1, PromptTokens: 7, TokenSource: client.TokensFromUsage}, Scheduled: t0, WantOutput: 16})
-	p, _ := rec.Point()
-	if p.Requests.Completed != 1 || p.Requests.Failed != 0 || p.Tokens.EmptyAnswers != 1 || p.Tokens.OutputMismatch != 1 {
-		t.Errorf("requests %+v tokens %+v", p.Requests, p.Tokens)
+	for range 3 { // answers with text: TTFT 100 ms, TPOT 20 ms
+		r := stream(t0, 100*ms, 20*ms, 5, 1)
+		r.Finish = client.FinishLength
+		rec.Add(Sample{Result: r, Scheduled: t0, WantOutput: 5})
 	}
-	if p.Latency[metric.TTFT].Min != 40 || p.Latency[metric.ITL].Count != 0 || p.Latency[metric.TPOT].Count != 0 {
-		t.Errorf("latency %+v", p.Latency)
+	empty := func(finish client.FinishKind, tokens int) *client.Result {
+		return &client.Result{Sent: t0, End: 41 * ms, OutputTokens: tokens, PromptTokens: 7, TokenSource: client.TokensFromUsage, Finish: finish}
+	}
+	for _, r := range []*client.Result{
+		empty(client.FinishStopSequence, 1), // a stop sequence at once
+		empty(client.FinishLength, 4),       // 4 byte tokens of no valid text, under ignore_eos
+		empty(client.FinishEndToken, 5),     // Ollama: usage 5, nothing streamed
+		empty(client.FinishEndToken, 1),
+	} {
+		rec.Add(Sample{Result: r, Scheduled: t0, WantOutput: 5, Attempts: 1, UserStart: t0})
+	}
+	p, err := rec.Point()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := p.Tokens
+	if p.Requests.Completed != 7 || p.Requests.Failed != 0 || tk.EmptyAnswers != 4 {
+		t.Errorf("requests %+v, %d empty answers; want 7 answers, 4 empty", p.Requests, tk.EmptyAnswers)
+	}
+	want := map[string]int{"stop_sequence": 1, "length": 1, "end_token": 2}
+	if !maps.Equal(tk.EmptyKinds, want) || !maps.Equal(tk.Finish, map[string]int{"stop_sequence": 1, "length": 4, "end_token": 2}) {
+		t.Errorf("empty kinds %v, finishes %v", tk.EmptyKinds, tk.Finish)
+	}
+	// Ollama's 5 tokens were the 5 asked for.
+	if !maps.Equal(tk.MismatchKinds, map[string]int{"stop_sequence": 1, "length": 1, "end_token": 1}) || tk.OutputMismatch != 3 {
+		t.Errorf("%d mismatches by kind %v", tk.OutputMismatch, tk.MismatchKinds)
+	}
+	l := p.Latency
+	for _, n := range []string{metric.TTFT, metric.TTFTSched, metric.TPOT} {
+		if l[n].Count != 3 {
+			t.Errorf("%s holds %d values, want the 3 answers with content", n, l[n].Count)
+		}
+	}
+	if l[metric.TTFT].Min < 99 || l[metric.TPOT].Min < 19 || l[metric.TTFTUser].Count != 0 {
+		t.Errorf("TTFT %+v, TPOT %+v, user TTFT %+v: empty answers leaked in", l[metric.TTFT], l[metric.TPOT], l[metric.TTFTUser])
+	}
+	if l[metric.E2E].Count != 7 || l[metric.E2EUser].Count != 4 || l[metric.ITL].Count != 12 {
+		t.Errorf("E2E %d, user E2E %d, ITL %d: want every answer's end, 4 retried, 12 gaps", l[metric.E2E].Count, l[metric.E2EUser].Count, l[metric.ITL].Count)
+	}
+	// Goodput: a TTFT criterion of 30 ms is met by an answer whose first
+	// token came at 20 ms, and not by an empty one that ended at 41 ms,
+	// whose user waited to its end for nothing.
+	crit := NewRecorder(t0, t0.Add(10*time.Second))
+	crit.Goodput = Criteria{TTFT: 30 * ms}
+	crit.Add(Sample{Result: empty(client.FinishLength, 4), Scheduled: t0})
+	crit.Add(Sample{Result: stream(t0, 20*ms, 20*ms, 5, 1), Scheduled: t0})
+	if cp, _ := crit.Point(); cp.Requests.Good != 1 {
+		t.Errorf("%d good answers under a 30 ms TTFT criterion, want 1: not the empty one that ended at 41 ms", cp.Requests.Good)
+	}
+	if want := float64(3*100+4*7) / 10; p.Throughput.TotalTokens-p.Throughput.OutputTokens != want {
+		t.Errorf("prompt throughput %v, want %v: an empty answer's prompt counts by its end", p.Throughput.TotalTokens-p.Throughput.OutputTokens, want)
 	}
 }
 

@@ -49,6 +49,9 @@ func diffTable(r *compare.Report) *Table {
 	if r.RequestsDiffer != "" {
 		t.Notes = append(t.Notes, r.RequestsDiffer)
 	}
+	if n := NotGatedNote(r); n != "" {
+		t.Notes = append(t.Notes, n)
+	}
 	for _, row := range r.Rows {
 		delta := Text("-")
 		if row.Delta != nil {
@@ -83,6 +86,9 @@ func diffText(r *compare.Report) []*Table {
 	}
 	if r.RequestsDiffer != "" {
 		head.Notes = append(head.Notes, "note: "+r.RequestsDiffer)
+	}
+	if n := NotGatedNote(r); n != "" {
+		head.Notes = append(head.Notes, "note: "+n)
 	}
 	grid := diffTable(r)
 	grid.Title, grid.Notes = "", []string{Headline([]*compare.Report{r})}

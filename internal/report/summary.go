@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/benchci/benchci/framework/compare"
@@ -24,6 +25,9 @@ func Summary(w io.Writer, r *compare.Report) error {
 	}
 	if r.RequestsDiffer != "" {
 		fmt.Fprintf(w, "  note: %s\n", OneLine(r.RequestsDiffer))
+	}
+	if n := NotGatedNote(r); n != "" {
+		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	change := func(verdict string, row compare.Row) {
@@ -72,4 +76,13 @@ func Summary(w io.Writer, r *compare.Report) error {
 		}
 	}
 	return nil
+}
+
+// NotGatedNote names the figures the suite left out of the gate
+// (tolerance 'off'), so a reader does not take their absence for a pass.
+func NotGatedNote(r *compare.Report) string {
+	if len(r.NotGated) == 0 || !r.Comparable {
+		return ""
+	}
+	return "not gated (the suite's tolerance is 'off'): " + OneLine(strings.Join(r.NotGated, ", "))
 }

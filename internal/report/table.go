@@ -47,7 +47,7 @@ func Points(f *result.File) Doc {
 			msCell(l[metric.Lag].P99), cost, Text(strings.TrimSpace(Flags(p))))
 	}
 	for _, p := range f.Points {
-		for _, n := range Notes(p) {
+		for _, n := range NotesSent(p, f.Sent) {
 			t.Notes = append(t.Notes, fmt.Sprintf("  %s: %s", OneLine(p.Label), OneLine(n)))
 		}
 	}
@@ -206,7 +206,11 @@ func queueNote(p result.Point) string {
 }
 
 // Notes explain flags and errors under the table.
-func Notes(p result.Point) []string {
+func Notes(p result.Point) []string { return NotesSent(p, nil) }
+
+// NotesSent is Notes knowing what the requests asked beyond the workload
+// (the file's Sent), which names some causes surely.
+func NotesSent(p result.Point, sent *result.Sent) []string {
 	var n []string
 	if v := p.Validity; v != nil {
 		// Whether the figures describe the server leads: without it they
@@ -218,8 +222,12 @@ func Notes(p result.Point) []string {
 			n = append(n, fmt.Sprintf("attempt %d discarded and measured again: %s", i+1, why))
 		}
 	}
-	if p.Schedule.ClientSaturated {
-		n = append(n, "client could not keep the schedule: "+p.Schedule.Reason)
+	if sc := p.Schedule; sc.ClientSaturated {
+		n = append(n, "client could not keep the schedule: "+sc.Reason)
+	} else if sc.CapWaits > 0 && sc.ScheduledRate > 0 && sc.SendRate < 0.95*sc.ScheduledRate {
+		// Not the client's doing, but the load offered was not the
+		// schedule's: a reader of the row must know.
+		n = append(n, fmt.Sprintf("the suite's max_concurrency held back %d sends: the server, at that cap, took %.3g of %.3g req/s scheduled (its limit, not this client's; latencies from the intended send include the wait)", sc.CapWaits, sc.SendRate, sc.ScheduledRate))
 	}
 	if s := p.Schedule.Saturation; s != "" {
 		n = append(n, "SATURATED, stopped early: "+s)
@@ -265,7 +273,7 @@ func Notes(p result.Point) []string {
 				parts[i] += " (not the whole queue: see queue)"
 			}
 		}
-		n = append(n, "server: "+strings.Join(parts, ", "))
+		n = append(n, "server: "+strings.Join(parts, ", ")+serverFrom[p.ServerFrom])
 	}
 	if line := queueNote(p); line != "" {
 		n = append(n, line)
@@ -309,15 +317,7 @@ func Notes(p result.Point) []string {
 		}
 		n = append(n, line)
 	}
-	if p.Tokens.UsageRejected > 0 {
-		n = append(n, fmt.Sprintf("%d answers' usage claimed more tokens than the bytes exchanged allow: not believed, their text was counted instead", p.Tokens.UsageRejected))
-	}
-	if p.Tokens.EmptyAnswers > 0 {
-		n = append(n, fmt.Sprintf("%d answers were empty (the model chose its end token first): counted as answers of no text", p.Tokens.EmptyAnswers))
-	}
-	if p.Tokens.OutputMismatch > 0 {
-		n = append(n, fmt.Sprintf("%d requests returned a different output length than requested (does the server honour ignore_eos/min_tokens?)", p.Tokens.OutputMismatch))
-	}
+	n = append(n, answerNotes(p, sent)...)
 	return n
 }
 

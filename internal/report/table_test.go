@@ -195,3 +195,32 @@ func TestFlagsITLCoalesced(t *testing.T) {
 		}
 	}
 }
+
+// Sends held by the suite's own cap are said, without blaming the client;
+// a client that fell behind is said as such, and nothing on schedule.
+func TestNotesCapHeldSends(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		s    result.Schedule
+		want string
+	}{
+		{"held by the suite's cap", result.Schedule{ScheduledRate: 10, SendRate: 4, CapWaits: 30},
+			"the suite's max_concurrency held back 30 sends: the server, at that cap, took 4 of 10 req/s scheduled"},
+		{"client behind", result.Schedule{ScheduledRate: 10, SendRate: 4, ClientSaturated: true, Reason: "sent 4.0 req/s of 10.0 scheduled"},
+			"client could not keep the schedule: sent 4.0 req/s of 10.0 scheduled"},
+		{"a few waits, on schedule", result.Schedule{ScheduledRate: 10, SendRate: 9.9, CapWaits: 2}, ""},
+	} {
+		var p result.Point
+		p.Schedule = tc.s
+		got := ""
+		for _, n := range Notes(p) {
+			if strings.Contains(n, "max_concurrency") || strings.Contains(n, "schedule") {
+				got = n
+			}
+		}
+		if (tc.want == "") != (got == "") || !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s: note %q, want one beginning %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -130,6 +130,9 @@ func Standing(r *variants.Report, v variants.Variant) string {
 				return "best " + vd.Question
 			case slices.Contains(vd.Tied, v.Name):
 				return "tied for best " + vd.Question
+			case i > 0 && st.Value == 0 && st.Unit == "req/s":
+				// A capacity of 0 is no rate held, not a rate 100% lower.
+				return "held none of the rates tried"
 			case i > 0:
 				// VsLeader's reference is the leader: name it.
 				return fmt.Sprintf("%+.0f%% %s vs %s, real", st.VsLeader*100, vd.Question, vd.Standings[0].Variant)
@@ -144,10 +147,13 @@ func SLOCell(v variants.Variant) string {
 	switch {
 	case len(v.SLOs) == 0 && len(v.SLOFailures) == 0:
 		return "-"
-	case len(v.SLOFailures) == 0:
-		return "pass"
+	case len(v.SLOFailures) > 0:
+		return fmt.Sprintf("%d failed", len(v.SLOFailures))
+	case v.SLOInconclusive > 0:
+		// Neither passed nor failed: the trials measured this machine.
+		return fmt.Sprintf("%d inconclusive", v.SLOInconclusive)
 	}
-	return fmt.Sprintf("%d failed", len(v.SLOFailures))
+	return "pass"
 }
 
 // palette colours the variants' lines in the Mermaid charts; legend

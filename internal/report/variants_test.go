@@ -78,3 +78,29 @@ func TestVariantsMarkdownLeavesOutSaturated(t *testing.T) {
 		}
 	}
 }
+
+// A variant whose SLO verdicts were all inconclusive did not pass them,
+// and a capacity of 0 is no rate held, not a rate 100% below the leader.
+func TestVariantCellsSayWhatHappened(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		v    variants.Variant
+		want string
+	}{
+		{variants.Variant{SLOs: []string{"ttft p99 < 500ms"}}, "pass"},
+		{variants.Variant{SLOs: []string{"ttft p99 < 500ms"}, SLOInconclusive: 1}, "1 inconclusive"},
+		{variants.Variant{SLOs: []string{"ttft p99 < 500ms"}, SLOInconclusive: 1, SLOFailures: []string{"x"}}, "1 failed"},
+		{variants.Variant{}, "-"},
+	} {
+		if got := SLOCell(tc.v); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.v, got, tc.want)
+		}
+	}
+	r := &variants.Report{Verdicts: []variants.Verdict{{Question: "capacity", Best: "a", Standings: []variants.Standing{
+		{Variant: "a", Value: 20, Unit: "req/s"}, {Variant: "b", Value: 0, Unit: "req/s", VsLeader: -1, Real: true}, {Variant: "c", Value: 15, Unit: "req/s", VsLeader: -0.25, Real: true}}}}}
+	for name, want := range map[string]string{"a": "best capacity", "b": "held none of the rates tried", "c": "-25% capacity vs a, real"} {
+		if got := Standing(r, variants.Variant{Name: name, Complete: true}); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+}

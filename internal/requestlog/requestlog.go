@@ -48,11 +48,15 @@ type Record struct {
 	// Sent is the wall-clock send time (a retried request's last
 	// attempt); LagMs how long after its intended time its first attempt
 	// went: the client's lateness, as the lag figure counts it, without a
-	// retry's backoff, which is the server's doing.
-	Sent  time.Time `json:"sent"`
-	LagMs float64   `json:"lag_ms"`
+	// retry's backoff or a wait for a place under the suite's
+	// max_concurrency, which are the server's doing; CapWaitMs is that
+	// wait.
+	Sent      time.Time `json:"sent"`
+	LagMs     float64   `json:"lag_ms"`
+	CapWaitMs float64   `json:"cap_wait_ms,omitempty"`
 	// TTFTMs is to the first output chunk, TTFTAnswerMs to the first
-	// answer chunk (later on reasoning models), E2EMs to the stream's end.
+	// answer chunk (later on reasoning models), E2EMs to the stream's end;
+	// an answer of no content has no TTFT.
 	TTFTMs       float64 `json:"ttft_ms,omitempty"`
 	TTFTAnswerMs float64 `json:"ttft_answer_ms,omitempty"`
 	E2EMs        float64 `json:"e2e_ms"`
@@ -62,6 +66,8 @@ type Record struct {
 	PromptTokens int    `json:"prompt_tokens,omitempty"`
 	OutputTokens int    `json:"output_tokens,omitempty"`
 	TokenSource  string `json:"token_source,omitempty"`
+	// Finish is why an answer ended (result.FinishKinds).
+	Finish string `json:"finish,omitempty"`
 	// Chunks is the content chunks received; CoalescedGaps the gaps
 	// between them that came in one read and were not measured.
 	Chunks        int `json:"chunks"`
@@ -99,10 +105,10 @@ func (w *Writer) Add(point string, trial, rerun int, s recorder.Sample) {
 	r := s.Result
 	rec := Record{
 		Point: point, Trial: trial, Rerun: rerun, ID: r.ID, Warmup: s.Warmup,
-		Sent: r.Sent.UTC(), LagMs: millis(r.Sent.Sub(s.Scheduled)),
+		Sent: r.Sent.UTC(), LagMs: millis(s.SendLag()),
 		TTFTMs: millis(r.FirstToken), TTFTAnswerMs: millis(r.FirstAnswer), E2EMs: millis(r.End),
 		WantInput: s.WantInput, WantOutput: s.WantOutput,
-		PromptTokens: r.PromptTokens, OutputTokens: r.OutputTokens, TokenSource: string(r.TokenSource),
+		PromptTokens: r.PromptTokens, OutputTokens: r.OutputTokens, TokenSource: string(r.TokenSource), Finish: string(r.Finish),
 		Chunks: len(r.ChunkAt), Error: string(r.Err), Status: r.Status, Detail: r.Detail,
 	}
 	for i := 1; i < len(r.ChunkAt); i++ {
@@ -113,10 +119,12 @@ func (w *Writer) Add(point string, trial, rerun int, s recorder.Sample) {
 			rec.GapsMs = append(rec.GapsMs, millis(r.ChunkAt[i]-r.ChunkAt[i-1]))
 		}
 	}
+	if s.Ready.After(s.Scheduled) {
+		rec.CapWaitMs = millis(s.Ready.Sub(s.Scheduled))
+	}
 	if s.Attempts > 1 {
 		rec.Attempts = s.Attempts
 		if !s.UserStart.IsZero() {
-			rec.LagMs = millis(s.UserStart.Sub(s.Scheduled))
 			if !s.UserStart.Equal(r.Sent) {
 				rec.FirstSent = s.UserStart.UTC()
 			}

@@ -21,7 +21,7 @@ func answer(sent time.Time) *client.Result {
 		ID: "benchci-1", Sent: sent, FirstToken: 20 * ms, FirstAnswer: 20 * ms, End: 61 * ms,
 		ChunkAt: []time.Duration{20 * ms, 40 * ms, 40 * ms, 60 * ms}, ChunkTokens: []int32{1, 1, 1, 1},
 		ChunkRead:    []uint32{1, 2, 2, 3},
-		PromptTokens: 12, OutputTokens: 4, TokenSource: client.TokensFromUsage, Status: 200,
+		PromptTokens: 12, OutputTokens: 4, TokenSource: client.TokensFromUsage, Status: 200, Finish: client.FinishLength,
 	}
 }
 
@@ -75,7 +75,7 @@ func TestRecords(t *testing.T) {
 			t.Errorf("schema %q then %q; want it on the first line only", a.Schema, e.Schema)
 		}
 		if a.Point != "rate=4" || a.Trial != 2 || a.ID != "benchci-1" || a.LagMs != 1 || a.TTFTMs != 20 || a.E2EMs != 61 ||
-			a.OutputTokens != 4 || a.TokenSource != "usage" || a.Chunks != 4 || a.CoalescedGaps != 2 || a.Status != 0 || a.Error != "" || !a.Sent.Equal(t0.Add(ms)) {
+			a.OutputTokens != 4 || a.TokenSource != "usage" || a.Finish != "length" || a.Chunks != 4 || a.CoalescedGaps != 2 || a.Status != 0 || a.Error != "" || !a.Sent.Equal(t0.Add(ms)) {
 			t.Errorf("answer record %+v", a)
 		}
 		if gaps != (len(a.GapsMs) == 3) || (gaps && (a.GapsMs[0] != 20 || a.GapsMs[1] != 0 || a.GapsMs[2] != 20)) {
@@ -84,7 +84,7 @@ func TestRecords(t *testing.T) {
 		if a.Rerun != 0 || e.Rerun != 1 {
 			t.Errorf("reruns %d then %d; want 0 then 1", a.Rerun, e.Rerun)
 		}
-		if e.Error != "http" || e.Status != 503 || e.Detail != "HTTP 503: busy" || !e.Warmup || e.Chunks != 0 {
+		if e.Error != "http" || e.Status != 503 || e.Detail != "HTTP 503: busy" || !e.Warmup || e.Chunks != 0 || e.Finish != "" {
 			t.Errorf("error record %+v", e)
 		}
 	}

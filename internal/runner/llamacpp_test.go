@@ -111,6 +111,9 @@ b.suite {
 	if p.Server["running_peak"] != 1 || p.Server["generation_tokens"] <= 0 || p.Server["server_prompt_tok_per_s"] != 20000 {
 		t.Errorf("server figures %v: llama.cpp's metrics were not read", p.Server)
 	}
+	if p.ServerFrom != "window" {
+		t.Errorf("server figures from %q, want the measured window's start", p.ServerFrom)
+	}
 	if c := f.Calibration; c == nil || c.Overhead != 3 || c.TokensPerWord != 1 || len(c.Residuals) != 3 {
 		t.Errorf("calibration %+v", f.Calibration)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/benchci/benchci/framework/result"
@@ -30,6 +31,11 @@ type load struct {
 	concurrency int
 	// arrivalStream picks the point's seeded arrival stream.
 	arrivalStream int
+	// lengthen multiplies the suite's duration (0 or 1: as the suite says),
+	// and earlier lists the attempts at this point already discarded: a
+	// capacity probe measured again, longer (capacityPlan.settle).
+	lengthen int
+	earlier  []string
 }
 
 func planFor(s *suite.Suite) (plan, error) {
@@ -167,13 +173,87 @@ func (e *inconclusiveProbe) Error() string {
 	return fmt.Sprintf("the probe at %g req/s did not measure the server: %s", e.rate, e.why)
 }
 
+// maxLengthen bounds how far a capacity probe is lengthened to settle
+// its verdict: two more probes, at twice and four times the duration,
+// cut the offered rate's noise to half of the first probe's.
+const maxLengthen = 4
+
+// unsettled says why a probe's verdict cannot be credited to its rate:
+// its arrivals strayed from the rate beyond their noise in the direction
+// that favours the verdict. A pass from a probe that offered less than
+// its rate, or a failure from one that offered more, was shown another
+// load than the one it is recorded at; a stray the other way only makes
+// the verdict safer. "" when the verdict stands.
+func unsettled(s *suite.Suite, pt *result.Point, pass bool) string {
+	off, ok := offered.Judge(s, pt, 1)
+	if !ok || off.Below != pass {
+		return ""
+	}
+	dir := "above"
+	if off.Below {
+		dir = "below"
+	}
+	verdict := "failed"
+	if pass {
+		verdict = "passed"
+	}
+	return fmt.Sprintf("the %g s probe %s having offered %.3g req/s, %.1f standard deviations %s its rate", pt.Window.Seconds, verdict, off.Offered, off.SDs, dir)
+}
+
+// settle probes rate until its verdict can be credited to it: a probe
+// that unsettled rejects is discarded and run again at twice the
+// duration, whose offered rate has √2 less relative noise and draws
+// further arrivals, up to maxLengthen times the suite's duration. What
+// each discarded probe showed is kept with the one that stands. run
+// measures one probe; drop discards the last one measured (its point and
+// the notes made of it).
+func settle(s *suite.Suite, rate float64, run func(ld load) (*result.Point, error), drop func(), pass func(*result.Point) bool) (*result.Point, error) {
+	ld := load{mode: loadgen.OpenLoop, rate: rate, arrivalStream: int(math.Round(rate * 1000)), lengthen: 1}
+	for {
+		pt, err := run(ld)
+		if err != nil || !pt.Valid() || pt.Incomplete || ld.lengthen >= maxLengthen {
+			return pt, err
+		}
+		why := unsettled(s, pt, pass(pt))
+		if why == "" {
+			return pt, nil
+		}
+		var before []string
+		if pt.Validity != nil {
+			before = pt.Validity.Reruns
+		}
+		ld.lengthen *= 2
+		ld.earlier = append(slices.Clone(before), fmt.Sprintf("%s; lengthened to %d times the suite's duration", why, ld.lengthen))
+		drop()
+	}
+}
+
 func (p *capacityPlan) run(ctx context.Context, ex *executor) error {
 	byRate := map[float64]*result.Point{}
+	pass := func(pt *result.Point) bool {
+		for _, v := range slo.Evaluate(p.slos, []result.Point{*pt}) {
+			if !v.Pass {
+				return false
+			}
+		}
+		return true
+	}
 	probe := func(ctx context.Context, rate float64) (bool, error) {
 		// A stream per rate, so a rate probed again in another run draws
 		// the same arrivals.
-		pt, err := ex.run(ctx, load{mode: loadgen.OpenLoop, rate: rate, arrivalStream: int(math.Round(rate * 1000))},
-			PointInfo{Index: len(ex.f.Points), Trial: 1})
+		notes := len(ex.f.Notes)
+		run := func(ld load) (*result.Point, error) {
+			if !ex.startAt.IsZero() {
+				ld.lengthen = maxLengthen // aligned shards cannot measure again: none settles
+			}
+			notes = len(ex.f.Notes)
+			return ex.run(ctx, ld, PointInfo{Index: len(ex.f.Points), Trial: 1})
+		}
+		drop := func() {
+			ex.f.Points = ex.f.Points[:len(ex.f.Points)-1]
+			ex.f.Notes = ex.f.Notes[:notes]
+		}
+		pt, err := settle(ex.s, rate, run, drop, pass)
 		if err != nil {
 			return false, err
 		}
@@ -182,12 +262,7 @@ func (p *capacityPlan) run(ctx context.Context, ex *executor) error {
 			// Neither side of the bracket: the search cannot go on from it.
 			return false, &inconclusiveProbe{rate: rate, why: strings.Join(pt.Validity.Invalid, "; ")}
 		}
-		for _, v := range slo.Evaluate(p.slos, []result.Point{*pt}) {
-			if !v.Pass {
-				return false, nil
-			}
-		}
-		return !pt.Incomplete, nil
+		return pass(pt) && !pt.Incomplete, nil
 	}
 	c, err := sweep.Search(ctx, p.min, p.max, p.precision, probe)
 	if ip := (*inconclusiveProbe)(nil); errors.As(err, &ip) {

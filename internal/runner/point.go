@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,7 +83,7 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	sw := s.Sweep
 	cfg := loadgen.Config{
 		Mode: ld.mode, MaxConcurrency: sw.MaxConcurrency,
-		Warmup: sw.Warmup.D(), Duration: sw.Duration.D(), Requests: sw.Requests,
+		Warmup: sw.Warmup.D(), Duration: sw.Duration.D() * time.Duration(max(ld.lengthen, 1)), Requests: sw.Requests,
 		Goodput:  recorder.Criteria{TTFT: s.Goodput[metric.TTFT].D(), TPOT: s.Goodput[metric.TPOT].D(), E2E: s.Goodput[metric.E2E].D()},
 		Progress: &loadgen.Progress{},
 		Retry:    retryPolicy(s),
@@ -145,16 +146,22 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	if !ex.startAt.IsZero() {
 		reruns = 0
 	}
-	var discarded []string
+	// Attempts discarded before this call (a capacity probe measured again,
+	// longer) count with this call's own: in the requests file, the
+	// progress and the validity's list.
+	discarded := slices.Clone(ld.earlier)
+	prior := len(discarded)
+	info.Rerun = prior
 	var stopped error
 	for attempt := 0; ; attempt++ {
 		q := p
 		cfg.Progress = &loadgen.Progress{}
 		if rl := ex.requests; rl != nil {
-			label, trial, rerun := p.Label, info.Trial, attempt
+			label, trial, rerun := p.Label, info.Trial, prior+attempt
 			cfg.OnSample = func(s recorder.Sample) { rl.Add(label, trial, rerun, s) }
 		}
-		if attempt > 0 && ex.sess.perPoint() && !fresh {
+		again := prior+attempt > 0
+		if again && ex.sess.perPoint() && !fresh {
 			// A rerun starts as the attempt it replaces did: a fresh server.
 			if err := ex.sess.relaunch(ctx); err != nil {
 				return nil, err
@@ -164,7 +171,7 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		// A rerun sends the discarded attempt's prompts again: the
 		// server's prefix cache is emptied first, so that it does not
 		// serve them from what the discarded attempt left.
-		out, err := ex.measure(ctx, cfg, &q, info, seq, attempt > 0)
+		out, err := ex.measure(ctx, cfg, &q, info, seq, again)
 		if err != nil && (out == nil || !errors.Is(err, errServerDied)) {
 			return nil, fmt.Errorf("%s: %w", p.Label, err)
 		}
@@ -197,7 +204,7 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 					return nil, err
 				}
 			}
-			info.Rerun = attempt + 1
+			info.Rerun = prior + attempt + 1
 			continue
 		}
 		v.Reruns = discarded
@@ -213,9 +220,13 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		}
 		p.Queue.WaitMsMean = ttft.Mean - st.PromptMsMean
 	}
-	var overheadNote string
-	if p.Overhead, overheadNote = serverOverhead(&p); overheadNote != "" {
-		ex.f.Notes = append(ex.f.Notes, p.Label+": "+overheadNote)
+	// A shard's requests are a part of what the server's own mean covers
+	// (every shard's): the two cannot be set against each other.
+	if ex.shard.Count <= 1 {
+		var overheadNote string
+		if p.Overhead, overheadNote = serverOverhead(&p); overheadNote != "" {
+			ex.f.Notes = append(ex.f.Notes, p.Label+": "+overheadNote)
+		}
 	}
 	if n, off := p.Tokens.Prompt.Count, p.Tokens.PromptMismatch; s.Workload.Prompts.Kind.Synthetic() && n > 0 && float64(off) > maxPromptOff*float64(n) {
 		// The server's own counts say the prompts missed their targets:
@@ -280,6 +291,13 @@ func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.P
 	var sampler *engine.Sampler
 	if ex.sess.metrics {
 		sampler = engine.Sample(ctx, ex.sess.tg.Info.URL, time.Second, cfg.Progress.InFlight.Load)
+		if cfg.Warmup > 0 {
+			// The server's counters are read again when the measured
+			// window starts, so that the warm-up's requests stay out of
+			// them. Without a warm-up the first reading, taken before any
+			// request went, is the window's start.
+			cfg.OnWindow = sampler.From
+		}
 	}
 	var tel []*telemetry.Sampler
 	for _, t := range s.Telemetry {
@@ -342,6 +360,13 @@ func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.P
 			if _, ok := p.Server["waiting_peak"]; ok {
 				p.Queue.GaugeBlind = ex.sess.waitingBlind
 			}
+		}
+		switch {
+		case len(p.Server) == 0:
+		case !sampler.FromWindow() && cfg.Warmup > 0:
+			p.ServerFrom = "point"
+		default:
+			p.ServerFrom = "window"
 		}
 		if names := sampler.Unknown(); names != nil && !ex.unknownMetricsNoted {
 			ex.unknownMetricsNoted = true

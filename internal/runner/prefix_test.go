@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/sim"
 )
 
@@ -95,5 +97,84 @@ b.suite {
 	}
 	if slices.ContainsFunc(f.Notes, func(n string) bool { return strings.Contains(n, "prompts") && strings.Contains(n, "off") }) {
 		t.Errorf("prompts missed their lengths: %q", f.Notes)
+	}
+}
+
+// The issue a team hits on a staging server: the same suite run twice
+// against one long-running server is served from the first run's prefix
+// cache. Unsalted, the second run's hit rate shows it; with
+// workload.prompts.salt: 'run' each run draws its own text and the
+// second run is served cold, with the same lengths.
+func TestSaltKeepsTheServerCold(t *testing.T) {
+	p, _ := sim.Lookup("llama3-8b-h100")
+	for _, tc := range []struct {
+		salt     string
+		warm     bool
+		saltSeen func(a, b string) bool
+	}{
+		{"", true, func(a, b string) bool { return a == "" && b == "" }},
+		{"'run'", false, func(a, b string) bool { return len(a) == 16 && len(b) == 16 && a != b }},
+		{"'fixed-7'", true, func(a, b string) bool { return a == "fixed-7" && b == "fixed-7" }},
+	} {
+		t.Run("salt="+tc.salt, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			u, err := sim.New(p).Listen(ctx, "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			salt := ""
+			if tc.salt != "" {
+				salt = ", salt: " + tc.salt
+			}
+			src := fmt.Sprintf(`local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'twice',
+  target: b.target.url('%s'),
+  workload: {
+    input_tokens: b.dist.fixed(256), output_tokens: b.dist.fixed(4),
+    arrival: b.arrival.poisson(), prompts: { kind: 'synthetic', calibrate: false%s },
+  },
+  sweep: b.sweep.rates([40], duration='2s', warmup='0s', requests=40),
+}`, u, salt)
+			l, err := suitefile.LoadSource(filepath.Join(t.TempDir(), "twice.jsonnet"), src, suitefile.Options{Known: Known()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// No reruns: a rerun empties the server's cache first (it resends
+			// its prompts), which would hide the warm server on a busy machine.
+			twice := func() *result.File {
+				f, err := Run(context.Background(), inputOf(l), Options{Reruns: -1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return f
+			}
+			first, second := twice(), twice()
+			hit := func(f *result.File) float64 {
+				v, ok := f.Points[0].Server["prefix_cache_hit_rate"]
+				if !ok {
+					t.Fatalf("no hit rate recorded: %v", f.Points[0].Server)
+				}
+				return v
+			}
+			h1, h2 := hit(first), hit(second)
+			t.Logf("hit rates: first %.3f, second %.3f; salts %q, %q", h1, h2, first.PromptSalt, second.PromptSalt)
+			if h1 > 0.05 {
+				t.Errorf("the first run on a fresh server hit %.3f of its prompt tokens in cache", h1)
+			}
+			if tc.warm && h2 < 0.8 {
+				t.Errorf("the unsalted second run hit only %.3f: the test no longer shows the warm server", h2)
+			}
+			if !tc.warm && h2 > 0.05 {
+				t.Errorf("the salted second run hit %.3f: served from the first run's cache", h2)
+			}
+			if !tc.saltSeen(first.PromptSalt, second.PromptSalt) {
+				t.Errorf("recorded salts %q and %q", first.PromptSalt, second.PromptSalt)
+			}
+			if a, b := first.Points[0].Tokens.Prompt, second.Points[0].Tokens.Prompt; a.Min != b.Min || a.Max != b.Max || a.Mean != b.Mean {
+				t.Errorf("salting changed the prompts' lengths: %+v against %+v", a, b)
+			}
+		})
 	}
 }

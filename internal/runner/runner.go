@@ -67,6 +67,11 @@ type Options struct {
 	// prompts (variants): the first run to calibrate stores its fit, and
 	// the others use it instead of their own.
 	Calibration *SharedCalibration
+	// Salt, when set, is the prompt salt a suite that asks for a fresh one
+	// each run (workload.prompts.salt: "run") uses: drawn once by the
+	// caller for all the runs that must send the same prompts (variants,
+	// an A/B pair). Unset, such a run draws its own.
+	Salt string
 	// Order is recorded with a variant's results.
 	Order string
 	// Shard, when its Count is above 1, runs only this machine's part of
@@ -168,7 +173,7 @@ func run(ctx context.Context, s *suite.Suite, opts Options, f *result.File) (err
 			err = died
 		}
 	}()
-	wl, err := prepare(ctx, s, sess, f, opts.Calibration)
+	wl, err := prepare(ctx, s, sess, f, opts.Calibration, opts.Salt)
 	if err != nil {
 		return err
 	}

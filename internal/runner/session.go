@@ -76,6 +76,7 @@ func openSession(ctx context.Context, s *suite.Suite, serverLog string, f *resul
 	prof, known := engine.Lookup(eng.Name)
 	sess.waitingBlind = prof.WaitingBlind
 	sess.cl.SetContinuousUsage(known && prof.ContinuousUsage)
+	sess.cl.SetUntextedTokens(prof.UntextedTokens)
 	sent := &result.Sent{IgnoreEOS: s.Request.IgnoreEOS, ContinuousUsage: known && prof.ContinuousUsage}
 	if known && s.Request.IgnoreEOS && !prof.IgnoreEOS {
 		// The engine does not take ignore_eos: sending it risks a 400 from

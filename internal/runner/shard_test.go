@@ -10,6 +10,7 @@ import (
 	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/loadgen"
 	"github.com/benchci/benchci/internal/offered"
+	"github.com/benchci/benchci/internal/sim"
 )
 
 // A run is split only where the shards can share it: one server they all
@@ -72,6 +73,48 @@ b.suite {
 			if strings.Contains(n, "standard deviations") {
 				t.Errorf("shard %d: %s", i, n)
 			}
+		}
+	}
+}
+
+// The server's TTFT mean covers every shard's requests: a shard sets none
+// of it against its own, where it had read as a client faster than the
+// server ("which no request can be"). A run of the whole still does.
+func TestShardReadsNoServerOverhead(t *testing.T) {
+	t.Parallel()
+	p, _ := sim.Lookup("llama3-8b-h100")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	u, err := sim.New(p).Listen(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := fmt.Sprintf(`local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'sharded',
+  target: b.target.url('%s'),
+  workload: { input_tokens: b.dist.fixed(32), output_tokens: b.dist.fixed(4), prompts: b.prompts.synthetic(calibrate=false) },
+  sweep: b.sweep.rates([20], duration='1s', warmup='0s'),
+}`, u)
+	l, err := suitefile.LoadSource("sharded.jsonnet", src, suitefile.Options{Known: Known()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range []loadgen.Shard{{Index: 0, Count: 2}, {}} {
+		f, err := Run(context.Background(), inputOf(l), Options{Shard: sh, Reruns: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pt := f.Points[0]
+		if _, ok := pt.Server["server_ttft_mean_s"]; !ok {
+			t.Fatalf("the simulator reported no TTFT mean: %v", pt.Server)
+		}
+		read := pt.Overhead != nil
+		for _, n := range f.Notes {
+			read = read || strings.Contains(n, "which no request can be")
+		}
+		if sharded := sh.Count > 1; sharded == read {
+			t.Errorf("shard %+v: overhead %+v, notes %q", sh, pt.Overhead, f.Notes)
 		}
 	}
 }

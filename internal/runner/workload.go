@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,12 +33,14 @@ type prepared struct {
 // on the session's server, recording the fit in f. The generator is built
 // once here so that a dataset or calibration problem fails the run before
 // any point starts.
-func prepare(ctx context.Context, s *suite.Suite, sess *session, f *result.File, shared *SharedCalibration) (*prepared, error) {
+func prepare(ctx context.Context, s *suite.Suite, sess *session, f *result.File, shared *SharedCalibration, drawn string) (*prepared, error) {
 	w := s.Workload
 	srcs, err := loadSources(s)
 	if err != nil {
 		return nil, err
 	}
+	srcs.Salt = PromptSalt(w.Prompts.Salt, drawn)
+	f.PromptSalt = srcs.Salt
 	var calFailed string
 	if cal, from, ok := shared.get(); ok && w.Prompts.Calibrate && w.Prompts.Kind.Synthetic() {
 		// Measured on another variant: every variant is sent the same
@@ -83,6 +87,27 @@ func prepare(ctx context.Context, s *suite.Suite, sess *session, f *result.File,
 		return nil, err
 	}
 	return &prepared{w: w, srcs: srcs, cl: sess.cl, calFailed: calFailed}, nil
+}
+
+// PromptSalt is the salt a run draws its prompts' text with: the suite's
+// fixed one, or for "run" the one drawn for this run (DrawSalt when none
+// was drawn by the caller).
+func PromptSalt(suiteSalt, drawn string) string {
+	if suiteSalt != suite.SaltPerRun {
+		return suiteSalt
+	}
+	if drawn != "" {
+		return drawn
+	}
+	return DrawSalt()
+}
+
+// DrawSalt returns a fresh salt: 64 random bits in hex, which a suite can
+// name as its fixed salt to send a run's text again.
+func DrawSalt() string {
+	var b [8]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
 }
 
 // loadSources reads the workload's data files: its trace and dataset.

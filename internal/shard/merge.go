@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,7 +81,7 @@ func Merge(files []*result.File, maxSkew time.Duration) (*result.File, error) {
 
 	out := &result.File{
 		Schema: result.Schema, Tool: first.Tool, Suite: first.Suite, Target: first.Target, Engine: first.Engine, Sent: first.Sent,
-		Counting: first.Counting, Calibration: first.Calibration, ServerLog: first.ServerLog,
+		Counting: first.Counting, Calibration: first.Calibration, ServerLog: first.ServerLog, PromptSalt: first.PromptSalt,
 		Started: first.Started, Finished: first.Finished, Points: []result.Point{},
 	}
 	var problems []string
@@ -96,6 +97,12 @@ func Merge(files []*result.File, maxSkew time.Duration) (*result.File, error) {
 		if c := f.Calibration; c != nil && first.Calibration != nil && (c.Overhead != first.Calibration.Overhead || c.TokensPerWord != first.Calibration.TokensPerWord) {
 			out.Notes = append(out.Notes, fmt.Sprintf("shard %d calibrated prompts as %.2f + %.3f tokens per word, shard %d as %.2f + %.3f: their prompts differ slightly in length",
 				f.Shard.Index, c.Overhead, c.TokensPerWord, first.Shard.Index, first.Calibration.Overhead, first.Calibration.TokensPerWord))
+		}
+		if f.PromptSalt != out.PromptSalt && out.PromptSalt != "" {
+			// Shards that each drew a salt sent different text; no one
+			// salt repeats the merged run, so none is recorded.
+			out.PromptSalt = ""
+			out.Notes = append(out.Notes, "the shards drew their own prompt salts (workload.prompts.salt: 'run'), so their prompts' text differs; give every shard one fixed salt to repeat the run")
 		}
 		if sk := f.StartSkewMs(); sk > float64(maxSkew)/float64(time.Millisecond) {
 			out.Notes = append(out.Notes, fmt.Sprintf("shard %d started a point %.0f ms after its aligned time (above %v): the shards' timelines did not line up, and the merged load came in a shifted wave", f.Shard.Index, sk, maxSkew))
@@ -203,6 +210,12 @@ func mergePoint(ps []*result.Point, idx []int, s *suite.Suite) (result.Point, er
 		if q.Window.Seconds < widest/2 && q.Schedule.Saturation == "" && !q.Incomplete {
 			return result.Point{}, fmt.Errorf("shard %d measured it over %.3g s, another shard over %.3g s: not one window", idx[i], q.Window.Seconds, widest)
 		}
+	}
+	// And at one time: shards run one after the other each loaded the
+	// server with their share alone, and their sum claims a load it never
+	// had. Their windows must overlap by at least half the shortest.
+	if err := overlapping(ps, idx); err != nil {
+		return result.Point{}, err
 	}
 	p := result.Point{Label: first.Label, Mode: first.Mode, Rate: first.Rate, Concurrency: first.Concurrency, Trial: first.Trial,
 		Server: first.Server, Queue: first.Queue} // the first shard's view: its own requests in flight
@@ -413,4 +426,40 @@ func mergeSlices(ps []*result.Point) *result.Slices {
 		}
 	}
 	return out
+}
+
+// minOverlap is the least share of the shortest window that every shard's
+// window must share with the others' for them to be one point's.
+const minOverlap = 0.5
+
+// overlapping checks that the shards measured the point at one time: the
+// latest window start comes before the earliest window end by at least
+// minOverlap of the shortest window. Windows without a recorded start
+// (files of earlier versions) are not judged.
+func overlapping(ps []*result.Point, idx []int) error {
+	var late, early int = -1, -1
+	var lastStart, firstEnd time.Time
+	shortest := math.Inf(1)
+	for i, q := range ps {
+		if q.Window.Start.IsZero() || q.Window.Seconds <= 0 {
+			return nil
+		}
+		end := q.Window.Start.Add(time.Duration(q.Window.Seconds * float64(time.Second)))
+		if late < 0 || q.Window.Start.After(lastStart) {
+			late, lastStart = i, q.Window.Start
+		}
+		if early < 0 || end.Before(firstEnd) {
+			early, firstEnd = i, end
+		}
+		shortest = min(shortest, q.Window.Seconds)
+	}
+	shared := firstEnd.Sub(lastStart).Seconds()
+	if shared >= minOverlap*shortest {
+		return nil
+	}
+	const why = "the shards did not load the server at one time, so their sum is a load it never had; run them together (--start-at aligns them)"
+	if shared <= 0 {
+		return fmt.Errorf("shard %d's window began %.3g s after shard %d's had ended: %s", idx[late], -shared, idx[early], why)
+	}
+	return fmt.Errorf("shard %d's and shard %d's windows overlapped %.3g s of the %.3g s each measured: %s", idx[late], idx[early], shared, shortest, why)
 }

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -149,6 +150,31 @@ func TestMergeKeepsInvalidShards(t *testing.T) {
 	}
 }
 
+// Shards that share a fixed salt keep it; shards that each drew one sent
+// different text, so the merge records none and says so.
+func TestMergePromptSalts(t *testing.T) {
+	vs := recording()
+	for _, tc := range []struct {
+		a, b, want string
+		note       bool
+	}{
+		{"", "", "", false},
+		{"fixed", "fixed", "fixed", false},
+		{"1a2b", "3c4d", "", true},
+	} {
+		a, b := shardFile(t, 0, 2, vs[:1000]), shardFile(t, 1, 2, vs[1000:])
+		a.PromptSalt, b.PromptSalt = tc.a, tc.b
+		m, err := Merge([]*result.File{a, b}, DefaultMaxSkew)
+		if err != nil {
+			t.Fatal(err)
+		}
+		noted := slices.ContainsFunc(m.Notes, func(n string) bool { return strings.Contains(n, "drew their own prompt salts") })
+		if m.PromptSalt != tc.want || noted != tc.note {
+			t.Errorf("salts %q, %q: merged %q, noted %v (notes %q)", tc.a, tc.b, m.PromptSalt, noted, m.Notes)
+		}
+	}
+}
+
 func TestMergeRefusesAndFlags(t *testing.T) {
 	vs := recording()
 	s0, s1 := shardFile(t, 0, 2, vs[:1000]), shardFile(t, 1, 2, vs[1000:])
@@ -227,5 +253,29 @@ func TestMergeJudgesOfferedRate(t *testing.T) {
 				t.Errorf("notes %q, want %q", m.Notes, tc.want)
 			}
 		})
+	}
+}
+
+// Shards run one after the other never loaded the server together: their
+// sum is refused, naming the shards; windows apart by a little skew merge.
+func TestMergeRefusesShardsRunApart(t *testing.T) {
+	vs := recording()
+	for _, tc := range []struct {
+		shift time.Duration
+		want  string
+	}{
+		{2 * time.Second, ""},
+		{7 * time.Second, "shard 1's and shard 0's windows overlapped 3 s of the 10 s each measured"},
+		{30 * time.Second, "shard 1's window began 20 s after shard 0's had ended"},
+	} {
+		a, b := shardFile(t, 0, 2, vs[:1000]), shardFile(t, 1, 2, vs[1000:])
+		b.Points[0].Window.Start = a.Points[0].Window.Start.Add(tc.shift)
+		_, err := Merge([]*result.File{a, b}, DefaultMaxSkew)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("shift %v: %v", tc.shift, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("shift %v: error %v, want %q", tc.shift, err, tc.want)
+		}
 	}
 }

@@ -149,6 +149,18 @@ func Sanity(s *suite.Suite, points []result.Point) []result.SLO {
 // the points that gate the run. A run, a merge of shards (shard.Merge) and
 // a re-judged result (ci --measured) all call it, so they judge alike.
 func Judge(s *suite.Suite, f *result.File) {
+	if c := f.Capacity; c != nil && c.Bound == result.CapacityInconclusive {
+		// The search stopped at a probe that measured this machine: no
+		// capacity, so no point the SLOs hold at. Each is inconclusive,
+		// with the search's reason, never a failure of a point at rate 0.
+		f.SLOs = nil
+		for _, slo := range s.SLOs {
+			limit, _ := suite.ParseThreshold(slo)
+			f.SLOs = append(f.SLOs, result.SLO{Name: Name(slo), Limit: limit, Unit: unit(slo.Metric), Inconclusive: true,
+				Note: "inconclusive: the capacity search stopped: " + c.Why})
+		}
+		return
+	}
 	f.SLOs = append(Evaluate(s.SLOs, gated(f)), Sanity(s, gated(f))...)
 }
 

@@ -115,3 +115,25 @@ func TestSanityNothingSent(t *testing.T) {
 		t.Errorf("a stopped point: %+v", got)
 	}
 }
+
+// A capacity search that stopped at a probe that did not measure the
+// server has no capacity: its SLOs are inconclusive with the search's
+// reason, not failed for want of a point at rate 0 (the run exited 1
+// instead of 3 on a stalled machine).
+func TestJudgeInconclusiveSearch(t *testing.T) {
+	t.Parallel()
+	s := suite.Default()
+	s.SLOs = []suite.SLO{{Metric: "ttft", Stat: "p99", Op: "<", Threshold: "500ms"}, {Metric: "error_rate", Op: "<=", Threshold: 0.01}}
+	p := point("rate=12", 12, 900, 0)
+	p.Validity = &result.Validity{Invalid: []string{"the machine stalled 1.20 s"}}
+	f := &result.File{Points: []result.Point{p}, Capacity: &result.Capacity{Bound: result.CapacityInconclusive, Probes: 1, Why: "the probe at 12 req/s did not measure the server: the machine stalled 1.20 s"}}
+	Judge(s, f)
+	if len(f.SLOs) != 2 {
+		t.Fatalf("SLOs %+v", f.SLOs)
+	}
+	for _, v := range f.SLOs {
+		if v.Pass || !v.Inconclusive || v.Note != "inconclusive: the capacity search stopped: the probe at 12 req/s did not measure the server: the machine stalled 1.20 s" {
+			t.Errorf("%+v", v)
+		}
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/benchci/benchci/internal/faultproxy"
 	"github.com/benchci/benchci/internal/redact"
 	"github.com/benchci/benchci/internal/sim"
+	"github.com/benchci/benchci/internal/simfit"
 	"github.com/benchci/benchci/internal/untrusted"
 )
 
@@ -177,6 +178,9 @@ func FirstModel(ctx context.Context, baseURL, apiKey string) (string, error) {
 // overrides, or one derived from cards (named, or a spec written out)
 // with the overrides as engine knobs. On error, field names what is wrong.
 func SimProfile(t *suite.Target) (p sim.Profile, field string, err error) {
+	if path, ok := strings.CutPrefix(t.Profile, suite.ProfileFilePrefix); ok && t.Spec == nil {
+		return fileProfile(path, t.Sim)
+	}
 	if p, ok := sim.Lookup(t.Profile); ok && t.Spec == nil {
 		if o := t.Sim; o != nil {
 			p = override(p, *o)
@@ -214,6 +218,46 @@ func SimProfile(t *suite.Target) (p sim.Profile, field string, err error) {
 	return p, "", nil
 }
 
+// fileProfile reads a profile file (benchci sim fit's) and applies a
+// suite's overrides as to the profile it was fitted from: a constant
+// one's constants, a derived one's engine knobs.
+func fileProfile(path string, o *suite.SimOverrides) (sim.Profile, string, error) {
+	p, err := simfit.ReadProfile(path)
+	if err != nil {
+		return p, "profile", err
+	}
+	if o == nil {
+		return p, "", nil
+	}
+	if p.Spec == nil {
+		return override(p, *o), "", nil
+	}
+	if o.StepBase != 0 || o.DecodePerSeq != 0 || o.PrefillPerToken != 0 {
+		return p, "sim", fmt.Errorf("%s was fitted from cards and prices its steps from them: name it in b.target.simSpec(..., fitted=...) with other efficiencies instead of step_base, decode_per_seq or prefill_per_token", path)
+	}
+	if o.MaxNumSeqs > 0 || o.MaxBatchedTokens > 0 {
+		// The knobs change the memory left to the KV cache.
+		k := sim.Knobs{MaxNumSeqs: p.MaxNumSeqs, MaxBatchedTokens: p.MaxBatchedTokens, MaxModelLen: p.MaxModelLen, NoChunkedPrefill: p.NoChunkedPrefill}
+		if o.MaxNumSeqs > 0 {
+			k.MaxNumSeqs = o.MaxNumSeqs
+		}
+		if o.MaxBatchedTokens > 0 {
+			k.MaxBatchedTokens = o.MaxBatchedTokens
+		}
+		d, err := sim.Derive(*p.Spec, k)
+		if err != nil {
+			return p, "sim", err
+		}
+		d.Name, d.Model, d.Source = p.Name+"+overrides", p.Model, p.Source
+		d.TokensPerStep, d.ChatTemplateTokens, d.PrefixCaching = p.TokensPerStep, p.ChatTemplateTokens, p.PrefixCaching
+		p = d
+	}
+	if o.TokensPerStep > 0 {
+		p.TokensPerStep = o.TokensPerStep
+	}
+	return p, "", nil
+}
+
 // simSpec turns a suite's spec into the simulator's, reading cards
 // written out strictly: an unknown field is an error, not a default.
 func simSpec(ss suite.SimSpec) (s sim.Spec, field string, err error) {
@@ -231,7 +275,26 @@ func simSpec(ss suite.SimSpec) (s sim.Spec, field string, err error) {
 	}
 	s.TP, s.Weights, s.KVCache = ss.TP, ss.Weights, ss.KVCache
 	s.GPUMemoryUtilization, s.BlockSize = ss.GPUMemoryUtilization, ss.BlockSize
-	s.MemoryEfficiency, s.ComputeEfficiency, s.StepOverhead = ss.MemoryEfficiency, ss.ComputeEfficiency, ss.StepOverhead.D()
+	if ss.Fitted != "" {
+		fp, err := simfit.ReadProfile(ss.Fitted)
+		if err != nil {
+			return s, "fitted", err
+		}
+		if fp.Spec == nil {
+			return s, "fitted", fmt.Errorf("%s was fitted from a constant profile (%s): its step costs are of that server, with no efficiencies of a card to carry to these; fit from the cards it ran on (benchci sim fit --profile model@gpu)", ss.Fitted, fp.Name)
+		}
+		// What the fit measured of the engine, on these cards.
+		s.Efficiency = fp.Spec.Efficiency
+	}
+	if ss.MemoryEfficiency != 0 {
+		s.MemoryEfficiency = ss.MemoryEfficiency
+	}
+	if ss.ComputeEfficiency != 0 {
+		s.ComputeEfficiency = ss.ComputeEfficiency
+	}
+	if ss.StepOverhead != 0 {
+		s.StepOverhead = ss.StepOverhead.D()
+	}
 	return s, "", nil
 }
 

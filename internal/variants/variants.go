@@ -76,6 +76,9 @@ type Variant struct {
 	// SLOFailures are the run's failed SLO verdicts (those that gate it),
 	// as "ttft p99 < 500ms @ rate=8: 612 ms"; empty when all held.
 	SLOFailures []string `json:"slo_failures,omitempty"`
+	// SLOInconclusive counts the run's SLO verdicts that were neither
+	// given nor failed: their points did not measure the server.
+	SLOInconclusive int `json:"slo_inconclusive,omitempty"`
 	// Curve is every point, medians over trials, in sweep order.
 	Curve []Figures `json:"curve"`
 	slos  []suite.SLO
@@ -249,7 +252,7 @@ func sloKey(slos []suite.SLO) string {
 // capacity and its peak.
 func summarize(e Entry) (Variant, []suite.SLO, error) {
 	f := e.File
-	v := Variant{Name: e.Name, Path: e.Path, Target: compareTarget(f), Complete: !f.Incomplete, Error: f.Error, Curve: []Figures{}}
+	v := Variant{Name: e.Name, Path: e.Path, Target: f.TargetLabel(), Complete: !f.Incomplete, Error: f.Error, Curve: []Figures{}}
 	s, err := suite.Decode(f.Suite.Definition)
 	if err != nil {
 		return v, nil, fmt.Errorf("%s: the suite recorded in the results: %w", e.Name, err)
@@ -259,6 +262,9 @@ func summarize(e Entry) (Variant, []suite.SLO, error) {
 		v.Knee = f.Knee.Point
 	}
 	for _, o := range f.SLOs {
+		if o.Inconclusive {
+			v.SLOInconclusive++
+		}
 		if !o.Pass && !o.Inconclusive {
 			fail := o.Name
 			if o.Point != "" {
@@ -296,16 +302,6 @@ func summarize(e Entry) (Variant, []suite.SLO, error) {
 		v.Capacity = capacity(f, v.Curve)
 	}
 	return v, s.SLOs, nil
-}
-
-func compareTarget(f *result.File) string {
-	switch {
-	case f.Target.Sim != nil:
-		return "sim " + f.Target.Sim.Name
-	case f.Engine != nil && f.Engine.Name != "unknown":
-		return strings.TrimSpace(f.Engine.Name+" "+f.Engine.Version) + " at " + f.Target.URL
-	}
-	return f.Target.Kind + " " + f.Target.URL
 }
 
 // figures are a point's medians over its trials, and whether every SLO

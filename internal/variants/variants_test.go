@@ -222,3 +222,26 @@ func TestPeakSkipsSaturated(t *testing.T) {
 		t.Errorf("peak %+v: the saturated probe %s", pk, f.Points[top].Label)
 	}
 }
+
+// A variant is labelled with what was measured: engine and version, the
+// address and the model, so that two runs of one engine at one address
+// with other versions or models are told apart (once, "ollama at URL").
+func TestVariantLabelsNameVersionAndModel(t *testing.T) {
+	t.Parallel()
+	a := searched(t, "a", queueServer{20, rand.New(rand.NewPCG(1, 1))})
+	b := searched(t, "b", queueServer{20, rand.New(rand.NewPCG(1, 2))})
+	a.Target = result.Target{Kind: "url", URL: "http://127.0.0.1:11434", Model: "llama3:8b"}
+	a.Engine = &result.Engine{Name: "ollama", Version: "0.6.5"}
+	b.Target = result.Target{Kind: "url", URL: "http://127.0.0.1:11434", Model: "llama3:8b-q4"}
+	b.Engine = &result.Engine{Name: "ollama"}
+	r, err := Compare([]Entry{{Name: "a", File: a}, {Name: "b", File: b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"ollama 0.6.5 at http://127.0.0.1:11434, model llama3:8b", "ollama (version unknown) at http://127.0.0.1:11434, model llama3:8b-q4"}
+	for i, v := range r.Variants {
+		if v.Target != want[i] {
+			t.Errorf("variant %s labelled %q, want %q", v.Name, v.Target, want[i])
+		}
+	}
+}

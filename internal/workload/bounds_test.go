@@ -283,7 +283,7 @@ func TestImageFilesRefusedBySize(t *testing.T) {
 	} {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		_, err := newImagePool(suite.Images{Dir: dir}, suite.Workload{}, 1)
+		_, err := newImagePool(suite.Images{Dir: dir}, suite.Workload{}, 1, 0)
 		runtime.ReadMemStats(&after)
 		if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, inputfile.ErrTooLarge) {
 			t.Errorf("%v, want %q", err, want)
@@ -297,12 +297,12 @@ func TestImageFilesRefusedBySize(t *testing.T) {
 	for i := range 4 {
 		writePNG(t, filepath.Join(four, fmt.Sprintf("%d.png", i)), MaxImageFile)
 	}
-	if _, err := newImagePool(suite.Images{Dir: four}, suite.Workload{}, 1); err != nil {
+	if _, err := newImagePool(suite.Images{Dir: four}, suite.Workload{}, 1, 0); err != nil {
 		t.Errorf("64 MiB of images: %v", err)
 	}
 	// Two of them a request are more than a request may carry.
 	two := suite.Dist{Kind: suite.DistFixed, Value: 2}
-	if _, err := newImagePool(suite.Images{Dir: four, Count: &two}, suite.Workload{}, 1); err == nil || !strings.Contains(err.Error(), "a request may carry 2 images of up to 16 MiB, more than the 16 MiB") {
+	if _, err := newImagePool(suite.Images{Dir: four, Count: &two}, suite.Workload{}, 1, 0); err == nil || !strings.Contains(err.Error(), "a request may carry 2 images of up to 16 MiB, more than the 16 MiB") {
 		t.Errorf("two 16 MiB images a request: %v", err)
 	}
 }

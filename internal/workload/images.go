@@ -52,7 +52,10 @@ const (
 	MaxImageRequestBytes = 16 << 20
 )
 
-func newImagePool(im suite.Images, w suite.Workload, seed uint64) (*imagePool, error) {
+// newImagePool draws the workload's images; run (the run's prompt salt,
+// 0 for none) changes synthesized pixels, not sizes or counts, so that a
+// server's multimodal cache cannot serve one salted run from the last.
+func newImagePool(im suite.Images, w suite.Workload, seed, run uint64) (*imagePool, error) {
 	p := &imagePool{pick: rand.New(rand.NewPCG(seed, streamImage))}
 	if im.Count != nil {
 		var err error
@@ -100,7 +103,7 @@ func newImagePool(im suite.Images, w suite.Workload, seed uint64) (*imagePool, e
 		}
 		acc += w
 		p.cdf = append(p.cdf, acc)
-		r := rand.New(rand.NewPCG(seed, streamImage+200+uint64(i)))
+		r := rand.New(rand.NewPCG(seed+run, streamImage+200+uint64(i)))
 		var urls []string
 		for range imageVariants {
 			u, err := synthImage(sz.Width, sz.Height, format, r)

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -131,6 +132,22 @@ type Sources struct {
 	// every run: a server's prefix cache must not serve one point from
 	// the prompts of the last, as it would if every point re-sent them.
 	Point int
+	// Salt, when set, changes every synthetic prompt's text (lengths,
+	// arrivals and the choice of shared prefix are kept): runs with
+	// different salts send different text, so one run's cache cannot
+	// serve the next (workload.prompts.salt).
+	Salt string
+}
+
+// saltBits turns a salt into the offset added to the text streams' seeds:
+// 0 for none, so unsalted runs send what they always sent.
+func saltBits(salt string) uint64 {
+	if salt == "" {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write([]byte(salt))
+	return h.Sum64() | 1
 }
 
 // NewGenerator returns the generator for w.
@@ -144,7 +161,8 @@ func NewGenerator(w suite.Workload, src Sources) (*Generator, error) {
 // CheckDataset) need not be given.
 func newGenerator(w suite.Workload, src Sources, check bool) (*Generator, error) {
 	seed := uint64(w.Seed)
-	salt := uint64(src.Point) << 40
+	run := saltBits(src.Salt)
+	salt := uint64(src.Point)<<40 + run
 	g := &Generator{w: w, prompts: rand.New(rand.NewPCG(seed+salt, streamPrompt)), trace: src.Trace, data: src.Dataset, cal: src.Calibration, salt: salt}
 	length := func(d suite.Dist, s rand.Source) (Length, error) { return newLength(d, s, suite.MaxTokens, check) }
 	var err error
@@ -180,7 +198,7 @@ func newGenerator(w suite.Workload, src Sources, check bool) (*Generator, error)
 		}
 	}
 	if w.Images != nil {
-		if g.images, err = newImagePool(*w.Images, w, seed); err != nil {
+		if g.images, err = newImagePool(*w.Images, w, seed, run); err != nil {
 			return nil, err
 		}
 	}
@@ -215,7 +233,9 @@ func newGenerator(w suite.Workload, src Sources, check bool) (*Generator, error)
 		if check {
 			break
 		}
-		r := rand.New(rand.NewPCG(seed, streamPrefix))
+		// Salted by the run only: every point shares the prefixes, as the
+		// system prompts of one deployment would.
+		r := rand.New(rand.NewPCG(seed+run, streamPrefix))
 		for range w.Prompts.Prefixes {
 			g.prefixes = append(g.prefixes, Prompt(g.cal.Words(w.Prompts.PrefixTokens, false), r))
 		}

@@ -138,6 +138,71 @@ func TestPointsDrawTheirOwnPrompts(t *testing.T) {
 	}
 }
 
+// A salt changes every prompt's text and keeps everything else: lengths,
+// outputs, which shared prefix a request opens with, think times. The
+// same salt draws the same text again, and no salt draws what an
+// unsalted run always drew.
+func TestSaltKeepsLengths(t *testing.T) {
+	t.Parallel()
+	base := suite.Workload{InputTokens: suite.Dist{Kind: "lognormal", Median: 60, Sigma: 0.5}, OutputTokens: suite.Dist{Kind: "uniform", Min: 1, Max: 30}, Seed: 7}
+	for _, tc := range []struct {
+		name    string
+		prompts suite.Prompts
+	}{
+		{"synthetic", suite.Prompts{Kind: suite.PromptSynthetic}},
+		{"shared_prefix", suite.Prompts{Kind: suite.PromptSharedPrefix, Prefixes: 3, PrefixTokens: 50}},
+		{"multi_turn", suite.Prompts{Kind: suite.PromptMultiTurn, Turns: 3, ThinkTime: suite.Duration(time.Second)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := base
+			w.Prompts = tc.prompts
+			gen := func(salt string) *Generator {
+				g, err := NewGenerator(w, Sources{Point: 2, Salt: salt})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return g
+			}
+			plain, a, again, b := gen(""), gen("run-a"), gen("run-a"), gen("run-b")
+			differ := 0
+			for range 50 {
+				rp, ra, ra2, rb := plain.Next(), a.Next(), again.Next(), b.Next()
+				if !reflect.DeepEqual(ra, ra2) {
+					t.Fatalf("one salt drew two texts: %q and %q", ra.Prompt, ra2.Prompt)
+				}
+				for _, r := range []Request{ra, rb} {
+					if r.InputTokens != rp.InputTokens || r.OutputTokens != rp.OutputTokens || r.Think != rp.Think || len(r.History) != len(rp.History) {
+						t.Fatalf("salt changed a length: %+v against %+v", r, rp)
+					}
+					if got, want := len(strings.Fields(r.System+" "+r.Prompt)), len(strings.Fields(rp.System+" "+rp.Prompt)); got != want {
+						t.Fatalf("salted prompt has %d words, unsalted %d", got, want)
+					}
+					if (r.System == "") != (rp.System == "") {
+						t.Fatalf("salt changed whether a prefix is sent")
+					}
+				}
+				if ra.Prompt != rp.Prompt && ra.Prompt != rb.Prompt {
+					differ++
+				}
+				if rp.System != "" && (ra.System == rp.System || ra.System == rb.System) {
+					t.Fatalf("salted runs share a prefix's text: %q", ra.System)
+				}
+			}
+			if differ < 45 {
+				t.Errorf("only %d of 50 salted prompts differ from the unsalted and the other salt's", differ)
+			}
+		})
+	}
+	// The unsalted sequence is what it always was: salting is opt-in and
+	// leaves baselines of unsalted runs comparable request for request.
+	w := base
+	w.Prompts = suite.Prompts{Kind: suite.PromptSynthetic}
+	g0, _ := NewGenerator(w, Sources{Point: 0})
+	if got := g0.Next().Prompt; !strings.HasPrefix(got, unsaltedFirstWords) {
+		t.Errorf("unsalted point 0 begins %q, want %q", got[:min(len(got), 40)], unsaltedFirstWords)
+	}
+}
+
 func process(t *testing.T, a suite.Arrival, rate float64, trace *Trace) Process {
 	t.Helper()
 	p, err := NewProcess(a, rate, rand.NewPCG(3, 4), trace)
@@ -625,3 +690,7 @@ func TestEachLineReportsEveryBadLine(t *testing.T) {
 		t.Errorf("a good line reported:\n%s", msg)
 	}
 }
+
+// unsaltedFirstWords is how the unsalted point 0 of TestSaltKeepsLengths's
+// workload began before salting existed.
+const unsaltedFirstWords = "need picture hour image health wife type"

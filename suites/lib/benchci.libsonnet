@@ -14,9 +14,9 @@
 
   target:: {
     // sim runs the embedded simulator with a named profile: a constant one
-    // (llama3-8b-h100, llama3-70b-h100x4, llama3-8b-h100-spec, tiny) or one
-    // derived from cards, model@gpu[-tpN][-fp8][-kvfp8], e.g.
-    // 'llama-3-70b@h100-sxm-tp4' (see simSpec).
+    // (llama3-8b-h100, llama3-70b-h100x4, llama3-8b-h100-spec, tiny), one from
+    // cards, model@gpu[-tpN][-fp8][-kvfp8], e.g. 'llama-3-70b@h100-sxm-tp4'
+    // (see simSpec), or 'file:fitted.json' (benchci sim fit --out; suite-relative).
     // Named arguments override the profile's constants, e.g.
     // sim('llama3-8b-h100', max_num_seqs=128) to model a config change.
     // faults makes it misbehave: { error_rate, reset_rate, stall_rate,
@@ -36,11 +36,11 @@
     // kv_heads, head_dim, intermediate, vocab, context_len } for a model;
     // { name, memory_gib, bandwidth_gbs, tflops: { bf16, fp8 }, link_gbs,
     // all_reduce_us } for a GPU), with vLLM's knobs; weights and kv_cache
-    // are 'bf16' or 'fp8'. Efficiencies override the engine's achieved
-    // shares of the card's peaks.
+    // are 'bf16' or 'fp8'. Efficiencies override the engine's achieved shares
+    // of the card's peaks, or those of fitted='fitted.json' (benchci sim fit).
     simSpec(model, gpu, tp=null, weights=null, kv_cache=null, gpu_memory_utilization=null, block_size=null,
             max_model_len=null, chunked_prefill=null, max_num_seqs=null, max_batched_tokens=null,
-            memory_efficiency=null, compute_efficiency=null, step_overhead=null, faults=null)::
+            memory_efficiency=null, compute_efficiency=null, step_overhead=null, fitted=null, faults=null)::
       local o = std.prune({ max_num_seqs: max_num_seqs, max_batched_tokens: max_batched_tokens });
       {
         kind: 'sim',
@@ -48,7 +48,7 @@
           model: model, gpu: gpu, tp: tp, weights: weights, kv_cache: kv_cache,
           gpu_memory_utilization: gpu_memory_utilization, block_size: block_size, max_model_len: max_model_len,
           chunked_prefill: chunked_prefill, memory_efficiency: memory_efficiency,
-          compute_efficiency: compute_efficiency, step_overhead: step_overhead,
+          compute_efficiency: compute_efficiency, step_overhead: step_overhead, fitted: fitted,
         }),
         [if std.length(o) > 0 then 'sim']: o,
         [if faults != null then 'faults']: faults,
@@ -172,22 +172,27 @@
   cancel(share, after_tokens=null, after_ms=null):: { share: share, after_tokens: after_tokens, after_ms: after_ms },
 
   prompts:: {
-    synthetic(calibrate=true):: { kind: 'synthetic', calibrate: calibrate },
+    // salt='run' draws fresh text for each run (lengths kept), so a
+    // long-running server's prefix cache cannot serve a run from the
+    // last one's prompts; a string is a fixed salt. Default: the same
+    // text every run. Not for datasets, whose text is their own.
+    synthetic(calibrate=true, salt=null):: { kind: 'synthetic', calibrate: calibrate } + $.prompts.salted(salt),
     // shared_prefix: each request opens with one of `prefixes` system
     // prompts of `prefix_tokens` tokens, then input_tokens of its own, to
     // exercise prefix caching (agents, RAG with fixed instructions).
-    shared_prefix(prefixes, prefix_tokens, calibrate=true)::
-      { kind: 'shared_prefix', prefixes: prefixes, prefix_tokens: prefix_tokens, calibrate: calibrate },
+    shared_prefix(prefixes, prefix_tokens, calibrate=true, salt=null)::
+      { kind: 'shared_prefix', prefixes: prefixes, prefix_tokens: prefix_tokens, calibrate: calibrate } + $.prompts.salted(salt),
     // multi_turn: each arrival starts a chat session of `turns` requests;
     // each turn goes think_time after the previous reply and carries the
     // whole history, so prompts grow turn by turn.
-    multi_turn(turns, think_time='5s', calibrate=true)::
-      { kind: 'multi_turn', turns: turns, think_time: think_time, calibrate: calibrate },
+    multi_turn(turns, think_time='5s', calibrate=true, salt=null)::
+      { kind: 'multi_turn', turns: turns, think_time: think_time, calibrate: calibrate } + $.prompts.salted(salt),
     // sharegpt: a ShareGPT JSON file (first human turn as the prompt, the
     // first reply's length as the output length), relative to the suite.
     sharegpt(path):: { kind: 'sharegpt', path: path, calibrate: false },
     // jsonl: {"prompt": "...", "system": "...", "output_tokens": n} per line.
     jsonl(path):: { kind: 'jsonl', path: path, calibrate: false },
+    salted(salt):: if salt == null then {} else { salt: salt },
   },
 
   // sweep: the load points. duration is each point's measured window;
@@ -246,7 +251,8 @@
   // e2e.p50, e2e.p99, request_throughput, output_throughput, goodput,
   // error_rate, cost, energy_per_output_token, ttft_user.p99, e2e_user.p99,
   // retry_amplification, structured_correct_rate, capacity, or a latency metric
-  // alone (ttft) for all its statistics.
+  // alone (ttft) for all its statistics. 'off' shows a figure without gating it
+  // (a P99 of points too short to bound one).
   // END generated
   slo:: {
     local latency(stat) = function(metric, op, threshold, at_rate=null, at_concurrency=null)

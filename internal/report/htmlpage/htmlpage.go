@@ -210,7 +210,7 @@ func runView(i int, r Run) (runHTML, error) {
 			report.Ms(l[metric.TTFT].P50), report.Ms(l[metric.TTFT].P99), report.Ms(l[metric.TPOT].P50), report.Ms(l[metric.TPOT].P99),
 			report.Ms(l[metric.ITL].P50), report.Ms(l[metric.ITL].P99), report.Ms(l[metric.E2E].P99), report.USD(p.Cost),
 		}, Flags: strings.TrimSpace(report.Flags(p))})
-		for _, n := range report.Notes(p) {
+		for _, n := range report.NotesSent(p, f.Sent) {
 			v.Notes = append(v.Notes, p.Label+": "+n)
 		}
 		if p.Slices != nil && len(p.Slices.Slices) > 0 {

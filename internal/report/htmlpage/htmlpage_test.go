@@ -18,7 +18,7 @@ import (
 // a suite whose name tries to inject markup, and sampleVariants.
 func sampleHTML(t *testing.T) string {
 	t.Helper()
-	b, err := baseline.Read("../../../baselines/quickstart.json")
+	b, err := baseline.Read("../../../framework/result/testdata/quickstart-v1.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,326 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/report"
+	"github.com/benchci/benchci/internal/sim"
+	"github.com/benchci/benchci/internal/simfit"
+	"github.com/benchci/benchci/internal/untrusted"
+)
+
+func simFitCmd() *cobra.Command {
+	var profile, out string
+	var params []string
+	var maxSeqs, maxTokens, folds int
+	var network time.Duration
+	var format *formatFlag
+	cmd := &cobra.Command{
+		Use:   "fit RESULT...",
+		Short: "Fit the simulator to your own measured runs, and say how well it predicts a point it did not see",
+		Long: `fit makes the simulator a planning twin of a server you measured: it
+replays every load point of the results files on the simulator's engine, in
+virtual time (the same scheduler, KV cache and step costs as 'benchci sim',
+on a simulated clock), and moves the profile's parameters until the
+replayed points' TTFT, TPOT and end-to-end medians and output throughput
+come closest to the measured ones. Each point replays its own workload: its
+concurrency (a closed loop) or the rate it was sent at (Poisson arrivals),
+and prompt and output lengths drawn from its token histograms (the server's
+prompt count, chat template included). Where the results hold the server's
+own mean TTFT (vLLM's metrics), it is fitted too. The client's latencies hold
+the network's round trip, the twin's do not: it is added to the replay, and
+delays a closed-loop client's next request past the step under way (--network;
+by default each file's overhead, client minus server TTFT, at its least load).
+
+The parameters depend on the profile the fit starts from (--profile, or the
+simulator profile the results were measured on):
+  - a profile derived from cards (model@gpu[-tpN][-fp8]): memory_efficiency
+    (decode steps: weights and KV cache streamed), compute_efficiency (long
+    prefills) and step_overhead (every step's fixed cost); seq_overhead on
+    request. These are shares of the card's peaks, so they carry over: the
+    file written can price another GPU, tensor-parallel degree or dtype.
+  - a constant profile: step_base, decode_per_seq and prefill_per_token.
+Name the same engine knobs the server ran (--max-num-seqs,
+--max-batched-tokens): they shape the batches, not the fit.
+
+The loss is the mean soft-L1 of log(predicted/measured) over every figure of
+every point (squared up to about 25% off, linear beyond, so one point past
+the knee cannot drag the others), each figure weighed by how precisely it was
+measured (its standard error, at least 2%). The optimizer is Nelder-Mead over
+the parameters' log-scales from the base profile, restarted from its answer
+with smaller simplexes; it is deterministic. Points that failed requests,
+were stopped for saturation or measured fewer than 8 answers are left out,
+and listed. A fit of a few points takes seconds; the held-out check one
+fit per fold.
+
+The answer leads: the held-out error, the median |predicted - measured| /
+measured of each point's figures predicted by a fit that did not see the
+point (leave-one-out up to --folds points, --folds folds beyond; --folds 0
+skips it). It is the error to expect of a what-if near the points measured;
+the in-sample error beside it flatters the twin. A parameter whose fitted
+value moves a lot from fold to fold is not pinned by the points: measure
+where it matters (long contexts at load tell bandwidth from fixed overhead,
+long prompts compute).
+
+--out writes the fitted profile: a suite names it as
+b.target.sim('file:fitted.json') (its knobs overridable as for any profile),
+or, for a what-if on other cards, as b.target.simSpec('llama-3-8b', 'h200',
+tp=2, weights='fp8', max_num_seqs=512, fitted='fitted.json'): the cards
+there, the fitted efficiencies. Paths are relative to the suite.`,
+		Example: `  benchci sim fit results/chat.json --profile llama-3-8b@h100-sxm --out fitted.json
+  benchci sim fit results/*.json --profile llama-3-70b@h100-sxm-tp4-fp8 --max-num-seqs 128
+  benchci sim fit results/chat.json --params memory_efficiency,step_overhead,seq_overhead
+  benchci sim fit results/sim-run.json --folds 0 --format json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("network") {
+				network = -1
+			} else if network < 0 {
+				return &exitError{exitUsage, errors.New("--network must not be negative")}
+			}
+			if folds < 0 {
+				return &exitError{exitUsage, errors.New("--folds must be 0 (no held-out check) or more")}
+			}
+			files := make([]*result.File, len(args))
+			for i, a := range args {
+				f, err := result.Read(a)
+				if err != nil {
+					return &exitError{exitUsage, err}
+				}
+				files[i] = f
+			}
+			base, err := fitBase(profile, files, maxSeqs, maxTokens)
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			ps, err := simfit.ParamsFor(base, params)
+			if err != nil {
+				return &exitError{exitUsage, fmt.Errorf("--params: %w", err)}
+			}
+			pts, skipped, err := simfit.Points(files, args, network)
+			if err != nil {
+				return &exitError{exitUsage, err}
+			}
+			if len(pts) == 0 {
+				return &exitError{exitUsage, fmt.Errorf("no point of %s can be fitted%s", strings.Join(args, ", "), skippedLines(skipped))}
+			}
+			fitted, err := simfit.Fit(base, ps, pts, simfit.Options{})
+			if err != nil {
+				return err
+			}
+			var val *simfit.Validation
+			if folds > 0 && len(pts) >= 2 {
+				if val, err = simfit.CrossValidate(base, ps, pts, simfit.Options{MaxFolds: folds}); err != nil {
+					return err
+				}
+			}
+			o := newOutput(cmd, format)
+			if err := o.print(simFitDoc(fitted, val, pts)); err != nil {
+				return err
+			}
+			w := o.say()
+			if far := farPoints(fitted, val, pts); len(far) > 0 {
+				fmt.Fprintf(w, "\nnote: %s %s off by more than 25%%: near or past the knee a queue's wait turns on which arrivals came, which no twin predicts; the fit weighs such errors linearly, so they pull no harder than in proportion\n",
+					strings.Join(far, ", "), map[bool]string{true: "is", false: "are"}[len(far) == 1])
+			}
+			if len(skipped) > 0 {
+				fmt.Fprintf(w, "\nleft out:%s\n", skippedLines(skipped))
+			}
+			if val == nil {
+				fmt.Fprintf(w, "\nno held-out check (%s): the in-sample error above flatters the twin\n",
+					map[bool]string{true: "--folds 0", false: "one point"}[folds == 0])
+			}
+			if out != "" {
+				pf, err := simfit.NewFile(fitted, val, args, len(pts))
+				if err != nil {
+					return err
+				}
+				if err := simfit.Write(out, pf); err != nil {
+					return err
+				}
+				what := "b.target.sim('file:" + out + "')"
+				if base.Spec != nil {
+					what += fmt.Sprintf(", or on other cards b.target.simSpec('%s', '%s', fitted='%s')", base.Spec.Model.Name, base.Spec.GPU.Name, out)
+				}
+				fmt.Fprintf(w, "\nwrote %s; a suite names it as %s, the path relative to the suite's directory\n", out, what)
+			}
+			return o.flush()
+		},
+	}
+	cmd.Flags().StringVar(&profile, "profile", "", "the profile to start from: a built-in name, model@gpu[-tpN][-fp8][-kvfp8], or file:PATH (a fitted profile); default: the simulator profile the results were measured on")
+	cmd.Flags().StringSliceVar(&params, "params", nil, "the parameters to fit (default: memory_efficiency,compute_efficiency,step_overhead for a profile from cards; step_base,decode_per_seq,prefill_per_token for a constant one)")
+	cmd.Flags().IntVar(&maxSeqs, "max-num-seqs", 0, "the server's max_num_seqs (default: the profile's)")
+	cmd.Flags().IntVar(&maxTokens, "max-batched-tokens", 0, "the server's max_num_batched_tokens (default: the profile's)")
+	cmd.Flags().IntVar(&folds, "folds", simfit.MaxFolds, "held-out folds: each refits without a share of the points and predicts them (0: no held-out check)")
+	cmd.Flags().StringVar(&out, "out", "", "write the fitted profile to this file")
+	// No default shown: 0 is a round trip too, so unset is told by Changed.
+	cmd.Flags().DurationVar(&network, "network", 0, "the client's round trip to the server, which the client's latencies hold and the engine's do not (default: each file's overhead at its least load, else 0)")
+	format = addFormat(cmd)
+	return cmd
+}
+
+// fitBase is the profile the fit starts from: the one named, else the
+// one the results were measured on, with the server's knobs.
+func fitBase(name string, files []*result.File, maxSeqs, maxTokens int) (sim.Profile, error) {
+	if name == "" {
+		for _, f := range files {
+			if f.Target.Sim == nil {
+				return sim.Profile{}, errors.New("the results were not measured on the simulator: name the profile to start from, --profile model@gpu[-tpN][-fp8] with the cards of the model and GPUs that served them")
+			}
+			if name != "" && name != f.Target.Sim.Name {
+				return sim.Profile{}, fmt.Errorf("the results were measured on simulator profiles %s and %s: name the one to start from with --profile", untrusted.Text(name), untrusted.Text(f.Target.Sim.Name))
+			}
+			name = f.Target.Sim.Name
+		}
+		if strings.HasSuffix(name, "+overrides") {
+			return sim.Profile{}, fmt.Errorf("the results were measured on %s, a profile the suite changed: name the one to start from with --profile (and the server's knobs with --max-num-seqs, --max-batched-tokens)", untrusted.Text(name))
+		}
+	}
+	var p sim.Profile
+	var err error
+	if path, ok := strings.CutPrefix(name, "file:"); ok {
+		p, err = simfit.ReadProfile(path)
+	} else {
+		p, err = sim.Resolve(name)
+	}
+	if err != nil {
+		return p, fmt.Errorf("the profile to start from (--profile): %w", err)
+	}
+	if maxSeqs < 0 || maxTokens < 0 {
+		return p, errors.New("--max-num-seqs and --max-batched-tokens must not be negative")
+	}
+	if p.Spec != nil && (maxSeqs > 0 || maxTokens > 0) {
+		// The knobs change the memory left to the KV cache.
+		k := sim.Knobs{MaxNumSeqs: orDefault(maxSeqs, p.MaxNumSeqs), MaxBatchedTokens: orDefault(maxTokens, p.MaxBatchedTokens), MaxModelLen: p.MaxModelLen, NoChunkedPrefill: p.NoChunkedPrefill}
+		d, err := sim.Derive(*p.Spec, k)
+		if err != nil {
+			return p, err
+		}
+		d.Name, d.TokensPerStep, d.ChatTemplateTokens, d.PrefixCaching = p.Name, p.TokensPerStep, p.ChatTemplateTokens, p.PrefixCaching
+		return d, nil
+	}
+	p.MaxNumSeqs, p.MaxBatchedTokens = orDefault(maxSeqs, p.MaxNumSeqs), orDefault(maxTokens, p.MaxBatchedTokens)
+	return p, nil
+}
+
+// orDefault is v, or def where v is unset.
+func orDefault(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+func skippedLines(s []simfit.Skipped) string {
+	var b strings.Builder
+	for _, k := range s {
+		fmt.Fprintf(&b, "\n  %s: %s", k.Name, k.Why)
+	}
+	return b.String()
+}
+
+// simFitDoc is the fit's report: the held-out error first (the answer),
+// then the fitted parameters, then each point's figures measured and
+// predicted, held out where there was a held-out check.
+func simFitDoc(f *simfit.Fitted, v *simfit.Validation, pts []simfit.Point) report.Doc {
+	inSample := simfit.InSample(pts, f.Predictions)
+	head := &report.Table{Title: "how far the fitted twin is off", Columns: []report.Column{
+		{Key: "check", Title: "check"}, {Key: "median_abs_error", Title: "median |error|", Right: true},
+		{Key: "figures", Title: "figures", Right: true}, {Key: "meaning", Title: "meaning"}}}
+	pct := func(e float64) report.Cell { return report.Number(e, fmt.Sprintf("%.1f%%", 100*e)) }
+	if v != nil {
+		head.Add(report.Text("held out"), pct(v.MedianAbsError), report.Number(float64(len(v.Rows)), fmt.Sprint(len(v.Rows))),
+			report.Text(fmt.Sprintf("each point predicted by a fit without it (%d folds): expect this off a point not measured", v.Folds)))
+	}
+	head.Add(report.Text("in sample"), pct(medianAbs(inSample)), report.Number(float64(len(inSample)), fmt.Sprint(len(inSample))),
+		report.Text("the points the fit saw: flatters the twin"))
+
+	par := &report.Table{Title: fmt.Sprintf("fitted from %s to %d points, %d evaluations, loss %.3g", f.Base.Name, len(pts), f.Evals, f.Loss),
+		Columns: []report.Column{{Key: "parameter", Title: "parameter"}, {Key: "base", Title: "base", Right: true},
+			{Key: "fitted", Title: "fitted", Right: true}, {Key: "scale", Title: "x base", Right: true}, {Key: "folds", Title: "x base over the folds", Right: true}}}
+	for j, q := range f.Params {
+		spread := ""
+		if v != nil {
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, s := range v.Scales {
+				lo, hi = math.Min(lo, s[j]), math.Max(hi, s[j])
+			}
+			spread = fmt.Sprintf("%.3f to %.3f", lo, hi)
+		}
+		par.Add(report.Text(q.Name), paramCell(q, q.Get(f.Base)), paramCell(q, f.Values[j]),
+			report.Number(f.Scales[j], fmt.Sprintf("%.3f", f.Scales[j])), report.Text(spread))
+	}
+
+	rows := inSample
+	title := "each point, in sample (no held-out check)"
+	if v != nil {
+		rows = v.Rows
+		title = "each point, held out: predicted by a fit that did not see it"
+	}
+	tab := &report.Table{Title: title, Columns: []report.Column{{Key: "point", Title: "point"}, {Key: "figure", Title: "figure"},
+		{Key: "measured", Title: "measured", Right: true}, {Key: "predicted", Title: "predicted", Right: true}, {Key: "error", Title: "error", Right: true}}}
+	for _, r := range rows {
+		errCell := report.Number(r.Error, fmt.Sprintf("%+.1f%%", 100*r.Error))
+		if math.IsInf(r.Error, 0) {
+			errCell = report.Text("no answer")
+		}
+		tab.Add(report.Text(r.Point), report.Text(figureTitle(r.Figure)), figCell(r.Figure, r.Measured), figCell(r.Figure, r.Predicted), errCell)
+	}
+	return report.Doc{Tables: []*report.Table{head, par, tab}}
+}
+
+func figureTitle(fig string) string {
+	if fig == simfit.FigThroughput {
+		return fig + " (tok/s)"
+	}
+	return fig + " (ms)"
+}
+
+func figCell(fig string, v float64) report.Cell {
+	if fig == simfit.FigThroughput {
+		return report.Number(v, fmt.Sprintf("%.1f", v))
+	}
+	return report.Number(v, fmt.Sprintf("%.2f", v))
+}
+
+func paramCell(q simfit.Param, v float64) report.Cell {
+	if q.Duration {
+		if v >= float64(time.Millisecond) {
+			return report.Number(v, fmt.Sprintf("%.3f ms", v/1e6))
+		}
+		return report.Number(v, fmt.Sprintf("%.2f µs", v/1e3))
+	}
+	return report.Number(v, fmt.Sprintf("%.3f", v))
+}
+
+// farPoints names the points with a figure off by more than 25%, held
+// out where there was a held-out check.
+func farPoints(f *simfit.Fitted, v *simfit.Validation, pts []simfit.Point) []string {
+	rows := simfit.InSample(pts, f.Predictions)
+	if v != nil {
+		rows = v.Rows
+	}
+	var out []string
+	for _, r := range rows {
+		if math.Abs(r.Error) > 0.25 && !slices.Contains(out, r.Point) {
+			out = append(out, r.Point)
+		}
+	}
+	return out
+}
+
+func medianAbs(rows []simfit.HeldOut) float64 {
+	xs := make([]float64, len(rows))
+	for i, r := range rows {
+		xs[i] = math.Abs(r.Error)
+	}
+	return simfit.Median(xs)
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchci/benchci/internal/simfit"
+)
+
+// The fixture (testdata/simfit) was measured by benchci run on the
+// simulator's server, over HTTP and the wall clock, with the tiny
+// profile's step costs changed (closed.jsonnet, open.jsonnet): step_base
+// 3 ms, decode_per_seq 400 µs, prefill_per_token 20 µs.
+var simFitFixture = []string{"testdata/simfit/simfit-closed.json", "testdata/simfit/simfit-open.json"}
+
+// TestSimFit fits tiny to the fixture: its output is the golden file's
+// (held-out error first), and the profile it writes finds the costs the
+// fixture's server ran with, within 5%.
+func TestSimFit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits and cross-validates: seconds")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "fitted.json")
+	args := append([]string{"sim", "fit"}, simFitFixture...)
+	args = append(args, "--profile", "tiny", "--out", out)
+	code, stdout, stderr := runCLI(t, context.Background(), args...)
+	show := strings.ReplaceAll(fmt.Sprintf("$ benchci %s\nexit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(args, " "), code, stdout, stderr), dir, "$TMP")
+	golden(t, "simfit", show)
+	if !strings.HasPrefix(stdout, "how far the fitted twin is off\n") || !strings.Contains(stdout, "held out ") {
+		t.Errorf("the held-out error does not lead:\n%s", stdout)
+	}
+	p, err := simfit.ReadProfile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want time.Duration
+	}{{"step_base", p.StepBase, 3 * time.Millisecond}, {"decode_per_seq", p.DecodePerSeq, 400 * time.Microsecond}, {"prefill_per_token", p.PrefillPerToken, 20 * time.Microsecond}} {
+		if e := float64(c.got-c.want) / float64(c.want); math.Abs(e) > 0.05 {
+			t.Errorf("%s fitted %v, the server ran %v: %+.1f%%", c.name, c.got, c.want, 100*e)
+		}
+	}
+}
+
+func TestSimFitJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits: seconds")
+	}
+	t.Parallel()
+	args := append([]string{"sim", "fit", "--profile", "tiny", "--folds", "0", "--format", "json"}, simFitFixture...)
+	code, stdout, stderr := runCLI(t, context.Background(), args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Tables []struct {
+			Title string           `json:"title"`
+			Rows  []map[string]any `json:"rows"`
+		} `json:"tables"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
+	}
+	if len(doc.Tables) != 3 || len(doc.Tables[1].Rows) != 3 {
+		t.Fatalf("want the error, the 3 parameters and the points: %s", stdout)
+	}
+	if !strings.Contains(stderr, "no held-out check (--folds 0)") {
+		t.Errorf("stderr does not say the error is in-sample only: %q", stderr)
+	}
+}
+
+func TestSimFitRefuses(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"results of a changed profile", []string{simFitFixture[0]}, "a profile the suite changed: name the one to start from with --profile"},
+		{"unknown parameter", []string{simFitFixture[0], "--profile", "tiny", "--params", "memory_efficiency"}, `no parameter "memory_efficiency"`},
+		{"unknown profile", []string{simFitFixture[0], "--profile", "llama-3-8b@h999"}, "unknown GPU card"},
+		{"not results", []string{"testdata/tiny.jsonnet", "--profile", "tiny"}, "not valid JSON"},
+		{"negative folds", []string{simFitFixture[0], "--profile", "tiny", "--folds", "-1"}, "--folds"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			code, _, stderr := runCLI(t, context.Background(), append([]string{"sim", "fit"}, c.args...)...)
+			if code != exitUsage || !strings.Contains(stderr, c.want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitUsage, c.want)
+			}
+		})
+	}
+}

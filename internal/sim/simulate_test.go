@@ -1,0 +1,79 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+func fixed(in, out int) func(*rand.Rand) (int, int) {
+	return func(*rand.Rand) (int, int) { return in, out }
+}
+
+// TestSimulate checks the replay against what the step costs make of
+// simple loads, figure by figure.
+func TestSimulate(t *testing.T) {
+	t.Parallel()
+	p, _ := Lookup("tiny") // 2 ms a step, 0.5 ms a decode, 10 µs a prompt token; 4 sequences
+	t.Run("a lone request", func(t *testing.T) {
+		r := Simulate(p, Run{Concurrency: 1, Requests: 3, Lengths: fixed(100, 11)})
+		if len(r.Samples) != 3 {
+			t.Fatalf("%d samples", len(r.Samples))
+		}
+		s := r.Samples[0]
+		if want := 2*time.Millisecond + 100*10*time.Microsecond; s.TTFT != want {
+			t.Errorf("TTFT %v, want one prefill step, %v", s.TTFT, want)
+		}
+		if want := 2500 * time.Microsecond; s.TPOT() != want {
+			t.Errorf("TPOT %v, want one decode step, %v", s.TPOT(), want)
+		}
+	})
+	t.Run("a turnaround misses the next step", func(t *testing.T) {
+		// Two clients: the second's next request lands while the first
+		// decodes. Without a turnaround it joins the step that starts as
+		// its answer ends; with one, it waits for that step to end.
+		// Lengths of their own keep the two clients out of step.
+		lengths := func(r *rand.Rand) (int, int) { return 100, 5 + r.IntN(20) }
+		without := Simulate(p, Run{Concurrency: 2, Warmup: 4, Requests: 40, Lengths: lengths})
+		with := Simulate(p, Run{Concurrency: 2, Warmup: 4, Requests: 40, Lengths: lengths, Turnaround: 10 * time.Microsecond})
+		a, b := median(ttfts(without)), median(ttfts(with))
+		if b-a < 2*time.Millisecond {
+			t.Errorf("TTFT %v with a turnaround, %v without: want a step's wait more", b, a)
+		}
+	})
+	t.Run("an open loop at its rate", func(t *testing.T) {
+		r := Simulate(p, Run{Rate: 20, Warmup: 10, Requests: 400, Lengths: fixed(50, 5), Seed: 3})
+		if len(r.Samples) != 400 || r.Unserved != 0 {
+			t.Fatalf("%d samples, %d unserved", len(r.Samples), r.Unserved)
+		}
+		// 400 arrivals at 20/s span about 20 s, and every request's 5
+		// tokens come out in them: 100 tokens/s.
+		if w := r.Window.Seconds(); math.Abs(w-20) > 3 {
+			t.Errorf("window %.1f s, want about 20", w)
+		}
+		if tp := r.OutputPerSec(); math.Abs(tp-100) > 10 {
+			t.Errorf("output %.1f tok/s, want about 100", tp)
+		}
+		again := Simulate(p, Run{Rate: 20, Warmup: 10, Requests: 400, Lengths: fixed(50, 5), Seed: 3})
+		if again.Window != r.Window || again.Samples[7] != r.Samples[7] {
+			t.Error("the same seed replayed differently")
+		}
+	})
+	t.Run("a request longer than the cache ends unserved", func(t *testing.T) {
+		q := p
+		q.KVBlocks, q.BlockSize = 4, 16 // 64 tokens: less than one request
+		r := Simulate(q, Run{Concurrency: 2, Requests: 4, Lengths: fixed(60, 20)})
+		if r.Unserved == 0 || len(r.Samples) == 4 {
+			t.Errorf("%d served, %d unserved: want the requests left unserved", len(r.Samples), r.Unserved)
+		}
+	})
+}
+
+func ttfts(r RunResult) []time.Duration {
+	var out []time.Duration
+	for _, s := range r.Samples {
+		out = append(out, s.TTFT)
+	}
+	return out
+}

@@ -1,0 +1,142 @@
+package simfit
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchci/benchci/internal/sim"
+)
+
+func fileBytes(t testing.TB, p sim.Profile) []byte {
+	t.Helper()
+	b, err := json.Marshal(File{Schema: FileSchema, Profile: p})
+	must(t, err)
+	return b
+}
+
+// TestFileRoundTrip writes the file of a fit and reads it back as a suite
+// does: the fitted parameters survive, and a derived profile's constants
+// are derived again from its spec rather than taken from the file.
+func TestFileRoundTrip(t *testing.T) {
+	t.Parallel()
+	base, err := sim.Resolve("llama-3-8b@h100-sxm")
+	must(t, err)
+	params, err := ParamsFor(base, nil)
+	must(t, err)
+	fitted, _ := apply(base, params, []float64{-0.2, 0.1, 0.3})
+	f := &Fitted{Base: base, Profile: fitted, Params: params, Values: []float64{0, 0, 0}, Scales: []float64{1, 1, 1}}
+	for j, q := range params {
+		f.Values[j] = q.get(fitted)
+	}
+	file, err := NewFile(f, &Validation{Folds: 3, MedianAbsError: 0.04}, []string{"a.json"}, 5)
+	must(t, err)
+	path := filepath.Join(t.TempDir(), "fitted.json")
+	must(t, Write(path, file))
+	got, err := ReadProfile(path)
+	must(t, err)
+	if got.Name != "llama-3-8b@h100-sxm+fit" || !reflect.DeepEqual(*got.Spec, *fitted.Spec) {
+		t.Errorf("read back %s with spec %+v, want %+v", got.Name, got.Spec.Efficiency, fitted.Spec.Efficiency)
+	}
+	// The step constants describe the fitted spec, not the base's.
+	if got.StepBase == base.StepBase {
+		t.Errorf("step_base %v is the base's: not derived again from the fitted spec", got.StepBase)
+	}
+
+	// A forged constant beside the spec is ignored: the spec prices steps.
+	forged := got
+	forged.StepBase, forged.KVBlocks = time.Nanosecond, 1<<27
+	p, err := Parse(fileBytes(t, forged))
+	must(t, err)
+	if p.Profile.StepBase != got.StepBase || p.Profile.KVBlocks != got.KVBlocks {
+		t.Errorf("the file's constants were taken: step_base %v, kv_blocks %d", p.Profile.StepBase, p.Profile.KVBlocks)
+	}
+}
+
+// TestParseRefuses holds a profile file to the bounds of an engine.
+func TestParseRefuses(t *testing.T) {
+	t.Parallel()
+	tiny, _ := sim.Lookup("tiny")
+	derived, err := sim.Resolve("llama-3-8b@h100-sxm")
+	must(t, err)
+	with := func(f func(p *sim.Profile)) []byte {
+		p := tiny
+		f(&p)
+		return fileBytes(t, p)
+	}
+	spec := func(f func(s *sim.Spec)) []byte {
+		p := derived
+		s := *p.Spec
+		f(&s)
+		p.Spec = &s
+		return fileBytes(t, p)
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"not JSON", []byte("{"), "decode"},
+		{"unknown field", []byte(`{"schema":"benchci.sim-profile/v1","profile":{},"extra":1}`), "unknown field"},
+		{"trailing data", append(with(func(*sim.Profile) {}), []byte(" {}")...), "after the profile"},
+		{"other schema", []byte(`{"schema":"benchci.result/v2","profile":{}}`), "schema"},
+		{"no model", with(func(p *sim.Profile) { p.Model = "" }), "name and a model"},
+		{"control characters", with(func(p *sim.Profile) { p.Name = "tiny\x1b[2J" }), "control"},
+		{"no sequences", with(func(p *sim.Profile) { p.MaxNumSeqs = 0 }), "max_num_seqs"},
+		{"too many sequences", with(func(p *sim.Profile) { p.MaxNumSeqs = 1 << 30 }), "max_num_seqs"},
+		{"negative step", with(func(p *sim.Profile) { p.StepBase = -1 }), "step_base"},
+		{"free steps", with(func(p *sim.Profile) { p.StepBase, p.DecodePerSeq = 0, 0 }), "no time"},
+		{"a cache shorter than a request", with(func(p *sim.Profile) { p.KVBlocks, p.BlockSize = 4, 16 }), "less than one request"},
+		{"efficiency above 1", spec(func(s *sim.Spec) { s.MemoryEfficiency = 1.5 }), "efficiencies"},
+		{"negative overhead", spec(func(s *sim.Spec) { s.StepOverhead = -time.Millisecond }), "step_overhead"},
+		{"a model of absurd size", spec(func(s *sim.Spec) { s.Model.Layers = 1 << 30 }), "layers"},
+		{"a GPU of absurd bandwidth", spec(func(s *sim.Spec) { s.GPU.BandwidthGBs = 1e300 }), "spec.gpu"},
+		{"a cache that holds nothing", spec(func(s *sim.Spec) { s.GPU.MemoryGiB = 1 }), "KV cache"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse(c.data)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one saying %q", err, c.want)
+			}
+		})
+	}
+	dir := t.TempDir()
+	if _, err := ReadProfile(dir); err == nil || !strings.Contains(err.Error(), "regular") {
+		t.Errorf("a directory: %v", err)
+	}
+	big := filepath.Join(dir, "big.json")
+	must(t, os.WriteFile(big, make([]byte, MaxFileBytes+1), 0o644))
+	if _, err := ReadProfile(big); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("a file over the bound: %v", err)
+	}
+}
+
+// FuzzParse feeds the profile file reader anything: it must not panic,
+// and what it accepts must serve: a short replay on it ends.
+func FuzzParse(f *testing.F) {
+	tiny, _ := sim.Lookup("tiny")
+	derived, _ := sim.Resolve("mixtral-8x7b@h100-sxm-tp2")
+	f.Add(fileBytes(f, tiny))
+	f.Add(fileBytes(f, derived))
+	f.Add([]byte(`{"schema":"benchci.sim-profile/v1","profile":{"name":"x","model":"m","max_num_seqs":1,"max_batched_tokens":1,"max_model_len":1,"tokens_per_step":1,"step_base":1}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := Parse(data)
+		if err != nil {
+			return
+		}
+		p := file.Profile
+		if _, err := checkProfile(p); err != nil {
+			t.Fatalf("accepted a profile it refuses again: %v", err)
+		}
+		res := sim.Simulate(p, sim.Run{Concurrency: 2, Requests: 4, Lengths: func(*rand.Rand) (int, int) { return 8, 3 }})
+		if res.Steps > 1000 {
+			t.Fatalf("4 requests of 8+3 tokens took %d steps", res.Steps)
+		}
+	})
+}

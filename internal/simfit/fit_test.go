@@ -1,0 +1,197 @@
+package simfit
+
+import (
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/sim"
+)
+
+// sweep is a sweep that moves each parameter: closed loops from one
+// client (idle ITL: the per-step cost) to a full batch (the per-sequence
+// cost), long and short prompts (the per-token prefill cost), long
+// contexts at load (the KV cache read, which tells bandwidth from fixed
+// overhead), and open-loop rates.
+var sweep = []load{
+	{concurrency: 1, in: [2]int{100, 300}, out: [2]int{60, 100}},
+	{concurrency: 4, in: [2]int{1500, 2500}, out: [2]int{30, 50}},
+	{concurrency: 16, in: [2]int{200, 400}, out: [2]int{60, 100}},
+	{concurrency: 64, in: [2]int{200, 400}, out: [2]int{60, 100}},
+	{concurrency: 256, in: [2]int{100, 200}, out: [2]int{60, 100}},
+	{concurrency: 64, in: [2]int{2000, 3000}, out: [2]int{300, 500}},
+	{rate: 4, in: [2]int{800, 1200}, out: [2]int{40, 80}},
+	{rate: 20, in: [2]int{200, 400}, out: [2]int{40, 80}},
+}
+
+func readPoints(t testing.TB, path string) []Point {
+	t.Helper()
+	f, err := result.Read(path)
+	must(t, err)
+	pts, skipped, err := Points([]*result.File{f}, []string{path}, -1)
+	must(t, err)
+	if len(skipped) > 0 {
+		t.Fatalf("skipped %v", skipped)
+	}
+	return pts
+}
+
+// TestRecover hides a perturbed profile, measures a sweep on it (1,500
+// requests a point, as a run of tens of seconds makes), and fits the
+// unperturbed one to the measurements: the fit must find the hidden
+// parameters within 5%, and a fit from cards must carry to other cards. It also fails a fit that stays at its start: every
+// case moves every parameter by 15% or more.
+func TestRecover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits a sweep: seconds")
+	}
+	t.Parallel()
+	constant, _ := sim.Lookup("llama3-8b-h100")
+	derived, err := sim.Resolve("llama-3-8b@h100-sxm")
+	must(t, err)
+	cases := []struct {
+		name   string
+		base   sim.Profile
+		params []string
+		scales []float64 // the hidden profile's, over the base's
+	}{
+		{"constant", constant, nil, []float64{1.3, 0.8, 1.15}},
+		{"constant-2", constant, nil, []float64{0.7, 1.4, 0.8}},
+		{"derived", derived, nil, []float64{0.85, 0.75, 1.3}},
+		{"derived-2", derived, nil, []float64{1.1, 1.3, 0.6}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			params, err := ParamsFor(c.base, c.params)
+			must(t, err)
+			x := make([]float64, len(params))
+			for j, s := range c.scales {
+				x[j] = math.Log(s)
+			}
+			hidden, penalty := apply(c.base, params, x)
+			if penalty != 0 {
+				t.Fatalf("hidden profile out of bounds")
+			}
+			pts := readPoints(t, synthesize(t, hidden, sweep))
+			f, err := Fit(c.base, params, pts, Options{})
+			must(t, err)
+			for j, q := range params {
+				got, want := f.Values[j], q.get(hidden)
+				rel := (got - want) / want
+				t.Logf("%s: fitted %.4g, hidden %.4g (%+.2f%%), %d evaluations", q.Name, got, want, 100*rel, f.Evals)
+				if math.Abs(rel) > 0.05 {
+					t.Errorf("%s: fitted %.4g, hidden %.4g: %+.1f%%, beyond 5%%", q.Name, got, want, 100*rel)
+				}
+			}
+			if f.Loss > Loss(pts, predictAll(c.base, pts, 0)) {
+				t.Errorf("the fit's loss %v is above the base's", f.Loss)
+			}
+			if c.base.Spec != nil {
+				whatIf(t, hidden, f.Profile)
+			}
+		})
+	}
+}
+
+// TestPredictMovesWithParams pins the replay a fit rests on: a lone
+// request's TTFT and TPOT are the profile's step costs, and apply moves
+// only the parameter asked.
+func TestPredictMovesWithParams(t *testing.T) {
+	t.Parallel()
+	base, _ := sim.Lookup("llama3-8b-h100")
+	params, err := ParamsFor(base, nil)
+	must(t, err)
+	pt := Point{Mode: result.ModeConcurrency, Concurrency: 1, Warmup: 1, Requests: 4, seed: 1,
+		prompt: lengths{mean: 1000}, output: lengths{mean: 11}}
+	at := func(step, decode, prefill time.Duration) Prediction {
+		p := base
+		p.StepBase, p.DecodePerSeq, p.PrefillPerToken = step, decode, prefill
+		return Predict(p, pt, 1)
+	}
+	got := at(6*time.Millisecond, 60*time.Microsecond, 45*time.Microsecond)
+	// A lone request: TTFT is one step of its prompt, TPOT a decode step.
+	wantTTFT := 6 + 1000*0.045
+	wantTPOT := 6 + 0.06
+	if math.Abs(got[FigTTFT]-wantTTFT) > 1e-6 || math.Abs(got[FigTPOT]-wantTPOT) > 1e-6 {
+		t.Errorf("lone request: ttft %v tpot %v, want %v and %v", got[FigTTFT], got[FigTPOT], wantTTFT, wantTPOT)
+	}
+	p, _ := apply(base, params, []float64{math.Log(2), 0, 0})
+	if p.StepBase != 12*time.Millisecond || p.DecodePerSeq != base.DecodePerSeq {
+		t.Errorf("apply: step_base %v decode %v", p.StepBase, p.DecodePerSeq)
+	}
+}
+
+// whatIf moves a fit from cards to others (H200, tensor parallel 2, FP8,
+// max_num_seqs 512) and checks that the fitted efficiencies predict the
+// hidden engine there within 5%, at one client and at 256.
+func whatIf(t *testing.T, hidden, fitted sim.Profile) {
+	t.Helper()
+	h200, _ := sim.LookupGPU("h200")
+	on := func(p sim.Profile) sim.Profile {
+		s := *p.Spec
+		s.GPU, s.TP, s.Weights = h200, 2, "fp8"
+		d, err := sim.Derive(s, sim.Knobs{MaxNumSeqs: 512})
+		must(t, err)
+		return d
+	}
+	for _, l := range []sim.Load{{Concurrency: 1, Input: 2000, Output: 200, Requests: 16, Staggered: true},
+		{Concurrency: 256, Input: 1000, Output: 200, Requests: 2048, Staggered: true}} {
+		want, got := sim.ClosedLoop(on(hidden), l), sim.ClosedLoop(on(fitted), l)
+		for _, f := range []struct {
+			name      string
+			got, want float64
+		}{{"ttft", float64(got.TTFT), float64(want.TTFT)}, {"tpot", float64(got.TPOT), float64(want.TPOT)}, {"output tok/s", got.OutputPerSec, want.OutputPerSec}} {
+			e := (f.got - f.want) / f.want
+			t.Logf("what-if at %d clients: %s %+.2f%%", l.Concurrency, f.name, 100*e)
+			if math.Abs(e) > 0.05 {
+				t.Errorf("what-if on h200-tp2-fp8 at %d clients: %s %.4g, the hidden engine's %.4g: %+.1f%%", l.Concurrency, f.name, f.got, f.want, 100*e)
+			}
+		}
+	}
+}
+
+// TestFitIsDeterministic fits and cross-validates a small sweep with one
+// worker and with four: the answers are the same to the bit, as the
+// golden file of benchci sim fit needs, and the held-out check holds out
+// each point once.
+func TestFitIsDeterministic(t *testing.T) {
+	t.Parallel()
+	tiny, _ := sim.Lookup("tiny")
+	pts := readPoints(t, synthesize(t, tiny, []load{
+		{concurrency: 1, in: [2]int{50, 150}, out: [2]int{5, 10}},
+		{concurrency: 4, in: [2]int{50, 150}, out: [2]int{5, 10}},
+		{rate: 50, in: [2]int{300, 600}, out: [2]int{5, 10}},
+	}))
+	params, err := ParamsFor(tiny, nil)
+	must(t, err)
+	var fits []*Fitted
+	var vals []*Validation
+	for _, workers := range []int{1, 4} {
+		opts := Options{MaxEvals: 40, Workers: workers}
+		f, err := Fit(tiny, params, pts, opts)
+		must(t, err)
+		v, err := CrossValidate(tiny, params, pts, opts)
+		must(t, err)
+		fits, vals = append(fits, f), append(vals, v)
+	}
+	if !reflect.DeepEqual(fits[0].Values, fits[1].Values) || fits[0].Loss != fits[1].Loss || fits[0].Evals != fits[1].Evals {
+		t.Errorf("1 worker: %v (loss %v), 4 workers: %v (loss %v)", fits[0].Values, fits[0].Loss, fits[1].Values, fits[1].Loss)
+	}
+	if !reflect.DeepEqual(vals[0], vals[1]) {
+		t.Errorf("held-out checks differ with the workers")
+	}
+	v := vals[0]
+	figures := 0
+	for _, p := range pts {
+		figures += len(p.Measured)
+	}
+	if v.Folds != 3 || len(v.Rows) != figures || len(v.Scales) != 3 {
+		t.Errorf("%d folds, %d rows, %d fits; want 3, %d, 3", v.Folds, len(v.Rows), len(v.Scales), figures)
+	}
+	if fits[0].Evals > 40 {
+		t.Errorf("%d evaluations, more than the 40 allowed", fits[0].Evals)
+	}
+}

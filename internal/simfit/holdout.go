@@ -1,0 +1,112 @@
+package simfit
+
+import (
+	"errors"
+	"math"
+	"slices"
+
+	"github.com/benchci/benchci/internal/sim"
+)
+
+// HeldOut is one figure of one point, predicted by a fit that did not see
+// the point.
+type HeldOut struct {
+	Point, Figure       string
+	Measured, Predicted float64
+	// Error is (predicted - measured) / measured; +Inf when the twin
+	// could not predict the figure (no request finished).
+	Error float64
+}
+
+// Validation is a fit's held-out check.
+type Validation struct {
+	// Folds is how many fits it took: one per point (leave-one-out) up to
+	// MaxFolds points, MaxFolds folds of every MaxFolds-th point beyond.
+	Folds int
+	Rows  []HeldOut
+	// MedianAbsError is the median of |Error| over the rows: the answer
+	// to how far the twin is off on a point it was not fitted to.
+	MedianAbsError float64
+	// Scales are each fold's fitted parameters over the base's, to show
+	// how much they move with the points they are fitted to.
+	Scales [][]float64
+}
+
+// MaxFolds bounds the refits of a held-out check.
+const MaxFolds = 8
+
+// ErrTooFewPoints is returned when there are too few points to hold one
+// out and still fit the parameters.
+var ErrTooFewPoints = errors.New("too few points to hold one out")
+
+// CrossValidate refits the base profile without each fold of points and
+// predicts the points left out, from the base each time (not from the
+// full fit, which saw them).
+func CrossValidate(base sim.Profile, params []Param, pts []Point, opts Options) (*Validation, error) {
+	if len(pts) < 2 {
+		return nil, ErrTooFewPoints
+	}
+	k := MaxFolds
+	if opts.MaxFolds > 0 {
+		k = opts.MaxFolds
+	}
+	k = min(len(pts), k)
+	v := &Validation{Folds: k}
+	for fold := range k {
+		var train, test []Point
+		for i, p := range pts {
+			if i%k == fold {
+				test = append(test, p)
+			} else {
+				train = append(train, p)
+			}
+		}
+		f, err := Fit(base, params, train, opts)
+		if err != nil {
+			return nil, err
+		}
+		v.Scales = append(v.Scales, f.Scales)
+		v.Rows = append(v.Rows, InSample(test, predictAll(f.Profile, test, opts.Workers))...)
+	}
+	// Rows in the points' order, as the tables list them.
+	order := map[string]int{}
+	for i, p := range pts {
+		order[p.Name] = i
+	}
+	slices.SortStableFunc(v.Rows, func(a, b HeldOut) int { return order[a.Point] - order[b.Point] })
+	errs := make([]float64, len(v.Rows))
+	for i, r := range v.Rows {
+		errs[i] = math.Abs(r.Error)
+	}
+	v.MedianAbsError = Median(errs)
+	return v, nil
+}
+
+// InSample lists each figure of the points beside its prediction.
+func InSample(pts []Point, preds []Prediction) []HeldOut {
+	var rows []HeldOut
+	for i, p := range pts {
+		for _, fig := range figNames(p.Measured) {
+			m := p.Measured[fig]
+			row := HeldOut{Point: p.Name, Figure: fig, Measured: m, Predicted: preds[i][fig], Error: math.Inf(1)}
+			if row.Predicted > 0 {
+				row.Error = (row.Predicted - m) / m
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// Median is the median of xs (0 for none).
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}

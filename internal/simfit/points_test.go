@@ -1,0 +1,80 @@
+package simfit
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/sim"
+)
+
+// TestPoints reads what the fit replays of each point, and leaves out,
+// with its reason, what it cannot replay.
+func TestPoints(t *testing.T) {
+	t.Parallel()
+	tiny, _ := sim.Lookup("tiny")
+	path := synthesize(t, tiny, []load{
+		{concurrency: 2, in: [2]int{10, 20}, out: [2]int{5, 10}},
+		{rate: 10, in: [2]int{10, 20}, out: [2]int{5, 10}},
+	})
+	read := func(edit func(f *result.File)) ([]Point, []Skipped) {
+		f, err := result.Read(path)
+		must(t, err)
+		edit(f)
+		pts, skipped, err := Points([]*result.File{f}, []string{path}, -1)
+		must(t, err)
+		return pts, skipped
+	}
+	pts, skipped := read(func(f *result.File) {
+		f.Points[1].Schedule.SendRate = 8.5
+		f.Points[0].Overhead = &result.Overhead{TTFTMeanMs: 0.4} // the least load: the network
+		f.Points[1].Overhead = &result.Overhead{TTFTMeanMs: 30}
+	})
+	if len(pts) != 2 || len(skipped) != 0 {
+		t.Fatalf("%d points, skipped %v", len(pts), skipped)
+	}
+	c, r := pts[0], pts[1]
+	if c.Name != "concurrency=2" || c.Warmup < 4 || c.Requests < 16 || c.Measured[FigTPOT] <= 0 || c.Noise[FigTPOT] < MinNoise {
+		t.Errorf("closed loop: %+v", c)
+	}
+	if r.Rate != 8.5 {
+		t.Errorf("rate %v, want the rate sent, 8.5", r.Rate)
+	}
+	if c.Network != 400*time.Microsecond || r.Network != c.Network {
+		t.Errorf("network %v and %v, want the overhead at the least load, 0.4 ms", c.Network, r.Network)
+	}
+	// A long point replays fewer requests, down to a round of its clients.
+	long, skipped := read(func(f *result.File) {
+		delete(f.Points[0].Histograms, result.PromptTokensHistogram)
+		f.Points[0].Tokens.Prompt.Mean = 100_000
+	})
+	if len(skipped) != 0 || long[0].Requests+long[0].Warmup > MaxReplayTokens/100_000 || long[0].Requests < 2 {
+		t.Errorf("long prompts: %d + %d requests, skipped %v", long[0].Warmup, long[0].Requests, skipped)
+	}
+	if len(c.prompt.q) != lengthQuantiles || c.prompt.q[0] < 10 || c.prompt.q[len(c.prompt.q)-1] > 20 {
+		t.Errorf("prompt lengths %v, want quantiles of 10 to 20", c.prompt.q)
+	}
+
+	for _, s := range []struct {
+		name string
+		edit func(p *result.Point)
+		why  string
+	}{
+		{"failed", func(p *result.Point) { p.Requests.Failed, p.Requests.Completed = 3, p.Requests.Completed-3 }, "failed"},
+		{"saturated", func(p *result.Point) { p.Schedule.Saturation = "queue grew" }, "saturation"},
+		{"few answers", func(p *result.Point) { p.Requests.Completed = 3 }, "fewer than"},
+		{"no token counts", func(p *result.Point) { p.Tokens.Prompt = result.Summary{} }, "token counts"},
+		{"too large", func(p *result.Point) {
+			// 10,000 clients of 100,000-token prompts: a round is 1,000 million tokens.
+			p.Concurrency, p.Label = 10_000, "concurrency=10000"
+			delete(p.Histograms, result.PromptTokensHistogram)
+			p.Tokens.Prompt.Mean = 100_000
+		}, "million tokens"},
+	} {
+		_, skipped := read(func(f *result.File) { s.edit(&f.Points[0]) })
+		if len(skipped) != 1 || !strings.Contains(skipped[0].Why, s.why) {
+			t.Errorf("%s: skipped %v, want the first point, saying %q", s.name, skipped, s.why)
+		}
+	}
+}

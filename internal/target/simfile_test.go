@@ -1,0 +1,107 @@
+package target
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/internal/sim"
+	"github.com/benchci/benchci/internal/simfit"
+)
+
+// writeFitted writes a profile file as benchci sim fit does: a derived
+// profile with measured efficiencies, or a constant one with its costs.
+func writeFitted(t *testing.T, p sim.Profile) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "fitted.json")
+	if err := simfit.Write(path, &simfit.File{Schema: simfit.FileSchema, Profile: p}); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestSimProfileFile names fitted profile files the ways a suite can:
+// as the profile itself, with knob overrides, and as the efficiencies of a
+// what-if on other cards.
+func TestSimProfileFile(t *testing.T) {
+	t.Parallel()
+	derived, err := sim.Resolve("llama-3-8b@h100-sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit := *derived.Spec
+	fit.MemoryEfficiency, fit.ComputeEfficiency, fit.StepOverhead, fit.SeqOverhead = 0.61, 0.42, 2500*time.Microsecond, 7*time.Microsecond
+	derived.Spec, derived.Name = &fit, "llama-3-8b@h100-sxm+fit"
+	derivedFile := writeFitted(t, derived)
+	constant, _ := sim.Lookup("tiny")
+	constant.StepBase, constant.Name = 3*time.Millisecond, "tiny+fit"
+	constantFile := writeFitted(t, constant)
+
+	t.Run("the file's profile", func(t *testing.T) {
+		p, _, err := SimProfile(&suite.Target{Kind: suite.TargetSim, Profile: "file:" + derivedFile})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Name != "llama-3-8b@h100-sxm+fit" || p.Spec.MemoryEfficiency != 0.61 || p.Spec.SeqOverhead != 7*time.Microsecond || p.KVBlocks == 0 {
+			t.Errorf("got %s, spec %+v, %d KV blocks", p.Name, p.Spec.Efficiency, p.KVBlocks)
+		}
+		c, _, err := SimProfile(&suite.Target{Kind: suite.TargetSim, Profile: "file:" + constantFile, Sim: &suite.SimOverrides{MaxNumSeqs: 8}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.StepBase != 3*time.Millisecond || c.MaxNumSeqs != 8 {
+			t.Errorf("constant: step_base %v, max_num_seqs %d", c.StepBase, c.MaxNumSeqs)
+		}
+	})
+	t.Run("knobs re-derive the KV cache", func(t *testing.T) {
+		p, _, err := SimProfile(&suite.Target{Kind: suite.TargetSim, Profile: "file:" + derivedFile, Sim: &suite.SimOverrides{MaxNumSeqs: 512}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, _ := simfit.ReadProfile(derivedFile)
+		if p.MaxNumSeqs != 512 || p.Spec.MemoryEfficiency != 0.61 || p.KVBlocks >= plain.KVBlocks {
+			t.Errorf("max_num_seqs %d, efficiency %v, %d KV blocks (the file's %d: 512 sequences' logits take memory)", p.MaxNumSeqs, p.Spec.MemoryEfficiency, p.KVBlocks, plain.KVBlocks)
+		}
+	})
+	t.Run("a what-if on other cards keeps the fitted efficiencies", func(t *testing.T) {
+		p, _, err := SimProfile(&suite.Target{Kind: suite.TargetSim, Spec: &suite.SimSpec{Model: "llama-3-8b", GPU: "h200", TP: 2, Weights: "fp8", Fitted: derivedFile, ComputeEfficiency: 0.5},
+			Sim: &suite.SimOverrides{MaxNumSeqs: 512}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := p.Spec
+		if s.GPU.Name != "h200" || s.TP != 2 || s.Weights != "fp8" || p.MaxNumSeqs != 512 ||
+			s.MemoryEfficiency != 0.61 || s.StepOverhead != 2500*time.Microsecond || s.SeqOverhead != 7*time.Microsecond || s.ComputeEfficiency != 0.5 {
+			t.Errorf("got %s: %+v, max_num_seqs %d", p.Name, s.Efficiency, p.MaxNumSeqs)
+		}
+	})
+	for _, c := range []struct {
+		name, field, want string
+		target            suite.Target
+	}{
+		{"missing file", "profile", "no such file", suite.Target{Profile: "file:" + filepath.Join(t.TempDir(), "none.json")}},
+		{"step costs on a derived fit", "sim", "prices its steps", suite.Target{Profile: "file:" + derivedFile, Sim: &suite.SimOverrides{StepBase: suite.Duration(time.Millisecond)}}},
+		{"a constant fit has no efficiencies", "spec.fitted", "constant profile", suite.Target{Spec: &suite.SimSpec{Model: "llama-3-8b", GPU: "h200", Fitted: constantFile}}},
+		{"not a profile file", "profile", "schema", suite.Target{Profile: "file:" + writeFile(t, `{"schema":"benchci.result/v2","profile":{}}`)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.target.Kind = suite.TargetSim
+			_, field, err := SimProfile(&c.target)
+			if err == nil || field != c.field || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("field %q, error %v; want field %q and %q", field, err, c.field, c.want)
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, s string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "f.json")
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
