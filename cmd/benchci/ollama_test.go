@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +19,7 @@ import (
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/internal/report"
+	"github.com/benchci/benchci/internal/runner"
 	"github.com/benchci/benchci/internal/testnet"
 )
 
@@ -47,11 +50,23 @@ func TestOllama(t *testing.T) {
 	if err := tinymodel.WriteFile(filepath.Join(dir, "tiny.gguf"), tinymodel.Default); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "Modelfile"), []byte("FROM ./tiny.gguf\n"), 0o644)
+	// A chat template of its own, as every chat model has: its tokens are
+	// in every prompt, so no prompt can be shorter (benchci issue 29).
+	os.WriteFile(filepath.Join(dir, "Modelfile"), []byte("FROM ./tiny.gguf\nTEMPLATE \"\"\"A chat between a user and an assistant. The assistant answers the user.\nUSER: {{ .Prompt }}\nASSISTANT: \"\"\"\n"), 0o644)
 	serve := exec.Command(bin, "serve")
 	serve.Env = append(os.Environ(), env...)
 	var serveLog bytes.Buffer
 	serve.Stdout, serve.Stderr = &serveLog, &serveLog
+	// The model loaded below runs in a child of the server, which holds
+	// the server's output pipe: stop the server so that it stops its
+	// child, and never wait on the pipe for long.
+	serve.WaitDelay = 30 * time.Second
+	stop := func() {
+		if serve.Process.Signal(os.Interrupt) != nil {
+			serve.Process.Kill()
+		}
+		serve.Wait()
+	}
 	if err := serve.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -71,10 +86,16 @@ func TestOllama(t *testing.T) {
 	create := exec.Command(bin, "create", "benchci-tiny", "-f", "Modelfile")
 	create.Dir, create.Env = dir, append(os.Environ(), env...)
 	out, err := create.CombinedOutput()
-	serve.Process.Kill()
-	serve.Wait()
 	if err != nil {
+		stop()
 		t.Fatalf("ollama create: %v\n%s", err, out)
+	}
+	// The shortest prompt the engine takes, asked of it directly: the
+	// calibration's one-word prompt in a minimal chat request.
+	floor, err := minimalChatPromptTokens(addr)
+	stop() // Ollama unloads its models (ends their runners) on an interrupt
+	if err != nil {
+		t.Fatalf("%v\nserver log:\n%s", err, serveLog.String())
 	}
 
 	// The benchmark: the launch target starts `ollama serve` again.
@@ -102,7 +123,13 @@ func TestOllama(t *testing.T) {
 	}
 	var table bytes.Buffer
 	report.Write(&table, "text", report.Points(f))
-	t.Logf("calibration %+v\n%s", f.Calibration, table.String())
+	t.Logf("calibration %+v (a minimal chat request: %d prompt tokens)\n%s", f.Calibration, floor, table.String())
+	// The calibration measured the template: the shortest prompt is the
+	// minimal chat request's count, well above the one word in it, and
+	// on the fitted line (template and word) within a word's tokens.
+	if c := f.Calibration; c == nil || c.MinPromptTokens != floor || floor < 10 || math.Abs(c.Overhead+c.TokensPerWord-float64(floor)) > 4 {
+		t.Errorf("calibration %+v: want min_prompt_tokens %d (a minimal chat request's), at least 10 (the template's), on the fitted line", f.Calibration, floor)
+	}
 	for _, p := range f.Points {
 		l := p.Latency
 		n := p.Requests.Completed
@@ -112,9 +139,10 @@ func TestOllama(t *testing.T) {
 		case p.Tokens.Source["usage"] != n || p.Tokens.OutputMismatch != 0 || p.Tokens.Output.Min != 16 || p.Tokens.Output.Max != 16:
 			t.Errorf("%s: token counts %+v: want all 16 output tokens from usage", p.Label, p.Tokens)
 		case p.Tokens.PerChunk != 1 || p.Tokens.ChunkGaps != n*15 || l[metric.ITL].Count != int64(n*15-p.Tokens.CoalescedGaps):
-			// Every gap is either an ITL sample or, when its chunks came in
-			// one read (a client slowed by -race on a loaded machine falls
-			// behind a 3 ms ITL), counted as coalesced.
+			// Every gap is an ITL sample (those whose chunks came several to
+			// a read, as a client slowed by -race on a loaded machine falls
+			// behind a 3 ms ITL, as a share of the read's span) except the
+			// gaps inside an answer's first read, counted as coalesced.
 			t.Errorf("%s: %.2f tokens per chunk, %d gaps (%d coalesced), %d ITL samples; want 1, %d (15 gaps x %d requests), and the gaps not coalesced",
 				p.Label, p.Tokens.PerChunk, p.Tokens.ChunkGaps, p.Tokens.CoalescedGaps, l[metric.ITL].Count, n*15, n)
 		case !(l[metric.TTFT].Max < l[metric.E2E].Max && l[metric.TTFT].P50 < l[metric.E2E].P50):
@@ -153,6 +181,16 @@ func TestOllama(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := f.Points[0]
+	// Prompts of 32 tokens asked: where the template alone is longer, every
+	// request asked for less than the engine takes, and the run says so;
+	// the server's counts sit at the floor or above, beside the 32 asked.
+	below := fmt.Sprintf("100%% of requests ask for fewer prompt tokens than the shortest prompt this server takes (%d tokens", floor)
+	if said := strings.Contains(strings.Join(f.Notes, "\n"), below); said != (floor > 32) {
+		t.Errorf("floor %d, 32 tokens asked: notes %q; want %q said: %v", floor, f.Notes, below, floor > 32)
+	}
+	if a := p.Tokens.PromptAsked; a == nil || a.Min != 32 || a.Max != 32 || p.Tokens.Prompt.Min < float64(min(floor, 32)) {
+		t.Errorf("prompt tokens asked %+v, counted %+v: want 32 asked, and counts from %d", p.Tokens.PromptAsked, p.Tokens.Prompt, min(floor, 32))
+	}
 	if p.Requests.Failed != 0 || p.Requests.Completed != 8 || p.Tokens.EmptyAnswers == 0 {
 		t.Errorf("stop-at-once answers: requests %+v, empty answers %d; want 8 answers, some empty, no errors", p.Requests, p.Tokens.EmptyAnswers)
 	}
@@ -173,6 +211,29 @@ func TestOllama(t *testing.T) {
 		t.Errorf("stop-at-once notes name another cause than the stream showed:\n%s", notes)
 	}
 	t.Logf("stop-at-once: %d of %d answers empty (%v), finishes %v, errors %v\n%s", tk.EmptyAnswers, p.Requests.Completed, tk.EmptyKinds, tk.Finish, p.Requests.Errors, notes)
+}
+
+// minimalChatPromptTokens asks the Ollama at addr for one token after the
+// calibration's one-word prompt (runner.ShortestPrompt) and returns the
+// prompt tokens its usage counts.
+func minimalChatPromptTokens(addr string) (int, error) {
+	body, _ := json.Marshal(map[string]any{"model": "benchci-tiny", "max_tokens": 1,
+		"messages": []map[string]string{{"role": "user", "content": runner.ShortestPrompt()}}})
+	c := &http.Client{Timeout: time.Minute} // the first request loads the model
+	resp, err := c.Post("http://"+addr+"/v1/chat/completions", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return 0, fmt.Errorf("a minimal chat request: %w", err)
+	}
+	defer resp.Body.Close()
+	var answer struct {
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+		} `json:"usage"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&answer); err != nil || resp.StatusCode != http.StatusOK || answer.Usage.PromptTokens <= 0 {
+		return 0, fmt.Errorf("a minimal chat request: %s, %v, usage %+v", resp.Status, err, answer.Usage)
+	}
+	return answer.Usage.PromptTokens, nil
 }
 
 func bytesCut(kv string) (string, string, bool) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/suitefile"
+	"github.com/benchci/benchci/internal/runner"
 	"github.com/benchci/benchci/internal/workload"
 	"github.com/spf13/cobra"
 )
@@ -19,8 +20,10 @@ func validateCmd() *cobra.Command {
 data files (datasets, traces) through with a run's bounds, without starting
 a target or sending a request. It prints one line per valid suite (its
 sweep, variants and SLOs, with a warning where a gate lacks the trials to
-see a regression) and every problem of the others on stderr; the exit code
-is 2 when any suite is invalid.`,
+see a regression, or where prompt lengths reach below the shortest chat
+prompt the simulator takes) and every problem of the others on stderr; the
+exit code is 2 when any suite is invalid. A URL's chat template is the
+model's: run measures it (calibration) and warns there.`,
 		Example: `  benchci validate suites/*.jsonnet
   benchci validate --tla-str step_base=19.8ms suites/gate.jsonnet`,
 		Args: cobra.MinimumNArgs(1),
@@ -55,7 +58,13 @@ is 2 when any suite is invalid.`,
 					sweep += fmt.Sprintf(", %d variants (%s), %s", n, strings.Join(s.VariantNames(), ", "), s.Order)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "ok  %s  (suite %s: %s, %d SLO(s))\n", path, s.Name, sweep, len(s.SLOs))
-				for _, w := range powerWarnings(s) {
+				warnings := powerWarnings(s)
+				if w, err := runner.PromptFloorWarning(s); err != nil {
+					return fmt.Errorf("%s: %w", path, err)
+				} else if w != "" {
+					warnings = append(warnings, w)
+				}
+				for _, w := range warnings {
 					fmt.Fprintf(cmd.OutOrStdout(), "    warning: %s\n", w)
 				}
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,6 +61,47 @@ func TestValidateRefusesHostileInputs(t *testing.T) {
 		code, stdout, stderr := runCLI(t, context.Background(), "validate", path)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%s: exit %d, want 2 and %q\n%s%s", tc.name, code, tc.want, stdout, stderr)
+		}
+	}
+}
+
+// validate knows the simulator's chat template, so it warns, with the
+// share of requests, where the prompt lengths asked for reach below the
+// shortest chat prompt it takes; completions have no template, and a
+// URL's template is the model's, measured by the run's calibration.
+func TestValidateWarnsOfPromptsBelowTheTemplate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const sweep = "\n  sweep: b.sweep.rates([2], duration='10s', warmup='0s'),"
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		// tiny's template is 5 tokens a message and 3 for the assistant
+		// header: one word makes 9; uniform 2-20 draws 7 of 19 values
+		// below it.
+		{"below", "  target: b.target.sim('tiny'),\n  workload: { input_tokens: b.dist.uniform(2, 20), output_tokens: b.dist.fixed(5) }," + sweep,
+			"% of requests ask for fewer prompt tokens than the shortest chat prompt the simulator takes (9: one word in its 5-token chat template and the assistant header)"},
+		{"above", "  target: b.target.sim('tiny'),\n  workload: { input_tokens: b.dist.uniform(9, 20), output_tokens: b.dist.fixed(5) }," + sweep, ""},
+		{"completions", "  target: b.target.sim('tiny'), api: 'completions',\n  workload: { input_tokens: b.dist.uniform(2, 20), output_tokens: b.dist.fixed(5) }," + sweep, ""},
+		{"url", "  target: b.target.url('http://127.0.0.1:9', model='m'),\n  workload: { input_tokens: b.dist.uniform(2, 20), output_tokens: b.dist.fixed(5) }," + sweep, ""},
+	} {
+		path := writeSuite(t, dir, tc.name, tc.body)
+		code, stdout, stderr := runCLI(t, context.Background(), "validate", path)
+		warned := strings.Contains(stdout, "shortest chat prompt")
+		if code != 0 || warned != (tc.want != "") || !strings.Contains(stdout, tc.want) {
+			t.Errorf("%s: exit %d, stdout:\n%s%s\nwant a warning %v (%q)", tc.name, code, stdout, stderr, tc.want != "", tc.want)
+		}
+		if tc.want != "" {
+			// Judged over 10,000 draws: within 2 points of 7/19.
+			var share float64
+			for _, line := range strings.Split(stdout, "\n") {
+				if strings.Contains(line, "shortest chat prompt") {
+					fmt.Sscanf(strings.TrimSpace(line), "warning: %f%%", &share)
+				}
+			}
+			if share < 100*7/19.0-2 || share > 100*7/19.0+2 {
+				t.Errorf("%s: %v%% of requests below, want about 7/19 = 36.8%%", tc.name, share)
+			}
 		}
 	}
 }

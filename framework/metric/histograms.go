@@ -7,4 +7,9 @@ package metric
 const (
 	PromptTokensHistogram = "prompt_tokens"
 	OutputTokensHistogram = "output_tokens"
+	// PromptTokensAskedHistogram holds the prompt lengths the requests
+	// asked for, beside the server's counts of what it was sent
+	// (PromptTokensHistogram): the two differ where a chat template
+	// outgrows the prompts asked for.
+	PromptTokensAskedHistogram = "prompt_tokens_asked"
 )

@@ -188,7 +188,7 @@ var defs = []Def{
 	{Name: TTFT, Kind: Latency, Unit: "ms", Better: Lower, APIs: Generation, Scope: PerRequest, Test: QuantileInterval, SLO: true, Goodput: true, Doc: "request send to the first chunk with output (answer or reasoning)"},
 	{Name: TTFTAnswer, Kind: Latency, Unit: "ms", Better: Lower, APIs: Generation, Scope: PerRequest, Test: QuantileInterval, SLO: true, Doc: "request send to the first chunk with answer content"},
 	{Name: TPOT, Kind: Latency, Unit: "ms", Better: Lower, APIs: Generation, Scope: PerRequest, Test: QuantileInterval, SLO: true, Goodput: true, Doc: "(E2E - TTFT) / (output tokens - 1), per request"},
-	{Name: ITL, Kind: Latency, Unit: "ms", Better: Lower, APIs: Generation, Scope: PerGap, Test: QuantileInterval, SLO: true, Doc: "gap between consecutive output chunks"},
+	{Name: ITL, Kind: Latency, Unit: "ms", Better: Lower, APIs: Generation, Scope: PerGap, Test: QuantileInterval, SLO: true, Doc: "gap between consecutive output chunks; chunks that came in one socket read share its time since the read before evenly"},
 	{Name: E2E, Kind: Latency, Unit: "ms", Better: Lower, APIs: AnyAPI, Scope: PerRequest, Test: QuantileInterval, SLO: true, Goodput: true, Doc: "request send to the last byte of the stream"},
 	{Name: TTFTSched, Kind: Latency, Unit: "ms", Better: Lower, APIs: Generation, Scope: PerRequest, Test: QuantileInterval, SLO: true, Doc: "intended send to the first output chunk (coordinated omission)"},
 	{Name: E2ESched, Kind: Latency, Unit: "ms", Better: Lower, APIs: AnyAPI, Scope: PerRequest, Test: QuantileInterval, SLO: true, Doc: "intended send to the last byte"},

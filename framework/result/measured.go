@@ -130,6 +130,10 @@ type Structured struct {
 type Tokens struct {
 	Prompt Summary `json:"prompt"`
 	Output Summary `json:"output"`
+	// PromptAsked summarizes the prompt lengths the same answers asked
+	// for (the suite's distribution as drawn), where Prompt is what the
+	// server counted it was sent; absent in files before it.
+	PromptAsked *Summary `json:"prompt_asked,omitempty"`
 	// Source counts requests by where their output count came from.
 	Source map[string]int `json:"source"`
 	// OutputMismatch counts requests whose output length differs from the
@@ -162,8 +166,14 @@ type Tokens struct {
 	// CoalescedGaps those of them kept out of the ITL histogram because
 	// their chunks came in one socket read and share its time stamp (the
 	// client fell behind the stream, or the server wrote them at once).
+	// Since SpreadGaps exists, only the gaps inside an answer's first read
+	// are kept out; earlier results kept out every such gap.
 	ChunkGaps     int `json:"chunk_gaps,omitempty"`
 	CoalescedGaps int `json:"coalesced_gaps,omitempty"`
+	// SpreadGaps counts the ITL samples that are an equal share of a
+	// read's span (the time from the previous read's last chunk to this
+	// read's last) over the read's several chunks: client.Result.ChunkGaps.
+	SpreadGaps int `json:"spread_gaps,omitempty"`
 	// CoalescedFirst counts answers whose first content chunk came in one
 	// read with the next: the client read it late, so its stamp is the
 	// later chunk's, and its TTFT is kept out of the TTFT figures. (Where
@@ -179,17 +189,27 @@ type Tokens struct {
 // the content filter; a tool call; and no or an unknown finish_reason.
 var FinishKinds = []string{"end_token", "stop_sequence", "stop", "length", "content_filter", "tool_calls", "unknown"}
 
-// MaxCoalescedShare is the share of chunk gaps that may be coalesced
-// before a point's ITL is flagged: beyond it, the gaps measured are a
-// biased sample (the ones the client was keeping up with).
+// MaxCoalescedShare is the share of chunk gaps that may be kept out of
+// ITL before a point's ITL is flagged: beyond it, the gaps measured are a
+// biased sample (the ones the client was keeping up with). Spread gaps
+// are in ITL, by their stated method, and do not count.
 const MaxCoalescedShare = 0.01
 
-// CoalescedShare is the share of chunk gaps that were not measured.
+// CoalescedShare is the share of chunk gaps kept out of ITL.
 func (t Tokens) CoalescedShare() float64 {
 	if t.ChunkGaps == 0 {
 		return 0
 	}
 	return float64(t.CoalescedGaps) / float64(t.ChunkGaps)
+}
+
+// SpreadShare is the share of chunk gaps timed as a share of their read's
+// span.
+func (t Tokens) SpreadShare() float64 {
+	if t.ChunkGaps == 0 {
+		return 0
+	}
+	return float64(t.SpreadGaps) / float64(t.ChunkGaps)
 }
 
 // ServerTimings averages what the server said each successful request

@@ -113,6 +113,11 @@ type Calibration struct {
 	ProbeWords  []int     `json:"probe_words,omitempty"`
 	ProbeTokens []int     `json:"probe_tokens,omitempty"`
 	Residuals   []float64 `json:"residuals,omitempty"`
+	// MinPromptTokens is what the server counted for a prompt of one
+	// word: the shortest prompt it can be sent, its chat template's
+	// tokens included (0: not measured). A requested length below it
+	// cannot be honoured.
+	MinPromptTokens int `json:"min_prompt_tokens,omitempty"`
 }
 
 // Target describes where the requests went.
@@ -297,6 +302,9 @@ type Point struct {
 	// Overhead is the client's view minus the server's own, where the
 	// server reports its TTFT: the network, any gateway and the client.
 	Overhead *Overhead `json:"overhead,omitempty"`
+	// Queue is the server's queue as derived from what can see it, beside
+	// the engine's waiting gauge (Server["waiting_peak"]).
+	Queue *Queue `json:"queue,omitempty"`
 	// Cost is set when the suite declares cost inputs.
 	Cost *Cost `json:"cost,omitempty"`
 	// Telemetry holds the hardware exporters' figures over the point, by
@@ -349,6 +357,26 @@ type Overhead struct {
 	// milliseconds. The server's mean covers the point's warm-up requests
 	// too; the client's only the measured ones.
 	TTFTMeanMs float64 `json:"ttft_mean_ms"`
+}
+
+// Queue is the server's queue derived from the client's side, for
+// engines whose waiting gauge cannot see all of it (llama.cpp's counts no
+// request still waiting for an HTTP thread).
+type Queue struct {
+	// GaugeBlind says which waiting requests the engine's waiting gauge
+	// does not count ("": none known).
+	GaugeBlind string `json:"gauge_blind,omitempty"`
+	// HeldPeak is the most of this client's requests the server held
+	// without running them at one metrics scrape: requests in flight
+	// minus the engine's running gauge, over Scrapes scrapes (0: not
+	// derived; HeldPeak means nothing).
+	HeldPeak float64 `json:"held_peak"`
+	Scrapes  int     `json:"scrapes"`
+	// WaitMsMean is the client's TTFT mean minus the server's own prompt
+	// time mean (ServerTimings), where the server reports it: the time
+	// before the server began a prompt, queued or in transit (0: not
+	// derived).
+	WaitMsMean float64 `json:"wait_ms_mean,omitempty"`
 }
 
 // SLO is one assertion's verdict at one point.

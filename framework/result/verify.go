@@ -42,6 +42,8 @@ const MaxShards = 1024
 const (
 	PromptTokensHistogram = metric.PromptTokensHistogram
 	OutputTokensHistogram = metric.OutputTokensHistogram
+	// PromptTokensAskedHistogram: see metric.PromptTokensAskedHistogram.
+	PromptTokensAskedHistogram = metric.PromptTokensAskedHistogram
 )
 
 // ErrInconsistent marks a file whose figures contradict each other or
@@ -251,7 +253,7 @@ func (m *Measured) verify() error {
 		{"canceled", r.Canceled}, {"client_limited", r.ClientLimited}, {"abandoned", r.Abandoned}, {"attempts", r.Attempts}, {"gave_up", r.GaveUp},
 		{"tokens.output_mismatch", m.Tokens.OutputMismatch}, {"tokens.prompt_mismatch", m.Tokens.PromptMismatch}, {"tokens.reasoning", m.Tokens.Reasoning},
 		{"tokens.out_of_range", m.Tokens.OutOfRange}, {"tokens.empty_answers", m.Tokens.EmptyAnswers}, {"tokens.usage_rejected", m.Tokens.UsageRejected},
-		{"tokens.chunk_gaps", m.Tokens.ChunkGaps}, {"tokens.coalesced_gaps", m.Tokens.CoalescedGaps}, {"tokens.coalesced_first", m.Tokens.CoalescedFirst}} {
+		{"tokens.chunk_gaps", m.Tokens.ChunkGaps}, {"tokens.coalesced_gaps", m.Tokens.CoalescedGaps}, {"tokens.coalesced_first", m.Tokens.CoalescedFirst}, {"tokens.spread_gaps", m.Tokens.SpreadGaps}} {
 		if c.n < 0 {
 			return fmt.Errorf("%s is %d: %w", c.name, c.n, ErrInconsistent)
 		}
@@ -261,6 +263,9 @@ func (m *Measured) verify() error {
 	}
 	if r.Completed+r.Failed != r.Sent {
 		return fmt.Errorf("sent %d is not completed %d + failed %d: %w", r.Sent, r.Completed, r.Failed, ErrInconsistent)
+	}
+	if t := m.Tokens; t.CoalescedGaps+t.SpreadGaps > t.ChunkGaps {
+		return fmt.Errorf("%d coalesced and %d spread of %d chunk gaps: %w", t.CoalescedGaps, t.SpreadGaps, t.ChunkGaps, ErrInconsistent)
 	}
 	if r.Good > r.Completed {
 		return fmt.Errorf("good %d above completed %d: %w", r.Good, r.Completed, ErrInconsistent)
@@ -311,7 +316,8 @@ func (m *Measured) verify() error {
 func (m *Measured) verifyHistograms() error {
 	counts := map[string]int64{}
 	for name, enc := range m.Histograms {
-		if _, known := metric.Lookup(name); !known && name != PromptTokensHistogram && name != OutputTokensHistogram {
+		tokens := name == PromptTokensHistogram || name == OutputTokensHistogram || name == PromptTokensAskedHistogram
+		if _, known := metric.Lookup(name); !known && !tokens {
 			return fmt.Errorf("histogram %q is not one benchci records: %w", name, ErrInconsistent)
 		}
 		h, err := DecodeHistogram(enc)
@@ -320,7 +326,7 @@ func (m *Measured) verifyHistograms() error {
 		}
 		counts[name] = h.TotalCount()
 		scale := 1.0
-		if name != PromptTokensHistogram && name != OutputTokensHistogram {
+		if !tokens {
 			scale = 1000
 		}
 		s := Summarize(h, scale)
@@ -329,6 +335,9 @@ func (m *Measured) verifyHistograms() error {
 		}
 		if name == PromptTokensHistogram && m.Tokens.Prompt != s {
 			return fmt.Errorf("prompt tokens do not match their histogram (mean %v, histogram %v): %w", m.Tokens.Prompt.Mean, s.Mean, ErrInconsistent)
+		}
+		if name == PromptTokensAskedHistogram && (m.Tokens.PromptAsked == nil || *m.Tokens.PromptAsked != s) {
+			return fmt.Errorf("prompt tokens asked do not match their histogram: %w", ErrInconsistent)
 		}
 		if name == OutputTokensHistogram && m.Tokens.Output != s {
 			return fmt.Errorf("output tokens do not match their histogram (mean %v, histogram %v): %w", m.Tokens.Output.Mean, s.Mean, ErrInconsistent)
@@ -342,7 +351,10 @@ func (m *Measured) verifyHistograms() error {
 	if n, has := counts[OutputTokensHistogram]; has && m.Batch == nil && (n > ok || n < ok-lost) {
 		return fmt.Errorf("the output_tokens histogram holds %d answers, the point counts %d completed: %w", n, ok, ErrInconsistent)
 	}
-	for _, name := range append(metric.Names(func(d metric.Def) bool { return d.Kind == metric.Latency && d.Scope == metric.PerRequest }), PromptTokensHistogram) {
+	if _, has := counts[PromptTokensAskedHistogram]; m.Tokens.PromptAsked != nil && !has {
+		return fmt.Errorf("prompt tokens asked summarized without their histogram: %w", ErrInconsistent)
+	}
+	for _, name := range append(metric.Names(func(d metric.Def) bool { return d.Kind == metric.Latency && d.Scope == metric.PerRequest }), PromptTokensHistogram, PromptTokensAskedHistogram) {
 		if n := counts[name]; n > ok {
 			return fmt.Errorf("the %s histogram holds %d values, more than the %d answers: %w", name, n, ok, ErrInconsistent)
 		}

@@ -76,6 +76,18 @@ func TestVerifyRefusesForgedFigures(t *testing.T) {
 		{"output tokens edited", func(doc map[string]any) {
 			sub(sub(point0(doc), "tokens"), "output")["mean"] = 1.0
 		}, "output tokens do not match"},
+		{"prompt lengths asked without their histogram", func(doc map[string]any) {
+			sub(point0(doc), "tokens")["prompt_asked"] = map[string]any{"count": 11, "mean": 10}
+		}, "prompt tokens asked summarized without their histogram"},
+		{"prompt lengths asked unlike their histogram", func(doc map[string]any) {
+			p := point0(doc)
+			sub(p, "histograms")["prompt_tokens_asked"] = sub(p, "histograms")["prompt_tokens"]
+			sub(p, "tokens")["prompt_asked"] = map[string]any{"count": 11, "mean": 10}
+		}, "prompt tokens asked do not match"},
+		{"more gaps spread than there are", func(doc map[string]any) {
+			tk := sub(point0(doc), "tokens")
+			tk["chunk_gaps"], tk["spread_gaps"] = 10, 11
+		}, "11 spread of 10 chunk gaps"},
 		{"empty kinds of no such kind", func(doc map[string]any) {
 			tk := sub(point0(doc), "tokens")
 			tk["empty_answers"] = 1

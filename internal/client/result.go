@@ -148,6 +148,52 @@ func (r *Result) MeasuredGap(i int) bool {
 	return i+1 == len(r.ChunkRead) || r.ChunkRead[i+1] != r.ChunkRead[i]
 }
 
+// ChunkGaps calls f with the time of every gap between consecutive
+// content chunks that can be timed, and returns how many cannot.
+//
+// A read that delivered k chunks (k > 1) stamps them all with its own
+// arrival time, which is the last one's: the k gaps from the chunk before
+// the read to its last chunk span that read's time since the previous
+// read, and each is given an equal share of it (spread true). The sum of
+// a stream's gaps, their count, and so their mean are those of every chunk
+// timed on its own (vLLM's bench serve definition: one sample per chunk
+// gap); what a spread gap cannot show is how unevenly the span divided.
+// Recording the read's gap once and k-1 zeros instead would put an
+// invented zero in the ITL percentiles for every chunk the client was late
+// for, and leaving those gaps out would keep only the gaps the client kept
+// up with, the longer ones. Gaps inside the stream's first read have no
+// earlier arrival to measure from: they are not timed.
+func (r *Result) ChunkGaps(f func(gap time.Duration, spread bool)) (untimed int) {
+	n := len(r.ChunkAt)
+	if len(r.ChunkRead) != n {
+		for i := 1; i < n; i++ {
+			f(r.ChunkAt[i]-r.ChunkAt[i-1], false)
+		}
+		return 0
+	}
+	end := func(s int) int { // the last chunk of the read that delivered chunk s
+		e := s
+		for e+1 < n && r.ChunkRead[e+1] == r.ChunkRead[s] {
+			e++
+		}
+		return e
+	}
+	if n == 0 {
+		return 0
+	}
+	untimed = end(0)
+	for s := untimed + 1; s < n; {
+		e := end(s)
+		k := time.Duration(e - s + 1)
+		gap := (r.ChunkAt[e] - r.ChunkAt[s-1]) / k
+		for range k {
+			f(gap, k > 1)
+		}
+		s = e + 1
+	}
+	return untimed
+}
+
 // FirstCoalesced reports whether the first content chunk came in one read
 // with the next, so that its stamp is the read's and not its own arrival:
 // the client read the socket late (or the server sent them together).

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -380,6 +381,55 @@ func TestCoalescedChunksAreMarked(t *testing.T) {
 		if got := res.MeasuredGap(i + 1); got != want {
 			t.Errorf("gap before chunk %d: measured %v, want %v", i+1, got, want)
 		}
+	}
+}
+
+// A server that writes a burst of chunks at once (one write, one packet)
+// delivers them in one read: the gaps into the burst are each an equal
+// share of the time since the chunk before, so no gap is lost and none is
+// an invented zero; the gap after the burst is measured.
+func TestBurstGapsAreSpread(t *testing.T) {
+	t.Parallel()
+	readA, readD := make(chan struct{}), make(chan struct{})
+	url := answering(t, func(c net.Conn) {
+		io.WriteString(c, chunkedOK)
+		io.WriteString(c, chunked(chatChunk("a")))
+		<-readA
+		io.WriteString(c, chunked(chatChunk("b")+chatChunk("c")+chatChunk("d"))) // one write
+		<-readD
+		io.WriteString(c, chunked(chatChunk("e")+done)+"0\r\n\r\n")
+	})
+	c := newTestClient(t, url, "chat")
+	// Each write waits for the client to have taken the chunk before, so
+	// the reads are the same on a loaded machine.
+	c.opts.Counter = CounterFunc(func(s string) int {
+		switch s {
+		case "a":
+			close(readA)
+		case "d":
+			close(readD)
+		}
+		return 1
+	})
+	var res Result
+	c.Do(context.Background(), []byte(`{}`), "1", &res)
+	if !res.OK() || len(res.ChunkAt) != 5 {
+		t.Fatalf("%s %s: %d chunks, want 5", res.Err, res.Detail, len(res.ChunkAt))
+	}
+	type gap struct {
+		d      time.Duration
+		spread bool
+	}
+	var got []gap
+	untimed := res.ChunkGaps(func(d time.Duration, spread bool) { got = append(got, gap{d, spread}) })
+	at := res.ChunkAt
+	share := (at[3] - at[0]) / 3
+	want := []gap{{share, true}, {share, true}, {share, true}, {at[4] - at[3], false}}
+	if untimed != 0 || !slices.Equal(got, want) {
+		t.Errorf("gaps %v (%d untimed) from chunks at %v read %v; want %v: the burst's span over its three gaps, then the gap after it", got, untimed, at, res.ChunkRead, want)
+	}
+	if at[1] != at[3] {
+		t.Errorf("chunks b-d stamped %v: want one read's stamp", at[1:4])
 	}
 }
 

@@ -320,6 +320,10 @@ func Figures(snaps []Snapshot) map[string]float64 {
 // warm-up do not count in them.
 type Sampler struct {
 	snaps []Snapshot
+	// inFlight holds, for each snapshot, the client's requests in flight
+	// around its scrape (the fewer of before and after); nil without a
+	// count to read.
+	inFlight []int64
 	// from is the index of the snapshot taken at the window's start; -1
 	// until one is.
 	from int
@@ -328,8 +332,10 @@ type Sampler struct {
 	done chan struct{}
 }
 
-// Sample starts scraping baseURL now and every interval.
-func Sample(ctx context.Context, baseURL string, interval time.Duration) *Sampler {
+// Sample starts scraping baseURL now and every interval. inFlight, when
+// not nil, counts the client's requests in flight: read around each
+// scrape, it gives the queue the engine's gauges may not see (Held).
+func Sample(ctx context.Context, baseURL string, interval time.Duration, inFlight func() int64) *Sampler {
 	s := &Sampler{from: -1, mark: make(chan time.Time, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
@@ -337,11 +343,21 @@ func Sample(ctx context.Context, baseURL string, interval time.Duration) *Sample
 		defer t.Stop()
 		var at <-chan time.Time // fires at the window's start
 		take := func() bool {
-			snap, err := Scrape(ctx, baseURL)
-			if err == nil {
-				s.snaps = append(s.snaps, snap)
+			var before int64
+			if inFlight != nil {
+				before = inFlight()
 			}
-			return err == nil
+			snap, err := Scrape(ctx, baseURL)
+			if err != nil {
+				return false
+			}
+			s.snaps = append(s.snaps, snap)
+			if inFlight != nil {
+				// The fewer: a request that ended during the scrape may
+				// have left the server's gauge already, and is not held.
+				s.inFlight = append(s.inFlight, min(before, inFlight()))
+			}
+			return true
 		}
 		take()
 		for {
@@ -385,6 +401,43 @@ func (s *Sampler) Stop() map[string]float64 {
 		return Figures(s.snaps[s.from:])
 	}
 	return Figures(s.snaps)
+}
+
+// Held reads, call after Stop, the most of the client's requests the
+// server held without running them at one scrape: the client's requests
+// in flight minus the engine's running gauge, over the scrapes that read
+// both (n; 0: none, and no figure). Unlike the engine's waiting gauge it
+// counts requests wherever they wait, an HTTP server's queue included
+// (and requests in transit, a few at most); requests of other clients
+// that the server runs make it smaller, never larger.
+func (s *Sampler) Held() (peak float64, n int) {
+	if s.from >= 0 && s.from < len(s.inFlight) {
+		return Held(s.snaps[s.from:], s.inFlight[s.from:]) // as the gauges' peaks
+	}
+	return Held(s.snaps, s.inFlight)
+}
+
+// Held is Sampler.Held over snapshots and the requests in flight at each.
+func Held(snaps []Snapshot, inFlight []int64) (peak float64, n int) {
+	var running []string
+	for _, f := range figures {
+		if f.key == "running_peak" {
+			running = f.names
+		}
+	}
+	for i, snap := range snaps {
+		if i >= len(inFlight) {
+			break
+		}
+		for _, name := range running {
+			if v, ok := snap[name]; ok {
+				peak = max(peak, float64(inFlight[i])-v)
+				n++
+				break
+			}
+		}
+	}
+	return peak, n
 }
 
 // FromWindow reports whether the figures Stop returned start at the

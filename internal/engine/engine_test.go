@@ -220,6 +220,65 @@ func TestPrefixCacheHitRate(t *testing.T) {
 	}
 }
 
+// Held is the client's requests in flight minus the engine's running
+// gauge at the same scrape: a queue that a waiting gauge blind to it
+// (llama.cpp's HTTP threads) does not show.
+func TestHeld(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		snaps    []Snapshot
+		inFlight []int64
+		peak     float64
+		n        int
+	}{
+		{"llama.cpp's HTTP queue", []Snapshot{
+			{"llamacpp:requests_processing": 0, "llamacpp:requests_deferred": 0},
+			{"llamacpp:requests_processing": 4, "llamacpp:requests_deferred": 0},
+			{"llamacpp:requests_processing": 4, "llamacpp:requests_deferred": 1},
+		}, []int64{0, 2980, 1500}, 2976, 3},
+		{"vLLM", []Snapshot{{"vllm:num_requests_running": 8, "vllm:num_requests_waiting": 2}}, []int64{10}, 2, 1},
+		{"TGI", []Snapshot{{"tgi_batch_current_size": 3}}, []int64{3}, 0, 1},
+		// Another client's requests run too: the figure is smaller, never
+		// below zero.
+		{"others running", []Snapshot{{"sglang:num_running_reqs": 12}}, []int64{4}, 0, 1},
+		{"no running gauge", []Snapshot{{"llamacpp:kv_cache_tokens": 100}}, []int64{50}, 0, 0},
+		{"no count in flight", []Snapshot{{"vllm:num_requests_running": 1}}, nil, 0, 0},
+	} {
+		peak, n := Held(tc.snaps, tc.inFlight)
+		if peak != tc.peak || n != tc.n {
+			t.Errorf("%s: held %v over %d scrapes, want %v over %d", tc.name, peak, n, tc.peak, tc.n)
+		}
+	}
+}
+
+// The sampler reads the requests in flight before and after each scrape
+// and keeps the fewer: a request that ended during the scrape is not held.
+func TestSamplerReadsInFlight(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "# TYPE llamacpp:requests_processing gauge\nllamacpp:requests_processing 2\n")
+	}))
+	t.Cleanup(srv.Close)
+	// Reads alternate before and after a scrape: 9 then 7 for the first,
+	// 3 then 5 for the second (stop's).
+	reads := []int64{9, 7, 3, 5}
+	var i atomic.Int64
+	first := make(chan struct{})
+	s := Sample(context.Background(), srv.URL, time.Hour, func() int64 {
+		n := i.Add(1)
+		if n == 2 {
+			close(first) // the first scrape's reads are done
+		}
+		return reads[min(n-1, int64(len(reads)-1))]
+	})
+	<-first
+	s.Stop() // the second scrape
+	if peak, n := s.Held(); peak != 5 || n != 2 {
+		t.Errorf("held %v over %d scrapes, want 7-2 = 5 over 2 (in flight %v)", peak, n, s.inFlight)
+	}
+}
+
 // The server's counters count the measured window only: read again when
 // the window starts, after the warm-up, the point's figures leave the
 // warm-up's tokens out (once, 14,248 generation tokens stood beside the
@@ -235,9 +294,9 @@ func TestSamplerLeavesWarmupOut(t *testing.T) {
 			scraped <- struct{}{}
 		}))
 		tokens.Store(100)
-		s := Sample(context.Background(), srv.URL, time.Hour) // no tick: only the readings asked for
-		<-scraped                                             // the point's start
-		tokens.Add(200)                                       // the warm-up's requests
+		s := Sample(context.Background(), srv.URL, time.Hour, nil) // no tick: only the readings asked for
+		<-scraped                                                  // the point's start
+		tokens.Add(200)                                            // the warm-up's requests
 		if told {
 			s.From(time.Now())
 			<-scraped // the window's start

@@ -18,6 +18,11 @@ type Profile struct {
 	UntextedTokens bool `json:"untexted_tokens,omitempty"`
 	// Quirks are known deviations, for reports.
 	Quirks []string `json:"quirks,omitempty"`
+	// WaitingBlind says which waiting requests the engine's waiting gauge
+	// (waiting_peak) does not count, where it is known to miss some: the
+	// report prints it beside the figure, and the queue derived from the
+	// client's requests in flight (see Held).
+	WaitingBlind string `json:"waiting_blind,omitempty"`
 }
 
 // Profiles of the engines benchci recognizes. Sources: each engine's
@@ -34,13 +39,20 @@ var Profiles = map[string]Profile{
 			"closes the connection after each streamed response while announcing keep-alive: benchci stops pooling and each request dials",
 			"usage and timings (the server's own prompt and generation times) come on the finish chunk; they are recorded as server_timings",
 			"a model that chooses its end token first answers one empty chunk with finish_reason: recorded as an empty answer, not an error",
-		}},
+		},
+		// server.cpp: a task goes to queue_tasks_deferred (the gauge) only
+		// when an HTTP thread has taken its request and no slot is free;
+		// connections beyond the HTTP threads wait in the HTTP server's own
+		// queue, seen by nothing (benchci issue 29: the gauge stayed at 0-1
+		// with thousands of requests queued and a TTFT P50 of 32 s).
+		WaitingBlind: "llamacpp:requests_deferred counts only requests an HTTP thread has taken while every slot was busy; requests waiting for an HTTP thread (--threads-http) are in no gauge"},
 	"ollama": {Name: "ollama", UntextedTokens: true, Quirks: []string{
 		"on completions streams, usage with zeros on every chunk and the real counts only in the final usage chunk (chat streams carry usage once)",
 		"tokens that are not valid text (partial UTF-8) are dropped from the stream: text-counted output falls short of usage, which is bounded by the stream's time rather than its bytes",
 		"prompts are truncated to the model's num_ctx (2048 by default) without an error",
 		"no ignore_eos: outputs may stop at the model's end token",
 		"tokens arrive in bursts: ITL is bimodal while TPOT averages out",
+		"no Prometheus /metrics: its queue (requests beyond OLLAMA_NUM_PARALLEL) shows only in the client's TTFT",
 	}},
 	"benchci-sim": {Name: "benchci-sim", IgnoreEOS: true, ContinuousUsage: true,
 		Quirks: []string{"chat streams open with a role-only delta, as vLLM's"}},

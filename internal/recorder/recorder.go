@@ -144,7 +144,8 @@ type Recorder struct {
 	outputMismatch   int // successful requests whose output differs from the request
 	promptMismatch   int // ... whose server prompt count differs by more than 5%
 	chunks, tokens   int
-	gaps, coalesced  int // chunk gaps, and those not measured (one read)
+	gaps, coalesced  int // chunk gaps, and those not timed (the first read's)
+	spread           int // chunk gaps timed as a share of their read's span
 	// coalescedFirst counts answers whose first chunk shared its read with
 	// the next; their TTFTs wait in ttftCoalesced (see Point).
 	coalescedFirst int
@@ -206,6 +207,14 @@ func (r *Recorder) record(name string, v int64) {
 func (r *Recorder) recordLazy(name string, v int64) {
 	if r.hists[name] == nil {
 		r.hists[name] = hdrhistogram.New(1, maxLatencyMicros, r.digits)
+	}
+	r.record(name, v)
+}
+
+// recordTokens records a token count into a histogram made on first use.
+func (r *Recorder) recordTokens(name string, v int64) {
+	if r.hists[name] == nil {
+		r.hists[name] = hdrhistogram.New(1, maxTokens, r.digits)
 	}
 	r.record(name, v)
 }
@@ -390,18 +399,23 @@ func (r *Recorder) Add(s Sample) {
 	if res.OutputTokens > 1 && !empty {
 		r.record(metric.TPOT, micros((res.End-res.FirstToken)/time.Duration(res.OutputTokens-1)))
 	}
-	for i := 1; i < len(res.ChunkAt); i++ {
-		r.gaps++
-		if !res.MeasuredGap(i) {
-			r.coalesced++ // its chunks shared one read's stamp: not an ITL
-			continue
+	r.gaps += max(len(res.ChunkAt)-1, 0)
+	r.coalesced += res.ChunkGaps(func(gap time.Duration, spread bool) {
+		if spread {
+			r.spread++ // one of a read's several chunks: a share of its span
 		}
-		r.record(metric.ITL, micros(res.ChunkAt[i]-res.ChunkAt[i-1]))
-	}
+		r.record(metric.ITL, micros(gap))
+	})
 	if res.PromptTokens > 0 {
 		r.record(metric.PromptTokensHistogram, int64(res.PromptTokens))
 		if d := res.PromptTokens - s.WantInput; s.Images == 0 && (d*20 > s.WantInput || -d*20 > s.WantInput) {
 			r.promptMismatch++
+		}
+		if s.WantInput > 0 {
+			// Beside what the server counted, over the same answers: a
+			// chat template longer than the short prompts asked for shows
+			// as the two distributions' difference.
+			r.recordTokens(metric.PromptTokensAskedHistogram, int64(s.WantInput))
 		}
 	}
 	r.record(metric.OutputTokensHistogram, int64(max(res.OutputTokens, 1)))
@@ -483,7 +497,7 @@ func (r *Recorder) Point() (result.Measured, error) {
 			Prompt: result.Summarize(r.hists[metric.PromptTokensHistogram], 1), Output: result.Summarize(r.hists[metric.OutputTokensHistogram], 1),
 			Source: map[string]int{}, OutputMismatch: r.outputMismatch, PromptMismatch: r.promptMismatch,
 			Reasoning: r.reasoning, OutOfRange: r.outOfRange, EmptyAnswers: r.emptyAnswers, UsageRejected: r.usageRejected,
-			ChunkGaps: r.gaps, CoalescedGaps: r.coalesced, CoalescedFirst: coalescedFirst,
+			ChunkGaps: r.gaps, CoalescedGaps: r.coalesced, CoalescedFirst: coalescedFirst, SpreadGaps: r.spread,
 			Finish: r.finish, EmptyKinds: r.emptyKinds, MismatchKinds: r.mismatchKinds,
 		},
 		Histograms: map[string]string{},
@@ -522,6 +536,10 @@ func (r *Recorder) Point() (result.Measured, error) {
 	}
 	if r.chunks > 0 {
 		p.Tokens.PerChunk = float64(r.tokens) / float64(r.chunks)
+	}
+	if h := r.hists[metric.PromptTokensAskedHistogram]; h != nil {
+		s := result.Summarize(h, 1)
+		p.Tokens.PromptAsked = &s
 	}
 	for src, n := range r.sources {
 		p.Tokens.Source[string(src)] = n

@@ -179,31 +179,91 @@ func TestRecorderGoodput(t *testing.T) {
 	}
 }
 
-// Gaps between chunks that came in one read are kept out of ITL and
-// counted: only gaps into a chunk that came alone are arrival gaps.
+// Chunks that came several to a read share its stamp: the read's span
+// since the previous read is spread evenly over its gaps (one ITL sample
+// each), so ITL keeps every gap and the stream's total time; only the
+// gaps inside an answer's first read, which nothing before times, are
+// kept out and counted.
 func TestRecorderCoalescedGaps(t *testing.T) {
 	t.Parallel()
-	t0 := time.Now()
-	rec := NewRecorder(t0, t0.Add(10*time.Second))
-	// Chunks every 10 ms; the client fell behind after the first, so
-	// chunks 1-3 came in one read stamped 40 ms, then chunk 4 alone.
-	res := stream(t0, 10*ms, 10*ms, 5, 1)
-	res.ChunkAt = []time.Duration{10 * ms, 40 * ms, 40 * ms, 40 * ms, 50 * ms}
-	res.ChunkRead = []uint32{7, 8, 8, 8, 9}
-	rec.Add(Sample{Result: res, Scheduled: t0})
-	rec.Add(Sample{Result: stream(t0, 10*ms, 10*ms, 3, 1), Scheduled: t0}) // no read numbers: all gaps stand
-	p, err := rec.Point()
-	if err != nil {
-		t.Fatal(err)
+	us := time.Microsecond
+	for _, tc := range []struct {
+		name  string
+		at    []time.Duration // each chunk's stamp: its read's
+		reads []uint32
+		// want: ITL samples (count, min, max, mean in ms), gaps kept out,
+		// and gaps spread.
+		count             int64
+		min, max, mean    float64
+		coalesced, spread int
+	}{
+		{
+			// Chunks every 10 ms; the client fell behind after the first,
+			// so chunks 1-3 came in one read stamped 40 ms, then chunk 4
+			// alone. Spread: 30 ms over 3 gaps, 10 ms each, as sent.
+			// Kept out (the old reading), ITL held one sample of 4.
+			name: "late read", at: []time.Duration{10 * ms, 40 * ms, 40 * ms, 40 * ms, 50 * ms}, reads: []uint32{7, 8, 8, 8, 9},
+			count: 4, min: 10, max: 10, mean: 10, spread: 3,
+		},
+		{
+			// A bursty server (gaps of 0.2 and 3.8 ms, 2 ms a token) whose
+			// 0.2 ms pairs come in one read: keeping only the gaps into a
+			// chunk alone measured 3.8 ms, nearly twice the stream's pace;
+			// a read's gap and a zero would put half the samples at 0.
+			name:  "bursts read as pairs",
+			at:    []time.Duration{0, 4 * ms, 4 * ms, 8 * ms, 8 * ms, 12 * ms, 12 * ms},
+			reads: []uint32{1, 2, 2, 3, 3, 4, 4},
+			count: 6, min: 2, max: 2, mean: 2, spread: 6,
+		},
+		{
+			// The first read held two chunks: the gap between them has no
+			// earlier arrival to measure from. The next read's span is
+			// from the first read's last chunk.
+			name: "first read of two", at: []time.Duration{40 * ms, 40 * ms, 50 * ms, 56 * ms, 56 * ms}, reads: []uint32{1, 1, 2, 3, 3},
+			count: 3, min: 3, max: 10, mean: 16.0 / 3, coalesced: 1, spread: 2,
+		},
+		{
+			name: "every chunk alone", at: []time.Duration{10 * ms, 20 * ms, 35 * ms}, reads: []uint32{1, 2, 3},
+			count: 2, min: 10, max: 15, mean: 12.5,
+		},
+		{
+			name: "no read numbers", at: []time.Duration{10 * ms, 20 * ms, 20 * ms},
+			count: 2, min: 0.001, max: 10, mean: 5,
+		},
+		{
+			name: "one read holds the answer", at: []time.Duration{10 * ms, 10 * ms, 10 * ms}, reads: []uint32{4, 4, 4},
+			coalesced: 2,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t0 := time.Now()
+			rec := NewRecorder(t0, t0.Add(10*time.Second))
+			res := stream(t0, tc.at[0], 10*ms, len(tc.at), 1)
+			res.ChunkAt, res.ChunkRead = tc.at, tc.reads
+			rec.Add(Sample{Result: res, Scheduled: t0})
+			p, err := rec.Point()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tk := p.Tokens
+			if tk.ChunkGaps != len(tc.at)-1 || tk.CoalescedGaps != tc.coalesced || tk.SpreadGaps != tc.spread {
+				t.Errorf("gaps %d, kept out %d, spread %d; want %d, %d and %d", tk.ChunkGaps, tk.CoalescedGaps, tk.SpreadGaps, len(tc.at)-1, tc.coalesced, tc.spread)
+			}
+			itl := p.Latency[metric.ITL]
+			if itl.Count != tc.count {
+				t.Fatalf("ITL %+v: %d samples, want %d", itl, itl.Count, tc.count)
+			}
+			if tc.count == 0 {
+				return
+			}
+			// The histogram holds 3 significant digits of microseconds.
+			tol := func(v float64) float64 { return v/500 + float64(us)/float64(ms) }
+			near(t, "ITL min", itl.Min, tc.min, tol(tc.min))
+			near(t, "ITL max", itl.Max, tc.max, tol(tc.max))
+			near(t, "ITL mean", itl.Mean, tc.mean, tol(tc.mean))
+			near(t, "kept-out share", tk.CoalescedShare(), float64(tc.coalesced)/float64(len(tc.at)-1), 1e-12)
+		})
 	}
-	if p.Tokens.ChunkGaps != 6 || p.Tokens.CoalescedGaps != 3 {
-		t.Errorf("gaps %d, coalesced %d; want 6 and 3", p.Tokens.ChunkGaps, p.Tokens.CoalescedGaps)
-	}
-	itl := p.Latency[metric.ITL]
-	if itl.Count != 3 || itl.Max > 10.1 || itl.Min < 9.9 {
-		t.Errorf("ITL %+v; want the three 10 ms gaps measured, no 30 ms or 0 ms gap", itl)
-	}
-	near(t, "coalesced share", p.Tokens.CoalescedShare(), 0.5, 1e-12)
 }
 
 // A first chunk read together with the next has the read's stamp, not its

@@ -171,6 +171,40 @@ func Flags(p result.Point) string {
 	return "  " + strings.Join(f, " ") // after the last column, unaligned
 }
 
+// queueNote prints the queue derived from the client's side where the
+// engine's waiting gauge is known not to see all of it, or where the
+// derived queue is well above the gauge: a waiting_peak of 1 beside
+// thousands of requests queued would mislead without it.
+func queueNote(p result.Point) string {
+	q := p.Queue
+	if q == nil {
+		return ""
+	}
+	waiting, hasGauge := p.Server["waiting_peak"]
+	above := q.Scrapes > 0 && q.HeldPeak > waiting+max(2, 0.1*q.HeldPeak)
+	if q.GaugeBlind == "" && !above {
+		return ""
+	}
+	var parts []string
+	if q.Scrapes > 0 {
+		parts = append(parts, fmt.Sprintf("up to %s of this client's requests held by the server without running (requests in flight minus the server's running gauge, at %d metrics scrapes)", Plain(q.HeldPeak, 4), q.Scrapes))
+	}
+	if q.WaitMsMean > 0 {
+		parts = append(parts, fmt.Sprintf("%.2f ms mean before the server began a prompt (client TTFT minus the server's own prompt time)", q.WaitMsMean))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	line := "queue: " + strings.Join(parts, "; ")
+	switch {
+	case q.GaugeBlind != "" && hasGauge:
+		line += fmt.Sprintf(". The server's waiting_peak (%s) is not the whole queue: %s", Plain(waiting, 4), q.GaugeBlind)
+	case above && hasGauge:
+		line += fmt.Sprintf(". The server's waiting_peak (%s) is below it: the engine queues requests its gauge does not count, or they waited in transit", Plain(waiting, 4))
+	}
+	return line
+}
+
 // Notes explain flags and errors under the table.
 func Notes(p result.Point) []string { return NotesSent(p, nil) }
 
@@ -235,8 +269,14 @@ func NotesSent(p result.Point, sent *result.Sent) []string {
 		parts := make([]string, len(keys))
 		for i, k := range keys {
 			parts[i] = k + " " + Plain(p.Server[k], 4)
+			if q := p.Queue; k == "waiting_peak" && q != nil && q.GaugeBlind != "" {
+				parts[i] += " (not the whole queue: see queue)"
+			}
 		}
 		n = append(n, "server: "+strings.Join(parts, ", ")+serverFrom[p.ServerFrom])
+	}
+	if line := queueNote(p); line != "" {
+		n = append(n, line)
 	}
 	if len(p.Telemetry) > 0 {
 		keys := slices.Sorted(maps.Keys(p.Telemetry))

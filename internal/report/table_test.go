@@ -172,6 +172,30 @@ func TestNotesOverload(t *testing.T) {
 	}
 }
 
+// ITL-COALESCED marks a point whose ITL left gaps out beyond the limit;
+// gaps spread over their read are in ITL by its stated method and do not
+// mark it, however many.
+func TestFlagsITLCoalesced(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name               string
+		gaps, kept, spread int
+		want               bool
+	}{
+		{"none", 1000, 0, 0, false},
+		{"most spread, few kept out", 1000, 10, 900, false},
+		{"kept out beyond the limit", 1000, 11, 0, true},
+		{"kept out and spread", 1000, 40, 900, true},
+		{"a result from before spreading", 1000, 400, 0, true},
+	} {
+		var p result.Point
+		p.Tokens = result.Tokens{ChunkGaps: tc.gaps, CoalescedGaps: tc.kept, SpreadGaps: tc.spread}
+		if got := strings.Contains(Flags(p), "ITL-COALESCED"); got != tc.want {
+			t.Errorf("%s: flags %q, want ITL-COALESCED %v", tc.name, Flags(p), tc.want)
+		}
+	}
+}
+
 // Sends held by the suite's own cap are said, without blaming the client;
 // a client that fell behind is said as such, and nothing on schedule.
 func TestNotesCapHeldSends(t *testing.T) {

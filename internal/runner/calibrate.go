@@ -36,7 +36,7 @@ var calibrateWords = [3]int{16, 64, 128}
 // prompts of known word counts (see fit), each request retried under
 // retry. Servers that report no usage cannot be calibrated.
 func calibrate(ctx context.Context, cl *client.Client, retry loadgen.RetryPolicy) (result.Calibration, error) {
-	return fit(func(prompt string) (int, error) {
+	count := func(prompt string) (int, error) {
 		body, err := cl.Body("", prompt, 1)
 		if err != nil {
 			return 0, err
@@ -50,8 +50,32 @@ func calibrate(ctx context.Context, cl *client.Client, retry loadgen.RetryPolicy
 			return 0, errors.New("prompt calibration: the server reports no usage.prompt_tokens; prompts are sized at one token per word")
 		}
 		return res.PromptTokens, nil
+	}
+	counted := true
+	cal, err := fit(func(prompt string) (int, error) {
+		n, err := count(prompt)
+		counted = counted && err == nil
+		return n, err
 	})
+	if counted {
+		// The shortest prompt the server can be sent: one word in its
+		// template (a prompt has a word at least; see workload.Words).
+		// A chat template's own tokens are most of it (46 on a small
+		// Llama chat model): a request for fewer cannot be honoured.
+		// Its own draw (ShortestPrompt), so the fit's probes stay those of
+		// every run.
+		if n, ferr := count(ShortestPrompt()); ferr == nil {
+			cal.MinPromptTokens = n
+		}
+	}
+	return cal, err
 }
+
+// ShortestPrompt is the prompt of one word whose token count, measured
+// at calibration, is the shortest prompt a server takes
+// (result.Calibration.MinPromptTokens): its own draw, the same in every
+// run.
+func ShortestPrompt() string { return workload.Prompt(1, rand.New(rand.NewPCG(0xf1002, 1))) }
 
 // errCalibrationFailed marks a calibration whose request the server did
 // not answer: unlike a server without usage counts, which is what it is,

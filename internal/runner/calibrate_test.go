@@ -56,9 +56,10 @@ func TestCalibrationRetries(t *testing.T) {
 		calls int64
 		fail  []string
 	}{
-		{"no policy: refused once", noPolicy, 1, 4, nil},
+		// Refused once: 1 + the three probes + the shortest prompt's.
+		{"no policy: refused once", noPolicy, 1, 5, nil},
 		{"no policy: refused throughout", noPolicy, 99, 4, []string{"HTTP 429: slow down", "after 4 attempt(s)"}},
-		{"the suite's policy", withPolicy, 1, 4, nil},
+		{"the suite's policy", withPolicy, 1, 5, nil},
 		// The suite's two attempts, not the default's four.
 		{"the suite's policy runs out", withPolicy, 2, 2, []string{"HTTP 429: slow down", "after 2 attempt(s)"}},
 	} {

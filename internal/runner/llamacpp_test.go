@@ -53,11 +53,12 @@ func fakeLlamaCpp(t *testing.T, metrics string) *httptest.Server {
 			MaxTokens int                        `json:"max_tokens"`
 		}
 		json.NewDecoder(r.Body).Decode(&req)
-		// The preflight and the three calibration probes come before the
-		// point; the point's requests wait for its sampler's first
-		// snapshot (scrape 1 is engine detection), so the counters move
-		// between snapshots however fast this machine runs the point.
-		if chats.Add(1) > 4 {
+		// The preflight, the three calibration probes and the shortest
+		// prompt's come before the point; the point's requests wait for
+		// its sampler's first snapshot (scrape 1 is engine detection), so
+		// the counters move between snapshots however fast this machine
+		// runs the point.
+		if chats.Add(1) > 5 {
 			select {
 			case <-sampled:
 			case <-r.Context().Done():

@@ -19,8 +19,12 @@ func pointNotes(s *suite.Suite, p *result.Point, shards int) []string {
 		notes = append(notes, fmt.Sprintf("the median request took %.3g s, longer than the %.3g s window: request throughput counts answers that ended inside the window, so it undercounts this point (sent %.3g req/s, completed %.3g req/s in the window)",
 			e2e, secs, p.Schedule.SendRate, p.Throughput.Requests))
 	}
+	if sh := p.Tokens.SpreadShare(); sh > result.MaxCoalescedShare {
+		notes = append(notes, fmt.Sprintf("%.1f%% of chunk gaps came several to a socket read (the client fell behind the streams, or the server wrote several chunks at once): ITL gives each of a read's gaps an equal share of its time since the read before, which keeps every gap and the streams' pace (the mean is vLLM's) but not how unevenly that time divided",
+			100*sh))
+	}
 	if sh := p.Tokens.CoalescedShare(); sh > result.MaxCoalescedShare {
-		notes = append(notes, fmt.Sprintf("%.1f%% of chunk gaps came in one socket read with the chunk before (the client fell behind the streams, or the server wrote several chunks at once): they are kept out of ITL, which describes the other %.1f%%",
+		notes = append(notes, fmt.Sprintf("%.1f%% of chunk gaps came inside an answer's first socket read, with no earlier arrival to time them from (the client read the first chunks late, or the server wrote them at once): they are kept out of ITL, which describes the other %.1f%%",
 			100*sh, 100*(1-sh)))
 	}
 	if n := offered.Note(s, p, shards); n != "" {

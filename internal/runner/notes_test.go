@@ -14,13 +14,16 @@ func TestPointNotes(t *testing.T) {
 	poisson := &suite.Suite{Workload: suite.Workload{Arrival: suite.Arrival{Kind: suite.ArrivalPoisson}}}
 	constant := &suite.Suite{Workload: suite.Workload{Arrival: suite.Arrival{Kind: suite.ArrivalConstant}}}
 	bounded := &suite.Suite{Workload: poisson.Workload, Sweep: suite.Sweep{Requests: 100}}
-	point := func(rate, offered, secs, e2eMs float64, gaps, coalesced int) *result.Point {
+	point := func(rate, offered, secs, e2eMs float64, gaps, coalesced int, spread ...int) *result.Point {
 		p := &result.Point{Rate: rate}
 		p.Window.Seconds = secs
 		p.Schedule = result.Schedule{TargetRate: rate, ScheduledRate: offered, SendRate: offered}
 		p.Requests.Completed = 10
 		p.Latency = map[string]result.Summary{metric.E2E: {P50: e2eMs}}
 		p.Tokens.ChunkGaps, p.Tokens.CoalescedGaps = gaps, coalesced
+		for _, n := range spread {
+			p.Tokens.SpreadGaps += n
+		}
 		return p
 	}
 	tests := []struct {
@@ -37,8 +40,10 @@ func TestPointNotes(t *testing.T) {
 		{"constant is exact", constant, point(10, 7.9, 10, 500, 0, 0), 1, nil},
 		{"request-bound window", bounded, point(10, 7.9, 10, 500, 0, 0), 1, nil},
 		{"median longer than the window", poisson, point(20, 20, 10, 12000, 0, 0), 1, []string{"the median request took 12 s, longer than the 10 s window"}},
-		{"coalesced gaps", poisson, point(10, 10, 10, 500, 1000, 11), 1, []string{"1.1% of chunk gaps came in one socket read"}},
+		{"coalesced gaps", poisson, point(10, 10, 10, 500, 1000, 11), 1, []string{"1.1% of chunk gaps came inside an answer's first socket read"}},
 		{"at the coalescing limit", poisson, point(10, 10, 10, 500, 1000, 10), 1, nil},
+		{"spread gaps", poisson, point(10, 10, 10, 500, 1000, 5, 600), 1, []string{"60.0% of chunk gaps came several to a socket read"}},
+		{"spread and kept out", poisson, point(10, 10, 10, 500, 1000, 20, 600), 1, []string{"60.0% of chunk gaps came several", "2.0% of chunk gaps came inside"}},
 		// A shard of 2 sends every other arrival: 5 req/s is its whole
 		// share, where the whole rate would call it 5 sd below.
 		{"a shard's share", poisson, point(10, 5, 10, 500, 0, 0), 2, nil},

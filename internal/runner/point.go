@@ -212,6 +212,14 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		p = q
 		break
 	}
+	if st, ttft := p.ServerTimings, p.Latency[metric.TTFT]; st != nil && ttft.Count > 0 && ttft.Mean > st.PromptMsMean {
+		// The difference the server timings' line prints, recorded with
+		// the queue it measures (time in transit and in the client too).
+		if p.Queue == nil {
+			p.Queue = &result.Queue{}
+		}
+		p.Queue.WaitMsMean = ttft.Mean - st.PromptMsMean
+	}
 	// A shard's requests are a part of what the server's own mean covers
 	// (every shard's): the two cannot be set against each other.
 	if ex.shard.Count <= 1 {
@@ -226,6 +234,9 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		why := ""
 		if ex.wl.calFailed != "" {
 			why = " (the prompt calibration failed: see its note)"
+		}
+		if a := p.Tokens.PromptAsked; a != nil {
+			why += fmt.Sprintf("; mean %.1f tokens asked, %.1f sent by the server's count", a.Mean, p.Tokens.Prompt.Mean)
 		}
 		ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("%s: %d of %d prompts (%.0f%%) were more than 5%% off the tokens asked, by the server's usage: the figures are for other prompt lengths than the suite states%s", p.Label, off, n, 100*float64(off)/float64(n), why))
 	}
@@ -279,7 +290,7 @@ func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.P
 	}
 	var sampler *engine.Sampler
 	if ex.sess.metrics {
-		sampler = engine.Sample(ctx, ex.sess.tg.Info.URL, time.Second)
+		sampler = engine.Sample(ctx, ex.sess.tg.Info.URL, time.Second, cfg.Progress.InFlight.Load)
 		if cfg.Warmup > 0 {
 			// The server's counters are read again when the measured
 			// window starts, so that the warm-up's requests stay out of
@@ -343,6 +354,13 @@ func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.P
 	}
 	if sampler != nil {
 		p.Server = sampler.Stop()
+		p.Queue = nil // a rerun's attempt starts afresh
+		if peak, n := sampler.Held(); n > 0 {
+			p.Queue = &result.Queue{HeldPeak: peak, Scrapes: n}
+			if _, ok := p.Server["waiting_peak"]; ok {
+				p.Queue.GaugeBlind = ex.sess.waitingBlind
+			}
+		}
 		switch {
 		case len(p.Server) == 0:
 		case !sampler.FromWindow() && cfg.Warmup > 0:

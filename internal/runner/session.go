@@ -27,8 +27,10 @@ type session struct {
 	// tok counts tokens offline; tokName names it.
 	tok     client.Counter
 	tokName string
-	// metrics says whether the server serves Prometheus /metrics.
-	metrics bool
+	// metrics says whether the server serves Prometheus /metrics;
+	// waitingBlind what its waiting gauge does not count (engine.Profile).
+	metrics      bool
+	waitingBlind string
 }
 
 func openSession(ctx context.Context, s *suite.Suite, serverLog string, f *result.File) (*session, error) {
@@ -72,6 +74,7 @@ func openSession(ctx context.Context, s *suite.Suite, serverLog string, f *resul
 	f.Engine = &result.Engine{Name: eng.Name, Version: eng.Version, Metrics: eng.Metrics, Quirks: eng.Quirks}
 	sess.metrics = eng.Metrics
 	prof, known := engine.Lookup(eng.Name)
+	sess.waitingBlind = prof.WaitingBlind
 	sess.cl.SetContinuousUsage(known && prof.ContinuousUsage)
 	sess.cl.SetUntextedTokens(prof.UntextedTokens)
 	sent := &result.Sent{IgnoreEOS: s.Request.IgnoreEOS, ContinuousUsage: known && prof.ContinuousUsage}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/benchci/benchci/framework/result"
@@ -13,6 +14,7 @@ import (
 	"github.com/benchci/benchci/internal/client"
 	"github.com/benchci/benchci/internal/loadgen"
 	"github.com/benchci/benchci/internal/structured"
+	"github.com/benchci/benchci/internal/target"
 	"github.com/benchci/benchci/internal/workload"
 )
 
@@ -73,6 +75,13 @@ func prepare(ctx context.Context, s *suite.Suite, sess *session, f *result.File,
 			srcs.Calibration = workload.Calibration{Overhead: cal.Overhead, TokensPerWord: cal.TokensPerWord}
 		}
 		shared.set(cal, s.RunName(), err == nil)
+	}
+	if c := f.Calibration; c != nil && c.MinPromptTokens > 0 {
+		if note, err := floorNote(s, c.MinPromptTokens); err != nil {
+			return nil, err
+		} else if note != "" {
+			f.Notes = append(f.Notes, note)
+		}
 	}
 	if _, err := workload.NewGenerator(w, srcs); err != nil {
 		return nil, err
@@ -192,4 +201,60 @@ func withStructured(body []byte, st *suite.Structured) ([]byte, error) {
 	delete(m, "ignore_eos")
 	delete(m, "min_tokens")
 	return json.Marshal(m)
+}
+
+// PromptFloorWarning is what validate can say of prompt lengths below
+// the shortest prompt a suite's target takes, before any run: for the
+// simulator, whose chat template is known. Elsewhere the template is the
+// model's, which only the run measures (calibration), and says the same
+// there; "" when nothing is known or nothing is below.
+func PromptFloorWarning(s *suite.Suite) (string, error) {
+	if s.Target.Kind != suite.TargetSim || s.API != suite.APIChat {
+		return "", nil
+	}
+	p, _, err := target.SimProfile(&s.Target)
+	if err != nil {
+		return "", err
+	}
+	floor := p.MinChatPromptTokens()
+	n := floorDraws
+	if s.Sweep.Requests > 0 {
+		n = s.Sweep.Requests
+	}
+	share, ok, err := workload.ShareBelow(s.Workload, floor, n)
+	if err != nil || !ok || share == 0 {
+		return "", err
+	}
+	return fmt.Sprintf("%s of requests ask for fewer prompt tokens than the shortest chat prompt the simulator takes (%d: one word in its %d-token chat template and the assistant header): they will be sent %d tokens or more, longer than workload.input_tokens states",
+		percent(share), floor, p.ChatTemplateTokens, floor), nil
+}
+
+// floorDraws is how many requests' lengths floorNote judges when the
+// sweep does not say how many it sends: enough for a share to 1%.
+const floorDraws = 10000
+
+// floorNote says what share of the suite's requests ask for fewer prompt
+// tokens than floor, the shortest prompt the server takes ("": none).
+// Those are sent floor tokens or more, and the prompts delivered sit
+// above the suite's distribution; only the generic "N% of prompts more
+// than 5% off" note hinted at it before.
+func floorNote(s *suite.Suite, floor int) (string, error) {
+	n := floorDraws
+	if s.Sweep.Requests > 0 {
+		n = s.Sweep.Requests // every point sends these same lengths
+	}
+	share, ok, err := workload.ShareBelow(s.Workload, floor, n)
+	if err != nil || !ok || share == 0 {
+		return "", err
+	}
+	return fmt.Sprintf("%s of requests ask for fewer prompt tokens than the shortest prompt this server takes (%d tokens: one word in its chat template, measured at calibration): they are sent %d tokens or more, so the prompts delivered (tokens.prompt) are longer than workload.input_tokens states",
+		percent(share), floor, floor), nil
+}
+
+// percent prints a share as a percentage, to one decimal below 10%.
+func percent(share float64) string {
+	if share < 0.1 {
+		return fmt.Sprintf("%.1f%%", 100*share)
+	}
+	return fmt.Sprintf("%.0f%%", 100*share)
 }

@@ -12,7 +12,7 @@ import (
 // count fails TestCountsMergedOrNamed until it is merged and named here.
 var mergedElsewhere = map[string][]string{
 	"Requests": {"ErrorRate", "LastError", "ClientLimitError"},
-	"Tokens":   {"Prompt", "Output", "PerChunk"},
+	"Tokens":   {"Prompt", "Output", "PerChunk", "PromptAsked"},
 }
 
 func TestCountsMergedOrNamed(t *testing.T) {

@@ -218,7 +218,7 @@ func mergePoint(ps []*result.Point, idx []int, s *suite.Suite) (result.Point, er
 		return result.Point{}, err
 	}
 	p := result.Point{Label: first.Label, Mode: first.Mode, Rate: first.Rate, Concurrency: first.Concurrency, Trial: first.Trial,
-		Server: first.Server}
+		Server: first.Server, Queue: first.Queue} // the first shard's view: its own requests in flight
 	m, err := mergeMeasured(ps)
 	if err != nil {
 		return p, err
@@ -363,6 +363,10 @@ func mergeMeasured(ps []*result.Point) (result.Measured, error) {
 	}
 	if h := hists[metric.OutputTokensHistogram]; h != nil {
 		m.Tokens.Output = result.Summarize(h, 1)
+	}
+	if h := hists[metric.PromptTokensAskedHistogram]; h != nil {
+		s := result.Summarize(h, 1)
+		m.Tokens.PromptAsked = &s
 	}
 	m.Slices = mergeSlices(ps)
 	// Each model of a mix merges the same way; a shard that sent a model

@@ -77,6 +77,11 @@ func (p Profile) IdleTTFT(promptTokens int) time.Duration {
 // IdleITL is the gap between chunks of a lone request.
 func (p Profile) IdleITL() time.Duration { return p.StepBase + p.DecodePerSeq }
 
+// MinChatPromptTokens is the fewest prompt tokens a chat request can have
+// here: one message of one word in the chat template, with the assistant
+// header (see promptTokens).
+func (p Profile) MinChatPromptTokens() int { return p.ChatTemplateTokens + 1 + 3 }
+
 // KVTokens is the KV cache's capacity in tokens; 0 is unlimited.
 func (p Profile) KVTokens() int { return p.KVBlocks * p.BlockSize }
 
