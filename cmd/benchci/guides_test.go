@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchci/benchci/internal/gitfixture"
+
 	"github.com/benchci/benchci/internal/testnet"
 )
 
@@ -344,6 +346,10 @@ func runGuideCommand(t *testing.T, dir string, args []string) (int, string) {
 // copyTree copies the regular files under src to dst.
 func copyTree(t *testing.T, src, dst string) {
 	t.Helper()
+	// Only what the project tracks: a reader who followed a guide in this
+	// checkout has its suites and baselines beside the project's, and the
+	// guide's own commands would then find them already there.
+	tracked := gitfixture.Tracked(t, src)
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -353,7 +359,7 @@ func copyTree(t *testing.T, src, dst string) {
 		if d.IsDir() {
 			return os.MkdirAll(to, 0o755)
 		}
-		if !d.Type().IsRegular() {
+		if !d.Type().IsRegular() || !tracked(rel) {
 			return nil
 		}
 		b, err := os.ReadFile(p)

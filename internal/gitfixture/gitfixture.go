@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,4 +132,51 @@ func scaled(h *hdrhistogram.Histogram, f float64) *hdrhistogram.Histogram {
 		}
 	}
 	return out
+}
+
+// Tracked says which files under the repository holding dir git tracks,
+// by their paths relative to dir (slash-separated): the project's own
+// example suites, not the ones a newcomer following a guide wrote beside
+// them. Outside a repository (an unpacked source archive) it tracks
+// everything.
+func Tracked(t testing.TB, dir string) func(rel string) bool {
+	t.Helper()
+	all := func(string) bool { return true }
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	if err != nil {
+		return all
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		return all
+	}
+	idx, err := repo.Storer.Index()
+	if err != nil {
+		return all
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := wt.Filesystem.Root()
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	if a, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = a
+	}
+	prefix, err := filepath.Rel(root, abs)
+	if err != nil {
+		return all
+	}
+	set := map[string]bool{}
+	for _, e := range idx.Entries {
+		if rel, ok := strings.CutPrefix(e.Name, filepath.ToSlash(prefix)+"/"); ok || prefix == "." {
+			if prefix == "." {
+				rel = e.Name
+			}
+			set[rel] = true
+		}
+	}
+	return func(rel string) bool { return set[filepath.ToSlash(rel)] }
 }
