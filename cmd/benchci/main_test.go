@@ -476,3 +476,31 @@ func TestBandsProposesValidTolerances(t *testing.T) {
 		t.Errorf("--runs 1: exit %d, want %d", code, exitUsage)
 	}
 }
+
+// A launch target whose engine is not installed here: validate warns (the
+// suite is valid; the runner may have it), and a run that measured nothing
+// leaves the last run's results as they were instead of overwriting them
+// with an empty file.
+func TestMissingEngineLosesNothing(t *testing.T) {
+	dir := t.TempDir()
+	path := writeSuite(t, dir, "engine", fmt.Sprintf(`
+  target: b.target.launch(['benchci-no-such-engine-7f3a', 'serve'], url='http://%s', start_timeout='5s'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
+  sweep: b.sweep.rates([1], duration='1s'),`, testnet.Addr(t)))
+	code, stdout, _ := runCLI(t, context.Background(), "validate", path)
+	if code != 0 || !strings.Contains(stdout, "warning: the launch target runs benchci-no-such-engine-7f3a, which is not on this machine's PATH") {
+		t.Errorf("validate: exit %d\n%s", code, stdout)
+	}
+	earlier := []byte(`{"an earlier run's results": true}`)
+	out := filepath.Join(dir, "engine.json")
+	if err := os.WriteFile(out, earlier, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, context.Background(), "run", "--results", dir, "--progress=false", path)
+	if code != exitUsage || !strings.Contains(stderr, "nothing was measured; "+out+" is left as the last run wrote it") {
+		t.Errorf("run: exit %d\n%s", code, stderr)
+	}
+	if got, _ := os.ReadFile(out); !bytes.Equal(got, earlier) {
+		t.Errorf("the earlier results were overwritten: %s", got)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os/exec"
 	"strings"
 
 	"github.com/benchci/benchci/framework/suite"
@@ -59,6 +60,9 @@ model's: run measures it (calibration) and warns there.`,
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "ok  %s  (suite %s: %s, %d SLO(s))\n", path, s.Name, sweep, len(s.SLOs))
 				warnings := powerWarnings(s)
+				if w := launchWarning(s); w != "" {
+					warnings = append(warnings, w)
+				}
 				if w, err := runner.PromptFloorWarning(s); err != nil {
 					return fmt.Errorf("%s: %w", path, err)
 				} else if w != "" {
@@ -76,4 +80,22 @@ model's: run measures it (calibration) and warns there.`,
 	}
 	sf.register(cmd)
 	return cmd
+}
+
+// launchWarning says when a launch target's program is not on this
+// machine's PATH: the suite is valid (the runner that runs it may have
+// the engine), but run here it would fail before measuring anything.
+func launchWarning(s *suite.Suite) string {
+	l := s.Target.Launch
+	if s.Target.Kind != suite.TargetLaunch || l == nil || len(l.Command) == 0 {
+		return ""
+	}
+	prog := l.Command[0]
+	if strings.ContainsRune(prog, '/') {
+		return "" // a path, relative to the launch directory: checked when it starts
+	}
+	if _, err := exec.LookPath(prog); err != nil {
+		return fmt.Sprintf("the launch target runs %s, which is not on this machine's PATH: a run here fails before it measures (on a machine with the engine, or with --tla-str target=sim where the suite offers it, it runs)", prog)
+	}
+	return ""
 }
