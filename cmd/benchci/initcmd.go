@@ -106,7 +106,10 @@ jobs:
 {{- if .Launch}}
     if: github.event.pull_request.head.repo.full_name == github.repository
     # Add your GPU runner's own label here (and list it in
-    # .github/actionlint.yaml if you lint workflows).
+    # .github/actionlint.yaml if you lint workflows). A runner runs one
+    # job at a time: register one runner per GPU (or per machine) so that
+    # two benchmarks never share one. The concurrency group above only
+    # replaces a branch's older run with its newer one.
     runs-on: [self-hosted, linux, x64]
 {{- else}}
     runs-on: ubuntu-latest
