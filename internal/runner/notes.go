@@ -49,6 +49,12 @@ func serverOverhead(p *result.Point) (*result.Overhead, string) {
 		return nil, ""
 	}
 	d := ttft.Mean - st*1000
+	if d < 0 && -d <= max(1, 0.05*ttft.Mean) {
+		// Within the two means' own noise (they count different
+		// requests' first tokens at different instants): nothing to read,
+		// and nothing worth a reader's alarm.
+		return nil, ""
+	}
 	if d < 0 {
 		return nil, fmt.Sprintf("the client's TTFT mean (%.2f ms) is %.2f ms below the server's own (%.2f ms), which no request can be: the two differ in what they cover (the server's mean includes the warm-up requests and its own queue accounting) or in their clocks, so the network, gateway and client overhead cannot be read from them",
 			ttft.Mean, -d, st*1000)

@@ -82,6 +82,11 @@ func TestServerOverhead(t *testing.T) {
 	if o != nil || !strings.Contains(note, "9.60 ms below the server's own (20.00 ms)") || !strings.Contains(note, "cannot be read") {
 		t.Errorf("client 10.4 ms, server 20 ms: overhead %+v, note %q; want none, and why", o, note)
 	}
+	// A client mean a hair below the server's (0.97 ms of 58.5) is the two
+	// means' noise: no overhead, and no alarm.
+	if o, note := serverOverhead(point(58.52, 0.05949, "")); o != nil || note != "" {
+		t.Errorf("client 58.52 ms, server 59.49 ms: overhead %+v, note %q; want neither", o, note)
+	}
 	if o, note := serverOverhead(point(10, 0.005, "the queue grew")); o != nil || note != "" {
 		t.Errorf("saturated point: overhead %+v, note %q; want neither", o, note)
 	}
