@@ -223,7 +223,14 @@ func NotesSent(p result.Point, sent *result.Sent) []string {
 		}
 	}
 	if sc := p.Schedule; sc.ClientSaturated {
-		n = append(n, "client could not keep the schedule: "+sc.Reason)
+		line := "client could not keep the schedule: " + sc.Reason
+		if p.Validity != nil && p.Valid() {
+			// The flag's 10 ms is stricter than what voids a trial: say
+			// which side of that line this one is, so it is not read as
+			// a verdict withheld.
+			line += " (within what voids a trial: the figures stand, and the latencies from the intended send include the lateness)"
+		}
+		n = append(n, line)
 	} else if sc.CapWaits > 0 && sc.ScheduledRate > 0 && sc.SendRate < 0.95*sc.ScheduledRate {
 		// Not the client's doing, but the load offered was not the
 		// schedule's: a reader of the row must know.

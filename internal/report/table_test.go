@@ -213,6 +213,7 @@ func TestNotesCapHeldSends(t *testing.T) {
 	} {
 		var p result.Point
 		p.Schedule = tc.s
+		p.Validity = &result.Validity{Invalid: []string{"send lag P99 40 ms"}}
 		got := ""
 		for _, n := range Notes(p) {
 			if strings.Contains(n, "max_concurrency") || strings.Contains(n, "schedule") {
@@ -222,5 +223,21 @@ func TestNotesCapHeldSends(t *testing.T) {
 		if (tc.want == "") != (got == "") || !strings.HasPrefix(got, tc.want) {
 			t.Errorf("%s: note %q, want one beginning %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A flagged client whose trial still measured the server says the figures
+// stand; an invalid one does not claim it.
+func TestNotesFlaggedButValid(t *testing.T) {
+	t.Parallel()
+	var p result.Point
+	p.Schedule = result.Schedule{ClientSaturated: true, Reason: "P99 send lag 18.1 ms exceeds 10 ms"}
+	p.Validity = &result.Validity{}
+	if n := strings.Join(Notes(p), "\n"); !strings.Contains(n, "18.1 ms exceeds 10 ms (within what voids a trial: the figures stand") {
+		t.Errorf("valid trial: %q", n)
+	}
+	p.Validity = &result.Validity{Invalid: []string{"send lag P99 40 ms (limit 25 ms)"}}
+	if n := strings.Join(Notes(p), "\n"); strings.Contains(n, "figures stand") {
+		t.Errorf("invalid trial: %q", n)
 	}
 }
