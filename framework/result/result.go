@@ -382,8 +382,12 @@ type Queue struct {
 // SLO is one assertion's verdict at one point.
 type SLO struct {
 	// Name reads like the assertion, e.g. "ttft p99 < 500ms @ rate=8".
-	Name     string  `json:"name"`
-	Point    string  `json:"point"`
+	Name  string `json:"name"`
+	Point string `json:"point"`
+	// Trial is the point's trial the verdict is of, when the suite runs
+	// several (each trial is judged on its own); 0 in files of earlier
+	// versions.
+	Trial    int     `json:"trial,omitempty"`
 	Measured float64 `json:"measured"`
 	Limit    float64 `json:"limit"`
 	Unit     string  `json:"unit"`
@@ -498,4 +502,24 @@ func Parse(data []byte) (*File, error) {
 		return nil, err
 	}
 	return &f, nil
+}
+
+// Where names the point (and trial, when the suite ran several) an SLO
+// verdict is of: "rate=4", "rate=4 trial 2".
+func (s SLO) Where(trials bool) string {
+	if trials && s.Trial > 0 {
+		return fmt.Sprintf("%s trial %d", s.Point, s.Trial)
+	}
+	return s.Point
+}
+
+// SeveralTrials says whether any verdict is of a trial after the first:
+// then each names its trial.
+func SeveralTrials(slos []SLO) bool {
+	for _, s := range slos {
+		if s.Trial > 1 {
+			return true
+		}
+	}
+	return false
 }

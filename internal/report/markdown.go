@@ -193,7 +193,7 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 			if !r.Candidate.Complete {
 				slos = slices.DeleteFunc(slices.Clone(slos), func(x result.SLO) bool { return x.Pass })
 			}
-			sloTable(b, "SLOs", slos)
+			sloTable(b, "SLOs", slos, result.SeveralTrials(r.SLOs))
 			candidateTable(b, r)
 			if detail > 0 {
 				mermaidChart(b, r, metric.TTFT+".p99")
@@ -216,7 +216,7 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 				failedSLOs = append(failedSLOs, x)
 			}
 		}
-		sloTable(b, "**SLOs failed**", failedSLOs)
+		sloTable(b, "**SLOs failed**", failedSLOs, result.SeveralTrials(r.SLOs))
 		if rows := filter(r.Rows, func(row compare.Row) bool { return row.Verdict == compare.Inconclusive }); len(rows) > 0 {
 			b.WriteString("**Inconclusive** (no trial measured the server):\n\n| point | evidence |\n|---|---|\n")
 			for _, row := range rows {
@@ -224,7 +224,7 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 			}
 			b.WriteString("\n")
 		}
-		sloTable(b, "**SLOs not judged** (their trial did not measure the server)", unjudgedSLOs)
+		sloTable(b, "**SLOs not judged** (their trial did not measure the server)", unjudgedSLOs, result.SeveralTrials(r.SLOs))
 		changeTable(b, "**Improved**", filter(r.Rows, func(row compare.Row) bool { return row.Verdict == compare.Improvement }))
 		if len(ranked) == 0 && r.Comparable {
 			b.WriteString("No figure regressed.\n\n")
@@ -248,7 +248,7 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 		noise, pass := r.Count(compare.Noise), r.Count(compare.Pass)
 		fmt.Fprintf(b, "<details><summary>Passing: %s, %d within noise, %d inside their bands (all %d figures)</summary>\n\n",
 			Plural(len(passedSLOs), "SLO"), noise, pass, len(r.Rows))
-		sloTable(b, "SLOs passed", passedSLOs)
+		sloTable(b, "SLOs passed", passedSLOs, result.SeveralTrials(r.SLOs))
 		b.WriteString("| metric @ point | baseline | candidate | Δ | band | verdict | test |\n|---|---:|---:|---:|---|---|---|\n")
 		for _, row := range r.Rows {
 			rowMarkdown(b, row, true)
@@ -320,7 +320,9 @@ func candidateTable(b *strings.Builder, r *compare.Report) {
 	b.WriteString("\n")
 }
 
-func sloTable(b *strings.Builder, title string, slos []result.SLO) {
+// sloTable lists SLO verdicts; trials names each one's trial (the run had
+// several, each judged on its own).
+func sloTable(b *strings.Builder, title string, slos []result.SLO, trials bool) {
 	if len(slos) == 0 {
 		return
 	}
@@ -337,7 +339,7 @@ func sloTable(b *strings.Builder, title string, slos []result.SLO) {
 		if s.Note != "" {
 			measured = Escape(s.Note)
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", Escape(s.Name), Escape(s.Point), measured, v)
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", Escape(s.Name), Escape(s.Where(trials)), measured, v)
 	}
 	b.WriteString("\n")
 }

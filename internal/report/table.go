@@ -62,6 +62,7 @@ func Points(f *result.File) Doc {
 	}
 	if len(f.SLOs) > 0 {
 		t.Notes = append(t.Notes, "SLOs:")
+		trials := result.SeveralTrials(f.SLOs)
 		for _, s := range f.SLOs {
 			verdict := "PASS"
 			switch {
@@ -72,7 +73,7 @@ func Points(f *result.File) Doc {
 			}
 			line := fmt.Sprintf("  %s  %s", verdict, s.Name)
 			if s.Point != "" {
-				line += fmt.Sprintf("  [%s: %s %s]", s.Point, Plain(s.Measured, 4), s.Unit)
+				line += fmt.Sprintf("  [%s: %s %s]", s.Where(trials), Plain(s.Measured, 4), s.Unit)
 			}
 			if s.Note != "" {
 				line += "  (" + s.Note + ")"

@@ -241,3 +241,23 @@ func TestNotesFlaggedButValid(t *testing.T) {
 		t.Errorf("invalid trial: %q", n)
 	}
 }
+
+// Each trial's SLO verdict names its trial when a run has several: four
+// identical-looking "rate=4" lines read as a bug.
+func TestSLOsNameTheirTrial(t *testing.T) {
+	t.Parallel()
+	slos := []result.SLO{
+		{Name: "ttft p90 < 1s @ rate=4", Point: "rate=4", Trial: 1, Measured: 72.51, Unit: "ms", Pass: true},
+		{Name: "ttft p90 < 1s @ rate=4", Point: "rate=4", Trial: 2, Measured: 127.9, Unit: "ms", Pass: true},
+	}
+	got := strings.Join(Points(&result.File{SLOs: slos}).Tables[0].Notes, "\n")
+	for _, want := range []string{"[rate=4 trial 1: 72.51 ms]", "[rate=4 trial 2: 127.9 ms]"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in\n%s", want, got)
+		}
+	}
+	one := strings.Join(Points(&result.File{SLOs: slos[:1]}).Tables[0].Notes, "\n")
+	if !strings.Contains(one, "[rate=4: 72.51 ms]") {
+		t.Errorf("a single trial is named: %s", one)
+	}
+}

@@ -29,7 +29,7 @@ func Evaluate(slos []suite.SLO, points []result.Point) []result.SLO {
 				continue
 			}
 			matched = true
-			v := result.SLO{Name: Name(s), Point: p.Label, Limit: limit, Unit: unit(s.Metric)}
+			v := result.SLO{Name: Name(s), Point: p.Label, Trial: p.Trial, Limit: limit, Unit: unit(s.Metric)}
 			measured, note := p.Value(s.Key())
 			if s.Model != "" {
 				if m := p.Models[s.Model]; m != nil {
