@@ -305,13 +305,12 @@ func writeRun(cmd *cobra.Command, o runOptions, f *result.File, runErr error) er
 	}
 	name := fileName(f.Suite.Name, sh)
 	out := layout.Results(o.resultsDir).Result(name)
-	if len(f.Points) == 0 && runErr != nil {
-		// Nothing was measured (the target did not start): an empty file
-		// would only overwrite the last run's results, which may be the
-		// only copy of minutes of measurement.
-		if _, err := os.Stat(out); err == nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "benchci: nothing was measured; %s is left as the last run wrote it\n", out)
-		}
+	if _, err := os.Stat(out); err == nil && len(f.Points) == 0 && runErr != nil {
+		// Nothing was measured (the target did not start): the record of
+		// the failure would only overwrite the last run's results, which
+		// may be the only copy of minutes of measurement. Where there are
+		// none, it is written: a variants comparison reads it.
+		fmt.Fprintf(cmd.ErrOrStderr(), "benchci: nothing was measured; %s is left as the last run wrote it\n", out)
 		return &exitError{exitUsage, runErr}
 	}
 	// What was measured is printed first, so a failed write (a full
