@@ -407,11 +407,36 @@ func Retry(ctx context.Context, d Doer, p RetryPolicy, body []byte, id string, r
 type slot struct {
 	sem  chan struct{}
 	held bool
+	// freed, when set, is stamped with the time of each release: a send
+	// that waited for a place was due when one was freed, not when the
+	// dispatcher woke to take it (that delay is the client's).
+	freed *freedAt
+}
+
+// freedAt holds when a place under the cap was last given up.
+type freedAt struct {
+	clk clock.Clock
+	ns  atomic.Int64
+}
+
+func (f *freedAt) mark() {
+	if f != nil {
+		f.ns.Store(f.clk.Now().UnixNano())
+	}
+}
+
+// last is the latest release, or zero before any.
+func (f *freedAt) last() time.Time {
+	if f == nil || f.ns.Load() == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, f.ns.Load())
 }
 
 // release gives the place up, if held; a nil slot holds none.
 func (s *slot) release() {
 	if s != nil && s.held {
+		s.freed.mark() // before the place is free: its taker reads a time no later
 		<-s.sem
 		s.held = false
 	}
@@ -478,9 +503,15 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 	bodies := newBudget(runCtx, MaxBodyBytes)
 	items, errc := ahead(runCtx, src, total, cfg.Shard.Owns, bodies)
 	var sem chan struct{}
+	var freed *freedAt
 	if cfg.MaxConcurrency > 0 {
 		sem = make(chan struct{}, cfg.MaxConcurrency)
+		freed = &freedAt{clk: cfg.Clock}
 	}
+	// heldUntil is when the suite's cap last let a waiting send go: a
+	// later send due before it could not have gone earlier either (the
+	// dispatcher sends in order), so its lag counts from there too.
+	var heldUntil time.Time
 
 	// Let the source fill its buffer before the clock starts.
 	// Bodies past the budget are built once requests finish: the buffer
@@ -584,11 +615,19 @@ dispatch:
 				}
 				if cfg.DescriptorLimit == 0 {
 					// The suite's own cap held the send: the lag counts
-					// from here. A cap this machine's descriptor limit
-					// set is the client's, and its wait stays lag.
-					ready = cfg.Clock.Now()
+					// from when a place was freed. A cap this machine's
+					// descriptor limit set is the client's, and its wait
+					// stays lag.
+					ready = freed.last()
+					if ready.Before(at) {
+						ready = at
+					}
+					heldUntil = ready
 				}
 			}
+		}
+		if ready.IsZero() && at.Before(heldUntil) {
+			ready = heldUntil
 		}
 		warmup := off < cfg.Warmup
 		if !warmup && (winEnd.IsZero() || at.Before(winEnd)) {
@@ -599,7 +638,7 @@ dispatch:
 		}
 		var hold *slot
 		if sem != nil {
-			hold = &slot{sem: sem, held: true}
+			hold = &slot{sem: sem, held: true, freed: freed}
 		}
 		wg.Add(1)
 		go func() {

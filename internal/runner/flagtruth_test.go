@@ -34,7 +34,10 @@ var truthHogs = flag.Int("hogs", 0, "CPU-spinning processes to run beside Benchm
 // got its place (the server's slowness, not the client's). The flag
 // should fire on exactly those points. The flag as it was before the
 // suite's cap waits were taken out of the lag is scored from the same
-// sends beside it.
+// sends beside it. One part of the truth is the client's: under a cap, a
+// request's due time is when a place was freed, which the client stamps
+// as it gives the place up (loadgen's freedAt); the arrival is the
+// server's own.
 //
 //	go test ./internal/runner -run '^$' -bench ClientFlagTruth -benchtime 1x -hogs 2
 func BenchmarkClientFlagTruth(b *testing.B) {
