@@ -86,7 +86,8 @@ func TestCapacityProbesSettle(t *testing.T) {
 				t.Fatalf("%d probes, %d dropped, last passed %v", len(loads), dropped, pass(pt))
 			}
 			for i, ld := range loads {
-				if want := 1 << i; ld.lengthen != want || ld.arrivalStream != loads[0].arrivalStream || len(ld.earlier) != i {
+				// Each lengthened probe draws arrivals of its own.
+				if want := 1 << i; ld.lengthen != want || ld.arrivalStream != loads[0].arrivalStream+i*lengthenStreams || len(ld.earlier) != i {
 					t.Errorf("probe %d: lengthen %d (want %d), stream %d, %d earlier", i, ld.lengthen, want, ld.arrivalStream, len(ld.earlier))
 				}
 			}

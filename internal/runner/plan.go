@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -68,8 +69,13 @@ func planFor(s *suite.Suite) (plan, error) {
 }
 
 // trialStreams separates the arrival streams of a sweep's trials, above
-// any point's index and any capacity probe's rate × 1000.
-const trialStreams = 1 << 24
+// any point's index; lengthenStreams those of a capacity probe measured
+// again longer from its first (a probe's own is its rate × 1000, below
+// 2^27 for any rate a suite may give).
+const (
+	trialStreams    = 1 << 24
+	lengthenStreams = 1 << 27
+)
 
 // explicitPlan runs the listed loads, trials times over.
 type explicitPlan struct {
@@ -233,7 +239,11 @@ func settle(s *suite.Suite, rate float64, run func(ld load) (*result.Point, erro
 			before = pt.Validity.Reruns
 		}
 		ld.lengthen *= 2
-		ld.earlier = append(slices.Clone(before), fmt.Sprintf("%s; lengthened to %d times the suite's duration", why, ld.lengthen))
+		// A stream of its own: the same stream cut later would begin with
+		// the discarded probe's arrivals, diluting their stray, not
+		// replacing it.
+		ld.arrivalStream += lengthenStreams
+		ld.earlier = append(slices.Clone(before), fmt.Sprintf("%s; lengthened to %d times the suite's duration, with arrivals drawn afresh", why, ld.lengthen))
 		drop()
 	}
 }
@@ -252,16 +262,22 @@ func (p *capacityPlan) run(ctx context.Context, ex *executor) error {
 		// A stream per rate, so a rate probed again in another run draws
 		// the same arrivals.
 		notes := len(ex.f.Notes)
+		var unknownNoted bool
+		var telemetryNoted map[int]bool
 		run := func(ld load) (*result.Point, error) {
 			if !ex.startAt.IsZero() {
 				ld.lengthen = maxLengthen // aligned shards cannot measure again: none settles
 			}
 			notes = len(ex.f.Notes)
+			unknownNoted, telemetryNoted = ex.unknownMetricsNoted, maps.Clone(ex.telemetryNoted)
 			return ex.run(ctx, ld, PointInfo{Index: len(ex.f.Points), Trial: 1})
 		}
 		drop := func() {
+			// The probe, its notes, and the marks that its one-time notes
+			// were made: the probe that stands makes them again.
 			ex.f.Points = ex.f.Points[:len(ex.f.Points)-1]
 			ex.f.Notes = ex.f.Notes[:notes]
+			ex.unknownMetricsNoted, ex.telemetryNoted = unknownNoted, telemetryNoted
 		}
 		pt, err := settle(ex.s, rate, run, drop, pass)
 		if err != nil {

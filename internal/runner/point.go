@@ -160,7 +160,10 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 			label, trial, rerun := p.Label, info.Trial, prior+attempt
 			cfg.OnSample = func(s recorder.Sample) { rl.Add(label, trial, rerun, s) }
 		}
-		again := prior+attempt > 0
+		// A rerun within this call repeats its attempt; a capacity probe
+		// measured again longer (prior) is a new point, relaunched above
+		// where the session does so, with prompts of its own.
+		again := attempt > 0
 		if again && ex.sess.perPoint() && !fresh {
 			// A rerun starts as the attempt it replaces did: a fresh server.
 			if err := ex.sess.relaunch(ctx); err != nil {
