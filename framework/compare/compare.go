@@ -538,6 +538,11 @@ func parseBands(tol map[string]string) (map[string]metric.Band, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tolerance %s: %w", k, err)
 		}
+		if b.Off && k == "default" {
+			// As validate refuses it: a gate of nothing would pass
+			// anything, and a results file is not trusted to say so.
+			return nil, fmt.Errorf("tolerance default: 'off' would gate nothing")
+		}
 		out[k] = b
 	}
 	return out, nil
@@ -649,10 +654,12 @@ func ciString(lo, hi float64) string {
 // plain prints three significant digits as people read them: 1140, not
 // 1.14e+03.
 func plain(v float64) string {
-	if math.Abs(v) >= 1000 {
+	if math.Abs(v) >= 999.5 {
 		return strconv.FormatFloat(math.Round(v), 'f', -1, 64)
 	}
-	return strconv.FormatFloat(v, 'g', 3, 64)
+	// Three significant digits, written out: 'g' would give 1.23e-05.
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 func bandString(b metric.Band) string {

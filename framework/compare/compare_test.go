@@ -545,9 +545,22 @@ func TestCIStringPlain(t *testing.T) {
 		{22.84, 23.61, "22.8–23.6"},
 		{660, math.Inf(1), "≥660"},
 		{4030, 5002, "4030–5002"},
+		{999.6, 1000.4, "1000–1000"},
+		{0.0000123, 0.5, "0.0000123–0.5"},
 	} {
 		if got := ciString(tc.lo, tc.hi); got != tc.want {
 			t.Errorf("ciString(%v, %v) = %q, want %q", tc.lo, tc.hi, got, tc.want)
 		}
+	}
+}
+
+// A results file whose definition says tolerance default 'off' is not
+// trusted to turn the gate off: validate refuses it in a suite, and the
+// gate refuses it in a file.
+func TestDefaultOffRefused(t *testing.T) {
+	t.Parallel()
+	one := []string{"rate=1"}
+	if _, err := Compare(build(t, spec{one, 1, 100, 100, 1, 1, 0}), build(t, spec{one, 1, 100, 100, 3, 2, 0}), map[string]string{"default": "off"}); err == nil || !strings.Contains(err.Error(), "would gate nothing") {
+		t.Errorf("err %v", err)
 	}
 }

@@ -410,7 +410,10 @@ func (t *Tokens) verifyKinds(completed int) error {
 	}{{"empty_kinds", t.EmptyKinds, t.EmptyAnswers}, {"finish", t.Finish, completed}, {"output_mismatch_kinds", t.MismatchKinds, t.OutputMismatch}} {
 		sum := 0
 		for k, n := range c.m {
-			if !slices.Contains(FinishKinds, k) || n < 0 {
+			if !slices.Contains(FinishKinds, k) || n < 0 || n > c.total-sum {
+				// Each count is checked against what is left of the
+				// total before it is added: hostile counts cannot wrap
+				// the sum around to pass.
 				return fmt.Errorf("tokens.%s[%q] is %d: %w", c.name, k, n, ErrInconsistent)
 			}
 			sum += n

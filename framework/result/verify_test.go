@@ -1,6 +1,7 @@
 package result
 
 import (
+	"math"
 	"encoding/json"
 	"errors"
 	"os"
@@ -100,7 +101,10 @@ func TestVerifyRefusesForgedFigures(t *testing.T) {
 		}, "empty_kinds sum to 2 against 3"},
 		{"more finishes than answers", func(doc map[string]any) {
 			sub(point0(doc), "tokens")["finish"] = map[string]any{"length": 1000000}
-		}, "finish sum to 1000000"},
+		}, `finish["length"] is 1000000`},
+		{"finish counts that wrap around to pass", func(doc map[string]any) {
+			sub(point0(doc), "tokens")["finish"] = map[string]any{"length": int64(math.MaxInt64), "stop": int64(math.MaxInt64), "end_token": 3}
+		}, "tokens.finish["},
 		{"negative mismatch kind", func(doc map[string]any) {
 			sub(point0(doc), "tokens")["output_mismatch_kinds"] = map[string]any{"stop_sequence": -4}
 		}, `output_mismatch_kinds["stop_sequence"] is -4`},

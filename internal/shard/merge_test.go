@@ -265,11 +265,15 @@ func TestMergeRefusesShardsRunApart(t *testing.T) {
 		want  string
 	}{
 		{2 * time.Second, ""},
-		{7 * time.Second, "shard 1's and shard 0's windows overlapped 3 s of the 10 s each measured"},
+		{7 * time.Second, "shard 1's and shard 0's windows overlapped 3 s, less than half the shortest window (10 s)"},
 		{30 * time.Second, "shard 1's window began 20 s after shard 0's had ended"},
+		{-1, "1 of 2 shards record no start for the point's window"}, // one start cleared
 	} {
 		a, b := shardFile(t, 0, 2, vs[:1000]), shardFile(t, 1, 2, vs[1000:])
 		b.Points[0].Window.Start = a.Points[0].Window.Start.Add(tc.shift)
+		if tc.shift < 0 {
+			b.Points[0].Window.Start = time.Time{}
+		}
 		_, err := Merge([]*result.File{a, b}, DefaultMaxSkew)
 		switch {
 		case tc.want == "" && err != nil:
