@@ -187,7 +187,13 @@ machine would have measured, and that result is what is gated.`,
 // suites did not load. A suite that fails part-way still has its partial
 // results written, and the error is returned with what ran.
 func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, error) {
-	if o.salt == "" {
+	switch {
+	case o.salt != "":
+	case o.shard.Count > 1 && !o.startAt.IsZero():
+		// Aligned shards run on other machines: their one start time is
+		// what they share, so they salt alike and send one run's text.
+		o.salt = "shards starting " + o.startAt.UTC().Format(time.RFC3339Nano)
+	default:
 		o.salt = runner.DrawSalt()
 	}
 	opts, err := o.suites.options()

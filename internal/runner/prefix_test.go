@@ -178,3 +178,24 @@ b.suite {
 		})
 	}
 }
+
+// One command's drawn salt gives each suite its own (two suites with one
+// seed and one length distribution would otherwise send one text), the
+// same to a suite's variants and to every shard given the drawn salt; a
+// fixed salt is kept as written.
+func TestPromptSaltPerSuite(t *testing.T) {
+	t.Parallel()
+	a, a2, b := PromptSalt("run", "drawn", "chat"), PromptSalt("run", "drawn", "chat"), PromptSalt("run", "drawn", "bursty")
+	if a != a2 || a == b || len(a) != 16 {
+		t.Errorf("salts %q, %q, %q", a, a2, b)
+	}
+	if got := PromptSalt("fixed-7", "drawn", "chat"); got != "fixed-7" {
+		t.Errorf("fixed salt became %q", got)
+	}
+	if got := PromptSalt("", "drawn", "chat"); got != "" {
+		t.Errorf("an unsalted suite got %q", got)
+	}
+	if x, y := PromptSalt("run", "", "chat"), PromptSalt("run", "", "chat"); x == y {
+		t.Errorf("two runs without a drawn salt drew alike: %q", x)
+	}
+}

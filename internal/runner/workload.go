@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -39,7 +40,7 @@ func prepare(ctx context.Context, s *suite.Suite, sess *session, f *result.File,
 	if err != nil {
 		return nil, err
 	}
-	srcs.Salt = PromptSalt(w.Prompts.Salt, drawn)
+	srcs.Salt = PromptSalt(w.Prompts.Salt, drawn, s.Name)
 	f.PromptSalt = srcs.Salt
 	var calFailed string
 	if cal, from, ok := shared.get(); ok && w.Prompts.Calibrate && w.Prompts.Kind.Synthetic() {
@@ -90,16 +91,19 @@ func prepare(ctx context.Context, s *suite.Suite, sess *session, f *result.File,
 }
 
 // PromptSalt is the salt a run draws its prompts' text with: the suite's
-// fixed one, or for "run" the one drawn for this run (DrawSalt when none
-// was drawn by the caller).
-func PromptSalt(suiteSalt, drawn string) string {
+// fixed one, or for "run" one made from the salt drawn for this command
+// and the suite's name (its variants share it), so two suites of one
+// command that draw alike (one seed, one length distribution) still send
+// different text; DrawSalt when the caller drew none.
+func PromptSalt(suiteSalt, drawn, suiteName string) string {
 	if suiteSalt != suite.SaltPerRun {
 		return suiteSalt
 	}
-	if drawn != "" {
-		return drawn
+	if drawn == "" {
+		return DrawSalt()
 	}
-	return DrawSalt()
+	sum := sha256.Sum256([]byte(drawn + "\x00" + suiteName))
+	return hex.EncodeToString(sum[:8])
 }
 
 // DrawSalt returns a fresh salt: 64 random bits in hex, which a suite can
