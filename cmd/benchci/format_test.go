@@ -42,11 +42,11 @@ func TestFormatJSON(t *testing.T) {
 	sharded := writeSuite(t, dir, "sharded", fmt.Sprintf(`
   target: b.target.url('%s'),
   workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
-  sweep: b.sweep.rates([5, 10], duration='1s', warmup='100ms'),`, u))
+  sweep: b.sweep.rates([5, 10], duration='2s', warmup='100ms'),`, u))
 	// The shards run at once and aligned, as a merge requires: each
 	// point's windows must overlap.
 	shards := filepath.Join(dir, "shards")
-	startAt := time.Now().Add(3 * time.Second).UTC().Truncate(time.Second).Add(time.Second).Format(time.RFC3339)
+	startAt := time.Now().Add(5 * time.Second).UTC().Truncate(time.Second).Add(time.Second).Format(time.RFC3339)
 	var wg sync.WaitGroup
 	for _, sh := range []string{"0/2", "1/2"} {
 		wg.Go(func() {

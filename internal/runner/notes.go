@@ -56,7 +56,7 @@ func serverOverhead(p *result.Point) (*result.Overhead, string) {
 		return nil, ""
 	}
 	if d < 0 {
-		return nil, fmt.Sprintf("the client's TTFT mean (%.2f ms) is %.2f ms below the server's own (%.2f ms), which no request can be: the two differ in what they cover (the server's mean includes the warm-up requests and its own queue accounting) or in their clocks, so the network, gateway and client overhead cannot be read from them",
+		return nil, fmt.Sprintf("the client's TTFT mean (%.2f ms) is %.2f ms below the server's own (%.2f ms), which no request can be: the two differ in what they cover (the server's mean may include requests outside the window, and its own queue accounting) or in their clocks, so the network, gateway and client overhead cannot be read from them",
 			ttft.Mean, -d, st*1000)
 	}
 	return &result.Overhead{TTFTMeanMs: d}, ""

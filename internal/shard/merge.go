@@ -102,7 +102,7 @@ func Merge(files []*result.File, maxSkew time.Duration) (*result.File, error) {
 			// Shards that each drew a salt sent different text; no one
 			// salt repeats the merged run, so none is recorded.
 			out.PromptSalt = ""
-			out.Notes = append(out.Notes, "the shards drew their own prompt salts (workload.prompts.salt: 'run'), so their prompts' text differs; give every shard one fixed salt to repeat the run")
+			out.Notes = append(out.Notes, "the shards drew their own prompt salts (workload.prompts.salt: 'run'), so their prompts' text differs and shared prefixes are not shared across shards; shards aligned by --start-at salt alike")
 		}
 		if sk := f.StartSkewMs(); sk > float64(maxSkew)/float64(time.Millisecond) {
 			out.Notes = append(out.Notes, fmt.Sprintf("shard %d started a point %.0f ms after its aligned time (above %v): the shards' timelines did not line up, and the merged load came in a shifted wave", f.Shard.Index, sk, maxSkew))
