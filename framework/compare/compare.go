@@ -78,6 +78,9 @@ type Report struct {
 	// RequestsDiffer says how the two runs' requests differed beyond the
 	// suite, such as ignore_eos dropped for an engine that does not take it.
 	RequestsDiffer string `json:"requests_differ,omitempty"`
+	// DefinitionsDiffer says which figures the two sides' benchci
+	// versions define differently (result.FiguresChanges).
+	DefinitionsDiffer string `json:"definitions_differ,omitempty"`
 	// NotGated lists the tolerance keys the suite turned off ('off'):
 	// their figures are shown in the run's table, never judged here.
 	NotGated  []string     `json:"not_gated,omitempty"`
@@ -277,6 +280,7 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 	}
 	r.Comparable = true
 	r.RequestsDiffer = requestsDiffer(base, cand)
+	r.DefinitionsDiffer = definitionsDiffer(base.Figures, cand.Figures)
 	if r.Baseline.Target != r.Candidate.Target {
 		r.TargetChanged = fmt.Sprintf("%s -> %s", r.Baseline.Target, r.Candidate.Target)
 	}
@@ -793,4 +797,30 @@ func structuredCounts(ps []*result.Point) (correct, checked int64) {
 // side lacks the figure.
 func Differ(k metric.Key, a, b []*result.Point) (Row, bool) {
 	return judge("", metricOf(k), a, b, map[string]metric.Band{"default": {}})
+}
+
+// definitionsDiffer says which figures were defined otherwise between the
+// versions of the two sides' definitions: "" when they agree.
+func definitionsDiffer(b, c int) string {
+	lo, hi := max(min(b, c), 0), max(b, c)
+	var changes []string
+	if hi > result.Figures {
+		// From a later benchci (or a file that says so): its changes are
+		// not known here, and a hostile number must not drive the loop.
+		changes = append(changes, fmt.Sprintf("definitions version %d, newer than this benchci's %d", hi, result.Figures))
+		hi = result.Figures
+	}
+	for v := lo + 1; v <= hi; v++ {
+		if ch, ok := result.FiguresChanges[v]; ok {
+			changes = append(changes, ch)
+		}
+	}
+	if len(changes) == 0 {
+		return ""
+	}
+	older := "the baseline"
+	if c < b {
+		older = "this run"
+	}
+	return fmt.Sprintf("%s was measured by a benchci that defined some figures otherwise (since then: %s): a move in those figures may be the definitions', not the server's; record the baseline again with one version", older, strings.Join(changes, "; "))
 }

@@ -564,3 +564,27 @@ func TestDefaultOffRefused(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+// A baseline measured under earlier definitions of the figures is said to
+// be, with what changed; one version on both sides says nothing.
+func TestDefinitionsDiffer(t *testing.T) {
+	t.Parallel()
+	one := []string{"rate=1"}
+	base, cand := build(t, spec{one, 1, 100, 100, 1, 1, 0}), build(t, spec{one, 1, 100, 100, 1, 2, 0})
+	cand.Figures = result.Figures
+	r, err := Compare(base, cand, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(r.DefinitionsDiffer, "the baseline was measured by a benchci that defined some figures otherwise (since then: ITL spreads") {
+		t.Errorf("%q", r.DefinitionsDiffer)
+	}
+	base.Figures = result.Figures
+	if r, _ := Compare(base, cand, nil); r.DefinitionsDiffer != "" {
+		t.Errorf("same version: %q", r.DefinitionsDiffer)
+	}
+	base.Figures = math.MaxInt // hostile: must not loop to it
+	if r, _ := Compare(base, cand, nil); !strings.Contains(r.DefinitionsDiffer, "newer than this benchci's") {
+		t.Errorf("future version: %q", r.DefinitionsDiffer)
+	}
+}

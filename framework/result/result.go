@@ -25,6 +25,16 @@ import (
 // migrating them (see migrate.go); it refuses other versions.
 const Schema = "benchci.result/v2"
 
+// Figures is the version of the figures' definitions this build
+// measures by; FiguresChanges says what each version changed.
+const Figures = 2
+
+// FiguresChanges lists, by version, how the figures' definitions changed
+// from the version before.
+var FiguresChanges = map[int]string{
+	2: "ITL spreads chunks read together over their gaps, answers with no content are out of TTFT and TPOT, server counters cover the measured window, each trial draws its own arrivals, and a wait for a place under max_concurrency is not send lag",
+}
+
 // CountingRule is how this version counts throughput.
 const CountingRule = "throughput counts the answers, and their tokens, that ended inside the measured window, whoever sent them (warm-up requests included, and a request still streaming at the window's end counts its tokens up to it); failed requests count in the error rate, never in throughput; goodput counts the answers throughput counts that met every per-request SLO; the send rate counts requests sent inside the window, so a point whose requests outlast the window shows a send rate above its request throughput"
 
@@ -43,6 +53,11 @@ type File struct {
 	// Counting states how the throughput figures count (CountingRule when
 	// written by this version), so the file explains itself.
 	Counting string `json:"counting,omitempty"`
+	// Figures is the version of the figures' definitions the file was
+	// measured under (Figures when written by this version; 0 before
+	// they were numbered): a comparison across versions says which
+	// figures may have moved by definition rather than by the server.
+	Figures int `json:"figures,omitempty"`
 	// Notes are caveats a reader of the figures should know.
 	Notes    []string  `json:"notes,omitempty"`
 	Started  time.Time `json:"started"`

@@ -52,6 +52,9 @@ func diffTable(r *compare.Report) *Table {
 	if n := NotGatedNote(r); n != "" {
 		t.Notes = append(t.Notes, n)
 	}
+	if r.DefinitionsDiffer != "" {
+		t.Notes = append(t.Notes, r.DefinitionsDiffer)
+	}
 	for _, row := range r.Rows {
 		delta := Text("-")
 		if row.Delta != nil {
@@ -89,6 +92,9 @@ func diffText(r *compare.Report) []*Table {
 	}
 	if n := NotGatedNote(r); n != "" {
 		head.Notes = append(head.Notes, "note: "+n)
+	}
+	if r.DefinitionsDiffer != "" {
+		head.Notes = append(head.Notes, "note: "+r.DefinitionsDiffer)
 	}
 	grid := diffTable(r)
 	grid.Title, grid.Notes = "", []string{Headline([]*compare.Report{r})}

@@ -185,6 +185,9 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 		if n := NotGatedNote(r); n != "" {
 			fmt.Fprintf(b, "> ℹ️ %s\n\n", Escape(n))
 		}
+		if r.DefinitionsDiffer != "" && r.Comparable {
+			fmt.Fprintf(b, "> ⚠️ %s\n\n", Escape(r.DefinitionsDiffer))
+		}
 		if !r.Comparable && !r.NoBaseline {
 			fmt.Fprintf(b, "> ❌ **Not compared:** %s\n\n", Escape(r.Refusal))
 		}

@@ -29,6 +29,9 @@ func Summary(w io.Writer, r *compare.Report) error {
 	if n := NotGatedNote(r); n != "" {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
+	if r.DefinitionsDiffer != "" {
+		fmt.Fprintf(w, "  note: %s\n", OneLine(r.DefinitionsDiffer))
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	change := func(verdict string, row compare.Row) {
 		if row.Metric == "*" {

@@ -110,7 +110,7 @@ func Run(ctx context.Context, in Input, opts Options) (*result.File, error) {
 	s := in.Suite
 	f := &result.File{
 		Schema:   result.Schema,
-		Counting: result.CountingRule,
+		Counting: result.CountingRule, Figures: result.Figures,
 		Tool:     result.Tool{Name: "benchci", Version: opts.Version},
 		Suite:    in.record(opts.Order),
 		Started:  time.Now().UTC(),

@@ -54,7 +54,7 @@ func notRun(v Input, order, version string, cause error) *result.File {
 	now := time.Now().UTC()
 	s := v.Suite
 	return &result.File{
-		Schema: result.Schema, Counting: result.CountingRule, Tool: result.Tool{Name: "benchci", Version: version},
+		Schema: result.Schema, Counting: result.CountingRule, Figures: result.Figures, Tool: result.Tool{Name: "benchci", Version: version},
 		Suite:  v.record(order),
 		Target: result.Target{Kind: string(s.Target.Kind)}, Started: now, Finished: now,
 		Incomplete: true, Error: "not run: " + cause.Error(), Points: []result.Point{},

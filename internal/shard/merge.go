@@ -81,7 +81,7 @@ func Merge(files []*result.File, maxSkew time.Duration) (*result.File, error) {
 
 	out := &result.File{
 		Schema: result.Schema, Tool: first.Tool, Suite: first.Suite, Target: first.Target, Engine: first.Engine, Sent: first.Sent,
-		Counting: first.Counting, Calibration: first.Calibration, ServerLog: first.ServerLog, PromptSalt: first.PromptSalt,
+		Counting: first.Counting, Figures: first.Figures, Calibration: first.Calibration, ServerLog: first.ServerLog, PromptSalt: first.PromptSalt,
 		Started: first.Started, Finished: first.Finished, Points: []result.Point{},
 	}
 	var problems []string
