@@ -1,9 +1,9 @@
 package result
 
 import (
-	"math"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"

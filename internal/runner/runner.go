@@ -111,10 +111,10 @@ func Run(ctx context.Context, in Input, opts Options) (*result.File, error) {
 	f := &result.File{
 		Schema:   result.Schema,
 		Counting: result.CountingRule, Figures: result.Figures,
-		Tool:     result.Tool{Name: "benchci", Version: opts.Version},
-		Suite:    in.record(opts.Order),
-		Started:  time.Now().UTC(),
-		Points:   []result.Point{},
+		Tool:    result.Tool{Name: "benchci", Version: opts.Version},
+		Suite:   in.record(opts.Order),
+		Started: time.Now().UTC(),
+		Points:  []result.Point{},
 	}
 	if sh := opts.Shard; sh.Count > 1 {
 		f.Shard = &result.Shard{Index: sh.Index, Count: sh.Count, Started: f.Started}
