@@ -73,6 +73,13 @@ With --format markdown or json the proposals are a table instead.`,
 				if f.Incomplete {
 					return &exitError{exitUsage, errors.New("run incomplete: " + f.Error)}
 				}
+				for _, p := range f.Points {
+					if !p.Valid() {
+						// A band sized without this point's noise would be
+						// a guess: say so rather than print a short list.
+						return &exitError{exitInconclusive, fmt.Errorf("run %d: %s did not measure the server (%s), even after its reruns: bands need every point measured; rerun on a quieter machine", i+1, p.Label, strings.Join(p.Validity.Invalid, "; "))}
+					}
+				}
 				files = append(files, f)
 			}
 			ps, err := bands.Propose(files, fl/100, margin)

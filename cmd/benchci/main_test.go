@@ -434,8 +434,10 @@ func TestRunWritesRequests(t *testing.T) {
 		if r.Error == "" && (r.OutputTokens != 6 || len(r.GapsMs) != r.Chunks-1) {
 			t.Errorf("record %+v: want 6 tokens and a gap between each chunk", r)
 		}
-		if r.Error == "abandoned" && r.OutputTokens != 2 {
-			t.Errorf("record %+v: abandoned after 2 tokens", r)
+		// The user stops at the first chunk that reaches 2 tokens: on a
+		// busy machine the server may have put two tokens in one chunk.
+		if r.Error == "abandoned" && (r.OutputTokens < 2 || r.OutputTokens >= 6) {
+			t.Errorf("record %+v: abandoned at the chunk that reached 2 tokens, before all 6", r)
 		}
 	}
 	if abandoned == 0 {
@@ -460,6 +462,14 @@ func TestBandsProposesValidTolerances(t *testing.T) {
   cost: b.cost.gpu(usd_per_hour=1),`
 	path := writeSuite(t, dir, "noise", body)
 	code, stdout, stderr := runCLI(t, context.Background(), "bands", "--runs", "3", "--progress=false", path)
+	if code == exitInconclusive {
+		// The machine stalled through a point's reruns: bands says so
+		// rather than propose bands without that point's noise.
+		if !strings.Contains(stderr, "did not measure the server") {
+			t.Errorf("exit 3 without the evidence:\n%s", stderr)
+		}
+		t.Skipf("this machine was too busy to measure the server (exit 3):\n%s", stderr)
+	}
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}

@@ -63,8 +63,8 @@ func TestRecover(t *testing.T) {
 		{"derived-2", derived, nil, []float64{1.1, 1.3, 0.6}},
 	}
 	for i, c := range cases {
-		if raceEnabled && i%2 == 1 {
-			continue // the second of each kind: see raceEnabled
+		if raceEnabled && i != 1 {
+			continue // the quickest case alone: see raceEnabled
 		}
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -3,5 +3,5 @@
 package simfit
 
 // raceEnabled: the race detector slows the fits' replays about tenfold,
-// so TestRecover fits one hidden profile of each kind instead of two.
+// so TestRecover fits one hidden profile (the quickest) instead of four.
 const raceEnabled = true
