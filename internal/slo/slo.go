@@ -159,6 +159,10 @@ func Judge(s *suite.Suite, f *result.File) {
 			f.SLOs = append(f.SLOs, result.SLO{Name: Name(slo), Limit: limit, Unit: unit(slo.Metric), Inconclusive: true,
 				Note: "inconclusive: the capacity search stopped: " + c.Why})
 		}
+		// A probe that did measure the server and found it broken (nothing
+		// completed, most requests failed) still fails the run: the search
+		// stopping elsewhere does not excuse it.
+		f.SLOs = append(f.SLOs, Sanity(s, f.Points)...)
 		return
 	}
 	f.SLOs = append(Evaluate(s.SLOs, gated(f)), Sanity(s, gated(f))...)

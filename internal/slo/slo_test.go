@@ -1,6 +1,7 @@
 package slo
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/benchci/benchci/framework/metric"
@@ -135,5 +136,28 @@ func TestJudgeInconclusiveSearch(t *testing.T) {
 		if v.Pass || !v.Inconclusive || v.Note != "inconclusive: the capacity search stopped: the probe at 12 req/s did not measure the server: the machine stalled 1.20 s" {
 			t.Errorf("%+v", v)
 		}
+	}
+}
+
+// A search stopped by an unmeasured probe still fails on a probe that
+// measured a broken server: its sanity verdicts are kept.
+func TestJudgeInconclusiveSearchKeepsSanity(t *testing.T) {
+	t.Parallel()
+	s := suite.Default()
+	s.SLOs = []suite.SLO{{Metric: "ttft", Stat: "p99", Op: "<", Threshold: "500ms"}}
+	broken := point("rate=4", 4, 100, 0)
+	broken.Requests = result.Requests{Sent: 40, Failed: 40, ErrorRate: 1}
+	stalled := point("rate=12", 12, 900, 0)
+	stalled.Validity = &result.Validity{Invalid: []string{"the machine stalled"}}
+	f := &result.File{Points: []result.Point{broken, stalled}, Capacity: &result.Capacity{Bound: result.CapacityInconclusive, Why: "the probe at 12 req/s did not measure the server"}}
+	Judge(s, f)
+	var sanity []result.SLO
+	for _, v := range f.SLOs {
+		if strings.HasPrefix(v.Name, "sanity:") {
+			sanity = append(sanity, v)
+		}
+	}
+	if len(sanity) != 1 || sanity[0].Point != "rate=4" || sanity[0].Pass {
+		t.Errorf("sanity verdicts %+v", sanity)
 	}
 }
