@@ -427,10 +427,16 @@ func (f *freedAt) mark() {
 
 // last is the latest release, or zero before any.
 func (f *freedAt) last() time.Time {
-	if f == nil || f.ns.Load() == 0 {
+	if f == nil {
 		return time.Time{}
 	}
-	return time.Unix(0, f.ns.Load())
+	// One load: a release between two would pair one's check with
+	// another's time.
+	ns := f.ns.Load()
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
 }
 
 // release gives the place up, if held; a nil slot holds none.
