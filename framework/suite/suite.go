@@ -264,8 +264,11 @@ type SimSpec struct {
 	MaxModelLen          int     `json:"max_model_len,omitempty"`
 	// ChunkedPrefill defaults to on.
 	ChunkedPrefill *bool `json:"chunked_prefill,omitempty"`
+	// Engine names the engine model whose overheads, kernel shares and
+	// scheduling defaults apply ("vllm", the default, or "trtllm").
+	Engine string `json:"engine,omitempty"`
 	// Efficiency overrides the engine's achieved shares of the card's
-	// peaks; zero keeps sim.DefaultEfficiency's.
+	// peaks; zero keeps the engine's and the card's.
 	MemoryEfficiency  float64  `json:"memory_efficiency,omitempty"`
 	ComputeEfficiency float64  `json:"compute_efficiency,omitempty"`
 	StepOverhead      Duration `json:"step_overhead,omitempty"`

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"slices"
+	"time"
 )
 
 // ModelCard is what the simulator needs to know of a model: its shapes,
@@ -78,13 +79,92 @@ type GPUCard struct {
 	// (kernel launch and synchronization, as measured by nccl-tests).
 	LinkGBs     float64 `json:"link_gbs"`
 	AllReduceUs float64 `json:"all_reduce_us"`
-	Source      string  `json:"source,omitempty"`
+	// Interconnect is how the tensor-parallel group's GPUs reach each
+	// other (see allReduce): "nvswitch" (every GPU reaches every other at
+	// LinkGBs through switches, as on HGX boards; the default), "mesh"
+	// (a direct link to each of PeerLinks peers sharing LinkGBs, as
+	// Infinity Fabric on MI300X boards), or "pcie" (through the host's
+	// PCIe switches, no peer links: LinkGBs is one GPU's PCIe bandwidth).
+	Interconnect string `json:"interconnect,omitempty"`
+	PeerLinks    int    `json:"peer_links,omitempty"`
+	// AchievedGBs and AchievedTFLOPS are what the best kernels reach on
+	// the card: a device-to-device copy, and large dense matrix products
+	// by compute type. Engines come within a share of these (Engine), not
+	// of the datasheet; where they are unknown, defaultMemoryCeiling and
+	// defaultComputeCeiling of the datasheet stand in.
+	AchievedGBs    float64            `json:"achieved_gbs,omitempty"`
+	AchievedTFLOPS map[string]float64 `json:"achieved_tflops,omitempty"`
+	Source         string             `json:"source,omitempty"`
+}
+
+// Interconnects a card can name.
+const (
+	InterconnectSwitch = "nvswitch"
+	InterconnectMesh   = "mesh"
+	InterconnectPCIe   = "pcie"
+)
+
+// What a card reaches of its datasheet where it has no measurement: the
+// H100 and H200 figures below, rounded down.
+const (
+	defaultMemoryCeiling  = 0.88
+	defaultComputeCeiling = 0.78
+)
+
+func (g GPUCard) memoryCeiling() float64 {
+	if g.AchievedGBs > 0 {
+		return min(1, g.AchievedGBs/g.BandwidthGBs)
+	}
+	return defaultMemoryCeiling
+}
+
+func (g GPUCard) computeCeiling(computeType string) float64 {
+	if a := g.AchievedTFLOPS[computeType]; a > 0 && g.TFLOPS[computeType] > 0 {
+		return min(1, a/g.TFLOPS[computeType])
+	}
+	return defaultComputeCeiling
+}
+
+// allReduce is the time of one all-reduce of msg bytes per GPU across tp
+// GPUs. On switches (NVSwitch) every GPU sends at its full link rate
+// whatever the group's size, and small messages take one fixed latency
+// (one-shot all-reduce kernels, as vLLM's custom all-reduce and NCCL's
+// NVLS do). A mesh gives a group of tp only tp-1 of its peer links. Over
+// PCIe the collective is a ring (vLLM's custom all-reduce needs peer
+// links beyond two GPUs), whose 2(tp-1) steps each pay a hop's latency,
+// with AllReduceUs the cost of the two steps of a pair.
+func (g GPUCard) allReduce(tp int, msg float64) time.Duration {
+	n := float64(tp)
+	bw := g.LinkGBs * 1e9
+	latency := g.AllReduceUs
+	switch g.Interconnect {
+	case InterconnectMesh:
+		if g.PeerLinks > 0 {
+			bw *= min(1, (n-1)/float64(g.PeerLinks))
+		}
+	case InterconnectPCIe:
+		latency *= n - 1
+	}
+	return time.Duration((latency*1e-6 + 2*(n-1)/n*msg/bw) * 1e9)
 }
 
 // Check reports the first missing or impossible field.
 func (g GPUCard) Check() error {
 	if g.MemoryGiB <= 0 || g.BandwidthGBs <= 0 || g.TFLOPS["bf16"] <= 0 || g.LinkGBs <= 0 {
 		return fmt.Errorf("gpu card %q: memory_gib, bandwidth_gbs, tflops.bf16 and link_gbs must be positive", g.Name)
+	}
+	switch g.Interconnect {
+	case "", InterconnectSwitch, InterconnectMesh, InterconnectPCIe:
+	default:
+		return fmt.Errorf("gpu card %q: interconnect %q: want %s, %s or %s", g.Name, g.Interconnect, InterconnectSwitch, InterconnectMesh, InterconnectPCIe)
+	}
+	if g.PeerLinks < 0 || g.AchievedGBs < 0 || g.AllReduceUs < 0 {
+		return fmt.Errorf("gpu card %q: peer_links, achieved_gbs and all_reduce_us must not be negative", g.Name)
+	}
+	for k, v := range g.AchievedTFLOPS {
+		if v < 0 || g.TFLOPS[k] <= 0 {
+			return fmt.Errorf("gpu card %q: achieved_tflops.%s needs a positive tflops.%s and must not be negative", g.Name, k, k)
+		}
 	}
 	return nil
 }
@@ -107,6 +187,9 @@ var modelCards = []ModelCard{
 	{Name: "qwen2.5-72b", Served: "Qwen/Qwen2.5-72B-Instruct", Params: 72.7e9, Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128,
 		Intermediate: 29568, Vocab: 152064, ContextLen: 32768,
 		Source: "huggingface.co/Qwen/Qwen2.5-72B-Instruct config.json; 72.7B parameters"},
+	{Name: "llama-3.1-405b", Served: "meta-llama/Llama-3.1-405B-Instruct", Params: 405.85e9, Layers: 126, Hidden: 16384, Heads: 128, KVHeads: 8, HeadDim: 128,
+		Intermediate: 53248, Vocab: 128256, ContextLen: 131072,
+		Source: "huggingface.co/meta-llama/Llama-3.1-405B config.json; 405.85B parameters from its shapes (untied embeddings)"},
 	{Name: "mixtral-8x7b", Served: "mistralai/Mixtral-8x7B-Instruct-v0.1", Params: 46.7e9, ExpertParams: 45.1e9, Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128,
 		Intermediate: 14336, Vocab: 32000, Experts: 8, ExpertsPerToken: 2, ContextLen: 32768,
 		Source: "huggingface.co/mistralai/Mixtral-8x7B-v0.1 config.json; 46.7B parameters, 12.9B active; experts 32 layers x 8 x 3 x 4096 x 14336 = 45.1B"},
@@ -114,20 +197,24 @@ var modelCards = []ModelCard{
 
 var gpuCards = []GPUCard{
 	{Name: "a100-80gb", MemoryGiB: 80, BandwidthGBs: 2039, TFLOPS: map[string]float64{"bf16": 312},
-		LinkGBs: 300, AllReduceUs: 25,
+		LinkGBs: 300, AllReduceUs: 25, Interconnect: InterconnectSwitch,
 		Source: "NVIDIA A100 datasheet (SXM4 80GB): 2,039 GB/s HBM2e, 312 TFLOPS BF16 dense, NVLink 600 GB/s both directions; no FP8 units"},
 	{Name: "h100-sxm", MemoryGiB: 79.6, BandwidthGBs: 3350, TFLOPS: map[string]float64{"bf16": 989, "fp8": 1979},
-		LinkGBs: 450, AllReduceUs: 20,
+		LinkGBs: 450, AllReduceUs: 20, Interconnect: InterconnectSwitch,
 		Source: "NVIDIA H100 datasheet (SXM5): 80 GB HBM3 (79.6 GiB usable), 3.35 TB/s, 989 TFLOPS BF16 / 1,979 FP8 dense, NVLink 900 GB/s both directions"},
 	{Name: "h200", MemoryGiB: 140.4, BandwidthGBs: 4800, TFLOPS: map[string]float64{"bf16": 989, "fp8": 1979},
-		LinkGBs: 450, AllReduceUs: 20,
-		Source: "NVIDIA H200 datasheet (SXM): 141 GB HBM3e (140.4 GiB usable), 4.8 TB/s, H100's compute, NVLink 900 GB/s both directions"},
+		LinkGBs: 450, AllReduceUs: 20, Interconnect: InterconnectSwitch,
+		AchievedGBs: 4258, AchievedTFLOPS: map[string]float64{"bf16": 787},
+		Source: "NVIDIA H200 datasheet (SXM): 141 GB HBM3e (140.4 GiB usable), 4.8 TB/s, H100's compute, NVLink 900 GB/s both directions; " +
+			"achieved: a 4,258 GB/s copy and 787 TFLOPS BF16 matrix products, measured/h200-llama-3-8b.json's ceilings"},
 	{Name: "l40s", MemoryGiB: 45, BandwidthGBs: 864, TFLOPS: map[string]float64{"bf16": 362, "fp8": 733},
-		LinkGBs: 32, AllReduceUs: 40,
+		LinkGBs: 32, AllReduceUs: 40, Interconnect: InterconnectPCIe,
 		Source: "NVIDIA L40S datasheet: 48 GB GDDR6 (45 GiB usable), 864 GB/s, 362 TFLOPS BF16 / 733 FP8 dense, PCIe Gen4 x16 (no NVLink)"},
 	{Name: "mi300x", MemoryGiB: 192, BandwidthGBs: 5300, TFLOPS: map[string]float64{"bf16": 1307, "fp8": 2615},
-		LinkGBs: 448, AllReduceUs: 25,
-		Source: "AMD Instinct MI300X datasheet: 192 GB HBM3, 5.3 TB/s, 1,307 TFLOPS BF16 / 2,615 FP8 dense, Infinity Fabric 7 x 128 GB/s links"},
+		LinkGBs: 448, AllReduceUs: 25, Interconnect: InterconnectMesh, PeerLinks: 7,
+		AchievedGBs: 4293, AchievedTFLOPS: map[string]float64{"bf16": 588, "fp8": 1177},
+		Source: "AMD Instinct MI300X datasheet: 192 GB HBM3, 5.3 TB/s, 1,307 TFLOPS BF16 / 2,615 FP8 dense, Infinity Fabric 7 x 128 GB/s links (64 GB/s each way); " +
+			"achieved: ~81% of its bandwidth and ~45% of its peak FLOP/s in BF16 and FP8, SemiAnalysis's MI300X vs H100 measurements (Dec 2024) as reported at aiweekly.co/alerts/amd-mi300x-hits-only-45-of-peak-flops-in-practice"},
 }
 
 // LookupModel returns the named built-in model card.

@@ -55,6 +55,9 @@ type Profile struct {
 	BlockSize int `json:"block_size,omitempty"`
 	// NoChunkedPrefill prefills a prompt in one step or not at all.
 	NoChunkedPrefill bool `json:"no_chunked_prefill,omitempty"`
+	// RequestOverhead delays each request's arrival at the scheduler: the
+	// engine's HTTP, chat template and tokenizer (see Efficiency).
+	RequestOverhead time.Duration `json:"request_overhead,omitempty"`
 }
 
 // stepCost returns the function that prices a step.
@@ -71,7 +74,7 @@ func (p Profile) stepCost() func(batch) time.Duration {
 // IdleTTFT is the TTFT of a lone request with the given prompt length,
 // including the template tokens the server adds for chat requests.
 func (p Profile) IdleTTFT(promptTokens int) time.Duration {
-	return p.StepBase + time.Duration(promptTokens)*p.PrefillPerToken
+	return p.RequestOverhead + p.StepBase + time.Duration(promptTokens)*p.PrefillPerToken
 }
 
 // IdleITL is the gap between chunks of a lone request.
@@ -145,8 +148,9 @@ func ProfileNames() []string {
 }
 
 // Resolve returns the named profile: a constant profile's name, or a
-// derived one's, model@gpu with optional suffixes -tpN, -fp8 (weights)
-// and -kvfp8 (KV cache), e.g. llama-3-70b@h100-sxm-tp4-fp8.
+// derived one's, model@gpu with optional suffixes -tpN, -fp8 (weights),
+// -kvfp8 (KV cache) and an engine model (-trtllm), e.g.
+// llama-3-70b@h100-sxm-tp4-fp8.
 func Resolve(name string) (Profile, error) {
 	if p, ok := Lookup(name); ok {
 		return p, nil
@@ -191,6 +195,8 @@ func ParseSpecName(name string) (Spec, error) {
 			s.TP = tp
 		case strings.HasPrefix(suf, "kv"):
 			s.KVCache = suf[2:]
+		case slices.Contains(EngineNames(), suf):
+			s.Engine = suf
 		default:
 			s.Weights = suf
 		}

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/benchci/benchci/internal/clock"
 	"github.com/benchci/benchci/internal/netstamp"
 	"github.com/benchci/benchci/internal/words"
 )
@@ -258,8 +259,11 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 	}
 	tr.PromptTokens, tr.Model = prompt, req.Model
 
-	sq := newSeq(prompt, maxTokens, hashes)
 	ctx := r.Context()
+	if !s.requestPath(ctx) {
+		return
+	}
+	sq := newSeq(prompt, maxTokens, hashes)
 	if err := s.eng.submit(ctx, sq); err != nil {
 		return
 	}
@@ -442,6 +446,9 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 		seqs[i] = newSeq(n, 1, nil)
 	}
 	ctx := r.Context()
+	if !s.requestPath(ctx) {
+		return
+	}
 	for _, sq := range seqs {
 		if err := s.eng.submit(ctx, sq); err != nil {
 			return
@@ -761,4 +768,14 @@ func (c *chunkWriter) appendUsage(prompt, completion int) {
 	c.buf = append(c.buf, `,"total_tokens":`...)
 	c.buf = strconv.AppendInt(c.buf, int64(prompt+completion), 10)
 	c.buf = append(c.buf, '}')
+}
+
+// requestPath waits out the profile's request overhead (the modelled
+// engine's HTTP, template and tokenizer work) before a request reaches the
+// scheduler, reporting false if the client left meanwhile.
+func (s *Server) requestPath(ctx context.Context) bool {
+	if s.p.RequestOverhead <= 0 {
+		return true
+	}
+	return clock.SleepUntil(ctx, time.Now().Add(s.p.RequestOverhead), clock.DefaultSpin)
 }

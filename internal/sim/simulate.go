@@ -93,7 +93,7 @@ func Simulate(p Profile, run Run) RunResult {
 		in, out := run.Lengths(rng)
 		in, out = max(in, 1), max(out, 1)
 		s := newSeq(in, out, nil)
-		s.arrived = at
+		s.arrived = at.Add(p.RequestOverhead) // after the server's request path
 		return &req{s: s, sent: at, measured: i >= run.Warmup}
 	}
 	var pending []*req // sent, in arrival order, not yet handed over
@@ -127,9 +127,9 @@ func Simulate(p Profile, run Run) RunResult {
 			if len(pending) == 0 {
 				break
 			}
-			t = later(t, pending[0].sent)
+			t = later(t, pending[0].s.arrived)
 		}
-		for len(pending) > 0 && !pending[0].sent.After(t) {
+		for len(pending) > 0 && !pending[0].s.arrived.After(t) {
 			r := pending[0]
 			pending = pending[1:]
 			if r.measured {
@@ -146,7 +146,7 @@ func Simulate(p Profile, run Run) RunResult {
 		if b.seqs == 0 {
 			if len(pending) > 0 {
 				// Nothing fits now; move on to the next arrival.
-				t = later(t, pending[0].sent)
+				t = later(t, pending[0].s.arrived)
 				continue
 			}
 			break // what waits can never be admitted

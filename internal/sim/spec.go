@@ -9,19 +9,24 @@ import (
 
 // Spec derives a profile from a model card, a GPU card, the tensor-parallel
 // degree and the engine's knobs, in the manner of roofline simulators
-// (LLM-Viewer, Vidur's analytical mode): every step of the engine costs
+// (LLM-Viewer, Vidur's analytical mode). Every step of the engine costs,
+// per GPU,
 //
-//	max(bytes moved / (bandwidth x MemoryEfficiency),
-//	    FLOPs / (peak FLOP/s x ComputeEfficiency))
+//	matmuls(weights / bandwidth, layer FLOPs / FLOP/s)
+//	+ attention(KV bytes / bandwidth, attention FLOPs / FLOP/s)
 //	+ tensor-parallel all-reduces + StepOverhead + SeqOverhead x sequences
 //
-// per GPU, where the bytes are the weights a step streams (all of a dense
-// model; the shared part and the experts the step's tokens touch of a MoE)
-// plus the KV cache its attention reads, and the FLOPs are 2 x the layers'
-// active parameters per token, the output projection once per sequence,
-// and attention over each token's context. Decode
-// steps land on the memory side of the max, long prefills on the compute
-// side. The KV cache holds what the memory left over after weights and
+// where each kernel group's memory and compute terms combine as a smooth
+// maximum (see overlap) rather than a hard one, and the two groups add:
+// attention runs after the matrix products, not beside them, so a large
+// decode batch that the matrix products make compute-bound still pays for
+// reading its KV cache. The weights are all of a dense model's (the shared
+// part and the experts the step's tokens touch of a MoE); the FLOPs are 2 x
+// the layers' active parameters per token and the output projection once
+// per sequence. Bandwidth and FLOP/s are the datasheet's times what an
+// engine achieves of them on that card (see GPUCard.AchievedGBs and
+// Engine). The all-reduces follow the card's interconnect (see allReduce).
+// The KV cache holds what the memory left over after weights and
 // activations allows; when a step needs a block that is not there, the
 // engine preempts the newest sequence and later recomputes it, as vLLM
 // does, so the knee of a sweep comes from the card's real limits.
@@ -36,39 +41,112 @@ type Spec struct {
 	// use (vLLM --gpu-memory-utilization); BlockSize the tokens per KV block.
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"`
 	BlockSize            int     `json:"block_size"`
+	// Engine names the serving engine whose overheads and kernel
+	// efficiencies apply (see Engines); empty is vLLM.
+	Engine string `json:"engine,omitempty"`
+	// Roofline is the step-cost model's version: 2 is the one described
+	// above; 1 (what profile files written before version 2 carry) took
+	// the larger of all bytes and all FLOPs, priced every all-reduce
+	// alike, and read efficiencies from one engine-wide default. Fitted
+	// efficiencies only mean something under the model they were fitted
+	// with, so a file keeps its version. 0 is the current one.
+	Roofline int `json:"roofline,omitempty"`
 	Efficiency
 }
 
 // Efficiency is what share of a card's peak a serving engine reaches, and
-// its fixed costs per step. The defaults were set once against the vLLM
-// figures in References (see the README's table) and are the same for
-// every card: they are a statement about engines, not about one GPU.
+// its fixed costs per step and per request. Zero fields take the engine's
+// and the card's defaults (see Engine, GPUCard.AchievedGBs); `benchci sim
+// fit` sets them from a team's own measurements.
 type Efficiency struct {
 	// MemoryEfficiency is achieved over datasheet bandwidth while
 	// streaming weights and KV (decode).
 	MemoryEfficiency float64 `json:"memory_efficiency"`
-	// ComputeEfficiency is achieved over dense datasheet FLOP/s (prefill).
+	// ComputeEfficiency is achieved over dense datasheet FLOP/s of the
+	// weights' compute type (prefill).
 	ComputeEfficiency float64 `json:"compute_efficiency"`
 	// StepOverhead is the per-step time the GPU is not busy with the
 	// model: scheduling, input preparation, sampling, kernel launches.
 	StepOverhead time.Duration `json:"step_overhead"`
 	// SeqOverhead is what each sequence in the step adds to it.
 	SeqOverhead time.Duration `json:"seq_overhead"`
+	// RequestOverhead is a request's way from the server's socket to the
+	// scheduler's queue: HTTP parsing, chat template and tokenization. It
+	// delays every request's admission, so it adds to TTFT and not to ITL.
+	RequestOverhead time.Duration `json:"request_overhead,omitempty"`
 }
 
-// DefaultEfficiency is the efficiency a Spec gets when it sets none.
+// DefaultEfficiency is the efficiency of roofline version 1, which every
+// spec took when it set none. Version 2 derives it per engine and card.
 var DefaultEfficiency = Efficiency{MemoryEfficiency: 0.8, ComputeEfficiency: 0.5, StepOverhead: 1800 * time.Microsecond, SeqOverhead: 4 * time.Microsecond}
+
+// Engine is what a serving engine adds to the kernels of a card: how close
+// its kernels come to the card's best (a copy's bandwidth, a large matrix
+// product's FLOP/s), its fixed costs, and its scheduling defaults.
+type Engine struct {
+	Name string
+	// KernelMemory is the share of the card's achieved copy bandwidth the
+	// engine's decode matrix products reach (they read each weight once,
+	// in tiles, between launches); KernelCompute the share of its
+	// achieved matrix-product FLOP/s a whole prefill reaches (norms,
+	// activations and attention's softmax are not matrix products).
+	KernelMemory, KernelCompute                float64
+	StepOverhead, SeqOverhead, RequestOverhead time.Duration
+	// Scheduling defaults: the cap on running sequences and on tokens
+	// per step (vLLM --max-num-seqs and --max-num-batched-tokens;
+	// TensorRT-LLM max_batch_size and max_num_tokens).
+	MaxNumSeqs, MaxBatchedTokens int
+	Source                       string
+}
+
+// Engines are the engine models a spec can name. None sets a request
+// overhead: NIM's concurrency-1 row suggests ~25 ms for a 5,000-token
+// prompt, but a fixed delay in front of the scheduler phase-locks the
+// simulator's closed loops (clients that finish together arrive together,
+// and queue behind each other's prefills: the median TTFT at 25 clients
+// tripled), which real clients' jitter does not do. Fitted profiles may
+// set one (Efficiency.RequestOverhead).
+//
+// Engines are the engine models a spec can name. The figures each rests
+// on are in its Source; the README's tables show them against published
+// serving figures.
+var Engines = []Engine{
+	{
+		Name: "vllm", KernelMemory: 0.86, KernelCompute: 0.7,
+		StepOverhead: 1500 * time.Microsecond, SeqOverhead: 4 * time.Microsecond,
+		MaxNumSeqs: 256, MaxBatchedTokens: 8192,
+		Source: "kernel shares: measured/h200-llama-3-8b.json, decode matrix products at batch 1 reach 3.65 of the 4.26 TB/s a copy reaches (0.86) " +
+			"and a prefill of 8192 tokens 553 of 787 matmul TFLOPS (0.70); overheads: the vLLM latency rows of References; defaults: vLLM's --max-num-seqs and --max-num-batched-tokens",
+	},
+	{
+		Name: "trtllm", KernelMemory: 0.86, KernelCompute: 0.7,
+		StepOverhead: 1500 * time.Microsecond, SeqOverhead: 4 * time.Microsecond,
+		MaxNumSeqs: 2048, MaxBatchedTokens: 8192,
+		Source: "kernel shares and overheads as vLLM's until a published row tells them apart; defaults: trtllm-serve's max_batch_size 2048 and max_num_tokens 8192",
+	},
+}
+
+// LookupEngine returns the named engine model; "" is vLLM.
+func LookupEngine(name string) (Engine, bool) {
+	if name == "" {
+		name = "vllm"
+	}
+	return lookup(Engines, name, func(e Engine) string { return e.Name })
+}
+
+// EngineNames lists the engine models.
+func EngineNames() []string { return names(Engines, func(e Engine) string { return e.Name }) }
 
 // Engine knobs a derived profile starts from (vLLM's serving defaults).
 const (
 	DefaultGPUMemoryUtilization = 0.9
 	DefaultBlockSize            = 16
-	defaultMaxNumSeqs           = 256
-	defaultMaxBatchedTokens     = 8192
 	defaultMaxModelLen          = 8192
 	// nonTorchBytes is memory outside the engine's tensors (CUDA context,
 	// NCCL buffers, CUDA graphs) that the utilization cap also covers.
 	nonTorchBytes = 1 << 30
+	// rooflineVersion is the step-cost model Derive uses for a new spec.
+	rooflineVersion = 2
 )
 
 func dtypeBytes(dt string) (float64, error) {
@@ -98,7 +176,18 @@ func (s Spec) withDefaults() Spec {
 	if s.BlockSize == 0 {
 		s.BlockSize = DefaultBlockSize
 	}
+	if s.Roofline == 0 {
+		s.Roofline = rooflineVersion
+	}
 	d := DefaultEfficiency
+	if s.Roofline >= 2 {
+		e, _ := LookupEngine(s.Engine) // Derive has refused unknown engines
+		d = Efficiency{
+			MemoryEfficiency:  e.KernelMemory * s.GPU.memoryCeiling(),
+			ComputeEfficiency: e.KernelCompute * s.GPU.computeCeiling(s.computeType()),
+			StepOverhead:      e.StepOverhead, SeqOverhead: e.SeqOverhead, RequestOverhead: e.RequestOverhead,
+		}
+	}
 	if s.MemoryEfficiency == 0 {
 		s.MemoryEfficiency = d.MemoryEfficiency
 	}
@@ -111,7 +200,19 @@ func (s Spec) withDefaults() Spec {
 	if s.SeqOverhead == 0 {
 		s.SeqOverhead = d.SeqOverhead
 	}
+	if s.RequestOverhead == 0 {
+		s.RequestOverhead = d.RequestOverhead
+	}
 	return s
+}
+
+// computeType is the tensor cores the layers' matrix products run on:
+// W8A8 FP8 weights run on FP8 units where the card has them.
+func (s Spec) computeType() string {
+	if wb, _ := dtypeBytes(s.Weights); wb == 1 && s.GPU.TFLOPS["fp8"] > 0 {
+		return "fp8"
+	}
+	return "bf16"
 }
 
 // Knobs are the engine settings a derived profile takes besides the spec;
@@ -128,6 +229,13 @@ type Knobs struct {
 // Derive builds the profile of a spec: its step-cost model, its KV-cache
 // capacity, and its knobs.
 func Derive(s Spec, k Knobs) (Profile, error) {
+	eng, ok := LookupEngine(s.Engine)
+	if !ok {
+		return Profile{}, fmt.Errorf("engine %q: want one of %s", s.Engine, strings.Join(EngineNames(), ", "))
+	}
+	if s.Roofline < 0 || s.Roofline > rooflineVersion {
+		return Profile{}, fmt.Errorf("roofline version %d: this benchci knows 1 to %d", s.Roofline, rooflineVersion)
+	}
 	s = s.withDefaults()
 	if err := s.Model.Check(); err != nil {
 		return Profile{}, err
@@ -157,10 +265,10 @@ func Derive(s Spec, k Knobs) (Profile, error) {
 		return Profile{}, fmt.Errorf("kv_cache: %w", err)
 	}
 	if k.MaxNumSeqs == 0 {
-		k.MaxNumSeqs = defaultMaxNumSeqs
+		k.MaxNumSeqs = eng.MaxNumSeqs
 	}
 	if k.MaxBatchedTokens == 0 {
-		k.MaxBatchedTokens = defaultMaxBatchedTokens
+		k.MaxBatchedTokens = eng.MaxBatchedTokens
 	}
 	if k.MaxModelLen == 0 {
 		k.MaxModelLen = min(s.Model.ContextLen, defaultMaxModelLen)
@@ -187,8 +295,9 @@ func Derive(s Spec, k Knobs) (Profile, error) {
 		NoChunkedPrefill: k.NoChunkedPrefill,
 		TokensPerStep:    1, ChatTemplateTokens: 5, PrefixCaching: true,
 		KVBlocks: int(blocks), BlockSize: s.BlockSize,
-		Spec:   &s,
-		Source: fmt.Sprintf("derived: %s x %d %s, weights %s, KV cache %s; model: %s; GPU: %s", s.Model.Name, s.TP, s.GPU.Name, s.Weights, s.KVCache, s.Model.Source, s.GPU.Source),
+		RequestOverhead: s.RequestOverhead,
+		Spec:            &s,
+		Source:          fmt.Sprintf("derived: %s x %d %s, weights %s, KV cache %s; model: %s; GPU: %s", s.Model.Name, s.TP, s.GPU.Name, s.Weights, s.KVCache, s.Model.Source, s.GPU.Source),
 	}
 	// The constant fields describe the derived model at idle, for what
 	// reads them (results, the report): a lone decode and one prompt token.
@@ -212,6 +321,9 @@ func SpecName(s Spec) string {
 	}
 	if s.KVCache != "bf16" {
 		b.WriteString("-kv" + s.KVCache)
+	}
+	if s.Engine != "" && s.Engine != "vllm" {
+		b.WriteString("-" + s.Engine)
 	}
 	return b.String()
 }
@@ -247,10 +359,7 @@ func newRoofline(s Spec) roofline {
 	m, g, tp := s.Model, s.GPU, float64(s.TP)
 	wb, _ := dtypeBytes(s.Weights)
 	kb, _ := dtypeBytes(s.KVCache)
-	computeType := "bf16"
-	if wb == 1 && g.TFLOPS["fp8"] > 0 {
-		computeType = "fp8" // W8A8 runs on the FP8 tensor cores
-	}
+	computeType := s.computeType()
 	// Cards count the input embedding and an untied output projection of
 	// the same size in Params. Quantized checkpoints (FP8 from ModelOpt or
 	// LLM Compressor) keep both in BF16 and quantize the layers only; the
@@ -258,6 +367,14 @@ func newRoofline(s Spec) roofline {
 	embedding := float64(m.Vocab * m.Hidden)
 	layers := math.Max(0, m.Params-m.ExpertParams-2*embedding)
 	kvHeadsPerGPU := math.Max(1, float64(m.KVHeads)/tp) // fewer KV heads than GPUs: replicated
+	// Attention and the output projection run in BF16 whatever the
+	// weights (an FP8 KV cache is stored in FP8 and computed on in BF16).
+	// Version 2 scales the layers' efficiency by how the card's BF16
+	// matrix products fare against its FP8 ones.
+	attnEff := s.ComputeEfficiency
+	if s.Roofline >= 2 && computeType != "bf16" {
+		attnEff *= g.computeCeiling("bf16") / g.computeCeiling(computeType)
+	}
 	return roofline{
 		s:               s,
 		denseBytes:      (layers*wb + embedding*2) / tp,
@@ -266,14 +383,12 @@ func newRoofline(s Spec) roofline {
 		// The output projection runs only for the last token of each
 		// sequence in the step (the one that is sampled), so it is not in
 		// every token's FLOPs.
-		flopsPerToken:    2 * math.Max(0, m.ActiveParams()-2*embedding) / tp,
-		logitFlops:       2 * embedding / tp,
-		attnFlopsPerPair: 4 * float64(m.Layers*m.Heads*m.HeadDim) / tp,
-		bandwidth:        g.BandwidthGBs * 1e9 * s.MemoryEfficiency,
-		flops:            g.TFLOPS[computeType] * 1e12 * s.ComputeEfficiency,
-		// Attention runs in BF16 whatever the weights (an FP8 KV cache is
-		// stored in FP8 and computed on in BF16), as does the projection.
-		bf16Flops:         g.TFLOPS["bf16"] * 1e12 * s.ComputeEfficiency,
+		flopsPerToken:     2 * math.Max(0, m.ActiveParams()-2*embedding) / tp,
+		logitFlops:        2 * embedding / tp,
+		attnFlopsPerPair:  4 * float64(m.Layers*m.Heads*m.HeadDim) / tp,
+		bandwidth:         g.BandwidthGBs * 1e9 * s.MemoryEfficiency,
+		flops:             g.TFLOPS[computeType] * 1e12 * s.ComputeEfficiency,
+		bf16Flops:         g.TFLOPS["bf16"] * 1e12 * math.Min(1, attnEff),
 		allReduce:         time.Duration(g.AllReduceUs * 1e3),
 		activationPerTok:  (2*float64(m.Intermediate)/tp + 4*float64(m.Hidden)) * 2,
 		weightBytesPerGPU: ((m.Params-2*embedding)*wb + 2*embedding*2) / tp,
@@ -290,12 +405,8 @@ func (r roofline) kvTokens(maxBatchedTokens, maxNumSeqs int) int64 {
 	return int64(math.Max(0, budget-reserved) / r.kvBytesPerToken)
 }
 
-// step is the modelled duration of one engine step.
-func (r roofline) step(b batch) time.Duration {
-	tokens := float64(b.decodes + b.prefill)
-	if tokens == 0 {
-		return 0
-	}
+// weightBytes is what a step of so many tokens streams of the weights.
+func (r roofline) weightBytes(tokens float64) float64 {
 	weights := r.denseBytes
 	if r.expertBytes > 0 {
 		// Each token routes to k of E experts: the share of experts some
@@ -304,14 +415,58 @@ func (r roofline) step(b batch) time.Duration {
 		touched := 1 - math.Pow(1-float64(m.ExpertsPerToken)/float64(m.Experts), tokens)
 		weights += r.expertBytes * touched
 	}
-	bytes := weights + float64(b.decodeCtx+b.prefillCtx)*r.kvBytesPerToken
+	return weights
+}
+
+// step is the modelled duration of one engine step.
+func (r roofline) step(b batch) time.Duration {
+	tokens := float64(b.decodes + b.prefill)
+	if tokens == 0 {
+		return 0
+	}
+	if r.s.Roofline < 2 {
+		return r.stepV1(b, tokens)
+	}
+	matmuls := overlap(r.weightBytes(tokens)/r.bandwidth,
+		tokens*r.flopsPerToken/r.flops+float64(b.seqs)*r.logitFlops/r.bf16Flops)
+	attention := overlap(float64(b.decodeCtx+b.prefillCtx)*r.kvBytesPerToken/r.bandwidth,
+		float64(b.decodeCtx+b.prefillAttn)*r.attnFlopsPerPair/r.bf16Flops)
+	d := time.Duration((matmuls+attention)*1e9) + r.s.StepOverhead + time.Duration(b.seqs)*r.s.SeqOverhead
+	if r.s.TP > 1 {
+		// Two all-reduces per layer (after attention and after the MLP)
+		// of the step's activations.
+		d += time.Duration(2*r.s.Model.Layers) * r.s.GPU.allReduce(r.s.TP, tokens*float64(r.s.Model.Hidden)*2)
+	}
+	return d
+}
+
+// overlapNorm is the exponent of overlap's smooth maximum. Fitted to the
+// decode matrix products of measured/h200-llama-3-8b.json, which take 4.11
+// ms at batch 1 and 4.88 at batch 128, where their FLOPs would take 90% as
+// long as their bytes: a hard maximum prices the latter at the former.
+const overlapNorm = 3
+
+// overlap is the time of a kernel group whose memory traffic takes m and
+// whose arithmetic takes c alone: a smooth maximum (the overlapNorm-norm),
+// since near the ridge point neither unit is busy all the time; far from
+// it, the larger term alone.
+func overlap(m, c float64) float64 {
+	if m == 0 || c == 0 {
+		return m + c
+	}
+	hi, lo := max(m, c), min(m, c)
+	return hi * math.Pow(1+math.Pow(lo/hi, overlapNorm), 1.0/overlapNorm)
+}
+
+// stepV1 is roofline version 1's step: the larger of all bytes and all
+// FLOPs, and a ring all-reduce of one latency on every interconnect.
+func (r roofline) stepV1(b batch, tokens float64) time.Duration {
+	bytes := r.weightBytes(tokens) + float64(b.decodeCtx+b.prefillCtx)*r.kvBytesPerToken
 	compute := tokens*r.flopsPerToken/r.flops +
 		(float64(b.seqs)*r.logitFlops+float64(b.decodeCtx+b.prefillAttn)*r.attnFlopsPerPair)/r.bf16Flops
 	busy := math.Max(bytes/r.bandwidth, compute)
 	d := time.Duration(busy*1e9) + r.s.StepOverhead + time.Duration(b.seqs)*r.s.SeqOverhead
 	if tp := r.s.TP; tp > 1 {
-		// Two all-reduces per layer (after attention and after the MLP)
-		// of the step's activations, ring algorithm.
 		msg := tokens * float64(r.s.Model.Hidden) * 2
 		each := r.allReduce + time.Duration(2*float64(tp-1)/float64(tp)*msg/(r.s.GPU.LinkGBs*1e9)*1e9)
 		d += time.Duration(2*r.s.Model.Layers) * each

@@ -50,7 +50,9 @@ func ClosedLoop(p Profile, l Load) ClosedLoopResult {
 	sent, tokens := 0, 0
 	send := func(c *client, at time.Time) {
 		c.s = newSeq(l.Input, l.Output, nil)
-		c.s.arrived, c.start, c.first = at, at, time.Time{}
+		// The request reaches the scheduler after the server's request
+		// path; its latencies count from the send.
+		c.s.arrived, c.start, c.first = at.Add(p.RequestOverhead), at, time.Time{}
 		sent++
 	}
 	clients := make([]*client, min(l.Concurrency, l.Requests))
@@ -121,7 +123,15 @@ func ClosedLoop(p Profile, l Load) ClosedLoopResult {
 			c.s = nil
 			if sent < l.Requests {
 				send(c, t)
-				pending = append(pending, c.s)
+				// In arrival order: the first requests' staggered starts
+				// may still be ahead of this one's.
+				i, _ := slices.BinarySearchFunc(pending, c.s.arrived, func(s *seq, at time.Time) int {
+					if s.arrived.After(at) {
+						return 1
+					}
+					return -1
+				})
+				pending = slices.Insert(pending, i, c.s)
 			}
 		}
 	}

@@ -97,6 +97,11 @@ func Parse(data []byte) (*File, error) {
 	if f.Schema != FileSchema {
 		return nil, fmt.Errorf("schema %q, want %q", untrusted.Text(short(f.Schema)), FileSchema)
 	}
+	if s := f.Profile.Spec; s != nil && s.Roofline == 0 {
+		// Written before the step-cost model had versions: its fitted
+		// efficiencies are version 1's.
+		s.Roofline = 1
+	}
 	p, err := checkProfile(f.Profile)
 	if err != nil {
 		return nil, err
@@ -181,8 +186,8 @@ func checkProfile(p sim.Profile) (sim.Profile, error) {
 	if err := checkCards(s); err != nil {
 		return p, err
 	}
-	if s.StepOverhead < 0 || s.StepOverhead > maxStep || s.SeqOverhead < 0 || s.SeqOverhead > maxPerUnit {
-		return p, fmt.Errorf("spec: step_overhead %v or seq_overhead %v out of 0 to %v", s.StepOverhead, s.SeqOverhead, maxStep)
+	if s.StepOverhead < 0 || s.StepOverhead > maxStep || s.SeqOverhead < 0 || s.SeqOverhead > maxPerUnit || s.RequestOverhead < 0 || s.RequestOverhead > maxStep {
+		return p, fmt.Errorf("spec: step_overhead %v, seq_overhead %v or request_overhead %v out of 0 to %v", s.StepOverhead, s.SeqOverhead, s.RequestOverhead, maxStep)
 	}
 	d, err := sim.Derive(s, sim.Knobs{MaxNumSeqs: p.MaxNumSeqs, MaxBatchedTokens: p.MaxBatchedTokens, MaxModelLen: p.MaxModelLen, NoChunkedPrefill: p.NoChunkedPrefill})
 	if err != nil {
@@ -202,7 +207,8 @@ func checkProfile(p sim.Profile) (sim.Profile, error) {
 func checkCards(s sim.Spec) error {
 	m, g := s.Model, s.GPU
 	for _, t := range []struct{ field, s string }{{"spec.model.name", m.Name}, {"spec.model.served", m.Served}, {"spec.model.source", m.Source},
-		{"spec.gpu.name", g.Name}, {"spec.gpu.source", g.Source}, {"spec.weights", s.Weights}, {"spec.kv_cache", s.KVCache}} {
+		{"spec.gpu.name", g.Name}, {"spec.gpu.source", g.Source}, {"spec.gpu.interconnect", g.Interconnect}, {"spec.engine", s.Engine},
+		{"spec.weights", s.Weights}, {"spec.kv_cache", s.KVCache}} {
 		if err := checkText(t.field, t.s); err != nil {
 			return err
 		}
@@ -219,15 +225,20 @@ func checkCards(s sim.Spec) error {
 	if !(m.Params <= maxParams) || !(m.ExpertParams <= maxParams) {
 		return fmt.Errorf("spec.model: params above %g", maxParams)
 	}
-	if len(g.TFLOPS) > maxTFLOPSTypes {
-		return fmt.Errorf("spec.gpu.tflops: %d compute types, more than %d", len(g.TFLOPS), maxTFLOPSTypes)
+	if len(g.TFLOPS) > maxTFLOPSTypes || len(g.AchievedTFLOPS) > maxTFLOPSTypes {
+		return fmt.Errorf("spec.gpu.tflops or achieved_tflops: more than %d compute types", maxTFLOPSTypes)
 	}
-	figs := []float64{g.MemoryGiB, g.BandwidthGBs, g.LinkGBs, g.AllReduceUs}
-	for k, v := range g.TFLOPS {
-		if err := checkText("spec.gpu.tflops key", k); err != nil {
-			return err
+	if g.PeerLinks < 0 || g.PeerLinks > maxCardCount {
+		return fmt.Errorf("spec.gpu.peer_links %d: want 0 to %d", g.PeerLinks, maxCardCount)
+	}
+	figs := []float64{g.MemoryGiB, g.BandwidthGBs, g.LinkGBs, g.AllReduceUs, g.AchievedGBs}
+	for _, m := range []map[string]float64{g.TFLOPS, g.AchievedTFLOPS} {
+		for k, v := range m {
+			if err := checkText("spec.gpu.tflops key", k); err != nil {
+				return err
+			}
+			figs = append(figs, v)
 		}
-		figs = append(figs, v)
 	}
 	for _, v := range figs {
 		if math.IsNaN(v) || v < 0 || v > maxGPUFigure {

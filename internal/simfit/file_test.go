@@ -140,3 +140,32 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A profile file written before the step-cost model had versions keeps
+// version 1: its fitted efficiencies are priced as they were fitted.
+func TestFileBeforeVersionsKeepsRoofline1(t *testing.T) {
+	t.Parallel()
+	base, err := sim.Resolve("llama-3-8b@h100-sxm")
+	must(t, err)
+	var raw map[string]any
+	must(t, json.Unmarshal(fileBytes(t, base), &raw))
+	spec := raw["profile"].(map[string]any)["spec"].(map[string]any)
+	delete(spec, "roofline")
+	// As an old fit wrote it: version 1's default efficiencies.
+	spec["memory_efficiency"], spec["compute_efficiency"] = 0.8, 0.5
+	spec["step_overhead"], spec["seq_overhead"] = float64(1800*time.Microsecond), float64(4*time.Microsecond)
+	old, err := json.Marshal(raw)
+	must(t, err)
+	f, err := Parse(old)
+	must(t, err)
+	if f.Profile.Spec.Roofline != 1 {
+		t.Fatalf("roofline %d, want 1", f.Profile.Spec.Roofline)
+	}
+	s := *base.Spec
+	s.Roofline, s.Efficiency = 1, sim.DefaultEfficiency
+	v1, err := sim.Derive(s, sim.Knobs{})
+	must(t, err)
+	if f.Profile.StepBase != v1.StepBase || f.Profile.StepBase == base.StepBase {
+		t.Errorf("idle step %v, want version 1's %v (version 2's is %v)", f.Profile.StepBase, v1.StepBase, base.StepBase)
+	}
+}

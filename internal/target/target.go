@@ -274,7 +274,10 @@ func simSpec(ss suite.SimSpec) (s sim.Spec, field string, err error) {
 		return s, "gpu", err
 	}
 	s.TP, s.Weights, s.KVCache = ss.TP, ss.Weights, ss.KVCache
-	s.GPUMemoryUtilization, s.BlockSize = ss.GPUMemoryUtilization, ss.BlockSize
+	s.GPUMemoryUtilization, s.BlockSize, s.Engine = ss.GPUMemoryUtilization, ss.BlockSize, ss.Engine
+	if _, ok := sim.LookupEngine(s.Engine); !ok {
+		return s, "engine", fmt.Errorf("unknown engine %q%s (known: %s)", ss.Engine, didyoumean.Hint(ss.Engine, sim.EngineNames()), strings.Join(sim.EngineNames(), ", "))
+	}
 	if ss.Fitted != "" {
 		fp, err := simfit.ReadProfile(ss.Fitted)
 		if err != nil {
@@ -283,8 +286,13 @@ func simSpec(ss suite.SimSpec) (s sim.Spec, field string, err error) {
 		if fp.Spec == nil {
 			return s, "fitted", fmt.Errorf("%s was fitted from a constant profile (%s): its step costs are of that server, with no efficiencies of a card to carry to these; fit from the cards it ran on (benchci sim fit --profile model@gpu)", ss.Fitted, fp.Name)
 		}
-		// What the fit measured of the engine, on these cards.
-		s.Efficiency = fp.Spec.Efficiency
+		// What the fit measured of the engine, on these cards, under the
+		// step-cost model it was fitted with (its efficiencies mean nothing
+		// under another), and of the engine it modelled unless named.
+		s.Efficiency, s.Roofline = fp.Spec.Efficiency, fp.Spec.Roofline
+		if s.Engine == "" {
+			s.Engine = fp.Spec.Engine
+		}
 	}
 	if ss.MemoryEfficiency != 0 {
 		s.MemoryEfficiency = ss.MemoryEfficiency

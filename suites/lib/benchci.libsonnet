@@ -30,17 +30,19 @@
       });
       { kind: 'sim', profile: profile, [if std.length(o) > 0 then 'sim']: o, [if faults != null then 'faults']: faults },
     // simSpec derives the simulator from a model card and a GPU card, each
-    // a built-in name (models: llama-3-8b, llama-3-70b, qwen2.5-7b,
-    // qwen2.5-72b, mixtral-8x7b; GPUs: a100-80gb, h100-sxm, h200, l40s,
-    // mi300x) or a card written out ({ name, params, layers, hidden, heads,
+    // a built-in name (models: llama-3-8b, llama-3-70b, llama-3.1-405b,
+    // qwen2.5-7b, qwen2.5-72b, mixtral-8x7b; GPUs: a100-80gb, h100-sxm,
+    // h200, l40s, mi300x) or a card written out ({ name, params, layers, hidden, heads,
     // kv_heads, head_dim, intermediate, vocab, context_len } for a model;
     // { name, memory_gib, bandwidth_gbs, tflops: { bf16, fp8 }, link_gbs,
-    // all_reduce_us } for a GPU), with vLLM's knobs; weights and kv_cache
-    // are 'bf16' or 'fp8'. Efficiencies override the engine's achieved shares
+    // all_reduce_us, and optionally interconnect: 'nvswitch'|'mesh'|'pcie',
+    // peer_links, achieved_gbs, achieved_tflops } for a GPU), with the
+    // engine's knobs; engine is 'vllm' (default) or 'trtllm'; weights and
+    // kv_cache are 'bf16' or 'fp8'. Efficiencies override the engine's achieved shares
     // of the card's peaks, or those of fitted='fitted.json' (benchci sim fit).
     simSpec(model, gpu, tp=null, weights=null, kv_cache=null, gpu_memory_utilization=null, block_size=null,
             max_model_len=null, chunked_prefill=null, max_num_seqs=null, max_batched_tokens=null,
-            memory_efficiency=null, compute_efficiency=null, step_overhead=null, fitted=null, faults=null)::
+            memory_efficiency=null, compute_efficiency=null, step_overhead=null, fitted=null, faults=null, engine=null)::
       local o = std.prune({ max_num_seqs: max_num_seqs, max_batched_tokens: max_batched_tokens });
       {
         kind: 'sim',
@@ -48,7 +50,7 @@
           model: model, gpu: gpu, tp: tp, weights: weights, kv_cache: kv_cache,
           gpu_memory_utilization: gpu_memory_utilization, block_size: block_size, max_model_len: max_model_len,
           chunked_prefill: chunked_prefill, memory_efficiency: memory_efficiency,
-          compute_efficiency: compute_efficiency, step_overhead: step_overhead, fitted: fitted,
+          compute_efficiency: compute_efficiency, step_overhead: step_overhead, fitted: fitted, engine: engine,
         }),
         [if std.length(o) > 0 then 'sim']: o,
         [if faults != null then 'faults']: faults,
