@@ -55,12 +55,21 @@ type Profile struct {
 	BlockSize int `json:"block_size,omitempty"`
 	// NoChunkedPrefill prefills a prompt in one step or not at all.
 	NoChunkedPrefill bool `json:"no_chunked_prefill,omitempty"`
+	// Speculative, when set (WithSpeculative), prices decode steps as a
+	// draft and a verification and draws the tokens each emits.
+	Speculative *Speculative `json:"speculative,omitempty"`
+	// Disagg, when set (WithDisaggregation), serves prefill and decode on
+	// separate pools of instances.
+	Disagg *Disaggregation `json:"disaggregated,omitempty"`
 }
 
 // stepCost returns the function that prices a step.
 func (p Profile) stepCost() func(batch) time.Duration {
 	if p.Spec != nil {
 		r := newRoofline(p.Spec.withDefaults())
+		if p.Speculative != nil {
+			return p.Speculative.cost(r)
+		}
 		return r.step
 	}
 	return func(b batch) time.Duration {
