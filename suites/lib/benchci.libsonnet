@@ -38,9 +38,18 @@
     // all_reduce_us } for a GPU), with vLLM's knobs; weights and kv_cache
     // are 'bf16' or 'fp8'. Efficiencies override the engine's achieved shares
     // of the card's peaks, or those of fitted='fitted.json' (benchci sim fit).
+    // speculative: { method: 'draft' | 'eagle', draft_model (method draft:
+    // a model card's name or a card), k, acceptance (per draft token, 0..1),
+    // draft_tp, draft_vocab (eagle: the head's vocabulary), draft_overhead,
+    // seed } turns speculative decoding on.
+    // disaggregated: { prefill: { gpu, tp, instances }, decode: { ... },
+    // link_gbs, link_latency } serves prefill and decode on separate pools,
+    // the KV cache crossing a link of link_gbs GB/s; the decode pool takes
+    // the speculation.
     simSpec(model, gpu, tp=null, weights=null, kv_cache=null, gpu_memory_utilization=null, block_size=null,
             max_model_len=null, chunked_prefill=null, max_num_seqs=null, max_batched_tokens=null,
-            memory_efficiency=null, compute_efficiency=null, step_overhead=null, fitted=null, faults=null)::
+            memory_efficiency=null, compute_efficiency=null, step_overhead=null, fitted=null, faults=null,
+            speculative=null, disaggregated=null)::
       local o = std.prune({ max_num_seqs: max_num_seqs, max_batched_tokens: max_batched_tokens });
       {
         kind: 'sim',
@@ -49,6 +58,7 @@
           gpu_memory_utilization: gpu_memory_utilization, block_size: block_size, max_model_len: max_model_len,
           chunked_prefill: chunked_prefill, memory_efficiency: memory_efficiency,
           compute_efficiency: compute_efficiency, step_overhead: step_overhead, fitted: fitted,
+          speculative: speculative, disaggregated: disaggregated,
         }),
         [if std.length(o) > 0 then 'sim']: o,
         [if faults != null then 'faults']: faults,
