@@ -277,6 +277,41 @@ type SimSpec struct {
 	// fitted efficiencies and overheads are the spec's, unless the spec
 	// sets them, so a what-if on other cards starts from a measured engine.
 	Fitted string `json:"fitted,omitempty"`
+	// Speculative turns speculative decoding on (see package sim's
+	// Speculative); Disaggregated splits prefill and decode into pools.
+	Speculative   *SimSpeculative `json:"speculative,omitempty"`
+	Disaggregated *SimDisagg      `json:"disaggregated,omitempty"`
+}
+
+// SimSpeculative is speculative decoding: method 'draft' with a draft
+// model (a built-in card's name or a card), or 'eagle' heads; k draft
+// tokens per step, each accepted with probability acceptance.
+type SimSpeculative struct {
+	Method        string   `json:"method"`
+	DraftModel    any      `json:"draft_model,omitempty"`
+	DraftTP       int      `json:"draft_tp,omitempty"`
+	DraftVocab    int      `json:"draft_vocab,omitempty"`
+	K             int      `json:"k"`
+	Acceptance    float64  `json:"acceptance"`
+	DraftOverhead Duration `json:"draft_overhead,omitempty"`
+	Seed          uint64   `json:"seed,omitempty"`
+}
+
+// SimDisagg is prefill/decode disaggregation: each pool's GPU card
+// (default the spec's), TP (default the spec's) and instances (default
+// 1), and the KV cache's link from prefill to decode.
+type SimDisagg struct {
+	Prefill     SimPool  `json:"prefill"`
+	Decode      SimPool  `json:"decode"`
+	LinkGBs     float64  `json:"link_gbs"`
+	LinkLatency Duration `json:"link_latency,omitempty"`
+}
+
+// SimPool is one side of a disaggregated simulator.
+type SimPool struct {
+	GPU       any `json:"gpu,omitempty"`
+	TP        int `json:"tp,omitempty"`
+	Instances int `json:"instances,omitempty"`
 }
 
 // ProfileFilePrefix marks a sim target's profile that names a file.

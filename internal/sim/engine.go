@@ -81,11 +81,21 @@ type engine struct {
 	// Prompt tokens looked up in the prefix cache at admissions, and
 	// found there (vLLM's prefix_cache_queries and prefix_cache_hits).
 	prefixQueries, prefixHits atomic.Int64
+
+	// accept draws speculative decoding's emitted tokens (nil: none, see
+	// speculative.go); handoff, on a disaggregated prefill instance, takes
+	// a sequence whose prefill is done (nil: it decodes here, see disagg.go).
+	accept  *acceptor
+	handoff func(*seq)
 }
 
 func newEngine(p Profile) *engine {
-	return &engine{p: p, cost: p.stepCost(), arrivals: make(chan *seq, 1024), kv: newKVPool(p.KVBlocks),
+	e := &engine{p: p, cost: p.stepCost(), arrivals: make(chan *seq, 1024), kv: newKVPool(p.KVBlocks),
 		blockSize: p.blockSize(), resets: make(chan chan struct{})}
+	if p.Speculative != nil {
+		e.accept = newAcceptor(*p.Speculative)
+	}
+	return e
 }
 
 // reset empties the prefix cache before the engine's next step.
@@ -190,7 +200,7 @@ func (e *engine) schedule(now time.Time) batch {
 		if s.prefillLeft > 0 {
 			continue
 		}
-		for !e.alloc(s, e.p.TokensPerStep) {
+		for !e.alloc(s, e.lookahead()) {
 			v := e.running[len(e.running)-1]
 			e.running = e.running[:len(e.running)-1]
 			e.preempt(v)
@@ -225,7 +235,11 @@ func (e *engine) schedule(now time.Time) batch {
 		s := e.waiting[0]
 		e.matchPrefix(s)
 		n := min(s.prefillLeft, budget)
-		if e.p.NoChunkedPrefill && n < s.prefillLeft || !e.alloc(s, n) {
+		need := n
+		if s.prefillLeft == 0 {
+			need = e.lookahead() // arrived with its KV cache (disagg.go): it decodes
+		}
+		if e.p.NoChunkedPrefill && n < s.prefillLeft || !e.alloc(s, need) {
 			e.unmatchPrefix(s)
 			break
 		}
@@ -239,6 +253,11 @@ func (e *engine) schedule(now time.Time) batch {
 		e.running = append(e.running, s)
 		e.waiting[0] = nil
 		e.waiting = e.waiting[1:]
+		if s.prefillLeft == 0 {
+			e.admitDecode(s, &b)
+			budget--
+			continue
+		}
 		e.take(s, n, &b)
 		budget -= n
 	}
@@ -349,7 +368,7 @@ func (e *engine) emit() {
 			}
 			after = before + 1
 		} else {
-			after = min(before+int64(e.p.TokensPerStep), int64(s.maxTokens))
+			after = min(before+int64(e.decodeTokens()), int64(s.maxTokens))
 			s.computed += int(after - before)
 		}
 		s.produced.Store(after)
@@ -357,6 +376,9 @@ func (e *engine) emit() {
 		if after >= int64(s.maxTokens) {
 			e.release(s)
 			s.finished.Store(true)
+		} else if s.prefilling && e.handoff != nil {
+			e.release(s) // its KV cache goes to a decode instance
+			e.handoff(s)
 		} else {
 			kept = append(kept, s)
 		}

@@ -47,7 +47,7 @@ func TestServerChargesImages(t *testing.T) {
 	// one step (its prefill), priced by the profile.
 	srv := New(p)
 	clk := &fakeClock{}
-	srv.eng.sleep = clk.sleep
+	srv.cl.prefill[0].sleep = clk.sleep
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	u, err := srv.Listen(ctx, "127.0.0.1:0")

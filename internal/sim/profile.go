@@ -58,12 +58,21 @@ type Profile struct {
 	// RequestOverhead delays each request's arrival at the scheduler: the
 	// engine's HTTP, chat template and tokenizer (see Efficiency).
 	RequestOverhead time.Duration `json:"request_overhead,omitempty"`
+	// Speculative, when set (WithSpeculative), prices decode steps as a
+	// draft and a verification and draws the tokens each emits.
+	Speculative *Speculative `json:"speculative,omitempty"`
+	// Disagg, when set (WithDisaggregation), serves prefill and decode on
+	// separate pools of instances.
+	Disagg *Disaggregation `json:"disaggregated,omitempty"`
 }
 
 // stepCost returns the function that prices a step.
 func (p Profile) stepCost() func(batch) time.Duration {
 	if p.Spec != nil {
 		r := newRoofline(p.Spec.withDefaults())
+		if p.Speculative != nil {
+			return p.Speculative.cost(r)
+		}
 		return r.step
 	}
 	return func(b batch) time.Duration {

@@ -51,7 +51,7 @@ type Trace struct {
 // continuous-batching engine. Start must be called before serving.
 type Server struct {
 	p      Profile
-	eng    *engine
+	cl     *cluster
 	nextID atomic.Uint64
 	// ttftNanos and ttftCount sum streamed requests' server-side TTFT
 	// (arrival to the first token handed over), exported as vLLM does.
@@ -73,7 +73,7 @@ func New(p Profile) *Server {
 		p.TokensPerStep = 1
 	}
 	m, _ := json.Marshal(p.Model)
-	return &Server{p: p, eng: newEngine(p), model: m, seed: maphash.MakeSeed()}
+	return &Server{p: p, cl: newCluster(p, false), model: m, seed: maphash.MakeSeed()}
 }
 
 // SetFaults makes the server misbehave as f says; call before serving.
@@ -83,7 +83,7 @@ func (s *Server) SetFaults(f Faults) { s.faults = newDice(f) }
 func (s *Server) Profile() Profile { return s.p }
 
 // Start runs the engine until ctx ends.
-func (s *Server) Start(ctx context.Context) { go s.eng.loop(ctx) }
+func (s *Server) Start(ctx context.Context) { s.cl.start(ctx) }
 
 // Listen starts the engine and serves it on addr (e.g. "127.0.0.1:0") until
 // ctx ends. It returns the base URL.
@@ -127,31 +127,41 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusMethodNotAllowed, "use POST")
 			return
 		}
-		if err := s.eng.reset(r.Context()); err != nil {
+		if err := s.cl.reset(r.Context()); err != nil {
 			return
 		}
 		w.WriteHeader(http.StatusOK)
 	case "/metrics":
 		// vLLM's names, so clients that read vLLM read the simulator.
-		e := s.eng
+		// Counters and gauges add up over a disaggregated server's
+		// instances, as a router's aggregate would.
+		sum := s.cl.sum
+		running := sum(func(e *engine) int64 { return e.numRunning.Load() })
+		// A request is queued once, at its entry (a decode instance's
+		// admissions are of requests already counted).
+		var admitted, queued int64
+		for _, e := range s.cl.prefill {
+			admitted += e.admitted.Load()
+			queued += e.queueNanos.Load()
+		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running %d\n", e.numRunning.Load())
-		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting %d\n", e.numWaiting.Load())
+		fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running %d\n", running)
+		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting %d\n", sum(func(e *engine) int64 { return e.numWaiting.Load() }))
 		// With a sized KV cache, its blocks in use; without, the batch's
 		// fill, the closest stand-in.
-		usage := float64(e.numRunning.Load()) / float64(s.p.MaxNumSeqs)
-		if s.p.KVBlocks > 0 {
-			usage = float64(e.usedBlocks.Load()) / float64(s.p.KVBlocks)
+		usage := float64(running) / float64(s.p.MaxNumSeqs)
+		if blocks := s.cl.kvBlocks(); blocks > 0 {
+			usage = float64(sum(func(e *engine) int64 { return e.usedBlocks.Load() })) / float64(blocks)
 		}
 		fmt.Fprintf(w, "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc %g\n", usage)
-		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total %d\n", e.generated.Load())
-		fmt.Fprintf(w, "# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total %d\n", e.preemptions.Load())
+		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total %d\n", sum(func(e *engine) int64 { return e.generated.Load() }))
+		fmt.Fprintf(w, "# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total %d\n", sum(func(e *engine) int64 { return e.preemptions.Load() }))
 		if s.p.PrefixCaching {
-			fmt.Fprintf(w, "# TYPE vllm:prefix_cache_queries_total counter\nvllm:prefix_cache_queries_total %d\n", e.prefixQueries.Load())
-			fmt.Fprintf(w, "# TYPE vllm:prefix_cache_hits_total counter\nvllm:prefix_cache_hits_total %d\n", e.prefixHits.Load())
+			fmt.Fprintf(w, "# TYPE vllm:prefix_cache_queries_total counter\nvllm:prefix_cache_queries_total %d\n", sum(func(e *engine) int64 { return e.prefixQueries.Load() }))
+			fmt.Fprintf(w, "# TYPE vllm:prefix_cache_hits_total counter\nvllm:prefix_cache_hits_total %d\n", sum(func(e *engine) int64 { return e.prefixHits.Load() }))
 		}
 		fmt.Fprintf(w, "# TYPE vllm:request_queue_time_seconds histogram\nvllm:request_queue_time_seconds_bucket{le=\"+Inf\"} %d\nvllm:request_queue_time_seconds_sum %g\nvllm:request_queue_time_seconds_count %d\n",
-			e.admitted.Load(), float64(e.queueNanos.Load())/1e9, e.admitted.Load())
+			admitted, float64(queued)/1e9, admitted)
 		n := s.ttftCount.Load()
 		fmt.Fprintf(w, "# TYPE vllm:time_to_first_token_seconds histogram\nvllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} %d\nvllm:time_to_first_token_seconds_sum %g\nvllm:time_to_first_token_seconds_count %d\n",
 			n, float64(s.ttftNanos.Load())/1e9, n)
@@ -264,7 +274,7 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 		return
 	}
 	sq := newSeq(prompt, maxTokens, hashes)
-	if err := s.eng.submit(ctx, sq); err != nil {
+	if err := s.cl.submit(ctx, sq); err != nil {
 		return
 	}
 	defer sq.canceled.Store(true) // harmless once finished; stops work if the client left
@@ -450,7 +460,7 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, sq := range seqs {
-		if err := s.eng.submit(ctx, sq); err != nil {
+		if err := s.cl.submit(ctx, sq); err != nil {
 			return
 		}
 		defer sq.canceled.Store(true)

@@ -79,7 +79,7 @@ func Simulate(p Profile, run Run) RunResult {
 	if p.TokensPerStep < 1 {
 		p.TokensPerStep = 1
 	}
-	e := newEngine(p)
+	c := newCluster(p, true)
 	rng := rand.New(rand.NewPCG(run.Seed, 0x5eed))
 	total := run.Warmup + run.Requests
 	type req struct {
@@ -115,7 +115,6 @@ func Simulate(p Profile, run Run) RunResult {
 	// inFlight finds a sequence's request; only the step's sequences
 	// are looked at after it, so a step costs its batch, not every client.
 	inFlight := map[*seq]*req{}
-	var stepped []*seq
 	var res RunResult
 	// The window's output tokens are counted as steps end: from the
 	// first measured send, until the last measured request has been sent
@@ -123,7 +122,7 @@ func Simulate(p Profile, run Run) RunResult {
 	var windowStart, windowEnd time.Time
 	ended := false
 	for {
-		if len(e.waiting) == 0 && len(e.running) == 0 {
+		if !c.busy() {
 			if len(pending) == 0 {
 				break
 			}
@@ -138,12 +137,16 @@ func Simulate(p Profile, run Run) RunResult {
 				}
 				windowEnd = r.sent
 			}
-			e.waiting = append(e.waiting, r.s)
+			c.add(r.s)
 			inFlight[r.s] = r
 		}
 		ended = sent == total && len(pending) == 0
-		b := e.schedule(t)
-		if b.seqs == 0 {
+		var until time.Time
+		if len(pending) > 0 {
+			until = pending[0].sent
+		}
+		now, stepped, generated, steps, ok := c.advance(t, until)
+		if !ok {
 			if len(pending) > 0 {
 				// Nothing fits now; move on to the next arrival.
 				t = later(t, pending[0].s.arrived)
@@ -151,13 +154,10 @@ func Simulate(p Profile, run Run) RunResult {
 			}
 			break // what waits can never be admitted
 		}
-		before := e.generated.Load()
-		t = t.Add(e.cost(b))
-		res.Steps++
-		stepped = append(stepped[:0], e.running...)
-		e.emit()
+		t = now
+		res.Steps += steps
 		if !windowStart.IsZero() && t.After(windowStart) && (!ended || !t.After(windowEnd)) {
-			res.OutputTokens += int(e.generated.Load() - before)
+			res.OutputTokens += int(generated)
 		}
 		for _, sq := range stepped {
 			r := inFlight[sq]
@@ -179,7 +179,7 @@ func Simulate(p Profile, run Run) RunResult {
 		}
 	}
 	res.Unserved = len(inFlight) + len(pending)
-	res.Preemptions = e.preemptions.Load()
+	res.Preemptions = c.sum(func(e *engine) int64 { return e.preemptions.Load() })
 	if windowEnd.After(windowStart) {
 		res.Window = windowEnd.Sub(windowStart)
 	} else if len(res.Samples) > 0 {

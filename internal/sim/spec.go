@@ -155,8 +155,10 @@ func dtypeBytes(dt string) (float64, error) {
 		return 2, nil
 	case "fp8", "int8":
 		return 1, nil
+	case "int4": // GPTQ/AWQ weights, computed on in BF16
+		return 0.5, nil
 	}
-	return 0, fmt.Errorf("unknown dtype %q (bf16, fp16, fp8 or int8)", dt)
+	return 0, fmt.Errorf("unknown dtype %q (bf16, fp16, fp8, int8 or int4)", dt)
 }
 
 // withDefaults fills what the spec leaves unset.

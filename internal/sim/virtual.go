@@ -38,7 +38,7 @@ func ClosedLoop(p Profile, l Load) ClosedLoopResult {
 	if p.TokensPerStep < 1 {
 		p.TokensPerStep = 1
 	}
-	e := newEngine(p)
+	c := newCluster(p, true)
 	t0 := time.Unix(0, 0)
 	t := t0
 	type client struct {
@@ -58,8 +58,7 @@ func ClosedLoop(p Profile, l Load) ClosedLoopResult {
 	clients := make([]*client, min(l.Concurrency, l.Requests))
 	var spread time.Duration
 	if l.Staggered {
-		spread = e.cost(batch{seqs: 1, prefill: l.Input, prefillAttn: int64(l.Input) * int64(l.Input+1) / 2}) +
-			time.Duration(l.Output-1)*e.cost(batch{seqs: 1, decodes: 1, decodeCtx: int64(l.Input + l.Output/2)})
+		spread = c.idleRequest(l.Input, l.Output)
 	}
 	// Random phases (seeded: every run is the same) rather than an even
 	// spread: clients of a real closed loop drift apart at random, and
@@ -80,23 +79,27 @@ func ClosedLoop(p Profile, l Load) ClosedLoopResult {
 	steps := 0
 	for {
 		// Hand over what has arrived; when idle, jump to the next arrival.
-		if len(e.waiting) == 0 && len(e.running) == 0 && len(pending) > 0 {
+		if !c.busy() && len(pending) > 0 {
 			t = later(t, pending[0].arrived)
 		}
 		for len(pending) > 0 && !pending[0].arrived.After(t) {
-			e.waiting = append(e.waiting, pending[0])
+			c.add(pending[0])
 			pending = pending[1:]
 		}
-		b := e.schedule(t)
-		if b.seqs == 0 {
+		var until time.Time
+		if len(pending) > 0 {
+			until = pending[0].arrived
+		}
+		now, _, _, n, ok := c.advance(t, until)
+		if !ok {
 			if len(pending) > 0 {
+				t = later(t, pending[0].arrived)
 				continue
 			}
 			break // nothing left (or a request no cache can hold)
 		}
-		t = t.Add(e.cost(b))
-		steps++
-		e.emit()
+		t = now
+		steps += n
 		for _, c := range clients {
 			if c.s == nil || c.s.produced.Load() == 0 || c.start.After(t) {
 				continue
@@ -135,7 +138,7 @@ func ClosedLoop(p Profile, l Load) ClosedLoopResult {
 			}
 		}
 	}
-	r := ClosedLoopResult{Requests: len(e2e), TTFT: median(ttft), TPOT: median(tpot), E2E: median(e2e), Preemptions: e.preemptions.Load(), Steps: steps}
+	r := ClosedLoopResult{Requests: len(e2e), TTFT: median(ttft), TPOT: median(tpot), E2E: median(e2e), Preemptions: c.sum(func(e *engine) int64 { return e.preemptions.Load() }), Steps: steps}
 	if l.Staggered {
 		if span := t.Sub(measuredFrom).Seconds(); span > 0 {
 			r.OutputPerSec = float64(measuredTokens) / span

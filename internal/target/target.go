@@ -215,6 +215,56 @@ func SimProfile(t *suite.Target) (p sim.Profile, field string, err error) {
 	if o := t.Sim; o != nil && o.TokensPerStep > 0 {
 		p.TokensPerStep = o.TokensPerStep
 	}
+	if t.Spec != nil {
+		if p, field, err = simServing(p, *t.Spec); err != nil {
+			return p, "spec." + field, err
+		}
+	}
+	return p, "", nil
+}
+
+// simServing applies a spec's speculative decoding, then its
+// disaggregation (whose decode pool takes the speculation).
+func simServing(p sim.Profile, ss suite.SimSpec) (sim.Profile, string, error) {
+	if sp := ss.Speculative; sp != nil {
+		s := sim.Speculative{Method: sp.Method, DraftTP: sp.DraftTP, DraftVocab: sp.DraftVocab, K: sp.K, Acceptance: sp.Acceptance,
+			DraftOverhead: sp.DraftOverhead.D(), Seed: sp.Seed}
+		if sp.DraftModel != nil {
+			m, err := card(sp.DraftModel, sim.LookupModel, sim.ModelNames())
+			if err != nil {
+				return p, "speculative.draft_model", err
+			}
+			s.Draft = &m
+		}
+		var err error
+		if p, err = sim.WithSpeculative(p, s); err != nil {
+			return p, "speculative", err
+		}
+	}
+	if d := ss.Disaggregated; d != nil {
+		dd := sim.Disaggregation{LinkGBs: d.LinkGBs, LinkLatency: d.LinkLatency.D()}
+		for _, pl := range []struct {
+			name string
+			in   suite.SimPool
+			out  *sim.Pool
+		}{{"prefill", d.Prefill, &dd.Prefill}, {"decode", d.Decode, &dd.Decode}} {
+			pl.out.TP, pl.out.Instances = pl.in.TP, pl.in.Instances
+			if pl.in.GPU != nil {
+				g, err := card(pl.in.GPU, sim.LookupGPU, sim.GPUNames())
+				if err != nil {
+					return p, "disaggregated." + pl.name + ".gpu", err
+				}
+				if err := g.Check(); err != nil {
+					return p, "disaggregated." + pl.name + ".gpu", err
+				}
+				pl.out.GPU = g
+			}
+		}
+		var err error
+		if p, err = sim.WithDisaggregation(p, dd); err != nil {
+			return p, "disaggregated", err
+		}
+	}
 	return p, "", nil
 }
 

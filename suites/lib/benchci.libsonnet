@@ -40,9 +40,18 @@
     // engine's knobs; engine is 'vllm' (default) or 'trtllm'; weights and
     // kv_cache are 'bf16' or 'fp8'. Efficiencies override the engine's achieved shares
     // of the card's peaks, or those of fitted='fitted.json' (benchci sim fit).
+    // speculative: { method: 'draft' | 'eagle', draft_model (method draft:
+    // a model card's name or a card), k, acceptance (per draft token, 0..1),
+    // draft_tp, draft_vocab (eagle: the head's vocabulary), draft_overhead,
+    // seed } turns speculative decoding on.
+    // disaggregated: { prefill: { gpu, tp, instances }, decode: { ... },
+    // link_gbs, link_latency } serves prefill and decode on separate pools,
+    // the KV cache crossing a link of link_gbs GB/s; the decode pool takes
+    // the speculation.
     simSpec(model, gpu, tp=null, weights=null, kv_cache=null, gpu_memory_utilization=null, block_size=null,
             max_model_len=null, chunked_prefill=null, max_num_seqs=null, max_batched_tokens=null,
-            memory_efficiency=null, compute_efficiency=null, step_overhead=null, fitted=null, faults=null, engine=null)::
+            memory_efficiency=null, compute_efficiency=null, step_overhead=null, fitted=null, faults=null,
+            speculative=null, disaggregated=null, engine=null)::
       local o = std.prune({ max_num_seqs: max_num_seqs, max_batched_tokens: max_batched_tokens });
       {
         kind: 'sim',
@@ -50,7 +59,8 @@
           model: model, gpu: gpu, tp: tp, weights: weights, kv_cache: kv_cache,
           gpu_memory_utilization: gpu_memory_utilization, block_size: block_size, max_model_len: max_model_len,
           chunked_prefill: chunked_prefill, memory_efficiency: memory_efficiency,
-          compute_efficiency: compute_efficiency, step_overhead: step_overhead, fitted: fitted, engine: engine,
+          compute_efficiency: compute_efficiency, step_overhead: step_overhead, fitted: fitted,
+          speculative: speculative, disaggregated: disaggregated, engine: engine,
         }),
         [if std.length(o) > 0 then 'sim']: o,
         [if faults != null then 'faults']: faults,
