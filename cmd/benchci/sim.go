@@ -91,7 +91,9 @@ or 30% (TTFT, TPOT, end-to-end latency).
 
 A second table puts the roofline's terms next to kernels timed on a real
 GPU (sim/measured: decode matrix products, the KV cache's read bandwidth,
-long prefills, timed by measured/steps.py); it fails beyond 25%.
+long prefills, timed by measured/steps.py); it fails beyond 25%. A third
+puts speculative decoding's speed-ups and disaggregation's latency ratios
+next to published ones; each fails beyond its stated tolerance.
 A first table sums up the published figures' errors under the step-cost
 model of this build (roofline 2) and the one before it (roofline 1),
 apart for the rows added with roofline 2, which it was not tuned on.
@@ -115,13 +117,18 @@ markdown or json only the tables are on stdout, the verdict's line on stderr.`,
 			if err != nil {
 				return err
 			}
+			rs, err := sim.RatioReferences()
+			if err != nil {
+				return err
+			}
 			out := cmd.OutOrStdout()
 			if format.name == "text" {
 				fmt.Fprint(out, sim.SummaryMarkdown(before, cs))
 				fmt.Fprint(out, "\n", sim.Markdown(cs))
 				fmt.Fprint(out, "\n", sim.KernelMarkdown(ks))
+				fmt.Fprint(out, "\n", sim.RatioMarkdown(rs))
 			} else {
-				if err := report.Write(out, format.name, simCheckDoc(cs, ks)); err != nil {
+				if err := report.Write(out, format.name, simCheckDoc(before, cs, ks, rs)); err != nil {
 					return err
 				}
 				out = cmd.ErrOrStderr()
@@ -135,13 +142,26 @@ markdown or json only the tables are on stdout, the verdict's line on stderr.`,
 					kMissed++
 				}
 			}
-			missed, gated := 0, 0
+			missed, gated, known := 0, 0, 0
 			for _, c := range cs {
-				if !c.PastKnee {
+				switch {
+				case c.PastKnee:
+				case c.KnownMiss != "":
+					known++
+				default:
 					gated++
 				}
 				if !c.Within() {
 					missed++
+				}
+			}
+			rMissed, rGated := 0, 0
+			for _, r := range rs {
+				if r.Tolerance > 0 {
+					rGated++
+				}
+				if !r.Within() {
+					rMissed++
 				}
 			}
 			if markdown {
@@ -153,9 +173,13 @@ markdown or json only the tables are on stdout, the verdict's line on stderr.`,
 			if kMissed > 0 {
 				return &exitError{exitFailed, fmt.Errorf("%d of %d kernel figures miss beyond ±%.0f%%", kMissed, kGated, 100*sim.KernelTolerance)}
 			}
-			fmt.Fprintf(out, "\nall %d measurements below the knee within ±%.0f%% throughput, ±%.0f%% latency (%d past the knee shown, not gated);\n"+
-				"all %d kernel figures within ±%.0f%% (%d shown, not gated)\n",
-				gated, 100*sim.ThroughputTolerance, 100*sim.LatencyTolerance, len(cs)-gated, kGated, 100*sim.KernelTolerance, len(ks)-kGated)
+			if rMissed > 0 {
+				return &exitError{exitFailed, fmt.Errorf("%d of %d published ratios miss beyond their tolerance", rMissed, rGated)}
+			}
+			fmt.Fprintf(out, "\nall %d measurements below the knee within ±%.0f%% throughput, ±%.0f%% latency (%d past the knee and %d known misses shown, not gated);\n"+
+				"all %d kernel figures within ±%.0f%% (%d shown, not gated); all %d published ratios within their tolerance (%d shown, not gated)\n",
+				gated, 100*sim.ThroughputTolerance, 100*sim.LatencyTolerance, len(cs)-gated-known, known, kGated, 100*sim.KernelTolerance, len(ks)-kGated,
+				rGated, len(rs)-rGated)
 			return nil
 		},
 	}

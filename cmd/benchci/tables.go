@@ -90,13 +90,14 @@ func addRate(t *report.Table, p selftest.RatePoint) {
 // simCheckDoc is sim check's two comparisons: the simulator against
 // published measurements, one row per figure, and the roofline against
 // measured kernels. Its markdown is the tables the README carries.
-func simCheckDoc(cs []sim.Checked, ks []sim.KernelCheck) report.Doc {
+func simCheckDoc(before, cs []sim.Checked, ks []sim.KernelCheck, rs []sim.RatioReference) report.Doc {
 	pub := &report.Table{Title: "the simulator against published serving measurements", Columns: []report.Column{
 		{Key: "engine", Title: "engine"}, {Key: "test", Title: "test"}, {Key: "gpu", Title: "GPU"}, {Key: "model", Title: "model"},
 		{Key: "tp", Title: "TP", Right: true}, {Key: "weights", Title: "weights"}, {Key: "kv_cache", Title: "KV cache"},
 		{Key: "concurrency", Title: "clients", Right: true}, {Key: "input_tokens", Title: "in", Right: true}, {Key: "output_tokens", Title: "out", Right: true},
 		{Key: "past_knee", Title: "past the knee"}, {Key: "figure", Title: "figure"}, {Key: "unit", Title: "unit"},
 		{Key: "published", Title: "published", Right: true}, {Key: "simulated", Title: "simulated", Right: true}, {Key: "error", Title: "error", Right: true},
+		{Key: "not_gated", Title: "not gated because"}, {Key: "known_miss", Title: "known miss"}, {Key: "added_with_roofline_2", Title: "held out"},
 	}}
 	for _, c := range cs {
 		for _, f := range c.Figures() {
@@ -117,9 +118,18 @@ func simCheckDoc(cs []sim.Checked, ks []sim.KernelCheck) report.Doc {
 			report.Number(k.Measured, fmt.Sprintf("%.2f", k.Measured)), report.Number(k.Modelled, fmt.Sprintf("%.2f", k.Modelled)),
 			report.Number(k.Error(), fmt.Sprintf("%+.0f%%", 100*k.Error())), report.Text(why))
 	}
-	return report.Doc{Tables: []*report.Table{pub, kern}, Layouts: map[string]func(io.Writer) error{
+	ratios := &report.Table{Title: "speculative decoding and disaggregation against published ratios", Columns: []report.Column{
+		{Key: "test", Title: "test"}, {Key: "figure", Title: "figure"}, {Key: "published", Title: "published", Right: true},
+		{Key: "simulated", Title: "simulated", Right: true}, {Key: "error", Title: "error", Right: true}, {Key: "tolerance", Title: "tolerance", Right: true},
+	}}
+	for _, r := range rs {
+		ratios.Add(report.Text(r.Test), report.Text(r.Figure), report.Number(r.Published, fmt.Sprintf("%.2f", r.Published)),
+			report.Number(r.Simulated, fmt.Sprintf("%.2f", r.Simulated)), report.Number(r.Error(), fmt.Sprintf("%+.0f%%", 100*r.Error())),
+			report.Number(r.Tolerance, fmt.Sprintf("%.0f%%", 100*r.Tolerance)))
+	}
+	return report.Doc{Tables: []*report.Table{pub, kern, ratios}, Layouts: map[string]func(io.Writer) error{
 		"markdown": func(w io.Writer) error {
-			_, err := fmt.Fprint(w, sim.Markdown(cs), "\n", sim.KernelMarkdown(ks))
+			_, err := fmt.Fprint(w, sim.SummaryMarkdown(before, cs), "\n", sim.Markdown(cs), "\n", sim.KernelMarkdown(ks), "\n", sim.RatioMarkdown(rs))
 			return err
 		},
 	}}
@@ -138,5 +148,5 @@ func pubTable(t *report.Table, c sim.Checked, fig, unit string, published, simul
 		report.Text(weights), report.Text(c.KVCache), report.Number(float64(c.Concurrency), fmt.Sprint(c.Concurrency)),
 		report.Number(float64(c.Input), fmt.Sprint(c.Input)), report.Number(float64(c.Output), fmt.Sprint(c.Output)), report.Text(knee),
 		report.Text(fig), report.Text(unit), report.Number(published, fmt.Sprintf("%.1f", published)), report.Number(simulated, fmt.Sprintf("%.1f", simulated)),
-		report.Number(e, fmt.Sprintf("%+.0f%%", 100*e)))
+		report.Number(e, fmt.Sprintf("%+.0f%%", 100*e)), report.Text(c.Ungated[fig]), report.Text(c.KnownMiss), report.Text(fmt.Sprint(c.New)))
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"time"
 )
 
@@ -39,7 +40,7 @@ const (
 
 // a10 is the card of the Mooncake benchmark, kept out of the built-in
 // list: it prices that reference only.
-var a10 = GPUCard{Name: "a10", MemoryGiB: 22.5, BandwidthGBs: 600, TFLOPS: map[string]float64{"bf16": 125}, LinkGBs: 32, AllReduceUs: 40,
+var a10 = GPUCard{Name: "a10", MemoryGiB: 22.5, BandwidthGBs: 600, TFLOPS: map[string]float64{"bf16": 125}, LinkGBs: 32, AllReduceUs: 40, Interconnect: InterconnectPCIe,
 	Source: "NVIDIA A10 datasheet: 24 GB GDDR6 (22.5 GiB usable), 600 GB/s, 125 TFLOPS BF16 dense, PCIe Gen4 x16 (no NVLink); all-reduce latency as the L40S's"}
 
 // eagle3Llama8B is speculation as the EAGLE-3 figures ran it, as a chain:
@@ -124,4 +125,21 @@ func meanTTFTTPOT(r RunResult) (ttft, tpot float64) {
 	}
 	n := float64(len(r.Samples)) * float64(time.Millisecond)
 	return ttft / n, tpot / n
+}
+
+// RatioMarkdown renders the ratio checks as the README's third table.
+func RatioMarkdown(rs []RatioReference) string {
+	var b strings.Builder
+	b.WriteString("| test | figure | published | simulated | error |\n|---|---|---|---|---|\n")
+	for _, r := range rs {
+		mark := ""
+		switch {
+		case r.Tolerance == 0:
+			mark = " (not gated)"
+		case !r.Within():
+			mark = " ✗"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.2f | %.2f | %+.0f%%%s |\n", r.Test, r.Figure, r.Published, r.Simulated, 100*r.Error(), mark)
+	}
+	return b.String()
 }

@@ -298,6 +298,13 @@ func TestReferencesWithinTolerance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rs, err := RatioReferences()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), RatioMarkdown(rs)) {
+		t.Errorf("README.md's table of published ratios is stale: regenerate it with `go run ./cmd/benchci sim check --markdown`")
+	}
 	if !strings.Contains(string(readme), SummaryMarkdown(before, cs)) {
 		t.Errorf("README.md's summary of published figures is stale: regenerate it with `go run ./cmd/benchci sim check --markdown`")
 	}
