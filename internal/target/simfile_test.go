@@ -77,6 +77,20 @@ func TestSimProfileFile(t *testing.T) {
 			s.MemoryEfficiency != 0.61 || s.StepOverhead != 2500*time.Microsecond || s.SeqOverhead != 7*time.Microsecond || s.ComputeEfficiency != 0.5 {
 			t.Errorf("got %s: %+v, max_num_seqs %d", p.Name, s.Efficiency, p.MaxNumSeqs)
 		}
+		// The efficiencies were fitted under the file's step-cost model.
+		fitted, _ := simfit.ReadProfile(derivedFile)
+		if s.Roofline != fitted.Spec.Roofline {
+			t.Errorf("roofline %d, want the fitted file's %d", s.Roofline, fitted.Spec.Roofline)
+		}
+	})
+	t.Run("an engine model brings its defaults", func(t *testing.T) {
+		p, _, err := SimProfile(&suite.Target{Kind: suite.TargetSim, Spec: &suite.SimSpec{Model: "llama-3-8b", GPU: "h200", Engine: "trtllm"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Spec.Engine != "trtllm" || p.MaxNumSeqs != 2048 || !strings.HasSuffix(p.Name, "-trtllm") {
+			t.Errorf("got %s: engine %q, max_num_seqs %d", p.Name, p.Spec.Engine, p.MaxNumSeqs)
+		}
 	})
 	for _, c := range []struct {
 		name, field, want string
@@ -85,6 +99,7 @@ func TestSimProfileFile(t *testing.T) {
 		{"missing file", "profile", "no such file", suite.Target{Profile: "file:" + filepath.Join(t.TempDir(), "none.json")}},
 		{"step costs on a derived fit", "sim", "prices its steps", suite.Target{Profile: "file:" + derivedFile, Sim: &suite.SimOverrides{StepBase: suite.Duration(time.Millisecond)}}},
 		{"a constant fit has no efficiencies", "spec.fitted", "constant profile", suite.Target{Spec: &suite.SimSpec{Model: "llama-3-8b", GPU: "h200", Fitted: constantFile}}},
+		{"an unknown engine", "spec.engine", `unknown engine "trt-llm"`, suite.Target{Spec: &suite.SimSpec{Model: "llama-3-8b", GPU: "h200", Engine: "trt-llm"}}},
 		{"not a profile file", "profile", "schema", suite.Target{Profile: "file:" + writeFile(t, `{"schema":"benchci.result/v2","profile":{}}`)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
