@@ -153,3 +153,68 @@ func TestRatioReferences(t *testing.T) {
 		}
 	}
 }
+
+// A disaggregated replay with a request overhead hands requests over at
+// their arrival, after the overhead (it once waited for their send, and
+// its clock ran backwards, forever): at a rate where requests never
+// meet, each TTFT grows by exactly the overhead.
+func TestDisaggregatedReplayWithRequestOverhead(t *testing.T) {
+	t.Parallel()
+	run := func(ro time.Duration) []Sample {
+		m, _ := LookupModel("llama-3-8b")
+		g, _ := LookupGPU("h100-sxm")
+		s := Spec{Model: m, GPU: g}
+		s.RequestOverhead = ro
+		p, err := Derive(s, Knobs{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, err = WithDisaggregation(p, Disaggregation{LinkGBs: 50}); err != nil {
+			t.Fatal(err)
+		}
+		return Simulate(p, Run{Rate: 1, Requests: 20, Lengths: func(*rand.Rand) (int, int) { return 512, 64 }, Seed: 1}).Samples
+	}
+	without, with := run(0), run(20*time.Millisecond)
+	if len(with) != 20 || len(without) != 20 {
+		t.Fatalf("%d and %d samples, want 20", len(without), len(with))
+	}
+	for i := range with {
+		if d := with[i].TTFT - without[i].TTFT; d != 20*time.Millisecond {
+			t.Errorf("request %d: TTFT grew by %v, want 20ms", i, d)
+		}
+	}
+}
+
+// Speculation's draft defaults to its target's tensor-parallel degree; a
+// decode pool of another degree takes the default again, its own.
+func TestDecodePoolDefaultsTheDraftsDegree(t *testing.T) {
+	t.Parallel()
+	m, _ := LookupModel("llama-3-70b")
+	g, _ := LookupGPU("h100-sxm")
+	p, err := Derive(Spec{Model: m, GPU: g, TP: 4}, Knobs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := WithSpeculative(p, Speculative{Method: "eagle", K: 3, Acceptance: 0.7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h200, _ := LookupGPU("h200")
+	for _, tp := range []int{2, 8} {
+		dp, err := WithDisaggregation(sp, Disaggregation{LinkGBs: 50, Decode: Pool{GPU: h200, TP: tp}})
+		if err != nil {
+			t.Fatalf("decode pool at tp %d: %v", tp, err)
+		}
+		if got := dp.Disagg.decode.Speculative.DraftTP; got != tp {
+			t.Errorf("decode pool at tp %d: the draft runs at tp %d", tp, got)
+		}
+	}
+	// One set by hand stays, and is checked against the pool.
+	set, err := WithSpeculative(p, Speculative{Method: "eagle", K: 3, Acceptance: 0.7, DraftTP: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WithDisaggregation(set, Disaggregation{LinkGBs: 50, Decode: Pool{GPU: h200, TP: 2}}); err == nil || !strings.Contains(err.Error(), "draft_tp 4") {
+		t.Errorf("draft_tp 4 on a decode pool of 2: err %v", err)
+	}
+}

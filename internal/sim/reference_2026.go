@@ -130,7 +130,7 @@ func meanTTFTTPOT(r RunResult) (ttft, tpot float64) {
 // RatioMarkdown renders the ratio checks as the README's third table.
 func RatioMarkdown(rs []RatioReference) string {
 	var b strings.Builder
-	b.WriteString("| test | figure | published | simulated | error |\n|---|---|---|---|---|\n")
+	b.WriteString("| test | figure | published | simulated | error | tolerance |\n|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		mark := ""
 		switch {
@@ -139,7 +139,11 @@ func RatioMarkdown(rs []RatioReference) string {
 		case !r.Within():
 			mark = " ✗"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %.2f | %.2f | %+.0f%%%s |\n", r.Test, r.Figure, r.Published, r.Simulated, 100*r.Error(), mark)
+		tol := "-"
+		if r.Tolerance > 0 {
+			tol = fmt.Sprintf("±%.0f%%", 100*r.Tolerance)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.2f | %.2f | %+.0f%%%s | %s |\n", r.Test, r.Figure, r.Published, r.Simulated, 100*r.Error(), mark, tol)
 	}
 	return b.String()
 }

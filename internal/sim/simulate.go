@@ -143,7 +143,7 @@ func Simulate(p Profile, run Run) RunResult {
 		ended = sent == total && len(pending) == 0
 		var until time.Time
 		if len(pending) > 0 {
-			until = pending[0].sent
+			until = pending[0].s.arrived // handed over at its arrival, after the request path
 		}
 		now, stepped, generated, steps, ok := c.advance(t, until)
 		if !ok {

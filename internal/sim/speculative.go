@@ -31,6 +31,9 @@ type Speculative struct {
 	Draft *ModelCard `json:"draft,omitempty"`
 	// DraftTP is the draft's tensor-parallel degree (default: the target's).
 	DraftTP int `json:"draft_tp,omitempty"`
+	// tpDefaulted is set when DraftTP was the target's by default, so a
+	// decode pool of another degree defaults it again to its own.
+	tpDefaulted bool
 	// DraftVocab is the rows of an EAGLE head's output projection
 	// (EAGLE-3 drafts over a reduced vocabulary, 32000 for Llama 3);
 	// default: the target's vocabulary.
@@ -101,15 +104,15 @@ func WithSpeculative(p Profile, sp Speculative) (Profile, error) {
 	if !(sp.Acceptance >= 0 && sp.Acceptance <= 1) {
 		return p, fmt.Errorf("speculative acceptance %g: want a probability, 0 to 1", sp.Acceptance)
 	}
-	if sp.DraftOverhead < 0 {
-		return p, fmt.Errorf("speculative draft_overhead %v: want 0 (the default, %v) or more", sp.DraftOverhead, DefaultDraftOverhead)
+	if sp.DraftOverhead < 0 || sp.DraftOverhead > time.Second {
+		return p, fmt.Errorf("speculative draft_overhead %v: want 0 (the default, %v) to 1s", sp.DraftOverhead, DefaultDraftOverhead)
 	}
 	if sp.DraftOverhead == 0 {
 		sp.DraftOverhead = DefaultDraftOverhead
 	}
 	target := p.Spec.withDefaults()
-	if sp.DraftTP == 0 {
-		sp.DraftTP = target.TP
+	if sp.DraftTP == 0 || sp.tpDefaulted {
+		sp.DraftTP, sp.tpDefaulted = target.TP, true
 	}
 	if sp.DraftTP < 1 || sp.DraftTP > target.TP {
 		return p, fmt.Errorf("speculative draft_tp %d: want 1 to the target's tp %d (the draft runs on the target's GPUs)", sp.DraftTP, target.TP)

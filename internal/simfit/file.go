@@ -160,6 +160,14 @@ func checkProfile(p sim.Profile) (sim.Profile, error) {
 			return p, fmt.Errorf("%s %d: want %d to %d", c.field, c.v, c.lo, c.hi)
 		}
 	}
+	if p.Speculative != nil || p.Disagg != nil {
+		// Their cost models are built from cards (WithSpeculative,
+		// WithDisaggregation), not read: a file's would go unchecked.
+		return p, errors.New("a profile file cannot carry speculative or disaggregated: name them in b.target.simSpec(..., fitted=...) instead")
+	}
+	if p.RequestOverhead < 0 || p.RequestOverhead > maxStep {
+		return p, fmt.Errorf("request_overhead %v: want 0 to %v", p.RequestOverhead, maxStep)
+	}
 	if p.Spec == nil {
 		for _, d := range []struct {
 			field  string

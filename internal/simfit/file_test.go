@@ -169,3 +169,32 @@ func TestFileBeforeVersionsKeepsRoofline1(t *testing.T) {
 		t.Errorf("idle step %v, want version 1's %v (version 2's is %v)", f.Profile.StepBase, v1.StepBase, base.StepBase)
 	}
 }
+
+// What a file cannot carry, or carries beyond bounds, is refused: a
+// hostile file must not set up a replay or a server that never ends.
+func TestFileRefusesWhatItCannotCarry(t *testing.T) {
+	t.Parallel()
+	constant, _ := sim.Lookup("tiny")
+	derived, err := sim.Resolve("llama-3-8b@h100-sxm")
+	must(t, err)
+	for _, c := range []struct {
+		name string
+		edit func(p *sim.Profile)
+		base sim.Profile
+		want string
+	}{
+		{"speculation in a constant file", func(p *sim.Profile) { p.Speculative = &sim.Speculative{Method: "eagle", K: 2_000_000_000, Acceptance: 1} }, constant, "cannot carry speculative"},
+		{"speculation in a derived file", func(p *sim.Profile) { p.Speculative = &sim.Speculative{Method: "eagle", K: 3, Acceptance: 0.7} }, derived, "cannot carry speculative"},
+		{"disaggregation", func(p *sim.Profile) { p.Disagg = &sim.Disaggregation{LinkGBs: 50} }, constant, "cannot carry speculative or disaggregated"},
+		{"a negative request overhead", func(p *sim.Profile) { p.RequestOverhead = -5 * time.Second }, constant, "request_overhead"},
+		{"a request overhead of years", func(p *sim.Profile) { p.RequestOverhead = 1 << 62 }, constant, "request_overhead"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := c.base
+			c.edit(&p)
+			if _, err := Parse(fileBytes(t, p)); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err %v, want one with %q", err, c.want)
+			}
+		})
+	}
+}
