@@ -183,7 +183,9 @@ func TestFileRefusesWhatItCannotCarry(t *testing.T) {
 		base sim.Profile
 		want string
 	}{
-		{"speculation in a constant file", func(p *sim.Profile) { p.Speculative = &sim.Speculative{Method: "eagle", K: 2_000_000_000, Acceptance: 1} }, constant, "cannot carry speculative"},
+		{"speculation in a constant file", func(p *sim.Profile) {
+			p.Speculative = &sim.Speculative{Method: "eagle", K: 2_000_000_000, Acceptance: 1}
+		}, constant, "cannot carry speculative"},
 		{"speculation in a derived file", func(p *sim.Profile) { p.Speculative = &sim.Speculative{Method: "eagle", K: 3, Acceptance: 0.7} }, derived, "cannot carry speculative"},
 		{"disaggregation", func(p *sim.Profile) { p.Disagg = &sim.Disaggregation{LinkGBs: 50} }, constant, "cannot carry speculative or disaggregated"},
 		{"a negative request overhead", func(p *sim.Profile) { p.RequestOverhead = -5 * time.Second }, constant, "request_overhead"},
