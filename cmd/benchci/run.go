@@ -176,7 +176,13 @@ retries, structured answers, embeddings, shards) is refused with the reason.`,
 						sh.Index, sh.Count, f.Suite.Name, layout.Results(o.resultsDir).ShardPattern(f.Suite.Name, sh.Count), layout.Results(o.resultsDir).Result(f.Suite.Name))
 					continue
 				}
-				r, err := compareWithBaseline(o.baselines, f)
+				compareRun := compareWithBaseline
+				if f.Virtual {
+					compareRun = func(dir string, f *result.File) (*compare.Report, error) {
+						return compareVirtualRun(dir, f, o.out.say())
+					}
+				}
+				r, err := compareRun(o.baselines, f)
 				if err != nil {
 					return err
 				}
