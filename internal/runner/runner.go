@@ -159,9 +159,6 @@ func run(ctx context.Context, s *suite.Suite, opts Options, f *result.File) (err
 	if err != nil {
 		return err
 	}
-	if err := shardable(s, opts.Shard); err != nil {
-		return err
-	}
 	var virtual *virtualRun
 	if opts.Virtual {
 		if err := virtualRefusal(s, opts); err != nil {
@@ -172,6 +169,9 @@ func run(ctx context.Context, s *suite.Suite, opts Options, f *result.File) (err
 		}
 		f.Virtual = true
 		f.Notes = append(f.Notes, VirtualNote)
+	}
+	if err := shardable(s, opts.Shard); err != nil {
+		return err
 	}
 	if t := opts.Turn; t != nil {
 		if err := t.Take(ctx); err != nil {
