@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -53,11 +54,14 @@ every variant it compared.`,
 				if err != nil {
 					return err
 				}
+				out := layout.Baselines(dir).Baseline(r.Suite.Name)
+				if err := virtualBaseline(r, out, path); err != nil {
+					return &exitError{exitUsage, err}
+				}
 				b, err := baseline.FromResult(r, commit)
 				if err != nil {
 					return err
 				}
-				out := layout.Baselines(dir).Baseline(r.Suite.Name)
 				if err := baseline.Write(out, b); err != nil {
 					return err
 				}
@@ -71,6 +75,29 @@ every variant it compared.`,
 	update.Flags().StringVar(&commit, "commit", "", "commit recorded in provenance (default: $GITHUB_SHA, else git HEAD)")
 	cmd.AddCommand(update)
 	return cmd
+}
+
+// virtualBaseline refuses to make a virtual-time result (run --virtual) a
+// baseline unless the baseline it replaces is virtual too. Refused rather
+// than warned: a warning scrolls past in CI, and a virtual baseline would
+// then turn every measured run's gate into a refusal (compare never mixes
+// the two), or, replacing a measured baseline, throw away the measured
+// figures a reviewer trusts. Where there is no baseline yet, a measured
+// run is what a gate should start from.
+func virtualBaseline(r *result.File, out, from string) error {
+	if !r.Virtual {
+		return nil
+	}
+	old, err := baseline.Read(out)
+	switch {
+	case errors.Is(err, baseline.ErrNotExist):
+		return fmt.Errorf("%s is a virtual-time replay (run --virtual), not a measurement: it is not made a baseline (%s has none yet; record a measured run, benchci run without --virtual)", from, out)
+	case err != nil:
+		return err
+	case !old.Result.Virtual:
+		return fmt.Errorf("%s is a virtual-time replay (run --virtual) and %s holds measured figures: a virtual run does not replace a measured baseline", from, out)
+	}
+	return nil
 }
 
 func currentCommit() string {

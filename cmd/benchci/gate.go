@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io"
 
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/result"
@@ -23,4 +25,20 @@ func compareWithBaseline(dir string, cand *result.File) (*compare.Report, error)
 		return nil, err
 	}
 	return compare.Gate(b.Result, cand)
+}
+
+// compareVirtualRun is compareWithBaseline for a run --virtual: a virtual
+// run is compared with a virtual baseline only. Its committed baseline is
+// normally measured; comparing the two is refused (compare.Compare), but
+// refusing the planning run itself for it would make --virtual unusable
+// in any repository with baselines, so the run is judged on its SLOs alone
+// and says why it was not compared.
+func compareVirtualRun(dir string, cand *result.File, say io.Writer) (*compare.Report, error) {
+	path := layout.Baselines(dir).Baseline(cand.Suite.Name)
+	b, err := baseline.Read(path)
+	if err == nil && !b.Result.Virtual && len(cand.Points) > 0 {
+		fmt.Fprintf(say, "not compared with %s: it was measured, and this run is virtual time (simulated clock); only its SLOs are judged\n", path)
+		return compare.WithoutBaseline(cand), nil
+	}
+	return compareWithBaseline(dir, cand)
 }

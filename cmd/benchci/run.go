@@ -45,6 +45,8 @@ type runOptions struct {
 	pointGap time.Duration
 	// out prints the reports in the command's --format (run, ci); nil: text.
 	out *output
+	// virtual replays the points in simulated time (run --virtual).
+	virtual bool
 	// salt is drawn once per command for suites whose prompts take a fresh
 	// salt each run: every run of the command (variants, an A/B pair) then
 	// sends the same text, as it would unsalted.
@@ -134,7 +136,17 @@ With --shard I/N the run sends only its part of every point: arrival k of
 each point's timeline (request k, closed loop) when k mod N is I, numbered as
 on one machine, to results/<suite>.shard-I-of-N.json. N machines run the N
 shards, aligned by --start-at; benchci merge joins them into the result one
-machine would have measured, and that result is what is gated.`,
+machine would have measured, and that result is what is gated.
+
+With --virtual the points are not measured: each is replayed on the embedded
+simulator's engine in virtual time (a simulated clock), with the suite's own
+requests, arrivals, sessions and windows, in seconds rather than minutes. It
+is for planning a suite (which rates, how long, what capacity to expect):
+the results are marked "virtual time (simulated clock)", never compared with
+measured ones, and its client is perfect (no send lag, no HTTP cost, no
+machine noise). Only sim targets can be virtual; a suite using what the
+replay does not model (simulator faults, the fault proxy, telemetry,
+retries, structured answers, embeddings, shards) is refused with the reason.`,
 		Example: `  # Run a suite, write results/quickstart.json and print its table.
   benchci run suites/quickstart.jsonnet
 
@@ -142,7 +154,10 @@ machine would have measured, and that result is what is gated.`,
   benchci run -v --tla-str step_base=19.8ms suites/gate.jsonnet
 
   # Shard 0 of 4 of every point, the four machines starting together.
-  benchci run --shard 0/4 --start-at 2026-12-03T10:00:00Z suites/quickstart.jsonnet`,
+  benchci run --shard 0/4 --start-at 2026-12-03T10:00:00Z suites/quickstart.jsonnet
+
+  # Plan a capacity search in seconds: every point in virtual time.
+  benchci run --virtual suites/engine-shootout.jsonnet`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.out = newOutput(cmd, format)
@@ -161,7 +176,13 @@ machine would have measured, and that result is what is gated.`,
 						sh.Index, sh.Count, f.Suite.Name, layout.Results(o.resultsDir).ShardPattern(f.Suite.Name, sh.Count), layout.Results(o.resultsDir).Result(f.Suite.Name))
 					continue
 				}
-				r, err := compareWithBaseline(o.baselines, f)
+				compareRun := compareWithBaseline
+				if f.Virtual {
+					compareRun = func(dir string, f *result.File) (*compare.Report, error) {
+						return compareVirtualRun(dir, f, o.out.say())
+					}
+				}
+				r, err := compareRun(o.baselines, f)
 				if err != nil {
 					return err
 				}
@@ -178,6 +199,7 @@ machine would have measured, and that result is what is gated.`,
 	}
 	o.register(cmd)
 	sf.register(cmd, &o)
+	cmd.Flags().BoolVar(&o.virtual, "virtual", false, "replay every point on the embedded simulator in virtual time (a simulated clock) instead of measuring it: seconds for minutes of load, for planning; sim targets only, results marked virtual and never compared with measured ones")
 	format = addFormat(cmd)
 	return cmd
 }
@@ -212,6 +234,24 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 	}
 	if len(loadErrs) > 0 {
 		return nil, &exitError{exitUsage, errjoin.Join(loadErrs...)}
+	}
+	if o.virtual {
+		// Refused before anything runs, naming the file.
+		var errs []error
+		for _, l := range loaded {
+			for _, v := range l.Variants() {
+				if err := runner.VirtualRefusal(v.Suite, runner.Options{Shard: o.shard, StartAt: o.startAt}); err != nil {
+					name := l.Path
+					if v.Name != "" {
+						name += " (variant " + v.Name + ")"
+					}
+					errs = append(errs, fmt.Errorf("%s: %w", name, err))
+				}
+			}
+		}
+		if len(errs) > 0 {
+			return nil, &exitError{exitUsage, errjoin.Join(errs...)}
+		}
 	}
 	// A results directory that cannot be written fails now, not after an
 	// hour of measuring.
@@ -277,7 +317,7 @@ func runOne(ctx context.Context, cmd *cobra.Command, o runOptions, l *suitefile.
 // ("<suite>" or "<suite>/<variant>"): progress, the server log and the
 // per-request file, under the results directory. closer closes the latter.
 func runOptionsFor(cmd *cobra.Command, o runOptions, name string) (runner.Options, func() error, error) {
-	ropts := runner.Options{Version: Version, Reruns: o.reruns, Salt: o.salt}
+	ropts := runner.Options{Version: Version, Reruns: o.reruns, Salt: o.salt, Virtual: o.virtual}
 	if o.reruns <= 0 {
 		ropts.Reruns = -1 // none
 	}

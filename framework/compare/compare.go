@@ -113,6 +113,9 @@ type Side struct {
 	Model    string `json:"model,omitempty"`
 	Trials   int    `json:"trials"`
 	Complete bool   `json:"complete"`
+	// Virtual: the side was replayed in virtual time on the simulator
+	// (run --virtual), not measured.
+	Virtual bool `json:"virtual,omitempty"`
 }
 
 // Count returns how many rows have the verdict.
@@ -264,6 +267,15 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 			"the two runs did not send the same requests, so their figures cannot be compared. "+
 			"If the change is intended, update the baseline in the same pull request: benchci baseline update results/%s.json",
 			base.Suite.WorkloadHash, cand.Suite.WorkloadHash, cand.Suite.Name)
+		return r, nil
+	case base.Virtual != cand.Virtual:
+		// Refused, not merely not gated: a gate that passed because it
+		// had nothing to judge would read as a pass. The two clocks
+		// measure different things (a replay has no client, HTTP or
+		// machine in its latencies), so every difference between them
+		// would be the mode's, not the change's.
+		r.Refusal = fmt.Sprintf("the %s is a virtual-time replay (simulated clock) and the %s was measured: their figures cannot be compared. "+
+			"Compare virtual runs with virtual runs, measured with measured", virtualSide(base, cand), measuredSide(base, cand))
 		return r, nil
 	case base.Incomplete:
 		r.Refusal = "the baseline is an incomplete run; record a complete one"
@@ -482,12 +494,26 @@ func modelPoints(ps []*result.Point, name string) []*result.Point {
 	return out
 }
 
+func virtualSide(base, _ *result.File) string {
+	if base.Virtual {
+		return "baseline"
+	}
+	return "candidate"
+}
+
+func measuredSide(base, _ *result.File) string {
+	if base.Virtual {
+		return "candidate"
+	}
+	return "baseline"
+}
+
 func side(f *result.File) Side {
 	trials := 0
 	for _, p := range f.Points {
 		trials = max(trials, p.Trial)
 	}
-	sd := Side{Suite: f.Suite.Name, Tool: f.Tool.Version, Started: f.Started, Trials: trials, Complete: !f.Incomplete, URL: f.Target.URL, Model: f.Target.Model}
+	sd := Side{Suite: f.Suite.Name, Tool: f.Tool.Version, Started: f.Started, Trials: trials, Complete: !f.Incomplete, URL: f.Target.URL, Model: f.Target.Model, Virtual: f.Virtual}
 	if e := f.Engine; e != nil && e.Name != "unknown" {
 		sd.Engine = e.Name + " " + cmp.Or(e.Version, "(version unknown)")
 	}

@@ -243,6 +243,11 @@ type Schedule struct {
 	// StartSkewMs is how late the point started after the wall-clock time
 	// it was aligned to (a shard run with --start-at), in milliseconds.
 	StartSkewMs float64 `json:"start_skew_ms,omitempty"`
+	// Virtual is set when the point was replayed in virtual time on the
+	// embedded simulator (run --virtual) rather than measured: its client
+	// was perfect (no send lag, no stalls), and its times are the
+	// simulated clock's.
+	Virtual bool `json:"virtual,omitempty"`
 }
 
 // Summary describes a distribution. Latencies are in milliseconds, token

@@ -86,6 +86,10 @@ type File struct {
 	// shards (benchci merge), naming each.
 	Shard      *Shard  `json:"shard,omitempty"`
 	MergedFrom []Shard `json:"merged_from,omitempty"`
+	// Virtual is set on a run replayed in virtual time on the embedded
+	// simulator (run --virtual): its figures are the simulated clock's,
+	// not measured. Comparisons never mix virtual and measured files.
+	Virtual bool `json:"virtual,omitempty"`
 
 	// verified: Verify passed on the file as read (VerifyHistograms then
 	// checks only what merging adds).

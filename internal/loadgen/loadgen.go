@@ -168,6 +168,9 @@ type Outcome struct {
 	Validity result.Validity `json:"validity"`
 	// Incomplete is set when the run was stopped before the point ended.
 	Incomplete bool `json:"incomplete,omitempty"`
+	// End, of a virtual-time point (RunVirtual), is the simulated time its
+	// last request ended: the next point's timeline starts there.
+	End time.Time `json:"-"`
 }
 
 // Thresholds for flagging a saturated client.

@@ -41,6 +41,9 @@ func Gate(r *compare.Report, verbose bool) Doc {
 // the title and what kept it from comparing in the notes.
 func diffTable(r *compare.Report) *Table {
 	t := &Table{Title: "suite " + r.Suite + ": " + Headline([]*compare.Report{r}), Columns: diffColumns}
+	if n := VirtualNote(r); n != "" {
+		t.Notes = append(t.Notes, n)
+	}
 	if r.NoBaseline {
 		t.Notes = append(t.Notes, "no baseline; only SLOs gate")
 	} else if !r.Comparable {
@@ -81,9 +84,16 @@ func diffTable(r *compare.Report) *Table {
 // the unit (each figure's own), left-aligned.
 func diffText(r *compare.Report) []*Table {
 	if r.NoBaseline {
-		return []*Table{{Title: fmt.Sprintf("suite %s: no baseline; only SLOs gate (benchci baseline update results/%s.json)", r.Suite, r.Suite)}}
+		t := &Table{Title: fmt.Sprintf("suite %s: no baseline; only SLOs gate%s", r.Suite, startGating(r, ""))}
+		if n := VirtualNote(r); n != "" {
+			t.Notes = append(t.Notes, "note: "+n)
+		}
+		return []*Table{t}
 	}
 	head := &Table{Title: fmt.Sprintf("suite %s: baseline %s vs candidate %s", r.Suite, r.Baseline.Target, r.Candidate.Target)}
+	if n := VirtualNote(r); n != "" {
+		head.Notes = append(head.Notes, "note: "+n)
+	}
 	if !r.Comparable {
 		head.Notes = append(head.Notes, "NOT COMPARED: "+r.Refusal)
 	}

@@ -171,10 +171,17 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 	for _, r := range reports {
 		fmt.Fprintf(b, "### Suite `%s`\n\n", Escape(r.Suite))
 		if r.NoBaseline {
-			fmt.Fprintf(b, "No baseline yet (candidate: %s). To start gating, commit one: `benchci baseline update results/%s.json`\n\n", Escape(r.Candidate.Target), Escape(r.Suite))
+			if r.Candidate.Virtual {
+				fmt.Fprintf(b, "No baseline (candidate: %s, a virtual-time run, which is not made a baseline).\n\n", Escape(r.Candidate.Target))
+			} else {
+				fmt.Fprintf(b, "No baseline yet (candidate: %s). To start gating, commit one: `benchci baseline update results/%s.json`\n\n", Escape(r.Candidate.Target), Escape(r.Suite))
+			}
 		} else if r.Baseline.Target != "" {
 			fmt.Fprintf(b, "Baseline: %s (%s) · candidate: %s (%s)\n\n",
 				Escape(r.Baseline.Target), r.Baseline.Started.Format("2006-01-02"), Escape(r.Candidate.Target), r.Candidate.Started.Format("2006-01-02"))
+		}
+		if n := VirtualNote(r); n != "" {
+			fmt.Fprintf(b, "> ℹ️ **%s**\n\n", Escape(n))
 		}
 		if !r.Candidate.Complete {
 			b.WriteString("> ⚠️ The candidate run is incomplete.\n\n")

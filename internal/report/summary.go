@@ -15,11 +15,14 @@ import (
 // Diff lists in full.
 func Summary(w io.Writer, r *compare.Report) error {
 	if r.NoBaseline {
-		fmt.Fprintf(w, "suite %s: no baseline; only SLOs gate (to start: benchci baseline update results/%s.json)\n", OneLine(r.Suite), OneLine(r.Suite))
+		fmt.Fprintf(w, "suite %s: no baseline; only SLOs gate%s\n", OneLine(r.Suite), startGating(r, "to start: "))
 	} else {
 		fmt.Fprintf(w, "suite %s: baseline %s vs candidate %s\n", OneLine(r.Suite), OneLine(r.Baseline.Target), OneLine(r.Candidate.Target))
 	}
 	fmt.Fprintf(w, "%s\n", Headline([]*compare.Report{r}))
+	if n := VirtualNote(r); n != "" {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
 	if !r.Comparable && !r.NoBaseline {
 		fmt.Fprintf(w, "  NOT COMPARED: %s\n", OneLine(r.Refusal))
 	}
@@ -88,4 +91,26 @@ func NotGatedNote(r *compare.Report) string {
 		return ""
 	}
 	return "not gated (the suite's tolerance is 'off'): " + OneLine(strings.Join(r.NotGated, ", "))
+}
+
+// VirtualNote says, of a comparison whose side was replayed in virtual
+// time (run --virtual), that its figures are the simulated clock's, where
+// a reader would take them as measured; "" when both sides were measured.
+func VirtualNote(r *compare.Report) string {
+	switch {
+	case r.Candidate.Virtual && (r.Baseline.Virtual || r.NoBaseline || r.Baseline.Suite == ""):
+		return "virtual time (simulated clock): these figures were replayed on the embedded simulator, not measured"
+	case r.Candidate.Virtual || r.Baseline.Virtual:
+		return "virtual time (simulated clock) on one side only: a replay on the simulator is never compared with a measurement"
+	}
+	return ""
+}
+
+// startGating is how a report with no baseline says to start one: a
+// virtual run is not made a baseline (benchci baseline update refuses it).
+func startGating(r *compare.Report, lead string) string {
+	if r.Candidate.Virtual {
+		return " (a virtual-time run is not made a baseline: record a measured one)"
+	}
+	return fmt.Sprintf(" (%sbenchci baseline update results/%s.json)", lead, OneLine(r.Suite))
 }

@@ -29,6 +29,11 @@ func Points(f *result.File) Doc {
 	if e := f.Engine; e != nil && e.Name != "unknown" {
 		title += fmt.Sprintf("  engine %s %s", e.Name, OneLine(e.Version))
 	}
+	if f.Virtual {
+		// Said in the title, not only in the notes below: every figure
+		// of the table is the simulated clock's.
+		title += "  VIRTUAL TIME (simulated clock): replayed, not measured"
+	}
 	t := &Table{Title: title, Columns: pointColumns}
 	for _, p := range f.Points {
 		l := p.Latency

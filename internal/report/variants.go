@@ -18,6 +18,9 @@ import (
 // the schema results/<suite>.variants.json has.
 func Variants(r *variants.Report) Doc {
 	head := &Table{Title: fmt.Sprintf("variants%s: %d, workload %.12s%s", ofSuite(r.Suite), len(r.Variants), r.WorkloadHash, orderString(r.Order))}
+	if r.Virtual {
+		head.Notes = append(head.Notes, variantsVirtual)
+	}
 	for _, v := range r.Verdicts {
 		head.Notes = append(head.Notes, fmt.Sprintf("%s: %s", v.Question, OneLine(v.Answer)))
 	}
@@ -169,6 +172,9 @@ var palette = []struct{ hex, square string }{
 func VariantsMarkdown(w io.Writer, r *variants.Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## benchci variants%s\n\n", Escape(ofSuite(r.Suite)))
+	if r.Virtual {
+		fmt.Fprintf(&b, "> ℹ️ **%s**\n\n", Escape(variantsVirtual))
+	}
 	for _, v := range r.Verdicts {
 		mark := "🏆"
 		if v.Best == "" {
@@ -318,3 +324,6 @@ func commonRates(vs []variants.Variant) (rates, stopped []float64) {
 	slices.Sort(stopped)
 	return rates, stopped
 }
+
+// variantsVirtual says that a variants comparison's figures are a replay's.
+const variantsVirtual = "virtual time (simulated clock): every variant was replayed on the embedded simulator, not measured"

@@ -59,6 +59,8 @@ type executor struct {
 	shard    loadgen.Shard
 	startAt  time.Time
 	pointGap time.Duration
+	// virtual, when set, replays the points in simulated time.
+	virtual *virtualRun
 }
 
 // run measures one point and returns it as stored in f.
@@ -105,7 +107,7 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	case loadgen.OpenLoop:
 		cfg.Rate, cfg.AllAtOnce = ld.rate, ld.allAtOnce
 		cfg.StopSaturated = sw.StopsSaturated()
-		if cfg.MaxConcurrency == 0 {
+		if cfg.MaxConcurrency == 0 && ex.virtual == nil {
 			// Open loop has no natural bound on requests in flight; past the
 			// descriptor limit the client's own dials fail. The cap keeps
 			// them waiting instead, and the point is flagged if it bit.
@@ -280,6 +282,9 @@ var errServerDied = errors.New("the launched server exited during the run; its r
 // measure runs one attempt at a point into p (its server, telemetry and
 // engine figures) and returns the load generator's outcome.
 func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.Point, info PointInfo, seq int, rerun bool) (*loadgen.Outcome, error) {
+	if ex.virtual != nil {
+		return ex.measureVirtual(ctx, cfg, p, info, seq, rerun)
+	}
 	s := ex.s
 	if ex.obs != nil {
 		ex.obs.PointStarted(info, cfg.Progress)

@@ -90,6 +90,12 @@ type Options struct {
 	// servers take one address (ci --ab's base and candidate) launch them
 	// in turn.
 	StopBetweenTurns bool
+	// Virtual replays every point on the embedded simulator's engine in
+	// simulated time (loadgen.RunVirtual) instead of measuring it over
+	// HTTP: a planning mode, seconds for a suite of minutes. Only sim
+	// targets can; suites using what the replay does not model are
+	// refused (virtualRefusal). The results file is marked virtual.
+	Virtual bool
 	// judged, when set, sees each attempt's validity (tests).
 	judged func(attempt int, v *result.Validity)
 }
@@ -153,6 +159,17 @@ func run(ctx context.Context, s *suite.Suite, opts Options, f *result.File) (err
 	if err != nil {
 		return err
 	}
+	var virtual *virtualRun
+	if opts.Virtual {
+		if err := virtualRefusal(s, opts); err != nil {
+			return err
+		}
+		if virtual, err = newVirtualRun(s, f.Started); err != nil {
+			return err
+		}
+		f.Virtual = true
+		f.Notes = append(f.Notes, VirtualNote)
+	}
 	if err := shardable(s, opts.Shard); err != nil {
 		return err
 	}
@@ -179,8 +196,12 @@ func run(ctx context.Context, s *suite.Suite, opts Options, f *result.File) (err
 	}
 	ex := &executor{s: s, sess: sess, wl: wl, obs: opts.Observer, f: f, requests: opts.Requests, turn: opts.Turn,
 		shard: opts.Shard, startAt: opts.StartAt, pointGap: cmp.Or(opts.PointGap, DefaultPointGap), reruns: opts.Reruns, judged: opts.judged,
-		swapServers: opts.StopBetweenTurns}
+		swapServers: opts.StopBetweenTurns, virtual: virtual}
 	switch {
+	case virtual != nil:
+		// A replay is the same every time: measuring it again would
+		// give the same figures.
+		ex.reruns = 0
 	case ex.reruns == 0:
 		ex.reruns = DefaultReruns
 	case ex.reruns < 0:

@@ -27,6 +27,8 @@ type seq struct {
 	scheduled   int        // engine-owned: tokens computed in the current step
 	prefilling  bool       // engine-owned: the current step's work is prefill
 
+	tag int // the replay's id of the request (Replay); unused by the server
+
 	hit      atomic.Int64 // prompt tokens the prefix cache held at the last admission, for traces
 	produced atomic.Int64 // tokens emitted so far
 	finished atomic.Bool  // set after the last token

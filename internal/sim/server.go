@@ -219,54 +219,12 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 		writeError(w, http.StatusBadRequest, "bad JSON body: "+err.Error())
 		return
 	}
-	prompt, hashes, err := s.promptTokens(&req, chat)
+	pl, err := s.plan(&req, chat)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	maxTokens := 16
-	if chat {
-		maxTokens = s.p.MaxModelLen - prompt
-	}
-	if req.MaxCompletionTokens != nil {
-		maxTokens = *req.MaxCompletionTokens
-	}
-	if req.MaxTokens != nil {
-		maxTokens = *req.MaxTokens
-	}
-	if maxTokens < 1 {
-		writeError(w, http.StatusBadRequest, "max_tokens must be at least 1")
-		return
-	}
-	ans, isStructured := planStructured(req.Tools, req.ToolChoice, req.ResponseFormat)
-	if isStructured && ans.err != nil {
-		// A schema whose answer would pass the generator's bounds: an
-		// engine refuses what it cannot constrain, and so does this one.
-		writeError(w, http.StatusBadRequest, "schema: "+ans.err.Error())
-		return
-	}
-	finish := "length"
-	if isStructured {
-		if s.faults != nil && s.faults.wrongStructured() {
-			ans.text = ans.text[:len(ans.text)-1]
-		}
-		// About four characters a token; an answer longer than
-		// max_tokens is cut there, as a model's would be.
-		need := max(1, (len(ans.text)+3)/4)
-		finish = "stop"
-		if ans.tool != "" {
-			finish = "tool_calls"
-		}
-		if need > maxTokens {
-			ans.text = ans.text[:maxTokens*4]
-			need, finish = maxTokens, "length"
-		}
-		maxTokens = need
-	}
-	if prompt+maxTokens > s.p.MaxModelLen {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion).", s.p.MaxModelLen, prompt+maxTokens, prompt, maxTokens))
-		return
-	}
+	prompt, hashes, maxTokens, ans, isStructured, finish := pl.prompt, pl.hashes, pl.maxTokens, pl.ans, pl.structured, pl.finish
 	tr.PromptTokens, tr.Model = prompt, req.Model
 
 	ctx := r.Context()
@@ -548,6 +506,75 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, sq *seq, id u
 	if s.OnTrace != nil {
 		s.OnTrace(*tr)
 	}
+}
+
+// badRequest is a refusal in the words of the engine it imitates.
+type badRequest string
+
+func (b badRequest) Error() string { return string(b) }
+
+// admission is what a request asks of the engine, as the handler
+// settles it before the engine sees the request.
+type admission struct {
+	prompt, maxTokens int
+	hashes            []uint64
+	ans               structuredAnswer
+	structured        bool
+	finish            string
+}
+
+// plan settles a decoded request: its prompt's tokens and block hashes,
+// its output tokens (a structured answer's own length) and finish reason;
+// an error is the server's 400. The HTTP handler and the virtual-time
+// replay (Replay) both admit requests through it, so they count alike.
+func (s *Server) plan(req *request, chat bool) (admission, error) {
+	var a admission
+	prompt, hashes, err := s.promptTokens(req, chat)
+	if err != nil {
+		return a, err
+	}
+	maxTokens := 16
+	if chat {
+		maxTokens = s.p.MaxModelLen - prompt
+	}
+	if req.MaxCompletionTokens != nil {
+		maxTokens = *req.MaxCompletionTokens
+	}
+	if req.MaxTokens != nil {
+		maxTokens = *req.MaxTokens
+	}
+	if maxTokens < 1 {
+		return a, errors.New("max_tokens must be at least 1")
+	}
+	ans, isStructured := planStructured(req.Tools, req.ToolChoice, req.ResponseFormat)
+	if isStructured && ans.err != nil {
+		// A schema whose answer would pass the generator's bounds: an
+		// engine refuses what it cannot constrain, and so does this one.
+		return a, errors.New("schema: " + ans.err.Error())
+	}
+	finish := "length"
+	if isStructured {
+		if s.faults != nil && s.faults.wrongStructured() {
+			ans.text = ans.text[:len(ans.text)-1]
+		}
+		// About four characters a token; an answer longer than
+		// max_tokens is cut there, as a model's would be.
+		need := max(1, (len(ans.text)+3)/4)
+		finish = "stop"
+		if ans.tool != "" {
+			finish = "tool_calls"
+		}
+		if need > maxTokens {
+			ans.text = ans.text[:maxTokens*4]
+			need, finish = maxTokens, "length"
+		}
+		maxTokens = need
+	}
+	if prompt+maxTokens > s.p.MaxModelLen {
+		// vLLM's words, capitals and all: clients match on them.
+		return a, badRequest(fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion).", s.p.MaxModelLen, prompt+maxTokens, prompt, maxTokens))
+	}
+	return admission{prompt: prompt, maxTokens: maxTokens, hashes: hashes, ans: ans, structured: isStructured, finish: finish}, nil
 }
 
 // promptTokens counts the prompt as the sim's tokenizer does: one token per

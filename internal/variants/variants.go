@@ -55,6 +55,10 @@ type Report struct {
 	Incomplete []string `json:"incomplete,omitempty"`
 	// Method says how the verdicts were reached.
 	Method string `json:"method"`
+	// Virtual is set when the runs were replayed in virtual time on the
+	// simulator (run --virtual); virtual and measured runs are never
+	// compared together.
+	Virtual bool `json:"virtual,omitempty"`
 }
 
 // Variant is one variant's figures.
@@ -192,6 +196,9 @@ func Compare(entries []Entry) (*Report, error) {
 			errs = append(errs, fmt.Errorf("two runs are named %q", e.Name))
 		}
 		seen[e.Name] = true
+		if f.Virtual != entries[0].File.Virtual {
+			errs = append(errs, fmt.Errorf("%s and %s: one was replayed in virtual time (simulated clock), the other measured: their figures cannot be compared", e.Name, entries[0].Name))
+		}
 		if h := f.Suite.WorkloadHash; h != r.WorkloadHash {
 			errs = append(errs, fmt.Errorf("%s was sent another workload (hash %.12s, %s has %.12s): its figures cannot be compared with the others'",
 				e.Name, h, entries[0].Name, r.WorkloadHash))
@@ -200,7 +207,7 @@ func Compare(entries []Entry) (*Report, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("compare variants: %w", errjoin.Join(errs...))
 	}
-	r.Suite, r.Order = baseName(entries[0].File), entries[0].File.Suite.Order
+	r.Suite, r.Order, r.Virtual = baseName(entries[0].File), entries[0].File.Suite.Order, entries[0].File.Virtual
 	for _, e := range entries {
 		if baseName(e.File) != r.Suite {
 			r.Suite = "" // runs of several suites: no one name

@@ -130,6 +130,9 @@ func runView(i int, r Run) (runHTML, error) {
 	f, g := r.File, r.Gate
 	v := runHTML{ID: fmt.Sprintf("run-%d", i), Name: f.Suite.Name, Failed: g.Failed()}
 	v.Verdict = report.Headline([]*compare.Report{g})
+	if n := report.VirtualNote(g); n != "" {
+		v.Facts = append(v.Facts, n)
+	}
 	switch {
 	case g.NoBaseline:
 		v.Facts = append(v.Facts, "no baseline: only the SLOs gate")
@@ -238,6 +241,9 @@ func provenance(f *result.File) [][2]string {
 		{"started", f.Started.UTC().Format(time.RFC3339)},
 		{"finished", f.Finished.UTC().Format(time.RFC3339)},
 		{"counting", f.Counting},
+	}
+	if f.Virtual {
+		out = append(out, [2]string{"clock", "virtual time (simulated clock): replayed on the embedded simulator (run --virtual), not measured"})
 	}
 	if f.Suite.Variant != "" {
 		out = append(out, [2]string{"variant", f.Suite.Variant + " (" + f.Suite.Order + ")"})

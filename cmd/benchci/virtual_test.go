@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchci/benchci/framework/result"
+)
+
+// run --virtual end to end: a sim suite replays in virtual time, its table
+// and results say so; baseline update will not make it a baseline, nor let
+// it replace a measured one; run --virtual is not compared with a measured
+// baseline (its SLOs are judged), and compare refuses the pair; a url
+// target is refused before anything runs, naming its file.
+func TestRunVirtual(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	suite := writeSuite(t, dir, "plan", `
+  target: b.target.sim('llama3-70b-h100x4'),
+  api: 'chat',
+  workload: { input_tokens: b.dist.fixed(200), output_tokens: b.dist.fixed(64), seed: 3 },
+  sweep: b.sweep.rates([2, 6], duration='30s', warmup='5s'),
+  slos: [b.slo.p90('ttft', '<', '1s')],`)
+	results, baselines := filepath.Join(dir, "results"), filepath.Join(dir, "baselines")
+	ctx := context.Background()
+	virtual := filepath.Join(results, "plan.json")
+
+	code, stdout, stderr := runCLI(t, ctx, "run", "--virtual", "--progress=false", "--results", results, "--baselines", baselines, suite)
+	if code != 0 || !strings.Contains(stdout, "VIRTUAL TIME (simulated clock)") || !strings.Contains(stdout, "note: virtual time (simulated clock)") {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	f, err := result.Read(virtual)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Virtual || len(f.Points) != 2 || !f.Points[0].Schedule.Virtual {
+		t.Fatalf("results virtual %v, %d points: want a virtual file of 2 virtual points", f.Virtual, len(f.Points))
+	}
+
+	code, _, stderr = runCLI(t, ctx, "baseline", "update", "--baselines", baselines, virtual)
+	if code != 2 || !strings.Contains(stderr, "not a measurement") {
+		t.Errorf("baseline update of a virtual result: exit %d, stderr %s", code, stderr)
+	}
+
+	// The same figures, marked measured, make a measured baseline.
+	f.Virtual = false
+	measured := filepath.Join(dir, "measured.json")
+	if err := result.Write(measured, f); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr = runCLI(t, ctx, "baseline", "update", "--baselines", baselines, measured); code != 0 {
+		t.Fatalf("baseline update of a measured result: exit %d, %s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, ctx, "baseline", "update", "--baselines", baselines, virtual)
+	if code != 2 || !strings.Contains(stderr, "does not replace a measured baseline") {
+		t.Errorf("a virtual result over a measured baseline: exit %d, stderr %s", code, stderr)
+	}
+
+	code, stdout, stderr = runCLI(t, ctx, "run", "--virtual", "--progress=false", "--results", results, "--baselines", baselines, suite)
+	if code != 0 || !strings.Contains(stdout, "it was measured, and this run is virtual time") {
+		t.Errorf("run --virtual beside a measured baseline: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI(t, ctx, "compare", filepath.Join(baselines, "plan.json"), virtual)
+	if code == 0 || !strings.Contains(stdout+stderr, "the candidate is a virtual-time replay") {
+		t.Errorf("compare measured with virtual: exit %d, output:\n%s%s", code, stdout, stderr)
+	}
+
+	remote := writeSuite(t, dir, "remote", `
+  target: b.target.url('http://127.0.0.1:1', model='m'),
+  workload: { input_tokens: b.dist.fixed(8), output_tokens: b.dist.fixed(4), prompts: b.prompts.synthetic(calibrate=false) },
+  sweep: b.sweep.rates([1], duration='1s'),`)
+	code, _, stderr = runCLI(t, ctx, "run", "--virtual", "--progress=false", "--results", results, remote)
+	if code != 2 || !strings.Contains(stderr, remote+": --virtual replays the embedded simulator only") {
+		t.Errorf("run --virtual of a url target: exit %d, stderr %s", code, stderr)
+	}
+}

@@ -1,0 +1,67 @@
+package compare_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/benchci/benchci/framework/compare"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/baseline"
+)
+
+// The gate never mixes a virtual-time replay (run --virtual) with a
+// measurement, whichever side it is on: the comparison is refused, and a
+// refusal fails the gate. Virtual against virtual compares as measured
+// against measured does. The committed baseline, written before results
+// could be virtual, reads as measured and still compares.
+func TestCompareNeverMixesVirtualAndMeasured(t *testing.T) {
+	t.Parallel()
+	b, err := baseline.Read("../../baselines/quickstart.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Result.Virtual {
+		t.Fatal("the committed baseline, written before virtual runs, reads as virtual")
+	}
+	// Each side is the committed result, marked as the case says: the
+	// same figures, so only the mark can refuse them.
+	side := func(virtual bool) *result.File {
+		f := *b.Result
+		f.Virtual = virtual
+		return &f
+	}
+	cases := []struct {
+		name       string
+		base, cand bool
+		comparable bool
+		refusal    string
+	}{
+		{"measured vs measured", false, false, true, ""},
+		{"virtual vs virtual", true, true, true, ""},
+		{"measured baseline, virtual candidate", false, true, false, "the candidate is a virtual-time replay"},
+		{"virtual baseline, measured candidate", true, false, false, "the baseline is a virtual-time replay"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := compare.Gate(side(c.base), side(c.cand))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Comparable != c.comparable {
+				t.Fatalf("comparable %v, want %v (refusal %q)", r.Comparable, c.comparable, r.Refusal)
+			}
+			if !c.comparable {
+				if !r.Failed() || len(r.Rows) != 0 || !contains(r.Refusal, c.refusal) || !contains(r.Refusal, "cannot be compared") {
+					t.Errorf("failed %v, %d rows, refusal %q: want a failed gate, no rows, a refusal saying %q", r.Failed(), len(r.Rows), r.Refusal, c.refusal)
+				}
+				return
+			}
+			if len(r.Rows) == 0 || r.Count(compare.Regression) > 0 || r.Candidate.Virtual != c.cand || r.Baseline.Virtual != c.base {
+				t.Errorf("%d rows, %d regressions, sides virtual %v/%v: want the same figures to pass, sides marked as they ran",
+					len(r.Rows), r.Count(compare.Regression), r.Baseline.Virtual, r.Candidate.Virtual)
+			}
+		})
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }

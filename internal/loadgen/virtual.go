@@ -1,0 +1,687 @@
+package loadgen
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/internal/client"
+	"github.com/benchci/benchci/internal/recorder"
+	"github.com/benchci/benchci/internal/redact"
+	"github.com/benchci/benchci/internal/stall"
+	"github.com/benchci/benchci/internal/workload"
+)
+
+// VirtualServer is a server whose time is simulated (sim.Replay, through
+// the runner): requests are handed to it at a virtual time, and it is
+// stepped by the caller, each step taking the time its cost says.
+type VirtualServer interface {
+	// Submit admits a request arriving at at; an error is the server's
+	// refusal of it (a 400). prompt is its prompt's tokens.
+	Submit(body []byte, at time.Time) (id, prompt int, err error)
+	// Cancel drops a request, as a client closing its stream does.
+	Cancel(id int)
+	// Busy reports whether requests wait or run.
+	Busy() bool
+	// Start begins the next step at now and returns its cost; false:
+	// nothing can run.
+	Start(now time.Time) (time.Duration, bool)
+	// End ends the step, reporting each request that produced tokens.
+	End(report func(id, produced int, finished bool))
+}
+
+// Virtual is what RunVirtual needs beyond the point's Config.
+type Virtual struct {
+	Server VirtualServer
+	// Start is the virtual time the point's timeline starts at.
+	Start time.Time
+	// Timeout bounds a request from send to its end, FirstTokenTimeout
+	// from send to its first token, IdleTimeout a gap between its chunks
+	// (0: unbounded), as the client's do (client.Options).
+	Timeout, FirstTokenTimeout, IdleTimeout time.Duration
+}
+
+// RunVirtual runs one point in virtual time: the same requests from src,
+// on the same timeline (the arrival schedule, closed-loop workers,
+// sessions' think times, the cap on requests in flight, the warm-up and
+// the window, abandonment), but handed to a simulated server whose steps
+// advance a simulated clock instead of being slept. Each request becomes
+// a recorder.Sample stamped in that clock, so the recorder, the validity
+// judgement and everything after it make the point as they make a
+// measured one. It runs on the caller's goroutine, opens nothing and
+// sleeps nowhere; the same inputs give the same point every time.
+//
+// The client is perfect here: every request goes when it is due and every
+// token is read when the engine emits it, so there is no send lag, no
+// coalesced chunk and no stall; what a real client adds (HTTP, SSE
+// parsing, a busy machine) is absent from its figures.
+//
+// Features whose effect it does not model are refused: retries (no server
+// here fails transiently), shards, aligned starts, and structured answers
+// (no text is produced to check).
+func RunVirtual(ctx context.Context, v Virtual, cfg Config, src Source) (*Outcome, error) {
+	switch {
+	case cfg.Retry != nil:
+		return nil, errors.New("loadgen: a virtual-time point cannot retry: the simulated server never fails transiently")
+	case cfg.Shard.Count > 1:
+		return nil, errors.New("loadgen: a virtual-time point cannot be sharded")
+	case !cfg.StartAt.IsZero():
+		return nil, errors.New("loadgen: a virtual-time point has no wall-clock start to align to")
+	case cfg.Check != nil:
+		return nil, errors.New("loadgen: a virtual-time point produces no answer text to check against a schema")
+	case v.Server == nil:
+		return nil, errors.New("loadgen: a virtual-time point needs a simulated server")
+	}
+	if cfg.Progress == nil {
+		cfg.Progress = &Progress{}
+	}
+	r := &vrun{ctx: ctx, cfg: cfg, v: v, srv: v.Server, src: src, now: v.Start, live: map[int]*vreq{}}
+	switch cfg.Mode {
+	case OpenLoop:
+		return r.open(v.Start)
+	case ClosedLoop:
+		return r.closed(v.Start)
+	}
+	return nil, fmt.Errorf("loadgen: unknown mode %q", cfg.Mode)
+}
+
+// Event kinds of the virtual timeline, other than arrivals and steps.
+const (
+	evSend         = iota // a session's next turn is due (its think time ended)
+	evWorker              // a closed-loop worker sends its next request
+	evAbandon             // a user gives up waiting (Item.AbandonAt)
+	evTick                // the saturation watch's tick
+	evTimeout             // a request's timeout (Virtual.Timeout)
+	evFirstTimeout        // its first-token timeout
+)
+
+// work reports whether events of the kind are work left to do, rather
+// than deadlines (which pass unnoticed once their request ended) or ticks.
+func work(kind int) bool { return kind == evSend || kind == evWorker }
+
+type vevent struct {
+	at   time.Time
+	n    uint64 // order of pushing: ties go first-pushed first, the same every run
+	kind int
+	s    *vsession
+	r    *vreq
+}
+
+type vqueue []vevent
+
+func (q vqueue) Len() int { return len(q) }
+func (q vqueue) Less(i, j int) bool {
+	if c := q[i].at.Compare(q[j].at); c != 0 {
+		return c < 0
+	}
+	return q[i].n < q[j].n
+}
+func (q vqueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *vqueue) Push(x any)   { *q = append(*q, x.(vevent)) }
+func (q *vqueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return e
+}
+
+// vsession is one item and its follow-up turns, sent one after another.
+type vsession struct {
+	first  Item
+	turn   int // the turn being sent: 0 the first, i the FollowUps[i-1]
+	warmup bool
+	worker bool // a closed-loop worker's: it sends again when this ends
+	hold   bool // holds a place under the cap on requests in flight
+	id     string
+}
+
+func (s *vsession) item() Item {
+	if s.turn == 0 {
+		return s.first
+	}
+	return s.first.FollowUps[s.turn-1]
+}
+
+// vreq is one turn in flight.
+type vreq struct {
+	s        *vsession
+	id       int // the server's
+	it       Item
+	smp      recorder.Sample
+	produced int
+	done     bool
+}
+
+type vrun struct {
+	ctx  context.Context
+	cfg  Config
+	v    Virtual
+	srv  VirtualServer
+	src  Source
+	now  time.Time
+	q    vqueue
+	n    uint64
+	live map[int]*vreq
+	rec  *recorder.Recorder
+	// pending counts queued events other than ticks: work that is left.
+	pending int
+	// items counts the items drawn from src (their Seq).
+	items int
+	// stopped: the point stopped sending (saturated, or the run ended).
+	stopped bool
+	// watch, when set, is the saturation watch, ticked once a second.
+	watch *saturationWatch
+	satAt time.Time
+	sat   string
+	// cap on requests in flight (open loop), and the sessions waiting for
+	// a place, in arrival order, with when each was due.
+	capacity, holding int
+	queued            []queuedSend
+	capWaits          int
+	// stuck: the server could not start a step, and nothing has happened
+	// since that could change it.
+	stuck bool
+	// winEnd of the measured window, for the send counts (zero: open).
+	winEnd      time.Time
+	sentIn      int
+	stopAt      time.Time // closed loop: workers stop sending here
+	winStart    time.Time
+	measuredReq int // closed loop: measured requests taken
+	srcErr      error
+	// arrivalsLeft: the open loop's schedule has arrivals to come.
+	arrivalsLeft bool
+}
+
+type queuedSend struct {
+	s  *vsession
+	at time.Time
+}
+
+func (r *vrun) push(at time.Time, kind int, s *vsession, q *vreq) {
+	r.n++
+	if work(kind) {
+		r.pending++
+	}
+	heap.Push(&r.q, vevent{at: at, n: r.n, kind: kind, s: s, r: q})
+}
+
+// next draws the next item from the source, numbered in sequence.
+func (r *vrun) next() (Item, bool) {
+	it, err := r.src()
+	if err != nil {
+		r.srcErr = err
+		r.stopped = true
+		return Item{}, false
+	}
+	it.Seq = r.items
+	r.items++
+	return it, true
+}
+
+// send hands the session's current turn to the server at at.
+func (r *vrun) send(s *vsession, scheduled, ready time.Time) {
+	it := s.item()
+	id := s.id
+	if s.turn > 0 {
+		id += ".t" + strconv.Itoa(s.turn+1)
+	}
+	at := scheduled
+	if ready.After(at) {
+		at = ready
+	}
+	res := &client.Result{ID: id, Sent: at}
+	q := &vreq{s: s, it: it, smp: recorder.Sample{Result: res, Scheduled: scheduled, Ready: ready, Warmup: s.warmup,
+		WantInput: it.WantInput, WantOutput: it.WantOutput, Model: it.Model, Inputs: it.Inputs, Images: it.Images}}
+	r.cfg.Progress.Sent.Add(1)
+	r.cfg.Progress.InFlight.Add(1)
+	sid, prompt, err := r.srv.Submit(it.Body, at)
+	if err != nil {
+		// The server's 400, answered at once (no time passes on a
+		// refusal in the simulated clock).
+		res.Status, res.Err = 400, client.ErrHTTP
+		res.Detail = redact.Cut("HTTP 400: "+err.Error(), 300)
+		r.finish(q, at)
+		return
+	}
+	q.id = sid
+	res.PromptTokens = prompt
+	r.live[sid] = q
+	if it.AbandonAt > 0 {
+		r.push(at.Add(it.AbandonAt), evAbandon, s, q)
+	}
+	if d := r.v.Timeout; d > 0 {
+		r.push(at.Add(d), evTimeout, s, q)
+	}
+	if d := r.v.FirstTokenTimeout; d > 0 {
+		r.push(at.Add(d), evFirstTimeout, s, q)
+	}
+}
+
+// timedOut fails a request the client gave up on at t, as its timeout does.
+func (r *vrun) timedOut(q *vreq, t time.Time, why string) {
+	res := q.smp.Result
+	res.OutputTokens, res.TokenSource = q.produced, client.TokensFromCounter
+	res.Err, res.Detail = client.ErrTimeout, why
+	r.srv.Cancel(q.id)
+	r.finish(q, t)
+}
+
+// tokens takes a step's tokens for a request at t.
+func (r *vrun) tokens(id, produced int, finished bool, t time.Time) {
+	q := r.live[id]
+	if q == nil || q.done {
+		return
+	}
+	res := q.smp.Result
+	if d := r.v.IdleTimeout; d > 0 && len(res.ChunkAt) > 0 {
+		if last := res.Sent.Add(res.ChunkAt[len(res.ChunkAt)-1]); t.Sub(last) > d {
+			// The client stopped waiting before these tokens came. It is
+			// seen here, when they come, and dated when it happened.
+			r.timedOut(q, last.Add(d), fmt.Sprintf("no chunk for %v (idle timeout)", d))
+			return
+		}
+	}
+	off := t.Sub(res.Sent)
+	n := produced - q.produced
+	q.produced = produced
+	if len(res.ChunkAt) == 0 {
+		res.FirstToken, res.FirstAnswer = off, off
+		if r.watch != nil {
+			r.watch.firstToken(off)
+		}
+	}
+	res.ChunkAt = append(res.ChunkAt, off)
+	res.ChunkTokens = append(res.ChunkTokens, int32(n))
+	if a := q.it.AbandonAfter; a > 0 && produced >= a {
+		// The user stops reading once that many tokens came, as the
+		// client does (even on the last chunk: it never reads [DONE]).
+		res.End, res.OutputTokens, res.TokenSource = off, produced, client.TokensFromCounter
+		res.Err, res.Detail = client.ErrAbandoned, fmt.Sprintf("abandoned by the workload after %d tokens", produced)
+		r.srv.Cancel(id)
+		r.finish(q, t)
+		return
+	}
+	if finished {
+		res.End, res.OutputTokens, res.TokenSource = off, produced, client.TokensFromUsage
+		res.Finish = client.FinishLength // the simulator's unstructured answers end at max_tokens
+		r.finish(q, t)
+	}
+}
+
+// finish records a turn that ended at t and moves its session on.
+func (r *vrun) finish(q *vreq, t time.Time) {
+	q.done = true
+	delete(r.live, q.id)
+	res := q.smp.Result
+	if res.End == 0 && res.Err != "" {
+		res.End = t.Sub(res.Sent)
+	}
+	r.cfg.Progress.InFlight.Add(-1)
+	r.cfg.Progress.Done.Add(1)
+	if !res.OK() && res.Err != client.ErrCanceled && res.Err != client.ErrAbandoned {
+		r.cfg.Progress.Failed.Add(1)
+	}
+	r.rec.Add(q.smp)
+	if r.cfg.OnSample != nil {
+		r.cfg.OnSample(q.smp)
+	}
+	s := q.s
+	if res.OK() && s.turn < len(s.first.FollowUps) && !r.stopped {
+		think := s.item().Think
+		s.turn++
+		r.push(t.Add(think), evSend, s, nil)
+		return
+	}
+	if res.Err != "" && res.End == 0 {
+		// Refused at once: in the simulated clock no time passed. A
+		// closed-loop worker sending again in the same instant would
+		// never let the clock move; it waits a loopback round trip.
+		t = t.Add(refusalTurnaround)
+	}
+	r.sessionEnded(s, t)
+}
+
+// refusalTurnaround is how long a refused request keeps its closed-loop
+// worker: about a 400's round trip on loopback.
+const refusalTurnaround = time.Millisecond
+
+// sessionEnded frees what the session held: its place under the cap, or
+// its worker.
+func (r *vrun) sessionEnded(s *vsession, t time.Time) {
+	if s.hold {
+		s.hold = false
+		r.holding--
+		if len(r.queued) > 0 && !r.stopped {
+			// The first waiting send takes the place as it is freed.
+			w := r.queued[0]
+			r.queued = r.queued[1:]
+			r.dispatch(w.s, w.at, t)
+		}
+	}
+	if s.worker && !r.stopped {
+		r.push(t, evWorker, nil, nil)
+	}
+}
+
+// dispatch sends an open-loop session due at at, ready at ready (zero:
+// when due), counting it in the window's sends.
+func (r *vrun) dispatch(s *vsession, at, ready time.Time) {
+	if r.capacity > 0 {
+		s.hold = true
+		r.holding++
+	}
+	sentAt := later(at, ready)
+	if !s.warmup && (r.winEnd.IsZero() || sentAt.Before(r.winEnd)) {
+		r.sentIn++
+	}
+	r.send(s, at, ready)
+}
+
+// stop ends the point's sending at t: what is in flight is canceled, as a
+// canceled send context does, and waiting sends never go.
+func (r *vrun) stop(t time.Time) {
+	r.stopped = true
+	r.queued = nil
+	ids := make([]int, 0, len(r.live))
+	for id := range r.live {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids) // submission order: the same every run
+	for _, id := range ids {
+		q := r.live[id]
+		r.srv.Cancel(id)
+		q.smp.Result.Err, q.smp.Result.Detail = client.ErrCanceled, "the point was stopped"
+		r.finish(q, t)
+	}
+}
+
+// loop runs the timeline: the next arrival (arrive, when not nil), queued
+// events and the server's steps, in time order, until nothing is left.
+func (r *vrun) loop(nextArrival func() (time.Time, bool), arrive func(time.Time)) {
+	var stepEnd time.Time
+	stepping := false
+	report := func(id, produced int, finished bool) { r.tokens(id, produced, finished, stepEnd) }
+	for iter := 0; ; iter++ {
+		if iter%4096 == 0 && r.ctx.Err() != nil && !r.stopped {
+			r.stop(r.now)
+		}
+		ta, haveArrival := time.Time{}, false
+		if !r.stopped && nextArrival != nil {
+			ta, haveArrival = nextArrival()
+		}
+		te, haveEvent := time.Time{}, len(r.q) > 0
+		if haveEvent {
+			te = r.q[0].at
+		}
+		if stepping {
+			if (!haveArrival || !ta.Before(stepEnd)) && (!haveEvent || !te.Before(stepEnd)) {
+				// The step's tokens come before what happens at its end:
+				// the engine emits, then takes the arrivals, then steps.
+				r.now = stepEnd
+				stepping = false
+				r.srv.End(report)
+				continue
+			}
+		} else if r.srv.Busy() && !r.stuck && (!haveArrival || ta.After(r.now)) && (!haveEvent || te.After(r.now)) {
+			cost, ok := r.srv.Start(r.now)
+			if ok {
+				stepping, stepEnd = true, r.now.Add(cost)
+				continue
+			}
+			r.stuck = true // nothing fits until a request arrives or leaves
+		}
+		switch {
+		case haveArrival && (!haveEvent || !te.Before(ta)):
+			r.now = later(r.now, ta)
+			r.stuck = false
+			arrive(ta)
+		case haveEvent:
+			e := heap.Pop(&r.q).(vevent)
+			if work(e.kind) {
+				r.pending--
+			} else if e.r != nil && e.r.done {
+				continue // a deadline of a request that ended: nothing happens
+			}
+			r.now = later(r.now, e.at)
+			r.stuck = false
+			r.event(e)
+		default:
+			// Nothing left to happen: what is still live can never be
+			// admitted (a prompt larger than the KV cache). A client
+			// would wait for it until its timeout; it is failed here.
+			r.unserved()
+			return
+		}
+	}
+}
+
+// unserved fails the requests the engine could never admit.
+func (r *vrun) unserved() {
+	ids := make([]int, 0, len(r.live))
+	for id := range r.live {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids) // submission order: the same every run
+	for _, id := range ids {
+		q := r.live[id]
+		r.srv.Cancel(id)
+		q.smp.Result.Err, q.smp.Result.Detail = client.ErrTimeout, "the simulated engine could never schedule it (its KV cache cannot hold the request)"
+		r.finish(q, r.now)
+	}
+}
+
+func (r *vrun) event(e vevent) {
+	switch e.kind {
+	case evSend:
+		if !r.stopped {
+			r.send(e.s, e.at, time.Time{})
+		} else {
+			r.sessionEnded(e.s, e.at)
+		}
+	case evWorker:
+		r.worker(e.at)
+	case evAbandon:
+		q := e.r
+		if q.done {
+			return
+		}
+		// The user gave up waiting: a stream cut short by the workload.
+		res := q.smp.Result
+		res.OutputTokens, res.TokenSource = q.produced, client.TokensFromCounter
+		res.Err, res.Detail = client.ErrAbandoned, "abandoned by the workload's user"
+		r.srv.Cancel(q.id)
+		r.finish(q, e.at)
+	case evTimeout:
+		if !e.r.done {
+			r.timedOut(e.r, e.at, fmt.Sprintf("no end of the stream within %v (request timeout)", r.v.Timeout))
+		}
+	case evFirstTimeout:
+		if !e.r.done && len(e.r.smp.Result.ChunkAt) == 0 {
+			r.timedOut(e.r, e.at, fmt.Sprintf("no first token within %v (first-token timeout)", r.v.FirstTokenTimeout))
+		}
+	case evTick:
+		if r.stopped {
+			return
+		}
+		if ok, why := r.watch.tick(r.cfg.Progress); ok {
+			r.satAt, r.sat = e.at, why
+			r.stop(e.at)
+			return
+		}
+		next := e.at.Add(time.Second)
+		if (r.winEnd.IsZero() || !next.After(r.winEnd)) && (r.pending > 0 || len(r.live) > 0 || r.arrivalsLeft) {
+			r.push(next, evTick, nil, nil)
+		}
+	}
+}
+
+// worker is a closed-loop worker's turn at t: it sends its next request,
+// unless the point's duration or request bound is reached.
+func (r *vrun) worker(t time.Time) {
+	if r.stopped || (!r.stopAt.IsZero() && !t.Before(r.stopAt)) {
+		return
+	}
+	warmup := t.Before(r.winStart)
+	if !warmup && r.cfg.Requests > 0 {
+		if r.measuredReq++; r.measuredReq > r.cfg.Requests {
+			return
+		}
+	}
+	it, ok := r.next()
+	if !ok {
+		return
+	}
+	if !warmup {
+		r.sentIn++
+	}
+	s := &vsession{first: it, warmup: warmup, worker: true, id: "benchci-" + strconv.Itoa(it.Seq+1)}
+	r.send(s, t, time.Time{})
+}
+
+func (r *vrun) open(t0 time.Time) (*Outcome, error) {
+	cfg := r.cfg
+	end := time.Duration(0)
+	if cfg.Duration > 0 {
+		end = cfg.Warmup + cfg.Duration
+	}
+	if cfg.AllAtOnce {
+		if cfg.Requests <= 0 {
+			return nil, fmt.Errorf("loadgen: all at once needs a request count")
+		}
+		cfg.Arrivals = func() workload.Process { return workload.AllAtOnce{} }
+	}
+	if cfg.Arrivals == nil {
+		return nil, fmt.Errorf("loadgen: open loop needs an arrival process")
+	}
+	total, measured, _ := count(r.ctx, workload.NewSchedule(cfg.Arrivals(), end, cfg.Warmup, cfg.Requests), Shard{})
+	cfg.Progress.Scheduled.Store(int64(total))
+	fixed := cfg.Duration > 0 && (cfg.Requests == 0 || measured < cfg.Requests)
+	sched := workload.NewSchedule(cfg.Arrivals(), end, cfg.Warmup, cfg.Requests)
+	winStart := t0.Add(cfg.Warmup)
+	if fixed {
+		r.winEnd = winStart.Add(cfg.Duration)
+	}
+	r.rec = recorder.NewRecorder(winStart, r.winEnd)
+	r.rec.Goodput = cfg.Goodput
+	r.rec.Slices = recorder.NewSlicer(t0, cfg.Warmup+cfg.Duration, cfg.Warmup)
+	r.capacity = cfg.MaxConcurrency
+	if cfg.StopSaturated && !cfg.AllAtOnce {
+		r.watch = &saturationWatch{}
+		r.push(winStart.Add(time.Second), evTick, nil, nil)
+	}
+	schedIn := 0
+	// The schedule is read one arrival ahead.
+	var nextOff time.Duration
+	have := false
+	peek := func() { nextOff, have = sched.Next() }
+	peek()
+	r.arrivalsLeft = have
+	nextArrival := func() (time.Time, bool) { return t0.Add(nextOff), have }
+	arrive := func(at time.Time) {
+		off := nextOff
+		peek()
+		r.arrivalsLeft = have
+		it, ok := r.next()
+		if !ok {
+			have, r.arrivalsLeft = false, false
+			return
+		}
+		warmup := off < cfg.Warmup
+		if !warmup && (r.winEnd.IsZero() || at.Before(r.winEnd)) {
+			schedIn++
+		}
+		s := &vsession{first: it, warmup: warmup, id: "benchci-" + strconv.Itoa(it.Seq+1)}
+		if r.capacity > 0 && (r.holding >= r.capacity || len(r.queued) > 0) {
+			r.capWaits++
+			r.queued = append(r.queued, queuedSend{s: s, at: at})
+			return
+		}
+		r.dispatch(s, at, time.Time{})
+	}
+	r.loop(nextArrival, arrive)
+	out, err := r.outcome()
+	if err != nil {
+		return nil, err
+	}
+	out.Schedule.TargetRate = cfg.Rate
+	out.Schedule.CapWaits = r.capWaits
+	out.Schedule.Saturation = r.sat
+	if secs := out.Window.Seconds; secs > 0 {
+		out.Schedule.ScheduledRate = float64(schedIn) / secs
+		out.Schedule.SendRate = float64(r.sentIn) / secs
+	}
+	var gap time.Duration
+	if cfg.Rate > 0 && !cfg.AllAtOnce {
+		gap = time.Duration(float64(time.Second) / cfg.Rate)
+	}
+	r.judge(out, gap, r.capWaits > 0)
+	return out, nil
+}
+
+func (r *vrun) closed(t0 time.Time) (*Outcome, error) {
+	cfg := r.cfg
+	r.winStart = t0.Add(cfg.Warmup)
+	if cfg.Duration > 0 && cfg.Requests == 0 {
+		r.winEnd = r.winStart.Add(cfg.Duration)
+	}
+	if cfg.Duration > 0 {
+		r.stopAt = r.winStart.Add(cfg.Duration)
+	}
+	r.rec = recorder.NewRecorder(r.winStart, r.winEnd)
+	r.rec.Goodput = cfg.Goodput
+	r.rec.Slices = recorder.NewSlicer(t0, cfg.Warmup+cfg.Duration, cfg.Warmup)
+	for range cfg.Concurrency {
+		r.push(t0, evWorker, nil, nil)
+	}
+	r.loop(nil, nil)
+	out, err := r.outcome()
+	if err != nil {
+		return nil, err
+	}
+	if secs := out.Window.Seconds; secs > 0 {
+		out.Schedule.SendRate = float64(r.sentIn) / secs
+	}
+	r.judge(out, time.Duration(out.Latency[metric.E2E].P50*float64(time.Millisecond)), false)
+	return out, nil
+}
+
+// outcome summarizes the point.
+func (r *vrun) outcome() (*Outcome, error) {
+	if !r.satAt.IsZero() {
+		r.rec.EndAt(r.satAt)
+	}
+	if r.srcErr != nil {
+		return nil, fmt.Errorf("build requests: %w", r.srcErr)
+	}
+	p, err := r.rec.Point()
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Measured: p, Incomplete: r.ctx.Err() != nil, End: r.now}
+	out.Schedule.Virtual = true
+	return out, nil
+}
+
+// judge runs the measured path's verdicts over the virtual point. Its
+// client never lags and its process never stalls (a zero reading), so
+// they flag only what the schedule itself shows.
+func (r *vrun) judge(out *Outcome, gap time.Duration, suiteCapped bool) {
+	lag := out.Latency[metric.Lag].P99
+	if r.cfg.AllAtOnce {
+		lag = 0
+	}
+	judge(&out.Schedule, lag, r.cfg.MaxConcurrency, 0)
+	out.Validity = judgeValidity(out.Measured, out.Schedule, lag, gap, false, suiteCapped, stall.Reading{})
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

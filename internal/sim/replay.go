@@ -1,0 +1,146 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Replay is the simulator's engine on a simulated clock, driven request
+// by request: the load generator's virtual-time mode hands it the request
+// bodies a client would send, and steps it. Requests are admitted as the
+// HTTP handler admits them (Server.plan: the chat template's tokens, the
+// prompt's block hashes for the prefix cache, max_tokens, refusals), and
+// the scheduler, KV cache, prefix cache and step costs are the engine's
+// own code. Nothing sleeps and no socket is opened: a step is its cost
+// added to the clock the caller keeps. One goroutine drives it.
+type Replay struct {
+	srv *Server
+	e   *engine
+	// live finds a sequence by the caller's id until it ends.
+	live map[int]*seq
+	// stepping holds the sequences of the step started and not yet ended.
+	stepping []*seq
+	before   []int64 // the stepping sequences' tokens before the step
+	nextID   int
+}
+
+// NewReplay returns a replay of the profile's engine, empty and idle.
+func NewReplay(p Profile) *Replay {
+	srv := New(p)
+	return &Replay{srv: srv, e: srv.eng, live: map[int]*seq{}}
+}
+
+// Profile returns the replayed profile.
+func (r *Replay) Profile() Profile { return r.srv.p }
+
+// Admission is what the engine made of a submitted request.
+type Admission struct {
+	// ID names the request in Step's reports and in Cancel.
+	ID int
+	// Prompt and Output are its prompt's tokens (chat template included)
+	// and the tokens it will produce.
+	Prompt, Output int
+}
+
+// ErrEmbeddings refuses an embeddings body: the replay streams
+// completions.
+var ErrEmbeddings = errors.New("sim: the virtual-time replay serves chat and completions requests, not embeddings")
+
+// Submit admits a request body (chat completions when it has messages,
+// completions otherwise) arriving at at. An error is the refusal the
+// server would answer with a 400 (its message is the server's).
+func (r *Replay) Submit(body []byte, at time.Time) (Admission, error) {
+	var req request
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&req); err != nil {
+		return Admission{}, fmt.Errorf("bad JSON body: %w", err)
+	}
+	if req.Prompt == nil && req.Messages == nil && bytes.Contains(body, []byte(`"input"`)) {
+		return Admission{}, ErrEmbeddings
+	}
+	chat := req.Messages != nil
+	a, err := r.srv.plan(&req, chat)
+	if err != nil {
+		return Admission{}, err
+	}
+	s := newSeq(a.prompt, a.maxTokens, a.hashes)
+	s.arrived = at
+	r.nextID++
+	s.tag = r.nextID
+	r.live[s.tag] = s
+	r.e.waiting = append(r.e.waiting, s)
+	return Admission{ID: s.tag, Prompt: a.prompt, Output: a.maxTokens}, nil
+}
+
+// Cancel drops a request, as a client closing its stream does: the
+// engine frees its KV cache at its next step.
+func (r *Replay) Cancel(id int) {
+	if s := r.live[id]; s != nil {
+		s.canceled.Store(true)
+		delete(r.live, id)
+	}
+}
+
+// ResetPrefixCache empties the prefix cache, as POST /reset_prefix_cache
+// does.
+func (r *Replay) ResetPrefixCache() { r.e.kv.reset() }
+
+// Busy reports whether requests wait or run.
+func (r *Replay) Busy() bool { return len(r.e.waiting) > 0 || len(r.e.running) > 0 }
+
+// Start schedules the engine's next step at now and returns its cost:
+// the step's tokens come when the caller's clock reaches now + cost, and
+// End delivers them. ok is false when nothing can run (idle, or what
+// waits does not fit the KV cache): only an arrival or a cancel changes
+// that.
+func (r *Replay) Start(now time.Time) (cost time.Duration, ok bool) {
+	b := r.e.schedule(now)
+	if b.seqs == 0 {
+		return 0, false
+	}
+	r.stepping = append(r.stepping[:0], r.e.running...)
+	return r.e.cost(b), true
+}
+
+// End ends the step Start began: each sequence of it that produced
+// tokens is reported with its total so far and whether it finished.
+// Canceled requests are not reported.
+func (r *Replay) End(report func(id, produced int, finished bool)) {
+	before := r.before[:0]
+	for _, s := range r.stepping {
+		before = append(before, s.produced.Load())
+	}
+	r.before = before
+	r.e.emit()
+	for i, s := range r.stepping {
+		n := s.produced.Load()
+		if n == before[i] || s.canceled.Load() {
+			continue
+		}
+		done := s.finished.Load()
+		if done {
+			delete(r.live, s.tag)
+		}
+		report(s.tag, int(n), done)
+	}
+	clear(r.stepping)
+	r.stepping = r.stepping[:0]
+}
+
+// Stuck lists the requests still live: after the last arrival, with
+// Start refusing, they are ones the engine can never admit.
+func (r *Replay) Stuck() []int {
+	ids := make([]int, 0, len(r.live))
+	for id := range r.live {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids) // submission order: the same every run
+	return ids
+}
+
+// Preemptions counts the engine's preemptions so far.
+func (r *Replay) Preemptions() int64 { return r.e.preemptions.Load() }

@@ -1,0 +1,105 @@
+package sim
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The replay admits a request as the HTTP server does: the same prompt
+// tokens (chat template and all), the same output length, the same
+// refusal; the answer's usage over HTTP is what Submit reports.
+func TestReplayAdmitsAsTheServer(t *testing.T) {
+	t.Parallel()
+	p, _ := Lookup("llama3-8b-h100")
+	_, url := startServer(t, p)
+	long := strings.Repeat("word ", p.MaxModelLen)
+	cases := []struct {
+		name, path, body string
+	}{
+		{"chat", "/v1/chat/completions", `{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":5,"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"one two three four"}]}`},
+		{"completions", "/v1/completions", `{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":3,"prompt":"one two three"}`},
+		{"too long", "/v1/chat/completions", `{"model":"m","stream":true,"max_tokens":5,"messages":[{"role":"user","content":"` + long + `"}]}`},
+		{"no max_tokens left", "/v1/chat/completions", `{"model":"m","stream":true,"max_tokens":0,"messages":[{"role":"user","content":"hi"}]}`},
+	}
+	usage := regexp.MustCompile(`"prompt_tokens":(\d+),"completion_tokens":(\d+)`)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, text := post(t, url+c.path, c.body)
+			a, err := NewReplay(p).Submit([]byte(c.body), time.Unix(0, 0))
+			if code != 200 {
+				var e struct{ Error struct{ Message string } }
+				json.Unmarshal([]byte(text), &e)
+				if err == nil || err.Error() != e.Error.Message {
+					t.Errorf("server refused with %q; replay: %v", e.Error.Message, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := usage.FindStringSubmatch(text)
+			if m == nil {
+				t.Fatalf("no usage in %s", text)
+			}
+			prompt, _ := strconv.Atoi(m[1])
+			output, _ := strconv.Atoi(m[2])
+			if a.Prompt != prompt || a.Output != output {
+				t.Errorf("replay admitted %d prompt, %d output tokens; the server answered %d, %d", a.Prompt, a.Output, prompt, output)
+			}
+		})
+	}
+}
+
+// The replay steps the server's engine: a prompt seen before is served
+// from the prefix cache (its first token comes sooner), until the cache
+// is reset; a step's tokens come at its cost, and a canceled request
+// produces no more.
+func TestReplaySteps(t *testing.T) {
+	t.Parallel()
+	p, _ := Lookup("llama3-8b-h100") // caches prefixes
+	r := NewReplay(p)
+	body := []byte(`{"model":"m","max_tokens":4,"messages":[{"role":"user","content":"` + strings.Repeat("alpha beta ", 400) + `"}]}`)
+	now := time.Unix(0, 0)
+	ttft := func() time.Duration {
+		start := now
+		a, err := r.Submit(body, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var first time.Duration
+		for done := false; !done; {
+			cost, ok := r.Start(now)
+			if !ok {
+				t.Fatal("the engine could not step")
+			}
+			now = now.Add(cost)
+			r.End(func(id, produced int, finished bool) {
+				if id == a.ID && first == 0 {
+					first = now.Sub(start)
+				}
+				done = done || finished
+			})
+		}
+		if r.Busy() {
+			t.Fatal("busy after the only request finished")
+		}
+		return first
+	}
+	cold := ttft()
+	warm := ttft()
+	r.ResetPrefixCache()
+	reset := ttft()
+	if warm >= cold || reset != cold {
+		t.Errorf("TTFT cold %v, cached %v, after a reset %v: want the cached one shorter, the reset one as cold", cold, warm, reset)
+	}
+
+	a, _ := r.Submit(body, now)
+	r.Cancel(a.ID)
+	if _, ok := r.Start(now); ok {
+		t.Error("a step ran for a canceled request")
+	}
+}
