@@ -52,6 +52,9 @@ func virtualRefusal(s *suite.Suite, opts Options) error {
 	if s.Target.Launch != nil {
 		why = append(why, "target.launch: a launched server runs in real time")
 	}
+	if s.Target.Spec != nil && s.Target.Spec.Disaggregated != nil {
+		why = append(why, "target.spec.disaggregated: the replay steps one engine, not pools with transfers between them")
+	}
 	if opts.Shard.Count > 1 || !opts.StartAt.IsZero() {
 		why = append(why, "--shard/--start-at: a virtual run is one machine's, on no wall clock")
 	}
@@ -93,7 +96,11 @@ func newVirtualRun(s *suite.Suite, start time.Time) (*virtualRun, error) {
 	if err != nil {
 		return nil, fmt.Errorf("target: %s: %w", field, err)
 	}
-	v := &virtualRun{replay: sim.NewReplay(p), now: start, timeout: s.Request.Timeout.D()}
+	r, err := sim.NewReplay(p)
+	if err != nil {
+		return nil, fmt.Errorf("target: %w", err)
+	}
+	v := &virtualRun{replay: r, now: start, timeout: s.Request.Timeout.D()}
 	if to := s.Request.Timeouts; to != nil {
 		v.firstToken, v.idle = to.FirstToken.D(), to.Idle.D()
 	}

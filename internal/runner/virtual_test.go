@@ -196,6 +196,7 @@ b.suite {
 		{"telemetry", `target: b.target.sim('llama3-8b-h100'), telemetry: [{ name: 'dcgm', url: 'http://127.0.0.1:1/metrics' }],`, Options{}, "telemetry"},
 		{"retries", `target: b.target.sim('llama3-8b-h100'), request+: { retry: { on: ['5xx'] } },`, Options{}, "request.retry"},
 		{"shards", `target: b.target.sim('llama3-8b-h100'),`, Options{Shard: loadgen.Shard{Index: 0, Count: 2}}, "--shard"},
+		{"disaggregation", `target: b.target.simSpec('llama-3-8b', 'h100-sxm', disaggregated={ link_gbs: 50 }),`, Options{}, "target.spec.disaggregated"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

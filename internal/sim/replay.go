@@ -28,10 +28,19 @@ type Replay struct {
 	nextID   int
 }
 
-// NewReplay returns a replay of the profile's engine, empty and idle.
-func NewReplay(p Profile) *Replay {
+// NewReplay returns a replay of the profile's engine, empty and idle. It
+// steps one engine and hands requests to it as they are sent, so it
+// refuses what that cannot model: a disaggregated profile (its pools and
+// transfers), and a request overhead (an arrival after the send).
+func NewReplay(p Profile) (*Replay, error) {
+	if p.Disagg != nil {
+		return nil, errors.New("the virtual replay steps one engine, and this profile is disaggregated (prefill and decode pools): run it without --virtual")
+	}
+	if p.RequestOverhead > 0 {
+		return nil, fmt.Errorf("the virtual replay hands requests to the engine as they are sent, and this profile has a request overhead of %v: run it without --virtual", p.RequestOverhead)
+	}
 	srv := New(p)
-	return &Replay{srv: srv, e: srv.eng, live: map[int]*seq{}}
+	return &Replay{srv: srv, e: srv.cl.prefill[0], live: map[int]*seq{}}, nil
 }
 
 // Profile returns the replayed profile.

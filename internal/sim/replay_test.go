@@ -29,7 +29,11 @@ func TestReplayAdmitsAsTheServer(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			code, text := post(t, url+c.path, c.body)
-			a, err := NewReplay(p).Submit([]byte(c.body), time.Unix(0, 0))
+			r, err := NewReplay(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := r.Submit([]byte(c.body), time.Unix(0, 0))
 			if code != 200 {
 				var e struct{ Error struct{ Message string } }
 				json.Unmarshal([]byte(text), &e)
@@ -61,7 +65,10 @@ func TestReplayAdmitsAsTheServer(t *testing.T) {
 func TestReplaySteps(t *testing.T) {
 	t.Parallel()
 	p, _ := Lookup("llama3-8b-h100") // caches prefixes
-	r := NewReplay(p)
+	r, err := NewReplay(p)
+	if err != nil {
+		t.Fatal(err)
+	}
 	body := []byte(`{"model":"m","max_tokens":4,"messages":[{"role":"user","content":"` + strings.Repeat("alpha beta ", 400) + `"}]}`)
 	now := time.Unix(0, 0)
 	ttft := func() time.Duration {
@@ -101,5 +108,23 @@ func TestReplaySteps(t *testing.T) {
 	r.Cancel(a.ID)
 	if _, ok := r.Start(now); ok {
 		t.Error("a step ran for a canceled request")
+	}
+}
+
+// The replay refuses what one engine stepped as requests are sent cannot
+// model, rather than replaying it as something else.
+func TestReplayRefuses(t *testing.T) {
+	t.Parallel()
+	p := derive(t, "llama-3-8b", "h100-sxm", Spec{}, Knobs{})
+	d, err := WithDisaggregation(p, Disaggregation{LinkGBs: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewReplay(d); err == nil || !strings.Contains(err.Error(), "disaggregated") {
+		t.Errorf("disaggregated: err %v", err)
+	}
+	p.RequestOverhead = time.Millisecond
+	if _, err := NewReplay(p); err == nil || !strings.Contains(err.Error(), "request overhead") {
+		t.Errorf("request overhead: err %v", err)
 	}
 }
