@@ -215,7 +215,7 @@ func (e *engine) schedule(now time.Time) batch {
 			break
 		}
 		s.scheduled, s.prefilling = 1, false
-		budget--
+		budget -= e.decodeBudget()
 		b.seqs++
 		b.decodes++
 		b.decodeCtx += int64(s.computed)
@@ -257,7 +257,7 @@ func (e *engine) schedule(now time.Time) batch {
 		e.waiting = e.waiting[1:]
 		if s.prefillLeft == 0 {
 			e.admitDecode(s, &b)
-			budget--
+			budget -= e.decodeBudget()
 			continue
 		}
 		e.take(s, n, &b)

@@ -338,7 +338,13 @@ type batch struct {
 	decodeCtx   int64 // context tokens the decodes attend to (KV read)
 	prefillCtx  int64 // earlier context the prefill chunks attend to (KV read)
 	prefillAttn int64 // (query, key) pairs of the prefill chunks' attention
+	// sampled is the positions projected to logits, when more than one a
+	// sequence (speculative decoding verifies k+1); 0 is one a sequence.
+	sampled int
 }
+
+// samples is the positions of the step projected to logits.
+func (b batch) samples() int { return max(b.seqs, b.sampled) }
 
 // roofline holds a spec's per-GPU constants.
 type roofline struct {
@@ -430,7 +436,7 @@ func (r roofline) step(b batch) time.Duration {
 		return r.stepV1(b, tokens)
 	}
 	matmuls := overlap(r.weightBytes(tokens)/r.bandwidth,
-		tokens*r.flopsPerToken/r.flops+float64(b.seqs)*r.logitFlops/r.bf16Flops)
+		tokens*r.flopsPerToken/r.flops+float64(b.samples())*r.logitFlops/r.bf16Flops)
 	attention := overlap(float64(b.decodeCtx+b.prefillCtx)*r.kvBytesPerToken/r.bandwidth,
 		float64(b.decodeCtx+b.prefillAttn)*r.attnFlopsPerPair/r.bf16Flops)
 	d := time.Duration((matmuls+attention)*1e9) + r.s.StepOverhead + time.Duration(b.seqs)*r.s.SeqOverhead
@@ -465,7 +471,7 @@ func overlap(m, c float64) float64 {
 func (r roofline) stepV1(b batch, tokens float64) time.Duration {
 	bytes := r.weightBytes(tokens) + float64(b.decodeCtx+b.prefillCtx)*r.kvBytesPerToken
 	compute := tokens*r.flopsPerToken/r.flops +
-		(float64(b.seqs)*r.logitFlops+float64(b.decodeCtx+b.prefillAttn)*r.attnFlopsPerPair)/r.bf16Flops
+		(float64(b.samples())*r.logitFlops+float64(b.decodeCtx+b.prefillAttn)*r.attnFlopsPerPair)/r.bf16Flops
 	busy := math.Max(bytes/r.bandwidth, compute)
 	d := time.Duration(busy*1e9) + r.s.StepOverhead + time.Duration(b.seqs)*r.s.SeqOverhead
 	if tp := r.s.TP; tp > 1 {

@@ -192,6 +192,8 @@ func (sp *Speculative) cost(r roofline) func(batch) time.Duration {
 		v.prefill += (k + 1) * b.decodes
 		v.prefillCtx += b.decodeCtx
 		v.prefillAttn += int64(k+1)*b.decodeCtx + d*int64(k+1)*int64(k+2)/2
+		// Verification samples every position it checks: k+1 a decode.
+		v.sampled = b.seqs + k*b.decodes
 		// The draft's first forward takes what the target's step takes
 		// (prompt chunks, whose KV it needs too, and one token per decode);
 		// the other K-1 only the decodes, a token further each time.
@@ -233,6 +235,17 @@ func (e *engine) lookahead() int {
 		return e.accept.k + 1
 	}
 	return e.p.TokensPerStep
+}
+
+// decodeBudget is what one decode takes of the step's token budget: the
+// k+1 positions verification computes, as vLLM counts speculative tokens
+// against max_num_batched_tokens (a constant profile's TokensPerStep
+// stands for tokens emitted, not computed: 1).
+func (e *engine) decodeBudget() int {
+	if e.accept != nil {
+		return e.accept.k + 1
+	}
+	return 1
 }
 
 // decodeTokens is what one decode step emits for a sequence.

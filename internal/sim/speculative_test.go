@@ -168,3 +168,38 @@ func TestSpeculativeErrors(t *testing.T) {
 		}
 	}
 }
+
+// Verification computes k+1 positions a sequence: they count against the
+// step's token budget, as vLLM counts speculative tokens, and each is
+// projected to logits.
+func TestVerificationCountsItsPositions(t *testing.T) {
+	t.Parallel()
+	const k = 3
+	_, spec := specProfile(t, "llama-3-8b", "h100-sxm", 1, Speculative{Method: "eagle", K: k, Acceptance: 0.5})
+	spec.MaxBatchedTokens = 64
+	e := newEngine(spec)
+	for range 16 { // 16 decodes of k+1 positions fill a budget of 64
+		s := newSeq(10, 100, nil)
+		s.prefillLeft, s.computed = 0, 10
+		if !e.alloc(s, 10) {
+			t.Fatal("no KV for the running sequences")
+		}
+		e.running = append(e.running, s)
+	}
+	e.waiting = append(e.waiting, newSeq(32, 8, nil))
+	if b := e.schedule(time.Unix(0, 0)); b.decodes != 16 || b.prefill != 0 {
+		t.Errorf("step of %d decodes and %d prompt tokens: want the 16 decodes alone, their 64 positions the whole budget", b.decodes, b.prefill)
+	}
+	// The logits of all k+1 positions: the output projection adds more
+	// than one position a sequence could (the smooth maximum with the
+	// weights' stream hides some of either).
+	b := batch{seqs: 64, decodes: 64, decodeCtx: 64 * 500}
+	r := newRoofline(spec.Spec.withDefaults())
+	once := r
+	once.logitFlops = 0
+	full, none := spec.Speculative.cost(r)(b), spec.Speculative.cost(once)(b)
+	onePerSeq := time.Duration(64 * r.logitFlops / r.bf16Flops * 1e9)
+	if d := full - none; d < 2*onePerSeq {
+		t.Errorf("the output projection adds %v to a verify step of 64 sequences, no more than one position a sequence would (%v)", d, onePerSeq)
+	}
+}
