@@ -208,6 +208,26 @@ func (s Spec) withDefaults() Spec {
 	return s
 }
 
+// CarryEfficiency carries efficiencies fitted on one spec's card to
+// another's: under roofline version 2 what an engine reaches is a share of
+// what the card's best kernels reach, so the fitted share is kept and the
+// new card's ceilings applied (a fit on an H200 carried to an MI300X keeps
+// the engine, not the H200's bandwidth efficiency). Version 1 had no
+// ceilings: its efficiencies carry as they are. Overheads carry as they are.
+func CarryEfficiency(e Efficiency, from, to Spec) Efficiency {
+	if from.Roofline == 1 {
+		return e
+	}
+	f, t := from.withDefaults(), to.withDefaults()
+	if e.MemoryEfficiency > 0 {
+		e.MemoryEfficiency = min(1, e.MemoryEfficiency*t.GPU.memoryCeiling()/f.GPU.memoryCeiling())
+	}
+	if e.ComputeEfficiency > 0 {
+		e.ComputeEfficiency = min(1, e.ComputeEfficiency*t.GPU.computeCeiling(t.computeType())/f.GPU.computeCeiling(f.computeType()))
+	}
+	return e
+}
+
 // computeType is the tensor cores the layers' matrix products run on:
 // W8A8 FP8 weights run on FP8 units where the card has them.
 func (s Spec) computeType() string {

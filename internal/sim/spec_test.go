@@ -434,3 +434,28 @@ func intersect(a, b []string) []string {
 	}
 	return out
 }
+
+// Fitted efficiencies carry to another card as the engine's share of that
+// card's ceilings; version 1's carry as they are.
+func TestCarryEfficiency(t *testing.T) {
+	t.Parallel()
+	m, _ := LookupModel("llama-3-70b")
+	h200, _ := LookupGPU("h200")
+	mi, _ := LookupGPU("mi300x")
+	fit := Efficiency{MemoryEfficiency: 0.7, ComputeEfficiency: 0.5, StepOverhead: 2 * time.Millisecond}
+	from := Spec{Model: m, GPU: h200, TP: 2}
+	to := Spec{Model: m, GPU: mi, TP: 2}
+	got := CarryEfficiency(fit, from, to)
+	wantMem := 0.7 * (4293.0 / 5300) / (4258.0 / 4800)
+	wantCompute := 0.5 * (588.0 / 1307) / (787.0 / 989)
+	if math.Abs(got.MemoryEfficiency-wantMem) > 1e-9 || math.Abs(got.ComputeEfficiency-wantCompute) > 1e-9 || got.StepOverhead != fit.StepOverhead {
+		t.Errorf("carried %+v, want memory %.4f, compute %.4f, the same overheads", got, wantMem, wantCompute)
+	}
+	if same := CarryEfficiency(fit, from, Spec{Model: m, GPU: h200, TP: 4}); same != fit {
+		t.Errorf("the same card: %+v, want %+v", same, fit)
+	}
+	from.Roofline = 1
+	if old := CarryEfficiency(fit, from, to); old != fit {
+		t.Errorf("version 1: %+v, want them as fitted", old)
+	}
+}

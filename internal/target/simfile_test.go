@@ -1,6 +1,7 @@
 package target
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,15 +67,19 @@ func TestSimProfileFile(t *testing.T) {
 			t.Errorf("max_num_seqs %d, efficiency %v, %d KV blocks (the file's %d: 512 sequences' logits take memory)", p.MaxNumSeqs, p.Spec.MemoryEfficiency, p.KVBlocks, plain.KVBlocks)
 		}
 	})
-	t.Run("a what-if on other cards keeps the fitted efficiencies", func(t *testing.T) {
+	t.Run("a what-if on other cards keeps the fitted engine", func(t *testing.T) {
 		p, _, err := SimProfile(&suite.Target{Kind: suite.TargetSim, Spec: &suite.SimSpec{Model: "llama-3-8b", GPU: "h200", TP: 2, Weights: "fp8", Fitted: derivedFile, ComputeEfficiency: 0.5},
 			Sim: &suite.SimOverrides{MaxNumSeqs: 512}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		s := p.Spec
-		if s.GPU.Name != "h200" || s.TP != 2 || s.Weights != "fp8" || p.MaxNumSeqs != 512 ||
-			s.MemoryEfficiency != 0.61 || s.StepOverhead != 2500*time.Microsecond || s.SeqOverhead != 7*time.Microsecond || s.ComputeEfficiency != 0.5 {
+		// The engine's fitted share of the H100's bandwidth (its ceiling
+		// is the default 0.88) is carried to the H200's measured copy
+		// (4,258 of 4,800 GB/s); the compute efficiency is the suite's.
+		mem := 0.61 * (4258.0 / 4800) / 0.88
+		if s.GPU.Name != "h200" || s.TP != 2 || s.Weights != "fp8" || p.MaxNumSeqs != 512 || math.Abs(s.MemoryEfficiency-mem) > 1e-9 ||
+			s.StepOverhead != 2500*time.Microsecond || s.SeqOverhead != 7*time.Microsecond || s.ComputeEfficiency != 0.5 {
 			t.Errorf("got %s: %+v, max_num_seqs %d", p.Name, s.Efficiency, p.MaxNumSeqs)
 		}
 		// The efficiencies were fitted under the file's step-cost model.

@@ -339,7 +339,8 @@ func simSpec(ss suite.SimSpec) (s sim.Spec, field string, err error) {
 		// What the fit measured of the engine, on these cards, under the
 		// step-cost model it was fitted with (its efficiencies mean nothing
 		// under another), and of the engine it modelled unless named.
-		s.Efficiency, s.Roofline = fp.Spec.Efficiency, fp.Spec.Roofline
+		s.Roofline = fp.Spec.Roofline
+		s.Efficiency = sim.CarryEfficiency(fp.Spec.Efficiency, *fp.Spec, s)
 		if s.Engine == "" {
 			s.Engine = fp.Spec.Engine
 		}
