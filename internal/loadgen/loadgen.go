@@ -482,19 +482,31 @@ func (c *collector) finish(errc <-chan error, endAt time.Time) (result.Measured,
 	return c.rec.Point()
 }
 
-func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, error) {
+// openPlan checks an open-loop point's arrivals (all at once: every
+// request at the start) and returns the config to draw them from and the
+// schedule's end (0: the request bound alone), as the real-time and the
+// virtual-time load generators both plan them.
+func openPlan(cfg Config) (Config, time.Duration, error) {
 	end := time.Duration(0)
 	if cfg.Duration > 0 {
 		end = cfg.Warmup + cfg.Duration
 	}
 	if cfg.AllAtOnce {
 		if cfg.Requests <= 0 {
-			return nil, fmt.Errorf("loadgen: all at once needs a request count")
+			return cfg, 0, fmt.Errorf("loadgen: all at once needs a request count")
 		}
 		cfg.Arrivals = func() workload.Process { return workload.AllAtOnce{} }
 	}
 	if cfg.Arrivals == nil {
-		return nil, fmt.Errorf("loadgen: open loop needs an arrival process")
+		return cfg, 0, fmt.Errorf("loadgen: open loop needs an arrival process")
+	}
+	return cfg, end, nil
+}
+
+func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, error) {
+	cfg, end, err := openPlan(cfg)
+	if err != nil {
+		return nil, err
 	}
 	// A first pass counts the plan, drawing the same times as the second
 	// without keeping them: the count sizes the progress display and the

@@ -387,17 +387,7 @@ func (r *vrun) dispatch(s *vsession, at, ready time.Time) {
 func (r *vrun) stop(t time.Time) {
 	r.stopped = true
 	r.queued = nil
-	ids := make([]int, 0, len(r.live))
-	for id := range r.live {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids) // submission order: the same every run
-	for _, id := range ids {
-		q := r.live[id]
-		r.srv.Cancel(id)
-		q.smp.Result.Err, q.smp.Result.Detail = client.ErrCanceled, "the point was stopped"
-		r.finish(q, t)
-	}
+	r.failLive(t, client.ErrCanceled, "the point was stopped")
 }
 
 // loop runs the timeline: the next arrival (arrive, when not nil), queued
@@ -462,16 +452,22 @@ func (r *vrun) loop(nextArrival func() (time.Time, bool), arrive func(time.Time)
 
 // unserved fails the requests the engine could never admit.
 func (r *vrun) unserved() {
+	r.failLive(r.now, client.ErrTimeout, "the simulated engine could never schedule it (its KV cache cannot hold the request)")
+}
+
+// failLive cancels every request in flight and records it failed at t,
+// in submission order (the same every run).
+func (r *vrun) failLive(t time.Time, err client.ErrorKind, detail string) {
 	ids := make([]int, 0, len(r.live))
 	for id := range r.live {
 		ids = append(ids, id)
 	}
-	slices.Sort(ids) // submission order: the same every run
+	slices.Sort(ids)
 	for _, id := range ids {
 		q := r.live[id]
 		r.srv.Cancel(id)
-		q.smp.Result.Err, q.smp.Result.Detail = client.ErrTimeout, "the simulated engine could never schedule it (its KV cache cannot hold the request)"
-		r.finish(q, r.now)
+		q.smp.Result.Err, q.smp.Result.Detail = err, detail
+		r.finish(q, t)
 	}
 }
 
@@ -544,19 +540,9 @@ func (r *vrun) worker(t time.Time) {
 }
 
 func (r *vrun) open(t0 time.Time) (*Outcome, error) {
-	cfg := r.cfg
-	end := time.Duration(0)
-	if cfg.Duration > 0 {
-		end = cfg.Warmup + cfg.Duration
-	}
-	if cfg.AllAtOnce {
-		if cfg.Requests <= 0 {
-			return nil, fmt.Errorf("loadgen: all at once needs a request count")
-		}
-		cfg.Arrivals = func() workload.Process { return workload.AllAtOnce{} }
-	}
-	if cfg.Arrivals == nil {
-		return nil, fmt.Errorf("loadgen: open loop needs an arrival process")
+	cfg, end, err := openPlan(r.cfg)
+	if err != nil {
+		return nil, err
 	}
 	total, measured, _ := count(r.ctx, workload.NewSchedule(cfg.Arrivals(), end, cfg.Warmup, cfg.Requests), Shard{})
 	cfg.Progress.Scheduled.Store(int64(total))

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/benchci/benchci/internal/stats"
 )
 
 // Reference is a published serving measurement with its settings, for
@@ -370,12 +372,7 @@ func medianOf(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if n := len(s); n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[len(s)/2]
+	return stats.Median(xs)
 }
 
 // String renders the summary on one line.

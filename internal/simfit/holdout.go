@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/benchci/benchci/internal/sim"
+	"github.com/benchci/benchci/internal/stats"
 )
 
 // HeldOut is one figure of one point, predicted by a fit that did not see
@@ -103,10 +104,5 @@ func Median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if n := len(s); n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[len(s)/2]
+	return stats.Median(xs)
 }
