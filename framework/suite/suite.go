@@ -265,7 +265,7 @@ type SimSpec struct {
 	// ChunkedPrefill defaults to on.
 	ChunkedPrefill *bool `json:"chunked_prefill,omitempty"`
 	// Engine names the engine model whose overheads, kernel shares and
-	// scheduling defaults apply ("vllm", the default, or "trtllm").
+	// scheduling defaults apply ("vllm", the default, "sglang" or "trtllm").
 	Engine string `json:"engine,omitempty"`
 	// Efficiency overrides the engine's achieved shares of the card's
 	// peaks; zero keeps the engine's and the card's.

@@ -340,7 +340,7 @@ func TestDeriveErrors(t *testing.T) {
 		{"context", Spec{Model: m8, GPU: h100}, Knobs{MaxModelLen: 100000}, "exceeds the model's context"},
 		{"utilization", Spec{Model: m8, GPU: h100, GPUMemoryUtilization: 1.5}, Knobs{}, "gpu_memory_utilization"},
 		{"interconnect", Spec{Model: m8, GPU: badLink}, Knobs{}, `interconnect "infiniband"`},
-		{"engine", Spec{Model: m8, GPU: h100, Engine: "tgi"}, Knobs{}, `engine "tgi": want one of vllm, trtllm`},
+		{"engine", Spec{Model: m8, GPU: h100, Engine: "tgi"}, Knobs{}, `engine "tgi": want one of vllm, sglang, trtllm`},
 		{"roofline", Spec{Model: m8, GPU: h100, Roofline: 3}, Knobs{}, "roofline version 3"},
 	} {
 		_, err := Derive(tc.s, tc.k)

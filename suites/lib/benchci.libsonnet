@@ -37,7 +37,7 @@
     // { name, memory_gib, bandwidth_gbs, tflops: { bf16, fp8 }, link_gbs,
     // all_reduce_us, and optionally interconnect: 'nvswitch'|'mesh'|'pcie',
     // peer_links, achieved_gbs, achieved_tflops } for a GPU), with the
-    // engine's knobs; engine is 'vllm' (default) or 'trtllm'; weights and
+    // engine's knobs; engine is 'vllm' (default), 'sglang' or 'trtllm'; weights and
     // kv_cache are 'bf16' or 'fp8'. Efficiencies override the engine's achieved shares
     // of the card's peaks, or those of fitted='fitted.json' (benchci sim fit).
     // speculative: { method: 'draft' | 'eagle', draft_model (method draft:
