@@ -144,14 +144,17 @@ type Checked struct {
 	Errors map[string]float64
 }
 
-// beyond reports whether the figure is outside its tolerance, gated or not.
-func (f Figure) beyond() bool {
-	tol := LatencyTolerance
-	if f.Name == "throughput" {
-		tol = ThroughputTolerance
+// tolerance is how far a figure of this name may miss: throughput's, or
+// latency's (e2e, ttft, tpot).
+func tolerance(name string) float64 {
+	if name == "throughput" {
+		return ThroughputTolerance
 	}
-	return math.Abs(f.Error) > tol
+	return LatencyTolerance
 }
+
+// beyond reports whether the figure is outside its tolerance, gated or not.
+func (f Figure) beyond() bool { return math.Abs(f.Error) > tolerance(f.Name) }
 
 // Figure is one published figure of a check beside the simulator's.
 type Figure struct {
@@ -171,13 +174,10 @@ func (c Checked) Figures() []Figure {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	var out []Figure
 	add := func(name string, pub, sim float64, unit string) {
-		tol := LatencyTolerance
-		if name == "throughput" {
-			tol = ThroughputTolerance
-		}
-		e := c.Errors[name]
+		f := Figure{Name: name, Unit: unit, Published: pub, Simulated: sim, Error: c.Errors[name]}
 		_, ungated := c.Ungated[name]
-		out = append(out, Figure{Name: name, Unit: unit, Published: pub, Simulated: sim, Error: e, Missed: math.Abs(e) > tol && !c.PastKnee && !ungated && !slices.Contains(c.Missing, name)})
+		f.Missed = f.beyond() && !c.PastKnee && !ungated && !slices.Contains(c.Missing, name)
+		out = append(out, f)
 	}
 	if c.E2EMs > 0 {
 		add("e2e", c.E2EMs, ms(c.Sim.E2E), "ms")
@@ -213,11 +213,7 @@ func (c Checked) missed(known bool) []string {
 		if !known && slices.Contains(c.Missing, k) {
 			continue
 		}
-		tol := LatencyTolerance
-		if k == "throughput" {
-			tol = ThroughputTolerance
-		}
-		if math.Abs(e) > tol {
+		if math.Abs(e) > tolerance(k) {
 			out = append(out, k)
 		}
 	}
@@ -275,19 +271,20 @@ func CheckVersion(refs []Reference, v int) ([]Checked, error) {
 // Markdown renders checked references as the README's table.
 func Markdown(cs []Checked) string {
 	var b strings.Builder
-	// Known misses are numbered, and their reasons listed under the table.
-	known := map[string]int{}
+	// Known misses are numbered by row (rows of one test, GPU and model
+	// can differ in load), and their reasons listed under the table.
+	known := make([]int, len(cs))
 	var reasons []string
-	for _, c := range cs {
-		if k := c.Test + c.GPU + c.Model; c.KnownMiss != "" && known[k] == 0 {
+	for i, c := range cs {
+		if c.KnownMiss != "" {
 			reasons = append(reasons, fmt.Sprintf("%d. %s, %s on %d x %s: %s.", len(reasons)+1, c.Engine, c.Test, c.TP, c.GPU, c.KnownMiss))
-			known[k] = len(reasons)
+			known[i] = len(reasons)
 		}
 	}
 
 	b.WriteString("| engine, test | GPU | model | TP, dtype | load (in/out tokens) | figure | published | simulated | error |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
-	for _, c := range cs {
+	for i, c := range cs {
 		dtype := "bf16"
 		if c.Weights != "" {
 			dtype = c.Weights
@@ -311,7 +308,7 @@ func Markdown(cs []Checked) string {
 			case ungated:
 				mark = " (not gated: " + c.Ungated[f.Name] + ")"
 			case slices.Contains(c.Missing, f.Name) && f.beyond():
-				mark = fmt.Sprintf(" ✗ (known miss %d)", known[c.Test+c.GPU+c.Model])
+				mark = fmt.Sprintf(" ✗ (known miss %d)", known[i])
 			}
 			fmt.Fprintf(&b, "| %s, %s | %s | %s | %d, %s | %s | %s | %.1f %s | %.1f %s | %+.0f%%%s |\n",
 				c.Engine, c.Test, c.GPU, c.Model, c.TP, dtype, load, f.Name, f.Published, f.Unit, f.Simulated, f.Unit, 100*f.Error, mark)
