@@ -158,12 +158,17 @@ func (g GPUCard) Check() error {
 	default:
 		return fmt.Errorf("gpu card %q: interconnect %q: want %s, %s or %s", g.Name, g.Interconnect, InterconnectSwitch, InterconnectMesh, InterconnectPCIe)
 	}
-	if g.PeerLinks < 0 || g.AchievedGBs < 0 || g.AllReduceUs < 0 {
-		return fmt.Errorf("gpu card %q: peer_links, achieved_gbs and all_reduce_us must not be negative", g.Name)
+	if g.PeerLinks < 0 || g.AllReduceUs < 0 {
+		return fmt.Errorf("gpu card %q: peer_links and all_reduce_us must not be negative", g.Name)
+	}
+	// An achieved figure under 1% of the datasheet's is a typo (a unit
+	// off), and would price a step in years: refused, as a negative one.
+	if g.AchievedGBs != 0 && !(g.AchievedGBs >= g.BandwidthGBs/100) {
+		return fmt.Errorf("gpu card %q: achieved_gbs %g: want 0 (unknown) or at least 1%% of bandwidth_gbs", g.Name, g.AchievedGBs)
 	}
 	for k, v := range g.AchievedTFLOPS {
-		if v < 0 || g.TFLOPS[k] <= 0 {
-			return fmt.Errorf("gpu card %q: achieved_tflops.%s needs a positive tflops.%s and must not be negative", g.Name, k, k)
+		if !(g.TFLOPS[k] > 0) || !(v >= g.TFLOPS[k]/100) {
+			return fmt.Errorf("gpu card %q: achieved_tflops.%s %g: want at least 1%% of a positive tflops.%s", g.Name, k, v, k)
 		}
 	}
 	return nil

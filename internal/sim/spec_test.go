@@ -327,6 +327,10 @@ func TestDeriveErrors(t *testing.T) {
 	bad.KVHeads = 0
 	badLink := h100
 	badLink.Interconnect = "infiniband"
+	slowCopy := h100
+	slowCopy.AchievedGBs = 3 // TB/s, written where GB/s are asked
+	fp4 := h100
+	fp4.AchievedTFLOPS = map[string]float64{"fp4": 1000}
 	for _, tc := range []struct {
 		name string
 		s    Spec
@@ -340,6 +344,8 @@ func TestDeriveErrors(t *testing.T) {
 		{"context", Spec{Model: m8, GPU: h100}, Knobs{MaxModelLen: 100000}, "exceeds the model's context"},
 		{"utilization", Spec{Model: m8, GPU: h100, GPUMemoryUtilization: 1.5}, Knobs{}, "gpu_memory_utilization"},
 		{"interconnect", Spec{Model: m8, GPU: badLink}, Knobs{}, `interconnect "infiniband"`},
+		{"achieved bandwidth a unit off", Spec{Model: m8, GPU: slowCopy}, Knobs{}, "achieved_gbs 3"},
+		{"achieved FLOP/s without a datasheet figure", Spec{Model: m8, GPU: fp4}, Knobs{}, "achieved_tflops.fp4"},
 		{"engine", Spec{Model: m8, GPU: h100, Engine: "tgi"}, Knobs{}, `engine "tgi": want one of vllm, sglang, trtllm`},
 		{"roofline", Spec{Model: m8, GPU: h100, Roofline: 3}, Knobs{}, "roofline version 3"},
 	} {
