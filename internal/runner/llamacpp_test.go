@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,8 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-
-	"github.com/benchci/benchci/internal/words"
 )
 
 // fakeLlamaCpp behaves as llama.cpp's server does where benchci must
@@ -48,11 +45,7 @@ func fakeLlamaCpp(t *testing.T, metrics string) *httptest.Server {
 			http.NotFound(w, r)
 			return
 		}
-		var req struct {
-			Messages  []struct{ Content string } `json:"messages"`
-			MaxTokens int                        `json:"max_tokens"`
-		}
-		json.NewDecoder(r.Body).Decode(&req)
+		req := readFakeChat(r)
 		// The preflight, the three calibration probes and the shortest
 		// prompt's come before the point; the point's requests wait for
 		// its sampler's first snapshot (scrape 1 is engine detection), so
@@ -65,18 +58,13 @@ func fakeLlamaCpp(t *testing.T, metrics string) *httptest.Server {
 				return
 			}
 		}
-		prompt := 3
-		for _, m := range req.Messages {
-			prompt += words.Count(m.Content)
-		}
+		prompt := req.promptTokens()
 		n := served.Add(1)
 		out := req.MaxTokens
 		if n%4 == 0 {
 			out = 0 // EOS first
 		}
-		for range out {
-			io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"content":" tok"},"finish_reason":null}]}`+"\n\n")
-		}
+		streamTokens(w, out)
 		tokens.Add(int64(max(out, 1)))
 		fmt.Fprintf(w, `data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":%d,"completion_tokens":%d},"timings":{"prompt_n":%d,"prompt_ms":5,"predicted_n":%d,"predicted_ms":%d}}`+"\n\n",
 			prompt, max(out, 1), prompt, max(out, 1), 2*max(out, 1))

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -49,10 +48,7 @@ func TestQueueTheWaitingGaugeCannotSee(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		var req struct {
-			MaxTokens int `json:"max_tokens"`
-		}
-		json.NewDecoder(r.Body).Decode(&req)
+		req := readFakeChat(r)
 		if req.MaxTokens == 6 { // the point's, not the preflight's or calibration's
 			inside.Add(1)
 			defer inside.Add(-1)
@@ -64,9 +60,7 @@ func TestQueueTheWaitingGaugeCannotSee(t *testing.T) {
 				return
 			}
 		}
-		for range req.MaxTokens {
-			io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"content":" tok"},"finish_reason":null}]}`+"\n\n")
-		}
+		streamTokens(w, req.MaxTokens)
 		fmt.Fprintf(w, `data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":40,"completion_tokens":%d},"timings":{"prompt_n":40,"prompt_ms":5,"predicted_n":%d,"predicted_ms":10}}`+"\n\n",
 			req.MaxTokens, req.MaxTokens)
 		io.WriteString(w, "data: [DONE]\n\n")

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/internal/report"
-	"github.com/benchci/benchci/internal/words"
 )
 
 // fakeUntexted streams answers as Ollama does with a byte-token
@@ -31,14 +29,7 @@ func fakeUntexted(t *testing.T, engine string, claimed int) *httptest.Server {
 			http.NotFound(w, r)
 			return
 		}
-		var req struct {
-			Messages []struct{ Content string } `json:"messages"`
-		}
-		json.NewDecoder(r.Body).Decode(&req)
-		prompt := 3
-		for _, m := range req.Messages {
-			prompt += words.Count(m.Content)
-		}
+		prompt := readFakeChat(r).promptTokens()
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"content":"é"},"finish_reason":null}]}`+"\n\n")
 		w.(http.Flusher).Flush()
@@ -117,23 +108,14 @@ func TestEmptyAnswersNamedEndToEnd(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		var req struct {
-			Messages  []struct{ Content string } `json:"messages"`
-			MaxTokens int                        `json:"max_tokens"`
-		}
-		json.NewDecoder(r.Body).Decode(&req)
-		prompt := 3
-		for _, m := range req.Messages {
-			prompt += words.Count(m.Content)
-		}
+		req := readFakeChat(r)
+		prompt := req.promptTokens()
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`+"\n\n")
 		finish, extra, tokens := "length", "", req.MaxTokens
 		switch i := n.Add(1); {
 		case i <= 4 || i%3 == 0: // the preflight, calibration, and a third of the answers: text
-			for range req.MaxTokens {
-				io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"content":" tok"},"finish_reason":null}]}`+"\n\n")
-			}
+			streamTokens(w, req.MaxTokens)
 		case i%3 == 1:
 			finish, extra, tokens = "stop", `,"stop_reason":"END"`, 1
 		default:
