@@ -104,6 +104,7 @@ it is.`,
 	cmd.Flags().StringVar(&o.ab, "ab", "", "also run each suite as it is at this git revision (the PR's base, e.g. origin/main), interleaved point by point on this machine, and judge the candidate against it instead of the committed baseline (still reported)")
 	cmd.Flags().StringVar(&o.baseRef, "base-ref", "auto", `revision whose baselines this change's are shown against: every figure an edited baseline moves is listed at the top of the report, and those that make the gate more lenient flagged ("auto": the pull request's base, or --ab's revision; "" for none)`)
 	cmd.Flags().BoolVar(&o.suiteFromResults, "suite-from-results", false, "with --measured: judge SLOs from the suite definition the results carry, when the suite file is not in this checkout (the results are then trusted as they are)")
+	cmd.Flags().BoolVar(&o.run.virtual, "virtual", false, "replay every point on the embedded simulator in virtual time (a simulated clock), to gate a plan of simulated configs: compared only with baselines recorded --virtual, never with measured ones")
 	cmd.Flags().BoolVar(&o.measured, "measured", false, "the arguments are results files already measured (a merged sharded run, benchci merge): gate, report and comment on them without running")
 	cmd.Flags().StringVar(&o.artifact, "artifact", "", "name of the workflow artifact the HTML report is uploaded in: the comment links the run's artifacts")
 	cmd.Flags().StringVar(&o.outputs, "outputs", os.Getenv("GITHUB_OUTPUT"), "file to append verdict=, regressions= and report= lines to (default $GITHUB_OUTPUT)")
@@ -175,9 +176,39 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	if runErr != nil {
 		errs = append(errs, runErr)
 	}
+	// The gate's rules are the base's: each suite is judged by the
+	// stricter of its base's rules and its own, and a loosening shows.
+	opts, err := o.run.suites.options()
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	rules := newPolicyReviewer(resolvedBaseRef(o), o.run.baselines, opts)
+	defer rules.close()
 	// A/B: each candidate is judged against its base, measured in the
 	// same run; the committed baseline's verdict is shown, not gated.
 	var committed []*compare.Report
+	var ran []*result.File
+	for i := range abRuns {
+		ab := &abRuns[i]
+		name := strings.TrimSuffix(ab.cand.Suite.Name, suite.VariantSep+abCandidate)
+		pol, by, err := rules.review(name, ab.cand.Suite.Path, ab.cand, ab.base)
+		if err == nil {
+			err = judgeBy(by, ab.cand)
+		}
+		if err == nil {
+			label := ab.gate.Suite
+			ab.gate, err = compare.Compare(ab.base, ab.cand, by.Tolerance)
+			if err == nil {
+				ab.gate.Suite, ab.gate.Policy = label, pol
+			}
+		}
+		if err != nil {
+			return &exitError{exitUsage, fmt.Errorf("%s: the gate's rules: %w", name, err)}
+		}
+		asSuite := *ab.cand
+		asSuite.Suite.Name = name
+		ran = append(ran, &asSuite)
+	}
 	for _, ab := range abRuns {
 		runs = append(runs, htmlpage.Run{File: ab.cand, Gate: ab.gate})
 		*regressions += ab.gate.Count(compare.Regression) + ab.gate.Count(compare.Missing)
@@ -190,11 +221,21 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 		}
 	}
 	for _, f := range results {
-		r, err := compareWithBaseline(o.run.baselines, f)
+		ran = append(ran, f)
+		pol, by, err := rules.review(f.Suite.Name, f.Suite.Path, f, nil)
+		if err == nil {
+			err = judgeBy(by, f)
+		}
+		var r *compare.Report
+		if err == nil {
+			r, err = compareWithBaselineBy(o.run.baselines, f, by.Tolerance)
+		}
 		if err != nil {
 			// The report says so: a gate that judged nothing never reads ✅.
 			errs = append(errs, err)
 			r = compare.Refused(f, "could not be compared with its baseline: "+err.Error())
+		} else {
+			r.Policy = pol
 		}
 		runs = append(runs, htmlpage.Run{File: f, Gate: r})
 		*regressions += r.Count(compare.Regression) + r.Count(compare.Missing)
@@ -203,13 +244,37 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 		}
 	}
 	reports := gates(runs)
+	// Suites that left while their baseline stays fail as missing.
+	for _, r := range rules.goneSuites(ran) {
+		reports = append(reports, r)
+		*regressions += r.Count(compare.Missing)
+		if err := printComparison(o.run.output(cmd), r, o.run.verbose); err != nil {
+			return err
+		}
+	}
 	var md bytes.Buffer
-	// Baseline edits lead: what a PR changed in the reference changes
-	// what every verdict below means.
+	// Loosened rules lead, then baseline edits: what a PR changed in its
+	// own gate and in the reference changes what every verdict below means.
 	edits := baselineEdits(cmd, o, results, abRuns)
 	marker := report.Marker(o.comment.key)
-	if len(edits) > 0 {
+	if report.HasPolicyChanges(reports) {
 		md.WriteString(marker + "\n")
+		marker = ""
+		if err := report.PolicyChanges(&md, reports); err != nil {
+			return err
+		}
+		for _, r := range reports {
+			if p := r.Policy; p != nil {
+				for _, c := range p.Looser {
+					fmt.Fprintf(o.run.output(cmd).say(), "policy %s: looser than the base's: %s\n", r.Suite, report.OneLine(c))
+				}
+			}
+		}
+	}
+	if len(edits) > 0 {
+		if marker != "" {
+			md.WriteString(marker + "\n")
+		}
 		marker = ""
 		if err := report.BaselineEdits(&md, edits); err != nil {
 			return err

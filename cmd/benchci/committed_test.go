@@ -7,6 +7,7 @@ import (
 
 	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/baseline"
+	"github.com/benchci/benchci/internal/policy"
 )
 
 // Every committed baseline reads, and was measured on the workload its
@@ -30,6 +31,14 @@ func TestCommittedBaselinesMatchTheirSuites(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: its suite: %v", p, err)
 			continue
+		}
+		// The gate judges by the rules the baseline was recorded with: a
+		// suite loosened since would fail every pull request as "policy
+		// loosened" until its baseline is recorded again.
+		if rec, err := recorded(b.Result); err != nil {
+			t.Errorf("%s: %v", p, err)
+		} else if changes, err := policy.Diff(rec, l.Suite); err != nil || len(policy.Looser(changes)) > 0 {
+			t.Errorf("suites/%s.jsonnet is looser than the rules %s was recorded with (%v, %v): record it again", name, p, policy.Looser(changes), err)
 		}
 		if b.WorkloadHash != l.WorkloadHash || b.Suite != l.Suite.Name {
 			t.Errorf("%s was measured on suite %s, workload %.12s; suites/%s.jsonnet is %s, workload %.12s: record it again (benchci run, then benchci baseline update)",

@@ -20,10 +20,7 @@ import (
 // added or edited. A terminal line says each; nothing is returned outside
 // a pull request (no base revision known) or when --base-ref is "".
 func baselineEdits(cmd *cobra.Command, o ciOptions, results []*result.File, abRuns []abRun) []report.BaselineEdit {
-	rev := o.baseRef
-	if rev == "auto" {
-		rev = autoBaseRef(o.ab)
-	}
+	rev := resolvedBaseRef(o)
 	if rev == "" {
 		return nil
 	}
@@ -103,6 +100,14 @@ func baselineEdit(name, path, rev string, now []byte) (report.BaselineEdit, bool
 	}
 	e.Edit = baseline.Diff(before, after)
 	return e, true
+}
+
+// resolvedBaseRef is --base-ref, "auto" resolved.
+func resolvedBaseRef(o ciOptions) string {
+	if o.baseRef == "auto" {
+		return autoBaseRef(o.ab)
+	}
+	return o.baseRef
 }
 
 // autoBaseRef is the revision a pull request is merged into: --ab's when

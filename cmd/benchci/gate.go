@@ -14,6 +14,17 @@ import (
 // compareWithBaseline compares a candidate with dir/<suite>.json; with no
 // baseline there, only the candidate's SLOs gate.
 func compareWithBaseline(dir string, cand *result.File) (*compare.Report, error) {
+	tol, err := cand.Suite.Tolerance()
+	if err != nil {
+		return nil, err
+	}
+	return compareWithBaselineBy(dir, cand, tol)
+}
+
+// compareWithBaselineBy is compareWithBaseline judging by tol, the
+// tolerances the gate's rules give (see policyReviewer), not necessarily
+// the candidate's own.
+func compareWithBaselineBy(dir string, cand *result.File, tol map[string]string) (*compare.Report, error) {
 	if len(cand.Points) == 0 {
 		return compare.Refused(cand, "no point was measured: nothing to gate"), nil
 	}
@@ -24,7 +35,11 @@ func compareWithBaseline(dir string, cand *result.File) (*compare.Report, error)
 	if err != nil {
 		return nil, err
 	}
-	return compare.Gate(b.Result, cand)
+	r, err := compare.Compare(b.Result, cand, tol)
+	if err != nil {
+		return nil, fmt.Errorf("compare %s: %w", cand.Suite.Name, err)
+	}
+	return r, nil
 }
 
 // compareVirtualRun is compareWithBaseline for a run --virtual: a virtual

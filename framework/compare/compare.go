@@ -90,12 +90,53 @@ type Report struct {
 	Candidate Side         `json:"candidate"`
 	// Method describes the statistics used, for the report's reader.
 	Method string `json:"method"`
+	// Policy is how this change's rules (tolerances, SLOs, trials, point
+	// lengths, rates, goodput, sanity) differ from the base's, which the
+	// gate judged by; nil when the base's rules were not known.
+	Policy *Policy `json:"policy,omitempty"`
+	// Gone says why a suite with a baseline was not run: this change
+	// deleted or renamed it (see SuiteGone).
+	Gone string `json:"gone,omitempty"`
 }
+
+// Policy is a suite's rules under review: those that the change loosens
+// fail the gate unless the loosening was approved.
+type Policy struct {
+	// Reference says where the base's rules were read: "suites/x.jsonnet
+	// at origin/main and baselines/x.json as recorded".
+	Reference string `json:"reference"`
+	// Looser and Stricter are the changed rules, "field: base → this
+	// change".
+	Looser   []string `json:"looser,omitempty"`
+	Stricter []string `json:"stricter,omitempty"`
+	// Approved names the approval of a loosening: the baseline re-recorded
+	// in the same change, which the owners of baselines/ review.
+	Approved string `json:"approved,omitempty"`
+}
+
+// Blocks reports whether the policy fails the gate: loosened, unapproved.
+func (p *Policy) Blocks() bool { return p != nil && len(p.Looser) > 0 && p.Approved == "" }
 
 // Refused is the report of a candidate that could not be compared (its
 // baseline unreadable, say): why says so, and the gate fails on it.
 func Refused(cand *result.File, why string) *Report {
 	return &Report{Suite: cand.Suite.Name, Refusal: why, SLOs: cand.SLOs, Candidate: side(cand), Method: method}
+}
+
+// SuiteGone is the report of a suite that has a baseline but is no longer
+// run: deleted, or renamed so that its baseline no longer finds it. Every
+// point of the baseline is missing, so the gate fails until the baseline
+// goes too (a deletion the owners of baselines/ review).
+func SuiteGone(base *result.File, why string) *Report {
+	r := &Report{Suite: base.Suite.Name, Comparable: true, Baseline: side(base), Method: method, Gone: why,
+		Candidate: Side{Suite: base.Suite.Name, Target: "(not run)", Complete: true}}
+	for _, label := range labels(base.Points, nil) {
+		r.Rows = append(r.Rows, Row{Point: label, Metric: "*", Verdict: Missing, Test: "the suite is gone"})
+	}
+	if len(r.Rows) == 0 {
+		r.Rows = append(r.Rows, Row{Point: "*", Metric: "*", Verdict: Missing, Test: "the suite is gone"})
+	}
+	return r
 }
 
 // Side describes one of the compared runs.
@@ -173,8 +214,8 @@ func (r *Report) Inconclusive() bool {
 // regression, an SLO failure, a point that disappeared, or runs that
 // cannot be compared.
 func (r *Report) Failed() bool {
-	if !r.Candidate.Complete {
-		return true // a run that failed or was stopped proves nothing
+	if !r.Candidate.Complete || r.Policy.Blocks() {
+		return true // a run that failed or was stopped proves nothing; nor does a gate that loosened itself
 	}
 	if r.NoBaseline {
 		return r.SLOFailures() > 0

@@ -32,8 +32,11 @@ func headline(reports []*compare.Report, name func(string) string) string {
 	var costDeltas, capDeltas []float64
 	// With several suites (or variants), the headline names the ones that
 	// failed, so the reader knows where to look before reading on.
-	var regSuites, sloSuites, incSuites []string
+	var regSuites, sloSuites, incSuites, loosened []string
 	for _, r := range reports {
+		if r.Policy.Blocks() {
+			loosened = append(loosened, name(r.Suite))
+		}
 		if !r.Candidate.Complete {
 			incomplete++
 			incSuites = append(incSuites, name(r.Suite))
@@ -62,8 +65,13 @@ func headline(reports []*compare.Report, name func(string) string) string {
 			}
 		}
 	}
-	failed := regs+slo+refused+missing+incomplete > 0
+	failed := regs+slo+refused+missing+incomplete+len(loosened) > 0
 	var parts []string
+	if len(loosened) > 0 {
+		// The verdicts below were given by rules this change tried to
+		// loosen: that is the news, before any figure.
+		parts = append(parts, "policy loosened"+which(reports, loosened))
+	}
 	if incomplete > 0 {
 		// First: a run that failed or was stopped is the news.
 		parts = append(parts, Plural(incomplete, "run")+" failed or incomplete"+which(reports, incSuites))
@@ -176,12 +184,17 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 			} else {
 				fmt.Fprintf(b, "No baseline yet (candidate: %s). To start gating, commit one: `benchci baseline update results/%s.json`\n\n", Escape(r.Candidate.Target), Escape(r.Suite))
 			}
+		} else if r.Gone != "" {
+			fmt.Fprintf(b, "Baseline: %s (%s) · candidate: not run\n\n", Escape(r.Baseline.Target), r.Baseline.Started.Format("2006-01-02"))
 		} else if r.Baseline.Target != "" {
 			fmt.Fprintf(b, "Baseline: %s (%s) · candidate: %s (%s)\n\n",
 				Escape(r.Baseline.Target), r.Baseline.Started.Format("2006-01-02"), Escape(r.Candidate.Target), r.Candidate.Started.Format("2006-01-02"))
 		}
 		if n := VirtualNote(r); n != "" {
 			fmt.Fprintf(b, "> ℹ️ **%s**\n\n", Escape(n))
+		}
+		if r.Gone != "" {
+			fmt.Fprintf(b, "> ⛔ **%s**\n\n", Escape(r.Gone))
 		}
 		if !r.Candidate.Complete {
 			b.WriteString("> ⚠️ The candidate run is incomplete.\n\n")

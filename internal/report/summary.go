@@ -23,6 +23,9 @@ func Summary(w io.Writer, r *compare.Report) error {
 	if n := VirtualNote(r); n != "" {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
+	if r.Gone != "" {
+		fmt.Fprintf(w, "  GONE: %s\n", OneLine(r.Gone))
+	}
 	if !r.Comparable && !r.NoBaseline {
 		fmt.Fprintf(w, "  NOT COMPARED: %s\n", OneLine(r.Refusal))
 	}

@@ -1,0 +1,346 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/benchci/benchci/framework/compare"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/framework/suitefile"
+	"github.com/benchci/benchci/internal/baseline"
+	"github.com/benchci/benchci/internal/gitrev"
+	"github.com/benchci/benchci/internal/layout"
+	"github.com/benchci/benchci/internal/policy"
+	"github.com/benchci/benchci/internal/slo"
+)
+
+// policyReviewer finds the rules each suite is judged by. A pull request's
+// suite is the change under review: its tolerances, SLOs, trials and the
+// rest are read from the base, never taken from the change itself. The
+// base's rules are the suite at the base revision and the rules its
+// baseline was recorded with; where the change is stricter, its own apply.
+type policyReviewer struct {
+	// rev is the base revision ("" outside a pull request: the committed
+	// baselines' recorded rules are then the reference).
+	rev       string
+	baselines string
+	opts      suitefile.Options
+	// The base revision's tree, written on first use.
+	tree    *gitrev.Tree
+	treeErr error
+	tmp     string
+}
+
+func newPolicyReviewer(rev, baselines string, opts suitefile.Options) *policyReviewer {
+	return &policyReviewer{rev: rev, baselines: baselines, opts: opts}
+}
+
+// close removes the base revision's tree.
+func (p *policyReviewer) close() {
+	if p.tmp != "" {
+		os.RemoveAll(p.tmp)
+	}
+}
+
+// baseTree writes the base revision's tree once; nil when there is no
+// base revision or it cannot be written (the error says why).
+func (p *policyReviewer) baseTree(near string) (*gitrev.Tree, error) {
+	if p.rev == "" {
+		return nil, nil
+	}
+	if p.tree == nil && p.treeErr == nil {
+		p.tmp, p.treeErr = os.MkdirTemp("", "benchci-policy-")
+		if p.treeErr == nil {
+			p.tree, p.treeErr = gitrev.Write(near, p.rev, p.tmp, gitrev.DefaultLimits)
+		}
+	}
+	return p.tree, p.treeErr
+}
+
+// baseSuite is the suite named name as defined at the base revision by
+// the file at path (in this checkout's terms); nil when the base has no
+// such file or suite.
+func (p *policyReviewer) baseSuite(path, name string) (*suite.Suite, error) {
+	if path == "" {
+		return nil, nil
+	}
+	tree, err := p.baseTree(filepath.Dir(path))
+	if tree == nil || err != nil {
+		return nil, err
+	}
+	bp, err := tree.Path(path)
+	if err != nil {
+		return nil, nil // outside the repository: not the base's
+	}
+	if _, err := os.Stat(bp); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	l, err := suitefile.Load(bp, p.opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s at %s does not evaluate: %w", path, p.rev, err)
+	}
+	return variantNamed(l, name), nil
+}
+
+// variantNamed is the suite (or variant, "suite/variant") named name in
+// l, or nil.
+func variantNamed(l *suitefile.File, name string) *suite.Suite {
+	for _, v := range l.Variants() {
+		n := l.Suite.Name
+		if v.Name != "" {
+			n += "/" + v.Name
+		}
+		if n == name {
+			return v.Suite
+		}
+	}
+	return nil
+}
+
+// recorded is the suite a results or baseline file was measured with.
+func recorded(f *result.File) (*suite.Suite, error) {
+	s, err := suite.Decode(f.Suite.Definition)
+	if err != nil {
+		return nil, fmt.Errorf("the suite recorded in it does not decode: %w", err)
+	}
+	return s, nil
+}
+
+// baselineAt reads the suite's baseline at the base revision: the file
+// and its bytes, nil when the base has none.
+func (p *policyReviewer) baselineAt(path string) (*baseline.File, []byte, error) {
+	data, _, err := gitrev.ReadFile(path, p.rev, result.MaxFileBytes)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := baseline.Parse(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s at %s: %w", path, p.rev, err)
+	}
+	return b, data, nil
+}
+
+// reference is one source of the base's rules.
+type reference struct {
+	what  string
+	suite *suite.Suite
+}
+
+// review compares the rules cand was run with (the definition it
+// records) with the base's, and returns the review and the suite the gate
+// judges cand by. name is the suite's own name (an A/B candidate's
+// without its side), base the A/B base's recorded suite, if any. With no
+// reference at all (a new suite), the review is nil and cand's rules
+// judge it.
+func (p *policyReviewer) review(name, path string, cand *result.File, base *result.File) (*compare.Policy, *suite.Suite, error) {
+	cs, err := recorded(cand)
+	if err != nil {
+		return nil, nil, err
+	}
+	var refs []reference
+	var notes []string
+	switch {
+	case base != nil:
+		bs, err := recorded(base)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the A/B base: %w", err)
+		}
+		refs = append(refs, reference{fmt.Sprintf("%s at %s", path, p.rev), bs})
+	case p.rev != "":
+		bs, err := p.baseSuite(path, name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the base's rules: %w", err)
+		}
+		if bs != nil {
+			refs = append(refs, reference{fmt.Sprintf("%s at %s", path, p.rev), bs})
+		}
+	}
+	bpath := layout.Baselines(p.baselines).Baseline(name)
+	now, err := baseline.Read(bpath)
+	if err != nil && !errors.Is(err, baseline.ErrNotExist) {
+		now = nil // unreadable: the gate says why when it compares
+	}
+	var then *baseline.File
+	var thenBytes []byte
+	if p.rev != "" {
+		if then, thenBytes, err = p.baselineAt(bpath); err != nil {
+			notes = append(notes, "its baseline at the base could not be read: "+err.Error())
+		}
+	}
+	recordedWith := then
+	at := " at " + p.rev
+	if p.rev == "" {
+		recordedWith, at = now, ""
+	}
+	if recordedWith != nil {
+		if s, err := recorded(recordedWith.Result); err == nil {
+			refs = append(refs, reference{fmt.Sprintf("the rules %s was recorded with%s", bpath, at), s})
+		} else {
+			notes = append(notes, fmt.Sprintf("%s%s: %v", bpath, at, err))
+		}
+	}
+	if len(refs) == 0 {
+		return nil, cs, nil
+	}
+	rev := &compare.Policy{}
+	var whats []string
+	seen := map[string]bool{}
+	eff := cs
+	for _, r := range refs {
+		whats = append(whats, r.what)
+		changes, err := policy.Diff(r.suite, cs)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the rules of %s: %w", r.what, err)
+		}
+		for _, c := range changes {
+			if seen[c.Field] {
+				continue
+			}
+			seen[c.Field] = true
+			if c.Looser {
+				rev.Looser = append(rev.Looser, c.String())
+			} else {
+				rev.Stricter = append(rev.Stricter, c.String())
+			}
+		}
+		if eff, err = policy.Stricter(r.suite, eff); err != nil {
+			return nil, nil, err
+		}
+	}
+	rev.Reference = strings.Join(append(whats, notes...), "; ")
+	if len(rev.Looser) > 0 {
+		if why := p.approval(bpath, now, thenBytes, cs); why != "" {
+			rev.Approved = why
+			eff = cs
+		}
+	}
+	return rev, eff, nil
+}
+
+// approval is the approval in git of a loosening: the suite's baseline
+// re-recorded in this change (so the owners of baselines/ review it) with
+// rules no stricter than the change's. "" when there is none.
+func (p *policyReviewer) approval(bpath string, now *baseline.File, thenBytes []byte, cs *suite.Suite) string {
+	if p.rev == "" || now == nil {
+		return ""
+	}
+	nowBytes, err := os.ReadFile(bpath)
+	if err != nil || bytes.Equal(nowBytes, thenBytes) {
+		return ""
+	}
+	s, err := recorded(now.Result)
+	if err != nil {
+		return ""
+	}
+	changes, err := policy.Diff(s, cs)
+	if err != nil || len(policy.Looser(changes)) > 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s, re-recorded in this change with these rules (reviewed by the owners of %s)", bpath, filepath.Dir(bpath))
+}
+
+// judgeBy re-judges cand's SLOs and sanity by s, the suite the gate
+// judges it by, where s's differ from those cand was run with.
+func judgeBy(s *suite.Suite, cand *result.File) error {
+	cs, err := recorded(cand)
+	if err != nil {
+		return err
+	}
+	if reflect.DeepEqual(cs.SLOs, s.SLOs) && reflect.DeepEqual(cs.Sanity, s.Sanity) {
+		return nil
+	}
+	slo.Judge(s, cand)
+	return nil
+}
+
+// goneSuites reports the baselines of suites that this change deleted or
+// renamed while their baseline stays: each is gated as missing (its
+// points are), so a suite cannot leave the gate without its baseline
+// leaving in the same change, where the owners of baselines/ see it.
+// Only suites the base defined are named: a baseline left behind earlier
+// is the base's business. ran holds the suites this job judged.
+func (p *policyReviewer) goneSuites(ran []*result.File) []*compare.Report {
+	if p.rev == "" {
+		return nil
+	}
+	names := map[string]bool{}
+	for _, f := range ran {
+		names[f.Suite.Name] = true
+	}
+	var out []*compare.Report
+	_ = filepath.WalkDir(p.baselines, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
+			return nil
+		}
+		b, err := baseline.Read(path)
+		if err != nil || names[b.Result.Suite.Name] {
+			return nil
+		}
+		name, spath := b.Result.Suite.Name, b.Result.Suite.Path
+		if spath == "" {
+			return nil
+		}
+		if still(spath, name, p.opts) {
+			return nil // defined here, only not run by this job
+		}
+		if bs, err := p.baseSuite(spath, name); err != nil || bs == nil {
+			return nil // not the base's either: not this change's doing
+		}
+		why := fmt.Sprintf("suite %s was deleted in this change (%s no longer defines it) while %s stays", name, spath, path)
+		if to := renamedTo(b.Result, ran); to != "" {
+			why = fmt.Sprintf("suite %s was renamed to %s in this change (%s) while %s stays", name, to, renamedBy(b.Result, ran), path)
+		}
+		why += ": move or delete the baseline in the same change (benchci baseline update), so the owners of baselines/ review it"
+		out = append(out, compare.SuiteGone(b.Result, why))
+		return nil
+	})
+	return out
+}
+
+// still reports whether the suite file at path in this checkout defines
+// name. A file that does not evaluate does define it as far as this check
+// goes: the job that runs it fails on it.
+func still(path, name string, opts suitefile.Options) bool {
+	if _, err := os.Stat(path); err != nil {
+		return false
+	}
+	l, err := suitefile.Load(path, opts)
+	if err != nil {
+		return true
+	}
+	return variantNamed(l, name) != nil
+}
+
+// renamedTo names the suite among ran that is base under another name:
+// the same file, or the same requests (workload hash).
+func renamedTo(base *result.File, ran []*result.File) string {
+	i := slices.IndexFunc(ran, func(f *result.File) bool { return renamedBy(base, []*result.File{f}) != "" })
+	if i < 0 {
+		return ""
+	}
+	return ran[i].Suite.Name
+}
+
+func renamedBy(base *result.File, ran []*result.File) string {
+	for _, f := range ran {
+		switch {
+		case f.Suite.Name == base.Suite.Name:
+		case base.Suite.WorkloadHash != "" && f.Suite.WorkloadHash == base.Suite.WorkloadHash:
+			return "the same workload hash"
+		case f.Suite.Path == base.Suite.Path:
+			return "the same file"
+		}
+	}
+	return ""
+}
