@@ -38,6 +38,13 @@ const (
 func gateExit(reports []*compare.Report) error {
 	var refused, inconclusive []string
 	for _, r := range reports {
+		if r.Policy.Blocks() {
+			// A gate that loosened itself fails as a regression would,
+			// whatever else kept it from comparing.
+			return &exitError{exitFailed, errors.New("gate failed: " + report.Headline(reports))}
+		}
+	}
+	for _, r := range reports {
 		switch {
 		case !r.Comparable && !r.NoBaseline:
 			refused = append(refused, r.Suite+": "+r.Refusal)

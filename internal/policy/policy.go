@@ -15,7 +15,6 @@ import (
 
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/suite"
-	"github.com/benchci/benchci/internal/slo"
 )
 
 // Change is one difference in policy, base → candidate.
@@ -88,12 +87,24 @@ func Stricter(base, cand *suite.Suite) (*suite.Suite, error) {
 }
 
 // sloID is what makes two SLOs the same rule, whatever their thresholds.
-func sloID(s suite.SLO) string {
-	id := slo.Name(suite.SLO{Metric: s.Metric, Stat: s.Stat, AtRate: s.AtRate, AtConcurrency: s.AtConcurrency})
-	if s.Model != "" {
-		id += " model=" + s.Model
+func sloID(s suite.SLO) string { return sloLabel(s) + " " + direction(s.Op) }
+
+// sloLabel names an SLO without its comparison: "ttft p99 @ rate=8".
+func sloLabel(s suite.SLO) string {
+	n := s.Metric
+	if s.Stat != "" {
+		n += " " + s.Stat
 	}
-	return id + " " + direction(s.Op)
+	if s.Model != "" {
+		n += " for " + s.Model
+	}
+	switch {
+	case s.AtRate != 0:
+		n += " @ rate=" + strconv.FormatFloat(s.AtRate, 'g', -1, 64)
+	case s.AtConcurrency != 0:
+		n += " @ concurrency=" + strconv.Itoa(s.AtConcurrency)
+	}
+	return n
 }
 
 // direction groups < with <= and > with >=: an upper or a lower bound.
@@ -148,14 +159,14 @@ func sloChanges(base, cand []suite.SLO) []Change {
 		c, ok := byID[id]
 		switch {
 		case !ok:
-			out = append(out, Change{Field: "slos: " + slo.Name(b), Base: sloRule(b), Cand: none + ": the SLO was removed", Looser: true})
+			out = append(out, Change{Field: "slos: " + sloLabel(b), Base: sloRule(b), Cand: none + ": the SLO was removed", Looser: true})
 		case sloRule(b) != sloRule(c):
-			out = append(out, Change{Field: "slos: " + slo.Name(b), Base: sloRule(b), Cand: sloRule(c), Looser: looserSLO(b, c)})
+			out = append(out, Change{Field: "slos: " + sloLabel(b), Base: sloRule(b), Cand: sloRule(c), Looser: looserSLO(b, c)})
 		}
 	}
 	for _, c := range cand {
 		if !seen[sloID(c)] {
-			out = append(out, Change{Field: "slos: " + slo.Name(c), Base: none, Cand: sloRule(c) + " (added)"})
+			out = append(out, Change{Field: "slos: " + sloLabel(c), Base: none, Cand: sloRule(c) + " (added)"})
 		}
 	}
 	return out

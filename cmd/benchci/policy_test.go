@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/baseline"
+	"github.com/benchci/benchci/internal/gitfixture"
+)
+
+// policySuite is a suite on the simulator, replayed in virtual time so
+// that two runs of one config give the same figures: a verdict here is
+// the policy's, never the machine's. edit rewrites its text.
+func policySuite(name, step string, edit func(string) string) []byte {
+	s := `local b = import 'benchci.libsonnet';
+b.suite {
+  name: '` + name + `',
+  target: b.target.sim('tiny', step_base='` + step + `'),
+  workload: { input_tokens: b.dist.fixed(20), output_tokens: b.dist.fixed(16), arrival: b.arrival.constant() },
+  sweep: b.sweep.rates([4, 8], duration='6s', warmup='1s'),
+  trials: 2,
+  slos: [b.slo.p99('ttft', '<', '500ms', at_rate=8)],
+  goodput: { ttft: '500ms' },
+  tolerance: { default: '5%' },
+}
+`
+	if edit != nil {
+		s = edit(s)
+	}
+	return []byte(s)
+}
+
+// policyRepo is a scratch repository whose base commit has the suite and
+// a baseline recorded from it (virtual, as ci --virtual compares).
+func policyRepo(t *testing.T) (*gitfixture.Repo, string) {
+	t.Helper()
+	repo := gitfixture.New(t)
+	repo.Commit("suite", map[string][]byte{"suites/len.jsonnet": policySuite("len", "4ms", nil)})
+	results := t.TempDir()
+	code, out, errOut := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", results,
+		"--baselines", filepath.Join(repo.Dir, "baselines"), filepath.Join(repo.Dir, "suites", "len.jsonnet"))
+	if code != exitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	writeVirtualBaseline(t, filepath.Join(results, "len.json"), filepath.Join(repo.Dir, "baselines", "len.json"))
+	data, err := os.ReadFile(filepath.Join(repo.Dir, "baselines", "len.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo, repo.Commit("baseline", map[string][]byte{"baselines/len.json": data})
+}
+
+// writeVirtualBaseline makes a baseline of a virtual run, which benchci
+// baseline update refuses to start from (a plan is not a measurement);
+// ci --virtual compares with such baselines only.
+func writeVirtualBaseline(t *testing.T, results, to string) {
+	t.Helper()
+	f, err := result.Read(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := baseline.FromResult(f, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := baseline.Write(to, b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ciPolicy runs the gate of repo's work tree against base, as the
+// workflow does on a pull request, on the suites named.
+func ciPolicy(t *testing.T, repo *gitfixture.Repo, base string, suites ...string) (int, string, string) {
+	return ciPolicyWith(t, repo, base, nil, suites...)
+}
+
+// ciPolicyWith is ciPolicy with more flags.
+func ciPolicyWith(t *testing.T, repo *gitfixture.Repo, base string, flags []string, suites ...string) (int, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	args := []string{"ci", "--virtual", "--comment=false", "--summary", "", "--html", "", "--outputs", "", "--progress=false",
+		"--base-ref", base, "--results", dir, "--baselines", filepath.Join(repo.Dir, "baselines"), "--report", filepath.Join(dir, "r.md")}
+	args = append(args, flags...)
+	for _, s := range suites {
+		args = append(args, filepath.Join(repo.Dir, "suites", s))
+	}
+	code, out, errOut := runCLI(t, context.Background(), args...)
+	md, err := os.ReadFile(filepath.Join(dir, "r.md"))
+	if err != nil {
+		t.Fatalf("no report (exit %d): %v\n%s\n%s", code, err, out, errOut)
+	}
+	// The report breaks "word:" and "@" with a zero-width space (no emoji
+	// shortcode or mention forms); a reader does not see it.
+	return code, out + errOut, strings.ReplaceAll(string(md), "\u200b", "")
+}
+
+// A pull request cannot loosen the gate it is judged by: each of twelve
+// lenient edits fails the gate and is named at the top of the comment,
+// however the figures moved; stricter and neutral edits raise no alarm.
+func TestPolicyComesFromTheBase(t *testing.T) {
+	repo, base := policyRepo(t)
+	suitePath := filepath.Join(repo.Dir, "suites", "len.jsonnet")
+	restore := func() {
+		t.Helper()
+		if err := os.WriteFile(suitePath, policySuite("len", "4ms", nil), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replace := func(old, new string) func(string) string {
+		return func(s string) string {
+			if !strings.Contains(s, old) {
+				t.Fatalf("the suite has no %q", old)
+			}
+			return strings.Replace(s, old, new, 1)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		// step is the engine's step in the change (the base's is 4ms).
+		step string
+		edit func(string) string
+		// named: what the comment must name; "" for a change that
+		// loosens nothing and must pass.
+		named string
+	}{
+		{"tolerance loosened with a 30% slower step", "5.2ms", replace(`default: '5%'`, `default: '50%'`), "tolerance.default"},
+		{"the moved figures turned off", "5.2ms", replace(`default: '5%'`, `default: '5%', tpot: 'off', itl: 'off', e2e: 'off'`), "tolerance.e2e"},
+		{"SLO threshold loosened", "4ms", replace(`'<', '500ms'`, `'<', '5s'`), "slos: ttft p99 @ rate=8"},
+		{"SLO deleted", "4ms", replace(`slos: [b.slo.p99('ttft', '<', '500ms', at_rate=8)],`, ``), "the SLO was removed"},
+		{"trials reduced", "4ms", replace(`trials: 2`, `trials: 1`), "trials"},
+		{"duration shortened", "4ms", replace(`duration='6s'`, `duration='3s'`), "sweep.duration"},
+		{"warm-up lengthened past the point", "4ms", replace(`warmup='1s'`, `warmup='8s'`), "sweep.warmup"},
+		{"a judged rate dropped", "4ms", replace(`[4, 8]`, `[8]`), "sweep.rates"},
+		{"goodput loosened", "4ms", replace(`goodput: { ttft: '500ms' }`, `goodput: { ttft: '5s' }`), "goodput.ttft"},
+		{"sanity off", "4ms", replace(`trials: 2,`, `trials: 2, sanity: { off: true },`), "sanity.off"},
+
+		{"unchanged", "4ms", nil, ""},
+		{"tolerance tightened", "4ms", replace(`default: '5%'`, `default: '3%'`), ""},
+		{"a stricter band on one figure", "4ms", replace(`default: '5%'`, `default: '5%', 'ttft.p99': '2%'`), ""},
+		{"SLO tightened", "4ms", replace(`'<', '500ms'`, `'<', '400ms'`), ""},
+		{"SLO added", "4ms", replace(`at_rate=8)]`, `at_rate=8), b.slo.p99('e2e', '<', '10s')]`), ""},
+		{"sanity bound lowered", "4ms", replace(`trials: 2,`, `trials: 2, sanity: { max_error_rate: 0.1 },`), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer restore()
+			if err := os.WriteFile(suitePath, policySuite("len", tc.step, tc.edit), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, md := ciPolicy(t, repo, base, "len.jsonnet")
+			if tc.named == "" {
+				if code != exitOK || strings.Contains(md, "policy loosened") {
+					t.Fatalf("a change that loosens nothing: exit %d\n%s\n%s", code, out, md)
+				}
+				return
+			}
+			lead, _, _ := strings.Cut(md, "## benchci")
+			if code != exitFailed || !strings.Contains(lead, "⛔ **policy loosened: len.**") || !strings.Contains(lead, tc.named) {
+				t.Fatalf("exit %d, want %d with %q named first\n%s\n%s", code, exitFailed, tc.named, out, md)
+			}
+			if !strings.Contains(out, "policy len: looser than the base's: ") {
+				t.Errorf("the terminal does not say it:\n%s", out)
+			}
+		})
+	}
+}
+
+// With --ab, the base's rules are the suite at the base revision: the
+// same loosening, measured side by side, fails the same way.
+func TestPolicyLoosenedUnderAB(t *testing.T) {
+	repo, base := policyRepo(t)
+	loose := policySuite("len", "5.2ms", func(s string) string { return strings.Replace(s, `default: '5%'`, `default: '50%'`, 1) })
+	if err := os.WriteFile(filepath.Join(repo.Dir, "suites", "len.jsonnet"), loose, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, md := ciPolicyWith(t, repo, base, []string{"--ab", base}, "len.jsonnet")
+	if code != exitFailed || !strings.Contains(md, "⛔ **policy loosened: len (A/B against") || !strings.Contains(md, "tolerance.default: 5% → 50%") ||
+		!strings.Contains(md, "| ±5% |") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, md)
+	}
+}
+
+// The loosening a baseline re-recorded in the same change approves
+// passes, and the comment names the approval; judged by the new rules.
+func TestPolicyLooseningApprovedByTheBaseline(t *testing.T) {
+	repo, base := policyRepo(t)
+	suitePath := filepath.Join(repo.Dir, "suites", "len.jsonnet")
+	loose := policySuite("len", "4.4ms", func(s string) string { return strings.Replace(s, `default: '5%'`, `default: '50%'`, 1) })
+	if err := os.WriteFile(suitePath, loose, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Not yet approved: a 10% slower step passes its own 50% band, but is
+	// judged by the base's 5%, and the loosening fails the gate.
+	code, out, md := ciPolicy(t, repo, base, "len.jsonnet")
+	if code != exitFailed || !strings.Contains(md, "⛔ **policy loosened: len.**") || !strings.Contains(md, "±5%") {
+		t.Fatalf("unapproved: exit %d\n%s\n%s", code, out, md)
+	}
+	// Re-recorded with the new rules: approved, named, and judged by them.
+	results := t.TempDir()
+	if code, out, errOut := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", results,
+		"--baselines", filepath.Join(t.TempDir(), "none"), suitePath); code != exitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	writeVirtualBaseline(t, filepath.Join(results, "len.json"), filepath.Join(repo.Dir, "baselines", "len.json"))
+	code, out, md = ciPolicy(t, repo, base, "len.jsonnet")
+	if code != exitOK || !strings.Contains(md, "policy loosened, approved: len.") || !strings.Contains(md, "re-recorded in this change") {
+		t.Fatalf("approved: exit %d\n%s\n%s", code, out, md)
+	}
+}
+
+// A suite deleted, or renamed (git mv and a new name), while its baseline
+// stays is named and gated as missing.
+func TestSuiteGoneWhileItsBaselineStays(t *testing.T) {
+	repo, base := policyRepo(t)
+	other := policySuite("other", "4ms", func(s string) string { return strings.Replace(s, "fixed(20)", "fixed(24)", 1) })
+	repo.Commit("another suite", map[string][]byte{"suites/other.jsonnet": other})
+	suitePath := filepath.Join(repo.Dir, "suites", "len.jsonnet")
+
+	// Renamed: the same requests under a new name and file, 3x slower.
+	if err := os.Remove(suitePath); err != nil {
+		t.Fatal(err)
+	}
+	renamed := policySuite("len2", "12ms", nil)
+	if err := os.WriteFile(filepath.Join(repo.Dir, "suites", "len2.jsonnet"), renamed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, md := ciPolicy(t, repo, base, "len2.jsonnet")
+	if code != exitFailed || !strings.Contains(md, "suite len was renamed to len2 in this change (the same workload hash)") || !strings.Contains(md, "missing") {
+		t.Fatalf("renamed: exit %d\n%s\n%s", code, out, md)
+	}
+
+	// Deleted: the job runs the other suites only.
+	if err := os.Remove(filepath.Join(repo.Dir, "suites", "len2.jsonnet")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, md = ciPolicy(t, repo, base, "other.jsonnet")
+	if code != exitFailed || !strings.Contains(md, "suite len was deleted in this change") {
+		t.Fatalf("deleted: exit %d\n%s\n%s", code, out, md)
+	}
+
+	// Deleted with its baseline, in the same change: the deletion the
+	// baseline edits already show; no suite is missing.
+	if err := os.Remove(filepath.Join(repo.Dir, "baselines", "len.json")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, md = ciPolicy(t, repo, base, "other.jsonnet")
+	if code != exitOK || strings.Contains(md, "suite len was deleted") {
+		t.Fatalf("deleted with its baseline: exit %d\n%s\n%s", code, out, md)
+	}
+}
