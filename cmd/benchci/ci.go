@@ -14,6 +14,8 @@ import (
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/internal/baseline"
+	"github.com/benchci/benchci/internal/configdiff"
 	"github.com/benchci/benchci/internal/errjoin"
 	"github.com/benchci/benchci/internal/layout"
 	"github.com/benchci/benchci/internal/redact"
@@ -199,7 +201,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 			label := ab.gate.Suite
 			ab.gate, err = compare.Compare(ab.base, ab.cand, by.Tolerance)
 			if err == nil {
-				ab.gate.Suite, ab.gate.Policy = label, pol
+				ab.gate.Suite, ab.gate.Policy, ab.gate.Config = label, pol, configChanges(ab.base, ab.cand)
 			}
 		}
 		if err != nil {
@@ -236,6 +238,9 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 			r = compare.Refused(f, "could not be compared with its baseline: "+err.Error())
 		} else {
 			r.Policy = pol
+			if b, err := baseline.Read(layout.Baselines(o.run.baselines).Baseline(f.Suite.Name)); err == nil {
+				r.Config = configChanges(b.Result, f)
+			}
 		}
 		runs = append(runs, htmlpage.Run{File: f, Gate: r})
 		*regressions += r.Count(compare.Regression) + r.Count(compare.Missing)
@@ -268,6 +273,20 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 				for _, c := range p.Looser {
 					fmt.Fprintf(o.run.output(cmd).say(), "policy %s: looser than the base's: %s\n", r.Suite, report.OneLine(c))
 				}
+			}
+		}
+	}
+	if marker != "" {
+		md.WriteString(marker + "\n")
+		marker = ""
+	}
+	if err := report.ConfigChanges(&md, reports); err != nil {
+		return err
+	}
+	for _, r := range reports {
+		if c := r.Config; c != nil {
+			for _, ch := range c.Changes {
+				fmt.Fprintf(o.run.output(cmd).say(), "changed %s: %s\n", r.Suite, report.OneLine(ch))
 			}
 		}
 	}
@@ -411,4 +430,14 @@ func variantReports(results []*result.File) []*variants.Report {
 		}
 	}
 	return out
+}
+
+// configChanges is what cand's run changed in the serving config against
+// base's, for the top of the comment.
+func configChanges(base, cand *result.File) *compare.Config {
+	c := &compare.Config{Changes: []string{}}
+	for _, ch := range configdiff.Diff(base, cand) {
+		c.Changes = append(c.Changes, ch.String())
+	}
+	return c
 }

@@ -94,6 +94,10 @@ type Report struct {
 	// lengths, rates, goodput, sanity) differ from the base's, which the
 	// gate judged by; nil when the base's rules were not known.
 	Policy *Policy `json:"policy,omitempty"`
+	// Config lists what the change under test changed in the serving
+	// config, base → candidate ("launch --max-num-seqs: 256 → 128"); an
+	// empty list is the same config, a rerun; nil: not looked at.
+	Config *Config `json:"config,omitempty"`
 	// Gone says why a suite with a baseline was not run: this change
 	// deleted or renamed it (see SuiteGone).
 	Gone string `json:"gone,omitempty"`
@@ -112,6 +116,11 @@ type Policy struct {
 	// Approved names the approval of a loosening: the baseline re-recorded
 	// in the same change, which the owners of baselines/ review.
 	Approved string `json:"approved,omitempty"`
+}
+
+// Config is what changed in the serving config between the two sides.
+type Config struct {
+	Changes []string `json:"changes"`
 }
 
 // Blocks reports whether the policy fails the gate: loosened, unapproved.

@@ -60,6 +60,10 @@ func jsonForm(v string) string {
 // secrets by convention.
 var sensitiveName = regexp.MustCompile(`(?i)(token|secret|passw|key|credential|auth|cookie|session)`)
 
+// SensitiveName reports whether an environment variable's name says its
+// value is a secret.
+func SensitiveName(name string) bool { return sensitiveName.MatchString(name) }
+
 // AddEnv registers the values of env (KEY=VALUE or a map's entries)
 // whose names look like secrets.
 func AddEnv(env map[string]string) {

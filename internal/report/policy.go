@@ -55,3 +55,37 @@ func PolicyChanges(w io.Writer, reports []*compare.Report) error {
 	}
 	return nil
 }
+
+// ConfigChanges writes, for the top of a pull-request comment, what each
+// suite's change under test changed in the serving config: the flags,
+// environment, URL, model and simulator constants, and what the server
+// said about itself. A reviewer reads this before any figure.
+func ConfigChanges(w io.Writer, reports []*compare.Report) error {
+	var any bool
+	for _, r := range reports {
+		any = any || r.Config != nil
+	}
+	if !any {
+		return nil
+	}
+	if _, err := fmt.Fprintln(w, "**Changes under test** (base → this change):"); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	for _, r := range reports {
+		c := r.Config
+		if c == nil {
+			continue
+		}
+		if len(c.Changes) == 0 {
+			fmt.Fprintf(w, "- `%s`: the same config: this is a rerun\n", Escape(r.Suite))
+			continue
+		}
+		fmt.Fprintf(w, "- `%s`:\n", Escape(r.Suite))
+		for _, ch := range c.Changes {
+			fmt.Fprintf(w, "  - %s\n", Escape(ch))
+		}
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
