@@ -65,11 +65,31 @@ the Pareto frontiers; --charts DIR writes SVG charts of their curves.`,
 					return &exitError{exitUsage, fmt.Errorf("%s is an incomplete run (%s): compare complete runs", args[i], cmp.Or(f.Error, "stopped part-way"))}
 				}
 			}
-			r, err := compare.Gate(base, cand)
+			// The candidate is judged by the base's rules wherever they are
+			// stricter: those the reference was recorded with.
+			pol, by, err := recordedPolicy(args[0], base, cand)
 			if err != nil {
-				return err
+				return &exitError{exitUsage, err}
 			}
+			if err := judgeBy(by, cand); err != nil {
+				return &exitError{exitUsage, err}
+			}
+			r, err := compare.Compare(base, cand, by.Tolerance)
+			if err != nil {
+				return fmt.Errorf("compare %s: %w", cand.Suite.Name, err)
+			}
+			r.Policy = pol
 			out := cmd.OutOrStdout()
+			if format.name == "markdown" && report.HasPolicyChanges([]*compare.Report{r}) {
+				if err := report.PolicyChanges(out, []*compare.Report{r}); err != nil {
+					return err
+				}
+			}
+			if pol != nil && format.name != "json" {
+				for _, c := range pol.Looser {
+					fmt.Fprintf(cmd.ErrOrStderr(), "policy %s: looser than the base's: %s\n", r.Suite, report.OneLine(c))
+				}
+			}
 			if err := report.Write(out, format.name, report.Comparison(r, report.Marker(key))); err != nil {
 				return err
 			}

@@ -193,6 +193,22 @@ func (p *policyReviewer) review(name, path string, cand *result.File, base *resu
 	if len(refs) == 0 {
 		return nil, cs, nil
 	}
+	rev, eff, err := againstRefs(refs, notes, cs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(rev.Looser) > 0 {
+		if why := p.approval(bpath, now, thenBytes, cs); why != "" {
+			rev.Approved = why
+			eff = cs
+		}
+	}
+	return rev, eff, nil
+}
+
+// againstRefs reviews cs's rules against each reference's, and returns
+// the review and the stricter rules of them all.
+func againstRefs(refs []reference, notes []string, cs *suite.Suite) (*compare.Policy, *suite.Suite, error) {
 	rev := &compare.Policy{}
 	var whats []string
 	seen := map[string]bool{}
@@ -219,12 +235,6 @@ func (p *policyReviewer) review(name, path string, cand *result.File, base *resu
 		}
 	}
 	rev.Reference = strings.Join(append(whats, notes...), "; ")
-	if len(rev.Looser) > 0 {
-		if why := p.approval(bpath, now, thenBytes, cs); why != "" {
-			rev.Approved = why
-			eff = cs
-		}
-	}
 	return rev, eff, nil
 }
 
@@ -343,4 +353,19 @@ func renamedBy(base *result.File, ran []*result.File) string {
 		}
 	}
 	return ""
+}
+
+// recordedPolicy reviews cand's rules against those base was recorded
+// with (benchci compare has no git revision to read the base's from); a
+// base recording no suite leaves cand's own rules.
+func recordedPolicy(path string, base, cand *result.File) (*compare.Policy, *suite.Suite, error) {
+	cs, err := recorded(cand)
+	if err != nil {
+		return nil, nil, err
+	}
+	bs, err := recorded(base)
+	if err != nil || len(base.Suite.Definition) == 0 {
+		return nil, cs, nil
+	}
+	return againstRefs([]reference{{"the rules " + path + " was recorded with", bs}}, nil, cs)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -256,5 +257,31 @@ func TestSuiteGoneWhileItsBaselineStays(t *testing.T) {
 	code, out, md = ciPolicy(t, repo, base, "other.jsonnet")
 	if code != exitOK || strings.Contains(md, "suite len was deleted") {
 		t.Fatalf("deleted with its baseline: exit %d\n%s\n%s", code, out, md)
+	}
+}
+
+// benchci compare judges by the rules the reference was recorded with
+// where they are stricter, and a loosened rule fails it, named.
+func TestComparePolicyFromTheReference(t *testing.T) {
+	dir := t.TempDir()
+	suitePath := filepath.Join(dir, "len.jsonnet")
+	var files []string
+	for i, tolerance := range []string{`'5%'`, `'50%'`} {
+		src := policySuite("len", []string{"4ms", "5.2ms"}[i], func(s string) string { return strings.Replace(s, `'5%'`, tolerance, 1) })
+		if err := os.WriteFile(suitePath, src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		results := filepath.Join(dir, fmt.Sprint("r", i))
+		if code, out, errOut := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", results,
+			"--baselines", filepath.Join(dir, "none"), suitePath); code != exitOK {
+			t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+		}
+		files = append(files, filepath.Join(results, "len.json"))
+	}
+	code, out, errOut := runCLI(t, context.Background(), "compare", "--format", "markdown", files[0], files[1])
+	md := strings.ReplaceAll(out, "\u200b", "")
+	if code != exitFailed || !strings.Contains(md, "⛔ **policy loosened: len.**") || !strings.Contains(md, "tolerance.default: 5% → 50%") ||
+		!strings.Contains(md, "| ±5% |") {
+		t.Fatalf("exit %d\n%s\n%s", code, md, errOut)
 	}
 }
