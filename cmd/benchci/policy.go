@@ -57,6 +57,11 @@ func (p *policyReviewer) baseTree(near string) (*gitrev.Tree, error) {
 		return nil, nil
 	}
 	if p.tree == nil && p.treeErr == nil {
+		// The repository is the one the baselines are committed in, as
+		// the base revision names; the suite's own when there are none.
+		if st, err := os.Stat(p.baselines); err == nil && st.IsDir() {
+			near = p.baselines
+		}
 		p.tmp, p.treeErr = os.MkdirTemp("", "benchci-policy-")
 		if p.treeErr == nil {
 			p.tree, p.treeErr = gitrev.Write(near, p.rev, p.tmp, gitrev.DefaultLimits)
@@ -158,9 +163,11 @@ func (p *policyReviewer) review(name, path string, cand *result.File, base *resu
 		}
 		refs = append(refs, reference{fmt.Sprintf("%s at %s", path, p.rev), bs})
 	case p.rev != "":
+		// A base that cannot be read is said, not fatal: the rules the
+		// baseline was recorded with still stand.
 		bs, err := p.baseSuite(path, name)
 		if err != nil {
-			return nil, nil, fmt.Errorf("the base's rules: %w", err)
+			notes = append(notes, fmt.Sprintf("the suite at %s could not be read: %v", p.rev, err))
 		}
 		if bs != nil {
 			refs = append(refs, reference{fmt.Sprintf("%s at %s", path, p.rev), bs})
@@ -180,7 +187,7 @@ func (p *policyReviewer) review(name, path string, cand *result.File, base *resu
 	}
 	recordedWith := then
 	at := " at " + p.rev
-	if p.rev == "" {
+	if p.rev == "" || then == nil && len(notes) > 0 {
 		recordedWith, at = now, ""
 	}
 	if recordedWith != nil {
