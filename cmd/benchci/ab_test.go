@@ -129,6 +129,12 @@ func TestCIABLaunchesInTurn(t *testing.T) {
 			}
 		}
 	}
+	// The reviewer sees which flag the change turned, first.
+	md, _ := os.ReadFile(filepath.Join(dir, "r.md"))
+	lead, _, _ := strings.Cut(string(md), "## benchci")
+	if !strings.Contains(lead, "launch --step-base:\u200b 4ms → 12ms") {
+		t.Errorf("the comment does not name the changed flag first:\n%s", md)
+	}
 	log, _ := os.ReadFile(filepath.Join(dir, "ablaunch", "candidate.server.log"))
 	if n := strings.Count(string(log), "serving simulator profile tiny"); n != 2 {
 		t.Errorf("the candidate's server started %d times, want once per point (2)", n)
