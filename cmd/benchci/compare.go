@@ -80,7 +80,11 @@ the Pareto frontiers; --charts DIR writes SVG charts of their curves.`,
 			}
 			r.Policy = pol
 			out := cmd.OutOrStdout()
+			marker := report.Marker(key)
 			if format.name == "markdown" && report.HasPolicyChanges([]*compare.Report{r}) {
+				// The sticky comment's marker first, then the loosening.
+				fmt.Fprintln(out, marker)
+				marker = ""
 				if err := report.PolicyChanges(out, []*compare.Report{r}); err != nil {
 					return err
 				}
@@ -90,7 +94,7 @@ the Pareto frontiers; --charts DIR writes SVG charts of their curves.`,
 					fmt.Fprintf(cmd.ErrOrStderr(), "policy %s: looser than the base's: %s\n", r.Suite, report.OneLine(c))
 				}
 			}
-			if err := report.Write(out, format.name, report.Comparison(r, report.Marker(key))); err != nil {
+			if err := report.Write(out, format.name, report.Comparison(r, marker)); err != nil {
 				return err
 			}
 			return gateExit([]*compare.Report{r})

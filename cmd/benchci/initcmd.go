@@ -117,6 +117,9 @@ jobs:
     timeout-minutes: 60
     steps:
       - uses: actions/checkout@v4
+        with:
+          # The base's history too: the gate reads its rules from the base.
+          fetch-depth: 0
       - name: Benchmark and gate
         id: gate
         uses: benchci/benchci@v1
