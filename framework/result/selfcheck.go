@@ -194,8 +194,8 @@ func unescapeHTML(b []byte) []byte {
 // its arrivals may stop short of it: with Poisson arrivals, a quarter of
 // the window without one has a chance of e^(-n/4) for n requests sent,
 // under 1e-4 from 40 requests; fewer are allowed ten mean gaps, e^-10.
-// A closed-loop window always ends with requests in flight, so it is
-// bounded by its slices to the slice.
+// A closed-loop window always ends with requests in flight, so its
+// slices bound it without slack.
 const QuietTailShare = 0.25
 
 // windowFromSlices checks the window against the slices beside it: the
@@ -222,13 +222,16 @@ func (m *Measured) windowFromSlices(incomplete, quiet, closed bool) error {
 	}
 	ran := float64(len(sl.Slices)) * sl.WidthS
 	secs := m.Window.Seconds
-	// Two slices of slack for the rounding of both ends; the quiet tail
-	// of an open-loop window beyond them.
-	slack := 2 * sl.WidthS
+	// The slices and the window are cut from one start (the point's and
+	// its warm-up's end), and every request's end falls in a slice, so
+	// the last slice ends after the last event: a window that ends at the
+	// last answer, or (closed loop) with requests in flight, ends inside
+	// the slices. Only an open-loop window's quiet tail is allowed beyond.
+	slack := 1e-6
 	if !closed {
 		slack += max(QuietTailShare*secs, 10*secs/float64(m.Requests.Sent+1))
 	}
-	if end := sl.WindowStartS + secs; end > ran+slack*(1+1e-9) {
+	if end := sl.WindowStartS + secs; end > (ran+slack)*(1+1e-9) {
 		return fmt.Errorf("a window of %.4g s ends %.4g s into the point, but its %d slices of %.4g s show requests only until %.4g s: the window is longer than the point ran: %w",
 			secs, end, len(sl.Slices), sl.WidthS, ran, ErrInconsistent)
 	}
