@@ -233,6 +233,13 @@ func TestMeasuredSLOsAreJudgedAgain(t *testing.T) {
 	if code, out := gate(doc, "--suite-from-results"); code != 0 || !strings.Contains(out, "✅") || !strings.Contains(out, "note: quickstart: SLOs judged from the suite definition the results carry") {
 		t.Fatalf("the committed run, its own definition trusted: exit %d, want 0 and a note\n%s", code, out)
 	}
+	// Without its hash, the definition cannot be checked, nor trusted.
+	hash := doc["suite"].(map[string]any)["hash"]
+	doc["suite"].(map[string]any)["hash"] = ""
+	if code, out := gate(doc, "--suite-from-results"); code != 2 || !strings.Contains(out, "cannot be checked against a hash") {
+		t.Fatalf("a definition without its hash, trusted: exit %d, want 2\n%s", code, out)
+	}
+	doc["suite"].(map[string]any)["hash"] = hash
 	// A stricter suite, measured by the same run: its SLO fails, whatever
 	// the file's verdicts say.
 	slos := doc["suite"].(map[string]any)["definition"].(map[string]any)["slos"].([]any)
