@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -232,6 +234,13 @@ func TestMeasuredSLOsAreJudgedAgain(t *testing.T) {
 	if code, out := gate(doc, "--suite-from-results"); code != 0 || !strings.Contains(out, "✅") || !strings.Contains(out, "note: quickstart: SLOs judged from the suite definition the results carry") {
 		t.Fatalf("the committed run, its own definition trusted: exit %d, want 0 and a note\n%s", code, out)
 	}
+	// Without its hash, the definition cannot be checked, nor trusted.
+	hash := doc["suite"].(map[string]any)["hash"]
+	doc["suite"].(map[string]any)["hash"] = ""
+	if code, out := gate(doc, "--suite-from-results"); code != 2 || !strings.Contains(out, "cannot be checked against a hash") {
+		t.Fatalf("a definition without its hash, trusted: exit %d, want 2\n%s", code, out)
+	}
+	doc["suite"].(map[string]any)["hash"] = hash
 	// A stricter suite, measured by the same run: its SLO fails, whatever
 	// the file's verdicts say.
 	slos := doc["suite"].(map[string]any)["definition"].(map[string]any)["slos"].([]any)
@@ -239,6 +248,18 @@ func TestMeasuredSLOsAreJudgedAgain(t *testing.T) {
 	for _, s := range doc["slos"].([]any) {
 		s.(map[string]any)["pass"] = true
 	}
+	// The definition no longer hashes to the suite.hash the run stored:
+	// refused as edited, before any SLO is judged.
+	if code, out := gate(doc, "--suite-from-results"); code != 2 || !strings.Contains(out, "its stored suite definition no longer hashes to its suite.hash") {
+		t.Errorf("a definition edited after the run: exit %d, want 2\n%s", code, out)
+	}
+	// Hashed again to match, it reads, and its SLO is judged.
+	def, err := json.Marshal(doc["suite"].(map[string]any)["definition"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(def)
+	doc["suite"].(map[string]any)["hash"] = hex.EncodeToString(sum[:])
 	if code, out := gate(doc, "--suite-from-results"); code != 1 || !strings.Contains(out, "SLO FAILED") {
 		t.Errorf("verdicts edited to pass: exit %d, want 1\n%s", code, out)
 	}

@@ -46,6 +46,12 @@ func measuredSuite(f *result.File, opts suitefile.Options, ownSuite bool) (*suit
 		return nil, "", fmt.Errorf("the suite in the results: %w", err)
 	}
 	if ownSuite {
+		// Read verified the definition against suite.hash where it can;
+		// a file without a hash (or whose secrets were masked) cannot be,
+		// and its definition is not trusted to judge itself.
+		if err := f.Suite.CheckHash(); err != nil {
+			return nil, "", fmt.Errorf("--suite-from-results: %w (no suite.hash, or a secret masked in it): judge it from the suite file in the checkout instead", err)
+		}
 		return own, "SLOs judged from the suite definition the results carry (--suite-from-results), not from a checkout", nil
 	}
 	absent := f.Suite.Path == ""

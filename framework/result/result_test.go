@@ -33,7 +33,7 @@ func sampleFile(t *testing.T) *File {
 		Histograms: map[string]string{metric.TTFT: enc},
 	}
 	return &File{Schema: Schema, Tool: Tool{Name: "benchci", Version: "test"},
-		Suite:  Suite{Name: "s", Hash: "abc", Definition: json.RawMessage(`{"name":"s"}`)},
+		Suite:  Suite{Name: "s", Hash: "4f4be07bc1e7588e034c91c7740d95cc6f372e9465f65d0b7ef35e25eb8df310", Definition: json.RawMessage(`{"name":"s"}`)},
 		Points: []Point{{Label: "rate=1", Mode: "rate", Rate: 1, Trial: 1, Measured: p}}}
 }
 
@@ -49,7 +49,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Points[0].Latency[metric.TTFT] != f.Points[0].Latency[metric.TTFT] || got.Suite.Hash != "abc" {
+	if got.Points[0].Latency[metric.TTFT] != f.Points[0].Latency[metric.TTFT] || got.Suite.Hash != f.Suite.Hash {
 		t.Errorf("round trip changed the file: %+v", got.Points[0].Latency[metric.TTFT])
 	}
 	entries, _ := os.ReadDir(filepath.Dir(path))

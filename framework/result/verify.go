@@ -61,11 +61,17 @@ var ErrInconsistent = errors.New("figures that do not add up (edited by hand?)")
 //   - throughputs are finite, and no more than the answers the point
 //     counted could make over its window;
 //   - a point's label names its parameters (rate=4 has rate 4);
+//   - a point's window ends no later than its slices show requests ran
+//     (windowFromSlices), so a window stretched with its throughputs and
+//     costs scaled to match is refused;
+//   - the stored suite definition hashes to suite.hash (Suite.CheckHash),
+//     so a loosened tolerance or a dropped SLO is refused;
 //   - a shard's index and count are bounded.
 //
-// It cannot tell a consistent forgery from a measurement: a baseline edit
-// that halves every throughput and its cost together is caught by review
-// (ci shows what an edit of a baseline moved), not here.
+// It cannot tell every consistent forgery from a measurement: a file
+// without slices, or one whose slices were rewritten along with the
+// window, is caught by review (ci shows what an edit of a baseline
+// moved), not here.
 func (f *File) Verify() error {
 	if err := f.verify(); err != nil {
 		return err
@@ -118,9 +124,13 @@ func (f *File) verify() error {
 	if hists > MaxHistograms {
 		return fmt.Errorf("%d histograms, more than the %d a results file may hold: %w", hists, MaxHistograms, ErrInconsistent)
 	}
+	if err := f.Suite.CheckHash(); err != nil && !errors.Is(err, ErrUnverifiable) {
+		return err
+	}
+	quiet := f.Suite.quietArrivals()
 	for i := range f.Points {
 		p := &f.Points[i]
-		if err := p.verify(); err != nil {
+		if err := p.verify(quiet); err != nil {
 			return fmt.Errorf("points[%d] (%s trial %d): %w", i, p.Label, p.Trial, err)
 		}
 	}
@@ -189,7 +199,7 @@ func verifyShard(where string, sh Shard) error {
 	return nil
 }
 
-func (p *Point) verify() error {
+func (p *Point) verify(quiet bool) error {
 	if err := verifyLabel(p); err != nil {
 		return err
 	}
@@ -197,6 +207,11 @@ func (p *Point) verify() error {
 		return fmt.Errorf("rate %v, concurrency %d: %w", p.Rate, p.Concurrency, ErrInconsistent)
 	}
 	if err := p.Measured.verify(); err != nil {
+		return err
+	}
+	// Checked after every figure's own checks: a window stretched with
+	// its figures scaled to match passes those, and fails only here.
+	if err := p.Measured.windowFromSlices(p.Incomplete, quiet, p.Mode == ModeConcurrency); err != nil {
 		return err
 	}
 	for name, v := range p.Telemetry {
