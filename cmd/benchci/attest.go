@@ -217,6 +217,9 @@ func attest(paths []string, opts suitefile.Options) (*intoto.Statement, error) {
 		files = append(files, f)
 	}
 	root := repoRoot(filepath.Dir(files[0].Suite.Path))
+	if _, err := gitrev.Root(root); err != nil {
+		root = repoRoot(".") // outside a repository: the working directory
+	}
 	pred := sloPredicate{Benchci: Version, MadeAt: attestNow().UTC().Truncate(time.Second)}
 	if _, commit, err := gitrev.Resolve(root, "HEAD"); err == nil {
 		pred.Commit = commit
@@ -448,17 +451,17 @@ func (s *subjectSet) add(path, role string) (string, error) {
 	return name, nil
 }
 
-// repoRoot is the root of the git repository holding dir, or the working
-// directory outside one: subjects are named from it.
+// repoRoot is the root of the git repository holding dir, or (outside
+// one) the working directory for attest, dir itself for verify: subjects
+// are named from it.
 func repoRoot(dir string) string {
 	if root, err := gitrev.Root(dir); err == nil {
 		return root
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "."
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
 	}
-	return wd
+	return dir
 }
 
 // relName names path from root, slash-separated; a file outside root

@@ -38,15 +38,15 @@ type verifyCheck struct {
 }
 
 func verifyCmd() *cobra.Command {
-	var against string
+	var against, checkout string
 	var maxAge time.Duration
 	var sf suiteFlags
 	cmd := &cobra.Command{
 		Use:   "verify STATEMENT",
 		Short: "Check a statement benchci attest wrote against this checkout",
 		Long: `verify checks an in-toto statement written by benchci attest against the
-current checkout (the git repository holding the working directory, or the
-working directory outside one):
+checkout (the git repository holding --checkout, the working directory by
+default; outside a repository, that directory itself):
 
   statement  it is an in-toto Statement v1 with benchci's predicate type
   predicate  each suite definition it carries matches its digests
@@ -74,7 +74,7 @@ statement.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			root := repoRoot(".")
+			root := repoRoot(checkout)
 			var checks []verifyCheck
 			checks = append(checks, verifyCheck{name: "statement", summary: fmt.Sprintf("in-toto Statement v1, predicate %s, %d subject(s), %d run(s), benchci %s at commit %s",
 				sloPredicateType, len(st.GetSubject()), len(pred.Runs), pred.Benchci, shortCommit(pred.Commit))})
@@ -95,6 +95,7 @@ statement.`,
 		},
 	}
 	cmd.Flags().StringVar(&against, "against", "HEAD", "the release branch's revision whose suites' rules the results must not loosen (e.g. origin/main)")
+	cmd.Flags().StringVarP(&checkout, "checkout", "C", ".", "the checkout to check the statement against")
 	cmd.Flags().DurationVar(&maxAge, "max-age", 720*time.Hour, "refuse a statement made longer ago than this (0: any age)")
 	sf.register(cmd)
 	return cmd
