@@ -54,6 +54,10 @@ type File struct {
 	// runs with equal workload hashes are comparable even when the target,
 	// SLOs or tolerances changed, which is what a pull request changes.
 	WorkloadHash string
+	// Imports are the files on disk the suite's Jsonnet imported, as the
+	// importer found them, in the order first read (the embedded library
+	// is not one): with Path and the data files, what the suite is made of.
+	Imports []string
 }
 
 // Load evaluates, decodes and validates the suite in path.
@@ -71,7 +75,7 @@ func Load(path string, opts Options) (*File, error) {
 // *multierror.Error holding every *FieldError found (a call's wrong
 // argument is one, placed at the call).
 func LoadSource(path, src string, opts Options) (*File, error) {
-	vm := newVM(opts, path)
+	vm, imp := newVM(opts, path)
 	kept := &keepError{ErrorFormatter: vm.ErrorFormatter}
 	vm.ErrorFormatter = kept
 	out, err := vm.EvaluateAnonymousSnippet(path, src)
@@ -111,7 +115,7 @@ func LoadSource(path, src string, opts Options) (*File, error) {
 		return nil, err
 	}
 	sum := sha256.Sum256(compact.Bytes())
-	l := &File{Suite: s, Path: path, JSON: compact.Bytes(), Hash: hex.EncodeToString(sum[:]), WorkloadHash: suite.WorkloadHash(s)}
+	l := &File{Suite: s, Path: path, JSON: compact.Bytes(), Hash: hex.EncodeToString(sum[:]), WorkloadHash: suite.WorkloadHash(s), Imports: imp.read}
 	if err := l.resolveFiles(src); err != nil {
 		return nil, err
 	}
@@ -180,7 +184,7 @@ func (l *File) Variants() []Variant {
 		}
 		sum := sha256.Sum256(def)
 		out = append(out, Variant{Name: n.Variant, File: &File{
-			Suite: n.Suite, Path: l.Path, JSON: def, Hash: hex.EncodeToString(sum[:]), WorkloadHash: l.WorkloadHash,
+			Suite: n.Suite, Path: l.Path, JSON: def, Hash: hex.EncodeToString(sum[:]), WorkloadHash: l.WorkloadHash, Imports: l.Imports,
 		}})
 	}
 	return out
@@ -240,20 +244,21 @@ func listFormat(path string) multierror.ErrorFormatFunc {
 
 // newVM builds the one Jsonnet VM configuration benchci uses for the suite
 // at path: user import paths first, then the embedded benchci.libsonnet.
-func newVM(opts Options, path string) *jsonnet.VM {
+func newVM(opts Options, path string) (*jsonnet.VM, *importer) {
 	vm := jsonnet.MakeVM()
-	vm.Importer(&importer{
+	imp := &importer{
 		suite: path,
 		files: &jsonnet.FileImporter{JPaths: append(slices.Clone(opts.JPaths), ".")},
 		lib:   &jsonnet.MemoryImporter{Data: map[string]jsonnet.Contents{lib.Name: jsonnet.MakeContents(lib.Benchci)}},
-	})
+	}
+	vm.Importer(imp)
 	for k, v := range opts.ExtStr {
 		vm.ExtVar(k, v)
 	}
 	for k, v := range opts.TLAStr {
 		vm.TLAVar(k, v)
 	}
-	return vm
+	return vm, imp
 }
 
 // importer resolves files on disk first, so a repo can pin its own copy of
@@ -267,6 +272,9 @@ type importer struct {
 	suite string
 	files *jsonnet.FileImporter
 	lib   *jsonnet.MemoryImporter
+	// read lists the files found on disk, once each: an attestation names
+	// every file the suite was made of.
+	read []string
 }
 
 func (i *importer) Import(importedFrom, importedPath string) (jsonnet.Contents, string, error) {
@@ -275,6 +283,9 @@ func (i *importer) Import(importedFrom, importedPath string) (jsonnet.Contents, 
 	}
 	c, at, err := i.files.Import(importedFrom, importedPath)
 	if err == nil {
+		if !slices.Contains(i.read, at) {
+			i.read = append(i.read, at)
+		}
 		return c, at, nil
 	}
 	if importedPath == lib.Name {

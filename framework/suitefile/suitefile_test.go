@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -335,5 +336,10 @@ b.suite {
 	l, err := Load(filepath.Join(dir, "smoke.jsonnet"), Options{})
 	if err != nil || l.Suite.Name != "smoke" {
 		t.Fatalf("Load = %v, %v", l, err)
+	}
+	// The file imported is listed (an attestation names it); the embedded
+	// library is not a file.
+	if want := []string{filepath.Join(dir, "base.jsonnet")}; !slices.Equal(l.Imports, want) {
+		t.Errorf("Imports = %q, want %q", l.Imports, want)
 	}
 }

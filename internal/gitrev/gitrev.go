@@ -92,6 +92,29 @@ func Write(dir, rev, dest string, lim Limits) (*Tree, error) {
 	return &Tree{Root: root, Dir: dest, Commit: h.String()}, nil
 }
 
+// Root is the work-tree root of the git repository holding dir.
+func Root(dir string) (string, error) {
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	if err != nil {
+		return "", fmt.Errorf("open the git repository at %s: %w", dir, err)
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		return "", fmt.Errorf("open the git repository at %s: %w", dir, err)
+	}
+	return wt.Filesystem.Root(), nil
+}
+
+// Resolve resolves rev in the repository holding dir, returning the
+// repository's work-tree root and the commit's hash.
+func Resolve(dir, rev string) (root, commit string, err error) {
+	root, c, err := commitAt(dir, rev)
+	if err != nil {
+		return "", "", err
+	}
+	return root, c.Hash.String(), nil
+}
+
 // commitAt opens the repository holding dir and resolves rev in it,
 // returning its work tree's root and the commit.
 func commitAt(dir, rev string) (string, *object.Commit, error) {
