@@ -14,7 +14,6 @@ import (
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
-	"github.com/benchci/benchci/internal/baseline"
 	"github.com/benchci/benchci/internal/configdiff"
 	"github.com/benchci/benchci/internal/errjoin"
 	"github.com/benchci/benchci/internal/layout"
@@ -238,8 +237,8 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 			r = compare.Refused(f, "could not be compared with its baseline: "+err.Error())
 		} else {
 			r.Policy = pol
-			if b, err := baseline.Read(layout.Baselines(o.run.baselines).Baseline(f.Suite.Name)); err == nil {
-				r.Config = configChanges(b.Result, f)
+			if b := rules.configBase(f.Suite.Name, f.Suite.Path); b != nil {
+				r.Config = configChanges(b, f)
 			}
 		}
 		runs = append(runs, htmlpage.Run{File: f, Gate: r})

@@ -17,6 +17,7 @@ import (
 	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/baseline"
 	"github.com/benchci/benchci/internal/gitrev"
+	"github.com/benchci/benchci/internal/inputfile"
 	"github.com/benchci/benchci/internal/layout"
 	"github.com/benchci/benchci/internal/policy"
 	"github.com/benchci/benchci/internal/slo"
@@ -37,6 +38,9 @@ type policyReviewer struct {
 	tree    *gitrev.Tree
 	treeErr error
 	tmp     string
+	// index holds the base's suites by name and by workload hash, to
+	// find one this change moved (findBase).
+	index map[string][]baseFound
 }
 
 func newPolicyReviewer(rev, baselines string, opts suitefile.Options) *policyReviewer {
@@ -95,6 +99,62 @@ func (p *policyReviewer) baseSuite(path, name string) (*suite.Suite, error) {
 	return variantNamed(l, name), nil
 }
 
+// baseFound is a suite of the base revision and where it was found.
+type baseFound struct {
+	suite *suite.Suite
+	where string
+}
+
+// maxBaseSuites bounds the files evaluated to find a moved suite.
+const maxBaseSuites = 500
+
+// findBase is the base's version of a suite this change may have moved
+// or renamed: the one named name in any suite file of the base, else the
+// one that sent the same requests (workload hash), when only one did. A
+// suite cannot shed its base's rules by moving to another file.
+func (p *policyReviewer) findBase(near, name, workload string) (*baseFound, error) {
+	tree, err := p.baseTree(near)
+	if tree == nil || err != nil {
+		return nil, err
+	}
+	if p.index == nil {
+		p.index = map[string][]baseFound{}
+		n := 0
+		_ = filepath.WalkDir(tree.Dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonnet") || n >= maxBaseSuites {
+				return nil
+			}
+			n++
+			l, err := suitefile.Load(path, p.opts)
+			if err != nil {
+				return nil // not a suite, or not one that evaluates: nothing to inherit
+			}
+			rel, _ := filepath.Rel(tree.Dir, path)
+			for _, v := range l.Variants() {
+				vn := l.Suite.Name
+				if v.Name != "" {
+					vn += "/" + v.Name
+				}
+				f := baseFound{v.Suite, fmt.Sprintf("%s (suite %s) at %s", filepath.ToSlash(rel), vn, p.rev)}
+				p.index["name:"+vn] = append(p.index["name:"+vn], f)
+				p.index["workload:"+v.WorkloadHash+"/"+v.Name] = append(p.index["workload:"+v.WorkloadHash+"/"+v.Name], f)
+			}
+			return nil
+		})
+	}
+	if fs := p.index["name:"+name]; len(fs) == 1 {
+		return &fs[0], nil
+	}
+	variant := ""
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		variant = name[i+1:]
+	}
+	if fs := p.index["workload:"+workload+"/"+variant]; len(fs) == 1 && workload != "" {
+		return &fs[0], nil
+	}
+	return nil, nil
+}
+
 // variantNamed is the suite (or variant, "suite/variant") named name in
 // l, or nil.
 func variantNamed(l *suitefile.File, name string) *suite.Suite {
@@ -119,10 +179,18 @@ func recorded(f *result.File) (*suite.Suite, error) {
 	return s, nil
 }
 
-// baselineAt reads the suite's baseline at the base revision: the file
-// and its bytes, nil when the base has none.
-func (p *policyReviewer) baselineAt(path string) (*baseline.File, []byte, error) {
-	data, _, err := gitrev.ReadFile(path, p.rev, result.MaxFileBytes)
+// baselineAt reads the suite's baseline at the base revision, from the
+// base's tree: the file and its bytes, nil when the base has none.
+func (p *policyReviewer) baselineAt(path, near string) (*baseline.File, []byte, error) {
+	tree, err := p.baseTree(near)
+	if tree == nil || err != nil {
+		return nil, nil, err
+	}
+	tp, err := tree.Path(path)
+	if err != nil {
+		return nil, nil, nil // outside the repository: not the base's
+	}
+	data, err := inputfile.ReadFile(tp, result.MaxFileBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
 	}
@@ -163,14 +231,22 @@ func (p *policyReviewer) review(name, path string, cand *result.File, base *resu
 		}
 		refs = append(refs, reference{fmt.Sprintf("%s at %s", path, p.rev), bs})
 	case p.rev != "":
-		// A base that cannot be read is said, not fatal: the rules the
-		// baseline was recorded with still stand.
+		// A base that cannot be read fails the gate: judging by the
+		// change's own rules would be the hole this closes.
 		bs, err := p.baseSuite(path, name)
 		if err != nil {
-			notes = append(notes, fmt.Sprintf("the suite at %s could not be read: %v", p.rev, err))
+			return nil, nil, fmt.Errorf("the base's rules: %w", err)
 		}
 		if bs != nil {
 			refs = append(refs, reference{fmt.Sprintf("%s at %s", path, p.rev), bs})
+			break
+		}
+		found, err := p.findBase(filepath.Dir(path), name, cand.Suite.WorkloadHash)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the base's rules: %w", err)
+		}
+		if found != nil {
+			refs = append(refs, reference{found.where + " (moved or renamed here)", found.suite})
 		}
 	}
 	bpath := layout.Baselines(p.baselines).Baseline(name)
@@ -181,13 +257,13 @@ func (p *policyReviewer) review(name, path string, cand *result.File, base *resu
 	var then *baseline.File
 	var thenBytes []byte
 	if p.rev != "" {
-		if then, thenBytes, err = p.baselineAt(bpath); err != nil {
-			notes = append(notes, "its baseline at the base could not be read: "+err.Error())
+		if then, thenBytes, err = p.baselineAt(bpath, filepath.Dir(path)); err != nil {
+			return nil, nil, fmt.Errorf("the base's rules: its baseline: %w", err)
 		}
 	}
 	recordedWith := then
 	at := " at " + p.rev
-	if p.rev == "" || then == nil && len(notes) > 0 {
+	if p.rev == "" {
 		recordedWith, at = now, ""
 	}
 	if recordedWith != nil {
@@ -205,7 +281,7 @@ func (p *policyReviewer) review(name, path string, cand *result.File, base *resu
 		return nil, nil, err
 	}
 	if len(rev.Looser) > 0 {
-		if why := p.approval(bpath, now, thenBytes, cs); why != "" {
+		if why := p.approval(bpath, now, thenBytes, cand, cs); why != "" {
 			rev.Approved = why
 			eff = cs
 		}
@@ -220,7 +296,7 @@ func againstRefs(refs []reference, notes []string, cs *suite.Suite) (*compare.Po
 	var whats []string
 	seen := map[string]bool{}
 	eff := cs
-	for _, r := range refs {
+	for i, r := range refs {
 		whats = append(whats, r.what)
 		changes, err := policy.Diff(r.suite, cs)
 		if err != nil {
@@ -231,9 +307,12 @@ func againstRefs(refs []reference, notes []string, cs *suite.Suite) (*compare.Po
 				continue
 			}
 			seen[c.Field] = true
-			if c.Looser {
+			switch {
+			case c.Looser:
 				rev.Looser = append(rev.Looser, c.String())
-			} else {
+			case i == 0:
+				// Tightened against the base's suite; against an older
+				// recording of its rules it would be no news of this change.
 				rev.Stricter = append(rev.Stricter, c.String())
 			}
 		}
@@ -248,12 +327,22 @@ func againstRefs(refs []reference, notes []string, cs *suite.Suite) (*compare.Po
 // approval is the approval in git of a loosening: the suite's baseline
 // re-recorded in this change (so the owners of baselines/ review it) with
 // rules no stricter than the change's. "" when there is none.
-func (p *policyReviewer) approval(bpath string, now *baseline.File, thenBytes []byte, cs *suite.Suite) string {
+func (p *policyReviewer) approval(bpath string, now *baseline.File, thenBytes []byte, cand *result.File, cs *suite.Suite) string {
 	if p.rev == "" || now == nil {
 		return ""
 	}
 	nowBytes, err := os.ReadFile(bpath)
 	if err != nil || bytes.Equal(nowBytes, thenBytes) {
+		return ""
+	}
+	// Recorded with this very suite (its hash, which the reader checks
+	// against the definition it carries), not a copy edited to carry
+	// looser rules.
+	if cand.Suite.Hash == "" || now.Result.Suite.Hash != cand.Suite.Hash {
+		return ""
+	}
+	// A new measurement, not the base's figures with new rules pasted in.
+	if then, err := baseline.Parse(thenBytes); len(thenBytes) > 0 && err == nil && then.Result.Started.Equal(now.Result.Started) {
 		return ""
 	}
 	s, err := recorded(now.Result)
@@ -264,7 +353,7 @@ func (p *policyReviewer) approval(bpath string, now *baseline.File, thenBytes []
 	if err != nil || len(policy.Looser(changes)) > 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s, re-recorded in this change with these rules (reviewed by the owners of %s)", bpath, filepath.Dir(bpath))
+	return fmt.Sprintf("%s, re-recorded in this change with this suite (reviewed by the owners of %s)", bpath, filepath.Dir(bpath))
 }
 
 // judgeBy re-judges cand's SLOs and sanity by s, the suite the gate
@@ -292,8 +381,14 @@ func (p *policyReviewer) goneSuites(ran []*result.File) []*compare.Report {
 		return nil
 	}
 	names := map[string]bool{}
+	var unmatched []*result.File
 	for _, f := range ran {
 		names[f.Suite.Name] = true
+		// Only a suite without a baseline of its own can be another's
+		// new name (variants of one suite share their requests).
+		if _, err := os.Stat(layout.Baselines(p.baselines).Baseline(f.Suite.Name)); err != nil {
+			unmatched = append(unmatched, f)
+		}
 	}
 	var out []*compare.Report
 	_ = filepath.WalkDir(p.baselines, func(path string, d fs.DirEntry, err error) error {
@@ -315,8 +410,8 @@ func (p *policyReviewer) goneSuites(ran []*result.File) []*compare.Report {
 			return nil // not the base's either: not this change's doing
 		}
 		why := fmt.Sprintf("suite %s was deleted in this change (%s no longer defines it) while %s stays", name, spath, path)
-		if to := renamedTo(b.Result, ran); to != "" {
-			why = fmt.Sprintf("suite %s was renamed to %s in this change (%s) while %s stays", name, to, renamedBy(b.Result, ran), path)
+		if to := renamedTo(b.Result, unmatched); to != "" {
+			why = fmt.Sprintf("suite %s was renamed to %s in this change (%s) while %s stays", name, to, renamedBy(b.Result, unmatched), path)
 		}
 		why += ": move or delete the baseline in the same change (benchci baseline update), so the owners of baselines/ review it"
 		out = append(out, compare.SuiteGone(b.Result, why))
@@ -375,4 +470,21 @@ func recordedPolicy(path string, base, cand *result.File) (*compare.Policy, *sui
 		return nil, cs, nil
 	}
 	return againstRefs([]reference{{"the rules " + path + " was recorded with", bs}}, nil, cs)
+}
+
+// configBase is the run a candidate's serving config is shown against:
+// its baseline as the base has it (a baseline re-recorded in this change
+// would show the change against itself), else the checkout's; nil
+// without one.
+func (p *policyReviewer) configBase(name, path string) *result.File {
+	bpath := layout.Baselines(p.baselines).Baseline(name)
+	if p.rev != "" {
+		if b, _, err := p.baselineAt(bpath, filepath.Dir(path)); err == nil && b != nil {
+			return b.Result
+		}
+	}
+	if b, err := baseline.Read(bpath); err == nil {
+		return b.Result
+	}
+	return nil
 }

@@ -285,3 +285,87 @@ func TestComparePolicyFromTheReference(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, md, errOut)
 	}
 }
+
+// A suite cannot shed its base's rules by moving to another file or
+// taking another name: the base's version is found by name, or by the
+// requests it sends, and judges it.
+func TestMovedSuiteKeepsItsBaseRules(t *testing.T) {
+	repo, _ := policyRepo(t)
+	strict := func(s string) string { return strings.Replace(s, `'<', '500ms'`, `'<', '5ms'`, 1) }
+	// The base tightens len's SLO without recording its baseline again,
+	// and adds a suite gated by its SLOs alone.
+	base := repo.Commit("tighten", map[string][]byte{
+		"suites/len.jsonnet": policySuite("len", "4ms", strict),
+		"suites/slo.jsonnet": policySuite("slo", "4ms", func(s string) string { return strict(strings.Replace(s, "fixed(20)", "fixed(24)", 1)) }),
+	})
+	move := func(from, to string, src []byte) {
+		t.Helper()
+		if err := os.Remove(filepath.Join(repo.Dir, "suites", from)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo.Dir, "suites", to), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Moved and renamed, with no baseline: found by its requests.
+	move("slo.jsonnet", "slo-moved.jsonnet", policySuite("slo-v2", "4ms", func(s string) string { return strings.Replace(s, "fixed(20)", "fixed(24)", 1) }))
+	code, out, md := ciPolicy(t, repo, base, "slo-moved.jsonnet")
+	if code != exitFailed || !strings.Contains(md, "⛔ **policy loosened: slo-v2.**") || !strings.Contains(md, "moved or renamed here") ||
+		!strings.Contains(md, "slos: ttft p99 @ rate=8: &lt; 5ms → &lt; 500ms") {
+		t.Fatalf("moved and renamed: exit %d\n%s\n%s", code, out, md)
+	}
+	// Moved, with a baseline recorded before the base tightened it: the
+	// base's suite, found by name, still judges it.
+	move("len.jsonnet", "len-moved.jsonnet", policySuite("len", "4ms", nil))
+	code, out, md = ciPolicy(t, repo, base, "len-moved.jsonnet")
+	if code != exitFailed || !strings.Contains(md, "⛔ **policy loosened: len.**") || !strings.Contains(md, "slos: ttft p99 @ rate=8: &lt; 5ms → &lt; 500ms") {
+		t.Fatalf("moved: exit %d\n%s\n%s", code, out, md)
+	}
+}
+
+// A base revision that cannot be read fails the gate, saying why: judging
+// by the change's own rules instead would reopen the hole.
+func TestPolicyUnreadableBaseFails(t *testing.T) {
+	repo, _ := policyRepo(t)
+	code, out, md := ciPolicy(t, repo, "no-such-ref", "len.jsonnet")
+	if code != exitUsage || !strings.Contains(out, "the base's rules") || !strings.Contains(out, "fetch-depth: 0") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, md)
+	}
+}
+
+// A baseline that carries the change's looser rules over the base's
+// figures (edited, not measured again) does not approve the loosening.
+func TestPolicyApprovalNeedsANewMeasurement(t *testing.T) {
+	repo, base := policyRepo(t)
+	suitePath := filepath.Join(repo.Dir, "suites", "len.jsonnet")
+	if err := os.WriteFile(suitePath, policySuite("len", "5.2ms", func(s string) string { return strings.Replace(s, `'5%'`, `'50%'`, 1) }), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results := t.TempDir()
+	if code, out, errOut := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", results,
+		"--baselines", filepath.Join(t.TempDir(), "none"), suitePath); code != exitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	cand, err := result.Read(filepath.Join(results, "len.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bpath := filepath.Join(repo.Dir, "baselines", "len.json")
+	old, err := baseline.Read(bpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := old.Result
+	forged.Suite = cand.Suite // the change's suite, hash and all, over the base's figures
+	b, err := baseline.FromResult(forged, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := baseline.Write(bpath, b); err != nil {
+		t.Fatal(err)
+	}
+	code, out, md := ciPolicy(t, repo, base, "len.jsonnet")
+	if code != exitFailed || !strings.Contains(md, "⛔ **policy loosened: len.**") || strings.Contains(md, "policy loosened, approved") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, md)
+	}
+}

@@ -38,7 +38,7 @@ func ToleranceChanges(base, cand map[string]string) ([]ToleranceChange, error) {
 		return nil, err
 	}
 	var out []ToleranceChange
-	for _, k := range unionKeys(base, cand) {
+	for _, k := range judgedKeys(base, cand) {
 		b, bFrom := resolveKey(k, bb)
 		c, cFrom := resolveKey(k, cb)
 		if b == c {
@@ -82,6 +82,38 @@ func StricterTolerance(base, cand map[string]string) (map[string]string, error) 
 		delete(out, "default")
 	}
 	return out, nil
+}
+
+// judgedKeys are the keys of the union of base and cand at which some
+// gated figure's band is read: a key that every figure finds a closer key
+// before (a "ttft" under "ttft.p50", "ttft.p90" and "ttft.p99") decides
+// nothing, and must not read as a change when a suite is rewritten.
+func judgedKeys(base, cand map[string]string) []string {
+	union := map[string]bool{}
+	for _, k := range unionKeys(base, cand) {
+		union[k] = true
+	}
+	used := map[string]bool{}
+	figures := append(append([]Metric(nil), Metrics...), metricOf(metric.K(metric.Capacity, "")))
+	for _, m := range figures {
+		chain := []string{m.Key}
+		if m.def.Kind != metric.Fraction {
+			chain = append(chain, m.base(), "default")
+		}
+		for _, k := range chain {
+			if union[k] {
+				used[k] = true
+				break
+			}
+		}
+	}
+	var out []string
+	for _, k := range unionKeys(base, cand) {
+		if used[k] {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // looser reports whether a lets through some change that b does not.

@@ -146,10 +146,27 @@ func looserSLO(b, c suite.SLO) bool {
 	}
 }
 
+// sameSLO reports whether two SLOs of one rule hold the same bound,
+// however written ("500ms" and "0.5s").
+func sameSLO(b, c suite.SLO) bool {
+	if b.Op != c.Op {
+		return false
+	}
+	bl, err1 := suite.ParseThreshold(b)
+	cl, err2 := suite.ParseThreshold(c)
+	if err1 != nil || err2 != nil {
+		return threshold(b) == threshold(c)
+	}
+	return bl == cl
+}
+
 func sloChanges(base, cand []suite.SLO) []Change {
+	// Of several SLOs of one rule, the strictest is the one that judges.
 	byID := map[string]suite.SLO{}
 	for _, s := range cand {
-		byID[sloID(s)] = s
+		if prev, ok := byID[sloID(s)]; !ok || looserSLO(s, prev) {
+			byID[sloID(s)] = s
+		}
 	}
 	var out []Change
 	seen := map[string]bool{}
@@ -160,7 +177,7 @@ func sloChanges(base, cand []suite.SLO) []Change {
 		switch {
 		case !ok:
 			out = append(out, Change{Field: "slos: " + sloLabel(b), Base: sloRule(b), Cand: none + ": the SLO was removed", Looser: true})
-		case sloRule(b) != sloRule(c):
+		case !sameSLO(b, c):
 			out = append(out, Change{Field: "slos: " + sloLabel(b), Base: sloRule(b), Cand: sloRule(c), Looser: looserSLO(b, c)})
 		}
 	}

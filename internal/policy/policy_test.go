@@ -93,6 +93,10 @@ func TestDiff(t *testing.T) {
 		{"a rate added", func(m map[string]any) { sweep(m)["rates"] = []any{4, 8, 12} }, nil, []string{"sweep.rates"}},
 		{"sanity bound lowered", func(m map[string]any) { m["sanity"] = map[string]any{"max_error_rate": 0.1} }, nil, []string{"sanity.max_error_rate"}},
 		{"same band written differently", func(m map[string]any) { tol(m)["default"] = "5.0%" }, nil, nil},
+		{"the same SLO bound written differently", func(m map[string]any) { slos(m)[0].(map[string]any)["threshold"] = "0.5s" }, nil, nil},
+		{"a looser duplicate beside the same SLO", func(m map[string]any) {
+			m["slos"] = append(slos(m), map[string]any{"metric": "ttft", "stat": "p99", "op": "<", "threshold": "900ms", "at_rate": 8})
+		}, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base, cand := edit(t, nil), edit(t, tc.edit)
@@ -162,5 +166,28 @@ func TestStricter(t *testing.T) {
 	}
 	if got := mixed.Tolerance["default"]; got != "5%" {
 		t.Errorf("10%% against 5%%|20ms: %q, want 5%%", got)
+	}
+}
+
+// Rewriting one metric's band as a band per gated figure changes no
+// figure's band: no alarm (the base's "ttft" key is read by no figure once
+// every ttft figure has its own).
+func TestDiffPerFigureRewrite(t *testing.T) {
+	base := edit(t, func(m map[string]any) { m["tolerance"] = map[string]any{"default": "5%", "ttft": "2%"} })
+	cand := edit(t, func(m map[string]any) {
+		m["tolerance"] = map[string]any{"default": "5%", "ttft.p50": "2%", "ttft.p90": "2%", "ttft.p99": "2%"}
+	})
+	changes, err := Diff(base, cand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changes) != 0 {
+		t.Errorf("an equivalent rewrite reads as %v", changes)
+	}
+	// Leaving out one figure does loosen it: ttft.p90 falls to 5%.
+	cand = edit(t, func(m map[string]any) { m["tolerance"] = map[string]any{"default": "5%", "ttft.p50": "2%", "ttft.p99": "2%"} })
+	changes, _ = Diff(base, cand)
+	if l := Looser(changes); len(l) != 1 || l[0].Field != "tolerance.ttft" {
+		t.Errorf("ttft.p90 loosened to the default: %v", changes)
 	}
 }

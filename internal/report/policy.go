@@ -78,10 +78,10 @@ func ConfigChanges(w io.Writer, reports []*compare.Report) error {
 			continue
 		}
 		if len(c.Changes) == 0 {
-			fmt.Fprintf(w, "- `%s`: the same config: this is a rerun\n", Escape(r.Suite))
+			fmt.Fprintf(w, "- **%s**: the same config: this is a rerun\n", Escape(r.Suite))
 			continue
 		}
-		fmt.Fprintf(w, "- `%s`:\n", Escape(r.Suite))
+		fmt.Fprintf(w, "- **%s**:\n", Escape(r.Suite))
 		for _, ch := range c.Changes {
 			fmt.Fprintf(w, "  - %s\n", Escape(ch))
 		}
