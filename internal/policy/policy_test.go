@@ -185,7 +185,9 @@ func TestDiffPerFigureRewrite(t *testing.T) {
 		t.Errorf("an equivalent rewrite reads as %v", changes)
 	}
 	// Leaving out one figure does loosen it: ttft.p90 falls to 5%.
-	cand = edit(t, func(m map[string]any) { m["tolerance"] = map[string]any{"default": "5%", "ttft.p50": "2%", "ttft.p99": "2%"} })
+	cand = edit(t, func(m map[string]any) {
+		m["tolerance"] = map[string]any{"default": "5%", "ttft.p50": "2%", "ttft.p99": "2%"}
+	})
 	changes, _ = Diff(base, cand)
 	if l := Looser(changes); len(l) != 1 || l[0].Field != "tolerance.ttft" {
 		t.Errorf("ttft.p90 loosened to the default: %v", changes)
