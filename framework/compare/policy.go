@@ -29,11 +29,7 @@ type ToleranceChange struct {
 // the union of keys covers every gated figure exactly: no figure's band
 // can loosen without some listed key loosening.
 func ToleranceChanges(base, cand map[string]string) ([]ToleranceChange, error) {
-	bb, err := parseBands(base)
-	if err != nil {
-		return nil, fmt.Errorf("base: %w", err)
-	}
-	cb, err := parseBands(cand)
+	bb, cb, err := parseBoth(base, cand)
 	if err != nil {
 		return nil, err
 	}
@@ -55,11 +51,7 @@ func ToleranceChanges(base, cand map[string]string) ([]ToleranceChange, error) {
 // wider in percent, the other in milliseconds), it takes the narrower of
 // each part, stricter than both.
 func StricterTolerance(base, cand map[string]string) (map[string]string, error) {
-	bb, err := parseBands(base)
-	if err != nil {
-		return nil, fmt.Errorf("base: %w", err)
-	}
-	cb, err := parseBands(cand)
+	bb, cb, err := parseBoth(base, cand)
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +106,16 @@ func judgedKeys(base, cand map[string]string) []string {
 		}
 	}
 	return out
+}
+
+// parseBoth parses two sides' tolerances, naming the base's on error.
+func parseBoth(base, cand map[string]string) (map[string]metric.Band, map[string]metric.Band, error) {
+	bb, err := parseBands(base)
+	if err != nil {
+		return nil, nil, fmt.Errorf("base: %w", err)
+	}
+	cb, err := parseBands(cand)
+	return bb, cb, err
 }
 
 // looser reports whether a lets through some change that b does not.

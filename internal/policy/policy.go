@@ -15,6 +15,7 @@ import (
 
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/internal/slo"
 )
 
 // Change is one difference in policy, base → candidate.
@@ -98,13 +99,7 @@ func sloLabel(s suite.SLO) string {
 	if s.Model != "" {
 		n += " for " + s.Model
 	}
-	switch {
-	case s.AtRate != 0:
-		n += " @ rate=" + strconv.FormatFloat(s.AtRate, 'g', -1, 64)
-	case s.AtConcurrency != 0:
-		n += " @ concurrency=" + strconv.Itoa(s.AtConcurrency)
-	}
-	return n
+	return n + slo.At(s)
 }
 
 // direction groups < with <= and > with >=: an upper or a lower bound.

@@ -97,13 +97,19 @@ func Name(s suite.SLO) string {
 	if s.Model != "" {
 		n += " for " + s.Model
 	}
+	return n + At(s)
+}
+
+// At is where an SLO holds, as Name writes it: " @ rate=8", or "" at
+// every point.
+func At(s suite.SLO) string {
 	switch {
 	case s.AtRate != 0:
-		n += " @ rate=" + strconv.FormatFloat(s.AtRate, 'g', -1, 64)
+		return " @ rate=" + strconv.FormatFloat(s.AtRate, 'g', -1, 64)
 	case s.AtConcurrency != 0:
-		n += " @ concurrency=" + strconv.Itoa(s.AtConcurrency)
+		return " @ concurrency=" + strconv.Itoa(s.AtConcurrency)
 	}
-	return n
+	return ""
 }
 
 // Sanity is the gate every run passes whatever its SLOs: a point where no
