@@ -181,7 +181,7 @@ sign it with GitHub's artifact attestations (see docs/proving-a-release.md).`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&out, "out", "o", "-", "write the statement to this file (-: standard output)")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "write the statement to this file (empty or -: standard output)")
 	cmd.Flags().StringVar(&predicateOut, "predicate", "", "also write the predicate alone to this file (for actions/attest's predicate-path)")
 	sf.register(cmd)
 	return cmd
