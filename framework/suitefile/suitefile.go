@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -29,8 +30,14 @@ import (
 
 // Options configure evaluation.
 type Options struct {
-	// JPaths are extra import directories, searched before the embedded library.
+	// JPaths are extra import directories, searched before the embedded
+	// library. Each must be inside Root.
 	JPaths []string
+	// Root is the repository the suite may read: its imports and data
+	// files resolve inside it (see confine.go). Empty means the work tree
+	// of the git repository holding the suite, or the suite's own
+	// directory outside one.
+	Root string
 	// ExtStr are external variables (std.extVar) given as strings.
 	ExtStr map[string]string
 	// TLAStr are top-level arguments given as strings.
@@ -75,7 +82,14 @@ func Load(path string, opts Options) (*File, error) {
 // *multierror.Error holding every *FieldError found (a call's wrong
 // argument is one, placed at the call).
 func LoadSource(path, src string, opts Options) (*File, error) {
-	vm, imp := newVM(opts, path)
+	repo, err := repository(opts, path)
+	if err != nil {
+		return nil, err
+	}
+	vm, imp, err := newVM(opts, path, repo)
+	if err != nil {
+		return nil, err
+	}
 	kept := &keepError{ErrorFormatter: vm.ErrorFormatter}
 	vm.ErrorFormatter = kept
 	out, err := vm.EvaluateAnonymousSnippet(path, src)
@@ -115,8 +129,8 @@ func LoadSource(path, src string, opts Options) (*File, error) {
 		return nil, err
 	}
 	sum := sha256.Sum256(compact.Bytes())
-	l := &File{Suite: s, Path: path, JSON: compact.Bytes(), Hash: hex.EncodeToString(sum[:]), WorkloadHash: suite.WorkloadHash(s), Imports: imp.read}
-	if err := l.resolveFiles(src); err != nil {
+	l := &File{Suite: s, Path: path, JSON: compact.Bytes(), Hash: hex.EncodeToString(sum[:]), WorkloadHash: suite.WorkloadHash(s), Imports: imp.order}
+	if err := l.resolveFiles(src, repo); err != nil {
 		return nil, err
 	}
 	targets := []*suite.Target{&s.Target}
@@ -194,7 +208,7 @@ func (l *File) Variants() []Variant {
 // relative to the suite's own directory, checks they can be read, and folds
 // their contents into the workload hash: the same file name with other
 // contents is another workload.
-func (l *File) resolveFiles(src string) error {
+func (l *File) resolveFiles(src string, repo *confinement) error {
 	h := sha256.New()
 	h.Write([]byte(l.WorkloadHash))
 	var me *multierror.Error
@@ -204,14 +218,21 @@ func (l *File) resolveFiles(src string) error {
 			continue
 		}
 		files++
+		dir := filepath.Dir(l.Path)
+		// What is hashed is what was checked: the file with its links
+		// resolved. The suite keeps the name as written, next to it.
+		real, err := repo.file(dir, *f.Path, f.Dir)
 		if !filepath.IsAbs(*f.Path) {
-			*f.Path = filepath.Join(filepath.Dir(l.Path), *f.Path)
+			*f.Path = filepath.Join(dir, *f.Path)
 		}
-		hash := hashFile
-		if f.Dir {
-			hash = hashImageDir
+		var sum []byte
+		if err == nil {
+			hash := hashFile
+			if f.Dir {
+				hash = hashImageDir
+			}
+			sum, err = hash(real)
 		}
-		sum, err := hash(*f.Path)
 		if err != nil {
 			fe := &suite.FieldError{Path: f.Field, Msg: err.Error()}
 			newLocator(l.Path, src).set(fe, l.Path)
@@ -242,14 +263,42 @@ func listFormat(path string) multierror.ErrorFormatFunc {
 	}
 }
 
+// repository is the root a suite at path may read (opts.Root, else the
+// one findRoot finds).
+func repository(opts Options, path string) (*confinement, error) {
+	root := opts.Root
+	if root == "" {
+		var err error
+		if root, err = findRoot(path); err != nil {
+			return nil, err
+		}
+	}
+	return newConfinement(root)
+}
+
 // newVM builds the one Jsonnet VM configuration benchci uses for the suite
-// at path: user import paths first, then the embedded benchci.libsonnet.
-func newVM(opts Options, path string) (*jsonnet.VM, *importer) {
+// at path: user import paths first, then the embedded benchci.libsonnet,
+// every file read confined to repo.
+func newVM(opts Options, path string, repo *confinement) (*jsonnet.VM, *importer, error) {
+	for _, dir := range opts.JPaths {
+		if err := repo.dir(dir); err != nil {
+			return nil, nil, fmt.Errorf("evaluate %s: %w", path, err)
+		}
+	}
+	jpaths := slices.Clone(opts.JPaths)
+	// The working directory is where relative imports once resolved
+	// from, the last resort kept; outside the repository it is no place
+	// to import from, so it is left out rather than refused.
+	if repo.dir(".") == nil {
+		jpaths = append(jpaths, ".")
+	}
 	vm := jsonnet.MakeVM()
 	imp := &importer{
-		suite: path,
-		files: &jsonnet.FileImporter{JPaths: append(slices.Clone(opts.JPaths), ".")},
-		lib:   &jsonnet.MemoryImporter{Data: map[string]jsonnet.Contents{lib.Name: jsonnet.MakeContents(lib.Benchci)}},
+		suite:  path,
+		jpaths: jpaths,
+		repo:   repo,
+		read:   map[string]jsonnet.Contents{},
+		lib:    &jsonnet.MemoryImporter{Data: map[string]jsonnet.Contents{lib.Name: jsonnet.MakeContents(lib.Benchci)}},
 	}
 	vm.Importer(imp)
 	for k, v := range opts.ExtStr {
@@ -258,40 +307,78 @@ func newVM(opts Options, path string) (*jsonnet.VM, *importer) {
 	for k, v := range opts.TLAStr {
 		vm.TLAVar(k, v)
 	}
-	return vm, imp
+	return vm, imp, nil
 }
 
 // importer resolves files on disk first, so a repo can pin its own copy of
-// the library, and falls back to the embedded one.
+// the library, and falls back to the embedded one. It searches as
+// jsonnet.FileImporter does (the importing file's directory, then the
+// import directories, last given first) but reads only what repo allows:
+// FileImporter reads any path, /proc and FIFOs included.
 type importer struct {
 	// suite is the suite's path: the anonymous snippet it is evaluated
 	// as imports from "", which would resolve its relative imports from
 	// the working directory; they resolve from its own directory, as the
 	// jsonnet tool resolves them (the working directory stays the last
 	// resort, where they used to resolve).
-	suite string
-	files *jsonnet.FileImporter
-	lib   *jsonnet.MemoryImporter
-	// read lists the files found on disk, once each: an attestation names
-	// every file the suite was made of.
-	read []string
+	suite  string
+	jpaths []string
+	repo   *confinement
+	// read holds each file imported, by where it was found: go-jsonnet
+	// wants the same Contents each time a file is imported again.
+	read map[string]jsonnet.Contents
+	lib  *jsonnet.MemoryImporter
+	// order lists the files read from disk, once each, in the order
+	// read: an attestation names every file the suite was made of.
+	order []string
 }
 
 func (i *importer) Import(importedFrom, importedPath string) (jsonnet.Contents, string, error) {
 	if importedFrom == "" {
 		importedFrom = i.suite
 	}
-	c, at, err := i.files.Import(importedFrom, importedPath)
-	if err == nil {
-		if !slices.Contains(i.read, at) {
-			i.read = append(i.read, at)
+	dirs := []string{filepath.Dir(importedFrom)}
+	for k := len(i.jpaths) - 1; k >= 0; k-- {
+		dirs = append(dirs, i.jpaths[k])
+	}
+	// A name that climbs out from one directory may be found from
+	// another; it is refused only when it is found nowhere.
+	var climbed error
+	for _, dir := range dirs {
+		at := filepath.Join(dir, importedPath)
+		if c, ok := i.read[at]; ok {
+			return c, at, nil
 		}
+		real, err := i.repo.file(dir, importedPath, false)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			continue
+		case errors.Is(err, errClimbs):
+			if climbed == nil {
+				climbed = err
+			}
+			continue
+		case err != nil:
+			return jsonnet.Contents{}, "", fmt.Errorf("import %w", err)
+		}
+		// Checked to be a regular file; opened without blocking, and
+		// bounded, in case it was swapped since.
+		data, err := inputfile.ReadFile(real, MaxDataFile)
+		if err != nil {
+			return jsonnet.Contents{}, "", fmt.Errorf("import %q: %w", importedPath, err)
+		}
+		c := jsonnet.MakeContentsRaw(data)
+		i.read[at] = c
+		i.order = append(i.order, at)
 		return c, at, nil
 	}
 	if importedPath == lib.Name {
 		return i.lib.Import(importedFrom, importedPath)
 	}
-	return c, at, err
+	if climbed != nil {
+		return jsonnet.Contents{}, "", fmt.Errorf("import %w", climbed)
+	}
+	return jsonnet.Contents{}, "", fmt.Errorf("couldn't open import %q: no match locally or in the Jsonnet library paths", importedPath)
 }
 
 // MaxDataFile bounds the data files a suite names (datasets, traces,

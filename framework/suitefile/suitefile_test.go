@@ -181,13 +181,19 @@ func TestAllErrorsAtOnce(t *testing.T) {
 func TestImportFromUserPathWins(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	// A repo may pin its own library; the file on disk is used over the embedded one.
+	// A repo may pin its own library; the file on disk is used over the
+	// embedded one. The import directory is in the repository: one outside
+	// is refused (TestReadsOnlyTheRepository).
+	libDir := filepath.Join(dir, "vendor")
+	if err := os.Mkdir(libDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	lib := `{ suite:: { name: 'pinned' }, target:: { sim(p):: { kind: 'sim', profile: p } }, dist:: { fixed(v):: { kind: 'fixed', value: v } }, sweep:: { rates(r):: { rates: r } } }`
-	if err := os.WriteFile(filepath.Join(dir, "benchci.libsonnet"), []byte(lib), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(libDir, "benchci.libsonnet"), []byte(lib), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	src := `local b = import 'benchci.libsonnet'; b.suite { target: b.target.sim('tiny'), workload: { input_tokens: b.dist.fixed(1), output_tokens: b.dist.fixed(1) }, sweep: b.sweep.rates([1]) }`
-	l, err := LoadSource("inline.jsonnet", src, Options{Known: known, JPaths: []string{dir}})
+	l, err := LoadSource(filepath.Join(dir, "inline.jsonnet"), src, Options{Known: known, JPaths: []string{libDir}, Root: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,15 +265,15 @@ b.suite { name: 'old', target: b.target.sim('renamed-since'), tokenizer: 'gone_b
 }
 
 // Data files that are not regular files are refused at load, with the
-// field's position, instead of hanging (a FIFO) or never ending (a device).
+// field's position, instead of hanging (a FIFO) or never ending (a device,
+// refused as outside the repository: TestReadsOnlyTheRepository).
 func TestDataFilesMustBeRegular(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo.jsonl")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.jsonl"), 0o644); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
-	for _, path := range []string{fifo, "/dev/zero", dir} {
+	for _, path := range []string{"fifo.jsonl", "."} {
 		src := fmt.Sprintf(`local b = import 'benchci.libsonnet';
 b.suite {
   name: 'data',
@@ -276,7 +282,7 @@ b.suite {
   sweep: b.sweep.rates([1]),
 }`, path)
 		_, err := LoadSource(filepath.Join(dir, "s.jsonnet"), src, Options{Known: known})
-		if err == nil || !strings.Contains(err.Error(), "is not a regular file") || !strings.Contains(err.Error(), "s.jsonnet:5:") {
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") || !strings.Contains(err.Error(), "s.jsonnet:5:") {
 			t.Errorf("%s: %v", path, err)
 		}
 	}

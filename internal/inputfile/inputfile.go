@@ -36,7 +36,7 @@ func Open(path string, max int64) (*File, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s is not a regular file: it is %s (%w)", path, describe(st.Mode()), ErrNotRegular)
+		return nil, fmt.Errorf("%s is not a regular file: it is %s (%w)", path, Describe(st.Mode()), ErrNotRegular)
 	}
 	if st.Size() > max {
 		f.Close()
@@ -107,7 +107,9 @@ func ReadFile(path string, max int64) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func describe(m os.FileMode) string {
+// Describe names a file's kind for a person: "a directory", "a named
+// pipe", "a device"; callers that refuse a file say what it was.
+func Describe(m os.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
