@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -122,13 +123,22 @@ func runAB(cmd *cobra.Command, o runOptions, ref string, paths []string) ([]abRu
 // suite could read only its own directory), and the import directories
 // are the revision's own, at the same places in it.
 func atRevision(opts suitefile.Options, tree *gitrev.Tree) (suitefile.Options, error) {
-	dirs := make([]string, len(opts.JPaths))
-	for i, dir := range opts.JPaths {
+	var dirs []string
+	for _, dir := range opts.JPaths {
 		p, err := tree.Path(dir)
 		if err != nil {
 			return opts, fmt.Errorf("import directory %s: %w", dir, err)
 		}
-		dirs[i] = p
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			continue // added by the change: the revision had nothing there
+		}
+		dirs = append(dirs, p)
+	}
+	// The working directory, the importer's last resort, is the
+	// revision's too: a file the change added there must not stand in
+	// for what the base imported (a benchci.libsonnet of its own).
+	if cwd, err := tree.Path("."); err == nil {
+		dirs = append(dirs, cwd)
 	}
 	opts.Root, opts.JPaths = tree.Dir, dirs
 	return opts, nil

@@ -34,10 +34,12 @@ type policyReviewer struct {
 	rev       string
 	baselines string
 	opts      suitefile.Options
-	// The base revision's tree, written on first use.
-	tree    *gitrev.Tree
-	treeErr error
-	tmp     string
+	// The base revision's tree, written on first use, and the options
+	// that evaluate its suites from it alone.
+	baseOpts suitefile.Options
+	tree     *gitrev.Tree
+	treeErr  error
+	tmp      string
 	// index holds the base's suites by name and by workload hash, to
 	// find one this change moved (findBase).
 	index map[string][]baseFound
@@ -70,6 +72,9 @@ func (p *policyReviewer) baseTree(near string) (*gitrev.Tree, error) {
 		if p.treeErr == nil {
 			p.tree, p.treeErr = gitrev.Write(near, p.rev, p.tmp, gitrev.DefaultLimits)
 		}
+		if p.treeErr == nil {
+			p.baseOpts, p.treeErr = atRevision(p.opts, p.tree)
+		}
 	}
 	return p.tree, p.treeErr
 }
@@ -92,7 +97,7 @@ func (p *policyReviewer) baseSuite(path, name string) (*suite.Suite, error) {
 	if _, err := os.Stat(bp); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	l, err := suitefile.Load(bp, p.opts)
+	l, err := suitefile.Load(bp, p.baseOpts)
 	if err != nil {
 		return nil, fmt.Errorf("%s at %s does not evaluate: %w", path, p.rev, err)
 	}
@@ -125,7 +130,7 @@ func (p *policyReviewer) findBase(near, name, workload string) (*baseFound, erro
 				return nil
 			}
 			n++
-			l, err := suitefile.Load(path, p.opts)
+			l, err := suitefile.Load(path, p.baseOpts)
 			if err != nil {
 				return nil // not a suite, or not one that evaluates: nothing to inherit
 			}

@@ -369,3 +369,31 @@ func TestPolicyApprovalNeedsANewMeasurement(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, md)
 	}
 }
+
+// The base's suite is evaluated from the base's files alone: a library
+// the change adds on an import path does not rewrite the base's rules.
+func TestPolicyBaseReadsOnlyTheBase(t *testing.T) {
+	repo, _ := policyRepo(t)
+	strict := func(s string) string {
+		return strings.Replace(strings.Replace(s, `'<', '500ms'`, `'<', '5ms'`, 1), "fixed(20)", "fixed(24)", 1)
+	}
+	base := repo.Commit("a suite gated by its SLO", map[string][]byte{"suites/slo.jsonnet": policySuite("slo", "4ms", strict)})
+	lib, err := os.ReadFile("../../suites/lib/benchci.libsonnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile := strings.Replace(string(lib), "{ metric: metric, stat: stat, op: op, threshold: threshold,", "{ metric: metric, stat: stat, op: op, threshold: '500ms',", 1)
+	if hostile == string(lib) {
+		t.Fatal("the library's latency SLO changed shape; update this test")
+	}
+	if err := os.MkdirAll(filepath.Join(repo.Dir, "lib"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo.Dir, "lib", "benchci.libsonnet"), []byte(hostile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, md := ciPolicyWith(t, repo, base, []string{"--jpath", filepath.Join(repo.Dir, "lib")}, "slo.jsonnet")
+	if code != exitFailed || !strings.Contains(md, "⛔ **policy loosened: slo.**") || !strings.Contains(md, "&lt; 5ms → &lt; 500ms") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, md)
+	}
+}
