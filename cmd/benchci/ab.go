@@ -56,6 +56,10 @@ func runAB(cmd *cobra.Command, o runOptions, ref string, paths []string) ([]abRu
 	if err != nil {
 		return nil, nil, &exitError{exitUsage, fmt.Errorf("--ab: %w", err)}
 	}
+	baseOpts, err := atRevision(opts, tree)
+	if err != nil {
+		return nil, nil, &exitError{exitUsage, fmt.Errorf("--ab: %w", err)}
+	}
 	stderr := cmd.ErrOrStderr()
 	fmt.Fprintf(stderr, "A/B: each suite at %s (%.12s) and as it is now, interleaved point by point\n", ref, tree.Commit)
 	var runs []abRun
@@ -68,7 +72,7 @@ func runAB(cmd *cobra.Command, o runOptions, ref string, paths []string) ([]abRu
 		var base *suitefile.File
 		bp, err := tree.Path(p)
 		if err == nil {
-			base, err = suitefile.Load(bp, opts)
+			base, err = suitefile.Load(bp, baseOpts)
 		}
 		switch {
 		case err != nil:
@@ -111,6 +115,23 @@ func runAB(cmd *cobra.Command, o runOptions, ref string, paths []string) ([]abRu
 		single, err = runAll(cmd, o, alone)
 	}
 	return runs, single, err
+}
+
+// atRevision is opts for the suites of the revision written in tree: the
+// tree holds no .git, so it is named as their repository root (else each
+// suite could read only its own directory), and the import directories
+// are the revision's own, at the same places in it.
+func atRevision(opts suitefile.Options, tree *gitrev.Tree) (suitefile.Options, error) {
+	dirs := make([]string, len(opts.JPaths))
+	for i, dir := range opts.JPaths {
+		p, err := tree.Path(dir)
+		if err != nil {
+			return opts, fmt.Errorf("import directory %s: %w", dir, err)
+		}
+		dirs[i] = p
+	}
+	opts.Root, opts.JPaths = tree.Dir, dirs
+	return opts, nil
 }
 
 // firstLine is an error's first line, for a one-line notice; the error
