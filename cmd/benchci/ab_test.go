@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/gitfixture"
+	"github.com/benchci/benchci/internal/gitrev"
 	"github.com/benchci/benchci/internal/testnet"
 )
 
@@ -138,5 +140,43 @@ func TestCIABLaunchesInTurn(t *testing.T) {
 	log, _ := os.ReadFile(filepath.Join(dir, "ablaunch", "candidate.server.log"))
 	if n := strings.Count(string(log), "serving simulator profile tiny"); n != 2 {
 		t.Errorf("the candidate's server started %d times, want once per point (2)", n)
+	}
+}
+
+// The base revision's tree holds no .git: its suites are confined to the
+// whole tree (an import up from suites/ still resolves), and --jpath
+// names the revision's own directory.
+func TestABBaseRevisionRoot(t *testing.T) {
+	repo := gitfixture.New(t)
+	suite := []byte(`local b = import 'benchci.libsonnet';
+local common = import '../lib/common.libsonnet';
+local pinned = import 'pinned.libsonnet';
+b.suite {
+  name: common.name + pinned.suffix,
+  target: b.target.sim('tiny'),
+  workload: { input_tokens: b.dist.fixed(8), output_tokens: b.dist.fixed(4) },
+  sweep: b.sweep.rates([1]),
+}
+`)
+	base := repo.Commit("base", map[string][]byte{
+		"suites/s.jsonnet":        suite,
+		"lib/common.libsonnet":    []byte("{ name: 'base' }"),
+		"vendor/pinned.libsonnet": []byte("{ suffix: '-pinned' }"),
+	})
+	tree, err := gitrev.Write(repo.Dir, base, t.TempDir(), gitrev.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp, err := tree.Path(filepath.Join(repo.Dir, "suites", "s.jsonnet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, err := atRevision(suitefile.Options{JPaths: []string{filepath.Join(repo.Dir, "vendor")}}, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := suitefile.Load(bp, opts)
+	if err != nil || l.Suite.Name != "base-pinned" {
+		t.Fatalf("Load = %v, %v", l, err)
 	}
 }

@@ -17,7 +17,7 @@ type suiteFlags struct {
 }
 
 func (f *suiteFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringArrayVarP(&f.jpaths, "jpath", "J", nil, "add a Jsonnet import directory (repeatable)")
+	cmd.Flags().StringArrayVarP(&f.jpaths, "jpath", "J", nil, "add a Jsonnet import directory, inside the suite's repository (repeatable)")
 	cmd.Flags().StringArrayVar(&f.ext, "ext-str", nil, "set std.extVar(KEY) to a string: --ext-str KEY=VALUE (repeatable)")
 	cmd.Flags().StringArrayVar(&f.tla, "tla-str", nil, "set a top-level argument: --tla-str KEY=VALUE (repeatable)")
 }

@@ -111,6 +111,8 @@ func ReadFile(path string, max int64) ([]byte, error) {
 // pipe", "a device"; callers that refuse a file say what it was.
 func Describe(m os.FileMode) string {
 	switch {
+	case m.IsRegular():
+		return "a regular file"
 	case m.IsDir():
 		return "a directory"
 	case m&os.ModeNamedPipe != 0:

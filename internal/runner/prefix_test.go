@@ -81,7 +81,7 @@ b.suite {
     arrival: b.arrival.trace('%s', block_tokens=64),
   },
   sweep: b.sweep.rates([40, 60], duration='10s', warmup='0s', requests=240) + { reset_prefix_cache: true },
-}`, u, trace))
+}`, u, filepath.Base(trace))) // beside the suite: a suite reads only its repository
 	if len(f.Points) != 2 {
 		t.Fatalf("%d points", len(f.Points))
 	}
