@@ -178,3 +178,32 @@ func TestRootWithoutGit(t *testing.T) {
 		t.Errorf("findRoot = %q, want the worktree %q", got, filepath.Dir(dir))
 	}
 }
+
+// A simulator profile file (file:PATH, spec.fitted) is a file the suite
+// reads like any other: confined to the repository.
+func TestSimProfileFilesStayInTheRepository(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ target, field string }{
+		{`{ kind: 'sim', profile: 'file:/etc/passwd' }`, "target.profile"},
+		{`{ kind: 'sim', profile: 'file:../../../etc/passwd' }`, "target.profile"},
+		{`{ kind: 'sim', spec: { model: 'llama-3-8b', gpu: 'h100-sxm', fitted: '/etc/passwd' } }`, "target.spec.fitted"},
+	} {
+		src := `local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'p',
+  target: ` + tc.target + `,
+  workload: { input_tokens: b.dist.fixed(8), output_tokens: b.dist.fixed(4) },
+  sweep: b.sweep.rates([1]),
+}`
+		for _, opts := range []Options{{}, {Known: known}} {
+			_, err := LoadSource(filepath.Join(root, "s.jsonnet"), src, opts)
+			if err == nil || !strings.Contains(err.Error(), "a suite reads only files in its repository") || !strings.Contains(err.Error(), tc.field) {
+				t.Errorf("%s (known %v): %v", tc.target, opts.Known != nil, err)
+			}
+		}
+	}
+}

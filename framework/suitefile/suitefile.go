@@ -103,7 +103,7 @@ func LoadSource(path, src string, opts Options) (*File, error) {
 	if err := json.Compact(&compact, []byte(out)); err != nil {
 		return nil, fmt.Errorf("evaluate %s: %w", path, err)
 	}
-	s, err := suite.DecodeWith(compact.Bytes(), withSuiteDir(opts.Known, filepath.Dir(path)))
+	s, err := suite.DecodeWith(compact.Bytes(), withSuiteDir(opts.Known, filepath.Dir(path), repo))
 	if err != nil {
 		if me, ok := err.(*multierror.Error); ok {
 			loc := newLocator(path, src)
@@ -144,31 +144,60 @@ func LoadSource(path, src string, opts Options) (*File, error) {
 			// A launched server runs next to the suite unless told otherwise.
 			lc.Dir = filepath.Join(filepath.Dir(path), lc.Dir)
 		}
-		resolveSimFiles(t, filepath.Dir(path))
+		if field, err := resolveSimFiles(t, filepath.Dir(path), repo); err != nil {
+			return nil, fmt.Errorf("%s: target.%s: %w", path, field, err)
+		}
 	}
 	return l, nil
 }
 
 // resolveSimFiles makes the profile files a sim target names (file:PATH,
-// spec.fitted) relative to the suite's directory, as its data files are.
-func resolveSimFiles(t *suite.Target, dir string) {
-	if p, ok := strings.CutPrefix(t.Profile, suite.ProfileFilePrefix); ok && p != "" && !filepath.IsAbs(p) {
-		t.Profile = suite.ProfileFilePrefix + filepath.Join(dir, p)
+// spec.fitted) relative to the suite's directory, as its data files are,
+// and confined to its repository as they are: the field and the reason
+// when one is refused. A missing file is left for the profile's own check
+// to name.
+func resolveSimFiles(t *suite.Target, dir string, repo *confinement) (string, error) {
+	resolve := func(p string) (string, error) {
+		d, name := dir, p
+		if filepath.IsAbs(p) && repo.contains(filepath.Clean(p)) {
+			// Resolved before (the sim check resolves in place): checked
+			// again where it is.
+			d, name = filepath.Dir(p), filepath.Base(p)
+		}
+		real, err := repo.file(d, name, false)
+		if errors.Is(err, os.ErrNotExist) && !filepath.IsAbs(p) {
+			return filepath.Join(dir, p), nil
+		}
+		return real, err
 	}
-	if sp := t.Spec; sp != nil && sp.Fitted != "" && !filepath.IsAbs(sp.Fitted) {
-		sp.Fitted = filepath.Join(dir, sp.Fitted)
+	if p, ok := strings.CutPrefix(t.Profile, suite.ProfileFilePrefix); ok && p != "" {
+		real, err := resolve(p)
+		if err != nil {
+			return "profile", err
+		}
+		t.Profile = suite.ProfileFilePrefix + real
 	}
+	if sp := t.Spec; sp != nil && sp.Fitted != "" {
+		real, err := resolve(sp.Fitted)
+		if err != nil {
+			return "spec.fitted", err
+		}
+		sp.Fitted = real
+	}
+	return "", nil
 }
 
 // withSuiteDir has known's sim check read profile files relative to the
 // suite's directory: it resolves them in the target before checking it.
-func withSuiteDir(known *suite.Known, dir string) *suite.Known {
+func withSuiteDir(known *suite.Known, dir string, repo *confinement) *suite.Known {
 	if known == nil || known.Sim == nil {
 		return known
 	}
 	k := *known
 	k.Sim = func(t *suite.Target) (string, error) {
-		resolveSimFiles(t, dir)
+		if field, err := resolveSimFiles(t, dir, repo); err != nil {
+			return field, err
+		}
 		return known.Sim(t)
 	}
 	return &k
