@@ -32,13 +32,19 @@ b.suite {
 		t.Fatalf("at twice capacity: saturation %q, window %.1f s, incomplete %v", high.Schedule.Saturation, high.Window.Seconds, high.Incomplete)
 	}
 	t.Logf("stopped after %.1f s of window: %s", high.Window.Seconds, high.Schedule.Saturation)
-	failed := false
+	failed, stalled := false, false
 	for _, v := range f.SLOs {
 		if v.Point == high.Label {
 			failed = !v.Pass && strings.Contains(v.Note, "saturated")
+			// A machine that stalled through every rerun (two CPU hogs on
+			// two cores) makes the trial inconclusive, with the evidence:
+			// said, not a failure of this test (see CI's under-load runs).
+			stalled = v.Inconclusive && strings.Contains(v.Note, "did not measure the server")
 		}
 	}
-	if !failed || high.Requests.Canceled == 0 {
+	if stalled {
+		t.Logf("the saturated trial was inconclusive on this machine: %+v", f.SLOs)
+	} else if !failed || high.Requests.Canceled == 0 {
 		t.Errorf("SLOs %+v; canceled %d", f.SLOs, high.Requests.Canceled)
 	}
 }
