@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -188,27 +189,9 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	// A/B: each candidate is judged against its base, measured in the
 	// same run; the committed baseline's verdict is shown, not gated.
 	var committed []*compare.Report
-	var ran []*result.File
-	for i := range abRuns {
-		ab := &abRuns[i]
-		name := strings.TrimSuffix(ab.cand.Suite.Name, suite.VariantSep+abCandidate)
-		pol, by, err := rules.review(name, ab.cand.Suite.Path, ab.cand, ab.base)
-		if err == nil {
-			err = judgeBy(by, ab.cand)
-		}
-		if err == nil {
-			label := ab.gate.Suite
-			ab.gate, err = compare.Compare(ab.base, ab.cand, by.Tolerance)
-			if err == nil {
-				ab.gate.Suite, ab.gate.Policy, ab.gate.Config = label, pol, configChanges(ab.base, ab.cand)
-			}
-		}
-		if err != nil {
-			return &exitError{exitUsage, fmt.Errorf("%s: the gate's rules: %w", name, err)}
-		}
-		asSuite := *ab.cand
-		asSuite.Suite.Name = name
-		ran = append(ran, &asSuite)
+	ran, err := judgeABByBaseRules(rules, abRuns)
+	if err != nil {
+		return err
 	}
 	for _, ab := range abRuns {
 		runs = append(runs, htmlpage.Run{File: ab.cand, Gate: ab.gate})
@@ -223,23 +206,11 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	}
 	for _, f := range results {
 		ran = append(ran, f)
-		pol, by, err := rules.review(f.Suite.Name, f.Suite.Path, f, nil)
-		if err == nil {
-			err = judgeBy(by, f)
-		}
-		var r *compare.Report
-		if err == nil {
-			r, err = compareWithBaselineBy(o.run.baselines, f, by.Tolerance)
-		}
+		r, err := gateByBaseRules(rules, o.run.baselines, f)
 		if err != nil {
 			// The report says so: a gate that judged nothing never reads ✅.
 			errs = append(errs, err)
 			r = compare.Refused(f, "could not be compared with its baseline: "+err.Error())
-		} else {
-			r.Policy = pol
-			if b := rules.configBase(f.Suite.Name, f.Suite.Path); b != nil {
-				r.Config = configChanges(b, f)
-			}
 		}
 		runs = append(runs, htmlpage.Run{File: f, Gate: r})
 		*regressions += r.Count(compare.Regression) + r.Count(compare.Missing)
@@ -257,48 +228,11 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 		}
 	}
 	var md bytes.Buffer
-	// Loosened rules lead, then baseline edits: what a PR changed in its
-	// own gate and in the reference changes what every verdict below means.
 	edits := baselineEdits(cmd, o, results, abRuns)
-	marker := report.Marker(o.comment.key)
-	if report.HasPolicyChanges(reports) {
-		md.WriteString(marker + "\n")
-		marker = ""
-		if err := report.PolicyChanges(&md, reports); err != nil {
-			return err
-		}
-		for _, r := range reports {
-			if p := r.Policy; p != nil {
-				for _, c := range p.Looser {
-					fmt.Fprintf(o.run.output(cmd).say(), "policy %s: looser than the base's: %s\n", r.Suite, report.OneLine(c))
-				}
-			}
-		}
-	}
-	if marker != "" {
-		md.WriteString(marker + "\n")
-		marker = ""
-	}
-	if err := report.ConfigChanges(&md, reports); err != nil {
+	if err := writeLead(&md, o.run.output(cmd).say(), o.comment.key, reports, edits); err != nil {
 		return err
 	}
-	for _, r := range reports {
-		if c := r.Config; c != nil {
-			for _, ch := range c.Changes {
-				fmt.Fprintf(o.run.output(cmd).say(), "changed %s: %s\n", r.Suite, report.OneLine(ch))
-			}
-		}
-	}
-	if len(edits) > 0 {
-		if marker != "" {
-			md.WriteString(marker + "\n")
-		}
-		marker = ""
-		if err := report.BaselineEdits(&md, edits); err != nil {
-			return err
-		}
-	}
-	if err := report.Markdown(&md, marker, reports); err != nil {
+	if err := report.Markdown(&md, "", reports); err != nil {
 		return err
 	}
 	if len(committed) > 0 {
@@ -439,4 +373,88 @@ func configChanges(base, cand *result.File) *compare.Config {
 		c.Changes = append(c.Changes, ch.String())
 	}
 	return c
+}
+
+// judgeABByBaseRules re-judges each A/B candidate by the stricter of its
+// base's rules and its own, and returns the candidates under their
+// suites' own names (for goneSuites).
+func judgeABByBaseRules(rules *policyReviewer, abRuns []abRun) ([]*result.File, error) {
+	var ran []*result.File
+	for i := range abRuns {
+		ab := &abRuns[i]
+		name := strings.TrimSuffix(ab.cand.Suite.Name, suite.VariantSep+abCandidate)
+		pol, by, err := rules.review(name, ab.cand.Suite.Path, ab.cand, ab.base)
+		if err == nil {
+			err = judgeBy(by, ab.cand)
+		}
+		if err == nil {
+			label := ab.gate.Suite
+			ab.gate, err = compare.Compare(ab.base, ab.cand, by.Tolerance)
+			if err == nil {
+				ab.gate.Suite, ab.gate.Policy, ab.gate.Config = label, pol, configChanges(ab.base, ab.cand)
+			}
+		}
+		if err != nil {
+			return nil, &exitError{exitUsage, fmt.Errorf("%s: the gate's rules: %w", name, err)}
+		}
+		asSuite := *ab.cand
+		asSuite.Suite.Name = name
+		ran = append(ran, &asSuite)
+	}
+	return ran, nil
+}
+
+// gateByBaseRules judges f against its committed baseline by the
+// stricter of its base's rules and its own, with the policy review and
+// the config changes on the report.
+func gateByBaseRules(rules *policyReviewer, baselines string, f *result.File) (*compare.Report, error) {
+	pol, by, err := rules.review(f.Suite.Name, f.Suite.Path, f, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := judgeBy(by, f); err != nil {
+		return nil, err
+	}
+	r, err := compareWithBaselineBy(baselines, f, by.Tolerance)
+	if err != nil {
+		return nil, err
+	}
+	r.Policy = pol
+	if b := rules.configBase(f.Suite.Name, f.Suite.Path); b != nil {
+		r.Config = configChanges(b, f)
+	}
+	return r, nil
+}
+
+// writeLead writes what leads the comment, after its marker: the rules the
+// change loosened, what it changed in the serving config, and the
+// baseline edits; what they change makes every verdict below mean
+// something else. The terminal gets a line for each loosened rule and
+// changed setting.
+func writeLead(md *bytes.Buffer, say io.Writer, key string, reports []*compare.Report, edits []report.BaselineEdit) error {
+	md.WriteString(report.Marker(key) + "\n")
+	if report.HasPolicyChanges(reports) {
+		if err := report.PolicyChanges(md, reports); err != nil {
+			return err
+		}
+	}
+	if err := report.ConfigChanges(md, reports); err != nil {
+		return err
+	}
+	for _, r := range reports {
+		if p := r.Policy; p != nil {
+			for _, c := range p.Looser {
+				fmt.Fprintf(say, "policy %s: looser than the base's: %s\n", r.Suite, report.OneLine(c))
+			}
+		}
+		if c := r.Config; c != nil {
+			for _, ch := range c.Changes {
+				fmt.Fprintf(say, "changed %s: %s\n", r.Suite, report.OneLine(ch))
+			}
+		}
+	}
+	if len(edits) > 0 {
+		return report.BaselineEdits(md, edits)
+	}
+	return nil
 }
