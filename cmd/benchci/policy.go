@@ -226,34 +226,11 @@ func (p *policyReviewer) review(name, path string, cand *result.File, base *resu
 	if err != nil {
 		return nil, nil, err
 	}
-	var refs []reference
-	var notes []string
-	switch {
-	case base != nil:
-		bs, err := recorded(base)
-		if err != nil {
-			return nil, nil, fmt.Errorf("the A/B base: %w", err)
-		}
-		refs = append(refs, reference{fmt.Sprintf("%s at %s", path, p.rev), bs})
-	case p.rev != "":
-		// A base that cannot be read fails the gate: judging by the
-		// change's own rules would be the hole this closes.
-		bs, err := p.baseSuite(path, name)
-		if err != nil {
-			return nil, nil, fmt.Errorf("the base's rules: %w", err)
-		}
-		if bs != nil {
-			refs = append(refs, reference{fmt.Sprintf("%s at %s", path, p.rev), bs})
-			break
-		}
-		found, err := p.findBase(filepath.Dir(path), name, cand.Suite.WorkloadHash)
-		if err != nil {
-			return nil, nil, fmt.Errorf("the base's rules: %w", err)
-		}
-		if found != nil {
-			refs = append(refs, reference{found.where + " (moved or renamed here)", found.suite})
-		}
+	refs, err := p.suiteRefs(name, path, cand, base)
+	if err != nil {
+		return nil, nil, err
 	}
+	var notes []string
 	bpath := layout.Baselines(p.baselines).Baseline(name)
 	now, err := baseline.Read(bpath)
 	if err != nil && !errors.Is(err, baseline.ErrNotExist) {
@@ -327,6 +304,39 @@ func againstRefs(refs []reference, notes []string, cs *suite.Suite) (*compare.Po
 	}
 	rev.Reference = strings.Join(append(whats, notes...), "; ")
 	return rev, eff, nil
+}
+
+// suiteRefs is the base's version of the suite: the A/B base's recorded
+// suite, else the one at the base revision, at path or moved elsewhere;
+// none for a new suite or outside a pull request. A base that cannot be
+// read is an error: judging by the change's own rules would be the hole
+// this closes.
+func (p *policyReviewer) suiteRefs(name, path string, cand, base *result.File) ([]reference, error) {
+	switch {
+	case base != nil:
+		bs, err := recorded(base)
+		if err != nil {
+			return nil, fmt.Errorf("the A/B base: %w", err)
+		}
+		return []reference{{fmt.Sprintf("%s at %s", path, p.rev), bs}}, nil
+	case p.rev == "":
+		return nil, nil
+	}
+	bs, err := p.baseSuite(path, name)
+	if err != nil {
+		return nil, fmt.Errorf("the base's rules: %w", err)
+	}
+	if bs != nil {
+		return []reference{{fmt.Sprintf("%s at %s", path, p.rev), bs}}, nil
+	}
+	found, err := p.findBase(filepath.Dir(path), name, cand.Suite.WorkloadHash)
+	if err != nil || found == nil {
+		if err != nil {
+			err = fmt.Errorf("the base's rules: %w", err)
+		}
+		return nil, err
+	}
+	return []reference{{found.where + " (moved or renamed here)", found.suite}}, nil
 }
 
 // approval is the approval in git of a loosening: the suite's baseline
