@@ -83,13 +83,49 @@ type startOrder struct {
 	starts *[]string
 }
 
+// A trial measured again on a stalled machine is marked "(rerun)": it is
+// not a new point, but it takes a turn.
 func (o startOrder) PointStarted(pt PointInfo, _ *loadgen.Progress) {
-	if pt.Rerun > 0 {
-		return // a trial measured again on a stalled machine: not a new point
-	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	*o.starts = append(*o.starts, o.name+" "+pt.Label)
+	s := o.name + " " + pt.Label
+	if pt.Rerun > 0 {
+		s += " (rerun)"
+	}
+	*o.starts = append(*o.starts, s)
+}
+
+// checkTurns checks that runs took turns: each run started its points in
+// want's order, and no run started twice in a row while another had a
+// start still to come. Reruns take turns too, so a loaded machine that
+// stalls a trial changes where points fall, never the alternation.
+func checkTurns(t *testing.T, starts []string, want map[string][]string) {
+	t.Helper()
+	got := map[string][]string{}
+	for _, s := range starts {
+		name, label, _ := strings.Cut(s, " ")
+		if !strings.HasSuffix(label, " (rerun)") {
+			got[name] = append(got[name], label)
+		}
+	}
+	for name, w := range want {
+		if !slices.Equal(got[name], w) {
+			t.Errorf("%s started %v, want %v (all starts %v)", name, got[name], w, starts)
+		}
+	}
+	for i := 1; i < len(starts); i++ {
+		prev, _, _ := strings.Cut(starts[i-1], " ")
+		cur, _, _ := strings.Cut(starts[i], " ")
+		if prev != cur {
+			continue
+		}
+		for _, later := range starts[i+1:] {
+			if other, _, _ := strings.Cut(later, " "); other != cur {
+				t.Errorf("%s started twice in a row while %s waited: %v", cur, other, starts)
+				return
+			}
+		}
+	}
 }
 func (startOrder) PointFinished(PointInfo, *result.Point) {}
 
@@ -142,11 +178,17 @@ b.suite {
 			if c := files[1].Calibration; c == nil || !strings.Contains(c.Note, "measured on same/a") {
 				t.Errorf("b's calibration %+v", c)
 			}
-			want := []string{"a rate=40", "a rate=60", "b rate=40", "b rate=60"}
 			if order == "interleaved" {
-				want = []string{"a rate=40", "b rate=40", "a rate=60", "b rate=60"}
+				checkTurns(t, starts, map[string][]string{"a": {"rate=40", "rate=60"}, "b": {"rate=40", "rate=60"}})
+				return
 			}
-			if !slices.Equal(starts, want) {
+			var firsts []string
+			for _, s := range starts {
+				if !strings.HasSuffix(s, " (rerun)") {
+					firsts = append(firsts, s)
+				}
+			}
+			if want := []string{"a rate=40", "a rate=60", "b rate=40", "b rate=60"}; !slices.Equal(firsts, want) {
 				t.Errorf("points started %v, want %v", starts, want)
 			}
 		})
