@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/internal/inputfile"
@@ -128,10 +129,14 @@ func (f *File) verify() error {
 		return err
 	}
 	quiet := f.Suite.quietArrivals()
+	recorded := f.recordsValidity()
 	for i := range f.Points {
 		p := &f.Points[i]
 		if err := p.verify(quiet); err != nil {
 			return fmt.Errorf("points[%d] (%s trial %d): %w", i, p.Label, p.Trial, err)
+		}
+		if recorded && p.Validity == nil {
+			return fmt.Errorf("points[%d] (%s trial %d): %w", i, p.Label, p.Trial, errValidityMissing)
 		}
 	}
 	if c := f.Capacity; c != nil {
@@ -438,4 +443,26 @@ func (t *Tokens) verifyKinds(completed int) error {
 		}
 	}
 	return nil
+}
+
+// validityRecordedSince is when the figures' version joined the file
+// (figures: 2), after every point had begun to carry its validity record.
+// A file that states figures 2 or later, or started after this, was
+// written by a build that records validity on every point.
+var validityRecordedSince = time.Date(2026, 12, 5, 0, 1, 46, 0, time.UTC)
+
+// errValidityMissing refuses a point of a file that should record its
+// validity and does not. Files before the record omit it and read as
+// valid, so deleting it would turn a trial that judged itself invalid
+// into a valid one (and a baseline): only a file that also drops its
+// figures version and is dated before the record can omit it, and a
+// backdated file cannot approve a loosened rule (its measurement is not
+// newer than the base's).
+var errValidityMissing = fmt.Errorf("no validity record, which every point written since %s carries (was it deleted?): %w",
+	validityRecordedSince.Format(time.DateOnly), ErrInconsistent)
+
+// recordsValidity reports whether f was written by a build that records
+// every point's validity.
+func (f *File) recordsValidity() bool {
+	return f.Figures >= 2 || f.Started.After(validityRecordedSince)
 }

@@ -219,3 +219,57 @@ func TestDecodeHistogramRefusesForeignLayouts(t *testing.T) {
 		t.Fatalf("benchci's own layout: %v", err)
 	}
 }
+
+// A point's validity record cannot be deleted from a file written since
+// the record: the file would read as valid and could become a baseline.
+// Files from before it (the committed v1 file) keep reading.
+func TestVerifyRequiresValidityRecord(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "baselines", "quickstart.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b struct {
+		Result map[string]any `json:"result"`
+	}
+	if err := json.Unmarshal(data, &b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse(mustJSON(t, b.Result)); err != nil {
+		t.Fatalf("the committed baseline's result: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(doc map[string]any)
+		ok   bool
+	}{
+		{"validity deleted", func(doc map[string]any) { delete(point0(doc), "validity") }, false},
+		{"validity and figures deleted", func(doc map[string]any) {
+			delete(point0(doc), "validity")
+			delete(doc, "figures")
+		}, false},
+		{"validity and figures deleted, backdated", func(doc map[string]any) {
+			delete(point0(doc), "validity")
+			delete(doc, "figures")
+			doc["started"] = "2026-12-01T00:00:00Z"
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var doc map[string]any
+			if err := json.Unmarshal(mustJSON(t, b.Result), &doc); err != nil {
+				t.Fatal(err)
+			}
+			tc.edit(doc)
+			_, err := Parse(mustJSON(t, doc))
+			if tc.ok != (err == nil) {
+				t.Fatalf("Parse: %v, want ok %v", err, tc.ok)
+			}
+			if err != nil && (!errors.Is(err, ErrInconsistent) || !strings.Contains(err.Error(), "no validity record")) {
+				t.Errorf("error %q", err)
+			}
+		})
+	}
+	v1 := committedResult(t)
+	if _, err := Parse(mustJSON(t, v1)); err != nil {
+		t.Errorf("a v1 file without validity records: %v", err)
+	}
+}
