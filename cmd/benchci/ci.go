@@ -144,6 +144,9 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	var results []*result.File
 	var runErr error
 	var abRuns []abRun
+	if err := o.run.check(); err != nil {
+		return &exitError{exitUsage, err}
+	}
 	if o.ab != "" && o.measured {
 		return &exitError{exitUsage, errors.New("--ab runs the suites; --measured gates results already measured: choose one")}
 	}

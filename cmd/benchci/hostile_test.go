@@ -318,3 +318,25 @@ func TestMergeRefusesAShrunkWindow(t *testing.T) {
 		t.Fatalf("merge: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// Every knob has a bound: out-of-range run and ci flags are refused
+// before anything runs, naming the flag and its range.
+func TestRunFlagsBounded(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--reruns", "1000000"}, "--reruns 1000000: at most 10"},
+		{[]string{"ci", "--reruns", "11"}, "--reruns 11: at most 10"},
+		{[]string{"run", "--point-gap", "100h"}, "--point-gap 100h0m0s: want 0 to 1h0m0s"},
+		{[]string{"run", "--point-gap", "-1s"}, "--point-gap -1s"},
+		{[]string{"ci", "--timeout", "-5m"}, "--timeout -5m0s"},
+	} {
+		args := append(tc.args, "--results", t.TempDir(), "../../suites/quickstart.jsonnet")
+		code, _, stderr := runCLI(t, context.Background(), args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitUsage, tc.want)
+		}
+	}
+}

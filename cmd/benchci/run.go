@@ -105,6 +105,23 @@ func parseShard(s, index string) (loadgen.Shard, error) {
 // fileName is the name a run's files take under the results directory.
 func fileName(suite string, sh loadgen.Shard) string { return layout.Name(suite, sh.Index, sh.Count) }
 
+// maxPointGap bounds --point-gap: a gap is for a point's last answers,
+// which no suite lets run for longer.
+const maxPointGap = time.Hour
+
+// check refuses flag values beyond their bounds, before anything runs.
+func (o *runOptions) check() error {
+	switch {
+	case o.reruns > runner.MaxReruns:
+		return fmt.Errorf("--reruns %d: at most %d (a machine that stalls that many trials in a row will not settle; the point is then inconclusive)", o.reruns, runner.MaxReruns)
+	case o.pointGap < 0 || o.pointGap > maxPointGap:
+		return fmt.Errorf("--point-gap %v: want 0 to %v", o.pointGap, maxPointGap)
+	case o.timeout < 0:
+		return fmt.Errorf("--timeout %v: want a duration of 0 (no limit) or more", o.timeout)
+	}
+	return nil
+}
+
 func (o *runOptions) register(cmd *cobra.Command) {
 	o.suites.register(cmd)
 	cmd.Flags().StringVar(&o.resultsDir, "results", layout.DefaultResults, "directory for results files")
@@ -114,7 +131,7 @@ func (o *runOptions) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&o.requests, "requests", false, "write one JSON line per request to <results>/<suite>.requests.jsonl")
 	cmd.Flags().BoolVar(&o.gaps, "request-gaps", false, "with --requests, add every chunk gap to each line")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "stop after this long overall, writing what was measured as incomplete (0: no limit)")
-	cmd.Flags().IntVar(&o.reruns, "reruns", runner.DefaultReruns, "measure a trial again, up to this many times, when it measured this machine rather than the server (a stall, a client behind its schedule); one still invalid makes its point inconclusive")
+	cmd.Flags().IntVar(&o.reruns, "reruns", runner.DefaultReruns, fmt.Sprintf("measure a trial again, up to this many times (at most %d, and within the point's deadline), when it measured this machine rather than the server (a stall, a client behind its schedule); one still invalid makes its point inconclusive", runner.MaxReruns))
 }
 
 func runCmd() *cobra.Command {
@@ -162,6 +179,9 @@ retries, structured answers, embeddings, shards) is refused with the reason.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.out = newOutput(cmd, format)
 			if err := sf.parse(&o); err != nil {
+				return &exitError{exitUsage, err}
+			}
+			if err := o.check(); err != nil {
 				return &exitError{exitUsage, err}
 			}
 			results, err := runAll(cmd, o, args)

@@ -54,6 +54,8 @@ type executor struct {
 	// judged, when set, sees each attempt's validity before it is acted
 	// on (tests: a stalled machine on demand).
 	judged func(attempt int, v *result.Validity)
+	// now is the clock a point's rerun deadline is kept by.
+	now func() time.Time
 	// shard is this machine's part of every point; startAt and pointGap
 	// align the points of all shards on the wall clock.
 	shard    loadgen.Shard
@@ -155,6 +157,7 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	prior := len(discarded)
 	info.Rerun = prior
 	var stopped error
+	began, deadline := ex.now(), time.Duration(0)
 	for attempt := 0; ; attempt++ {
 		q := p
 		cfg.Progress = &loadgen.Progress{}
@@ -193,7 +196,17 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 			p, stopped = q, fmt.Errorf("%s: %w", p.Label, err)
 			break
 		}
-		if len(v.Invalid) > 0 && attempt < reruns && ctx.Err() == nil && !out.Incomplete {
+		if attempt == 0 {
+			deadline = rerunDeadline(info.Planned, ex.now().Sub(began), reruns)
+		}
+		late := false
+		if len(v.Invalid) > 0 && attempt < reruns {
+			if took := ex.now().Sub(began); took >= deadline {
+				late = true
+				v.Invalid = append(v.Invalid, fmt.Sprintf("no rerun after attempt %d: the point's attempts took %v, past their deadline of %v", attempt+1, took.Round(time.Second), deadline.Round(time.Second)))
+			}
+		}
+		if len(v.Invalid) > 0 && attempt < reruns && !late && ctx.Err() == nil && !out.Incomplete {
 			discarded = append(discarded, strings.Join(v.Invalid, "; "))
 			if ex.obs != nil {
 				q.Validity = &v
@@ -382,4 +395,16 @@ func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.P
 		}
 	}
 	return out, err
+}
+
+// rerunDeadline is the time a point's attempts may take in all before no
+// rerun starts: each planned attempt (its warm-up and duration, or what
+// the first took where the plan is a count of requests) and RerunSlack.
+// Attempts that overrun their plan (answers that drag on a machine that
+// stays busy) end the reruns before their count does.
+func rerunDeadline(planned, first time.Duration, reruns int) time.Duration {
+	if planned <= 0 {
+		planned = first
+	}
+	return time.Duration(reruns+1)*planned + RerunSlack
 }

@@ -205,3 +205,47 @@ func TestFirstChunksReadTogether(t *testing.T) {
 		t.Errorf("invalid without the client falling behind: %q", p.Validity.Invalid)
 	}
 }
+
+// A point's attempts have a deadline: attempts that overrun their plan
+// (here, a clock that moves an hour at each look) end the reruns before
+// their count does, and the trial says why it was not measured again.
+func TestRerunsStopAtTheirDeadline(t *testing.T) {
+	t.Parallel()
+	srv := lateReads(t, func(int64) bool { return false })
+	var mu sync.Mutex
+	at := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	hourly := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		at = at.Add(time.Hour)
+		return at
+	}
+	always := stalled(func(int) bool { return true })
+	f, err := Run(context.Background(), runLateReads(t, srv.URL, 0), Options{Reruns: MaxReruns, judged: always, now: hourly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := f.Points[0].Validity
+	if v == nil || len(v.Reruns) != 0 || !strings.Contains(strings.Join(v.Invalid, "; "), "no rerun after attempt 1: the point's attempts took 2h0m0s, past their deadline of") {
+		t.Fatalf("validity %+v", v)
+	}
+	if _, err := Run(context.Background(), runLateReads(t, srv.URL, 0), Options{Reruns: MaxReruns + 1}); err == nil || !strings.Contains(err.Error(), "more than the 10") {
+		t.Errorf("%d reruns: %v", MaxReruns+1, err)
+	}
+}
+
+func TestRerunDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		planned, first time.Duration
+		reruns         int
+		want           time.Duration
+	}{
+		{time.Minute, 3 * time.Minute, 2, 3*time.Minute + RerunSlack},
+		{0, 3 * time.Minute, 2, 9*time.Minute + RerunSlack}, // a count of requests: the first attempt's time
+		{30 * time.Second, time.Second, 0, 30*time.Second + RerunSlack},
+	} {
+		if got := rerunDeadline(tc.planned, tc.first, tc.reruns); got != tc.want {
+			t.Errorf("rerunDeadline(%v, %v, %d) = %v, want %v", tc.planned, tc.first, tc.reruns, got, tc.want)
+		}
+	}
+}

@@ -98,12 +98,23 @@ type Options struct {
 	Virtual bool
 	// judged, when set, sees each attempt's validity (tests).
 	judged func(attempt int, v *result.Validity)
+	// now, when set, is the clock a point's rerun deadline is kept by
+	// (tests); time.Now otherwise.
+	now func() time.Time
 }
 
 // DefaultReruns is how often a trial is measured again when it did not
 // measure the server: a passing stall clears in one or two, a machine
 // that stays busy does not, and its points end inconclusive.
 const DefaultReruns = 2
+
+// MaxReruns bounds Options.Reruns: a machine that stalls this many
+// attempts in a row will not settle for the next.
+const MaxReruns = 10
+
+// RerunSlack is the time a point's attempts may take beyond their plan
+// before no rerun starts: see rerunDeadline.
+const RerunSlack = 2 * time.Minute
 
 // DefaultPointGap is the time left between aligned points for the last
 // requests of one to finish before the next starts.
@@ -195,8 +206,11 @@ func run(ctx context.Context, s *suite.Suite, opts Options, f *result.File) (err
 		return err
 	}
 	ex := &executor{s: s, sess: sess, wl: wl, obs: opts.Observer, f: f, requests: opts.Requests, turn: opts.Turn,
-		shard: opts.Shard, startAt: opts.StartAt, pointGap: cmp.Or(opts.PointGap, DefaultPointGap), reruns: opts.Reruns, judged: opts.judged,
+		shard: opts.Shard, startAt: opts.StartAt, pointGap: cmp.Or(opts.PointGap, DefaultPointGap), reruns: opts.Reruns, judged: opts.judged, now: opts.now,
 		swapServers: opts.StopBetweenTurns, virtual: virtual}
+	if ex.now == nil {
+		ex.now = time.Now
+	}
 	switch {
 	case virtual != nil:
 		// A replay is the same every time: measuring it again would
@@ -206,6 +220,8 @@ func run(ctx context.Context, s *suite.Suite, opts Options, f *result.File) (err
 		ex.reruns = DefaultReruns
 	case ex.reruns < 0:
 		ex.reruns = 0
+	case ex.reruns > MaxReruns:
+		return fmt.Errorf("%d reruns, more than the %d a trial may take", ex.reruns, MaxReruns)
 	}
 	return pl.run(ctx, ex)
 }
