@@ -36,8 +36,8 @@ With --format markdown or json the proposals are a table instead.`,
 		Example: `  benchci bands --runs 8 suites/gate.jsonnet`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if runs < 2 {
-				return &exitError{exitUsage, fmt.Errorf("--runs must be at least 2, got %d", runs)}
+			if err := inRange("--runs", runs, 2, maxBandsRuns); err != nil {
+				return err
 			}
 			fl, err := strconv.ParseFloat(strings.TrimSuffix(floor, "%"), 64)
 			if err != nil || fl < 0 || !strings.HasSuffix(floor, "%") {

@@ -340,3 +340,26 @@ func TestRunFlagsBounded(t *testing.T) {
 		}
 	}
 }
+
+// The other commands' counts and times are bounded too.
+func TestCommandFlagsBounded(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bands", "--runs", "100000", "../../suites/quickstart.jsonnet"}, "--runs 100000: want 2 to 50"},
+		{[]string{"bands", "--runs", "1", "../../suites/quickstart.jsonnet"}, "--runs 1: want 2 to 50"},
+		{[]string{"selftest", "--streams", "1000000"}, "--streams 1000000: want 1 to 10000"},
+		{[]string{"selftest", "--rates", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"}, "at most 16 values"},
+		{[]string{"selftest", "--duration", "100h"}, "--duration 100h0m0s: want 100ms to 10m0s"},
+		{[]string{"sim", "--max-num-seqs", "100000000"}, "--max-num-seqs 100000000: want 0 to 65536"},
+		{[]string{"sim", "--step-base", "1h"}, "--step-base 1h0m0s: want 0s to 10s"},
+		{[]string{"sim", "--decode-per-seq", "-1ms"}, "--decode-per-seq -1ms: want 0 to 1s"},
+	} {
+		code, _, stderr := runCLI(t, context.Background(), tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitUsage, tc.want)
+		}
+	}
+}

@@ -47,6 +47,9 @@ tables print on stdout at the end.`,
 			if err != nil {
 				return err
 			}
+			if err := selftestBounds(ss, rs, d); err != nil {
+				return err
+			}
 			out := cmd.OutOrStdout()
 			if format.name != "text" {
 				out = cmd.ErrOrStderr()
@@ -159,4 +162,23 @@ func ints(flag, s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// selftestBounds refuses loads beyond what one machine holds, and a
+// measured time that would not end.
+func selftestBounds(streams, rates []int, d time.Duration) error {
+	if len(streams) > maxSelftestValues || len(rates) > maxSelftestValues {
+		return &exitError{exitUsage, fmt.Errorf("--streams and --rates take at most %d values each", maxSelftestValues)}
+	}
+	for _, n := range streams {
+		if err := inRange("--streams", n, 1, maxSelftestStreams); err != nil {
+			return err
+		}
+	}
+	for _, r := range rates {
+		if err := inRange("--rates", r, 1, maxSelftestRate); err != nil {
+			return err
+		}
+	}
+	return inRange("--duration", d, 100*time.Millisecond, 10*time.Minute)
 }

@@ -26,8 +26,21 @@ the same known server.`,
   benchci sim --profile llama-3-70b@h100-sxm-tp4-fp8 --max-num-seqs 128`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if decodePerSeq < 0 {
+				return &exitError{exitUsage, fmt.Errorf("--decode-per-seq %v: want 0 to 1s", decodePerSeq)}
+			}
 			if !cmd.Flags().Changed("decode-per-seq") {
 				decodePerSeq = -1 // the profile's own
+			}
+			for _, err := range []error{
+				inRange("--max-num-seqs", maxSeqs, 0, maxSimNumSeqs),
+				inRange("--max-batched-tokens", maxTokens, 0, maxSimBatchedTokens),
+				inRange("--step-base", stepBase, 0, 10*time.Second),
+				inRange("--decode-per-seq", max(decodePerSeq, 0), 0, time.Second),
+			} {
+				if err != nil {
+					return err
+				}
 			}
 			p, err := sim.Resolve(profile)
 			if err != nil {
