@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -138,15 +139,66 @@ func TestLaunchedServerDiesMidRun(t *testing.T) {
 // crash would, once its own metrics count tokens generated tokens: the
 // run is then under way, whatever the machine's speed.
 func killOnceGenerating(addr, pidFile string, tokens float64) {
+	onceGenerating(addr, pidFile, tokens, func(pid int) { syscall.Kill(pid, syscall.SIGKILL) })
+}
+
+// onceGenerating calls do with the simulator's pid (from pidFile) once
+// its own metrics count tokens generated tokens.
+func onceGenerating(addr, pidFile string, tokens float64, do func(pid int)) {
 	for range 1200 { // a hang guard, not a timing
 		snap, err := engine.Scrape(context.Background(), "http://"+addr)
 		pid, _ := os.ReadFile(pidFile)
 		if err == nil && snap["vllm:generation_tokens_total"] >= tokens && len(pid) > 0 {
 			if n, err := strconv.Atoi(strings.TrimSpace(string(pid))); err == nil {
-				syscall.Kill(n, syscall.SIGKILL)
+				do(n)
 			}
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A launched server stopped mid-trial (as a shared runner deschedules a
+// process) is watched like the client: the trial is discarded naming the
+// server's stop, never judged as the server's behaviour nor blamed on
+// the client, and measured again.
+func TestLaunchedServerStoppedMidTrial(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the server's processes are watched through /proc")
+	}
+	addr := testnet.Addr(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "sim.pid")
+	script := `"$0" sim --addr ` + addr + ` --profile tiny & echo $! > ` + pidFile + `; wait`
+	path := writeSuite(t, dir, "stopped", fmt.Sprintf(`
+  target: b.target.launch(['sh', '-c', %q, %q], url='http://%s',
+                          env={ BENCHCI_TEST_CLI: '1' }, health='/health', start_timeout='30s', stop_grace='5s'),
+  workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
+  sweep: b.sweep.rates([10], duration='4s', warmup='0s'),`, script, os.Args[0], addr))
+	go onceGenerating(addr, pidFile, 20, func(pid int) {
+		syscall.Kill(pid, syscall.SIGSTOP)
+		time.Sleep(time.Second)
+		syscall.Kill(pid, syscall.SIGCONT)
+	})
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", dir, "--progress=false", "--reruns", "2", path)
+	if code != 0 && code != exitInconclusive {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	f, err := result.Read(filepath.Join(dir, "stopped.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := f.Points[0].Validity
+	if v == nil || len(v.Reruns) == 0 || !strings.Contains(v.Reruns[0], "the server's process was stopped for") {
+		t.Fatalf("validity %+v: want the first attempt discarded for the server's stop\n%s", v, stdout)
+	}
+	if strings.Contains(v.Reruns[0], "first tokens were read late") {
+		t.Errorf("the server's stop is blamed on the client: %q", v.Reruns[0])
+	}
+	if !strings.Contains(stdout, "the server's process was stopped for") {
+		t.Errorf("the report does not name the stop:\n%s", stdout)
+	}
+	if v.Server == nil || v.Server.Processes < 2 {
+		t.Errorf("server watch %+v: want the shell and the simulator below it", v.Server)
 	}
 }

@@ -362,6 +362,29 @@ type Validity struct {
 	// StealShare is the share of this machine's CPU time the hypervisor
 	// gave to others over the point (Linux's steal), where it is reported.
 	StealShare float64 `json:"steal_share,omitempty"`
+	// Server is what was seen of the server's own processes, where they
+	// run on this machine (a launched server); nil where they could not
+	// be seen.
+	Server *ServerProcess `json:"server,omitempty"`
+}
+
+// ServerProcess is how the server's processes ran over a point: stopped
+// (a SIGSTOP, a freezer, a debugger) and waiting for a CPU, by the
+// kernel's accounting (/proc/PID/stat and schedstat).
+type ServerProcess struct {
+	PID       int `json:"pid"`
+	Processes int `json:"processes"`
+	// StoppedMs sums the time some process was stopped, in Stops stops.
+	StoppedMs float64 `json:"stopped_ms"`
+	Stops     int     `json:"stops,omitempty"`
+	// StarvedMs sums the stretches in which the server wanted a CPU and
+	// got none (no thread ran, its threads waited), in Starves stretches.
+	StarvedMs float64 `json:"starved_ms,omitempty"`
+	Starves   int     `json:"starves,omitempty"`
+	// CPUMs and WaitMs sum the threads' time on a CPU and runnable but
+	// waiting for one; absent where the kernel does not report them.
+	CPUMs  float64 `json:"cpu_ms,omitempty"`
+	WaitMs float64 `json:"wait_ms,omitempty"`
 }
 
 // Valid reports whether the trial measured the server: no evidence

@@ -341,7 +341,13 @@ func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.P
 			}
 		}()
 	}
+	watch := ex.watchServer(runCtx)
 	out, err := loadgen.Run(runCtx, ex.sess.cl, cfg, src)
+	if out != nil {
+		judgeServer(watch, &out.Validity)
+	} else if watch != nil {
+		watch.Stop()
+	}
 	if died != nil && context.Cause(runCtx) == errServerDied {
 		err = errServerDied
 	}

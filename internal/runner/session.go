@@ -31,6 +31,9 @@ type session struct {
 	// waitingBlind what its waiting gauge does not count (engine.Profile).
 	metrics      bool
 	waitingBlind string
+	// listener is the process serving a local url target (0: none found,
+	// or the target is not one); see findListener.
+	listener int
 }
 
 func openSession(ctx context.Context, s *suite.Suite, serverLog string, f *result.File) (*session, error) {
@@ -47,6 +50,13 @@ func openSession(ctx context.Context, s *suite.Suite, serverLog string, f *resul
 		return nil, err
 	}
 	f.Target = sess.tg.Info
+	if s.Target.Kind == suite.TargetURL {
+		var note string
+		sess.listener, note = findListener(sess.tg.Info.URL)
+		if note != "" {
+			f.Notes = append(f.Notes, note)
+		}
+	}
 	copts := client.Options{
 		KeepText:  s.Workload.Structured != nil,
 		Counter:   tok,

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/internal/procwatch"
 	"github.com/benchci/benchci/internal/redact"
 )
 
@@ -203,7 +204,7 @@ func (p *Process) Stop() {
 		pid := p.cmd.Process.Pid
 		// The tree is listed before the server goes: its children are
 		// reparented when it exits.
-		procs := tree(pid, p.marker)
+		procs := procwatch.Tree(pid, p.marker)
 		syscall.Kill(-pid, syscall.SIGTERM)
 		for _, d := range procs {
 			syscall.Kill(d, syscall.SIGTERM)
@@ -216,7 +217,7 @@ func (p *Process) Stop() {
 		}
 		// Whatever is left of the tree, its own sessions and daemons
 		// included, is killed.
-		for _, d := range append(procs, tree(pid, p.marker)...) {
+		for _, d := range append(procs, procwatch.Tree(pid, p.marker)...) {
 			syscall.Kill(d, syscall.SIGKILL)
 		}
 	})
@@ -237,6 +238,13 @@ func (p *Process) Done() <-chan struct{} { return p.exited }
 
 // Tail returns the last n lines of the server's output.
 func (p *Process) Tail(n int) string { return p.log.Tail(n) }
+
+// PIDs lists the server's processes: the one launched and those below
+// it (Linux; elsewhere the one launched).
+func (p *Process) PIDs() []int {
+	pid := p.cmd.Process.Pid
+	return append([]int{pid}, procwatch.Tree(pid, p.marker)...)
+}
 
 func (p *Process) closeLog() {
 	if p.logOut != nil {
