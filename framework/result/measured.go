@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -425,4 +427,41 @@ func (p *Point) Value(k metric.Key) (float64, string) {
 		return 0, "no requests measured"
 	}
 	return read(p)
+}
+
+// ServerErrorKinds are the failures only the server (or what stands
+// between it and the client) can cause: an error status, a refused or
+// cut connection, a stream that is not what the API says. A client that
+// stalled cannot make them, so they count against the server even in a
+// trial that measured this machine. Timeouts are not among them: a
+// stalled client times requests out too.
+var ServerErrorKinds = []string{"http", "connect", "stream_cut", "malformed", "server_error", "empty", "stream_limit", "unsupported_encoding", "not_streamed"}
+
+// ServerFailed counts the failures of ServerErrorKinds (an HTTP status
+// is counted by code: "http_500").
+func (r Requests) ServerFailed() int {
+	n := 0
+	for k, c := range r.Errors {
+		if IsServerError(k) {
+			n += c
+		}
+	}
+	return n
+}
+
+// IsServerError reports whether an error kind, as Errors keys it, is
+// one of ServerErrorKinds.
+func IsServerError(kind string) bool {
+	if strings.HasPrefix(kind, "http_") {
+		kind = "http"
+	}
+	return slices.Contains(ServerErrorKinds, kind)
+}
+
+// ServerErrorRate is ServerFailed over the requests sent (0 when none).
+func (r Requests) ServerErrorRate() float64 {
+	if r.Sent == 0 {
+		return 0
+	}
+	return float64(min(r.ServerFailed(), r.Sent)) / float64(r.Sent)
 }

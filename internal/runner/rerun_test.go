@@ -18,6 +18,7 @@ import (
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/requestlog"
 )
@@ -247,5 +248,43 @@ func TestRerunDeadline(t *testing.T) {
 		if got := rerunDeadline(tc.planned, tc.first, tc.reruns); got != tc.want {
 			t.Errorf("rerunDeadline(%v, %v, %d) = %v, want %v", tc.planned, tc.first, tc.reruns, got, tc.want)
 		}
+	}
+}
+
+// A server that fails every request fails the gate even on a machine
+// that stalled every trial: HTTP 500s are not the machine's doing, so
+// the verdict is a failure (exit 1), never "inconclusive, rerun it".
+func TestServerErrorsFailAStalledTrial(t *testing.T) {
+	t.Parallel()
+	// The first request (the preflight) is answered; every later one fails.
+	var failing atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		if failing.Load() {
+			http.Error(w, `{"error":"boom"}`, http.StatusInternalServerError)
+			return
+		}
+		failing.Store(true)
+		streamTokens(w, 2)
+		io.WriteString(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	always := stalled(func(int) bool { return true })
+	in := runLateReads(t, srv.URL, 0)
+	in.Suite.SLOs = append(in.Suite.SLOs, suite.SLO{Metric: "error_rate", Op: "<=", Threshold: 0.01})
+	f, err := Run(context.Background(), in, Options{Reruns: -1, judged: always})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := f.Points[0]
+	if p.Valid() || p.Requests.ServerFailed() != p.Requests.Sent || p.Requests.Sent == 0 {
+		t.Fatalf("point: valid %v, requests %+v", p.Valid(), p.Requests)
+	}
+	r := compare.WithoutBaseline(f)
+	if !r.Failed() {
+		t.Errorf("gate: failed %v, inconclusive %v, SLOs %+v", r.Failed(), r.Inconclusive(), f.SLOs)
 	}
 }

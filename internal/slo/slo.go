@@ -5,6 +5,8 @@ package slo
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -51,9 +53,13 @@ func Evaluate(slos []suite.SLO, points []result.Point) []result.SLO {
 			}
 			if !p.Valid() {
 				// The trial measured this machine, not the server: its
-				// figures neither pass nor fail anything.
+				// figures neither pass nor fail anything, but the
+				// server's own errors still fail it.
 				v.Pass, v.Inconclusive = false, true
 				v.Note = "inconclusive: the trial did not measure the server: " + strings.Join(p.Validity.Invalid, "; ")
+				if fail, note := serverErrorsFail(s, p, limit); fail {
+					v.Inconclusive, v.Note = false, note
+				}
 			}
 			out = append(out, v)
 		}
@@ -62,6 +68,32 @@ func Evaluate(slos []suite.SLO, points []result.Point) []result.SLO {
 		}
 	}
 	return out
+}
+
+// serverErrorsFail reports whether an invalid trial fails an error-rate
+// SLO on the server's errors alone (result.ServerErrorKinds): those a
+// stalled client cannot cause, so the machine's state excuses none.
+func serverErrorsFail(s suite.SLO, p result.Point, limit float64) (bool, string) {
+	if s.Metric != metric.ErrorRate || s.Model != "" || (s.Op != "<" && s.Op != "<=") {
+		return false, ""
+	}
+	r := p.Requests.ServerErrorRate()
+	if Holds(r, s.Op, limit) {
+		return false, ""
+	}
+	return true, fmt.Sprintf("failed on the server's own errors: %d of %d requests (%s), which a stall of this machine cannot cause (the trial's other figures judge nothing: %s)",
+		p.Requests.ServerFailed(), p.Requests.Sent, errorKinds(p.Requests), strings.Join(p.Validity.Invalid, "; "))
+}
+
+// errorKinds lists the server's errors by kind: "13 http".
+func errorKinds(r result.Requests) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(r.Errors)) {
+		if n := r.Errors[k]; n > 0 && result.IsServerError(k) {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Holds reports whether "measured op limit" is true.
@@ -135,8 +167,13 @@ func Sanity(s *suite.Suite, points []result.Point) []result.SLO {
 			continue
 		}
 		if !p.Valid() {
-			// A stalled machine times requests out too: the trial's
-			// failures are no more the server's than its latencies.
+			// A stalled machine times requests out too: of an invalid
+			// trial's failures only the server's own judge it.
+			if r := p.Requests.ServerErrorRate(); r > maxErr {
+				out = append(out, result.SLO{Name: fmt.Sprintf("sanity: error_rate <= %g", maxErr), Point: p.Label,
+					Measured: r, Limit: maxErr, Unit: "fraction",
+					Note: fmt.Sprintf("the server's own errors (%s), which a stall of this machine cannot cause", errorKinds(p.Requests))})
+			}
 			continue
 		}
 		switch {

@@ -161,3 +161,43 @@ func TestJudgeInconclusiveSearchKeepsSanity(t *testing.T) {
 		t.Errorf("sanity verdicts %+v", sanity)
 	}
 }
+
+// The server's own errors are evidence whatever the client's state: an
+// invalid trial whose requests all failed with HTTP 500 fails its
+// error-rate SLO and sanity, while one whose requests timed out (a
+// stalled client times out too) stays inconclusive.
+func TestInvalidTrialFailsOnServerErrors(t *testing.T) {
+	t.Parallel()
+	slos := []suite.SLO{{Metric: "error_rate", Op: "<=", Threshold: 0.01}}
+	for _, tc := range []struct {
+		name         string
+		errors       map[string]int
+		inconclusive bool
+		sanity       int
+	}{
+		{"13 of 13 HTTP 500", map[string]int{"http_500": 13}, false, 1},
+		{"refused connections", map[string]int{"connect": 13}, false, 1},
+		{"13 of 13 timed out", map[string]int{"timeout": 13}, true, 0},
+		{"one HTTP 500 in 13, within sanity", map[string]int{"http_500": 1, "timeout": 12}, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := point("rate=6", 6, 100, 0)
+			n := 0
+			for _, c := range tc.errors {
+				n += c
+			}
+			p.Requests = result.Requests{Sent: 13, Failed: n, ErrorRate: float64(n) / 13, Errors: tc.errors}
+			p.Validity = &result.Validity{Invalid: []string{"the machine stalled 1.20 s in 3 pauses"}}
+			v := Evaluate(slos, []result.Point{p})
+			if len(v) != 1 || v[0].Pass || v[0].Inconclusive != tc.inconclusive {
+				t.Fatalf("%+v: want inconclusive %v, never a pass", v, tc.inconclusive)
+			}
+			if !tc.inconclusive && !strings.Contains(v[0].Note, "which a stall of this machine cannot cause") {
+				t.Errorf("note %q", v[0].Note)
+			}
+			if got := Sanity(&suite.Suite{}, []result.Point{p}); len(got) != tc.sanity {
+				t.Errorf("sanity %+v, want %d failure(s)", got, tc.sanity)
+			}
+		})
+	}
+}
