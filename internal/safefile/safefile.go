@@ -22,6 +22,14 @@ import (
 // to be written.
 var ErrLink = errors.New("is a symbolic link; benchci does not write through links")
 
+// LinkError is ErrLink at Path, the link's path.
+type LinkError struct{ Path string }
+
+func (e *LinkError) Error() string { return e.Path + " " + ErrLink.Error() }
+
+// Unwrap makes errors.Is(err, ErrLink) hold.
+func (e *LinkError) Unwrap() error { return ErrLink }
+
 // Dir is a directory files are written in.
 type Dir struct {
 	root *os.Root
@@ -56,8 +64,7 @@ func (d *Dir) clean(name string) (string, error) {
 }
 
 // Check refuses name when it, or a directory on the way to it, is a
-// symbolic link: the error is a *fs.PathError wrapping ErrLink, with the
-// link's path. A name (or directory) that does not exist yet is fine.
+// symbolic link: the error is a *LinkError, with the link's path. A name (or directory) that does not exist yet is fine.
 func (d *Dir) Check(name string) error {
 	n, err := d.clean(name)
 	if err != nil {
@@ -74,7 +81,7 @@ func (d *Dir) Check(name string) error {
 			return err
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			return &fs.PathError{Op: "write", Path: d.Path(p), Err: ErrLink}
+			return &LinkError{Path: d.Path(p)}
 		}
 	}
 	return nil
