@@ -21,15 +21,15 @@ import (
 // beside this one.)
 func TestWriteStreamsBlobs(t *testing.T) {
 	const size = 64 << 20
+	repo := gitfixture.New(t)
+	repo.Commit("big", map[string][]byte{"big.bin": make([]byte, size), "suites/a.jsonnet": []byte("{}")})
 	for _, packed := range []bool{false, true} {
 		name := "loose"
 		if packed {
 			name = "packed"
 		}
 		t.Run(name, func(t *testing.T) {
-			repo := gitfixture.New(t)
-			repo.Commit("big", map[string][]byte{"big.bin": make([]byte, size), "suites/a.jsonnet": []byte("{}")})
-			if packed {
+			if packed { // the same repository, its objects now in a pack
 				pack(t, repo.Dir)
 			}
 			dest := t.TempDir()
