@@ -156,7 +156,9 @@ pull request and gates on the baseline. It prints the steps to a first
 baseline. The suite runs on the embedded simulator with --tla-str
 target=sim, to try it before the real server is at hand.
 
-Engines: ` + strings.Join(engines, ", ") + `. Nothing is overwritten unless --force.`,
+Engines: ` + strings.Join(engines, ", ") + `. Nothing is overwritten unless --force, and
+nothing is written through a symbolic link (a suite, or suites/, that is one
+is refused).`,
 		Example: `  benchci init vllm --model meta-llama/Llama-3.1-8B-Instruct
   benchci init url --url https://staging.example.com --model my-model --name staging`,
 		Args: cobra.ExactArgs(1),
