@@ -62,7 +62,7 @@ every variant it compared.`,
 				if err != nil {
 					return err
 				}
-				if err := baseline.Write(out, b); err != nil {
+				if err := baseline.WriteIn(dir, out, b); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (suite %s, %d points, from %s)\n", out, r.Suite.Name, len(b.Summary), path)

@@ -270,10 +270,8 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	md.Reset()
 	md.Write(redacted)
 	if o.reportOut != "" {
-		if err := os.MkdirAll(filepath.Dir(o.reportOut), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(o.reportOut, md.Bytes(), 0o644); err != nil {
+		// Atomically, and a link there is refused, not written through.
+		if err := result.WriteFileAtomic(o.reportOut, md.Bytes()); err != nil {
 			return err
 		}
 	}

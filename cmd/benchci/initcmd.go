@@ -2,8 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/benchci/benchci/internal/didyoumean"
 	"github.com/benchci/benchci/internal/layout"
+	"github.com/benchci/benchci/internal/safefile"
 )
 
 // starter is what init knows of an engine: how to start it, where it
@@ -58,8 +59,8 @@ local b = import 'benchci.libsonnet';
 
 function(target='engine')
   b.suite {
-    name: '{{.Name}}',
-    description: 'Chat traffic on {{.Engine}} ({{.Model}}), two rates',
+    name: {{.NameString}},
+    description: {{.Description}},
     target: if target == 'sim' then b.target.sim('llama3-8b-h100')
     else {{.Target}},
     api: 'chat',
@@ -155,7 +156,9 @@ pull request and gates on the baseline. It prints the steps to a first
 baseline. The suite runs on the embedded simulator with --tla-str
 target=sim, to try it before the real server is at hand.
 
-Engines: ` + strings.Join(engines, ", ") + `. Nothing is overwritten unless --force.`,
+Engines: ` + strings.Join(engines, ", ") + `. Nothing is overwritten unless --force, and
+nothing is written through a symbolic link (a suite, or suites/, that is one
+is refused).`,
 		Example: `  benchci init vllm --model meta-llama/Llama-3.1-8B-Instruct
   benchci init url --url https://staging.example.com --model my-model --name staging`,
 		Args: cobra.ExactArgs(1),
@@ -183,19 +186,28 @@ Engines: ` + strings.Join(engines, ", ") + `. Nothing is overwritten unless --fo
 			if err != nil {
 				return err
 			}
+			// Written inside --dir, following no link there: a suites/
+			// directory or a suite that is a link is refused, --force or not.
+			out, err := safefile.Open(dir)
+			if err != nil {
+				return err
+			}
+			defer out.Close()
 			for _, rel := range []string{suitePath, workflowPath} {
-				path := filepath.Join(dir, filepath.FromSlash(rel))
-				if _, err := os.Stat(path); err == nil && !force {
-					return &exitError{exitUsage, fmt.Errorf("init: %s exists; --force to overwrite it", path)}
+				exists, err := out.Exists(rel)
+				if err != nil {
+					return &exitError{exitUsage, fmt.Errorf("init: %w", err)}
+				}
+				if exists && !force {
+					return &exitError{exitUsage, fmt.Errorf("init: %s exists; --force to overwrite it", out.Path(rel))}
 				}
 			}
-			for rel, body := range map[string][]byte{suitePath: files.suite, workflowPath: files.workflow} {
-				path := filepath.Join(dir, filepath.FromSlash(rel))
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					return err
-				}
-				if err := os.WriteFile(path, body, 0o644); err != nil {
-					return err
+			for _, f := range []struct {
+				rel  string
+				body []byte
+			}{{suitePath, files.suite}, {workflowPath, files.workflow}} {
+				if err := out.WriteFile(f.rel, f.body); err != nil {
+					return &exitError{exitUsage, fmt.Errorf("init: %w", err)}
 				}
 			}
 			results := layout.Results(layout.DefaultResults).Result(name)
@@ -218,29 +230,43 @@ Engines: ` + strings.Join(engines, ", ") + `. Nothing is overwritten unless --fo
 
 type initOutput struct{ suite, workflow []byte }
 
+// jsonnetString is s as a Jsonnet string literal: every value init
+// writes into a suite goes through it. JSON's double-quoted strings are
+// Jsonnet's (the same escapes, \uXXXX included), and a quote, a
+// backslash or a line break in s is escaped, so nothing in s can end the
+// string, open a ||| block or start a comment.
+func jsonnetString(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a string always marshals
+	}
+	return string(b)
+}
+
 // initFiles renders the suite and the workflow for an engine.
 func initFiles(engine, name, suitePath string, st starter) (initOutput, error) {
-	q := func(s string) string { return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'" }
-	var launch bytes.Buffer
-	if st.Launch != "" {
-		if err := template.Must(template.New("launch").Parse(st.Launch)).Execute(&launch, st); err != nil {
-			return initOutput{}, err
-		}
-	}
+	q := jsonnetString
 	target := fmt.Sprintf("b.target.url(%s, model=%s)", q(st.URL), q(st.Model))
 	apiKey := engine == "url"
 	switch {
 	case st.Launch != "":
+		// Each word of the launch line is rendered on its own, so that a
+		// model name with spaces stays one argument.
 		var argv []string
-		for _, a := range strings.Fields(launch.String()) {
-			argv = append(argv, q(a))
+		for _, word := range strings.Fields(st.Launch) {
+			var a bytes.Buffer
+			if err := template.Must(template.New("launch").Parse(word)).Execute(&a, st); err != nil {
+				return initOutput{}, err
+			}
+			argv = append(argv, q(a.String()))
 		}
 		target = fmt.Sprintf("b.target.launch([%s], %s, model=%s)", strings.Join(argv, ", "), q(st.URL), q(st.Model))
 	case apiKey:
 		target = fmt.Sprintf("b.target.url(%s, model=%s, api_key_env='OPENAI_API_KEY')", q(st.URL), q(st.Model))
 	}
 	data := map[string]any{
-		"Name": name, "Engine": engine, "Model": st.Model, "Note": st.Note, "Path": suitePath, "Target": target,
+		"Name": name, "Engine": engine, "Note": st.Note, "Path": suitePath, "Target": target,
+		"NameString": q(name), "Description": q("Chat traffic on " + engine + " (" + st.Model + "), two rates"),
 		"Launch": st.Launch != "", "APIKey": apiKey, "Baseline": layout.Baselines(layout.DefaultBaselines).Baseline(name),
 	}
 	var out initOutput

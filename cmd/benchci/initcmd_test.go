@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,5 +85,133 @@ func TestInitSuiteRunsOnTheSimulator(t *testing.T) {
 	}
 	if code, out, errOut := runCLI(t, context.Background(), "baseline", "update", "--baselines", filepath.Join(dir, "baselines"), filepath.Join(results, "vllm.json")); code != 0 {
 		t.Fatalf("baseline update: %d %s %s", code, out, errOut)
+	}
+}
+
+// Every value init writes into the suite is a Jsonnet string: a model
+// name that tries to close the string and add fields, a newline, a
+// comment, a text block or an escape is the model name, nothing more.
+func TestInitEscapesEveryValue(t *testing.T) {
+	t.Parallel()
+	hostile := []string{
+		`x', slos: [], tolerance: {default: '1000%'}, z: '`,
+		`x", slos: [], tolerance: {default: "1000%"}, z: "`,
+		"x\n    slos: [],\n// y",
+		"x\n|||\nslos: []\n|||\n",
+		`x\', slos: [], z: \'`,
+		`x\u0027 \" \\ \n */ /* // #`,
+		"x\u2028y\u0000z\ttab",
+		"two words",
+	}
+	for _, engine := range []string{"vllm", "url"} {
+		template := filepath.Join(t.TempDir(), "suites", "t.jsonnet")
+		if code, _, stderr := runCLI(t, context.Background(), "init", engine, "--dir", filepath.Dir(filepath.Dir(template)), "--name", "t"); code != 0 {
+			t.Fatalf("init: %d %s", code, stderr)
+		}
+		want, err := suitefile.Load(template, suitefile.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, model := range hostile {
+			dir := t.TempDir()
+			if code, _, stderr := runCLI(t, context.Background(), "init", engine, "--dir", dir, "--name", "t", "--model", model); code != 0 {
+				t.Fatalf("%s %d: init: %d %s", engine, i, code, stderr)
+			}
+			l, err := suitefile.Load(filepath.Join(dir, "suites", "t.jsonnet"), suitefile.Options{})
+			if err != nil {
+				t.Fatalf("%s %q: the suite does not evaluate: %v", engine, model, err)
+			}
+			s := l.Suite
+			if s.Target.Model != model {
+				t.Errorf("%s: model %q, want %q", engine, s.Target.Model, model)
+			}
+			if s.Description != "Chat traffic on "+engine+" ("+model+"), two rates" {
+				t.Errorf("%s %q: description %q", engine, model, s.Description)
+			}
+			if s.Name != "t" || !reflect.DeepEqual(s.SLOs, want.Suite.SLOs) || !reflect.DeepEqual(s.Tolerance, want.Suite.Tolerance) || s.Trials != want.Suite.Trials {
+				t.Errorf("%s %q: the suite's fields changed: name %q, slos %+v, tolerance %v", engine, model, s.Name, s.SLOs, s.Tolerance)
+			}
+			if engine == "vllm" && (s.Target.Launch == nil || !slices.Contains(s.Target.Launch.Command, model) || len(s.Target.Launch.Command) != len(want.Suite.Target.Launch.Command)) {
+				t.Errorf("%s %q: launch line %+v", engine, model, s.Target.Launch)
+			}
+		}
+	}
+}
+
+// init writes inside --dir and through no link: a suite that is a link
+// to a file elsewhere, or a suites/ directory that is a link to a
+// directory elsewhere, is refused by its path, with --force or without,
+// and nothing outside changes.
+func TestInitWritesThroughNoLink(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		link func(t *testing.T, dir, file, outDir string) string // makes the link, returns its path
+	}{
+		{"suite file", func(t *testing.T, dir, file, _ string) string {
+			p := filepath.Join(dir, "suites", "vllm.jsonnet")
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			return p
+		}},
+		{"suites directory", func(t *testing.T, dir, _, outDir string) string {
+			return filepath.Join(dir, "suites")
+		}},
+		{"workflows directory", func(t *testing.T, dir, _, outDir string) string {
+			p := filepath.Join(dir, ".github", "workflows")
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			return p
+		}},
+	} {
+		for _, force := range []bool{false, true} {
+			dir := t.TempDir()
+			file, outDir, unchanged := outsideTarget(t)
+			link := tt.link(t, dir, file, outDir)
+			target := outDir
+			if strings.HasSuffix(link, ".jsonnet") {
+				target = file
+			}
+			if err := os.Symlink(target, link); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"init", "vllm", "--dir", dir}
+			if force {
+				args = append(args, "--force")
+			}
+			code, _, stderr := runCLI(t, context.Background(), args...)
+			if code != exitUsage || !strings.Contains(stderr, link) || !strings.Contains(stderr, "symbolic link") {
+				t.Errorf("%s (force %v): exit %d %s; want a refusal naming %s", tt.name, force, code, stderr, link)
+			}
+			unchanged()
+		}
+	}
+}
+
+// outsideTarget is a file and an empty directory outside any directory a
+// test writes in, and a check that neither changed.
+func outsideTarget(t *testing.T) (file, dir string, unchanged func()) {
+	t.Helper()
+	base := t.TempDir()
+	file, dir = filepath.Join(base, "victim"), filepath.Join(base, "victimdir")
+	if err := os.WriteFile(file, []byte("precious"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return file, dir, func() {
+		t.Helper()
+		if b, err := os.ReadFile(file); err != nil || string(b) != "precious" {
+			t.Errorf("the file outside now holds %q (%v)", b, err)
+		}
+		if after, err := os.Stat(file); err != nil || !after.ModTime().Equal(before.ModTime()) || after.Mode() != before.Mode() {
+			t.Errorf("the file outside was touched (%v)", err)
+		}
+		if es, err := os.ReadDir(dir); err != nil || len(es) != 0 {
+			t.Errorf("the directory outside holds %v (%v)", es, err)
+		}
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/benchci/benchci/internal/report"
 	"github.com/benchci/benchci/internal/requestlog"
 	"github.com/benchci/benchci/internal/runner"
+	"github.com/benchci/benchci/internal/safefile"
 	"github.com/benchci/benchci/internal/variants"
 )
 
@@ -344,15 +345,19 @@ func runOptionsFor(cmd *cobra.Command, o runOptions, name string) (runner.Option
 	if o.progress {
 		ropts.Observer = newProgress(cmd.ErrOrStderr(), name)
 	}
-	if err := os.MkdirAll(filepath.Dir(filepath.Join(o.resultsDir, name)), 0o755); err != nil {
+	// Everything under the results directory is written through no link.
+	if err := mkdirIn(o.resultsDir, filepath.Dir(filepath.Join(o.resultsDir, name))); err != nil {
 		return ropts, nil, err
 	}
 	ropts.ServerLog = layout.Results(o.resultsDir).ServerLog(name)
+	if err := noLinkIn(o.resultsDir, ropts.ServerLog); err != nil {
+		return ropts, nil, err
+	}
 	os.Remove(ropts.ServerLog) // a fresh log per run; relaunches append to it
 	if !o.requests {
 		return ropts, func() error { return nil }, nil
 	}
-	rl, closer, err := openRequests(layout.Results(o.resultsDir).Requests(name), o.gaps)
+	rl, closer, err := openRequests(o.resultsDir, layout.Results(o.resultsDir).Requests(name), o.gaps)
 	if err != nil {
 		return ropts, nil, &exitError{exitUsage, err}
 	}
@@ -384,13 +389,13 @@ func writeRun(cmd *cobra.Command, o runOptions, f *result.File, runErr error) er
 	if err := pr.print(report.Points(f)); err != nil {
 		return err
 	}
-	if err := result.Write(out, f); err != nil {
+	if err := result.WriteIn(o.resultsDir, out, f); err != nil {
 		return &exitError{exitUsage, errjoin.Join(runErr, err)}
 	}
 	if o.requests {
 		fmt.Fprintf(stdout, "requests: %s\n", layout.Results(o.resultsDir).Requests(name))
 	}
-	if dir, err := writeSlices(layout.Results(o.resultsDir).Slices(name), f); err != nil {
+	if dir, err := writeSlices(o.resultsDir, layout.Results(o.resultsDir).Slices(name), f); err != nil {
 		// Pictures are derived from the results just written: a failure
 		// to draw them loses nothing.
 		fmt.Fprintf(cmd.ErrOrStderr(), "benchci: warning: %v\n", err)
@@ -454,16 +459,17 @@ func runVariants(ctx context.Context, cmd *cobra.Command, o runOptions, l *suite
 	return files, nil
 }
 
-// writeSlices draws every point's figures over time into dir, one SVG
-// per point (and trial), and returns dir, or "" when no point has slices.
-func writeSlices(dir string, f *result.File) (string, error) {
+// writeSlices draws every point's figures over time into dir (inside
+// root, the results directory), one SVG per point (and trial), and
+// returns dir, or "" when no point has slices.
+func writeSlices(root, dir string, f *result.File) (string, error) {
 	wrote := false
 	for _, p := range f.Points {
 		if p.Slices == nil || len(p.Slices.Slices) == 0 {
 			continue
 		}
 		if !wrote {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
+			if err := mkdirIn(root, dir); err != nil {
 				return "", err
 			}
 			wrote = true
@@ -514,13 +520,13 @@ func writeVariantsReport(pr *output, r *variants.Report, dir layout.Results, sui
 	if err := report.VariantsMarkdown(&md, r); err != nil {
 		return err
 	}
-	if err := result.WriteFileAtomic(jsonPath, redact.Bytes(append(data, '\n'))); err != nil {
+	if err := result.WriteFileAtomicIn(string(dir), jsonPath, redact.Bytes(append(data, '\n'))); err != nil {
 		return err
 	}
-	if err := result.WriteFileAtomic(mdPath, redact.Bytes(md.Bytes())); err != nil {
+	if err := result.WriteFileAtomicIn(string(dir), mdPath, redact.Bytes(md.Bytes())); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(base, 0o755); err != nil {
+	if err := mkdirIn(string(dir), base); err != nil {
 		return err
 	}
 	charts, err := chart.Variants(base, r)
@@ -535,10 +541,20 @@ func writeVariantsReport(pr *output, r *variants.Report, dir layout.Results, sui
 	return nil
 }
 
-// openRequests creates the per-request file. Error texts quote servers,
-// so what is written is masked like every other output.
-func openRequests(path string, gaps bool) (*requestlog.Writer, func() error, error) {
-	file, err := os.Create(path)
+// openRequests creates the per-request file at path, inside root (the
+// results directory) and through no link. Error texts quote servers, so
+// what is written is masked like every other output.
+func openRequests(root, path string, gaps bool) (*requestlog.Writer, func() error, error) {
+	rel, err := safefile.In(root, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := safefile.Open(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer d.Close()
+	file, err := d.Create(rel, os.O_TRUNC)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -550,6 +566,37 @@ func openRequests(path string, gaps bool) (*requestlog.Writer, func() error, err
 // verbose, every compared figure after it.
 func printComparison(out *output, r *compare.Report, verbose bool) error {
 	return out.print(report.Gate(r, verbose))
+}
+
+// mkdirIn makes dir, a directory inside root (joined from it), and those
+// above it, following no link below root: one there is refused by its
+// path.
+func mkdirIn(root, dir string) error {
+	rel, err := safefile.In(root, dir)
+	if err != nil {
+		return err
+	}
+	d, err := safefile.Open(root)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.MkdirAll(rel)
+}
+
+// noLinkIn refuses path, inside root, when it or a directory on the way
+// from root is a symbolic link.
+func noLinkIn(root, path string) error {
+	rel, err := safefile.In(root, path)
+	if err != nil {
+		return err
+	}
+	d, err := safefile.Open(root)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Check(rel)
 }
 
 // probeDir makes dir if needed and checks a file can be written in it.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/benchci/benchci/internal/inputfile"
 	"github.com/benchci/benchci/internal/redact"
+	"github.com/benchci/benchci/internal/safefile"
 )
 
 // Schema names this file format. Parse also reads SchemaV1 files,
@@ -456,43 +457,44 @@ func Write(path string, f *File) error {
 }
 
 // WriteFileAtomic writes data to path through a temporary file and rename.
+// A symbolic link at path is refused, not written through.
 func WriteFileAtomic(path string, data []byte) error {
-	return writeAtomic(path, data, func(f *os.File, b []byte) error {
+	return WriteFileAtomicIn(filepath.Dir(path), path, data)
+}
+
+// WriteFileAtomicIn is WriteFileAtomic for a path inside dir (joined from
+// it): no symbolic link below dir, at path or on the way to it, is
+// followed; one there is refused with its path.
+func WriteFileAtomicIn(dir, path string, data []byte) error {
+	return writeAtomic(dir, path, data, func(f *os.File, b []byte) error {
 		_, err := f.Write(b)
 		return err
 	})
 }
 
-// writeAtomic takes the write step as a function so tests can make it fail
-// part-way, as a full disk does.
-func writeAtomic(path string, data []byte, write func(*os.File, []byte) error) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+// WriteIn is Write for a path inside dir, as WriteFileAtomicIn.
+func WriteIn(dir, path string, f *File) error {
+	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	cleanup := func(err error) error {
-		tmp.Close()
-		os.Remove(tmp.Name())
+	data = append(data, '\n')
+	return WriteFileAtomicIn(dir, path, redact.Bytes(data))
+}
+
+// writeAtomic takes the write step as a function so tests can make it fail
+// part-way, as a full disk does.
+func writeAtomic(dir, path string, data []byte, write func(*os.File, []byte) error) error {
+	rel, err := safefile.In(dir, path)
+	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := write(tmp, data); err != nil {
-		return cleanup(err)
+	d, err := safefile.Open(dir)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := tmp.Sync(); err != nil {
-		return cleanup(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return cleanup(err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return cleanup(err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	defer d.Close()
+	if err := d.WriteAtomic(rel, func(f *os.File) error { return write(f, data) }); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

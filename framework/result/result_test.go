@@ -101,7 +101,7 @@ func TestWriteFailureKeepsOldFile(t *testing.T) {
 		}
 		return syscall.ENOSPC
 	}
-	err := writeAtomic(path, []byte(strings.Repeat("new", 1000)), full)
+	err := writeAtomic(dir, path, []byte(strings.Repeat("new", 1000)), full)
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), path) {
 		t.Fatalf("error %v, want ENOSPC naming the file", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -140,8 +141,15 @@ func summarize(r *result.File) []Summary {
 	return out
 }
 
-// Write writes f atomically with stable formatting.
+// Write writes f atomically with stable formatting. A symbolic link at
+// path is refused, not written through.
 func Write(path string, f *File) error {
+	return WriteIn(filepath.Dir(path), path, f)
+}
+
+// WriteIn is Write for a path inside dir (the baselines directory): no
+// symbolic link below dir, at path or on the way, is followed.
+func WriteIn(dir, path string, f *File) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
@@ -149,7 +157,7 @@ func Write(path string, f *File) error {
 	if err := enc.Encode(f); err != nil {
 		return fmt.Errorf("write baseline %s: %w", path, err)
 	}
-	return result.WriteFileAtomic(path, b.Bytes())
+	return result.WriteFileAtomicIn(dir, path, b.Bytes())
 }
 
 // ErrNotExist is returned by Read when there is no baseline yet.

@@ -14,8 +14,12 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/benchci/benchci/internal/safefile"
 )
 
 // Limits bound the tree written.
@@ -70,6 +74,14 @@ func Write(dir, rev, dest string, lim Limits) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the tree of %s: %w", h, err)
 	}
+	// Written inside dest through no link: the tree writes no links, and
+	// dest is the caller's fresh directory, but a link found there is
+	// refused, not followed.
+	out, err := safefile.Open(dest)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
 	var files int
 	var bytes int64
 	err = tree.Files().ForEach(func(f *object.File) error {
@@ -84,7 +96,7 @@ func Write(dir, rev, dest string, lim Limits) (*Tree, error) {
 		if files > lim.MaxFiles || bytes > lim.MaxBytes {
 			return fmt.Errorf("the tree at %s holds more than %d files or %d MiB: %w", h.String()[:12], lim.MaxFiles, lim.MaxBytes>>20, ErrTooLarge)
 		}
-		return writeFile(filepath.Join(dest, filepath.FromSlash(f.Name)), f)
+		return writeFile(out, filepath.FromSlash(f.Name), f)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", rev, err)
@@ -94,13 +106,9 @@ func Write(dir, rev, dest string, lim Limits) (*Tree, error) {
 
 // Root is the work-tree root of the git repository holding dir.
 func Root(dir string) (string, error) {
-	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	_, wt, err := open(dir)
 	if err != nil {
-		return "", fmt.Errorf("open the git repository at %s: %w", dir, err)
-	}
-	wt, err := repo.Worktree()
-	if err != nil {
-		return "", fmt.Errorf("open the git repository at %s: %w", dir, err)
+		return "", err
 	}
 	return wt.Filesystem.Root(), nil
 }
@@ -115,16 +123,46 @@ func Resolve(dir, rev string) (root, commit string, err error) {
 	return root, c.Hash.String(), nil
 }
 
-// commitAt opens the repository holding dir and resolves rev in it,
-// returning its work tree's root and the commit.
-func commitAt(dir, rev string) (string, *object.Commit, error) {
+// largeObject is the size above which a blob is read from its object
+// file or pack as it is written out, never held in memory whole; smaller
+// objects (trees, commits, most files) are read whole and cached.
+const largeObject = 1 << 20
+
+// objectCache bounds the objects held in memory between reads.
+const objectCache = 16 * cache.MiByte
+
+// open opens the repository holding dir so that large blobs stream: a
+// revision's tree is bounded in bytes written, and memory must not be a
+// multiple of its largest file.
+func open(dir string) (*git.Repository, *git.Worktree, error) {
 	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
 	if err != nil {
-		return "", nil, fmt.Errorf("open the git repository at %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("open the git repository at %s: %w", dir, err)
 	}
 	wt, err := repo.Worktree()
 	if err != nil {
-		return "", nil, fmt.Errorf("open the git repository at %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("open the git repository at %s: %w", dir, err)
+	}
+	fs, ok := repo.Storer.(*filesystem.Storage)
+	if !ok {
+		return repo, wt, nil
+	}
+	st := filesystem.NewStorageWithOptions(fs.Filesystem(), cache.NewObjectLRU(objectCache), filesystem.Options{LargeObjectThreshold: largeObject})
+	if repo, err = git.Open(st, wt.Filesystem); err != nil {
+		return nil, nil, fmt.Errorf("open the git repository at %s: %w", dir, err)
+	}
+	if wt, err = repo.Worktree(); err != nil {
+		return nil, nil, fmt.Errorf("open the git repository at %s: %w", dir, err)
+	}
+	return repo, wt, nil
+}
+
+// commitAt opens the repository holding dir and resolves rev in it,
+// returning its work tree's root and the commit.
+func commitAt(dir, rev string) (string, *object.Commit, error) {
+	repo, wt, err := open(dir)
+	if err != nil {
+		return "", nil, err
 	}
 	h, err := repo.ResolveRevision(plumbing.Revision(rev))
 	if err != nil {
@@ -140,25 +178,24 @@ func commitAt(dir, rev string) (string, *object.Commit, error) {
 // ErrTooLarge is a revision whose tree exceeds the limits.
 var ErrTooLarge = errors.New("too large")
 
-func writeFile(path string, f *object.File) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
+// writeFile streams the blob f to name in out: a large blob is read from
+// its object file or pack as it is written, never held whole in memory.
+func writeFile(out *safefile.Dir, name string, f *object.File) error {
 	r, err := f.Reader()
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	out, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	w, err := out.Create(name, os.O_EXCL)
 	if err != nil {
 		return err
 	}
 	// The blob's size was counted; a blob that reads longer is cut there.
-	if _, err := io.Copy(out, io.LimitReader(r, f.Size)); err != nil {
-		out.Close()
+	if _, err := io.Copy(w, io.LimitReader(r, f.Size)); err != nil {
+		w.Close()
 		return err
 	}
-	return out.Close()
+	return w.Close()
 }
 
 // ReadFile reads the file at path (in the work tree of the repository

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/benchci/benchci/internal/gitfixture"
@@ -58,5 +59,47 @@ func TestReadFileAtRevision(t *testing.T) {
 	}
 	if _, _, err := ReadFile(path, "no-such-branch", 1<<20); err == nil {
 		t.Error("an unknown revision resolved")
+	}
+}
+
+// The tree is written inside dest through no link: a link where a file
+// or a directory of the revision goes is refused by its path, and
+// nothing outside dest changes.
+func TestWriteFollowsNoLink(t *testing.T) {
+	repo := gitfixture.New(t)
+	repo.Commit("first", map[string][]byte{"suites/a.jsonnet": []byte("{ v: 1 }"), "b.jsonnet": []byte("{}")})
+	for _, link := range []string{"suites", filepath.Join("suites", "a.jsonnet"), "b.jsonnet"} {
+		base := t.TempDir()
+		victim, victimDir := filepath.Join(base, "victim"), filepath.Join(base, "victimdir")
+		if err := os.WriteFile(victim, []byte("precious"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(victimDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		before, _ := os.Stat(victim)
+		dest := t.TempDir()
+		target := victim
+		if link == "suites" {
+			target = victimDir
+		} else if err := os.MkdirAll(filepath.Join(dest, filepath.Dir(link)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(dest, link)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Write(repo.Dir, "HEAD", dest, DefaultLimits)
+		if want := filepath.Join(dest, link); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("a link at %s: %v, want a refusal naming %s", link, err, want)
+		}
+		if b, err := os.ReadFile(victim); err != nil || string(b) != "precious" {
+			t.Errorf("a link at %s: the file outside holds %q (%v)", link, b, err)
+		}
+		if after, err := os.Stat(victim); err != nil || !after.ModTime().Equal(before.ModTime()) {
+			t.Errorf("a link at %s: the file outside was touched", link)
+		}
+		if es, err := os.ReadDir(victimDir); err != nil || len(es) != 0 {
+			t.Errorf("a link at %s: the directory outside holds %v (%v)", link, es, err)
+		}
 	}
 }
