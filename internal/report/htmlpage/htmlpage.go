@@ -56,6 +56,13 @@ func Write(w io.Writer, in Input) error {
 	}
 	v.Headline = report.Headline(gates)
 	v.Failed = strings.HasPrefix(v.Headline, "❌")
+	v.Class = "pass"
+	switch {
+	case v.Failed:
+		v.Class = "fail"
+	case !strings.HasPrefix(v.Headline, "✅"):
+		v.Class = "warn"
+	}
 	for i, r := range in.Runs {
 		rv, err := runView(i, r)
 		if err != nil {
@@ -82,6 +89,9 @@ type htmlView struct {
 	Tool, Generated, Headline string
 	PointColumns              []string
 	Failed                    bool
+	// Class colours the headline: pass, fail, or warn (inconclusive,
+	// incomplete, not compared: never green).
+	Class string
 	Runs                      []runHTML
 	Variants                  []variantsHTML
 }
@@ -89,6 +99,9 @@ type htmlView struct {
 type runHTML struct {
 	ID, Name, Verdict string
 	Failed            bool
+	// Mark heads the run: ❌ failed, ⚠️ not a pass (inconclusive,
+	// incomplete), ✅ passed.
+	Mark string
 	Facts             []string // one-line facts under the verdict
 	SLOs              []sloHTML
 	Changes           []rowHTML
@@ -128,7 +141,7 @@ var pointColumns = []string{"point", "trial", "reqs", "err%", "req/s", "out tok/
 
 func runView(i int, r Run) (runHTML, error) {
 	f, g := r.File, r.Gate
-	v := runHTML{ID: fmt.Sprintf("run-%d", i), Name: f.Suite.Name, Failed: g.Failed()}
+	v := runHTML{ID: fmt.Sprintf("run-%d", i), Name: f.Suite.Name, Failed: g.Failed(), Mark: mark(g)}
 	v.Verdict = report.Headline([]*compare.Report{g})
 	if n := report.VirtualNote(g); n != "" {
 		v.Facts = append(v.Facts, n)
@@ -313,4 +326,16 @@ func inlineSVG(data []byte) template.HTML {
 		data = data[i:]
 	}
 	return template.HTML(data) //nolint:gosec // drawn by gonum/plot here, not read from input
+}
+
+// mark is a run's sign: a suite that judged nothing, or only part, is
+// never marked as passed.
+func mark(g *compare.Report) string {
+	switch {
+	case g.Failed() || g.Policy.Blocks():
+		return "❌"
+	case g.Inconclusive() || !g.Candidate.Complete || (!g.Comparable && !g.NoBaseline):
+		return "⚠️"
+	}
+	return "✅"
 }

@@ -122,3 +122,31 @@ func sampleVariants() *variants.Report {
 		Method:     "how",
 	}
 }
+
+// A suite whose trials measured the machine judged nothing: its heading
+// is never ✅, and the page's headline is not coloured as a pass.
+func TestHTMLInconclusiveIsNotAPass(t *testing.T) {
+	b, err := baseline.Read("../../../framework/result/testdata/quickstart-v1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := b.Result
+	for i := range f.Points {
+		f.Points[i].Validity = &result.Validity{Invalid: []string{"the machine stalled 1.20 s in 3 pauses"}}
+	}
+	gate, err := compare.Compare(f, f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !gate.Inconclusive() {
+		t.Fatal("the gate of invalid trials is not inconclusive")
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, Input{Runs: []Run{{File: f, Gate: gate}}, Tool: "test", Generated: time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	if strings.Contains(page, "✅") || !strings.Contains(page, "<h2>⚠️ ") || !strings.Contains(page, `class="verdict warn"`) {
+		t.Errorf("an inconclusive suite's page:\n%s", page[:min(len(page), 3000)])
+	}
+}
