@@ -91,9 +91,9 @@ type htmlView struct {
 	Failed                    bool
 	// Class colours the headline: pass, fail, or warn (inconclusive,
 	// incomplete, not compared: never green).
-	Class string
-	Runs                      []runHTML
-	Variants                  []variantsHTML
+	Class    string
+	Runs     []runHTML
+	Variants []variantsHTML
 }
 
 type runHTML struct {
@@ -101,17 +101,17 @@ type runHTML struct {
 	Failed            bool
 	// Mark heads the run: ❌ failed, ⚠️ not a pass (inconclusive,
 	// incomplete), ✅ passed.
-	Mark string
-	Facts             []string // one-line facts under the verdict
-	SLOs              []sloHTML
-	Changes           []rowHTML
-	Method            string
-	Curves            []figureHTML
-	CDFs              []figureHTML
-	Points            []pointHTML
-	Notes             []string
-	Slices            []figureHTML
-	Provenance        [][2]string
+	Mark       string
+	Facts      []string // one-line facts under the verdict
+	SLOs       []sloHTML
+	Changes    []rowHTML
+	Method     string
+	Curves     []figureHTML
+	CDFs       []figureHTML
+	Points     []pointHTML
+	Notes      []string
+	Slices     []figureHTML
+	Provenance [][2]string
 }
 
 type sloHTML struct {
