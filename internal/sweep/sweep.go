@@ -26,11 +26,13 @@ var KneeRule = fmt.Sprintf("last point before the first step whose relative outp
 // T_i/T_{i-1} - 1 < KneeGain * (L_i/L_{i-1} - 1),
 // T being output throughput and L the offered rate or concurrency. Nil
 // when throughput keeps rising through the sweep, or with fewer than 2
-// points.
+// points. Only points that measured the server count: a trial that
+// measured this machine (invalid) or answered nothing has no throughput
+// of the server's to read a knee from.
 func Knee(points []result.Point) *result.Knee {
 	var ps []result.Point
 	for _, p := range points {
-		if p.Trial <= 1 {
+		if p.Trial <= 1 && p.Valid() && p.Requests.Completed > 0 {
 			ps = append(ps, p)
 		}
 	}

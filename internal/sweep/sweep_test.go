@@ -10,8 +10,12 @@ import (
 )
 
 func pt(rate, tput float64) result.Point {
-	return result.Point{Label: "rate=" + fmtRate(rate), Mode: "rate", Rate: rate, Trial: 1,
+	p := result.Point{Label: "rate=" + fmtRate(rate), Mode: "rate", Rate: rate, Trial: 1,
 		Measured: result.Measured{Throughput: result.Throughput{OutputTokens: tput}}}
+	if tput > 0 {
+		p.Requests.Completed = 10
+	}
+	return p
 }
 
 func fmtRate(r float64) string { return strconv.FormatFloat(r, 'g', -1, 64) }
@@ -29,6 +33,11 @@ func TestKnee(t *testing.T) {
 		{"order does not matter", []result.Point{pt(4, 240), pt(1, 100), pt(2, 200)}, pt(2, 0).Label},
 		{"falls", []result.Point{pt(1, 100), pt(2, 80)}, pt(1, 0).Label},
 		{"one point", []result.Point{pt(1, 100)}, ""},
+		// Points that measured the machine, or nothing, are not read: the
+		// issue's "knee: rate=0.5" came from three invalid points.
+		{"all invalid", []result.Point{invalid(pt(0.5, 100)), invalid(pt(1, 80)), invalid(pt(2, 5))}, ""},
+		{"an invalid step left out", []result.Point{pt(1, 100), invalid(pt(2, 60)), pt(4, 390)}, ""},
+		{"nothing answered", []result.Point{pt(1, 100), pt(2, 0)}, ""},
 	}
 	for _, tt := range tests {
 		k := Knee(tt.points)
@@ -82,4 +91,9 @@ func TestRoundRate(t *testing.T) {
 			t.Errorf("RoundRate(%v) = %s, want %s", in, got, want)
 		}
 	}
+}
+
+func invalid(p result.Point) result.Point {
+	p.Validity = &result.Validity{Invalid: []string{"the machine stalled 1.20 s in 3 pauses"}}
+	return p
 }
