@@ -31,7 +31,9 @@ var (
 )
 
 // Add registers secret values (and their JSON-escaped forms, as they
-// appear in results files); short or empty ones are ignored.
+// appear in results files, and, for those of encMinLen bytes or more,
+// their base64 and hex encodings and spaced-out spellings); short or
+// empty ones are ignored.
 func Add(values ...string) {
 	mu.Lock()
 	defer mu.Unlock()
@@ -48,6 +50,7 @@ func Add(values ...string) {
 				secrets = append(secrets, form)
 			}
 		}
+		addForms(v)
 	}
 }
 
