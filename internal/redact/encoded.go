@@ -169,8 +169,24 @@ func layers(s string) []decoded {
 }
 
 // encodedOrHidden reports whether s may hold a secret in another form.
+// Every text masked goes through it, so ASCII, which holds no invisible
+// character, is looked at a byte at a time, without Unicode's tables.
 func encodedOrHidden(s string) bool {
-	return strings.ContainsFunc(s, func(r rune) bool { return r == '\\' || r == '%' || r == '&' || untrusted.Invisible(r) })
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c == '\\' || c == '%' || c == '&' {
+				return true
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if untrusted.Invisible(r) {
+			return true
+		}
+		i += n
+	}
+	return false
 }
 
 // jsonEscape decodes the JSON escape at the start of s, and how many bytes
