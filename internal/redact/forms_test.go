@@ -174,3 +174,21 @@ func TestShortSecretsMatchLiterally(t *testing.T) {
 		}
 	}
 }
+
+// AddURL registers a URL's password and user:password, whose base64 is
+// the Basic credentials a client sends; a URL without one adds nothing.
+func TestAddURL(t *testing.T) {
+	AddURL("http://gw-user:url-PASS-4567@127.0.0.1:9091/")
+	AddURL("http://127.0.0.1:9091/")
+	AddURL("http://only-a-user@127.0.0.1:9091/")
+	in := "auth=Basic " + base64.StdEncoding.EncodeToString([]byte("gw-user:url-PASS-4567")) + " url-PASS-4567 only-a-user"
+	got := String(in)
+	for _, s := range []string{"gw-user:url-PASS-4567", "url-PASS-4567"} {
+		if how := leak(got, s, true); how != "" {
+			t.Errorf("String(%q) = %q: %s left %s", in, got, s, how)
+		}
+	}
+	if !strings.HasSuffix(got, " only-a-user") {
+		t.Errorf("String(%q) = %q: a user name alone is no secret", in, got)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -51,6 +52,19 @@ func Add(values ...string) {
 			}
 		}
 		addForms(v)
+	}
+}
+
+// AddURL registers the password in a URL's user:password, and the pair
+// itself: a client sends them as Basic auth, and a server quoting its
+// Authorization header back quotes base64 of "user:password".
+func AddURL(rawURL string) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return
+	}
+	if pw, ok := u.User.Password(); ok {
+		Add(pw, u.User.Username()+":"+pw)
 	}
 }
 
