@@ -5,94 +5,13 @@ import (
 	"encoding/hex"
 	"strings"
 	"testing"
+
+	"github.com/benchci/benchci/internal/redact/redacttest"
 )
 
 // formsCanary's base64 holds '+' and '/' at some offset, so that the
 // standard and URL-safe alphabets spell it differently.
 const formsCanary = "canary-SECRET-0123456789~?>"
-
-// leak reports the first form of secret found in out: as written, spaced
-// out (every character but letters and digits taken away), or decoded
-// from any base64 (both alphabets, every character offset) or hex (both
-// nibble offsets) token out holds. "" when none.
-func leak(out, secret string, spacedToo bool) string {
-	if how := leak1(out, secret, spacedToo); how != "" {
-		return how
-	}
-	// Base64 quoted in JSON or a URL.
-	if how := leak1(unescape.Replace(out), secret, spacedToo); how != "" {
-		return how + ", unescaped"
-	}
-	return ""
-}
-
-var unescape = strings.NewReplacer(`\/`, "/", "%2B", "+", "%2F", "/", "%3D", "=", "%2b", "+", "%2f", "/", "%3d", "=")
-
-func leak1(out, secret string, spacedToo bool) string {
-	if strings.Contains(out, secret) {
-		return "as written"
-	}
-	if spacedToo && strings.Contains(alnumOnly(out), alnumOnly(secret)) {
-		return "spaced out"
-	}
-	for _, a := range []struct {
-		name  string
-		alpha *[256]bool
-		enc   *base64.Encoding
-		group int
-	}{
-		{"base64", alphabet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"), base64.RawStdEncoding, 4},
-		{"base64url", alphabet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"), base64.RawURLEncoding, 4},
-		{"hex", hexAlpha, nil, 2},
-	} {
-		for _, tok := range tokens(out, a.alpha) {
-			for off := 0; off < a.group && off < len(tok); off++ {
-				t := tok[off:]
-				if len(t)%a.group == 1 { // a lone character holds no byte
-					t = t[:len(t)-1]
-				}
-				var b []byte
-				var err error
-				if a.enc != nil {
-					b, err = a.enc.DecodeString(t)
-				} else {
-					b, err = hex.DecodeString(t)
-				}
-				if err == nil && strings.Contains(string(b), secret) {
-					return a.name + " " + tok
-				}
-			}
-		}
-	}
-	return ""
-}
-
-func alnumOnly(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 128 && alnum(byte(r)) {
-			return r
-		}
-		return -1
-	}, s)
-}
-
-// tokens returns out's maximal runs of alpha's characters.
-func tokens(out string, alpha *[256]bool) []string {
-	var toks []string
-	for i := 0; i < len(out); {
-		if !alpha[out[i]] {
-			i++
-			continue
-		}
-		j := i
-		for j < len(out) && alpha[out[j]] {
-			j++
-		}
-		toks = append(toks, out[i:j])
-		i = j
-	}
-	return toks
-}
 
 // F1 (issue 40): a secret echoed base64-encoded (at any offset inside a
 // longer encoding, either alphabet), hex-encoded, spaced out, or as the
@@ -127,17 +46,17 @@ func TestEncodedFormsAreMasked(t *testing.T) {
 		{"Basic credentials, JSON", `{"headers":{"Authorization":["Basic ` + b64(base64.StdEncoding, basic) + `"]}}`, basic},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if leak(tc.in, tc.secret, true) == "" {
+			if redacttest.Leak(tc.in, tc.secret, true) == "" {
 				t.Fatalf("the test's input %q does not hold the secret", tc.in)
 			}
 			for name, got := range map[string]string{"String": String(tc.in), "Bytes": string(Bytes([]byte(tc.in))), "Cut": Cut(tc.in, 1<<10)} {
-				if how := leak(got, tc.secret, true); how != "" || !strings.Contains(got, Mask) {
+				if how := redacttest.Leak(got, tc.secret, true); how != "" || !strings.Contains(got, Mask) {
 					t.Errorf("%s(%q) = %q: the secret is left %s", name, tc.in, got, how)
 				}
 			}
 			// The password alone of user:password is registered too.
 			if tc.secret == basic {
-				if how := leak(String(tc.in), "canary-SECRET-123", true); how != "" {
+				if how := redacttest.Leak(String(tc.in), "canary-SECRET-123", true); how != "" {
 					t.Errorf("the password is left %s", how)
 				}
 			}
@@ -184,7 +103,7 @@ func TestAddURL(t *testing.T) {
 	in := "auth=Basic " + base64.StdEncoding.EncodeToString([]byte("gw-user:url-PASS-4567")) + " url-PASS-4567 only-a-user"
 	got := String(in)
 	for _, s := range []string{"gw-user:url-PASS-4567", "url-PASS-4567"} {
-		if how := leak(got, s, true); how != "" {
+		if how := redacttest.Leak(got, s, true); how != "" {
 			t.Errorf("String(%q) = %q: %s left %s", in, got, s, how)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"strings"
 	"testing"
+
+	"github.com/benchci/benchci/internal/redact/redacttest"
 )
 
 func TestRedact(t *testing.T) {
@@ -116,8 +118,8 @@ func FuzzMaskEncoded(f *testing.F) {
 		case 4:
 			s = before + strings.ToUpper(hex.EncodeToString([]byte(inner))) + after
 		}
-		if got := String(s); leak(got, secret, false) != "" {
-			t.Errorf("String(%q) = %q keeps the secret (%s)", s, got, leak(got, secret, false))
+		if got := String(s); redacttest.Leak(got, secret, false) != "" {
+			t.Errorf("String(%q) = %q keeps the secret (%s)", s, got, redacttest.Leak(got, secret, false))
 		}
 		Cut(s, 10)
 	})
