@@ -5,13 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/internal/export"
+	"github.com/benchci/benchci/internal/httpsafe"
 )
 
 func exportCmd() *cobra.Command {
@@ -68,10 +69,14 @@ replaces that suite's previous figures. Figures a point did not measure
 			if gateway != "" {
 				ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 				defer cancel()
-				if err := export.Push(ctx, &http.Client{Timeout: timeout}, gateway, job, files); err != nil {
+				if err := export.Push(ctx, httpsafe.Client(timeout), gateway, job, files); err != nil {
 					return &exitError{exitUsage, err}
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "pushed to %s (job %s)\n", gateway, job)
+				shown := gateway
+				if u, err := url.Parse(gateway); err == nil {
+					shown = u.Redacted()
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "pushed to %s (job %s)\n", shown, job)
 			}
 			return nil
 		},

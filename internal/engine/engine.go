@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/benchci/benchci/framework/metric"
+	"github.com/benchci/benchci/internal/httpsafe"
 	"github.com/benchci/benchci/internal/inputfile"
 	"github.com/benchci/benchci/internal/untrusted"
 )
@@ -57,7 +58,7 @@ var probes = []struct {
 // Detect identifies the engine at baseURL. Servers that answer none of
 // the probes are "unknown", or named by /v1/models' owned_by.
 func Detect(ctx context.Context, baseURL string) Info {
-	c := &http.Client{Timeout: 5 * time.Second}
+	c := httpsafe.Client(5 * time.Second)
 	get := func(path string) (map[string]any, bool) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+path, nil)
 		if err != nil {
@@ -135,7 +136,7 @@ func Fetch(ctx context.Context, url string, read func(io.Reader) error) error {
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpsafe.Client(0).Do(req)
 	if err != nil {
 		return err
 	}
@@ -482,7 +483,7 @@ func post(ctx context.Context, url string) (int, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpsafe.Client(0).Do(req)
 	if err != nil {
 		return 0, "", err
 	}

@@ -31,6 +31,7 @@ import (
 
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/httpsafe"
 	"github.com/benchci/benchci/internal/redact"
 	"github.com/benchci/benchci/internal/untrusted"
 )
@@ -144,12 +145,17 @@ const maxGatewayAnswer = 16 << 10
 // Push sends each file's figures to a Pushgateway at gateway (its base
 // URL), grouped by job and suite (PUT /metrics/job/<job>/suite/<suite>),
 // so that pushing one suite replaces that suite's previous figures and no
-// other's. The client's timeouts and ctx bound it.
+// other's. The client's timeouts and ctx bound it; a redirect to another
+// host is refused, an error. The URL's password is a secret (redact).
 func Push(ctx context.Context, client *http.Client, gateway, job string, files []*result.File) error {
+	redact.AddURL(gateway)
 	u, err := url.Parse(gateway)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("pushgateway %q: want an http(s) URL", gateway)
+		return fmt.Errorf("pushgateway %q: want an http(s) URL", redact.String(gateway))
 	}
+	// The push carries the URL's credentials, and its success is the
+	// gateway's word: neither goes to another host.
+	client = httpsafe.Guard(client)
 	if job == "" {
 		return fmt.Errorf("pushgateway: empty job name")
 	}

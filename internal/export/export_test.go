@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -176,5 +177,27 @@ func TestPushToGateway(t *testing.T) {
 	}
 	if err := Push(context.Background(), gw.Client(), "ftp://x", "ci", nil); err == nil {
 		t.Error("a non-http gateway was accepted")
+	}
+}
+
+// A gateway redirecting the push to another host (another port of the
+// same address) is refused: the push is an error saying so, and the
+// other host gets neither the figures nor the URL's credentials. The
+// client handed to Push need not refuse redirects itself.
+func TestPushRefusesARedirectToAnotherHost(t *testing.T) {
+	var reached atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached.Add(1) }))
+	defer other.Close()
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer gw.Close()
+	withCreds := strings.Replace(gw.URL, "http://", "http://u:canary-SECRET-123@", 1)
+	err := Push(context.Background(), &http.Client{}, withCreds, "ci", []*result.File{committed(t)})
+	if err == nil || !strings.Contains(err.Error(), "redirected to another host ("+strings.TrimPrefix(other.URL, "http://")) || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("a push redirected to another host: %v", err)
+	}
+	if reached.Load() != 0 {
+		t.Errorf("the other host got %d requests", reached.Load())
 	}
 }

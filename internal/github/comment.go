@@ -14,6 +14,8 @@ import (
 	"time"
 
 	gh "github.com/google/go-github/v62/github"
+
+	"github.com/benchci/benchci/internal/httpsafe"
 )
 
 // Options configure a Commenter.
@@ -82,7 +84,7 @@ func New(token, repo string, opts Options) (*Commenter, error) {
 		copied := *opts.HTTPClient
 		hc = &copied
 	}
-	hc.CheckRedirect = sameHost
+	hc.CheckRedirect = httpsafe.SameHost // the token is only sent to the API host
 	c := gh.NewClient(hc).WithAuthToken(token)
 	if opts.APIURL != "" && opts.APIURL != "https://api.github.com" {
 		u, err := url.Parse(strings.TrimRight(opts.APIURL, "/") + "/")
@@ -92,18 +94,6 @@ func New(token, repo string, opts Options) (*Commenter, error) {
 		c.BaseURL = u
 	}
 	return &Commenter{c: c, owner: owner, repo: name, opts: opts}, nil
-}
-
-// sameHost refuses a redirect to another host, which would carry the
-// token there.
-func sameHost(req *http.Request, via []*http.Request) error {
-	if len(via) >= 5 {
-		return errors.New("github: too many redirects")
-	}
-	if !strings.EqualFold(req.URL.Host, via[0].URL.Host) || req.URL.Scheme != via[0].URL.Scheme {
-		return fmt.Errorf("github: refused a redirect from %s to %s: the token is only sent to the API host", via[0].URL.Host, req.URL.Host)
-	}
-	return nil
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -169,8 +169,24 @@ func layers(s string) []decoded {
 }
 
 // encodedOrHidden reports whether s may hold a secret in another form.
+// Every text masked goes through it, so ASCII, which holds no invisible
+// character, is looked at a byte at a time, without Unicode's tables.
 func encodedOrHidden(s string) bool {
-	return strings.ContainsFunc(s, func(r rune) bool { return r == '\\' || r == '%' || r == '&' || untrusted.Invisible(r) })
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c == '\\' || c == '%' || c == '&' {
+				return true
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if untrusted.Invisible(r) {
+			return true
+		}
+		i += n
+	}
+	return false
 }
 
 // jsonEscape decodes the JSON escape at the start of s, and how many bytes
@@ -237,14 +253,20 @@ func unhex(c byte) byte {
 const tailWindow = 4 << 10
 
 // maskEncoded masks in s every secret that appears once s's escapes are
-// decoded, and, when tail is set, a secret's beginning at s's end (s may
-// have been cut). Call it with mu held.
+// decoded, every encoded or spaced-out form of one (forms.go), and, when
+// tail is set, a secret's beginning at s's end (s may have been cut).
+// Call it with mu held.
 func maskEncoded(s string, tail bool) string {
 	if len(secrets) == 0 {
 		return s
 	}
 	type span struct{ from, to int }
 	var spans []span
+	// The encoded forms are searched as written (decoding an escape-like
+	// "%63" or "\u0063" inside hex or base64 would break it up), and in
+	// each decoded layer: one may be escaped in turn ("\/" in base64
+	// quoted in JSON, "%2B" in a URL's).
+	findForms(s, func(from, to int) { spans = append(spans, span{from, to}) })
 	if len(s) <= maxDecoded && encodedOrHidden(s) {
 		for _, d := range layers(s) {
 			for _, sec := range secrets {
@@ -258,6 +280,9 @@ func maskEncoded(s string, tail bool) string {
 					at = i + len(sec)
 				}
 			}
+			findForms(string(d.text), func(from, to int) {
+				spans = append(spans, span{int(d.from[from]), int(d.to[to-1])})
+			})
 		}
 	}
 	if tail {
@@ -269,6 +294,9 @@ func maskEncoded(s string, tail bool) string {
 		// included (it decodes to itself).
 		cut := incompleteEscape(s)
 		from := max(0, cut-tailWindow)
+		if at := formTail(s[from:]); at >= 0 {
+			spans = append(spans, span{from + at, len(s)})
+		}
 		for _, d := range layers(s[from:cut]) {
 			for _, sec := range secrets {
 				for k := min(len(sec)-1, len(d.text)); k >= partialMin; k-- {
@@ -277,6 +305,10 @@ func maskEncoded(s string, tail bool) string {
 						break
 					}
 				}
+			}
+			// A token cut mid-way: its encoded beginning.
+			if at := formTail(string(d.text)); at >= 0 {
+				spans = append(spans, span{from + int(d.from[at]), len(s)})
 			}
 		}
 	}

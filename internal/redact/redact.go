@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -31,7 +32,9 @@ var (
 )
 
 // Add registers secret values (and their JSON-escaped forms, as they
-// appear in results files); short or empty ones are ignored.
+// appear in results files, and, for those of encMinLen bytes or more,
+// their base64 and hex encodings and spaced-out spellings); short or
+// empty ones are ignored.
 func Add(values ...string) {
 	mu.Lock()
 	defer mu.Unlock()
@@ -48,6 +51,20 @@ func Add(values ...string) {
 				secrets = append(secrets, form)
 			}
 		}
+		addForms(v)
+	}
+}
+
+// AddURL registers the password in a URL's user:password, and the pair
+// itself: a client sends them as Basic auth, and a server quoting its
+// Authorization header back quotes base64 of "user:password".
+func AddURL(rawURL string) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return
+	}
+	if pw, ok := u.User.Password(); ok {
+		Add(pw, u.User.Username()+":"+pw)
 	}
 }
 

@@ -2,8 +2,12 @@ package redact
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/hex"
 	"strings"
 	"testing"
+
+	"github.com/benchci/benchci/internal/redact/redacttest"
 )
 
 func TestRedact(t *testing.T) {
@@ -87,13 +91,35 @@ func TestEncodedSecretsAreMasked(t *testing.T) {
 	}
 }
 
+// FuzzMaskEncoded: whatever surrounds it, the secret is masked as written,
+// escaped, and base64- or hex-encoded: no decoding of the output gives it
+// back.
 func FuzzMaskEncoded(f *testing.F) {
-	Add("fuzz-secret-value")
-	f.Add(`fuzz-secret\u002dvalue`)
-	f.Add(`%66uzz-secret-value\`)
-	f.Fuzz(func(t *testing.T, s string) {
-		if got := String(s); strings.Contains(got, "fuzz-secret-value") {
-			t.Errorf("String(%q) = %q keeps the secret", s, got)
+	const secret = "fuzz-secret-value"
+	Add(secret)
+	f.Add(`fuzz-secret\u002dvalue`, "", uint8(0))
+	f.Add(`%66uzz-secret-value\`, "", uint8(0))
+	f.Add("x", "yz", uint8(1))
+	f.Add(`\`, "%", uint8(2))
+	f.Add("%6", "a", uint8(4))
+	f.Fuzz(func(t *testing.T, before, after string, kind uint8) {
+		// The secret, between before and after, in one of its forms (the
+		// neighbours set its base64 offset).
+		var s string
+		switch inner := before + secret + after; kind % 5 {
+		case 0:
+			s = inner
+		case 1:
+			s = before + base64.StdEncoding.EncodeToString([]byte(inner)) + after
+		case 2:
+			s = before + base64.RawURLEncoding.EncodeToString([]byte(inner)) + after
+		case 3:
+			s = before + hex.EncodeToString([]byte(inner)) + after
+		case 4:
+			s = before + strings.ToUpper(hex.EncodeToString([]byte(inner))) + after
+		}
+		if got := String(s); redacttest.Leak(got, secret, false) != "" {
+			t.Errorf("String(%q) = %q keeps the secret (%s)", s, got, redacttest.Leak(got, secret, false))
 		}
 		Cut(s, 10)
 	})

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/benchci/benchci/framework/suite"
+	"github.com/benchci/benchci/internal/httpsafe"
 	"github.com/benchci/benchci/internal/procwatch"
 	"github.com/benchci/benchci/internal/redact"
 )
@@ -161,7 +162,7 @@ func portFree(baseURL string) error {
 // timeout passes or ctx ends.
 func (p *Process) ready(ctx context.Context, url string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	client := &http.Client{Timeout: 5 * time.Second}
+	client := httpsafe.Client(5 * time.Second)
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	var last string

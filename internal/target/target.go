@@ -17,6 +17,7 @@ import (
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/internal/didyoumean"
 	"github.com/benchci/benchci/internal/faultproxy"
+	"github.com/benchci/benchci/internal/httpsafe"
 	"github.com/benchci/benchci/internal/redact"
 	"github.com/benchci/benchci/internal/sim"
 	"github.com/benchci/benchci/internal/simfit"
@@ -145,7 +146,7 @@ func FirstModel(ctx context.Context, baseURL, apiKey string) (string, error) {
 	if apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+apiKey)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpsafe.Client(0).Do(req) // the key goes to the target only
 	if err != nil {
 		return "", fmt.Errorf("target: ask %s/v1/models for the model name: %w", baseURL, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/benchci/benchci/internal/httpsafe"
 	"github.com/benchci/benchci/internal/promtext"
 )
 
@@ -22,6 +23,10 @@ const (
 	scrapeTimeout = 5 * time.Second
 )
 
+// scrapeClient refuses a redirect to another host: what it answers would
+// be passed off as the configured exporter's figures.
+var scrapeClient = httpsafe.Client(0) // ctx bounds each scrape
+
 // series is one metric in one scrape: its sum, count and extremes over
 // label sets, and, for the metrics read per GPU across scrapes (energy
 // counters), each label set's value.
@@ -36,7 +41,7 @@ func fetch(ctx context.Context, url string, want map[string]bool) (map[string]se
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := scrapeClient.Do(req)
 	if err != nil {
 		return nil, err
 	}
