@@ -74,6 +74,9 @@ func Open(ctx context.Context, st suite.Target, opts Options) (*Target, error) {
 		}
 		return &Target{Info: result.Target{Kind: string(suite.TargetSim), URL: u, Model: model, Sim: recordProfile(p)}, close: cancel}, nil
 	case suite.TargetURL, suite.TargetLaunch:
+		// A password in the URL is as secret as a key, in any encoding a
+		// server echoes it in.
+		redact.AddURL(st.URL)
 		t := &Target{Info: result.Target{Kind: string(st.Kind), URL: strings.TrimRight(st.URL, "/"), Model: st.Model}}
 		if st.APIKeyEnv != "" {
 			t.APIKey = os.Getenv(st.APIKeyEnv)

@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/benchci/benchci/internal/redact"
 	"math"
 	"strings"
 	"time"
@@ -113,6 +114,7 @@ type drop struct {
 
 // Start scrapes ep now and every interval until Stop.
 func Start(ctx context.Context, ep Endpoint) *Sampler {
+	redact.AddURL(ep.URL)
 	if ep.Interval <= 0 {
 		ep.Interval = time.Second
 	}
