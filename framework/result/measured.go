@@ -182,6 +182,10 @@ type Tokens struct {
 	// most first chunks come so, the server sends them together, and
 	// they are kept and not counted here.)
 	CoalescedFirst int `json:"coalesced_first,omitempty"`
+	// OneRead counts answers of several tokens that all arrived in one
+	// read: the time between their tokens was not seen, so they give no
+	// TPOT sample (a pace of 0 would be the read's, not the server's).
+	OneRead int `json:"one_read,omitempty"`
 }
 
 // FinishKinds are why an answer ended, by what its stream showed (the

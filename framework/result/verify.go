@@ -273,7 +273,7 @@ func (m *Measured) verify() error {
 		{"canceled", r.Canceled}, {"client_limited", r.ClientLimited}, {"abandoned", r.Abandoned}, {"attempts", r.Attempts}, {"gave_up", r.GaveUp},
 		{"tokens.output_mismatch", m.Tokens.OutputMismatch}, {"tokens.prompt_mismatch", m.Tokens.PromptMismatch}, {"tokens.reasoning", m.Tokens.Reasoning},
 		{"tokens.out_of_range", m.Tokens.OutOfRange}, {"tokens.empty_answers", m.Tokens.EmptyAnswers}, {"tokens.usage_rejected", m.Tokens.UsageRejected},
-		{"tokens.chunk_gaps", m.Tokens.ChunkGaps}, {"tokens.coalesced_gaps", m.Tokens.CoalescedGaps}, {"tokens.coalesced_first", m.Tokens.CoalescedFirst}, {"tokens.spread_gaps", m.Tokens.SpreadGaps}} {
+		{"tokens.chunk_gaps", m.Tokens.ChunkGaps}, {"tokens.coalesced_gaps", m.Tokens.CoalescedGaps}, {"tokens.coalesced_first", m.Tokens.CoalescedFirst}, {"tokens.spread_gaps", m.Tokens.SpreadGaps}, {"tokens.one_read", m.Tokens.OneRead}} {
 		if c.n < 0 {
 			return fmt.Errorf("%s is %d: %w", c.name, c.n, ErrInconsistent)
 		}

@@ -201,6 +201,13 @@ func (r *Result) FirstCoalesced() bool {
 	return len(r.ChunkAt) >= 2 && len(r.ChunkRead) == len(r.ChunkAt) && r.ChunkRead[0] == r.ChunkRead[1] && r.FirstToken == r.ChunkAt[0]
 }
 
+// OneRead reports whether every content chunk of the answer came in one
+// read (or there was one chunk): the time between its tokens was not
+// seen.
+func (r *Result) OneRead() bool {
+	return len(r.ChunkAt) > 0 && r.ChunkAt[len(r.ChunkAt)-1] == r.ChunkAt[0]
+}
+
 // NoContent reports whether a streamed answer carried no output at all
 // (no text, reasoning or tool call): it has no first token, so no TTFT
 // and no TPOT; only its end was measured.

@@ -149,6 +149,8 @@ type Recorder struct {
 	// coalescedFirst counts answers whose first chunk shared its read with
 	// the next; their TTFTs wait in ttftCoalesced (see Point).
 	coalescedFirst int
+	// oneRead counts answers of several tokens that came in one read.
+	oneRead int
 	ttftCoalesced  *hdrhistogram.Histogram
 	reasoning      int
 	outOfRange     int
@@ -396,7 +398,12 @@ func (r *Recorder) Add(s Sample) {
 		r.record(metric.TTFTSched, micros(res.FirstToken+lag))
 	}
 	r.record(metric.E2ESched, micros(res.End+lag))
-	if res.OutputTokens > 1 && !empty {
+	switch {
+	case res.OutputTokens <= 1 || empty:
+	case res.OneRead():
+		// Its tokens came together: their pace was not seen.
+		r.oneRead++
+	default:
 		r.record(metric.TPOT, micros((res.End-res.FirstToken)/time.Duration(res.OutputTokens-1)))
 	}
 	r.gaps += max(len(res.ChunkAt)-1, 0)
@@ -497,7 +504,7 @@ func (r *Recorder) Point() (result.Measured, error) {
 			Prompt: result.Summarize(r.hists[metric.PromptTokensHistogram], 1), Output: result.Summarize(r.hists[metric.OutputTokensHistogram], 1),
 			Source: map[string]int{}, OutputMismatch: r.outputMismatch, PromptMismatch: r.promptMismatch,
 			Reasoning: r.reasoning, OutOfRange: r.outOfRange, EmptyAnswers: r.emptyAnswers, UsageRejected: r.usageRejected,
-			ChunkGaps: r.gaps, CoalescedGaps: r.coalesced, CoalescedFirst: coalescedFirst, SpreadGaps: r.spread,
+			ChunkGaps: r.gaps, CoalescedGaps: r.coalesced, CoalescedFirst: coalescedFirst, SpreadGaps: r.spread, OneRead: r.oneRead,
 			Finish: r.finish, EmptyKinds: r.emptyKinds, MismatchKinds: r.mismatchKinds,
 		},
 		Histograms: map[string]string{},

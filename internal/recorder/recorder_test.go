@@ -522,3 +522,30 @@ func TestModelHistogramsAreSmall(t *testing.T) {
 	whole, model := p.Latency[metric.TTFT].P99, m.Latency[metric.TTFT].P99
 	near(t, "the model's TTFT p99 against the point's", model, whole, whole/100)
 }
+
+// An answer whose tokens all came in one read gives no TPOT sample: the
+// issue's llama-server answer read ttft 140.13 ms, e2e 140.13 ms, three
+// tokens, and TPOT p50 read 0.00 ms. The point counts such answers.
+func TestRecorderOneReadHasNoTPOT(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	rec := NewRecorder(t0, t0.Add(10*time.Second))
+	for i := range 4 {
+		res := stream(t0, 10*ms, 10*ms, 3, 1)
+		res.ChunkRead = []uint32{1, 2, 3}
+		if i == 0 {
+			// All three chunks in one read at 140 ms, the stream's end.
+			res.FirstToken, res.End = 140*ms, 140*ms
+			res.ChunkAt, res.ChunkRead = []time.Duration{140 * ms, 140 * ms, 140 * ms}, []uint32{1, 1, 1}
+		}
+		rec.Add(Sample{Result: res, Scheduled: t0})
+	}
+	p, err := rec.Point()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpot := p.Latency[metric.TPOT]
+	if tpot.Count != 3 || tpot.Min <= 0 || p.Tokens.OneRead != 1 {
+		t.Errorf("TPOT %+v, one-read answers %d: want 3 samples, none 0, and 1 counted", tpot, p.Tokens.OneRead)
+	}
+}

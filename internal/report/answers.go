@@ -29,6 +29,10 @@ func answerNotes(p result.Point, sent *result.Sent) []string {
 		}
 		n = append(n, line)
 	}
+	if t.OneRead > 0 {
+		n = append(n, fmt.Sprintf("%d answers' tokens all came in one read: the time between them was not seen, so they give no TPOT sample (TPOT is of the other %d answers)",
+			t.OneRead, max(p.Requests.Completed-t.OneRead, 0)))
+	}
 	if t.OutputMismatch > 0 {
 		line := fmt.Sprintf("%d requests returned a different output length than requested", t.OutputMismatch)
 		switch rest := t.OutputMismatch - sum(t.MismatchKinds); {
