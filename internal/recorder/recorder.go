@@ -150,12 +150,12 @@ type Recorder struct {
 	// the next; their TTFTs wait in ttftCoalesced (see Point).
 	coalescedFirst int
 	// oneRead counts answers of several tokens that came in one read.
-	oneRead int
-	ttftCoalesced  *hdrhistogram.Histogram
-	reasoning      int
-	outOfRange     int
-	emptyAnswers   int
-	usageRejected  int
+	oneRead       int
+	ttftCoalesced *hdrhistogram.Histogram
+	reasoning     int
+	outOfRange    int
+	emptyAnswers  int
+	usageRejected int
 	// answers counted by why they ended (client.FinishKind): all, the
 	// empty ones, those of another output length than asked
 	finish, emptyKinds, mismatchKinds map[string]int
