@@ -163,6 +163,9 @@ type Side struct {
 	Model    string `json:"model,omitempty"`
 	Trials   int    `json:"trials"`
 	Complete bool   `json:"complete"`
+	// Error is why an incomplete side's run ended (a launched server that
+	// died, a stop): the news of its report.
+	Error string `json:"error,omitempty"`
 	// Virtual: the side was replayed in virtual time on the simulator
 	// (run --virtual), not measured.
 	Virtual bool `json:"virtual,omitempty"`
@@ -563,7 +566,7 @@ func side(f *result.File) Side {
 	for _, p := range f.Points {
 		trials = max(trials, p.Trial)
 	}
-	sd := Side{Suite: f.Suite.Name, Tool: f.Tool.Version, Started: f.Started, Trials: trials, Complete: !f.Incomplete, URL: f.Target.URL, Model: f.Target.Model, Virtual: f.Virtual}
+	sd := Side{Suite: f.Suite.Name, Tool: f.Tool.Version, Started: f.Started, Trials: trials, Complete: !f.Incomplete, Error: f.Error, URL: f.Target.URL, Model: f.Target.Model, Virtual: f.Virtual}
 	if e := f.Engine; e != nil && e.Name != "unknown" {
 		sd.Engine = e.Name + " " + cmp.Or(e.Version, "(version unknown)")
 	}

@@ -173,6 +173,13 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 		b.WriteString(marker + "\n")
 	}
 	fmt.Fprintf(b, "## benchci: %s\n\n", headline(reports, Escape))
+	// A run that ended early (its launched server died) is the news: it
+	// leads, before any advice about a busy machine.
+	for _, r := range reports {
+		if !r.Candidate.Complete && r.Candidate.Error != "" {
+			fmt.Fprintf(b, "> ❌ **`%s` did not finish:** %s\n\n", Escape(r.Suite), Escape(OneLine(r.Candidate.Error)))
+		}
+	}
 	if inconclusive(reports) {
 		fmt.Fprintf(b, "> ⚠️ **Inconclusive.** %s\n\n", Inconclusive)
 	}

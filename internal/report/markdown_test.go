@@ -148,3 +148,20 @@ func TestMermaidSkipsModelRows(t *testing.T) {
 		t.Errorf("chart:\n%s", got)
 	}
 }
+
+// A run whose launched server died leads the comment with that, before
+// the advice for a busy machine its inconclusive verdicts would bring.
+func TestMarkdownDeadServerLeads(t *testing.T) {
+	r := &compare.Report{Suite: "launched", NoBaseline: true, Comparable: true,
+		Candidate: compare.Side{Target: "launch vllm", Error: "suite launched: rate=8: the launched server exited during the run; its remaining points were not run"},
+		SLOs:      []result.SLO{{Name: "ttft p99 < 500ms", Point: "rate=4", Inconclusive: true, Note: "inconclusive: the trial did not measure the server"}}}
+	var b strings.Builder
+	if err := Markdown(&b, "", []*compare.Report{r}); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	dead, busy := strings.Index(md, "did not finish:** suite launched"), strings.Index(md, "Inconclusive.")
+	if dead < 0 || (busy >= 0 && busy < dead) || !strings.HasPrefix(md, "## benchci: ❌") || !strings.Contains(md, "the launched server exited") {
+		t.Errorf("comment:\n%s", md)
+	}
+}
