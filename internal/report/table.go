@@ -41,10 +41,16 @@ func Points(f *result.File) Doc {
 		if c := p.Cost; c != nil && c.PerMOutput != 0 {
 			cost = Number(c.PerMOutput, USD(c))
 		}
+		errRate := Number(p.Requests.ErrorRate, fmt.Sprintf("%.1f", 100*p.Requests.ErrorRate))
+		reqs := Number(p.Throughput.Requests, fmt.Sprintf("%.2f", p.Throughput.Requests))
+		toks := Number(p.Throughput.OutputTokens, fmt.Sprintf("%.0f", p.Throughput.OutputTokens))
+		if p.Requests.Sent == 0 {
+			// Nothing of the point's was measured: a warm-up's tokens
+			// ending in the window are no figure of it.
+			errRate, reqs, toks, cost = Text("-"), Text("-"), Text("-"), Text("-")
+		}
 		t.Add(Text(p.Label), Number(float64(p.Trial), fmt.Sprint(p.Trial)), Number(float64(p.Requests.Sent), fmt.Sprint(p.Requests.Sent)),
-			Number(p.Requests.ErrorRate, fmt.Sprintf("%.1f", 100*p.Requests.ErrorRate)),
-			Number(p.Schedule.SendRate, fmt.Sprintf("%.2f", p.Schedule.SendRate)), Number(p.Throughput.Requests, fmt.Sprintf("%.2f", p.Throughput.Requests)),
-			Number(p.Throughput.OutputTokens, fmt.Sprintf("%.0f", p.Throughput.OutputTokens)),
+			errRate, Number(p.Schedule.SendRate, fmt.Sprintf("%.2f", p.Schedule.SendRate)), reqs, toks,
 			msCell(l[metric.TTFT].P50), msCell(l[metric.TTFT].P99),
 			msCell(l[metric.TPOT].P50), msCell(l[metric.TPOT].P99),
 			msCell(l[metric.ITL].P50), msCell(l[metric.ITL].P99),

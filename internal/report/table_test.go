@@ -261,3 +261,24 @@ func TestSLOsNameTheirTrial(t *testing.T) {
 		t.Errorf("a single trial is named: %s", one)
 	}
 }
+
+// A point that sent no measured request has no figures: its throughput
+// (a warm-up's tokens ending in the window) reads "-", not "2".
+func TestPointWithoutRequestsHasNoFigures(t *testing.T) {
+	f := &result.File{Points: []result.Point{{Label: "concurrency=4", Mode: "concurrency", Concurrency: 4, Trial: 1,
+		Measured: result.Measured{Throughput: result.Throughput{OutputTokens: 2, Requests: 0.1}}}}}
+	var b strings.Builder
+	if err := Write(&b, "text", Points(f)); err != nil {
+		t.Fatal(err)
+	}
+	row := ""
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.Contains(l, "concurrency=4") && strings.Contains(l, " 1 ") {
+			row = l
+			break
+		}
+	}
+	if fs := strings.Fields(row); len(fs) < 7 || fs[3] != "-" || fs[5] != "-" || fs[6] != "-" {
+		t.Errorf("row %q: want err%%, req/s and out tok/s as -", row)
+	}
+}
