@@ -819,6 +819,9 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 	col.bodies = bodies
 	var measured atomic.Int64
 	var sentIn atomic.Int64
+	// Workers whose warm-up request was still running when the window
+	// closed measured nothing in it, and the longest such request.
+	var warmHeld, warmLongest atomic.Int64
 	var wg sync.WaitGroup
 	for range cfg.Concurrency {
 		wg.Add(1)
@@ -849,6 +852,12 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 					due = now
 				}
 				due = col.send(ctx, d, it, due, time.Time{}, warmup, nil)
+				if end := cfg.Clock.Now(); warmup && !stopAt.IsZero() && !end.Before(stopAt) && ctx.Err() == nil {
+					warmHeld.Add(1)
+					took := int64(end.Sub(now))
+					for old := warmLongest.Load(); took > old && !warmLongest.CompareAndSwap(old, took); old = warmLongest.Load() {
+					}
+				}
 			}
 		}()
 	}
@@ -866,9 +875,26 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 	}
 	judgeLimits(&out.Schedule, p.Requests)
 	out.Validity = judgeValidity(p, out.Schedule, p.Latency[metric.Lag].P99, time.Duration(p.Latency[metric.E2E].P50*float64(time.Millisecond)), false, false, stalls)
+	if n := warmHeld.Load(); n > 0 {
+		out.Validity.Invalid = append(out.Validity.Invalid, warmupOutlasted(int(n), cfg, time.Duration(warmLongest.Load()), p.Requests.Sent))
+	}
 	if len(out.Validity.Invalid) > 0 && !out.Schedule.ClientSaturated {
 		// Closed-loop points are judged too: a late worker offered less.
 		flagClient(&out.Schedule, out.Validity.Invalid[0])
 	}
 	return out, nil
+}
+
+// warmupOutlasted says that held workers' warm-up requests were still
+// running when the window closed: those workers measured nothing, so the
+// point offered less than its concurrency (or nothing at all). It is the
+// suite's timing against this server, not the server's figure nor a
+// failure: the point is inconclusive and the reason names the setting.
+func warmupOutlasted(held int, cfg Config, longest time.Duration, sent int) string {
+	what := "less than its concurrency"
+	if sent == 0 {
+		what = "no request"
+	}
+	return fmt.Sprintf("%d of %d workers' warm-up requests were still running when the window closed (the longest took %s; warm-up %s, window %s): the point measured %s; lengthen sweep.duration past the server's answer time, or shorten sweep.warmup",
+		held, cfg.Concurrency, longest.Round(100*time.Millisecond), cfg.Warmup, cfg.Duration, what)
 }

@@ -164,3 +164,30 @@ func TestJudgeClientSaturated(t *testing.T) {
 		})
 	}
 }
+
+// A closed-loop point whose warm-up requests outlast its window measured
+// nothing (the Ollama point: a 19 s warm-up request, a 14 s
+// point): the point says so, with the warm-up's time and the setting to
+// change, and is invalid (inconclusive), not a server that sent nothing.
+func TestClosedLoopWarmupOutlastsWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := &fakeServer{latency: 19 * time.Second}
+		out, err := Run(context.Background(), srv, Config{Mode: ClosedLoop, Concurrency: 2, Warmup: time.Second, Duration: 14 * time.Second, Clock: clock.Timers}, items())
+		if err != nil {
+			t.Fatal(err)
+		}
+		why := strings.Join(out.Validity.Invalid, "; ")
+		if out.Requests.Sent != 0 || !strings.Contains(why, "2 of 2 workers' warm-up requests were still running when the window closed (the longest took 19s; warm-up 1s, window 14s): the point measured no request; lengthen sweep.duration") {
+			t.Errorf("sent %d, invalid %q", out.Requests.Sent, why)
+		}
+		// A warm-up shorter than the window is no reason.
+		srv = &fakeServer{latency: 2 * time.Second}
+		out, err = Run(context.Background(), srv, Config{Mode: ClosedLoop, Concurrency: 2, Warmup: time.Second, Duration: 14 * time.Second, Clock: clock.Timers}, items())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(strings.Join(out.Validity.Invalid, "; "), "warm-up") || out.Requests.Sent == 0 {
+			t.Errorf("sent %d, invalid %q", out.Requests.Sent, out.Validity.Invalid)
+		}
+	})
+}

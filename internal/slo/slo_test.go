@@ -115,6 +115,13 @@ func TestSanityNothingSent(t *testing.T) {
 	if got := Sanity(&suite.Suite{}, []result.Point{stopped}); len(got) != 0 {
 		t.Errorf("a stopped point: %+v", got)
 	}
+	// A trial that measured nothing for a reason it states (its warm-up
+	// outlasted the window) is inconclusive, never a sanity failure.
+	held := empty
+	held.Validity = &result.Validity{Invalid: []string{"2 of 2 workers' warm-up requests were still running when the window closed"}}
+	if got := Sanity(&suite.Suite{}, []result.Point{held}); len(got) != 0 {
+		t.Errorf("an invalid point that sent nothing: %+v", got)
+	}
 }
 
 // A capacity search that stopped at a probe that did not measure the
