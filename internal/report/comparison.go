@@ -63,7 +63,13 @@ func diffTable(r *compare.Report) *Table {
 		if row.Delta != nil {
 			delta = Number(*row.Delta, Pct(*row.Delta))
 		}
-		t.Add(Text(row.Point), Text(row.Metric), Number(row.Base, Num(row.Base)), Number(row.Cand, Num(row.Cand)), Text(row.Unit),
+		base, cand := Number(row.Base, Num(row.Base)), Number(row.Cand, Num(row.Cand))
+		if row.Verdict == compare.Inconclusive && row.Base == 0 && row.Cand == 0 {
+			// A point with no figure judged ("*", a search that stopped):
+			// its test says why; a 0 would read as a measurement.
+			base, cand = Text("-"), Text("-")
+		}
+		t.Add(Text(row.Point), Text(row.Metric), base, cand, Text(row.Unit),
 			delta, Text(row.Band), Text(string(row.Verdict)), Text(row.Test))
 	}
 	for _, s := range r.SLOs {

@@ -320,9 +320,15 @@ func candidateTable(b *strings.Builder, r *compare.Report) {
 	if len(r.Rows) == 0 {
 		return
 	}
-	var points, cols []string
+	var points, cols, unjudged []string
 	val := map[[2]string]compare.Row{}
 	for _, row := range r.Rows {
+		if row.Verdict == compare.Inconclusive {
+			// A marker of a point with no figure ("*"), not a figure: its
+			// reason is said below the table, never a column of zeros.
+			unjudged = append(unjudged, fmt.Sprintf("- `%s`: no figures, %s\n", Escape(row.Point), Escape(row.Test)))
+			continue
+		}
 		if !slices.Contains(points, row.Point) {
 			points = append(points, row.Point)
 		}
@@ -330,6 +336,14 @@ func candidateTable(b *strings.Builder, r *compare.Report) {
 			cols = append(cols, row.Metric)
 		}
 		val[[2]string{row.Point, row.Metric}] = row
+	}
+	defer func() {
+		if len(unjudged) > 0 {
+			b.WriteString("Not measured:\n\n" + strings.Join(unjudged, "") + "\n")
+		}
+	}()
+	if len(points) == 0 {
+		return
 	}
 	b.WriteString("Measured (the candidate's gated figures):\n\n| point |")
 	for _, c := range cols {

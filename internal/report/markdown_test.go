@@ -1,6 +1,7 @@
 package report
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -163,5 +164,36 @@ func TestMarkdownDeadServerLeads(t *testing.T) {
 	dead, busy := strings.Index(md, "did not finish:** suite launched"), strings.Index(md, "Inconclusive.")
 	if dead < 0 || (busy >= 0 && busy < dead) || !strings.HasPrefix(md, "## benchci: ❌") || !strings.Contains(md, "the launched server exited") {
 		t.Errorf("comment:\n%s", md)
+	}
+}
+
+// A first run whose points measured the machine shows no column of
+// zeros named "*": each point's reason is said instead, and the
+// comparison table shows "-" for figures it has not.
+func TestNoBaselineInconclusiveShowsReasons(t *testing.T) {
+	f := &result.File{Suite: result.Suite{Name: "first"}, Points: []result.Point{
+		{Label: "rate=2", Mode: "rate", Rate: 2, Trial: 1, Validity: &result.Validity{Invalid: []string{"the machine stalled 1.20 s"}}},
+	}}
+	r := compare.WithoutBaseline(f)
+	var b strings.Builder
+	if err := Markdown(&b, "", []*compare.Report{r}); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	if strings.Contains(md, "| * |") || strings.Contains(md, "Measured (the candidate") || !strings.Contains(md, "`rate=2`: no figures, no trial measured the server") {
+		t.Errorf("comment:\n%s", md)
+	}
+	var txt strings.Builder
+	if err := Write(&txt, "text", Gate(r, true)); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"text", "markdown", "json"} {
+		var out strings.Builder
+		if err := Write(&out, format, Doc{Tables: []*Table{diffTable(r)}}); err != nil {
+			t.Fatal(err)
+		}
+		if regexp.MustCompile(`\*[\s|",:a-z]+0[\s|",]`).MatchString(out.String()) {
+			t.Errorf("%s shows a zero figure for the marker row:\n%s", format, out.String())
+		}
 	}
 }
