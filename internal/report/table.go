@@ -57,11 +57,7 @@ func Points(f *result.File) Doc {
 			msCell(l[metric.E2E].P50), msCell(l[metric.E2E].P99),
 			msCell(l[metric.Lag].P99), cost, Text(strings.TrimSpace(Flags(p))))
 	}
-	for _, p := range f.Points {
-		for _, n := range NotesSent(p, f.Sent) {
-			t.Notes = append(t.Notes, fmt.Sprintf("  %s: %s", OneLine(p.Label), OneLine(n)))
-		}
-	}
+	t.Notes = append(t.Notes, pointNotes(f)...)
 	for _, n := range f.Notes {
 		t.Notes = append(t.Notes, "note: "+OneLine(n))
 	}
@@ -412,4 +408,36 @@ func CapacityString(c *result.Capacity) string {
 		s += fmt.Sprintf(", $%.2f per 1M output tokens", c.Cost.PerMOutput)
 	}
 	return s
+}
+
+// pointNotes are the points' notes, each under its point; a note that
+// every point of several has, word for word, is said once for them all
+// (a cost's fixed power, the engine's quirk), where it would otherwise
+// repeat down the page.
+func pointNotes(f *result.File) []string {
+	per := make([][]string, len(f.Points))
+	count := map[string]int{}
+	for i, p := range f.Points {
+		per[i] = NotesSent(p, f.Sent)
+		seen := map[string]bool{}
+		for _, n := range per[i] {
+			if !seen[n] {
+				seen[n] = true
+				count[n]++
+			}
+		}
+	}
+	all := func(n string) bool { return len(f.Points) > 1 && count[n] == len(f.Points) }
+	var out, shared []string
+	for i, p := range f.Points {
+		for _, n := range per[i] {
+			switch {
+			case !all(n):
+				out = append(out, fmt.Sprintf("  %s: %s", OneLine(p.Label), OneLine(n)))
+			case i == 0:
+				shared = append(shared, "  every point: "+OneLine(n))
+			}
+		}
+	}
+	return append(shared, out...)
 }
