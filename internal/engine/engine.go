@@ -231,7 +231,7 @@ var figures = []figure{
 	{key: "queue_time_mean_s", kind: readMean, names: []string{"vllm:request_queue_time_seconds", "sglang:queue_time_seconds", "tgi_request_queue_duration"}},
 	{key: "server_ttft_mean_s", kind: readMean, names: []string{"vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds"}},
 	{key: "running_peak", kind: readPeak, names: []string{"vllm:num_requests_running", "sglang:num_running_reqs", "tgi_batch_current_size", "llamacpp:requests_processing"}},
-	{key: "waiting_peak", kind: readPeak, names: []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs", "tgi_queue_size", "llamacpp:requests_deferred"}},
+	{key: "waiting_peak", kind: readPeak, names: []string{"benchci_sim:num_requests_waiting_peak", "vllm:num_requests_waiting", "sglang:num_queue_reqs", "tgi_queue_size", "llamacpp:requests_deferred"}},
 	{key: "kv_cache_usage_peak", kind: readPeak, names: []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage", "llamacpp:kv_cache_usage_ratio"}},
 	{key: "kv_cache_tokens_peak", kind: readPeak, names: []string{"llamacpp:kv_cache_tokens"}},
 	{key: "preemptions", kind: readDelta, names: []string{"vllm:num_preemptions_total", "vllm:num_preemptions"}},

@@ -208,7 +208,7 @@ func queueNote(p result.Point) string {
 	case q.GaugeBlind != "" && hasGauge:
 		line += fmt.Sprintf(". The server's waiting_peak (%s) is not the whole queue: %s", Plain(waiting, 4), q.GaugeBlind)
 	case above && hasGauge:
-		line += fmt.Sprintf(". The server's waiting_peak (%s) is below it: the engine queues requests its gauge does not count, or they waited in transit", Plain(waiting, 4))
+		line += fmt.Sprintf(". The server's waiting gauge read at most %s at those scrapes: requests held outside its waiting queue (in its HTTP layer, tokenizing, or in transit) are in no gauge, and a scrape sees its own instant only", Plain(waiting, 4))
 	}
 	return line
 }

@@ -245,9 +245,11 @@ func (c *cluster) send(i int, s *seq) {
 	}
 	time.AfterFunc(at.Sub(now), func() {
 		defer c.inTransit[j].Add(-1)
+		to.pending.Add(1) // the loop counts it out when it takes it in
 		select {
 		case to.arrivals <- s:
 		case <-c.ctx.Done():
+			to.pending.Add(-1)
 		}
 	})
 }

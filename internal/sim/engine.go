@@ -73,6 +73,13 @@ type engine struct {
 
 	numRunning atomic.Int64 // sequences in the batch, for /metrics-style gauges
 	numWaiting atomic.Int64
+	// pending counts arrivals sent to the loop and not yet taken into
+	// waiting (they arrive between steps): queued, though no step has
+	// seen them. waitingPeak is the most waiting (pending included) since
+	// /metrics last read it, so the gauge a scrape reads is the queue's
+	// true peak between scrapes, not its value at one instant.
+	pending     atomic.Int64
+	waitingPeak atomic.Int64
 	// Counters for /metrics: queue time (arrival to admission) in
 	// nanoseconds, admissions, tokens generated, preemptions, KV blocks used.
 	queueNanos  atomic.Int64
@@ -117,13 +124,29 @@ func (e *engine) reset(ctx context.Context) error {
 }
 
 func (e *engine) submit(ctx context.Context, s *seq) error {
+	e.notePeak(e.numWaiting.Load() + e.pending.Add(1))
 	select {
 	case e.arrivals <- s:
 		return nil
 	case <-ctx.Done():
+		e.pending.Add(-1)
 		return ctx.Err()
 	}
 }
+
+// notePeak raises waitingPeak to n.
+func (e *engine) notePeak(n int64) {
+	for old := e.waitingPeak.Load(); n > old && !e.waitingPeak.CompareAndSwap(old, n); old = e.waitingPeak.Load() {
+	}
+}
+
+// waitingNow is the queue at this instant: waiting, and arrivals not yet
+// taken in.
+func (e *engine) waitingNow() int64 { return e.numWaiting.Load() + e.pending.Load() }
+
+// takePeak returns the queue's peak since the last call and starts the
+// next from the queue as it is.
+func (e *engine) takePeak() int64 { return max(e.waitingPeak.Swap(e.waitingNow()), e.waitingNow()) }
 
 func (e *engine) loop(ctx context.Context) {
 	// Steps are timed with package clock, so the simulated timings hold to
@@ -140,6 +163,7 @@ func (e *engine) loop(ctx context.Context) {
 			idle = true
 			select {
 			case s := <-e.arrivals:
+				e.pending.Add(-1)
 				e.waiting = append(e.waiting, s)
 			case done := <-e.resets:
 				e.kv.reset()
@@ -153,6 +177,7 @@ func (e *engine) loop(ctx context.Context) {
 		for {
 			select {
 			case s := <-e.arrivals:
+				e.pending.Add(-1)
 				e.waiting = append(e.waiting, s)
 			case done := <-e.resets:
 				e.kv.reset()
@@ -271,6 +296,7 @@ func (e *engine) schedule(now time.Time) batch {
 func (e *engine) publish() {
 	e.numRunning.Store(int64(len(e.running)))
 	e.numWaiting.Store(int64(len(e.waiting)))
+	e.notePeak(e.waitingNow())
 	e.usedBlocks.Store(int64(e.kv.used()))
 }
 

@@ -206,3 +206,28 @@ func TestPrefixCacheServed(t *testing.T) {
 		t.Errorf("after a reset, hits rose to %d", h)
 	}
 }
+
+// The waiting gauge counts arrivals the loop has not taken in yet, and
+// the simulator's peak gauge holds the queue's highest since the last
+// scrape: a scrape between two bursts still sees them.
+func TestWaitingPeakBetweenScrapes(t *testing.T) {
+	e := newEngine(testProfile())
+	for range 3 {
+		if err := e.submit(t.Context(), &seq{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := e.waitingNow(); n != 3 {
+		t.Errorf("waiting now %d, want the 3 arrivals not yet taken in", n)
+	}
+	for range 3 {
+		<-e.arrivals
+		e.pending.Add(-1)
+	}
+	if p := e.takePeak(); p != 3 {
+		t.Errorf("peak %d, want 3", p)
+	}
+	if p := e.takePeak(); p != 0 {
+		t.Errorf("peak after a scrape read it %d, want 0: the queue is empty now", p)
+	}
+}

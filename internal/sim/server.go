@@ -146,7 +146,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running %d\n", running)
-		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting %d\n", sum(func(e *engine) int64 { return e.numWaiting.Load() }))
+		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting %d\n", sum(func(e *engine) int64 { return e.waitingNow() }))
+		// The simulator knows its queue between scrapes: its peak since
+		// the last one, which benchci reads before vLLM's instant gauge.
+		fmt.Fprintf(w, "# TYPE benchci_sim:num_requests_waiting_peak gauge\nbenchci_sim:num_requests_waiting_peak %d\n", sum(func(e *engine) int64 { return e.takePeak() }))
 		// With a sized KV cache, its blocks in use; without, the batch's
 		// fill, the closest stand-in.
 		usage := float64(running) / float64(s.p.MaxNumSeqs)
