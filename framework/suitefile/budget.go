@@ -55,6 +55,12 @@ const (
 	DefaultTime = 5 * time.Second
 	// MaxStack is go-jsonnet's own bound on nested calls (its default).
 	MaxStack = 500
+	// MaxDepth bounds how deeply evaluations nest, each a frame of
+	// go-jsonnet's on the Go stack (some 6 KB): MaxStack does not count a
+	// tailstrict call's, and a Go stack past its 1 GB limit is a crash,
+	// not an error. The repository's suites nest about 30 deep, a
+	// recursion to MaxStack some 1,500.
+	MaxDepth = 20000
 )
 
 // pollEvery is how often the watchdog reads the heap.
@@ -82,10 +88,11 @@ type BudgetError struct {
 	// At is the place in the suite's own files (file:line:col) the
 	// evaluation had reached, when known.
 	At string
-	// Over is what ran out: "heap" or "time"; empty when the context was
-	// done.
+	// Over is what ran out: "heap", "time" or "depth"; empty when the
+	// context was done.
 	Over string
-	// Limit is the budget that ran out (bytes for heap).
+	// Limit is the budget that ran out (bytes for heap, nanoseconds for
+	// time, evaluations for depth).
 	Limit int64
 	// Err is the context's error when the context was done.
 	Err error
@@ -104,6 +111,8 @@ func (e *BudgetError) Error() string {
 	switch e.Over {
 	case "heap":
 		msg = fmt.Sprintf("the suite's evaluation used more than %d MB", e.Limit>>20)
+	case "depth":
+		msg = fmt.Sprintf("the suite's evaluation nested more than %d deep", e.Limit)
 	case "time":
 		msg = fmt.Sprintf("the suite's evaluation used more than %s", time.Duration(e.Limit))
 	default:
@@ -125,6 +134,10 @@ type guard struct {
 	file     *ast.Source
 	userFile bool
 	at       *ast.LocationRange
+	// depth is how many evaluations are nested now (each a Go frame);
+	// deep is set when it passed MaxDepth.
+	depth int
+	deep  bool
 }
 
 // errStop is the panic the hook raises; go-jsonnet recovers it.
@@ -142,50 +155,79 @@ func (g *guard) pre(_ unsafe.Pointer, n ast.Node) {
 			g.at = l
 		}
 	}
+	g.depth++
+	if g.depth > MaxDepth {
+		g.deep = true
+		panic(errStop)
+	}
 	if g.stop.Load() {
 		panic(errStop)
 	}
 }
 
-// hookable reports whether go-jsonnet's VM.EvalHook is the struct this
-// package knows how to set: its field pre a func(*interpreter, ast.Node).
-// The hook is unexported (go-jsonnet's debugger sets it); a go-jsonnet
-// upgrade that changes it leaves evaluations unhooked, which
-// TestEvalHookInstalls catches.
-func hookable(vm *jsonnet.VM) (reflect.Value, bool) {
-	f := reflect.ValueOf(&vm.EvalHook).Elem().FieldByName("pre")
-	if !f.IsValid() || f.Kind() != reflect.Func {
-		return reflect.Value{}, false
-	}
-	t := f.Type()
-	ok := t.NumIn() == 2 && t.NumOut() == 0 && !t.IsVariadic() &&
-		t.In(0).Kind() == reflect.Pointer && t.In(0).Elem().Name() == "interpreter" &&
-		t.In(1) == reflect.TypeFor[ast.Node]()
-	return f, ok
+// post runs after go-jsonnet evaluated a node.
+func (g *guard) post(_ unsafe.Pointer, _ ast.Node, _ any, _ error) {
+	g.depth--
 }
 
-// setHook has vm call g.pre before each node it evaluates. The func is
-// stored through unsafe: its first parameter is a pointer either way
-// (*interpreter there, unsafe.Pointer here), which Go passes alike.
+// place is the last place in the suite's files evaluated, or "".
+func (g *guard) place() string {
+	if g.at == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d:%d", g.at.File.DiagnosticFileName, g.at.Begin.Line, g.at.Begin.Column)
+}
+
+// hookable reports whether go-jsonnet's VM.EvalHook is the struct this
+// package knows how to set: its fields pre a func(*interpreter, ast.Node)
+// and post a func(*interpreter, ast.Node, value, error), value an
+// interface. The hook is unexported (go-jsonnet's debugger sets it); a
+// go-jsonnet upgrade that changes it leaves evaluations unhooked, which
+// TestEvalHookInstalls catches.
+func hookable(vm *jsonnet.VM) (pre, post reflect.Value, ok bool) {
+	h := reflect.ValueOf(&vm.EvalHook).Elem()
+	pre, post = h.FieldByName("pre"), h.FieldByName("post")
+	if !pre.IsValid() || !post.IsValid() || pre.Kind() != reflect.Func || post.Kind() != reflect.Func {
+		return pre, post, false
+	}
+	interp := func(t reflect.Type) bool {
+		return t.Kind() == reflect.Pointer && t.Elem().Name() == "interpreter"
+	}
+	node := reflect.TypeFor[ast.Node]()
+	a, b := pre.Type(), post.Type()
+	ok = a.NumIn() == 2 && a.NumOut() == 0 && !a.IsVariadic() && interp(a.In(0)) && a.In(1) == node &&
+		b.NumIn() == 4 && b.NumOut() == 0 && !b.IsVariadic() && interp(b.In(0)) && b.In(1) == node &&
+		b.In(2).Kind() == reflect.Interface && b.In(3) == reflect.TypeFor[error]()
+	return pre, post, ok
+}
+
+// setHook has vm call g.pre before each node it evaluates and g.post
+// after. The funcs are stored through unsafe: their parameters are passed
+// alike either way (a pointer for *interpreter, two words for the value
+// interface as for any), and g.post never reads the value.
 func setHook(vm *jsonnet.VM, g *guard) bool {
-	f, ok := hookable(vm)
+	pre, post, ok := hookable(vm)
 	if !ok {
 		return false
 	}
-	*(*func(unsafe.Pointer, ast.Node))(unsafe.Pointer(f.UnsafeAddr())) = g.pre
+	*(*func(unsafe.Pointer, ast.Node))(unsafe.Pointer(pre.UnsafeAddr())) = g.pre
+	*(*func(unsafe.Pointer, ast.Node, any, error))(unsafe.Pointer(post.UnsafeAddr())) = g.post
 	return true
 }
 
-// heapMetric is the bytes of heap objects, live or not yet swept: read
-// without stopping the world.
-const heapMetric = "/memory/classes/heap/objects:bytes"
+// heapMetrics are the bytes of heap objects, live or not yet swept, and
+// of goroutine stacks (deep recursion): read without stopping the world.
+var heapMetrics = []string{"/memory/classes/heap/objects:bytes", "/memory/classes/heap/stacks:bytes"}
 
 func heapBytes(s []metrics.Sample) int64 {
 	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
+	var n int64
+	for _, m := range s {
+		if m.Value.Kind() == metrics.KindUint64 {
+			n += int64(m.Value.Uint64())
+		}
 	}
-	return int64(s[0].Value.Uint64())
+	return n
 }
 
 // evaluate runs vm on src under budget b, returning when it ends, when
@@ -200,7 +242,10 @@ func evaluate(ctx context.Context, vm *jsonnet.VM, path, src string, b Budget) (
 		err error
 	}
 	done := make(chan result, 1)
-	sample := []metrics.Sample{{Name: heapMetric}}
+	sample := make([]metrics.Sample, len(heapMetrics))
+	for k, name := range heapMetrics {
+		sample[k].Name = name
+	}
 	base := heapBytes(sample)
 	go func() {
 		out, err := vm.EvaluateAnonymousSnippet(path, src)
@@ -214,6 +259,11 @@ func evaluate(ctx context.Context, vm *jsonnet.VM, path, src string, b Budget) (
 	for be.Over == "" && be.Err == nil {
 		select {
 		case r := <-done:
+			if g.deep {
+				be.Over, be.Limit, be.Stopped = "depth", MaxDepth, true
+				be.At = g.place()
+				return "", be
+			}
 			return r.out, r.err
 		case <-ctx.Done():
 			be.Err = ctx.Err()
@@ -235,9 +285,7 @@ func evaluate(ctx context.Context, vm *jsonnet.VM, path, src string, b Budget) (
 	case <-done:
 		// The goroutine has ended: what it wrote is ours to read.
 		be.Stopped = true
-		if g.at != nil {
-			be.At = fmt.Sprintf("%s:%d:%d", g.at.File.DiagnosticFileName, g.at.Begin.Line, g.at.Begin.Column)
-		}
+		be.At = g.place()
 	case <-grace.C:
 	}
 	return "", be

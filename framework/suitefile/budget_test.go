@@ -24,14 +24,16 @@ var hostile = map[string]string{
 	// 2^40 leaves, each its own call.
 	"tree":      "local f(x) = if x == 0 then 'x' else [f(x - 1), f(x - 1)];\n{ description: f(40) }\n",
 	"parseJson": "{ description: std.parseJson(std.join('', std.makeArray(5000000, function(i) '['))) }\n",
-	// Years of calls that allocate nothing.
+	// Years of tail calls, each nesting deeper on the Go stack.
 	"loop": "local loop(n) = if n == 0 then 0 else loop(n - 1) tailstrict;\n{ description: loop(1e15) }\n",
+	// Years of shallow calls that allocate little: 2^60 of them.
+	"spin": "local f(n) = if n == 0 then 0 else std.min(f(n - 1), f(n - 1));\n{ description: f(60) }\n",
 }
 
 func TestEvalHookInstalls(t *testing.T) {
 	// The budget stops an evaluation through go-jsonnet's unexported
 	// evaluation hook; an upgrade that changes it must fail here.
-	if _, ok := hookable(jsonnet.MakeVM()); !ok {
+	if _, _, ok := hookable(jsonnet.MakeVM()); !ok {
 		t.Fatal("go-jsonnet's VM.EvalHook is not func(*interpreter, ast.Node): the budget cannot stop an evaluation")
 	}
 }
@@ -78,19 +80,25 @@ func TestBudgetStopsEvaluation(t *testing.T) {
 		t.Errorf("tree: placed at %q, want line 1 (f's body)", be.At)
 	}
 	t.Logf("tree: %v in %v", be, took)
-	be, took = loadHostile(t, context.Background(), "loop", Budget{Time: 200 * time.Millisecond})
-	if be.Over != "time" || !strings.Contains(be.Error(), "used more than 200ms") || !strings.Contains(be.At, "loop.jsonnet:1:") {
+	// A recursion deeper than go-jsonnet's MaxStack counts (tailstrict):
+	// refused before the Go stack it grows is a crash.
+	be, _ = loadHostile(t, context.Background(), "loop", Budget{Time: time.Minute})
+	if be.Over != "depth" || !strings.Contains(be.Error(), "nested more than 20000 deep") || !strings.Contains(be.At, "loop.jsonnet:1:") {
 		t.Errorf("loop: %v (at %q)", be, be.At)
 	}
+	be, took = loadHostile(t, context.Background(), "spin", Budget{Time: 200 * time.Millisecond})
+	if be.Over != "time" || !strings.Contains(be.Error(), "used more than 200ms") || !strings.Contains(be.At, "spin.jsonnet:") {
+		t.Errorf("spin: %v (at %q)", be, be.At)
+	}
 	if took > 10*time.Second {
-		t.Errorf("loop: refused after %v", took)
+		t.Errorf("spin: refused after %v", took)
 	}
 }
 
 func TestBudgetCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
-	be, took := loadHostile(t, ctx, "loop", Budget{})
+	be, took := loadHostile(t, ctx, "spin", Budget{})
 	if !errors.Is(be, context.Canceled) || !strings.Contains(be.Error(), "stopped: context canceled") {
 		t.Errorf("cancelled: %v", be)
 	}
@@ -128,9 +136,11 @@ func TestBudgetRunaway(t *testing.T) {
 			if c.heap > 0 {
 				limit = c.heap
 			}
-			want := fmt.Sprintf("%s: the suite's evaluation used more than %d MB", path, limit>>20)
-			if !strings.Contains(string(out), want) {
-				t.Errorf("want %q in\n%s", want, out)
+			// Placed at the file, and at file:line:col when the hook
+			// stopped it.
+			want := fmt.Sprintf(": the suite's evaluation used more than %d MB", limit>>20)
+			if !strings.HasPrefix(string(out), path+":") || !strings.Contains(string(out), want) {
+				t.Errorf("want %s...%s in\n%s", path, want, out)
 			}
 			rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
 			t.Logf("refused in %v at a peak RSS of %d MB: %s", took, rss>>20, strings.TrimSpace(string(out)))
