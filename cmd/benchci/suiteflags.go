@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/benchci/benchci/framework/suitefile"
@@ -44,4 +47,23 @@ func keyValues(flag string, kvs []string) (map[string]string, error) {
 		m[k] = v
 	}
 	return m, nil
+}
+
+// loadSuite evaluates a suite as every command does: under the suite's
+// budget (suitefile.Budget's defaults), stopping when ctx is done
+// (SIGTERM, Ctrl-C). An evaluation that went over its budget in a Go
+// builtin cannot be stopped and goes on allocating: then the process
+// exits at once, whatever the command would have done with the error.
+func loadSuite(ctx context.Context, path string, opts suitefile.Options) (*suitefile.File, error) {
+	l, err := suitefile.LoadContext(ctx, path, opts)
+	if be := (*suitefile.BudgetError)(nil); errors.As(err, &be) && !be.Stopped {
+		runaway(be)
+	}
+	return l, err
+}
+
+// runaway ends the process on an evaluation that could not be stopped.
+var runaway = func(err error) {
+	fmt.Fprintln(os.Stderr, "benchci:", err)
+	os.Exit(exitUsage)
 }
