@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/benchci/benchci/framework/suitefile"
+	"github.com/benchci/benchci/internal/redact"
+	"github.com/benchci/benchci/internal/report"
 	"github.com/benchci/benchci/internal/runner"
 	"github.com/spf13/cobra"
 )
@@ -62,8 +64,11 @@ func loadSuite(ctx context.Context, path string, opts suitefile.Options) (*suite
 	return l, err
 }
 
-// runaway ends the process on an evaluation that could not be stopped.
+// runaway ends the process on an evaluation that could not be stopped,
+// saying so as main says an error: masked and inert.
 var runaway = func(err error) {
-	fmt.Fprintln(os.Stderr, "benchci:", err)
+	w := redact.NewWriter(os.Stderr)
+	fmt.Fprintln(w, "benchci:", report.Lines(err.Error()))
+	w.Flush()
 	os.Exit(exitUsage)
 }
