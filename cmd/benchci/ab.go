@@ -66,14 +66,14 @@ func runAB(cmd *cobra.Command, o runOptions, ref string, paths []string) ([]abRu
 	var runs []abRun
 	var alone []string
 	for _, p := range paths {
-		cand, err := suitefile.Load(p, opts)
+		cand, err := loadSuite(cmd.Context(), p, opts)
 		if err != nil {
 			return nil, nil, &exitError{exitUsage, err}
 		}
 		var base *suitefile.File
 		bp, err := tree.Path(p)
 		if err == nil {
-			base, err = suitefile.Load(bp, baseOpts)
+			base, err = loadSuite(cmd.Context(), bp, baseOpts)
 		}
 		switch {
 		case err != nil:

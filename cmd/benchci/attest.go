@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -357,7 +358,7 @@ type namedFile struct{ path, role string }
 // checkout holds them, the suite file first. The suite is evaluated again and must be the one
 // measured: otherwise the files named now are not the ones it was made of.
 func suiteFiles(f *result.File, opts suitefile.Options) ([]namedFile, error) {
-	l, err := suitefile.Load(f.Suite.Path, opts)
+	l, err := loadSuite(context.Background(), f.Suite.Path, opts)
 	if err != nil {
 		return nil, fmt.Errorf("its suite: %w", err)
 	}

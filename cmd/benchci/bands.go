@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/bands"
 	"github.com/benchci/benchci/internal/report"
 	"github.com/benchci/benchci/internal/runner"
@@ -50,7 +49,7 @@ With --format markdown or json the proposals are a table instead.`,
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}
-			l, err := suitefile.Load(args[0], opts)
+			l, err := loadSuite(cmd.Context(), args[0], opts)
 			if err != nil {
 				return &exitError{exitUsage, err}
 			}

@@ -187,7 +187,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
-	rules := newPolicyReviewer(resolvedBaseRef(o), o.run.baselines, opts)
+	rules := newPolicyReviewer(cmd.Context(), resolvedBaseRef(o), o.run.baselines, opts)
 	defer rules.close()
 	// A/B: each candidate is judged against its base, measured in the
 	// same run; the committed baseline's verdict is shown, not gated.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -13,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/changepoint"
 	"github.com/benchci/benchci/internal/chart"
 	"github.com/benchci/benchci/internal/history"
@@ -140,7 +140,7 @@ func baselineOf(arg, dir string, sf suiteFlags) (name, path string, err error) {
 		if err != nil {
 			return "", "", err
 		}
-		l, err := suitefile.Load(arg, opts)
+		l, err := loadSuite(context.Background(), arg, opts)
 		if err != nil {
 			return "", "", err
 		}

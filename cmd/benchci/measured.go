@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -64,7 +65,7 @@ func measuredSuite(f *result.File, opts suitefile.Options, ownSuite bool) (*suit
 		// carries would let an edited file pass its own loosened SLOs.
 		return nil, "", fmt.Errorf("its suite file %q is not in this checkout: run ci --measured from the repository root the suite was measured in, so its SLOs are judged from the suite as committed (or pass --suite-from-results to trust the definition the results carry)", f.Suite.Path)
 	}
-	l, err := suitefile.Load(f.Suite.Path, opts)
+	l, err := loadSuite(context.Background(), f.Suite.Path, opts)
 	if err != nil {
 		return nil, "", err
 	}

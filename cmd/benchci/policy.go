@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -37,16 +38,18 @@ type policyReviewer struct {
 	// The base revision's tree, written on first use, and the options
 	// that evaluate its suites from it alone.
 	baseOpts suitefile.Options
-	tree     *gitrev.Tree
-	treeErr  error
-	tmp      string
+	// ctx stops the base's suites' evaluation (SIGTERM, Ctrl-C).
+	ctx     context.Context
+	tree    *gitrev.Tree
+	treeErr error
+	tmp     string
 	// index holds the base's suites by name and by workload hash, to
 	// find one this change moved (findBase).
 	index map[string][]baseFound
 }
 
-func newPolicyReviewer(rev, baselines string, opts suitefile.Options) *policyReviewer {
-	return &policyReviewer{rev: rev, baselines: baselines, opts: opts}
+func newPolicyReviewer(ctx context.Context, rev, baselines string, opts suitefile.Options) *policyReviewer {
+	return &policyReviewer{ctx: ctx, rev: rev, baselines: baselines, opts: opts}
 }
 
 // close removes the base revision's tree.
@@ -97,7 +100,7 @@ func (p *policyReviewer) baseSuite(path, name string) (*suite.Suite, error) {
 	if _, err := os.Stat(bp); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	l, err := suitefile.Load(bp, p.baseOpts)
+	l, err := loadSuite(p.ctx, bp, p.baseOpts)
 	if err != nil {
 		return nil, fmt.Errorf("%s at %s does not evaluate: %w", path, p.rev, err)
 	}
@@ -130,7 +133,7 @@ func (p *policyReviewer) findBase(near, name, workload string) (*baseFound, erro
 				return nil
 			}
 			n++
-			l, err := suitefile.Load(path, p.baseOpts)
+			l, err := loadSuite(p.ctx, path, p.baseOpts)
 			if err != nil {
 				return nil // not a suite, or not one that evaluates: nothing to inherit
 			}
@@ -418,7 +421,7 @@ func (p *policyReviewer) goneSuites(ran []*result.File) []*compare.Report {
 		if spath == "" {
 			return nil
 		}
-		if still(spath, name, p.opts) {
+		if still(p.ctx, spath, name, p.opts) {
 			return nil // defined here, only not run by this job
 		}
 		if bs, err := p.baseSuite(spath, name); err != nil || bs == nil {
@@ -438,11 +441,11 @@ func (p *policyReviewer) goneSuites(ran []*result.File) []*compare.Report {
 // still reports whether the suite file at path in this checkout defines
 // name. A file that does not evaluate does define it as far as this check
 // goes: the job that runs it fails on it.
-func still(path, name string, opts suitefile.Options) bool {
+func still(ctx context.Context, path, name string, opts suitefile.Options) bool {
 	if _, err := os.Stat(path); err != nil {
 		return false
 	}
-	l, err := suitefile.Load(path, opts)
+	l, err := loadSuite(ctx, path, opts)
 	if err != nil {
 		return true
 	}

@@ -246,7 +246,7 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 	var loaded []*suitefile.File
 	var loadErrs []error
 	for _, p := range paths {
-		l, err := suitefile.Load(p, opts)
+		l, err := loadSuite(cmd.Context(), p, opts)
 		if err != nil {
 			loadErrs = append(loadErrs, err)
 			continue

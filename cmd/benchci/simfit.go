@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -21,7 +22,7 @@ func simFitCmd() *cobra.Command {
 	var profile, out string
 	var params []string
 	var maxSeqs, maxTokens, folds int
-	var network time.Duration
+	var network, timeout time.Duration
 	var format *formatFlag
 	cmd := &cobra.Command{
 		Use:   "fit RESULT...",
@@ -59,7 +60,9 @@ the parameters' log-scales from the base profile, restarted from its answer
 with smaller simplexes; it is deterministic. Points that failed requests,
 were stopped for saturation or measured fewer than 8 answers are left out,
 and listed. A fit of a few points takes seconds; the held-out check one
-fit per fold.
+fit per fold. Above ` + fmt.Sprint(simfit.MaxPoints) + ` points, evenly spaced ones are fitted (the first,
+then about every Nth in file order), and a note says how many; the fit and
+its check stop at --timeout (10m by default, at most 2h).
 
 The answer leads: the held-out error, the median |predicted - measured| /
 measured of each point's figures predicted by a fit that did not see the
@@ -85,6 +88,9 @@ there, the fitted efficiencies. Paths are relative to the suite.`,
 				network = -1
 			} else if network < 0 {
 				return &exitError{exitUsage, errors.New("--network must not be negative")}
+			}
+			if timeout <= 0 || timeout > maxFitTimeout {
+				return &exitError{exitUsage, fmt.Errorf("--timeout must be more than 0 and at most %s", maxFitTimeout)}
 			}
 			if folds < 0 {
 				return &exitError{exitUsage, errors.New("--folds must be 0 (no held-out check) or more")}
@@ -112,14 +118,27 @@ there, the fitted efficiencies. Paths are relative to the suite.`,
 			if len(pts) == 0 {
 				return &exitError{exitUsage, fmt.Errorf("no point of %s can be fitted%s", strings.Join(args, ", "), skippedLines(skipped))}
 			}
-			fitted, err := simfit.Fit(base, ps, pts, simfit.Options{})
-			if err != nil {
+			if kept, cut := simfit.Sample(pts, 0); cut {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: %d points are more than the %d a fit replays: fitting %d of them, evenly spaced in file order (the first, then about every %.3gth)\n",
+					len(pts), simfit.MaxPoints, len(kept), float64(len(pts))/float64(len(kept)))
+				pts = kept
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			stopped := func(err error) error {
+				if errors.Is(err, context.DeadlineExceeded) {
+					return fmt.Errorf("--timeout %s: %w; fit fewer points or parameters, or --folds 0, or raise --timeout", timeout, err)
+				}
 				return err
+			}
+			fitted, err := simfit.Fit(ctx, base, ps, pts, simfit.Options{})
+			if err != nil {
+				return stopped(err)
 			}
 			var val *simfit.Validation
 			if folds > 0 && len(pts) >= 2 {
-				if val, err = simfit.CrossValidate(base, ps, pts, simfit.Options{MaxFolds: folds}); err != nil {
-					return err
+				if val, err = simfit.CrossValidate(ctx, base, ps, pts, simfit.Options{MaxFolds: folds}); err != nil {
+					return stopped(err)
 				}
 			}
 			o := newOutput(cmd, format)
@@ -163,9 +182,14 @@ there, the fitted efficiencies. Paths are relative to the suite.`,
 	cmd.Flags().StringVar(&out, "out", "", "write the fitted profile to this file")
 	// No default shown: 0 is a round trip too, so unset is told by Changed.
 	cmd.Flags().DurationVar(&network, "network", 0, "the client's round trip to the server, which the client's latencies hold and the engine's do not (default: each file's overhead at its least load, else 0)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, fmt.Sprintf("stop the fit and its held-out check after this long (at most %s)", maxFitTimeout))
 	format = addFormat(cmd)
 	return cmd
 }
+
+// maxFitTimeout bounds --timeout: a fit that needs longer has too many
+// points or parameters.
+const maxFitTimeout = 2 * time.Hour
 
 // fitBase is the profile the fit starts from: the one named, else the
 // one the results were measured on, with the server's knobs.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,6 +94,7 @@ func TestSimFitRefuses(t *testing.T) {
 		{"unknown profile", []string{simFitFixture[0], "--profile", "llama-3-8b@h999"}, "unknown GPU card"},
 		{"not results", []string{"testdata/tiny.jsonnet", "--profile", "tiny"}, "not valid JSON"},
 		{"negative folds", []string{simFitFixture[0], "--profile", "tiny", "--folds", "-1"}, "--folds"},
+		{"timeout past the bound", []string{simFitFixture[0], "--profile", "tiny", "--timeout", "3h"}, "--timeout must be more than 0 and at most 2h0m0s"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -100,5 +103,52 @@ func TestSimFitRefuses(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitUsage, c.want)
 			}
 		})
+	}
+}
+
+// A fit replays at most simfit.MaxPoints points, evenly spaced, and says
+// so; it stops at --timeout with an error that says what to do.
+func TestSimFitCapsPointsAndStops(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(simFitFixture[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f map[string]any
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	// The fixture's points, over and over: each a trial of its own.
+	pts := f["points"].([]any)
+	var many []any
+	for i := 0; len(many) <= simfit.MaxPoints; i++ {
+		p := maps.Clone(pts[i%len(pts)].(map[string]any))
+		p["trial"] = i / len(pts)
+		many = append(many, p)
+	}
+	f["points"] = many
+	path := filepath.Join(t.TempDir(), "many.json")
+	if data, err = json.Marshal(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	code, _, stderr := runCLI(t, context.Background(), "sim", "fit", path, "--profile", "tiny", "--timeout", "1ms")
+	for _, want := range []string{
+		fmt.Sprintf("note: %d points are more than the %d a fit replays: fitting %d of them, evenly spaced", len(many), simfit.MaxPoints, simfit.MaxPoints),
+		"--timeout 1ms: the fit stopped after", "context deadline exceeded", "or raise --timeout",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("want %q in stderr:\n%s", want, stderr)
+		}
+	}
+	if code != exitUsage {
+		t.Errorf("exit %d, want %d", code, exitUsage)
+	}
+	// Generous: the fit itself would take minutes.
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("--timeout 1ms returned after %v", took)
 	}
 }

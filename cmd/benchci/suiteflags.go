@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/benchci/benchci/framework/suitefile"
+	"github.com/benchci/benchci/internal/redact"
+	"github.com/benchci/benchci/internal/report"
 	"github.com/benchci/benchci/internal/runner"
 	"github.com/spf13/cobra"
 )
@@ -44,4 +49,26 @@ func keyValues(flag string, kvs []string) (map[string]string, error) {
 		m[k] = v
 	}
 	return m, nil
+}
+
+// loadSuite evaluates a suite as every command does: under the suite's
+// budget (suitefile.Budget's defaults), stopping when ctx is done
+// (SIGTERM, Ctrl-C). An evaluation that went over its budget in a Go
+// builtin cannot be stopped and goes on allocating: then the process
+// exits at once, whatever the command would have done with the error.
+func loadSuite(ctx context.Context, path string, opts suitefile.Options) (*suitefile.File, error) {
+	l, err := suitefile.LoadContext(ctx, path, opts)
+	if be := (*suitefile.BudgetError)(nil); errors.As(err, &be) && !be.Stopped {
+		runaway(be)
+	}
+	return l, err
+}
+
+// runaway ends the process on an evaluation that could not be stopped,
+// saying so as main says an error: masked and inert.
+var runaway = func(err error) {
+	w := redact.NewWriter(os.Stderr)
+	fmt.Fprintln(w, "benchci:", report.Lines(err.Error()))
+	w.Flush()
+	os.Exit(exitUsage)
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/benchci/benchci/framework/suite"
-	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/runner"
 	"github.com/benchci/benchci/internal/workload"
 	"github.com/spf13/cobra"
@@ -35,7 +34,7 @@ model's: run measures it (calibration) and warns there.`,
 			}
 			bad := 0
 			for _, path := range args {
-				l, err := suitefile.Load(path, opts)
+				l, err := loadSuite(cmd.Context(), path, opts)
 				if err == nil {
 					// The data files too: a trace or dataset that does not
 					// read fails here, not minutes into a run. They are
@@ -46,6 +45,9 @@ model's: run measures it (calibration) and warns there.`,
 					}
 				}
 				if err != nil {
+					if cmd.Context().Err() != nil {
+						return err // SIGTERM or Ctrl-C: no more suites
+					}
 					fmt.Fprintln(cmd.ErrOrStderr(), err)
 					bad++
 					continue

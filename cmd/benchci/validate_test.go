@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // validate applies a run's bounds to a suite and its data files, each
@@ -103,5 +104,28 @@ func TestValidateWarnsOfPromptsBelowTheTemplate(t *testing.T) {
 				t.Errorf("%s: %v%% of requests below, want about 7/19 = 36.8%%", tc.name, share)
 			}
 		}
+	}
+}
+
+// A suite's evaluation stops on SIGTERM or Ctrl-C (the command's context,
+// issue 40): validate returns at once, the suites after it unread.
+func TestValidateStopsOnSignal(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	loop := filepath.Join(dir, "loop.jsonnet")
+	// 2^60 shallow calls that allocate little: only the clock or the
+	// context ends them.
+	if err := os.WriteFile(loop, []byte("local f(n) = if n == 0 then 0 else std.min(f(n - 1), f(n - 1));\n{ description: f(60) }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	code, _, stderr := runCLI(t, ctx, "validate", loop, loop)
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("cancelled after 100ms, validate returned after %v", took)
+	}
+	if code != exitUsage || !strings.Contains(stderr, "context canceled") || strings.Count(stderr, "loop.jsonnet") > 1 {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,7 +82,7 @@ statement.`,
 			checks = append(checks, checkPredicate(st, pred))
 			checks = append(checks, checkSubjects(root, st))
 			checks = append(checks, checkSLOs(pred))
-			pc, err := checkPolicy(root, against, cmd.Flags().Changed("against"), opts, pred)
+			pc, err := checkPolicy(cmd.Context(), root, against, cmd.Flags().Changed("against"), opts, pred)
 			if err != nil {
 				return err
 			}
@@ -241,7 +242,7 @@ func checkSLOs(pred *sloPredicate) verifyCheck {
 // checkPolicy compares the rules each run was measured with against the
 // suite's at the release branch: a looser one fails. Outside a git
 // repository, with no --against given, there is no branch to compare with.
-func checkPolicy(root, against string, explicit bool, opts suitefile.Options, pred *sloPredicate) (verifyCheck, error) {
+func checkPolicy(ctx context.Context, root, against string, explicit bool, opts suitefile.Options, pred *sloPredicate) (verifyCheck, error) {
 	c := verifyCheck{name: "policy"}
 	if _, err := gitrev.Root(root); err != nil && !explicit {
 		c.skipped = true
@@ -275,7 +276,7 @@ func checkPolicy(root, against string, explicit bool, opts suitefile.Options, pr
 			c.details = append(c.details, fmt.Sprintf("%s: %s is not at %s: no rules to compare with", who, report.OneLine(r.Suite.File), at))
 			continue
 		}
-		l, err := suitefile.Load(bp, opts)
+		l, err := loadSuite(ctx, bp, opts)
 		if err != nil {
 			c.details = append(c.details, fmt.Sprintf("%s: %s at %s does not evaluate: %s", who, report.OneLine(r.Suite.File), at, firstLine(err)))
 			continue

@@ -7,6 +7,7 @@ package suitefile
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -45,6 +46,8 @@ type Options struct {
 	// Known lists the simulator profiles and tokenizers this binary has;
 	// nil skips those checks.
 	Known *suite.Known
+	// Budget bounds the evaluation's heap and time (see budget.go).
+	Budget Budget
 }
 
 // File is a suite together with what it was made from.
@@ -69,19 +72,31 @@ type File struct {
 
 // Load evaluates, decodes and validates the suite in path.
 func Load(path string, opts Options) (*File, error) {
+	return LoadContext(context.Background(), path, opts)
+}
+
+// LoadContext is Load whose evaluation stops when ctx is done.
+func LoadContext(ctx context.Context, path string, opts Options) (*File, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load suite: %w", err)
 	}
-	return LoadSource(path, string(src), opts)
+	return LoadSourceContext(ctx, path, string(src), opts)
 }
 
 // LoadSource evaluates, decodes and validates a suite whose source is src; path
 // names it in errors and resolves its relative imports. The error, when not
 // nil, is either go-jsonnet's formatted evaluation error or a
 // *multierror.Error holding every *FieldError found (a call's wrong
-// argument is one, placed at the call).
+// argument is one, placed at the call), or a *BudgetError when the
+// evaluation went over opts.Budget.
 func LoadSource(path, src string, opts Options) (*File, error) {
+	return LoadSourceContext(context.Background(), path, src, opts)
+}
+
+// LoadSourceContext is LoadSource whose evaluation stops when ctx is
+// done: it returns a *BudgetError wrapping ctx's error at once.
+func LoadSourceContext(ctx context.Context, path, src string, opts Options) (*File, error) {
 	repo, err := repository(opts, path)
 	if err != nil {
 		return nil, err
@@ -92,7 +107,10 @@ func LoadSource(path, src string, opts Options) (*File, error) {
 	}
 	kept := &keepError{ErrorFormatter: vm.ErrorFormatter}
 	vm.ErrorFormatter = kept
-	out, err := vm.EvaluateAnonymousSnippet(path, src)
+	out, err := evaluate(ctx, vm, path, src, opts.Budget)
+	if be := (*BudgetError)(nil); errors.As(err, &be) {
+		return nil, be
+	}
 	if err != nil {
 		if placed := argumentError(path, src, kept.err); placed != nil {
 			return nil, placed

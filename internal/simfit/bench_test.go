@@ -1,6 +1,7 @@
 package simfit
 
 import (
+	"context"
 	"testing"
 
 	"github.com/benchci/benchci/internal/sim"
@@ -13,6 +14,6 @@ func BenchmarkLoss(b *testing.B) {
 	pts := readPoints(b, synthesize(b, base, sweep))
 	b.ResetTimer()
 	for b.Loop() {
-		Loss(pts, predictAll(base, pts, 1))
+		Loss(pts, predictAll(context.Background(), base, pts, 1))
 	}
 }

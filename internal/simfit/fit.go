@@ -1,6 +1,7 @@
 package simfit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -216,7 +217,7 @@ func Loss(pts []Point, preds []Prediction) float64 {
 
 // predictAll replays the points in parallel; each point's seed is its own
 // (Point.seed), so the figures do not depend on the order or the workers.
-func predictAll(p sim.Profile, pts []Point, workers int) []Prediction {
+func predictAll(ctx context.Context, p sim.Profile, pts []Point, workers int) []Prediction {
 	out := make([]Prediction, len(pts))
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -228,6 +229,9 @@ func predictAll(p sim.Profile, pts []Point, workers int) []Prediction {
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				if ctx.Err() != nil {
+					continue // stopped: the points left are not replayed
+				}
 				out[i] = Predict(p, pts[i], pts[i].seed)
 			}
 		}()
@@ -287,8 +291,9 @@ func apply(base sim.Profile, params []Param, x []float64) (sim.Profile, float64)
 // restarted from its answer with fresh, smaller simplexes (a simplex can
 // collapse early on a loss that steps as requests change places in the
 // batch). It is deterministic: same points, same answer, whatever the
-// workers.
-func Fit(base sim.Profile, params []Param, pts []Point, opts Options) (*Fitted, error) {
+// workers. It stops when ctx is done, within a point's replay, with an
+// error that wraps ctx's.
+func Fit(ctx context.Context, base sim.Profile, params []Param, pts []Point, opts Options) (*Fitted, error) {
 	if len(pts) == 0 {
 		return nil, errors.New("no points to fit")
 	}
@@ -302,8 +307,18 @@ func Fit(base sim.Profile, params []Param, pts []Point, opts Options) (*Fitted, 
 	evals := 0
 	f := func(x []float64) float64 {
 		evals++
+		if ctx.Err() != nil {
+			return math.Inf(1) // stopped: Status ends the search
+		}
 		p, penalty := apply(base, params, x)
-		return Loss(pts, predictAll(p, pts, opts.Workers)) + penalty
+		return Loss(pts, predictAll(ctx, p, pts, opts.Workers)) + penalty
+	}
+	// The optimizer asks before each step whether to go on.
+	status := func() (optimize.Status, error) {
+		if err := ctx.Err(); err != nil {
+			return optimize.Failure, err
+		}
+		return optimize.NotTerminated, nil
 	}
 	x := make([]float64, len(params))
 	best := f(x)
@@ -312,9 +327,12 @@ func Fit(base sim.Profile, params []Param, pts []Point, opts Options) (*Fitted, 
 		if left < 2*(len(params)+1) {
 			break
 		}
-		res, err := optimize.Minimize(optimize.Problem{Func: f}, x,
+		res, err := optimize.Minimize(optimize.Problem{Func: f, Status: status}, x,
 			&optimize.Settings{FuncEvaluations: left, Converger: &optimize.FunctionConverge{Absolute: 1e-7, Relative: 1e-6, Iterations: 15 * len(params)}},
 			&optimize.NelderMead{SimplexSize: size})
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("the fit stopped after %d of at most %d replays of its %d point(s): %w", evals, maxEvals, len(pts), ctx.Err())
+		}
 		if res == nil {
 			return nil, fmt.Errorf("optimize: %w", err)
 		}
@@ -323,11 +341,37 @@ func Fit(base sim.Profile, params []Param, pts []Point, opts Options) (*Fitted, 
 		}
 	}
 	p, _ := apply(base, params, x)
-	out := &Fitted{Base: base, Profile: p, Params: params, Loss: best, Evals: evals, Predictions: predictAll(p, pts, opts.Workers)}
+	out := &Fitted{Base: base, Profile: p, Params: params, Loss: best, Evals: evals, Predictions: predictAll(ctx, p, pts, opts.Workers)}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("the fit stopped replaying its answer: %w", ctx.Err())
+	}
 	for _, q := range params {
 		out.Values = append(out.Values, q.get(p))
 		out.Scales = append(out.Scales, q.get(p)/q.get(base))
 	}
 	out.Loss = Loss(pts, out.Predictions)
 	return out, nil
+}
+
+// MaxPoints is the most points a fit replays: each is replayed for every
+// one of the optimizer's evaluations (some 1,200 for three parameters),
+// and a point at load takes up to half a second.
+const MaxPoints = 200
+
+// Sample keeps at most max of the points (MaxPoints when max is 0),
+// evenly spaced in their order and the first among them, so every file
+// and every load keeps its share: the same points give the same sample.
+// It reports whether it left any out.
+func Sample(pts []Point, max int) ([]Point, bool) {
+	if max <= 0 {
+		max = MaxPoints
+	}
+	if len(pts) <= max {
+		return pts, false
+	}
+	out := make([]Point, max)
+	for i := range out {
+		out[i] = pts[i*len(pts)/max]
+	}
+	return out, true
 }

@@ -1,8 +1,12 @@
 package simfit
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,7 +83,7 @@ func TestRecover(t *testing.T) {
 				t.Fatalf("hidden profile out of bounds")
 			}
 			pts := readPoints(t, synthesize(t, hidden, sweep))
-			f, err := Fit(c.base, params, pts, Options{})
+			f, err := Fit(context.Background(), c.base, params, pts, Options{})
 			must(t, err)
 			for j, q := range params {
 				got, want := f.Values[j], q.get(hidden)
@@ -89,7 +93,7 @@ func TestRecover(t *testing.T) {
 					t.Errorf("%s: fitted %.4g, hidden %.4g: %+.1f%%, beyond 5%%", q.Name, got, want, 100*rel)
 				}
 			}
-			if f.Loss > Loss(pts, predictAll(c.base, pts, 0)) {
+			if f.Loss > Loss(pts, predictAll(context.Background(), c.base, pts, 0)) {
 				t.Errorf("the fit's loss %v is above the base's", f.Loss)
 			}
 			if c.base.Spec != nil {
@@ -174,9 +178,9 @@ func TestFitIsDeterministic(t *testing.T) {
 	var vals []*Validation
 	for _, workers := range []int{1, 4} {
 		opts := Options{MaxEvals: 40, Workers: workers}
-		f, err := Fit(tiny, params, pts, opts)
+		f, err := Fit(context.Background(), tiny, params, pts, opts)
 		must(t, err)
-		v, err := CrossValidate(tiny, params, pts, opts)
+		v, err := CrossValidate(context.Background(), tiny, params, pts, opts)
 		must(t, err)
 		fits, vals = append(fits, f), append(vals, v)
 	}
@@ -196,5 +200,57 @@ func TestFitIsDeterministic(t *testing.T) {
 	}
 	if fits[0].Evals > 40 {
 		t.Errorf("%d evaluations, more than the 40 allowed", fits[0].Evals)
+	}
+}
+
+// A fit stops when its context is done (sim fit --timeout, SIGTERM),
+// within a point's replay, and says how far it got.
+func TestFitStopsOnCancel(t *testing.T) {
+	t.Parallel()
+	tiny, _ := sim.Lookup("tiny")
+	pts := readPoints(t, synthesize(t, tiny, []load{
+		{concurrency: 1, in: [2]int{50, 150}, out: [2]int{5, 10}},
+		{concurrency: 4, in: [2]int{50, 150}, out: [2]int{5, 10}},
+	}))
+	params, err := ParamsFor(tiny, nil)
+	must(t, err)
+	for _, name := range []string{"fit", "cross-validate"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		start := time.Now()
+		// Far more evaluations than 100 ms holds.
+		opts := Options{MaxEvals: 1_000_000}
+		if name == "fit" {
+			_, err = Fit(ctx, tiny, params, pts, opts)
+		} else {
+			_, err = CrossValidate(ctx, tiny, params, pts, opts)
+		}
+		took := time.Since(start)
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "the fit stopped after") {
+			t.Errorf("%s: %v", name, err)
+		}
+		// Generous: a loaded machine must not flake it; a fit that
+		// ignored the context would run for hours.
+		if took > 10*time.Second {
+			t.Errorf("%s: cancelled after 100ms, returned after %v", name, took)
+		}
+		cancel()
+	}
+}
+
+func TestSample(t *testing.T) {
+	pts := make([]Point, 1500)
+	for i := range pts {
+		pts[i].Name = fmt.Sprint(i)
+	}
+	got, cut := Sample(pts, 0)
+	if !cut || len(got) != MaxPoints || got[0].Name != "0" || got[1].Name != "7" || got[MaxPoints-1].Name != "1492" {
+		t.Errorf("cut %v, %d points, first %s, second %s, last %s", cut, len(got), got[0].Name, got[1].Name, got[len(got)-1].Name)
+	}
+	if again, _ := Sample(pts, 0); !reflect.DeepEqual(again, got) {
+		t.Error("the sample differs from one call to the next")
+	}
+	if got, cut := Sample(pts[:MaxPoints], 0); cut || len(got) != MaxPoints {
+		t.Errorf("%d points at the cap: cut %v, kept %d", MaxPoints, cut, len(got))
 	}
 }

@@ -1,6 +1,7 @@
 package simfit
 
 import (
+	"context"
 	"errors"
 	"math"
 	"slices"
@@ -42,8 +43,8 @@ var ErrTooFewPoints = errors.New("too few points to hold one out")
 
 // CrossValidate refits the base profile without each fold of points and
 // predicts the points left out, from the base each time (not from the
-// full fit, which saw them).
-func CrossValidate(base sim.Profile, params []Param, pts []Point, opts Options) (*Validation, error) {
+// full fit, which saw them). It stops when ctx is done, as Fit does.
+func CrossValidate(ctx context.Context, base sim.Profile, params []Param, pts []Point, opts Options) (*Validation, error) {
 	if len(pts) < 2 {
 		return nil, ErrTooFewPoints
 	}
@@ -62,12 +63,12 @@ func CrossValidate(base sim.Profile, params []Param, pts []Point, opts Options) 
 				train = append(train, p)
 			}
 		}
-		f, err := Fit(base, params, train, opts)
+		f, err := Fit(ctx, base, params, train, opts)
 		if err != nil {
 			return nil, err
 		}
 		v.Scales = append(v.Scales, f.Scales)
-		v.Rows = append(v.Rows, InSample(test, predictAll(f.Profile, test, opts.Workers))...)
+		v.Rows = append(v.Rows, InSample(test, predictAll(ctx, f.Profile, test, opts.Workers))...)
 	}
 	// Rows in the points' order, as the tables list them.
 	order := map[string]int{}
