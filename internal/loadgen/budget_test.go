@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -58,4 +59,40 @@ type releasing struct {
 func (r *releasing) Do(ctx context.Context, body []byte, id string, res *client.Result) {
 	r.fakeServer.Do(ctx, body, id, res)
 	r.held.Add(-r.size)
+}
+
+// A trace of prompts that take longer to build than the schedule allows
+// (the 4M-token prompts, 1.3 s each) does not stretch the point:
+// a 3 s point stops waiting for bodies SendOverrun after its window, ends
+// within 10 s, and counts what was due and not sent as the client's
+// shortfall (invalid), not as the server's figures.
+func TestSlowBuiltPromptsEndThePoint(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := func() (Item, error) {
+			time.Sleep(1300 * time.Millisecond) // building a huge prompt
+			return Item{Body: []byte("{}"), WantOutput: 2}, nil
+		}
+		srv := &fakeServer{latency: 200 * time.Millisecond}
+		t0 := time.Now()
+		out, err := Run(context.Background(), srv, Config{
+			Mode: OpenLoop, Rate: 100, Arrivals: arrivals(t, "constant", 100), Duration: 3 * time.Second,
+			Clock: clock.Timers,
+		}, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(t0); took > 10*time.Second {
+			t.Errorf("the point took %v", took)
+		}
+		// The builder finishes the body it was building, then sees the
+		// point over and stops.
+		time.Sleep(2 * time.Second)
+		why := strings.Join(out.Validity.Invalid, "; ")
+		if out.Incomplete || !strings.Contains(why, "requests due in the window were not sent: their bodies were not built 1s after it closed") {
+			t.Errorf("incomplete %v, invalid %q, schedule %+v", out.Incomplete, why, out.Schedule)
+		}
+		if s := out.Schedule; s.ScheduledRate < 95 || s.SendRate > 10 {
+			t.Errorf("schedule %+v: want about 100 req/s scheduled and few sent", s)
+		}
+	})
 }

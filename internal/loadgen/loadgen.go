@@ -537,8 +537,12 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 	// Let the source fill its buffer before the clock starts.
 	// Bodies past the budget are built once requests finish: the buffer
 	// holds what fits.
+	// Bodies slow to build (huge prompts) fill it for MaxFillWait at the
+	// most: the point's start is not put off by its own requests.
 	warm := min(owned, 64)
 	buffered := make([]Item, 0, warm)
+	fillBy := time.NewTimer(MaxFillWait)
+	defer fillBy.Stop()
 fill:
 	for range warm {
 		select {
@@ -548,6 +552,8 @@ fill:
 			}
 			buffered = append(buffered, it)
 		case <-bodies.full:
+			break fill
+		case <-fillBy.C:
 			break fill
 		}
 	}
@@ -585,6 +591,17 @@ fill:
 	stopped := false
 	var prev time.Duration
 	sends := 0
+	// A request not built by SendOverrun past the window's end is not
+	// waited for: prompts that take longer to build than the schedule
+	// allows (a trace of huge prompts) must not stretch the point without
+	// bound. What was due and not sent is the client's shortfall.
+	itemCtx := sendCtx
+	if !winEnd.IsZero() {
+		var cancelItemWait context.CancelFunc
+		itemCtx, cancelItemWait = context.WithDeadline(sendCtx, winEnd.Add(SendOverrun(cfg.Duration)))
+		defer cancelItemWait()
+	}
+	unbuilt := 0
 dispatch:
 	for i := 0; ; i++ {
 		off, ok := sched.Next()
@@ -612,9 +629,20 @@ dispatch:
 			it = buffered[sends]
 		} else {
 			var ok bool
+			// A body built is sent, however late: only the wait for one
+			// not yet built ends at the deadline.
 			select {
 			case it, ok = <-items:
-			case <-sendCtx.Done():
+			default:
+				select {
+				case it, ok = <-items:
+				case <-itemCtx.Done():
+				}
+			}
+			if !ok && sendCtx.Err() == nil && itemCtx.Err() != nil {
+				unbuilt = unsent(sched, i, t0, off, cfg, winEnd)
+				schedIn += unbuilt
+				break dispatch
 			}
 			if !ok {
 				stopped = true
@@ -703,7 +731,37 @@ dispatch:
 		gap = time.Duration(float64(time.Second) / cfg.Rate)
 	}
 	out.Validity = judgeValidity(p, out.Schedule, lag, gap, capWaits > 0 && cfg.DescriptorLimit > 0, capWaits > 0 && cfg.DescriptorLimit == 0, stalls)
+	if unbuilt > 0 {
+		out.Validity.Invalid = append(out.Validity.Invalid, fmt.Sprintf("%d requests due in the window were not sent: their bodies were not built %v after it closed (prompts too long to build at this rate); the client's shortfall, not the server's",
+			unbuilt, SendOverrun(cfg.Duration)))
+	}
 	return out, nil
+}
+
+// MaxFillWait bounds the time an open-loop point waits, before its
+// clock starts, for requests to be built ahead.
+const MaxFillWait = 2 * time.Second
+
+// SendOverrun is how long past its window's end an open-loop point waits
+// for requests still being built: a tenth of its duration, at least a
+// second and at most a minute.
+func SendOverrun(d time.Duration) time.Duration {
+	return min(max(d/10, time.Second), time.Minute)
+}
+
+// unsent counts the arrivals from the i-th (due at off, not sent) to the
+// schedule's end that were due in the window and owned by this shard.
+func unsent(sched *workload.Schedule, i int, t0 time.Time, off time.Duration, cfg Config, winEnd time.Time) int {
+	n := 0
+	for ; ; i++ {
+		if cfg.Shard.Owns(i) && off >= cfg.Warmup && t0.Add(off).Before(winEnd) {
+			n++
+		}
+		var ok bool
+		if off, ok = sched.Next(); !ok {
+			return n
+		}
+	}
 }
 
 // start waits for the point's aligned start, when it has one, and returns
