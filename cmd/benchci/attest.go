@@ -26,7 +26,6 @@ import (
 	"github.com/benchci/benchci/framework/suitefile"
 	"github.com/benchci/benchci/internal/gitrev"
 	"github.com/benchci/benchci/internal/inputfile"
-	"github.com/benchci/benchci/internal/workload"
 )
 
 // sloPredicateType is benchci's own predicate type: the SLO verdicts a
@@ -379,7 +378,7 @@ func suiteFiles(f *result.File, opts suitefile.Options) ([]namedFile, error) {
 		switch {
 		case *d.Path == "":
 		case d.Dir:
-			images, err := workload.ImageFiles(*d.Path)
+			images, err := suite.ImageFiles(*d.Path)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", d.Field, err)
 			}

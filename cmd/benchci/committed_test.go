@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchci/benchci/framework/baseline"
 	"github.com/benchci/benchci/framework/suitefile"
-	"github.com/benchci/benchci/internal/baseline"
 	"github.com/benchci/benchci/internal/policy"
 )
 

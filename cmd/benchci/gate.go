@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/benchci/benchci/framework/baseline"
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/internal/baseline"
 	"github.com/benchci/benchci/internal/layout"
 )
 

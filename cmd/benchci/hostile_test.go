@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/benchci/benchci/framework/baseline"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/internal/baseline"
 	"github.com/benchci/benchci/internal/gitfixture"
 )
 

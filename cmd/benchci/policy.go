@@ -12,11 +12,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchci/benchci/framework/baseline"
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/suitefile"
-	"github.com/benchci/benchci/internal/baseline"
 	"github.com/benchci/benchci/internal/gitrev"
 	"github.com/benchci/benchci/internal/inputfile"
 	"github.com/benchci/benchci/internal/layout"

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchci/benchci/framework/baseline"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/internal/baseline"
 	"github.com/benchci/benchci/internal/layout"
 	"github.com/benchci/benchci/internal/variants"
 )

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchci/benchci/framework/baseline"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/internal/baseline"
 	"github.com/benchci/benchci/internal/testnet"
 	"github.com/benchci/benchci/internal/variants"
 )

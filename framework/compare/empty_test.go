@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchci/benchci/framework/baseline"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/internal/baseline"
 )
 
 // F8: a point that answered nothing (a trace whose timestamps put every

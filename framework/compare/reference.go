@@ -1,8 +1,8 @@
 package compare
 
 import (
+	"github.com/benchci/benchci/framework/baseline"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/internal/baseline"
 )
 
 // ReadReference reads what a comparison takes as its reference: a

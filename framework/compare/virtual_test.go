@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchci/benchci/framework/baseline"
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/internal/baseline"
 )
 
 // The gate never mixes a virtual-time replay (run --virtual) with a

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchci/benchci/framework/baseline"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/internal/baseline"
 )
 
 // committedBaseline is a baseline recorded by a real run: its result has

@@ -5,6 +5,8 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -100,4 +102,29 @@ func launchKey(raw string) string {
 		h = "this machine"
 	}
 	return net.JoinHostPort(h, port)
+}
+
+// MaxImageFile bounds one image file of workload.images.dir: a file past
+// it is refused by its size before it is read.
+const MaxImageFile = 16 << 20
+
+// ImageFiles lists a directory's PNG and JPEG files, by name.
+func ImageFiles(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		switch strings.ToLower(filepath.Ext(e.Name())) {
+		case ".png", ".jpg", ".jpeg":
+			if e.Type().IsRegular() {
+				out = append(out, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s holds no .png, .jpg or .jpeg files", dir)
+	}
+	return out, nil
 }

@@ -25,7 +25,6 @@ import (
 
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/internal/inputfile"
-	"github.com/benchci/benchci/internal/workload"
 	"github.com/benchci/benchci/suites/lib"
 )
 
@@ -436,7 +435,7 @@ const MaxDataFile = suite.MaxDataFile
 // hashImageDir hashes a directory of images (workload.images.dir): the
 // names and contents of its PNG and JPEG files, in name order.
 func hashImageDir(dir string) ([]byte, error) {
-	files, err := workload.ImageFiles(dir)
+	files, err := suite.ImageFiles(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -444,8 +443,8 @@ func hashImageDir(dir string) ([]byte, error) {
 	for _, f := range files {
 		// An image over the bound the run refuses is refused here too,
 		// before a byte of it is hashed.
-		if st, err := os.Stat(f); err == nil && st.Size() > workload.MaxImageFile {
-			return nil, fmt.Errorf("%s is %d MiB, more than the %d MiB an image may be", f, st.Size()>>20, workload.MaxImageFile>>20)
+		if st, err := os.Stat(f); err == nil && st.Size() > suite.MaxImageFile {
+			return nil, fmt.Errorf("%s is %d MiB, more than the %d MiB an image may be", f, st.Size()>>20, suite.MaxImageFile>>20)
 		}
 		sum, err := hashFile(f)
 		if err != nil {

@@ -49,3 +49,41 @@ func TestLayering(t *testing.T) {
 		t.Logf("%s: %d non-standard packages", r.pkg, len(deps))
 	}
 }
+
+// TestNoArrowBackUp: the public framework sits below internal. A
+// framework package may use an internal leaf (inputfile, stats, redact),
+// never an internal package that itself links framework: that arrow runs
+// back up, and the two layers could no longer be read, or moved, apart.
+func TestNoArrowBackUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"framework/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	links := map[string]bool{} // internal package: links framework
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fs := strings.Fields(line)
+		for _, imp := range fs[1:] {
+			if !strings.HasPrefix(imp, module+"internal/") {
+				continue
+			}
+			up, seen := links[imp]
+			if !seen {
+				deps, err := exec.Command("go", "list", "-deps", imp).Output()
+				if err != nil {
+					t.Fatalf("go list -deps %s: %v", imp, err)
+				}
+				up = strings.Contains(string(deps), module+"framework/")
+				links[imp] = up
+			}
+			if up {
+				t.Errorf("%s imports %s, which links framework: move what it needs down, or the code up", fs[0], imp)
+			}
+		}
+	}
+	if len(links) == 0 {
+		t.Error("no framework package imports an internal one: the test reads nothing")
+	}
+}

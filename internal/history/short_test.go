@@ -12,7 +12,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/benchci/benchci/internal/baseline"
+	"github.com/benchci/benchci/framework/baseline"
 	"github.com/benchci/benchci/internal/changepoint"
 	"github.com/benchci/benchci/internal/gitfixture"
 

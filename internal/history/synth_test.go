@@ -14,8 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/benchci/benchci/framework/baseline"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/internal/baseline"
 )
 
 // store writes commits straight into a repository's object store, with

@@ -5,7 +5,7 @@ import (
 	"io"
 	"math"
 
-	"github.com/benchci/benchci/internal/baseline"
+	"github.com/benchci/benchci/framework/baseline"
 )
 
 // BaselineEdit is what a pull request's change of one suite's baseline

@@ -11,7 +11,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -39,7 +38,7 @@ const imageVariants = 4
 // apply the same. (suite.MaxImagesPerRequest bounds the count.)
 const (
 	// MaxImageFile bounds one image file of workload.images.dir.
-	MaxImageFile = 16 << 20
+	MaxImageFile = suite.MaxImageFile
 	// MaxImageBytes bounds the images a workload holds in all: the
 	// files of its directory, or the images it synthesizes.
 	MaxImageBytes = 64 << 20
@@ -226,34 +225,13 @@ func dataURL(mime string, b []byte) string {
 	return sb.String()
 }
 
-// ImageFiles lists a directory's PNG and JPEG files, by name.
-func ImageFiles(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range ents {
-		switch strings.ToLower(filepath.Ext(e.Name())) {
-		case ".png", ".jpg", ".jpeg":
-			if e.Type().IsRegular() {
-				out = append(out, filepath.Join(dir, e.Name()))
-			}
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s holds no .png, .jpg or .jpeg files", dir)
-	}
-	return out, nil
-}
-
 // dirDataURLs reads a directory's images as data URLs, each checked to
 // decode. Their sizes are checked before any is read: at most
 // MaxImageFiles files, each at most MaxImageFile bytes, MaxImageBytes in
 // all; each is opened as inputfile does (a regular file, its size checked
 // again on the descriptor, read no further than it).
 func dirDataURLs(dir string) ([]string, error) {
-	files, err := ImageFiles(dir)
+	files, err := suite.ImageFiles(dir)
 	if err != nil {
 		return nil, err
 	}

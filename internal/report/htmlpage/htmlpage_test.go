@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchci/benchci/framework/baseline"
 	"github.com/benchci/benchci/framework/compare"
 	"github.com/benchci/benchci/framework/result"
-	"github.com/benchci/benchci/internal/baseline"
 	"github.com/benchci/benchci/internal/report"
 	"github.com/benchci/benchci/internal/variants"
 )
