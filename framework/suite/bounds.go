@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Bounds on the counts a suite gives that size what a run allocates or
@@ -103,6 +104,20 @@ func launchKey(raw string) string {
 	}
 	return net.JoinHostPort(h, port)
 }
+
+// Bounds on the times a suite gives: a wait past them would not end in
+// any CI job (the longest jobs run for hours), so it is a typo or an
+// attack, refused at its field.
+const (
+	// MaxWait bounds a request's timeout and a session's think time.
+	MaxWait = Duration(24 * time.Hour)
+	// MaxStartTimeout and MaxStopGrace bound a launched server's start
+	// (large models load for many minutes) and its stop.
+	MaxStartTimeout = Duration(2 * time.Hour)
+	MaxStopGrace    = Duration(10 * time.Minute)
+	// MaxFaultDelay bounds each delay a fault proxy adds to a request.
+	MaxFaultDelay = Duration(10 * time.Minute)
+)
 
 // MaxImageFile bounds one image file of workload.images.dir: a file past
 // it is refused by its size before it is read.

@@ -14,6 +14,9 @@ func validateRequest(s *Suite) []*FieldError {
 	if s.Request.Timeout <= 0 {
 		p.add("request.timeout", "must be positive")
 	}
+	if s.Request.Timeout > MaxWait {
+		p.add("request.timeout", "%v is more than the %v any wait may be", s.Request.Timeout.D(), MaxWait.D())
+	}
 	if to := s.Request.Timeouts; to != nil {
 		if to.Connect < 0 || to.FirstToken < 0 || to.Idle < 0 {
 			p.add("request.timeouts", "must not be negative")

@@ -74,6 +74,9 @@ func validateServerTarget(path string, t *Target) []*FieldError {
 		if f.Latency < 0 || f.RetryAfter < 0 || f.Stall < 0 || f.SlowFirstByte < 0 || f.Seed < 0 {
 			p.add(JoinPath(path, "proxy"), "durations and the seed must not be negative")
 		}
+		if d := max(f.Latency, f.RetryAfter, f.Stall, f.SlowFirstByte); d > MaxFaultDelay {
+			p.add(JoinPath(path, "proxy"), "a delay of %v is more than the %v a fault may hold a request", d.D(), MaxFaultDelay.D())
+		}
 		if f.StallRate > 0 && f.Stall <= 0 {
 			p.add(JoinPath(path, "proxy.stall"), "a stall_rate needs a stall duration")
 		}
@@ -110,6 +113,12 @@ func validateLaunch(path string, l *Launch) []*FieldError {
 		}
 		if l.StartTimeout < 0 || l.StopGrace < 0 || l.WarmupRequests < 0 {
 			p.add(JoinPath(path, "launch"), "timeouts and warmup_requests must not be negative")
+		}
+		if l.StartTimeout > MaxStartTimeout {
+			p.add(JoinPath(path, "launch.start_timeout"), "%v is more than the %v a server may take to start", l.StartTimeout.D(), MaxStartTimeout.D())
+		}
+		if l.StopGrace > MaxStopGrace {
+			p.add(JoinPath(path, "launch.stop_grace"), "%v is more than the %v a server may take to stop", l.StopGrace.D(), MaxStopGrace.D())
 		}
 		if l.WarmupRequests > MaxWarmupRequests {
 			p.add(JoinPath(path, "launch.warmup_requests"), "%d is more than the %d a launch may send", l.WarmupRequests, MaxWarmupRequests)

@@ -220,8 +220,8 @@ func validatePrompts(s *Suite) []*FieldError {
 		case pr.Turns > MaxTurns:
 			p.add("workload.prompts.turns", "%d is more than the %d turns a session may have", pr.Turns, MaxTurns)
 		}
-		if pr.ThinkTime < 0 {
-			p.add("workload.prompts.think_time", "must not be negative")
+		if pr.ThinkTime < 0 || pr.ThinkTime > MaxWait {
+			p.add("workload.prompts.think_time", "must be 0 to %v, got %v", MaxWait.D(), pr.ThinkTime.D())
 		}
 	case PromptShareGPT, PromptJSONL:
 		if pr.Path == "" {
