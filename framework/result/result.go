@@ -489,7 +489,10 @@ func Read(path string) (*File, error) {
 }
 
 // Parse decodes and checks a results file's contents.
-func Parse(data []byte) (*File, error) {
+func Parse(data []byte) (*File, error) { return ParseWith(data, VerifyOptions{}) }
+
+// ParseWith is Parse checking the contents as o says (VerifyWith).
+func ParseWith(data []byte, o VerifyOptions) (*File, error) {
 	var head struct {
 		Schema string `json:"schema"`
 	}
@@ -530,7 +533,7 @@ func Parse(data []byte) (*File, error) {
 	if len(written.Suite.Definition) > 0 {
 		f.Suite.Definition = written.Suite.Definition
 	}
-	if err := f.Verify(); err != nil {
+	if err := f.VerifyWith(o); err != nil {
 		return nil, err
 	}
 	return &f, nil

@@ -199,7 +199,13 @@ func ReadReference(path string) (*result.File, error) {
 
 // Parse decodes and checks a baseline file's contents. The embedded result
 // gets the results file's own checks (and migration); the rest is strict.
-func Parse(data []byte) (*File, error) {
+func Parse(data []byte) (*File, error) { return ParseWith(data, result.VerifyOptions{}) }
+
+// ParseWith is Parse checking the embedded result as o says
+// (result.VerifyWith): a partial verification for a reader that shows
+// only the summary's figures and the histograms it names. The summary is
+// checked against the result either way.
+func ParseWith(data []byte, o result.VerifyOptions) (*File, error) {
 	var head struct {
 		Schema string          `json:"schema"`
 		Result json.RawMessage `json:"result"`
@@ -210,7 +216,7 @@ func Parse(data []byte) (*File, error) {
 	if head.Schema != Schema {
 		return nil, fmt.Errorf("schema %q, want %q", head.Schema, Schema)
 	}
-	r, err := result.Parse(head.Result)
+	r, err := result.ParseWith(head.Result, o)
 	if err != nil {
 		return nil, fmt.Errorf("result: %w", err)
 	}
