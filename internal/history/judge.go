@@ -37,8 +37,9 @@ var latencyNames = func() []string {
 }()
 
 // trimmed keeps of a result's points the valid trials, and of each what a
-// change is judged on.
-func trimmed(ps []result.Point) []result.Point {
+// change is judged on, the histograms through intern (one string for one
+// content, however many versions hold it).
+func trimmed(ps []result.Point, intern func(string) string) []result.Point {
 	var out []result.Point
 	for _, p := range ps {
 		if !p.Valid() || p.Incomplete {
@@ -49,7 +50,7 @@ func trimmed(ps []result.Point) []result.Point {
 		t.Histograms = map[string]string{}
 		for _, name := range latencyNames {
 			if h, ok := p.Histograms[name]; ok {
-				t.Histograms[name] = h
+				t.Histograms[name] = intern(h)
 			}
 		}
 		out = append(out, t)
