@@ -206,6 +206,23 @@ func Parse(data []byte) (*File, error) { return ParseWith(data, result.VerifyOpt
 // only the summary's figures and the histograms it names. The summary is
 // checked against the result either way.
 func ParseWith(data []byte, o result.VerifyOptions) (*File, error) {
+	// A file that decodes is decoded in one pass (and its result in
+	// another); one that does not goes the long way, whose errors say
+	// what is wrong with it.
+	type rawFile struct {
+		File
+		Result json.RawMessage `json:"result"`
+	}
+	var raw rawFile
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err == nil && raw.Schema == Schema && len(bytes.TrimSpace(data[dec.InputOffset():])) == 0 {
+		r, err := result.ParseWith(raw.Result, o)
+		if err != nil {
+			return nil, fmt.Errorf("result: %w", err)
+		}
+		return check(raw.File, r)
+	}
 	var head struct {
 		Schema string          `json:"schema"`
 		Result json.RawMessage `json:"result"`
@@ -220,16 +237,17 @@ func ParseWith(data []byte, o result.VerifyOptions) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("result: %w", err)
 	}
-	var raw struct {
-		File
-		Result json.RawMessage `json:"result"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
+	raw = rawFile{} // nothing of the first decoding
+	dec = json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&raw); err != nil {
 		return nil, err
 	}
-	f := raw.File
+	return check(raw.File, r)
+}
+
+// check checks a baseline's header and summary against its result r.
+func check(f File, r *result.File) (*File, error) {
 	f.Result = r
 	if f.Suite != r.Suite.Name || f.WorkloadHash != r.Suite.WorkloadHash {
 		return nil, fmt.Errorf("header (suite %q) does not match its result (suite %q); was it edited by hand?", f.Suite, r.Suite.Name)
