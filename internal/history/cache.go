@@ -2,9 +2,15 @@ package history
 
 import (
 	"crypto/sha256"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
 	"sync"
 
 	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/baseline"
 )
 
 // maxCached bounds the histograms histCache remembers (about 200 bytes
@@ -83,4 +89,69 @@ func (c *histCache) decodes() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.decoded
+}
+
+// shared keeps one copy of each trial and each point's summary figures
+// across a history's versions: a baseline commit that re-records some
+// points leaves the others as they were, and a history of a large
+// baseline would otherwise hold them once a version.
+type shared struct {
+	mu      sync.Mutex
+	trial   map[[sha256.Size]byte]*Trial
+	figures map[[sha256.Size]byte]map[string]float64
+}
+
+func newShared() *shared {
+	return &shared{trial: map[[sha256.Size]byte]*Trial{}, figures: map[[sha256.Size]byte]map[string]float64{}}
+}
+
+// trials is what history keeps of ps (trial), each trial the copy
+// already kept when an earlier version had it.
+func (s *shared) trials(ps []result.Point, intern func(string) string) []*Trial {
+	var out []*Trial
+	for i := range ps {
+		t := trial(&ps[i], intern)
+		if t == nil {
+			continue
+		}
+		h := sha256.New()
+		fmt.Fprintf(h, "%q %d %x %x", t.Label, t.Completed, math.Float64bits(t.Requests), math.Float64bits(t.Seconds))
+		for _, name := range slices.Sorted(maps.Keys(t.Histograms)) {
+			fmt.Fprintf(h, " %q %d:", name, len(t.Histograms[name]))
+			io.WriteString(h, t.Histograms[name])
+		}
+		var k [sha256.Size]byte
+		h.Sum(k[:0])
+		s.mu.Lock()
+		if kept, ok := s.trial[k]; ok {
+			t = kept
+		} else {
+			s.trial[k] = t
+		}
+		s.mu.Unlock()
+		out = append(out, t)
+	}
+	return out
+}
+
+// summaries replaces each point's figures with the copy already kept
+// when an earlier version had the same ones. The figures are shared:
+// nothing may change them.
+func (s *shared) summaries(sum []baseline.Summary) {
+	for i := range sum {
+		h := sha256.New()
+		fmt.Fprintf(h, "%q", sum[i].Point)
+		for _, name := range slices.Sorted(maps.Keys(sum[i].Figures)) {
+			fmt.Fprintf(h, " %q %x", name, math.Float64bits(sum[i].Figures[name]))
+		}
+		var k [sha256.Size]byte
+		h.Sum(k[:0])
+		s.mu.Lock()
+		if kept, ok := s.figures[k]; ok {
+			sum[i].Figures = kept
+		} else {
+			s.figures[k] = sum[i].Figures
+		}
+		s.mu.Unlock()
+	}
 }

@@ -38,9 +38,9 @@ type Version struct {
 	// the figures it compares).
 	Baseline *baseline.File `json:"-"`
 	// Points are the embedded result's valid trials, trimmed to what a
-	// change is judged on: counts, windows, throughputs, the gated
-	// latencies' summaries and histograms.
-	Points []result.Point `json:"-"`
+	// change is judged on (Trial). Versions that left a trial as it was
+	// share it, as they share its point's summary figures.
+	Points []*Trial `json:"-"`
 }
 
 // Short is the commit's abbreviated hash.
@@ -347,7 +347,7 @@ var ErrNeverCommitted = errors.New("no commit on HEAD's first-parent line holds 
 type parsedBlob struct {
 	done   bool
 	file   *baseline.File
-	points []result.Point
+	points []*Trial
 	err    error
 }
 
@@ -358,6 +358,7 @@ type reading struct {
 	parsed  int
 	stopped string // why the blobs not done were not read
 	cache   *histCache
+	shared  *shared
 }
 
 // parsedHook, when set (by tests), is called after each blob is parsed
@@ -381,7 +382,7 @@ func verifiedHistograms(name string) bool {
 // the parsing under way, waits for the pool, and returns ctx's error
 // with what was parsed.
 func (r *Repo) parse(ctx context.Context, blobs []plumbing.Hash, budget int64) (*reading, error) {
-	rd := &reading{blobs: make([]parsedBlob, len(blobs)), cache: newHistCache()}
+	rd := &reading{blobs: make([]parsedBlob, len(blobs)), cache: newHistCache(), shared: newShared()}
 	type job struct {
 		i     int
 		data  []byte
@@ -406,8 +407,9 @@ func (r *Repo) parse(ctx context.Context, blobs []plumbing.Hash, budget int64) (
 						// The summary was checked against the embedded
 						// result; history keeps of it only what a change
 						// is judged on.
-						b.points = trimmed(f.Result.Points, rd.cache.intern)
+						b.points = rd.shared.trials(f.Result.Points, rd.cache.intern)
 						f.Result = nil
+						rd.shared.summaries(f.Summary)
 					}
 					b.file, b.err, b.done = f, err, true
 					mu.Lock()

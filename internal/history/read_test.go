@@ -1,10 +1,12 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -76,6 +78,14 @@ func TestEachContentVerifiedOnce(t *testing.T) {
 	s.commit("docs", hashes[3])
 	s.commit("deleted", plumbing.ZeroHash)
 	s.commit("back to 0", hashes[0])
+	// A version that changed its header alone: verified, with no
+	// histogram decoded, and sharing every trial and figure of the one
+	// before.
+	moved := bytes.Replace(datas[0], []byte(`"host": "test"`), []byte(`"host": "elsewhere"`), 1)
+	if bytes.Equal(moved, datas[0]) {
+		t.Fatal("no host to move")
+	}
+	s.commit("moved host", s.blob(moved))
 	repo, err := Open(s.dir)
 	if err != nil {
 		t.Fatal(err)
@@ -84,10 +94,10 @@ func TestEachContentVerifiedOnce(t *testing.T) {
 	if err != nil || len(w.Skipped) != 0 || w.LeftOut != 0 {
 		t.Fatal(err, w)
 	}
-	if len(w.Versions) != 8 || w.Parsed != 5 {
-		t.Errorf("%d versions, %d verified: want 8 versions of 5 distinct contents, each verified once", len(w.Versions), w.Parsed)
+	if len(w.Versions) != 9 || w.Parsed != 6 {
+		t.Fatalf("%d versions, %d verified: want 9 versions of 6 distinct contents, each verified once", len(w.Versions), w.Parsed)
 	}
-	var size int64
+	size := int64(len(moved))
 	for _, d := range datas {
 		size += int64(len(d))
 	}
@@ -97,6 +107,20 @@ func TestEachContentVerifiedOnce(t *testing.T) {
 	distinct, all := verifiedSet(t, datas)
 	if w.Decoded != distinct || distinct*3 > all {
 		t.Errorf("decoded %d histograms, want the %d distinct ones history verifies (of %d in the 5 contents)", w.Decoded, distinct, all)
+	}
+	last, before := w.Versions[8], w.Versions[7]
+	if len(last.Points) == 0 || len(last.Points) != len(before.Points) || len(last.Baseline.Summary) != len(before.Baseline.Summary) {
+		t.Fatal("the moved host's version lost points")
+	}
+	for i := range last.Points {
+		if last.Points[i] != before.Points[i] {
+			t.Errorf("trial %d held twice", i)
+		}
+	}
+	for i := range last.Baseline.Summary {
+		if reflect.ValueOf(last.Baseline.Summary[i].Figures).UnsafePointer() != reflect.ValueOf(before.Baseline.Summary[i].Figures).UnsafePointer() {
+			t.Errorf("figures of %s held twice", last.Baseline.Summary[i].Point)
+		}
 	}
 	// The versions' kept histograms share one copy of each content.
 	a, b := w.Versions[0].Points[0].Histograms["e2e"], w.Versions[1].Points[0].Histograms["e2e"]
