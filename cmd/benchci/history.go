@@ -29,6 +29,7 @@ func historyCmd() *cobra.Command {
 		point     string
 		chartPath string
 		minChange string
+		maxRead   int64
 		format    *formatFlag
 	)
 	cmd := &cobra.Command{
@@ -42,7 +43,9 @@ or more), and prints them first, then a table of the versions at one point.
 An SVG of the same figures goes to --charts. In a shallow clone (actions/checkout
 fetches one commit unless told fetch-depth: 0) it shows the versions the clone
 holds and says how to fetch the rest. A version larger than a baseline file may
-be is skipped unread.
+be is skipped unread. Versions are read newest first, each distinct one once,
+up to --max-read MiB; older ones past it are left out, and the output says how
+many.
 
 SUITE is a suite name (quickstart, or engine-shootout/fp8-seqs32 for a
 variant), a suite file, or a baseline file's path.`,
@@ -54,6 +57,9 @@ variant), a suite file, or a baseline file's path.`,
 			shift, err := percent(minChange)
 			if err != nil {
 				return &exitError{exitUsage, fmt.Errorf("--min-change: %w", err)}
+			}
+			if maxRead < minMaxReadMiB || maxRead > maxMaxReadMiB {
+				return &exitError{exitUsage, fmt.Errorf("--max-read %d: want %d to %d MiB", maxRead, minMaxReadMiB, maxMaxReadMiB)}
 			}
 			name, path, err := baselineOf(args[0], baselines, sf)
 			if err != nil {
@@ -70,9 +76,14 @@ variant), a suite file, or a baseline file's path.`,
 			// cmd.Context() ends on SIGTERM or Ctrl-C (see main): the walk
 			// and the change-point search stop with it.
 			ctx := cmd.Context()
-			walk, err := repo.Versions(ctx, rel)
+			walk, err := repo.Read(ctx, rel, history.Options{MaxRead: maxRead << 20})
 			if err != nil {
 				if ctx.Err() != nil {
+					// Stopped: say what was read, and stop at once
+					// (the change-point search would take longer).
+					if walk != nil {
+						fmt.Fprintln(cmd.ErrOrStderr(), "benchci: note:", stoppedNote(walk))
+					}
 					return err
 				}
 				return &exitError{exitUsage, err}
@@ -88,6 +99,9 @@ variant), a suite file, or a baseline file's path.`,
 			}
 			if err := pr.flush(); err != nil {
 				return err
+			}
+			if note := walk.LeftOutNote(); note != "" {
+				fmt.Fprintln(out, "note:", note+"; --max-read raises the budget")
 			}
 			if note := walk.ShallowNote(); note != "" {
 				fmt.Fprintln(cmd.ErrOrStderr(), "benchci: note:", note)
@@ -125,8 +139,38 @@ variant), a suite file, or a baseline file's path.`,
 	cmd.Flags().StringVar(&chartPath, "charts", "auto", `SVG chart to write ("auto": <results>/<suite>.history.svg; "" for none)`)
 	deprecatedAlias(cmd, "chart", "charts")
 	cmd.Flags().StringVar(&minChange, "min-change", "5%", "smallest move named a change point")
+	cmd.Flags().Int64Var(&maxRead, "max-read", history.DefaultMaxRead>>20, fmt.Sprintf("most MiB of baseline versions to read, newest first (%d to %d); older versions are left out", minMaxReadMiB, maxMaxReadMiB))
 	format = addFormat(cmd)
 	return cmd
+}
+
+// --max-read's bounds, in MiB: at least one baseline of the largest size a
+// baseline file may be, at most 64 GiB.
+const (
+	minMaxReadMiB = result.MaxFileBytes >> 20
+	maxMaxReadMiB = 64 << 10
+)
+
+// stoppedNote says what a walk stopped part way had read.
+func stoppedNote(w *history.Walk) string {
+	s := fmt.Sprintf("stopped after reading %s and %s", plural(w.Commits, "commit"), plural(len(w.Versions)+len(w.Skipped), "version"))
+	if n := len(w.Versions); n > 0 {
+		s += fmt.Sprintf(" (%s back to %s)", w.Versions[n-1].Short(), w.Versions[0].Short())
+	}
+	switch {
+	case w.LeftOut > 0 && len(w.Versions)+len(w.Skipped) > 0:
+		s += fmt.Sprintf("; %s not read", plural(w.LeftOut, "older version"))
+	case w.LeftOut > 0:
+		s += fmt.Sprintf("; %s not read", plural(w.LeftOut, "version"))
+	}
+	return s
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // baselineOf resolves history's argument to the suite's name and its

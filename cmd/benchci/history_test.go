@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/benchci/benchci/internal/gitfixture"
@@ -86,5 +87,77 @@ func TestHistoryShallowAndCanceled(t *testing.T) {
 	args = []string{"history", "--baselines", filepath.Join(r.Dir, "baselines"), "--charts", "", "quickstart"}
 	if code, stdout, stderr := runCLI(t, ctx, args...); code == exitOK || stdout != "" || !strings.Contains(stderr, "context canceled") {
 		t.Errorf("canceled: exit %d\n--- stdout\n%s--- stderr\n%s", code, stdout, stderr)
+	}
+}
+
+// countdownCtx is a context canceled at its n-th check of Err, wherever
+// the command is then: the walk, the parsing of versions, the search.
+type countdownCtx struct {
+	context.Context
+	mu   sync.Mutex
+	n    int
+	done chan struct{}
+}
+
+func (c *countdownCtx) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n > 0 {
+		if c.n--; c.n == 0 {
+			close(c.done)
+		}
+	}
+	if c.n == 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+func (c *countdownCtx) Done() <-chan struct{} { return c.done }
+
+// Issue 40: SIGTERM (a canceled context) at any moment stops history with
+// an error and no panic (was: index out of range while versions were
+// parsed), says on stderr what it had read, and prints no history; past
+// the last check it runs to the end. A budget under the history's size
+// names the older versions left out.
+func TestHistoryStoppedAtAnyMoment(t *testing.T) {
+	t.Parallel()
+	r := gitfixture.New(t)
+	const path = "baselines/quickstart.json"
+	var size int
+	for i := range 6 {
+		b := gitfixture.Baseline(t, "../../framework/result/testdata/quickstart-v1.json", uint64(i), 1, "")
+		size = len(b)
+		r.Commit(fmt.Sprintf("baseline update %d", i+1), map[string][]byte{path: b})
+	}
+	args := []string{"history", "--baselines", filepath.Join(r.Dir, "baselines"), "--charts", "", "quickstart"}
+	stoppedReading, finished := 0, false
+	for n := 1; n < 1<<16 && !finished; n = n*5/4 + 1 {
+		ctx := &countdownCtx{Context: context.Background(), n: n, done: make(chan struct{})}
+		code, stdout, stderr := runCLI(t, ctx, args...)
+		switch {
+		case code == exitOK:
+			finished = true
+			if !strings.Contains(stdout, "6 versions") {
+				t.Errorf("n=%d: finished without the 6 versions\n%s", n, stdout)
+			}
+		case stdout != "" || !strings.Contains(stderr, "context canceled"):
+			t.Errorf("n=%d: exit %d\n--- stdout\n%s--- stderr\n%s", n, code, stdout, stderr)
+		case strings.Contains(stderr, " back to ") && strings.Contains(stderr, "older versions not read"):
+			stoppedReading++ // stopped while versions were parsed
+		}
+	}
+	if !finished || stoppedReading == 0 {
+		t.Errorf("finished %v, %d stops while versions were parsed said what was read: want both", finished, stoppedReading)
+	}
+
+	// A budget of 32 MiB holds them all; the flag's bounds are checked.
+	if code, stdout, _ := runCLI(t, context.Background(), append(args, "--max-read", "32")...); code != exitOK || strings.Contains(stdout, "left out") || size*6 > 32<<20 {
+		t.Errorf("--max-read 32: exit %d\n%s", code, stdout)
+	}
+	for _, bad := range []string{"0", "31", "65537"} {
+		if code, _, stderr := runCLI(t, context.Background(), append(args, "--max-read", bad)...); code != exitUsage || !strings.Contains(stderr, "--max-read") {
+			t.Errorf("--max-read %s: exit %d, %s", bad, code, stderr)
+		}
 	}
 }

@@ -207,7 +207,30 @@ func ReadReference(path string) (*result.File, error) {
 
 // Parse decodes and checks a baseline file's contents. The embedded result
 // gets the results file's own checks (and migration); the rest is strict.
-func Parse(data []byte) (*File, error) {
+func Parse(data []byte) (*File, error) { return ParseWith(data, result.VerifyOptions{}) }
+
+// ParseWith is Parse checking the embedded result as o says
+// (result.VerifyWith): a partial verification for a reader that shows
+// only the summary's figures and the histograms it names. The summary is
+// checked against the result either way.
+func ParseWith(data []byte, o result.VerifyOptions) (*File, error) {
+	// A file that decodes is decoded in one pass (and its result in
+	// another); one that does not goes the long way, whose errors say
+	// what is wrong with it.
+	type rawFile struct {
+		File
+		Result json.RawMessage `json:"result"`
+	}
+	var raw rawFile
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err == nil && raw.Schema == Schema && len(bytes.TrimSpace(data[dec.InputOffset():])) == 0 {
+		r, err := result.ParseWith(raw.Result, o)
+		if err != nil {
+			return nil, fmt.Errorf("result: %w", err)
+		}
+		return check(raw.File, r)
+	}
 	var head struct {
 		Schema string          `json:"schema"`
 		Result json.RawMessage `json:"result"`
@@ -218,20 +241,21 @@ func Parse(data []byte) (*File, error) {
 	if head.Schema != Schema {
 		return nil, fmt.Errorf("schema %q, want %q", head.Schema, Schema)
 	}
-	r, err := result.Parse(head.Result)
+	r, err := result.ParseWith(head.Result, o)
 	if err != nil {
 		return nil, fmt.Errorf("result: %w", err)
 	}
-	var raw struct {
-		File
-		Result json.RawMessage `json:"result"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
+	raw = rawFile{} // nothing of the first decoding
+	dec = json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&raw); err != nil {
 		return nil, err
 	}
-	f := raw.File
+	return check(raw.File, r)
+}
+
+// check checks a baseline's header and summary against its result r.
+func check(f File, r *result.File) (*File, error) {
 	f.Result = r
 	if f.Suite != r.Suite.Name || f.WorkloadHash != r.Suite.WorkloadHash {
 		return nil, fmt.Errorf("header (suite %q) does not match its result (suite %q); was it edited by hand?", f.Suite, r.Suite.Name)

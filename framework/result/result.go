@@ -514,7 +514,19 @@ func Read(path string) (*File, error) {
 }
 
 // Parse decodes and checks a results file's contents.
-func Parse(data []byte) (*File, error) {
+func Parse(data []byte) (*File, error) { return ParseWith(data, VerifyOptions{}) }
+
+// ParseWith is Parse checking the contents as o says (VerifyWith).
+func ParseWith(data []byte, o VerifyOptions) (*File, error) {
+	// A file of this version that decodes is decoded in one pass; any
+	// other (an older version to migrate, or one that does not decode)
+	// goes the long way, whose errors say what is wrong with it.
+	if f, ok := decodeCurrent(data); ok {
+		if err := f.VerifyWith(o); err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
 	var head struct {
 		Schema string `json:"schema"`
 	}
@@ -555,10 +567,23 @@ func Parse(data []byte) (*File, error) {
 	if len(written.Suite.Definition) > 0 {
 		f.Suite.Definition = written.Suite.Definition
 	}
-	if err := f.Verify(); err != nil {
+	if err := f.VerifyWith(o); err != nil {
 		return nil, err
 	}
 	return &f, nil
+}
+
+// decodeCurrent decodes data as Parse decodes a file of this version,
+// strictly and nothing after it; false if it is not one or does not
+// decode.
+func decodeCurrent(data []byte) (*File, bool) {
+	var f File
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil || f.Schema != Schema || len(bytes.TrimSpace(data[dec.InputOffset():])) > 0 {
+		return nil, false
+	}
+	return &f, true
 }
 
 // Where names the point (and trial, when the suite ran several) an SLO

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -74,10 +75,42 @@ var ErrInconsistent = errors.New("figures that do not add up (edited by hand?)")
 // window, is caught by review (ci shows what an edit of a baseline
 // moved), not here.
 func (f *File) Verify() error {
-	if err := f.verify(); err != nil {
+	if err := f.verify(nil); err != nil {
 		return err
 	}
 	f.verified = true
+	return nil
+}
+
+// VerifyOptions make a partial verification, for a reader that shows only
+// some of a file's figures (history, over hundreds of versions): every
+// check Verify makes that needs no histogram is made, and of the
+// histograms only those it names are decoded and checked.
+type VerifyOptions struct {
+	// Histograms, when not nil, names the histograms decoded and checked
+	// against their summaries and the counts they hold. The others are
+	// not decoded: their summaries (and, for the token histograms, the
+	// token figures) are unchecked, and the reader must not show them.
+	// Nil checks every histogram, as Verify does.
+	Histograms func(name string) bool
+	// Summarize, when not nil, stands for DecodeHistogram then Summarize
+	// (scale as Summarize's): a cache of the histograms already checked,
+	// by content.
+	Summarize func(enc string, scale float64) (Summary, error)
+	// Context, when not nil, stops the verification between points with
+	// its error.
+	Context context.Context
+}
+
+// VerifyWith verifies f as o says. A partial verification (o.Histograms
+// set) does not mark f verified: VerifyHistograms verifies it whole.
+func (f *File) VerifyWith(o VerifyOptions) error {
+	if err := f.verify(&o); err != nil {
+		return err
+	}
+	if o.Histograms == nil {
+		f.verified = true
+	}
 	return nil
 }
 
@@ -101,7 +134,7 @@ func (f *File) VerifyHistograms() error {
 	return nil
 }
 
-func (f *File) verify() error {
+func (f *File) verify(o *VerifyOptions) error {
 	if sh := f.Shard; sh != nil {
 		if err := verifyShard("shard", *sh); err != nil {
 			return err
@@ -131,8 +164,13 @@ func (f *File) verify() error {
 	quiet := f.Suite.quietArrivals()
 	recorded := f.recordsValidity()
 	for i := range f.Points {
+		if o != nil && o.Context != nil {
+			if err := o.Context.Err(); err != nil {
+				return err
+			}
+		}
 		p := &f.Points[i]
-		if err := p.verify(quiet); err != nil {
+		if err := p.verify(quiet, o); err != nil {
 			return fmt.Errorf("points[%d] (%s trial %d): %w", i, p.Label, p.Trial, err)
 		}
 		if recorded && p.Validity == nil {
@@ -204,14 +242,14 @@ func verifyShard(where string, sh Shard) error {
 	return nil
 }
 
-func (p *Point) verify(quiet bool) error {
+func (p *Point) verify(quiet bool, o *VerifyOptions) error {
 	if err := verifyLabel(p); err != nil {
 		return err
 	}
 	if !finite(p.Rate) || p.Rate < 0 || p.Concurrency < 0 {
 		return fmt.Errorf("rate %v, concurrency %d: %w", p.Rate, p.Concurrency, ErrInconsistent)
 	}
-	if err := p.Measured.verify(); err != nil {
+	if err := p.Measured.verify(o); err != nil {
 		return err
 	}
 	// Checked after every figure's own checks: a window stretched with
@@ -264,7 +302,7 @@ func verifyLabel(p *Point) error {
 	return nil
 }
 
-func (m *Measured) verify() error {
+func (m *Measured) verify(o *VerifyOptions) error {
 	r := m.Requests
 	for _, c := range []struct {
 		name string
@@ -310,7 +348,7 @@ func (m *Measured) verify() error {
 	if !finite(m.Window.Seconds) || m.Window.Seconds < 0 {
 		return fmt.Errorf("window of %v s: %w", m.Window.Seconds, ErrInconsistent)
 	}
-	if err := m.verifyHistograms(); err != nil {
+	if err := m.verifyHistograms(o); err != nil {
 		return err
 	}
 	if err := m.verifyThroughput(); err != nil {
@@ -320,7 +358,7 @@ func (m *Measured) verify() error {
 		if mm == nil {
 			return fmt.Errorf("model %s: empty: %w", name, ErrInconsistent)
 		}
-		if err := mm.verify(); err != nil {
+		if err := mm.verify(o); err != nil {
 			return fmt.Errorf("model %s: %w", name, err)
 		}
 	}
@@ -332,24 +370,27 @@ func (m *Measured) verify() error {
 // every measured answer's end-to-end latency in e2e and its length in
 // output_tokens (tokens.out_of_range counts values a histogram could not
 // hold), and no more than one value per answer in the other per-answer
-// histograms.
-func (m *Measured) verifyHistograms() error {
+// histograms. A partial verification (o) checks only the histograms it
+// names, and the counts of those.
+func (m *Measured) verifyHistograms(o *VerifyOptions) error {
 	counts := map[string]int64{}
 	for name, enc := range m.Histograms {
 		tokens := name == PromptTokensHistogram || name == OutputTokensHistogram || name == PromptTokensAskedHistogram
 		if _, known := metric.Lookup(name); !known && !tokens {
 			return fmt.Errorf("histogram %q is not one benchci records: %w", name, ErrInconsistent)
 		}
-		h, err := DecodeHistogram(enc)
-		if err != nil {
-			return fmt.Errorf("histogram %s: %w", name, err)
+		if o != nil && o.Histograms != nil && !o.Histograms(name) {
+			continue
 		}
-		counts[name] = h.TotalCount()
 		scale := 1.0
 		if !tokens {
 			scale = 1000
 		}
-		s := Summarize(h, scale)
+		s, err := o.summarize(enc, scale)
+		if err != nil {
+			return fmt.Errorf("histogram %s: %w", name, err)
+		}
+		counts[name] = s.Count
 		if got, ok := m.Latency[name]; ok && got != s {
 			return fmt.Errorf("latency %s does not match its histogram (p99 %v, histogram %v): %w", name, got.P99, s.P99, ErrInconsistent)
 		}
@@ -371,7 +412,7 @@ func (m *Measured) verifyHistograms() error {
 	if n, has := counts[OutputTokensHistogram]; has && m.Batch == nil && (n > ok || n < ok-lost) {
 		return fmt.Errorf("the output_tokens histogram holds %d answers, the point counts %d completed: %w", n, ok, ErrInconsistent)
 	}
-	if _, has := counts[PromptTokensAskedHistogram]; m.Tokens.PromptAsked != nil && !has {
+	if _, has := m.Histograms[PromptTokensAskedHistogram]; m.Tokens.PromptAsked != nil && !has {
 		return fmt.Errorf("prompt tokens asked summarized without their histogram: %w", ErrInconsistent)
 	}
 	for _, name := range append(metric.Names(func(d metric.Def) bool { return d.Kind == metric.Latency && d.Scope == metric.PerRequest }), PromptTokensHistogram, PromptTokensAskedHistogram) {
@@ -380,6 +421,19 @@ func (m *Measured) verifyHistograms() error {
 		}
 	}
 	return nil
+}
+
+// summarize decodes and summarizes a histogram, through o's cache when
+// it has one.
+func (o *VerifyOptions) summarize(enc string, scale float64) (Summary, error) {
+	if o != nil && o.Summarize != nil {
+		return o.Summarize(enc, scale)
+	}
+	h, err := DecodeHistogram(enc)
+	if err != nil {
+		return Summary{}, err
+	}
+	return Summarize(h, scale), nil
 }
 
 // verifyThroughput bounds the throughputs by the answers counted: request

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -271,5 +272,64 @@ func TestVerifyRequiresValidityRecord(t *testing.T) {
 	v1 := committedResult(t)
 	if _, err := Parse(mustJSON(t, v1)); err != nil {
 		t.Errorf("a v1 file without validity records: %v", err)
+	}
+}
+
+// A partial verification decodes only the histograms it names, checks
+// their summaries as Verify does, and leaves the file unverified, so that
+// VerifyHistograms still verifies it whole; a canceled context stops it.
+func TestVerifyWithChecksTheNamedHistograms(t *testing.T) {
+	doc := committedResult(t)
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttft := map[string]bool{}
+	for _, p := range doc["points"].([]any) {
+		ttft[p.(map[string]any)["histograms"].(map[string]any)["ttft"].(string)] = true
+	}
+	decoded, others := 0, 0
+	o := VerifyOptions{
+		Histograms: func(name string) bool { return name == "ttft" },
+		Summarize: func(enc string, scale float64) (Summary, error) {
+			h, err := DecodeHistogram(enc)
+			if err != nil {
+				return Summary{}, err
+			}
+			if ttft[enc] {
+				decoded++
+			} else {
+				others++
+			}
+			return Summarize(h, scale), nil
+		},
+	}
+	f, err := ParseWith(data, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(doc["points"].([]any)); decoded != n || others != 0 || f.verified {
+		t.Errorf("decoded %d TTFT histograms and %d others, verified %v: want the %d points' TTFT alone, and the file not verified", decoded, others, f.verified, n)
+	}
+	if err := f.VerifyHistograms(); err != nil || !f.verified {
+		t.Errorf("whole verification after a partial one: %v", err)
+	}
+
+	// A forged TTFT summary is refused; a forged summary the options do
+	// not name is not checked (the reader must not show it).
+	sub(sub(point0(doc), "latency_ms"), "ttft")["p99"] = 1.0
+	forged, _ := json.Marshal(doc)
+	if _, err := ParseWith(forged, o); !errors.Is(err, ErrInconsistent) {
+		t.Errorf("forged ttft: %v", err)
+	}
+	o.Histograms = func(name string) bool { return name == "e2e" }
+	if _, err := ParseWith(forged, o); err != nil {
+		t.Errorf("forged ttft, e2e checked: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	o.Context = ctx
+	if _, err := ParseWith(data, o); !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled: %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -37,9 +38,9 @@ type Version struct {
 	// the figures it compares).
 	Baseline *baseline.File `json:"-"`
 	// Points are the embedded result's valid trials, trimmed to what a
-	// change is judged on: counts, windows, throughputs, the gated
-	// latencies' summaries and histograms.
-	Points []result.Point `json:"-"`
+	// change is judged on (Trial). Versions that left a trial as it was
+	// share it, as they share its point's summary figures.
+	Points []*Trial `json:"-"`
 }
 
 // Short is the commit's abbreviated hash.
@@ -110,6 +111,21 @@ var maxBaselineBytes int64 = result.MaxFileBytes
 // time (parsing takes about ten times a file's size), or many small ones.
 const parseBudget = result.MaxFileBytes
 
+// DefaultMaxRead is the most bytes of versions one history reads: the
+// newest versions are read first, and once the next would take the
+// reading over it, it and every older version are left out, and the walk
+// says so (Walk.LeftOutNote). 2 GiB is 150 versions of a 13 MB baseline
+// that all differ (each distinct version is read once however many
+// commits hold it), and bounds the time a history of thousands of
+// re-recorded baselines takes.
+const DefaultMaxRead int64 = 2 << 30
+
+// Options are what Read takes beyond the file.
+type Options struct {
+	// MaxRead bounds the bytes of versions read (DefaultMaxRead when 0).
+	MaxRead int64
+}
+
 // Walk is what Versions found along HEAD's first-parent line.
 type Walk struct {
 	// Versions are the versions that parse, oldest first.
@@ -122,6 +138,27 @@ type Walk struct {
 	// because the repository does not hold the parent of this one, the
 	// oldest it read: a shallow clone.
 	Shallow string
+	// LeftOut is how many of the oldest versions were not read, and
+	// LeftOutWhy why: the byte budget reached, or the walk stopped (its
+	// context done). Versions and Skipped are the newer ones, read.
+	LeftOut    int
+	LeftOutWhy string
+	// BytesRead is the bytes of versions read (each distinct one once).
+	BytesRead int64
+	// Parsed is how many distinct versions (blobs) were parsed and
+	// verified; Decoded how many histograms were decoded to verify them
+	// (each distinct one once: Version.Points keeps only those).
+	Parsed, Decoded int
+}
+
+// LeftOutNote says, for a walk that left old versions out, how many and
+// why; "" when it read them all.
+func (w *Walk) LeftOutNote() string {
+	if w.LeftOut == 0 {
+		return ""
+	}
+	n := count(w.LeftOut, "older version")
+	return fmt.Sprintf("%s left out: %s (%s read)", n, w.LeftOutWhy, bytesize(w.BytesRead))
 }
 
 // ShallowNote says, for a walk that stopped at a shallow clone's edge,
@@ -142,19 +179,39 @@ func count(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-// Versions returns the versions of the file at path (inside the
-// repository) along HEAD's first-parent line, oldest first: one per
-// commit that changed its contents. Versions that do not parse as a
-// baseline, or are larger than a baseline file may be, are skipped, with
-// the reason. In a shallow clone the walk stops at the oldest commit the
-// clone holds, and says so (Walk.Shallow). It stops with ctx's error
-// when ctx is done.
+// Versions is Read with the default options.
+func (r *Repo) Versions(ctx context.Context, path string) (*Walk, error) {
+	return r.Read(ctx, path, Options{})
+}
+
+// Read returns the versions of the file at path (inside the repository)
+// along HEAD's first-parent line, oldest first: one per commit that
+// changed its contents. Versions that do not parse as a baseline, or are
+// larger than a baseline file may be, are skipped, with the reason. In a
+// shallow clone the walk stops at the oldest commit the clone holds, and
+// says so (Walk.Shallow). Versions are read newest first, up to
+// o.MaxRead bytes; the older ones are left out, and the walk says so
+// (Walk.LeftOut).
+//
+// When ctx is done it stops, waiting for its goroutines, and returns
+// ctx's error with the walk as far as it got: the newest versions read
+// (every one of them whole and verified), and the older ones counted in
+// LeftOut.
 //
 // The walk reads each commit once and a commit's tree only when it
-// differs from its child's; each distinct version of the file is read
-// once, its size checked first, and parsed on a pool of goroutines. Only
-// each version's header and summary are kept.
-func (r *Repo) Versions(ctx context.Context, path string) (*Walk, error) {
+// differs from its child's; each distinct version of the file (blob) is
+// read and verified once, its size checked first, and parsed on a pool of
+// goroutines. Only each version's header and summary are kept, and of
+// its embedded result the figures a change is judged on: the summary's
+// figures and the histograms of the gated latencies, which are the
+// histograms decoded to verify it, each distinct one once (a baseline
+// commit that re-records some points leaves the others' histograms as
+// they were).
+func (r *Repo) Read(ctx context.Context, path string, o Options) (*Walk, error) {
+	budget := o.MaxRead
+	if budget <= 0 {
+		budget = DefaultMaxRead
+	}
 	head, err := r.repo.Head()
 	if err != nil {
 		return nil, fmt.Errorf("read HEAD: %w", err)
@@ -184,7 +241,7 @@ func (r *Repo) Versions(ctx context.Context, path string) (*Walk, error) {
 	var lastTree plumbing.Hash
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("read the history of %s: %w", path, err)
+			return w, fmt.Errorf("read the history of %s: %w", path, err)
 		}
 		blob := plumbing.ZeroHash
 		if n := len(runs); n > 0 && c.TreeHash == lastTree {
@@ -223,7 +280,8 @@ func (r *Repo) Versions(ctx context.Context, path string) (*Walk, error) {
 		}
 		c = p
 	}
-	// The versions, oldest first, and the distinct blobs they hold.
+	// The distinct blobs, newest first (the order they are read in), and
+	// the versions, oldest first, each with its blob.
 	type version struct {
 		Version
 		blob int // index into blobs
@@ -231,32 +289,48 @@ func (r *Repo) Versions(ctx context.Context, path string) (*Walk, error) {
 	var versions []version
 	var blobs []plumbing.Hash
 	index := map[plumbing.Hash]int{}
+	for _, a := range runs {
+		if _, ok := index[a.blob]; !ok && a.blob != plumbing.ZeroHash {
+			index[a.blob] = len(blobs)
+			blobs = append(blobs, a.blob)
+		}
+	}
 	for i := len(runs) - 1; i >= 0; i-- {
 		a := runs[i]
 		if a.blob == plumbing.ZeroHash {
 			continue // deleted here; a later commit may bring it back
 		}
-		b, ok := index[a.blob]
-		if !ok {
-			b = len(blobs)
-			index[a.blob] = b
-			blobs = append(blobs, a.blob)
+		versions = append(versions, version{Version{Commit: a.commit.String(), Time: a.when, Subject: a.subject}, index[a.blob]})
+	}
+	rd, err := r.parse(ctx, blobs, budget)
+	w.BytesRead, w.Parsed, w.Decoded = rd.bytes, rd.parsed, rd.cache.decodes()
+	// The newest versions whose blobs were read, back to the first that
+	// was not: the older ones are left out, so that what is shown is a
+	// history without gaps.
+	first := 0
+	for i := len(versions) - 1; i >= 0; i-- {
+		if !rd.blobs[versions[i].blob].done {
+			first = i + 1
+			break
 		}
-		versions = append(versions, version{Version{Commit: a.commit.String(), Time: a.when, Subject: a.subject}, b})
 	}
-	files, points, errs, err := r.parse(ctx, blobs)
-	if err != nil {
-		return nil, fmt.Errorf("read the history of %s: %w", path, err)
+	w.LeftOut = first
+	if first > 0 {
+		w.LeftOutWhy = rd.stopped
 	}
-	for _, v := range versions {
-		if err := errs[v.blob]; err != nil {
-			w.Skipped = append(w.Skipped, Skipped{Commit: v.Commit, Reason: err.Error()})
+	for _, v := range versions[first:] {
+		b := &rd.blobs[v.blob]
+		if b.err != nil {
+			w.Skipped = append(w.Skipped, Skipped{Commit: v.Commit, Reason: b.err.Error()})
 			continue
 		}
-		v.Baseline, v.Points = files[v.blob], points[v.blob]
+		v.Baseline, v.Points = b.file, b.points
 		w.Versions = append(w.Versions, v.Version)
 	}
-	if len(w.Versions) == 0 && len(w.Skipped) == 0 {
+	if err != nil {
+		return w, fmt.Errorf("read the history of %s: %w", path, err)
+	}
+	if len(w.Versions) == 0 && len(w.Skipped) == 0 && w.LeftOut == 0 {
 		if note := w.ShallowNote(); note != "" {
 			return nil, fmt.Errorf("%s: %w; %s", path, ErrNeverCommitted, note)
 		}
@@ -268,13 +342,47 @@ func (r *Repo) Versions(ctx context.Context, path string) (*Walk, error) {
 // ErrNeverCommitted says no commit on the line holds the file.
 var ErrNeverCommitted = errors.New("no commit on HEAD's first-parent line holds it")
 
-// parse reads and parses each blob: the reading here (a repository is
-// read by one goroutine), the parsing on a pool, holding no more than
-// parseBudget bytes of blobs at a time (a blob larger than that alone).
-// A blob that cannot be read or parsed has its error in errs; err is
-// ctx's error when ctx is done.
-func (r *Repo) parse(ctx context.Context, blobs []plumbing.Hash) (files []*baseline.File, points [][]result.Point, errs []error, err error) {
-	files, points, errs = make([]*baseline.File, len(blobs)), make([][]result.Point, len(blobs)), make([]error, len(blobs))
+// parsedBlob is what reading one blob came to. A blob not done was not
+// read (the budget, or the walk stopped) or its parsing was stopped.
+type parsedBlob struct {
+	done   bool
+	file   *baseline.File
+	points []*Trial
+	err    error
+}
+
+// reading is what parse read.
+type reading struct {
+	blobs   []parsedBlob
+	bytes   int64
+	parsed  int
+	stopped string // why the blobs not done were not read
+	cache   *histCache
+	shared  *shared
+}
+
+// parsedHook, when set (by tests), is called after each blob is parsed
+// and its result kept.
+var parsedHook func()
+
+// verifiedHistograms names the histograms a version's verification
+// decodes: those of the gated latencies, whose summaries history shows
+// and whose histograms it judges changes by, and the output tokens',
+// whose longest answer bounds the output throughput it shows. The others
+// (scheduling lags, prompt lengths, ...) are neither decoded nor kept.
+func verifiedHistograms(name string) bool {
+	return slices.Contains(latencyNames, name) || name == result.OutputTokensHistogram
+}
+
+// parse reads and parses each blob, in order, until the bytes read would
+// pass budget: the reading here (a repository is read by one goroutine),
+// the parsing on a pool, holding no more than parseBudget bytes of blobs
+// at a time (a blob larger than that alone). A blob that cannot be read
+// or parsed has its error kept. When ctx is done it stops reading, stops
+// the parsing under way, waits for the pool, and returns ctx's error
+// with what was parsed.
+func (r *Repo) parse(ctx context.Context, blobs []plumbing.Hash, budget int64) (*reading, error) {
+	rd := &reading{blobs: make([]parsedBlob, len(blobs)), cache: newHistCache(), shared: newShared()}
 	type job struct {
 		i     int
 		data  []byte
@@ -283,55 +391,85 @@ func (r *Repo) parse(ctx context.Context, blobs []plumbing.Hash) (files []*basel
 	const unit = 1 << 20
 	tokens := make(chan struct{}, parseBudget/unit)
 	jobs := make(chan job)
+	var mu sync.Mutex // guards rd.parsed
 	var wg sync.WaitGroup
+	opts := result.VerifyOptions{Histograms: verifiedHistograms, Summarize: rd.cache.summarize, Context: ctx}
 	for range min(runtime.GOMAXPROCS(0), max(len(blobs), 1)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				f, err := baseline.Parse(j.data)
-				if err == nil {
-					// The embedded result was checked against the
-					// summary; history keeps of it only what a change
-					// is judged on.
-					points[j.i] = trimmed(f.Result.Points)
-					f.Result = nil
+				// Stopped part way (ctx done), a blob is neither a
+				// version nor a reason to skip one: it stays not done.
+				if f, err := baseline.ParseWith(j.data, opts); err == nil || ctx.Err() == nil {
+					b := &rd.blobs[j.i]
+					if err == nil {
+						// The summary was checked against the embedded
+						// result; history keeps of it only what a change
+						// is judged on.
+						b.points = rd.shared.trials(f.Result.Points, rd.cache.intern)
+						f.Result = nil
+						rd.shared.summaries(f.Summary)
+					}
+					b.file, b.err, b.done = f, err, true
+					mu.Lock()
+					rd.parsed++
+					mu.Unlock()
+					if parsedHook != nil {
+						parsedHook()
+					}
 				}
-				files[j.i], errs[j.i] = f, err
 				for range j.grant {
 					<-tokens
 				}
 			}
 		}()
 	}
-	defer func() {
-		close(jobs)
-		wg.Wait()
-	}()
-	for i, h := range blobs {
-		if err := ctx.Err(); err != nil {
-			return nil, nil, nil, err
-		}
-		data, err := r.readBlob(h)
-		if err != nil {
-			errs[i] = err
-			continue
-		}
-		grant := min(max((len(data)+unit-1)/unit, 1), cap(tokens))
-		for range grant {
+	err := func() error {
+		for i, h := range blobs {
+			if err := ctx.Err(); err != nil {
+				rd.stopped = "stopped: " + err.Error()
+				return err
+			}
+			if size, err := r.repo.Storer.EncodedObjectSize(h); err == nil && size <= maxBaselineBytes && rd.bytes+size > budget {
+				rd.stopped = fmt.Sprintf("byte budget of %s reached", bytesize(budget))
+				return nil
+			}
+			data, err := r.readBlob(h)
+			rd.bytes += int64(len(data))
+			if err != nil {
+				rd.blobs[i] = parsedBlob{done: true, err: err}
+				continue
+			}
+			grant := min(max((len(data)+unit-1)/unit, 1), cap(tokens))
+			for range grant {
+				select {
+				case tokens <- struct{}{}:
+				case <-ctx.Done():
+					rd.stopped = "stopped: " + ctx.Err().Error()
+					return ctx.Err()
+				}
+			}
 			select {
-			case tokens <- struct{}{}:
+			case jobs <- job{i, data, grant}:
 			case <-ctx.Done():
-				return nil, nil, nil, ctx.Err()
+				rd.stopped = "stopped: " + ctx.Err().Error()
+				return ctx.Err()
 			}
 		}
-		select {
-		case jobs <- job{i, data, grant}:
-		case <-ctx.Done():
-			return nil, nil, nil, ctx.Err()
+		return nil
+	}()
+	// The pool stops before its results are read: a job under way when
+	// ctx is done stops at its next point.
+	close(jobs)
+	wg.Wait()
+	if err == nil {
+		err = ctx.Err()
+		if err != nil {
+			rd.stopped = "stopped: " + err.Error()
 		}
 	}
-	return files, points, errs, nil
+	return rd, err
 }
 
 // readBlob reads a blob of at most maxBaselineBytes, checking its size

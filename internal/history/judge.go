@@ -36,25 +36,33 @@ var latencyNames = func() []string {
 	return out
 }()
 
-// trimmed keeps of a result's points the valid trials, and of each what a
-// change is judged on.
-func trimmed(ps []result.Point) []result.Point {
-	var out []result.Point
-	for _, p := range ps {
-		if !p.Valid() || p.Incomplete {
-			continue
-		}
-		t := result.Point{Label: p.Label, Trial: p.Trial}
-		t.Requests.Completed, t.Window.Seconds, t.Throughput.Requests = p.Requests.Completed, p.Window.Seconds, p.Throughput.Requests
-		t.Histograms = map[string]string{}
-		for _, name := range latencyNames {
-			if h, ok := p.Histograms[name]; ok {
-				t.Histograms[name] = h
-			}
-		}
-		out = append(out, t)
+// Trial is what history keeps of a valid trial of a version's embedded
+// result: what a change is judged on.
+type Trial struct {
+	Label string
+	// Completed is the answers measured; Requests the request
+	// throughput over the window of Seconds.
+	Completed         int
+	Requests, Seconds float64
+	// Histograms are the gated latencies' (encoded), which verifying the
+	// version decoded and checked against their summaries.
+	Histograms map[string]string
+}
+
+// trial is what history keeps of p, its histograms through intern (one
+// string for one content, however many versions hold it); nil for a
+// trial the gate leaves out (invalid or incomplete).
+func trial(p *result.Point, intern func(string) string) *Trial {
+	if !p.Valid() || p.Incomplete {
+		return nil
 	}
-	return out
+	t := &Trial{Label: p.Label, Completed: p.Requests.Completed, Requests: p.Throughput.Requests, Seconds: p.Window.Seconds, Histograms: map[string]string{}}
+	for _, name := range latencyNames {
+		if h, ok := p.Histograms[name]; ok {
+			t.Histograms[name] = intern(h)
+		}
+	}
+	return t
 }
 
 // judging turns the histograms' judgment off, so that a test can measure
@@ -219,10 +227,10 @@ type mergedPoint struct {
 // merged merges the trials at label of the versions at; nil when no
 // version has the point or a histogram does not decode.
 func merged(label string, versions []Version, at []int) *mergedPoint {
-	var ps []*result.Point
+	var ps []*Trial
 	for _, i := range at {
-		for j := range versions[i].Points {
-			if p := &versions[i].Points[j]; p.Label == label {
+		for _, p := range versions[i].Points {
+			if p.Label == label {
 				ps = append(ps, p)
 			}
 		}
@@ -232,21 +240,29 @@ func merged(label string, versions []Version, at []int) *mergedPoint {
 	}
 	m := &mergedPoint{hist: map[string]*hdrhistogram.Histogram{}}
 	for _, name := range latencyNames {
-		if slices.ContainsFunc(ps, func(p *result.Point) bool { return p.Histograms[name] == "" }) {
+		if slices.ContainsFunc(ps, func(p *Trial) bool { return p.Histograms[name] == "" }) {
 			continue
 		}
-		h, err := result.MergeHistograms(name, ps)
-		if err != nil {
-			return nil
+		var h *hdrhistogram.Histogram
+		for _, p := range ps {
+			x, err := result.DecodeHistogram(p.Histograms[name])
+			if err != nil {
+				return nil
+			}
+			if h == nil {
+				h = x
+			} else if h.Merge(x) > 0 {
+				return nil // values out of range
+			}
 		}
 		if h.TotalCount() > 0 {
 			m.hist[name] = h
 		}
 	}
 	for _, p := range ps {
-		m.completed += int64(p.Requests.Completed)
-		m.requests += math.Round(p.Throughput.Requests * p.Window.Seconds)
-		m.seconds += p.Window.Seconds
+		m.completed += int64(p.Completed)
+		m.requests += math.Round(p.Requests * p.Seconds)
+		m.seconds += p.Seconds
 	}
 	return m
 }
