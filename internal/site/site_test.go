@@ -242,3 +242,21 @@ func TestParseProofRefusesOthers(t *testing.T) {
 		t.Errorf("name %q, %v", p.Name, err)
 	}
 }
+
+// The site is written through no link: a suites/ directory in --out that
+// links elsewhere is refused by its path, and nothing lands there.
+func TestSiteWritesThroughNoLink(t *testing.T) {
+	t.Parallel()
+	out, elsewhere := t.TempDir(), t.TempDir()
+	if err := os.Symlink(elsewhere, filepath.Join(out, "suites")); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	files := Files{"index.html": []byte("<p>x</p>"), "suites/q.html": []byte("<p>q</p>")}
+	err := files.Write(out)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(out, "suites")) {
+		t.Errorf("err %v", err)
+	}
+	if left, _ := os.ReadDir(elsewhere); len(left) != 0 {
+		t.Errorf("written through the link: %v", left)
+	}
+}
