@@ -3,6 +3,7 @@ package site
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -14,8 +15,10 @@ import (
 	"time"
 
 	"github.com/benchci/benchci/framework/baseline"
+	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/internal/gitfixture"
+	"github.com/benchci/benchci/internal/history"
 )
 
 const quickstart = "../../framework/result/testdata/quickstart-v1.json"
@@ -258,5 +261,35 @@ func TestSiteWritesThroughNoLink(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(elsewhere); len(left) != 0 {
 		t.Errorf("written through the link: %v", left)
+	}
+}
+
+// A trend is the newest version against the one before it that has the
+// figure: up or down when it moved by the change-point threshold, red
+// when that is the figure's bad direction.
+func TestTrend(t *testing.T) {
+	t.Parallel()
+	nan := math.NaN()
+	s := &Site{}
+	g := &history.Group{Versions: make([]history.Version, 4)}
+	for i := range g.Versions {
+		g.Versions[i].Commit = fmt.Sprintf("%07d", i)
+	}
+	for _, tc := range []struct {
+		values       []float64
+		better       metric.Better
+		arrow, class string
+	}{
+		{[]float64{100, 100, 100, 130}, metric.Lower, "▲", "worse"},
+		{[]float64{100, 100, 130, nan}, metric.Lower, "·", "flat"},
+		{[]float64{100, 130, nan, 100}, metric.Higher, "▼", "worse"},
+		{[]float64{100, 100, 100, 80}, metric.Lower, "▼", "better"},
+		{[]float64{100, 100, 100, 103}, metric.Lower, "→", "flat"},
+		{[]float64{nan, nan, nan, 3}, metric.Lower, "→", "flat"},
+	} {
+		got := s.trend(g, &history.Series{Figure: "ttft.p99", Unit: "ms", Better: tc.better, Values: tc.values})
+		if got.Arrow != tc.arrow || got.Class != tc.class {
+			t.Errorf("%v: %s %s (%s), want %s %s", tc.values, got.Arrow, got.Class, got.Title, tc.arrow, tc.class)
+		}
 	}
 }
