@@ -138,7 +138,7 @@ measured this machine rather than the server, even after reruns).`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	versionFlag(root)
-	root.AddCommand(runCmd(), validateCmd(), compareCmd(), baselineCmd(), commentCmd(), ciCmd(), simCmd(), proxyCmd(), reportCmd(), selftestCmd(), bandsCmd(), historyCmd(), mergeCmd(), exportCmd(), initCmd(), attestCmd(), verifyCmd())
+	root.AddCommand(runCmd(), validateCmd(), compareCmd(), baselineCmd(), commentCmd(), ciCmd(), simCmd(), proxyCmd(), reportCmd(), selftestCmd(), bandsCmd(), historyCmd(), mergeCmd(), exportCmd(), initCmd(), attestCmd(), verifyCmd(), siteCmd())
 	noticesToStderr(root, stderr)
 	return root
 }
