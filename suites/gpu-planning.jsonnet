@@ -1,7 +1,7 @@
 // gpu-planning: which hardware serves Llama-3-70B for this chat workload
 // at the lowest cost per token within the SLOs, before renting any of it?
 // Each variant is the simulator derived from the model's card and a GPU's
-// datasheet (see the README's "The simulator"): step times from bytes over
+// datasheet (see docs/simulator.md): step times from bytes over
 // bandwidth and FLOPs over FLOP/s, KV-cache capacity from the memory left
 // after the weights, so FP8 weights free memory for the cache and halve
 // the bytes each decode step reads, and an H200's bandwidth shortens every

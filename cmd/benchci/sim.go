@@ -112,7 +112,7 @@ model of this build (roofline 2) and the one before it (roofline 1),
 apart for the rows added with roofline 2, which it was not tuned on.
 Rows whose miss is understood but not modelled say why under the table
 and do not fail the check.
---markdown prints only the tables, as the README carries them. With --format
+--markdown prints only the tables, as docs/simulator.md carries them. With --format
 markdown or json only the tables are on stdout, the verdict's line on stderr.`,
 		Example: `  benchci sim check
   benchci sim check --markdown`,
@@ -196,7 +196,7 @@ markdown or json only the tables are on stdout, the verdict's line on stderr.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&markdown, "markdown", false, "print only the tables, as the README carries them")
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "print only the tables, as docs/simulator.md carries them")
 	format = addFormat(cmd)
 	return cmd
 }

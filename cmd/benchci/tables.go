@@ -89,7 +89,7 @@ func addRate(t *report.Table, p selftest.RatePoint) {
 
 // simCheckDoc is sim check's two comparisons: the simulator against
 // published measurements, one row per figure, and the roofline against
-// measured kernels. Its markdown is the tables the README carries.
+// measured kernels. Its markdown is the tables docs/simulator.md carries.
 func simCheckDoc(before, cs []sim.Checked, ks []sim.KernelCheck, rs []sim.RatioReference) report.Doc {
 	pub := &report.Table{Title: "the simulator against published serving measurements", Columns: []report.Column{
 		{Key: "engine", Title: "engine"}, {Key: "test", Title: "test"}, {Key: "gpu", Title: "GPU"}, {Key: "model", Title: "model"},

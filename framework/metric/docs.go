@@ -6,7 +6,7 @@ import (
 )
 
 // The documentation of figures that lives outside Go (the suite library's
-// comments and the README's table) is generated from the catalogue, so that
+// comments and docs/metrics.md's table) is generated from the catalogue, so that
 // it cannot list fewer metrics than suites may name. The blocks sit
 // between these markers; `go test ./framework/metric -update` rewrites
 // them and the test fails when one is stale.
@@ -38,7 +38,7 @@ func sloDoc() string {
 	return b.String()
 }
 
-// readmeTable is the README's table of every figure.
+// readmeTable is docs/metrics.md's table of every figure.
 func readmeTable() string {
 	var b strings.Builder
 	b.WriteString("| figure | unit | better | measured for | sample | SLO | gate test | what |\n")

@@ -10,7 +10,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the generated documentation blocks")
 
-// The suite library's slo/tolerance comment and the README's table of
+// The suite library's slo/tolerance comment and docs/metrics.md's table of
 // figures are the catalogue's, block for block.
 func TestGeneratedDocs(t *testing.T) {
 	root := filepath.Join("..", "..")
@@ -18,7 +18,7 @@ func TestGeneratedDocs(t *testing.T) {
 		file, begin, end, body string
 	}{
 		{"suites/lib/benchci.libsonnet", "  // " + docBegin + "\n", "  // " + docEnd + "\n", sloDoc()},
-		{"README.md", "<!-- " + docBegin + " -->\n", "<!-- " + docEnd + " -->\n", readmeTable()},
+		{"docs/metrics.md", "<!-- " + docBegin + " -->\n", "<!-- " + docEnd + " -->\n", readmeTable()},
 	} {
 		path := filepath.Join(root, tc.file)
 		b, err := os.ReadFile(path)

@@ -191,7 +191,7 @@ func (k kernelRun) checks(gpuName string) ([]KernelCheck, error) {
 	return out, nil
 }
 
-// KernelMarkdown renders kernel checks as the README's second table.
+// KernelMarkdown renders kernel checks as docs/simulator.md's second table.
 func KernelMarkdown(ks []KernelCheck) string {
 	var b strings.Builder
 	b.WriteString("| GPU (as measured) | model | kernels | measured | roofline | error |\n")

@@ -11,7 +11,7 @@ import (
 )
 
 // The roofline's terms hold against kernels timed on a real GPU, and the
-// README shows what `benchci sim check --markdown` prints.
+// docs/simulator.md shows what `benchci sim check --markdown` prints.
 func TestKernelChecksWithinTolerance(t *testing.T) {
 	t.Parallel()
 	ks, err := KernelChecks()
@@ -34,12 +34,12 @@ func TestKernelChecksWithinTolerance(t *testing.T) {
 	if !reflect.DeepEqual(gated, want) {
 		t.Errorf("gated figures per run: %v, want %v", gated, want)
 	}
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/simulator.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(readme), KernelMarkdown(ks)) {
-		t.Errorf("README.md's table of measured kernels is stale: regenerate it with `go run ./cmd/benchci sim check --markdown`")
+		t.Errorf("docs/simulator.md's table of measured kernels is stale: regenerate it with `go run ./cmd/benchci sim check --markdown`")
 	}
 }
 

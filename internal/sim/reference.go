@@ -67,7 +67,7 @@ const (
 )
 
 // References are the published figures the derived profiles are checked
-// against (the README's table, `benchci sim check`).
+// against (docs/simulator.md's table, `benchci sim check`).
 var References = []Reference{
 	{Test: "latency_llama8B_tp1", Engine: "vLLM", Model: "llama-3-8b", GPU: "h100-sxm", TP: 1, Concurrency: 8, Input: 32, Output: 128, Requests: 8, E2EMs: 997.5, Source: srcVLLMH100},
 	{Test: "latency_llama70B_tp4", Engine: "vLLM", Model: "llama-3-70b", GPU: "h100-sxm", TP: 4, Concurrency: 8, Input: 32, Output: 128, Requests: 8, E2EMs: 2444.5, Source: srcVLLMH100},
@@ -268,7 +268,7 @@ func CheckVersion(refs []Reference, v int) ([]Checked, error) {
 	return out, nil
 }
 
-// Markdown renders checked references as the README's table.
+// Markdown renders checked references as docs/simulator.md's table.
 func Markdown(cs []Checked) string {
 	var b strings.Builder
 	// Known misses are numbered by row (rows of one test, GPU and model

@@ -127,7 +127,7 @@ func meanTTFTTPOT(r RunResult) (ttft, tpot float64) {
 	return ttft / n, tpot / n
 }
 
-// RatioMarkdown renders the ratio checks as the README's third table.
+// RatioMarkdown renders the ratio checks as docs/simulator.md's third table.
 func RatioMarkdown(rs []RatioReference) string {
 	var b strings.Builder
 	b.WriteString("| test | figure | published | simulated | error | tolerance |\n|---|---|---|---|---|---|\n")

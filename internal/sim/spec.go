@@ -108,7 +108,7 @@ type Engine struct {
 // set one (Efficiency.RequestOverhead).
 //
 // Engines are the engine models a spec can name. The figures each rests
-// on are in its Source; the README's tables show them against published
+// on are in its Source; docs/simulator.md's tables show them against published
 // serving figures.
 var Engines = []Engine{
 	{

@@ -272,8 +272,8 @@ func TestKneeFollowsBandwidth(t *testing.T) {
 	t.Logf("H200/H100 knee ratio %.3f, bandwidth ratio %.3f", got, want)
 }
 
-// The published figures the README's table shows are met within the
-// stated tolerances, and the README shows what the command prints.
+// The published figures docs/simulator.md's table shows are met within the
+// stated tolerances, and docs/simulator.md shows what the command prints.
 func TestReferencesWithinTolerance(t *testing.T) {
 	t.Parallel()
 	cs, err := Check(References)
@@ -298,7 +298,7 @@ func TestReferencesWithinTolerance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/simulator.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,13 +307,13 @@ func TestReferencesWithinTolerance(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(readme), RatioMarkdown(rs)) {
-		t.Errorf("README.md's table of published ratios is stale: regenerate it with `go run ./cmd/benchci sim check --markdown`")
+		t.Errorf("docs/simulator.md's table of published ratios is stale: regenerate it with `go run ./cmd/benchci sim check --markdown`")
 	}
 	if !strings.Contains(string(readme), SummaryMarkdown(before, cs)) {
-		t.Errorf("README.md's summary of published figures is stale: regenerate it with `go run ./cmd/benchci sim check --markdown`")
+		t.Errorf("docs/simulator.md's summary of published figures is stale: regenerate it with `go run ./cmd/benchci sim check --markdown`")
 	}
 	if !strings.Contains(string(readme), Markdown(cs)) {
-		t.Errorf("README.md's table of published figures is stale: regenerate it with `go run ./cmd/benchci sim check --markdown`")
+		t.Errorf("docs/simulator.md's table of published figures is stale: regenerate it with `go run ./cmd/benchci sim check --markdown`")
 	}
 }
 
