@@ -134,7 +134,6 @@ func TestSimFitCapsPointsAndStops(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	code, _, stderr := runCLI(t, context.Background(), "sim", "fit", path, "--profile", "tiny", "--timeout", "1ms")
 	for _, want := range []string{
 		fmt.Sprintf("note: %d points are more than the %d a fit replays: fitting %d of them, evenly spaced", len(many), simfit.MaxPoints, simfit.MaxPoints),
@@ -147,8 +146,7 @@ func TestSimFitCapsPointsAndStops(t *testing.T) {
 	if code != exitUsage {
 		t.Errorf("exit %d, want %d", code, exitUsage)
 	}
-	// Generous: the fit itself would take minutes.
-	if took := time.Since(start); took > 30*time.Second {
-		t.Errorf("--timeout 1ms returned after %v", took)
-	}
+	// How soon it returns is not asserted: a replay already begun ends
+	// first, and on a loaded machine under -race that is a wall-clock
+	// matter (seconds unloaded).
 }
