@@ -40,7 +40,9 @@ func NewReplay(p Profile) (*Replay, error) {
 		return nil, fmt.Errorf("the virtual replay hands requests to the engine as they are sent, and this profile has a request overhead of %v: run it without --virtual", p.RequestOverhead)
 	}
 	srv := New(p)
-	return &Replay{srv: srv, e: srv.cl.prefill[0], live: map[int]*seq{}}, nil
+	e := srv.cl.prefill[0]
+	e.lazyCancel = true
+	return &Replay{srv: srv, e: e, live: map[int]*seq{}}, nil
 }
 
 // Profile returns the replayed profile.
