@@ -22,7 +22,8 @@ import (
 // stepped by the caller, each step taking the time its cost says.
 type VirtualServer interface {
 	// Submit admits a request arriving at at; an error is the server's
-	// refusal of it (a 400). prompt is its prompt's tokens.
+	// refusal of it (a 400). prompt is its prompt's tokens. The ids of
+	// admitted requests are consecutive: each is one more than the last.
 	Submit(body []byte, at time.Time) (id, prompt int, err error)
 	// Cancel drops a request, as a client closing its stream does.
 	Cancel(id int)
@@ -80,7 +81,7 @@ func RunVirtual(ctx context.Context, v Virtual, cfg Config, src Source) (*Outcom
 	if cfg.Progress == nil {
 		cfg.Progress = &Progress{}
 	}
-	r := &vrun{ctx: ctx, cfg: cfg, v: v, srv: v.Server, src: src, now: v.Start, live: map[int]*vreq{}}
+	r := &vrun{ctx: ctx, cfg: cfg, v: v, srv: v.Server, src: src, now: v.Start}
 	switch cfg.Mode {
 	case OpenLoop:
 		return r.open(v.Start)
@@ -96,8 +97,8 @@ const (
 	evWorker              // a closed-loop worker sends its next request
 	evAbandon             // a user gives up waiting (Item.AbandonAt)
 	evTick                // the saturation watch's tick
-	evTimeout             // a request's timeout (Virtual.Timeout)
-	evFirstTimeout        // its first-token timeout
+	evTimeout             // a request's timeout (Virtual.Timeout): not in the heap, see live
+	evFirstTimeout        // its first-token timeout: likewise
 )
 
 // work reports whether events of the kind are work left to do, rather
@@ -149,25 +150,35 @@ func (s *vsession) item() Item {
 
 // vreq is one turn in flight.
 type vreq struct {
-	s        *vsession
-	id       int // the server's
-	it       Item
-	smp      recorder.Sample
-	produced int
-	done     bool
+	s            *vsession
+	id           int // the server's
+	abandonAfter int // Item.AbandonAfter
+	smp          recorder.Sample
+	produced     int
+	done         bool
+	// nTimeout and nFirst order its deadlines among events of the same
+	// instant, as if they had been pushed when it was sent.
+	nTimeout, nFirst uint64
 }
 
 type vrun struct {
-	ctx  context.Context
-	cfg  Config
-	v    Virtual
-	srv  VirtualServer
-	src  Source
-	now  time.Time
-	q    vqueue
-	n    uint64
-	live map[int]*vreq
-	rec  *recorder.Recorder
+	ctx context.Context
+	cfg Config
+	v   Virtual
+	srv VirtualServer
+	src Source
+	now time.Time
+	q   vqueue
+	n   uint64
+	// live holds the requests the server admitted, by id from liveBase
+	// on, nil once ended: sent in time order, so their deadlines (a
+	// duration after the send) come in its order too, and the request
+	// timeouts are the first live ones rather than a heap entry each.
+	// timeoutAt and firstAt are the ids whose deadlines come next.
+	live               []*vreq
+	liveBase, liveN    int
+	timeoutAt, firstAt int
+	rec                *recorder.Recorder
 	// pending counts queued events other than ticks: work that is left.
 	pending int
 	// items counts the items drawn from src (their Seq).
@@ -235,7 +246,7 @@ func (r *vrun) send(s *vsession, scheduled, ready time.Time) {
 		at = ready
 	}
 	res := &client.Result{ID: id, Sent: at}
-	q := &vreq{s: s, it: it, smp: recorder.Sample{Result: res, Scheduled: scheduled, Ready: ready, Warmup: s.warmup,
+	q := &vreq{s: s, abandonAfter: it.AbandonAfter, smp: recorder.Sample{Result: res, Scheduled: scheduled, Ready: ready, Warmup: s.warmup,
 		WantInput: it.WantInput, WantOutput: it.WantOutput, Model: it.Model, Inputs: it.Inputs, Images: it.Images}}
 	r.cfg.Progress.Sent.Add(1)
 	r.cfg.Progress.InFlight.Add(1)
@@ -250,15 +261,123 @@ func (r *vrun) send(s *vsession, scheduled, ready time.Time) {
 	}
 	q.id = sid
 	res.PromptTokens = prompt
-	r.live[sid] = q
+	r.admitted(q)
 	if it.AbandonAt > 0 {
 		r.push(at.Add(it.AbandonAt), evAbandon, s, q)
 	}
+	if r.v.Timeout > 0 {
+		r.n++
+		q.nTimeout = r.n
+	}
+	if r.v.FirstTokenTimeout > 0 {
+		r.n++
+		q.nFirst = r.n
+	}
+}
+
+// admitted files a request the server admitted under its id.
+func (r *vrun) admitted(q *vreq) {
+	if len(r.live) == 0 {
+		// Nothing live: start afresh at this id (the server's ids go on
+		// from point to point).
+		r.live = r.live[:0]
+		r.liveBase, r.timeoutAt, r.firstAt = q.id, q.id, q.id
+	}
+	if q.id != r.liveBase+len(r.live) {
+		panic(fmt.Sprintf("loadgen: the virtual server admitted id %d after %d", q.id, r.liveBase+len(r.live)-1))
+	}
+	r.live = append(r.live, q)
+	r.liveN++
+}
+
+// lookup returns the live request of the id, or nil.
+func (r *vrun) lookup(id int) *vreq {
+	if i := id - r.liveBase; i >= 0 && i < len(r.live) {
+		return r.live[i]
+	}
+	return nil
+}
+
+// ended takes a request out of live, and the ended ones off its front.
+func (r *vrun) ended(q *vreq) {
+	i := q.id - r.liveBase
+	if i < 0 || i >= len(r.live) || r.live[i] != q {
+		return // refused: never admitted
+	}
+	r.live[i] = nil
+	r.liveN--
+	n := 0
+	for n < len(r.live) && r.live[n] == nil {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	r.liveBase += n
+	r.live = r.live[n:]
+	if cap(r.live) > 4*len(r.live)+1024 {
+		// Give back what a queue that has drained left behind.
+		r.live = append([]*vreq(nil), r.live...)
+	}
+	r.timeoutAt, r.firstAt = max(r.timeoutAt, r.liveBase), max(r.firstAt, r.liveBase)
+}
+
+// deadline returns the next request deadline, its kind and request: the
+// request timeout of the first live request, or the first-token timeout
+// of the first live one whose deadline has not passed.
+func (r *vrun) deadline() (vevent, bool) {
+	var e vevent
+	have := false
 	if d := r.v.Timeout; d > 0 {
-		r.push(at.Add(d), evTimeout, s, q)
+		for r.timeoutAt < r.liveBase+len(r.live) && r.live[r.timeoutAt-r.liveBase] == nil {
+			r.timeoutAt++
+		}
+		if i := r.timeoutAt - r.liveBase; i < len(r.live) {
+			q := r.live[i]
+			e, have = vevent{at: q.smp.Result.Sent.Add(d), n: q.nTimeout, kind: evTimeout, s: q.s, r: q}, true
+		}
 	}
 	if d := r.v.FirstTokenTimeout; d > 0 {
-		r.push(at.Add(d), evFirstTimeout, s, q)
+		for r.firstAt < r.liveBase+len(r.live) && r.live[r.firstAt-r.liveBase] == nil {
+			r.firstAt++
+		}
+		if i := r.firstAt - r.liveBase; i < len(r.live) {
+			q := r.live[i]
+			f := vevent{at: q.smp.Result.Sent.Add(d), n: q.nFirst, kind: evFirstTimeout, s: q.s, r: q}
+			if !have || before(f, e) {
+				e, have = f, true
+			}
+		}
+	}
+	return e, have
+}
+
+// before orders events: by time, then by when they were pushed.
+func before(a, b vevent) bool {
+	if c := a.at.Compare(b.at); c != 0 {
+		return c < 0
+	}
+	return a.n < b.n
+}
+
+// peek returns the next event, from the heap or a deadline.
+func (r *vrun) peek() (vevent, bool) {
+	e, have := r.deadline()
+	if len(r.q) > 0 && (!have || before(r.q[0], e)) {
+		return r.q[0], true
+	}
+	return e, have
+}
+
+// pop takes the event peek returned.
+func (r *vrun) pop(e vevent) {
+	switch e.kind {
+	case evTimeout:
+		r.timeoutAt = e.r.id + 1
+	case evFirstTimeout:
+		r.firstAt = e.r.id + 1
+	default:
+		heap.Pop(&r.q)
 	}
 }
 
@@ -273,7 +392,7 @@ func (r *vrun) timedOut(q *vreq, t time.Time, why string) {
 
 // tokens takes a step's tokens for a request at t.
 func (r *vrun) tokens(id, produced int, finished bool, t time.Time) {
-	q := r.live[id]
+	q := r.lookup(id)
 	if q == nil || q.done {
 		return
 	}
@@ -297,7 +416,7 @@ func (r *vrun) tokens(id, produced int, finished bool, t time.Time) {
 	}
 	res.ChunkAt = append(res.ChunkAt, off)
 	res.ChunkTokens = append(res.ChunkTokens, int32(n))
-	if a := q.it.AbandonAfter; a > 0 && produced >= a {
+	if a := q.abandonAfter; a > 0 && produced >= a {
 		// The user stops reading once that many tokens came, as the
 		// client does (even on the last chunk: it never reads [DONE]).
 		res.End, res.OutputTokens, res.TokenSource = off, produced, client.TokensFromCounter
@@ -316,7 +435,7 @@ func (r *vrun) tokens(id, produced int, finished bool, t time.Time) {
 // finish records a turn that ended at t and moves its session on.
 func (r *vrun) finish(q *vreq, t time.Time) {
 	q.done = true
-	delete(r.live, q.id)
+	r.ended(q)
 	res := q.smp.Result
 	if res.End == 0 && res.Err != "" {
 		res.End = t.Sub(res.Sent)
@@ -404,10 +523,8 @@ func (r *vrun) loop(nextArrival func() (time.Time, bool), arrive func(time.Time)
 		if !r.stopped && nextArrival != nil {
 			ta, haveArrival = nextArrival()
 		}
-		te, haveEvent := time.Time{}, len(r.q) > 0
-		if haveEvent {
-			te = r.q[0].at
-		}
+		next, haveEvent := r.peek()
+		te := next.at
 		if stepping {
 			if (!haveArrival || !ta.Before(stepEnd)) && (!haveEvent || !te.Before(stepEnd)) {
 				// The step's tokens come before what happens at its end:
@@ -431,7 +548,8 @@ func (r *vrun) loop(nextArrival func() (time.Time, bool), arrive func(time.Time)
 			r.stuck = false
 			arrive(ta)
 		case haveEvent:
-			e := heap.Pop(&r.q).(vevent)
+			e := next
+			r.pop(e)
 			if work(e.kind) {
 				r.pending--
 			} else if e.r != nil && e.r.done {
@@ -458,14 +576,12 @@ func (r *vrun) unserved() {
 // failLive cancels every request in flight and records it failed at t,
 // in submission order (the same every run).
 func (r *vrun) failLive(t time.Time, err client.ErrorKind, detail string) {
-	ids := make([]int, 0, len(r.live))
-	for id := range r.live {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		q := r.live[id]
-		r.srv.Cancel(id)
+	live := slices.Clone(r.live)
+	for _, q := range live {
+		if q == nil || q.done {
+			continue
+		}
+		r.srv.Cancel(q.id)
 		q.smp.Result.Err, q.smp.Result.Detail = err, detail
 		r.finish(q, t)
 	}
@@ -510,7 +626,7 @@ func (r *vrun) event(e vevent) {
 			return
 		}
 		next := e.at.Add(time.Second)
-		if (r.winEnd.IsZero() || !next.After(r.winEnd)) && (r.pending > 0 || len(r.live) > 0 || r.arrivalsLeft) {
+		if (r.winEnd.IsZero() || !next.After(r.winEnd)) && (r.pending > 0 || r.liveN > 0 || r.arrivalsLeft) {
 			r.push(next, evTick, nil, nil)
 		}
 	}
