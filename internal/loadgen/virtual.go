@@ -138,7 +138,30 @@ type vsession struct {
 	warmup bool
 	worker bool // a closed-loop worker's: it sends again when this ends
 	hold   bool // holds a place under the cap on requests in flight
-	id     string
+}
+
+// requestID is the id of the turn being sent, as the client names it.
+func (s *vsession) requestID() string {
+	id := "benchci-" + strconv.Itoa(s.first.Seq+1)
+	if s.turn > 0 {
+		id += ".t" + strconv.Itoa(s.turn+1)
+	}
+	return id
+}
+
+// result returns the turn's result, made on first use.
+func (q *vreq) result() *client.Result {
+	if q.res == nil {
+		q.res = &client.Result{ID: q.s.requestID(), Sent: q.sent, PromptTokens: q.prompt}
+	}
+	return q.res
+}
+
+// sample is the turn's sample, for the recorder.
+func (q *vreq) sample() recorder.Sample {
+	it := q.s.item()
+	return recorder.Sample{Result: q.result(), Scheduled: q.scheduled, Ready: q.ready, Warmup: q.s.warmup,
+		WantInput: it.WantInput, WantOutput: it.WantOutput, Model: it.Model, Inputs: it.Inputs, Images: it.Images}
 }
 
 func (s *vsession) item() Item {
@@ -148,14 +171,19 @@ func (s *vsession) item() Item {
 	return s.first.FollowUps[s.turn-1]
 }
 
-// vreq is one turn in flight.
+// vreq is one turn in flight. A saturated server queues many: what is
+// the same for every turn of its session, or can wait for its first
+// token, is not kept here (see result and sample).
 type vreq struct {
-	s            *vsession
-	id           int // the server's
-	abandonAfter int // Item.AbandonAfter
-	smp          recorder.Sample
-	produced     int
-	done         bool
+	s                      *vsession
+	id                     int // the server's
+	abandonAfter           int // Item.AbandonAfter
+	prompt                 int // its prompt's tokens, as the server counted them
+	sent, scheduled, ready time.Time
+	// res is its result, made when its first tokens or its end come.
+	res      *client.Result
+	produced int
+	done     bool
 	// nTimeout and nFirst order its deadlines among events of the same
 	// instant, as if they had been pushed when it was sent.
 	nTimeout, nFirst uint64
@@ -237,30 +265,27 @@ func (r *vrun) next() (Item, bool) {
 // send hands the session's current turn to the server at at.
 func (r *vrun) send(s *vsession, scheduled, ready time.Time) {
 	it := s.item()
-	id := s.id
-	if s.turn > 0 {
-		id += ".t" + strconv.Itoa(s.turn+1)
-	}
 	at := scheduled
 	if ready.After(at) {
 		at = ready
 	}
-	res := &client.Result{ID: id, Sent: at}
-	q := &vreq{s: s, abandonAfter: it.AbandonAfter, smp: recorder.Sample{Result: res, Scheduled: scheduled, Ready: ready, Warmup: s.warmup,
-		WantInput: it.WantInput, WantOutput: it.WantOutput, Model: it.Model, Inputs: it.Inputs, Images: it.Images}}
+	q := &vreq{s: s, abandonAfter: it.AbandonAfter, sent: at, scheduled: scheduled, ready: ready}
 	r.cfg.Progress.Sent.Add(1)
 	r.cfg.Progress.InFlight.Add(1)
 	sid, prompt, err := r.srv.Submit(it.Body, at)
+	if s.turn == 0 {
+		s.first.Body = nil // the server has read it; a queue of them would be most of the memory
+	}
 	if err != nil {
 		// The server's 400, answered at once (no time passes on a
 		// refusal in the simulated clock).
+		res := q.result()
 		res.Status, res.Err = 400, client.ErrHTTP
 		res.Detail = redact.Cut("HTTP 400: "+err.Error(), 300)
 		r.finish(q, at)
 		return
 	}
-	q.id = sid
-	res.PromptTokens = prompt
+	q.id, q.prompt = sid, prompt
 	r.admitted(q)
 	if it.AbandonAt > 0 {
 		r.push(at.Add(it.AbandonAt), evAbandon, s, q)
@@ -334,7 +359,7 @@ func (r *vrun) deadline() (vevent, bool) {
 		}
 		if i := r.timeoutAt - r.liveBase; i < len(r.live) {
 			q := r.live[i]
-			e, have = vevent{at: q.smp.Result.Sent.Add(d), n: q.nTimeout, kind: evTimeout, s: q.s, r: q}, true
+			e, have = vevent{at: q.sent.Add(d), n: q.nTimeout, kind: evTimeout, s: q.s, r: q}, true
 		}
 	}
 	if d := r.v.FirstTokenTimeout; d > 0 {
@@ -343,7 +368,7 @@ func (r *vrun) deadline() (vevent, bool) {
 		}
 		if i := r.firstAt - r.liveBase; i < len(r.live) {
 			q := r.live[i]
-			f := vevent{at: q.smp.Result.Sent.Add(d), n: q.nFirst, kind: evFirstTimeout, s: q.s, r: q}
+			f := vevent{at: q.sent.Add(d), n: q.nFirst, kind: evFirstTimeout, s: q.s, r: q}
 			if !have || before(f, e) {
 				e, have = f, true
 			}
@@ -383,7 +408,7 @@ func (r *vrun) pop(e vevent) {
 
 // timedOut fails a request the client gave up on at t, as its timeout does.
 func (r *vrun) timedOut(q *vreq, t time.Time, why string) {
-	res := q.smp.Result
+	res := q.result()
 	res.OutputTokens, res.TokenSource = q.produced, client.TokensFromCounter
 	res.Err, res.Detail = client.ErrTimeout, why
 	r.srv.Cancel(q.id)
@@ -396,7 +421,7 @@ func (r *vrun) tokens(id, produced int, finished bool, t time.Time) {
 	if q == nil || q.done {
 		return
 	}
-	res := q.smp.Result
+	res := q.result()
 	if d := r.v.IdleTimeout; d > 0 && len(res.ChunkAt) > 0 {
 		if last := res.Sent.Add(res.ChunkAt[len(res.ChunkAt)-1]); t.Sub(last) > d {
 			// The client stopped waiting before these tokens came. It is
@@ -436,7 +461,7 @@ func (r *vrun) tokens(id, produced int, finished bool, t time.Time) {
 func (r *vrun) finish(q *vreq, t time.Time) {
 	q.done = true
 	r.ended(q)
-	res := q.smp.Result
+	res := q.result()
 	if res.End == 0 && res.Err != "" {
 		res.End = t.Sub(res.Sent)
 	}
@@ -445,9 +470,10 @@ func (r *vrun) finish(q *vreq, t time.Time) {
 	if !res.OK() && res.Err != client.ErrCanceled && res.Err != client.ErrAbandoned {
 		r.cfg.Progress.Failed.Add(1)
 	}
-	r.rec.Add(q.smp)
+	smp := q.sample()
+	r.rec.Add(smp)
 	if r.cfg.OnSample != nil {
-		r.cfg.OnSample(q.smp)
+		r.cfg.OnSample(smp)
 	}
 	s := q.s
 	if res.OK() && s.turn < len(s.first.FollowUps) && !r.stopped {
@@ -582,7 +608,8 @@ func (r *vrun) failLive(t time.Time, err client.ErrorKind, detail string) {
 			continue
 		}
 		r.srv.Cancel(q.id)
-		q.smp.Result.Err, q.smp.Result.Detail = err, detail
+		res := q.result()
+		res.Err, res.Detail = err, detail
 		r.finish(q, t)
 	}
 }
@@ -603,7 +630,7 @@ func (r *vrun) event(e vevent) {
 			return
 		}
 		// The user gave up waiting: a stream cut short by the workload.
-		res := q.smp.Result
+		res := q.result()
 		res.OutputTokens, res.TokenSource = q.produced, client.TokensFromCounter
 		res.Err, res.Detail = client.ErrAbandoned, "abandoned by the workload's user"
 		r.srv.Cancel(q.id)
@@ -613,7 +640,7 @@ func (r *vrun) event(e vevent) {
 			r.timedOut(e.r, e.at, fmt.Sprintf("no end of the stream within %v (request timeout)", r.v.Timeout))
 		}
 	case evFirstTimeout:
-		if !e.r.done && len(e.r.smp.Result.ChunkAt) == 0 {
+		if !e.r.done && (e.r.res == nil || len(e.r.res.ChunkAt) == 0) {
 			r.timedOut(e.r, e.at, fmt.Sprintf("no first token within %v (first-token timeout)", r.v.FirstTokenTimeout))
 		}
 	case evTick:
@@ -651,7 +678,7 @@ func (r *vrun) worker(t time.Time) {
 	if !warmup {
 		r.sentIn++
 	}
-	s := &vsession{first: it, warmup: warmup, worker: true, id: "benchci-" + strconv.Itoa(it.Seq+1)}
+	s := &vsession{first: it, warmup: warmup, worker: true}
 	r.send(s, t, time.Time{})
 }
 
@@ -697,7 +724,7 @@ func (r *vrun) open(t0 time.Time) (*Outcome, error) {
 		if !warmup && (r.winEnd.IsZero() || at.Before(r.winEnd)) {
 			schedIn++
 		}
-		s := &vsession{first: it, warmup: warmup, id: "benchci-" + strconv.Itoa(it.Seq+1)}
+		s := &vsession{first: it, warmup: warmup}
 		if r.capacity > 0 && (r.holding >= r.capacity || len(r.queued) > 0) {
 			r.capWaits++
 			r.queued = append(r.queued, queuedSend{s: s, at: at})
