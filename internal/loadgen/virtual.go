@@ -81,6 +81,8 @@ func RunVirtual(ctx context.Context, v Virtual, cfg Config, src Source) (*Outcom
 	if cfg.Progress == nil {
 		cfg.Progress = &Progress{}
 	}
+	src, quit := prefetch(src)
+	defer quit()
 	r := &vrun{ctx: ctx, cfg: cfg, v: v, srv: v.Server, src: src, now: v.Start}
 	switch cfg.Mode {
 	case OpenLoop:
@@ -89,6 +91,58 @@ func RunVirtual(ctx context.Context, v Virtual, cfg Config, src Source) (*Outcom
 		return r.closed(v.Start)
 	}
 	return nil, fmt.Errorf("loadgen: unknown mode %q", cfg.Mode)
+}
+
+// prefetch draws the source's items on a goroutine of their own, in
+// order, ahead of the replay: building a request's body costs about as
+// much as replaying it, and the replay runs on one goroutine. quit stops
+// the drawing; items drawn and not taken are dropped (the source is the
+// point's own, from its start, so nothing after it sees them).
+func prefetch(src Source) (next Source, quit func()) {
+	const batch = 64
+	type drawn struct {
+		items []Item
+		err   error
+	}
+	ch := make(chan drawn, 8)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			d := drawn{items: make([]Item, 0, batch)}
+			for len(d.items) < batch && d.err == nil {
+				it, err := src()
+				if err != nil {
+					d.err = err
+					break
+				}
+				d.items = append(d.items, it)
+			}
+			select {
+			case ch <- d:
+			case <-stop:
+				return
+			}
+			if d.err != nil {
+				return
+			}
+		}
+	}()
+	var cur drawn
+	next = func() (Item, error) {
+		for len(cur.items) == 0 {
+			if cur.err != nil {
+				return Item{}, cur.err
+			}
+			cur = <-ch
+		}
+		it := cur.items[0]
+		cur.items[0] = Item{}
+		cur.items = cur.items[1:]
+		return it, nil
+	}
+	return next, func() { close(stop); <-done }
 }
 
 // Event kinds of the virtual timeline, other than arrivals and steps.
