@@ -24,6 +24,9 @@ type progress struct {
 	tty   bool
 	stop  chan struct{}
 	done  chan struct{}
+	// prog and start are the running point's, for its last line.
+	prog  *loadgen.Progress
+	start time.Time
 }
 
 func newProgress(w io.Writer, suite string) *progress {
@@ -46,10 +49,15 @@ func (p *progress) PointStarted(pt runner.PointInfo, prog *loadgen.Progress) {
 		if n := prog.Scheduled.Load(); n > 0 {
 			sent += fmt.Sprintf("/%d", n) // open loop: the plan is known
 		}
-		return fmt.Sprintf("%s: %s sent, %d done, %d failed, %d in flight",
+		line := fmt.Sprintf("%s: %s sent, %d done, %d failed, %d in flight",
 			name, sent, prog.Done.Load(), prog.Failed.Load(), prog.InFlight.Load())
+		if pt.Virtual {
+			line += ", replaying " + replayRate(prog, time.Since(p.start))
+		}
+		return line
 	}
 	start := time.Now()
+	p.prog, p.start = prog, start
 	go func() {
 		defer close(p.done)
 		if !p.tty {
@@ -104,9 +112,23 @@ func (p *progress) PointFinished(pt runner.PointInfo, r *result.Point) {
 		return
 	}
 	ttft := r.Latency[metric.TTFT]
-	fmt.Fprintf(p.w, "  %s %s (%s): %d requests, %d failed, %.2f req/s, %.0f tok/s, TTFT p50 %.1fms p99 %.1fms\n",
+	replayed := ""
+	if pt.Virtual {
+		took := time.Since(p.start)
+		replayed = fmt.Sprintf(", replayed in %s (%s)", took.Round(time.Millisecond), replayRate(p.prog, took))
+	}
+	fmt.Fprintf(p.w, "  %s %s (%s): %d requests, %d failed, %.2f req/s, %.0f tok/s, TTFT p50 %.1fms p99 %.1fms%s\n",
 		p.suite, pt.Label, position(pt), r.Requests.Sent, r.Requests.Failed,
-		r.Throughput.Requests, r.Throughput.OutputTokens, ttft.P50, ttft.P99)
+		r.Throughput.Requests, r.Throughput.OutputTokens, ttft.P50, ttft.P99, replayed)
+}
+
+// replayRate is how fast a virtual point's requests are replayed: those
+// ended per second of this machine's time.
+func replayRate(prog *loadgen.Progress, took time.Duration) string {
+	if took <= 0 {
+		return "- requests/s"
+	}
+	return fmt.Sprintf("%.0f requests/s", float64(prog.Done.Load())/took.Seconds())
 }
 
 // position is "3/8", or "probe 3" in a search whose length is not known.

@@ -22,7 +22,8 @@ import (
 // stepped by the caller, each step taking the time its cost says.
 type VirtualServer interface {
 	// Submit admits a request arriving at at; an error is the server's
-	// refusal of it (a 400). prompt is its prompt's tokens.
+	// refusal of it (a 400). prompt is its prompt's tokens. The ids of
+	// admitted requests are consecutive: each is one more than the last.
 	Submit(body []byte, at time.Time) (id, prompt int, err error)
 	// Cancel drops a request, as a client closing its stream does.
 	Cancel(id int)
@@ -80,7 +81,9 @@ func RunVirtual(ctx context.Context, v Virtual, cfg Config, src Source) (*Outcom
 	if cfg.Progress == nil {
 		cfg.Progress = &Progress{}
 	}
-	r := &vrun{ctx: ctx, cfg: cfg, v: v, srv: v.Server, src: src, now: v.Start, live: map[int]*vreq{}}
+	src, quit := prefetch(src)
+	defer quit()
+	r := &vrun{ctx: ctx, cfg: cfg, v: v, srv: v.Server, src: src, now: v.Start}
 	switch cfg.Mode {
 	case OpenLoop:
 		return r.open(v.Start)
@@ -90,14 +93,66 @@ func RunVirtual(ctx context.Context, v Virtual, cfg Config, src Source) (*Outcom
 	return nil, fmt.Errorf("loadgen: unknown mode %q", cfg.Mode)
 }
 
+// prefetch draws the source's items on a goroutine of their own, in
+// order, ahead of the replay: building a request's body costs about as
+// much as replaying it, and the replay runs on one goroutine. quit stops
+// the drawing; items drawn and not taken are dropped (the source is the
+// point's own, from its start, so nothing after it sees them).
+func prefetch(src Source) (next Source, quit func()) {
+	const batch = 64
+	type drawn struct {
+		items []Item
+		err   error
+	}
+	ch := make(chan drawn, 8)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			d := drawn{items: make([]Item, 0, batch)}
+			for len(d.items) < batch && d.err == nil {
+				it, err := src()
+				if err != nil {
+					d.err = err
+					break
+				}
+				d.items = append(d.items, it)
+			}
+			select {
+			case ch <- d:
+			case <-stop:
+				return
+			}
+			if d.err != nil {
+				return
+			}
+		}
+	}()
+	var cur drawn
+	next = func() (Item, error) {
+		for len(cur.items) == 0 {
+			if cur.err != nil {
+				return Item{}, cur.err
+			}
+			cur = <-ch
+		}
+		it := cur.items[0]
+		cur.items[0] = Item{}
+		cur.items = cur.items[1:]
+		return it, nil
+	}
+	return next, func() { close(stop); <-done }
+}
+
 // Event kinds of the virtual timeline, other than arrivals and steps.
 const (
 	evSend         = iota // a session's next turn is due (its think time ended)
 	evWorker              // a closed-loop worker sends its next request
 	evAbandon             // a user gives up waiting (Item.AbandonAt)
 	evTick                // the saturation watch's tick
-	evTimeout             // a request's timeout (Virtual.Timeout)
-	evFirstTimeout        // its first-token timeout
+	evTimeout             // a request's timeout (Virtual.Timeout): not in the heap, see live
+	evFirstTimeout        // its first-token timeout: likewise
 )
 
 // work reports whether events of the kind are work left to do, rather
@@ -137,7 +192,30 @@ type vsession struct {
 	warmup bool
 	worker bool // a closed-loop worker's: it sends again when this ends
 	hold   bool // holds a place under the cap on requests in flight
-	id     string
+}
+
+// requestID is the id of the turn being sent, as the client names it.
+func (s *vsession) requestID() string {
+	id := "benchci-" + strconv.Itoa(s.first.Seq+1)
+	if s.turn > 0 {
+		id += ".t" + strconv.Itoa(s.turn+1)
+	}
+	return id
+}
+
+// result returns the turn's result, made on first use.
+func (q *vreq) result() *client.Result {
+	if q.res == nil {
+		q.res = &client.Result{ID: q.s.requestID(), Sent: q.sent, PromptTokens: q.prompt}
+	}
+	return q.res
+}
+
+// sample is the turn's sample, for the recorder.
+func (q *vreq) sample() recorder.Sample {
+	it := q.s.item()
+	return recorder.Sample{Result: q.result(), Scheduled: q.scheduled, Ready: q.ready, Warmup: q.s.warmup,
+		WantInput: it.WantInput, WantOutput: it.WantOutput, Model: it.Model, Inputs: it.Inputs, Images: it.Images}
 }
 
 func (s *vsession) item() Item {
@@ -147,27 +225,42 @@ func (s *vsession) item() Item {
 	return s.first.FollowUps[s.turn-1]
 }
 
-// vreq is one turn in flight.
+// vreq is one turn in flight. A saturated server queues many: what is
+// the same for every turn of its session, or can wait for its first
+// token, is not kept here (see result and sample).
 type vreq struct {
-	s        *vsession
-	id       int // the server's
-	it       Item
-	smp      recorder.Sample
+	s                      *vsession
+	id                     int // the server's
+	abandonAfter           int // Item.AbandonAfter
+	prompt                 int // its prompt's tokens, as the server counted them
+	sent, scheduled, ready time.Time
+	// res is its result, made when its first tokens or its end come.
+	res      *client.Result
 	produced int
 	done     bool
+	// nTimeout and nFirst order its deadlines among events of the same
+	// instant, as if they had been pushed when it was sent.
+	nTimeout, nFirst uint64
 }
 
 type vrun struct {
-	ctx  context.Context
-	cfg  Config
-	v    Virtual
-	srv  VirtualServer
-	src  Source
-	now  time.Time
-	q    vqueue
-	n    uint64
-	live map[int]*vreq
-	rec  *recorder.Recorder
+	ctx context.Context
+	cfg Config
+	v   Virtual
+	srv VirtualServer
+	src Source
+	now time.Time
+	q   vqueue
+	n   uint64
+	// live holds the requests the server admitted, by id from liveBase
+	// on, nil once ended: sent in time order, so their deadlines (a
+	// duration after the send) come in its order too, and the request
+	// timeouts are the first live ones rather than a heap entry each.
+	// timeoutAt and firstAt are the ids whose deadlines come next.
+	live               []*vreq
+	liveBase, liveN    int
+	timeoutAt, firstAt int
+	rec                *recorder.Recorder
 	// pending counts queued events other than ticks: work that is left.
 	pending int
 	// items counts the items drawn from src (their Seq).
@@ -226,45 +319,150 @@ func (r *vrun) next() (Item, bool) {
 // send hands the session's current turn to the server at at.
 func (r *vrun) send(s *vsession, scheduled, ready time.Time) {
 	it := s.item()
-	id := s.id
-	if s.turn > 0 {
-		id += ".t" + strconv.Itoa(s.turn+1)
-	}
 	at := scheduled
 	if ready.After(at) {
 		at = ready
 	}
-	res := &client.Result{ID: id, Sent: at}
-	q := &vreq{s: s, it: it, smp: recorder.Sample{Result: res, Scheduled: scheduled, Ready: ready, Warmup: s.warmup,
-		WantInput: it.WantInput, WantOutput: it.WantOutput, Model: it.Model, Inputs: it.Inputs, Images: it.Images}}
+	q := &vreq{s: s, abandonAfter: it.AbandonAfter, sent: at, scheduled: scheduled, ready: ready}
 	r.cfg.Progress.Sent.Add(1)
 	r.cfg.Progress.InFlight.Add(1)
 	sid, prompt, err := r.srv.Submit(it.Body, at)
+	if s.turn == 0 {
+		s.first.Body = nil // the server has read it; a queue of them would be most of the memory
+	}
 	if err != nil {
 		// The server's 400, answered at once (no time passes on a
 		// refusal in the simulated clock).
+		res := q.result()
 		res.Status, res.Err = 400, client.ErrHTTP
 		res.Detail = redact.Cut("HTTP 400: "+err.Error(), 300)
 		r.finish(q, at)
 		return
 	}
-	q.id = sid
-	res.PromptTokens = prompt
-	r.live[sid] = q
+	q.id, q.prompt = sid, prompt
+	r.admitted(q)
 	if it.AbandonAt > 0 {
 		r.push(at.Add(it.AbandonAt), evAbandon, s, q)
 	}
+	if r.v.Timeout > 0 {
+		r.n++
+		q.nTimeout = r.n
+	}
+	if r.v.FirstTokenTimeout > 0 {
+		r.n++
+		q.nFirst = r.n
+	}
+}
+
+// admitted files a request the server admitted under its id.
+func (r *vrun) admitted(q *vreq) {
+	if len(r.live) == 0 {
+		// Nothing live: start afresh at this id (the server's ids go on
+		// from point to point).
+		r.live = r.live[:0]
+		r.liveBase, r.timeoutAt, r.firstAt = q.id, q.id, q.id
+	}
+	if q.id != r.liveBase+len(r.live) {
+		panic(fmt.Sprintf("loadgen: the virtual server admitted id %d after %d", q.id, r.liveBase+len(r.live)-1))
+	}
+	r.live = append(r.live, q)
+	r.liveN++
+}
+
+// lookup returns the live request of the id, or nil.
+func (r *vrun) lookup(id int) *vreq {
+	if i := id - r.liveBase; i >= 0 && i < len(r.live) {
+		return r.live[i]
+	}
+	return nil
+}
+
+// ended takes a request out of live, and the ended ones off its front.
+func (r *vrun) ended(q *vreq) {
+	i := q.id - r.liveBase
+	if i < 0 || i >= len(r.live) || r.live[i] != q {
+		return // refused: never admitted
+	}
+	r.live[i] = nil
+	r.liveN--
+	n := 0
+	for n < len(r.live) && r.live[n] == nil {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	r.liveBase += n
+	r.live = r.live[n:]
+	if cap(r.live) > 4*len(r.live)+1024 {
+		// Give back what a queue that has drained left behind.
+		r.live = append([]*vreq(nil), r.live...)
+	}
+	r.timeoutAt, r.firstAt = max(r.timeoutAt, r.liveBase), max(r.firstAt, r.liveBase)
+}
+
+// deadline returns the next request deadline, its kind and request: the
+// request timeout of the first live request, or the first-token timeout
+// of the first live one whose deadline has not passed.
+func (r *vrun) deadline() (vevent, bool) {
+	var e vevent
+	have := false
 	if d := r.v.Timeout; d > 0 {
-		r.push(at.Add(d), evTimeout, s, q)
+		for r.timeoutAt < r.liveBase+len(r.live) && r.live[r.timeoutAt-r.liveBase] == nil {
+			r.timeoutAt++
+		}
+		if i := r.timeoutAt - r.liveBase; i < len(r.live) {
+			q := r.live[i]
+			e, have = vevent{at: q.sent.Add(d), n: q.nTimeout, kind: evTimeout, s: q.s, r: q}, true
+		}
 	}
 	if d := r.v.FirstTokenTimeout; d > 0 {
-		r.push(at.Add(d), evFirstTimeout, s, q)
+		for r.firstAt < r.liveBase+len(r.live) && r.live[r.firstAt-r.liveBase] == nil {
+			r.firstAt++
+		}
+		if i := r.firstAt - r.liveBase; i < len(r.live) {
+			q := r.live[i]
+			f := vevent{at: q.sent.Add(d), n: q.nFirst, kind: evFirstTimeout, s: q.s, r: q}
+			if !have || before(f, e) {
+				e, have = f, true
+			}
+		}
+	}
+	return e, have
+}
+
+// before orders events: by time, then by when they were pushed.
+func before(a, b vevent) bool {
+	if c := a.at.Compare(b.at); c != 0 {
+		return c < 0
+	}
+	return a.n < b.n
+}
+
+// peek returns the next event, from the heap or a deadline.
+func (r *vrun) peek() (vevent, bool) {
+	e, have := r.deadline()
+	if len(r.q) > 0 && (!have || before(r.q[0], e)) {
+		return r.q[0], true
+	}
+	return e, have
+}
+
+// pop takes the event peek returned.
+func (r *vrun) pop(e vevent) {
+	switch e.kind {
+	case evTimeout:
+		r.timeoutAt = e.r.id + 1
+	case evFirstTimeout:
+		r.firstAt = e.r.id + 1
+	default:
+		heap.Pop(&r.q)
 	}
 }
 
 // timedOut fails a request the client gave up on at t, as its timeout does.
 func (r *vrun) timedOut(q *vreq, t time.Time, why string) {
-	res := q.smp.Result
+	res := q.result()
 	res.OutputTokens, res.TokenSource = q.produced, client.TokensFromCounter
 	res.Err, res.Detail = client.ErrTimeout, why
 	r.srv.Cancel(q.id)
@@ -273,11 +471,11 @@ func (r *vrun) timedOut(q *vreq, t time.Time, why string) {
 
 // tokens takes a step's tokens for a request at t.
 func (r *vrun) tokens(id, produced int, finished bool, t time.Time) {
-	q := r.live[id]
+	q := r.lookup(id)
 	if q == nil || q.done {
 		return
 	}
-	res := q.smp.Result
+	res := q.result()
 	if d := r.v.IdleTimeout; d > 0 && len(res.ChunkAt) > 0 {
 		if last := res.Sent.Add(res.ChunkAt[len(res.ChunkAt)-1]); t.Sub(last) > d {
 			// The client stopped waiting before these tokens came. It is
@@ -297,7 +495,7 @@ func (r *vrun) tokens(id, produced int, finished bool, t time.Time) {
 	}
 	res.ChunkAt = append(res.ChunkAt, off)
 	res.ChunkTokens = append(res.ChunkTokens, int32(n))
-	if a := q.it.AbandonAfter; a > 0 && produced >= a {
+	if a := q.abandonAfter; a > 0 && produced >= a {
 		// The user stops reading once that many tokens came, as the
 		// client does (even on the last chunk: it never reads [DONE]).
 		res.End, res.OutputTokens, res.TokenSource = off, produced, client.TokensFromCounter
@@ -316,8 +514,8 @@ func (r *vrun) tokens(id, produced int, finished bool, t time.Time) {
 // finish records a turn that ended at t and moves its session on.
 func (r *vrun) finish(q *vreq, t time.Time) {
 	q.done = true
-	delete(r.live, q.id)
-	res := q.smp.Result
+	r.ended(q)
+	res := q.result()
 	if res.End == 0 && res.Err != "" {
 		res.End = t.Sub(res.Sent)
 	}
@@ -326,9 +524,10 @@ func (r *vrun) finish(q *vreq, t time.Time) {
 	if !res.OK() && res.Err != client.ErrCanceled && res.Err != client.ErrAbandoned {
 		r.cfg.Progress.Failed.Add(1)
 	}
-	r.rec.Add(q.smp)
+	smp := q.sample()
+	r.rec.Add(smp)
 	if r.cfg.OnSample != nil {
-		r.cfg.OnSample(q.smp)
+		r.cfg.OnSample(smp)
 	}
 	s := q.s
 	if res.OK() && s.turn < len(s.first.FollowUps) && !r.stopped {
@@ -404,10 +603,8 @@ func (r *vrun) loop(nextArrival func() (time.Time, bool), arrive func(time.Time)
 		if !r.stopped && nextArrival != nil {
 			ta, haveArrival = nextArrival()
 		}
-		te, haveEvent := time.Time{}, len(r.q) > 0
-		if haveEvent {
-			te = r.q[0].at
-		}
+		next, haveEvent := r.peek()
+		te := next.at
 		if stepping {
 			if (!haveArrival || !ta.Before(stepEnd)) && (!haveEvent || !te.Before(stepEnd)) {
 				// The step's tokens come before what happens at its end:
@@ -431,7 +628,8 @@ func (r *vrun) loop(nextArrival func() (time.Time, bool), arrive func(time.Time)
 			r.stuck = false
 			arrive(ta)
 		case haveEvent:
-			e := heap.Pop(&r.q).(vevent)
+			e := next
+			r.pop(e)
 			if work(e.kind) {
 				r.pending--
 			} else if e.r != nil && e.r.done {
@@ -458,15 +656,14 @@ func (r *vrun) unserved() {
 // failLive cancels every request in flight and records it failed at t,
 // in submission order (the same every run).
 func (r *vrun) failLive(t time.Time, err client.ErrorKind, detail string) {
-	ids := make([]int, 0, len(r.live))
-	for id := range r.live {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		q := r.live[id]
-		r.srv.Cancel(id)
-		q.smp.Result.Err, q.smp.Result.Detail = err, detail
+	live := slices.Clone(r.live)
+	for _, q := range live {
+		if q == nil || q.done {
+			continue
+		}
+		r.srv.Cancel(q.id)
+		res := q.result()
+		res.Err, res.Detail = err, detail
 		r.finish(q, t)
 	}
 }
@@ -487,7 +684,7 @@ func (r *vrun) event(e vevent) {
 			return
 		}
 		// The user gave up waiting: a stream cut short by the workload.
-		res := q.smp.Result
+		res := q.result()
 		res.OutputTokens, res.TokenSource = q.produced, client.TokensFromCounter
 		res.Err, res.Detail = client.ErrAbandoned, "abandoned by the workload's user"
 		r.srv.Cancel(q.id)
@@ -497,7 +694,7 @@ func (r *vrun) event(e vevent) {
 			r.timedOut(e.r, e.at, fmt.Sprintf("no end of the stream within %v (request timeout)", r.v.Timeout))
 		}
 	case evFirstTimeout:
-		if !e.r.done && len(e.r.smp.Result.ChunkAt) == 0 {
+		if !e.r.done && (e.r.res == nil || len(e.r.res.ChunkAt) == 0) {
 			r.timedOut(e.r, e.at, fmt.Sprintf("no first token within %v (first-token timeout)", r.v.FirstTokenTimeout))
 		}
 	case evTick:
@@ -510,7 +707,7 @@ func (r *vrun) event(e vevent) {
 			return
 		}
 		next := e.at.Add(time.Second)
-		if (r.winEnd.IsZero() || !next.After(r.winEnd)) && (r.pending > 0 || len(r.live) > 0 || r.arrivalsLeft) {
+		if (r.winEnd.IsZero() || !next.After(r.winEnd)) && (r.pending > 0 || r.liveN > 0 || r.arrivalsLeft) {
 			r.push(next, evTick, nil, nil)
 		}
 	}
@@ -535,7 +732,7 @@ func (r *vrun) worker(t time.Time) {
 	if !warmup {
 		r.sentIn++
 	}
-	s := &vsession{first: it, warmup: warmup, worker: true, id: "benchci-" + strconv.Itoa(it.Seq+1)}
+	s := &vsession{first: it, warmup: warmup, worker: true}
 	r.send(s, t, time.Time{})
 }
 
@@ -581,7 +778,7 @@ func (r *vrun) open(t0 time.Time) (*Outcome, error) {
 		if !warmup && (r.winEnd.IsZero() || at.Before(r.winEnd)) {
 			schedIn++
 		}
-		s := &vsession{first: it, warmup: warmup, id: "benchci-" + strconv.Itoa(it.Seq+1)}
+		s := &vsession{first: it, warmup: warmup}
 		if r.capacity > 0 && (r.holding >= r.capacity || len(r.queued) > 0) {
 			r.capWaits++
 			r.queued = append(r.queued, queuedSend{s: s, at: at})

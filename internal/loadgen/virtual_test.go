@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
+	"runtime/metrics"
 	"slices"
 	"testing"
 	"time"
@@ -245,5 +247,40 @@ func TestRunVirtualOpenLoopDeterministic(t *testing.T) {
 	}
 	if a.Window.Seconds != 4 {
 		t.Errorf("window %.3f s, want the duration's 4", a.Window.Seconds)
+	}
+}
+
+// A replay's memory is what is in flight, not what was sent: 100,000
+// requests of 20 ms each (about 200 in flight), each with a request and a
+// first-token timeout of minutes, leave the live heap near where it
+// started. Keeping each request until its timeouts passed (two heap
+// entries a request, a map of them) held them all: 85 MiB more.
+func TestRunVirtualMemoryBounded(t *testing.T) {
+	arrivals, err := workload.NewArrivals(suite.Arrival{Kind: suite.ArrivalPoisson}, 10000, 3, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	read := func() uint64 { metrics.Read(live); return live[0].Value.Uint64() }
+	runtime.GC()
+	base, peak, n := read(), uint64(0), 0
+	cfg := Config{Mode: OpenLoop, Rate: 10000, Duration: 10 * time.Second, Arrivals: arrivals,
+		OnSample: func(recorder.Sample) {
+			if n++; n%2000 == 0 {
+				peak = max(peak, read()) // as of the last collection: they come every few MB here
+			}
+		}}
+	v := Virtual{Server: &stepServer{}, Start: time.Unix(0, 0), Timeout: 5 * time.Minute, FirstTokenTimeout: time.Minute}
+	out, err := RunVirtual(context.Background(), v, cfg, cycle(Item{Body: body(2)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Requests.Sent < 90000 || out.Requests.Failed > 0 {
+		t.Fatalf("%d sent, %d failed: want about 100,000 answered", out.Requests.Sent, out.Requests.Failed)
+	}
+	grew := int64(peak) - int64(base)
+	t.Logf("live heap grew by %.1f MiB over %d requests", float64(grew)/(1<<20), n)
+	if grew > 32<<20 {
+		t.Errorf("the live heap grew by %d MiB over %d requests: want it bounded by those in flight (under 32 MiB)", grew>>20, n)
 	}
 }

@@ -156,6 +156,7 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	discarded := slices.Clone(ld.earlier)
 	prior := len(discarded)
 	info.Rerun = prior
+	info.Virtual = ex.virtual != nil
 	var stopped error
 	began, deadline := ex.now(), time.Duration(0)
 	for attempt := 0; ; attempt++ {

@@ -48,6 +48,9 @@ type PointInfo struct {
 	// trial is measured again.
 	Rerun     int
 	Discarded bool
+	// Virtual: the point is replayed in virtual time (run --virtual), so
+	// Planned is simulated time, which the replay takes far less of.
+	Virtual bool
 }
 
 // Options configure a run.

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"runtime/metrics"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -234,5 +237,77 @@ func BenchmarkVirtualShootout(b *testing.B) {
 				b.Fatalf("%s: no capacity", vs[i].Name)
 			}
 		}
+	}
+}
+
+// BenchmarkVirtualReplay replays one open-loop point: far above the
+// simulated engine's capacity, so that its queue holds most of what is
+// sent (saturated), and on an engine that keeps up with 90,000 req/s
+// (keepup): go test ./internal/runner -run '^$' -bench VirtualReplay.
+// It reports the replay's requests per second (of this machine's time)
+// and the heap's peak.
+func BenchmarkVirtualReplay(b *testing.B) {
+	const tiny = "b.target.sim('tiny')"
+	const fast = "b.target.sim('tiny', max_num_seqs=100000, max_batched_tokens=10000000, step_base='1ms', decode_per_seq='1ns', prefill_per_token='1ns')"
+	for _, c := range []struct {
+		name, target string
+		rate         int
+		duration     string
+	}{{"saturated-40k", tiny, 20000, "2s"}, {"saturated-100k", tiny, 20000, "5s"}, {"keepup-450k", fast, 90000, "5s"}} {
+		b.Run(c.name, func(b *testing.B) {
+			l, err := suitefile.LoadSource("replay.jsonnet", `local b = import 'benchci.libsonnet';
+b.suite {
+  name: 'replay',
+  target: `+c.target+`,
+  workload: { input_tokens: b.dist.fixed(100), output_tokens: b.dist.fixed(20) },
+  sweep: b.sweep.rates([`+strconv.Itoa(c.rate)+`], duration='`+c.duration+`', warmup='0s'),
+}`, suitefile.Options{Known: Known()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			peak := watchHeap()
+			reqs := 0
+			for b.Loop() {
+				f, err := Run(context.Background(), inputOf(l), Options{Virtual: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, p := range f.Points {
+					reqs += p.Requests.Sent + p.Requests.Warmup + p.Requests.Canceled + p.Requests.Abandoned
+				}
+			}
+			b.ReportMetric(float64(reqs)/b.Elapsed().Seconds(), "requests/s")
+			b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MiB")
+		})
+	}
+}
+
+// watchHeap samples the heap's live objects until the returned function
+// is called, which returns their peak.
+func watchHeap() func() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(s)
+			if v := s[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-stopped
+		return peak.Load()
 	}
 }

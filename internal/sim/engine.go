@@ -96,6 +96,12 @@ type engine struct {
 	// a sequence whose prefill is done (nil: it decodes here, see disagg.go).
 	accept  *acceptor
 	handoff func(*seq)
+	// lazyCancel leaves canceled sequences in waiting until they reach
+	// its head, rather than sweeping the whole queue every step (Replay:
+	// a saturated queue holds millions, and nothing reads its gauge).
+	// They hold no KV cache, and admission skips them, so the schedule is
+	// the same; only the waiting gauge counts them meanwhile.
+	lazyCancel bool
 }
 
 func newEngine(p Profile) *engine {
@@ -216,7 +222,11 @@ const maxCatchUp = 5 * time.Millisecond
 // schedule picks the step's work and returns what it computes.
 func (e *engine) schedule(now time.Time) batch {
 	e.running = e.dropCanceled(e.running)
-	e.waiting = e.dropCanceled(e.waiting)
+	if e.lazyCancel {
+		e.dropCanceledHead()
+	} else {
+		e.waiting = e.dropCanceled(e.waiting)
+	}
 	budget := e.p.MaxBatchedTokens
 	var b batch
 	preempted := false
@@ -259,6 +269,11 @@ func (e *engine) schedule(now time.Time) batch {
 	}
 	// Then admissions, FIFO, unless the step had to preempt.
 	for !preempted && len(e.waiting) > 0 && len(e.running) < e.p.MaxNumSeqs && budget > 0 {
+		if e.lazyCancel {
+			if e.dropCanceledHead(); len(e.waiting) == 0 {
+				break
+			}
+		}
 		s := e.waiting[0]
 		e.matchPrefix(s)
 		n := min(s.prefillLeft, budget)
@@ -290,6 +305,15 @@ func (e *engine) schedule(now time.Time) batch {
 	}
 	e.publish()
 	return b
+}
+
+// dropCanceledHead drops the canceled sequences at the head of waiting.
+func (e *engine) dropCanceledHead() {
+	for len(e.waiting) > 0 && e.waiting[0].canceled.Load() {
+		e.release(e.waiting[0])
+		e.waiting[0] = nil
+		e.waiting = e.waiting[1:]
+	}
 }
 
 // publish updates the gauges /metrics reads.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -20,8 +19,11 @@ import (
 type Replay struct {
 	srv *Server
 	e   *engine
-	// live finds a sequence by the caller's id until it ends.
-	live map[int]*seq
+	// live finds a sequence by the caller's id until it ends: ids are
+	// consecutive, live[i] is id liveBase+i's (nil once it ended), and
+	// the ended ones are taken off its front.
+	live     []*seq
+	liveBase int
 	// stepping holds the sequences of the step started and not yet ended.
 	stepping []*seq
 	before   []int64 // the stepping sequences' tokens before the step
@@ -40,7 +42,9 @@ func NewReplay(p Profile) (*Replay, error) {
 		return nil, fmt.Errorf("the virtual replay hands requests to the engine as they are sent, and this profile has a request overhead of %v: run it without --virtual", p.RequestOverhead)
 	}
 	srv := New(p)
-	return &Replay{srv: srv, e: srv.cl.prefill[0], live: map[int]*seq{}}, nil
+	e := srv.cl.prefill[0]
+	e.lazyCancel = true
+	return &Replay{srv: srv, e: e, liveBase: 1}, nil
 }
 
 // Profile returns the replayed profile.
@@ -76,11 +80,14 @@ func (r *Replay) Submit(body []byte, at time.Time) (Admission, error) {
 	if err != nil {
 		return Admission{}, err
 	}
-	s := newSeq(a.prompt, a.maxTokens, a.hashes)
-	s.arrived = at
+	// No notify channel: nothing waits on a replayed sequence.
+	s := &seq{promptTokens: a.prompt, maxTokens: a.maxTokens, prefillLeft: a.prompt, hashes: a.hashes, arrived: at}
 	r.nextID++
 	s.tag = r.nextID
-	r.live[s.tag] = s
+	if len(r.live) == 0 {
+		r.live, r.liveBase = r.live[:0], s.tag
+	}
+	r.live = append(r.live, s)
 	r.e.waiting = append(r.e.waiting, s)
 	return Admission{ID: s.tag, Prompt: a.prompt, Output: a.maxTokens}, nil
 }
@@ -88,9 +95,31 @@ func (r *Replay) Submit(body []byte, at time.Time) (Admission, error) {
 // Cancel drops a request, as a client closing its stream does: the
 // engine frees its KV cache at its next step.
 func (r *Replay) Cancel(id int) {
-	if s := r.live[id]; s != nil {
+	if s := r.lookup(id); s != nil {
 		s.canceled.Store(true)
-		delete(r.live, id)
+		r.ended(id)
+	}
+}
+
+// lookup returns the live sequence of the id, or nil.
+func (r *Replay) lookup(id int) *seq {
+	if i := id - r.liveBase; i >= 0 && i < len(r.live) {
+		return r.live[i]
+	}
+	return nil
+}
+
+// ended forgets the id's sequence, and the ended ones off live's front.
+func (r *Replay) ended(id int) {
+	r.live[id-r.liveBase] = nil
+	n := 0
+	for n < len(r.live) && r.live[n] == nil {
+		n++
+	}
+	r.liveBase += n
+	r.live = r.live[n:]
+	if cap(r.live) > 4*len(r.live)+1024 {
+		r.live = append([]*seq(nil), r.live...)
 	}
 }
 
@@ -132,7 +161,7 @@ func (r *Replay) End(report func(id, produced int, finished bool)) {
 		}
 		done := s.finished.Load()
 		if done {
-			delete(r.live, s.tag)
+			r.ended(s.tag)
 		}
 		report(s.tag, int(n), done)
 	}
@@ -143,11 +172,12 @@ func (r *Replay) End(report func(id, produced int, finished bool)) {
 // Stuck lists the requests still live: after the last arrival, with
 // Start refusing, they are ones the engine can never admit.
 func (r *Replay) Stuck() []int {
-	ids := make([]int, 0, len(r.live))
-	for id := range r.live {
-		ids = append(ids, id)
+	var ids []int
+	for _, s := range r.live {
+		if s != nil {
+			ids = append(ids, s.tag) // submission order: the same every run
+		}
 	}
-	slices.Sort(ids) // submission order: the same every run
 	return ids
 }
 
