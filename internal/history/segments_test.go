@@ -1,0 +1,130 @@
+package history
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/benchci/benchci/framework/baseline"
+	"github.com/benchci/benchci/framework/result"
+	"github.com/benchci/benchci/internal/gitfixture"
+	"github.com/benchci/benchci/internal/sim"
+)
+
+// simBaseline is the quickstart baseline as a run of the simulator would
+// leave it: every point an open loop at its rate of requests measured
+// after a warm-up, on an engine whose every step costs slow times the
+// reference's, each request's lengths drawn afresh (seed), its latencies
+// recorded as a client records them.
+func simBaseline(t *testing.T, src *baseline.File, seed uint64, slow float64, requests int) []byte {
+	t.Helper()
+	p := sim.Profile{Name: "sim", Model: "m", MaxNumSeqs: 64, MaxBatchedTokens: 4096, TokensPerStep: 1,
+		StepBase:        time.Duration(8e6 * slow),
+		DecodePerSeq:    time.Duration(50e3 * slow),
+		PrefillPerToken: time.Duration(20e3 * slow)}
+	lengths := func(r *rand.Rand) (int, int) { return 100 + r.IntN(900), 50 + r.IntN(250) }
+	r := *src.Result
+	r.Points = append([]result.Point(nil), r.Points...)
+	for i := range r.Points {
+		pt := &r.Points[i]
+		run := sim.Simulate(p, sim.Run{Rate: pt.Rate, Warmup: 10, Requests: requests, Lengths: lengths, Seed: seed*100 + uint64(i) + 1})
+		n := len(run.Samples)
+		hists := map[string]*hdrhistogram.Histogram{}
+		rec := func(name string, d time.Duration, count int64) {
+			h := hists[name]
+			if h == nil {
+				h = hdrhistogram.New(1, 3_600_000_000, 3)
+				hists[name] = h
+			}
+			if err := h.RecordValues(max(1, d.Microseconds()), count); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out := 0
+		for _, s := range run.Samples {
+			out += s.Output
+			for _, name := range []string{"ttft", "ttft_answer", "ttft_sched"} {
+				rec(name, s.TTFT, 1)
+			}
+			for _, name := range []string{"e2e", "e2e_sched"} {
+				rec(name, s.E2E, 1)
+			}
+			rec("sched_lag", time.Millisecond, 1)
+			if s.Output > 1 {
+				rec("tpot", s.TPOT(), 1)
+				rec("itl", s.TPOT(), int64(s.Output-1))
+			}
+		}
+		window := run.Window.Seconds()
+		pt.Requests.Sent, pt.Requests.Completed, pt.Requests.Failed, pt.Requests.ErrorRate = n, n, 0, 0
+		pt.Window.Seconds = window
+		pt.Throughput.Requests = float64(n) / window
+		pt.Throughput.OutputTokens = float64(out) / window
+		pt.Throughput.TotalTokens = 5 * float64(out) / window
+		if c := pt.Cost; c != nil {
+			cc := *c
+			cc.PerMOutput = cc.USDPerHour * 1e6 / (3600 * pt.Throughput.OutputTokens)
+			cc.PerMTotal = cc.USDPerHour * 1e6 / (3600 * pt.Throughput.TotalTokens)
+			pt.Cost = &cc
+		}
+		pt.Latency = map[string]result.Summary{}
+		pt.Histograms = map[string]string{}
+		for name := range src.Result.Points[i].Latency {
+			h := hists[name]
+			enc, err := result.EncodeHistogram(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pt.Histograms[name], pt.Latency[name] = enc, result.Summarize(h, 1000)
+		}
+	}
+	b, err := baseline.FromResult(&r, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Provenance.Host = "test"
+	path := filepath.Join(t.TempDir(), "b.json")
+	if err := baseline.Write(path, b); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// simVersions commits six simulator runs of requests a point, the
+// engine's step slow times slower from the fourth, and reads them back.
+func simVersions(t *testing.T, seed uint64, slow float64, requests int) []Version {
+	t.Helper()
+	src, err := baseline.Read(quickstart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := gitfixture.New(t)
+	for i := range 6 {
+		s := 1.0
+		if i >= 3 {
+			s = slow
+		}
+		r.Commit("baseline update", map[string][]byte{path: simBaseline(t, src, seed*10+uint64(i), s, requests)})
+	}
+	repo, err := Open(r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := repo.Versions(context.Background(), path)
+	if err != nil || len(w.Versions) != 6 {
+		t.Fatal(err, w)
+	}
+	return w.Versions
+}
+
+var _ = math.NaN
