@@ -191,3 +191,37 @@ func TestQuantileTestNeedsTheWholeTail(t *testing.T) {
 		t.Log(test)
 	}
 }
+
+// The false-positive side at the simulator's ~150 requests a version,
+// measured on this code and left failing: over 20 flat six-version
+// simulator histories (every version another run of the same engine),
+// the judge named 22 change points in 9 of them, 21 at rate=20, the
+// point nearest saturation (TPOT and ITL P50 p≈1e-8, TTFT P90/P99, E2E
+// P99), and one TTFT P99 at rate=2. At 153 requests a point of 20/s a run
+// is an 8 s slice of a queue: its requests share its bursts, so the
+// noise between runs is far more than their histograms show, and three
+// versions a side cannot measure it. Two remedies tried and not kept:
+// weighing each side's samples by the versions' overdispersion about
+// their side (over 12 flat histories 18 false change points → 5, but
+// tpot.p99 named at 25 of 48 stepped points instead of 48), and asking
+// the gap between the sides to exceed either side's spread (22 → 3 here,
+// 3 → 0 over 20 flat log-normal histories at 153 requests, but e2e.p50
+// named at 46 of 80 stepped simulator points instead of all, and the
+// log-normal tpot.p99 at 5 of 80 instead of 12, e2e.p99 at 8 instead of
+// 18). Either trade wants a decision of its own.
+func TestShortSeriesFlatSimulatorNamesNothing(t *testing.T) {
+	t.Skip("known: a near-saturated point's run-to-run noise exceeds its histograms' (22 false change points in 20 flat simulator histories); see the comment")
+	n := 0
+	for seed := range uint64(20) {
+		g := Analyze(simVersions(t, seed+101, 1, 153), changepoint.Options{})[0]
+		for _, s := range g.Series {
+			for _, c := range s.Changes {
+				n++
+				t.Logf("flat history %d: %s at %s: version %d, %s", seed, s.Figure, s.Point, c.Version, c.Test)
+			}
+		}
+	}
+	if n != 0 {
+		t.Errorf("%d change points in 20 flat simulator histories, want 0", n)
+	}
+}
