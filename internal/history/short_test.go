@@ -26,11 +26,17 @@ import (
 // point, saturated, completing 1/slow as many requests.
 func runBaseline(t *testing.T, src *baseline.File, rng *rand.Rand, slow float64) []byte {
 	t.Helper()
+	return runBaselineN(t, src, rng, slow, 500)
+}
+
+// runBaselineN is runBaseline with about requests requests a point.
+func runBaselineN(t *testing.T, src *baseline.File, rng *rand.Rand, slow, requests float64) []byte {
+	t.Helper()
 	r := *src.Result
 	r.Points = append([]result.Point(nil), r.Points...)
 	for i := range r.Points {
 		p := &r.Points[i]
-		mean := 500.0
+		mean := requests
 		if i == len(r.Points)-1 {
 			mean /= slow
 		}
@@ -89,6 +95,12 @@ func runBaseline(t *testing.T, src *baseline.File, rng *rand.Rand, slow float64)
 // the fourth (slow 1: a flat history), and reads them back.
 func sixVersions(t *testing.T, seed uint64, slow float64) []Version {
 	t.Helper()
+	return sixVersionsN(t, seed, slow, 500)
+}
+
+// sixVersionsN is sixVersions with about requests requests a point.
+func sixVersionsN(t *testing.T, seed uint64, slow, requests float64) []Version {
+	t.Helper()
 	src, err := baseline.Read(quickstart)
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +112,7 @@ func sixVersions(t *testing.T, seed uint64, slow float64) []Version {
 		if i >= 3 {
 			s = slow
 		}
-		r.Commit("baseline update", map[string][]byte{path: runBaseline(t, src, rng, s)})
+		r.Commit("baseline update", map[string][]byte{path: runBaselineN(t, src, rng, s, requests)})
 	}
 	repo, err := Open(r.Dir)
 	if err != nil {
