@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/benchci/benchci/internal/gitfixture"
+	"github.com/benchci/benchci/internal/testnet"
 )
 
 // BenchmarkGateCatchRate measures the gate suite (suites/gate.jsonnet) as
@@ -34,6 +35,11 @@ import (
 // BENCHCI_GATE_MODE=ab measures ci --ab instead: the suite committed in a
 // repository, each candidate run against that revision on the same
 // machine, interleaved (about twice as long a run).
+//
+// BENCHCI_GATE_TARGET=launch serves the simulator from a process of its
+// own that the suite launches (benchci sim --step-base), as a team's
+// suite launches its engine: the server then shares the machine with
+// benchci and the load, and its own stalls are its process's.
 func BenchmarkGateCatchRate(b *testing.B) {
 	if os.Getenv("BENCHCI_GATE_MODE") == "ab" {
 		benchGateAB(b)
@@ -46,6 +52,12 @@ func BenchmarkGateCatchRate(b *testing.B) {
 	load := os.Getenv("BENCHCI_GATE_LOAD")
 	dir := b.TempDir()
 	suite := filepath.Join("..", "..", "suites", "gate.jsonnet")
+	if src := gateBenchSuite(b); src != nil {
+		suite = filepath.Join(dir, "gate.jsonnet")
+		if err := os.WriteFile(suite, src, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
 	runOnce := func(name string, extra ...string) (string, int) {
 		var out, errOut bytes.Buffer
 		args := append([]string{"run", "--progress=false", "--baselines", filepath.Join(dir, "none"), "--results", filepath.Join(dir, name)}, extra...)
@@ -126,6 +138,9 @@ func benchGateAB(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	if launched := gateBenchSuite(b); launched != nil {
+		src = launched
+	}
 	repo := gitfixture.New(b)
 	base := repo.Commit("gate", map[string][]byte{"gate.jsonnet": src})
 	suite := filepath.Join(repo.Dir, "gate.jsonnet")
@@ -169,4 +184,30 @@ func reportCounts(b *testing.B, counts [2][4]int, n int) {
 	b.ReportMetric(float64(counts[1][exitFailed]), "caught")
 	b.ReportMetric(float64(counts[1][exitInconclusive]), "slow_inconclusive")
 	b.ReportMetric(float64(n), "runs_each")
+}
+
+// gateBenchSuite is suites/gate.jsonnet with its simulator launched as a
+// process of its own where BENCHCI_GATE_TARGET=launch asks (nil: as it
+// is). The step_base argument reaches the launch line, so a slower step
+// is a changed serving flag, as a team's PR changes one.
+func gateBenchSuite(b *testing.B) []byte {
+	switch os.Getenv("BENCHCI_GATE_TARGET") {
+	case "", "sim":
+		return nil
+	case "launch":
+	default:
+		b.Fatalf("BENCHCI_GATE_TARGET=%q: want sim or launch", os.Getenv("BENCHCI_GATE_TARGET"))
+	}
+	src, err := os.ReadFile(filepath.Join("..", "..", "suites", "gate.jsonnet"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := testnet.Addr(b)
+	launch := fmt.Sprintf("target: b.target.launch([%q, 'sim', '--addr', %q, '--profile', 'llama3-70b-h100x4', '--step-base', step_base], url='http://%s', env={ BENCHCI_TEST_CLI: '1' }, health='/health'),",
+		os.Args[0], addr, addr)
+	out := bytes.Replace(src, []byte("target: b.target.sim('llama3-70b-h100x4', step_base=step_base),"), []byte(launch), 1)
+	if bytes.Equal(out, src) {
+		b.Fatal("gate.jsonnet's target is no longer b.target.sim('llama3-70b-h100x4', step_base=step_base)")
+	}
+	return out
 }
