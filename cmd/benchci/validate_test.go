@@ -122,7 +122,8 @@ func TestValidateStopsOnSignal(t *testing.T) {
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
 	code, _, stderr := runCLI(t, ctx, "validate", loop, loop)
-	if took := time.Since(start); took > 2*time.Second {
+	// A hang guard, not a timing: a loaded machine must not fail it.
+	if took := time.Since(start); took > 30*time.Second {
 		t.Errorf("cancelled after 100ms, validate returned after %v", took)
 	}
 	if code != exitUsage || !strings.Contains(stderr, "context canceled") || strings.Count(stderr, "loop.jsonnet") > 1 {

@@ -130,8 +130,13 @@ func TestInvalidTrialIsRerun(t *testing.T) {
 			perAttempt[r.Rerun]++
 		}
 	}
-	if len(perAttempt) != 2 || perAttempt[1] != p.Requests.Sent || perAttempt[0] == 0 {
-		t.Errorf("measured log lines per attempt %v; want the discarded attempt 0 and the kept attempt 1 with its %d requests", perAttempt, p.Requests.Sent)
+	// A loaded machine may void attempt 1 too: the last attempt is kept.
+	last := 0
+	if p.Validity != nil {
+		last = len(p.Validity.Reruns)
+	}
+	if len(perAttempt) != last+1 || last < 1 || perAttempt[last] != p.Requests.Sent || perAttempt[0] == 0 {
+		t.Errorf("measured log lines per attempt %v; want the discarded attempts from 0 and the kept attempt %d with its %d requests", perAttempt, last, p.Requests.Sent)
 	}
 	v := p.Validity
 	if v == nil || len(v.Reruns) == 0 || v.Reruns[0] != "the machine stalled (test, attempt 1)" {

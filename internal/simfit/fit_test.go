@@ -231,7 +231,7 @@ func TestFitStopsOnCancel(t *testing.T) {
 		}
 		// Generous: a loaded machine must not flake it; a fit that
 		// ignored the context would run for hours.
-		if took > 10*time.Second {
+		if took > time.Minute {
 			t.Errorf("%s: cancelled after 100ms, returned after %v", name, took)
 		}
 		cancel()

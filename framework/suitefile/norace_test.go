@@ -1,0 +1,5 @@
+//go:build !race
+
+package suitefile
+
+const raceEnabled = false
