@@ -19,17 +19,11 @@ import (
 	"github.com/benchci/benchci/framework/result"
 )
 
-// runBaseline is the quickstart baseline as a fresh run of an engine at
-// a speed would leave it: every point a new sample of about 500 requests
-// over 60 s, each latency drawn log-normally around the quickstart's
-// median times slow (20 chunk gaps a request), and the highest-load
-// point, saturated, completing 1/slow as many requests.
-func runBaseline(t *testing.T, src *baseline.File, rng *rand.Rand, slow float64) []byte {
-	t.Helper()
-	return runBaselineN(t, src, rng, slow, 500)
-}
-
-// runBaselineN is runBaseline with about requests requests a point.
+// runBaselineN is the quickstart baseline as a fresh run of an engine at
+// a speed would leave it: every point a new sample of about requests
+// requests over 60 s, each latency drawn log-normally around the
+// quickstart's median times slow (20 chunk gaps a request), and the
+// highest-load point, saturated, completing 1/slow as many requests.
 func runBaselineN(t *testing.T, src *baseline.File, rng *rand.Rand, slow, requests float64) []byte {
 	t.Helper()
 	r := *src.Result
