@@ -139,7 +139,8 @@ func TestInvalidTrialIsRerun(t *testing.T) {
 		t.Errorf("measured log lines per attempt %v; want the discarded attempts from 0 and the kept attempt %d with its %d requests", perAttempt, last, p.Requests.Sent)
 	}
 	v := p.Validity
-	if v == nil || len(v.Reruns) == 0 || v.Reruns[0] != "the machine stalled (test, attempt 1)" {
+	// A loaded machine may add its own evidence to the first attempt's.
+	if v == nil || len(v.Reruns) == 0 || !strings.Contains(v.Reruns[0], "the machine stalled (test, attempt 1)") {
 		t.Fatalf("validity %+v", v)
 	}
 	mu.Lock()
