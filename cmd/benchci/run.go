@@ -572,21 +572,17 @@ func printComparison(out *output, r *compare.Report, verbose bool) error {
 // above it, following no link below root: one there is refused by its
 // path.
 func mkdirIn(root, dir string) error {
-	rel, err := safefile.In(root, dir)
-	if err != nil {
-		return err
-	}
-	d, err := safefile.Open(root)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.MkdirAll(rel)
+	return inRoot(root, dir, (*safefile.Dir).MkdirAll)
 }
 
 // noLinkIn refuses path, inside root, when it or a directory on the way
 // from root is a symbolic link.
 func noLinkIn(root, path string) error {
+	return inRoot(root, path, (*safefile.Dir).Check)
+}
+
+// inRoot calls do with root opened and path made relative to it.
+func inRoot(root, path string, do func(*safefile.Dir, string) error) error {
 	rel, err := safefile.In(root, path)
 	if err != nil {
 		return err
@@ -596,7 +592,7 @@ func noLinkIn(root, path string) error {
 		return err
 	}
 	defer d.Close()
-	return d.Check(rel)
+	return do(d, rel)
 }
 
 // probeDir makes dir if needed and checks a file can be written in it.
