@@ -229,22 +229,7 @@ func TestDocsLinks(t *testing.T) {
 // blanked (newlines kept), so that what it finds there is not taken for a
 // link or a heading.
 func proseOf(text string) string {
-	lines := strings.Split(text, "\n")
-	fence := ""
-	for i, l := range lines {
-		tl := strings.TrimSpace(l)
-		switch {
-		case fence == "" && (strings.HasPrefix(tl, "```") || strings.HasPrefix(tl, "~~~")):
-			fence = tl[:3]
-			lines[i] = ""
-		case fence != "":
-			if strings.HasPrefix(tl, fence) && strings.Trim(tl, fence[:1]) == "" {
-				fence = ""
-			}
-			lines[i] = ""
-		}
-	}
-	b := []byte(strings.Join(lines, "\n"))
+	b := []byte(proseOfHeadings(text))
 	// Code spans: a run of n backticks up to the next run of exactly n.
 	run := func(i int) int {
 		j := i
