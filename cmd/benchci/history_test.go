@@ -131,8 +131,22 @@ func TestHistoryStoppedAtAnyMoment(t *testing.T) {
 		r.Commit(fmt.Sprintf("baseline update %d", i+1), map[string][]byte{path: b})
 	}
 	args := []string{"history", "--baselines", filepath.Join(r.Dir, "baselines"), "--charts", "", "quickstart"}
-	stoppedReading, finished := 0, false
-	for n := 1; n < 1<<16 && !finished; n = n*5/4 + 1 {
+	stoppedReading, finished, runs := 0, false, 0
+	// Each of the walk's first 16 checks, every third of the parsing's
+	// (six versions: about checks 17-35), then doubling through the
+	// search's many: the runs add up to about two whole histories
+	// (growing by a quarter from the start, they were five).
+	next := func(n int) int {
+		switch {
+		case n < 16:
+			return n + 1
+		case n < 40:
+			return n + 3
+		}
+		return 2 * n
+	}
+	for n := 1; n < 1<<16 && !finished; n = next(n) {
+		runs++
 		ctx := &countdownCtx{Context: context.Background(), n: n, done: make(chan struct{})}
 		code, stdout, stderr := runCLI(t, ctx, args...)
 		switch {
@@ -147,6 +161,7 @@ func TestHistoryStoppedAtAnyMoment(t *testing.T) {
 			stoppedReading++ // stopped while versions were parsed
 		}
 	}
+	t.Logf("%d runs, %d stopped while versions were parsed", runs, stoppedReading)
 	if !finished || stoppedReading == 0 {
 		t.Errorf("finished %v, %d stops while versions were parsed said what was read: want both", finished, stoppedReading)
 	}
