@@ -2,4 +2,7 @@
 
 package simfit
 
-const raceEnabled = false
+const (
+	raceEnabled   = false
+	synthRequests = 1500
+)

@@ -35,7 +35,9 @@ func synthesize(t testing.TB, hidden sim.Profile, loads []load) string {
 		Target: result.Target{Kind: "sim", Model: hidden.Model}}
 	for i, l := range loads {
 		// As many as a run of tens of seconds: every client several times.
-		requests := max(1500, 8*l.concurrency)
+		// Under the race detector, a third: a fit replays every point
+		// hundreds of times, and the detector slows each replay tenfold.
+		requests := max(synthRequests, 8*l.concurrency)
 		run := sim.Run{Concurrency: l.concurrency, Rate: l.rate, Warmup: max(2*l.concurrency, 20), Requests: requests, Seed: 1000 + uint64(i), Turnaround: 200 * time.Microsecond,
 			Lengths: func(r *rand.Rand) (int, int) {
 				return l.in[0] + r.IntN(l.in[1]-l.in[0]+1), l.out[0] + r.IntN(l.out[1]-l.out[0]+1)
