@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -118,85 +119,120 @@ markdown or json only the tables are on stdout, the verdict's line on stderr.`,
   benchci sim check --markdown`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cs, err := sim.Check(sim.References)
-			if err != nil {
-				return err
-			}
-			before, err := sim.CheckVersion(sim.References, 1)
-			if err != nil {
-				return err
-			}
-			ks, err := sim.KernelChecks()
-			if err != nil {
-				return err
-			}
-			rs, err := sim.RatioReferences()
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if format.name == "text" {
-				fmt.Fprint(out, sim.SummaryMarkdown(before, cs))
-				fmt.Fprint(out, "\n", sim.Markdown(cs))
-				fmt.Fprint(out, "\n", sim.KernelMarkdown(ks))
-				fmt.Fprint(out, "\n", sim.RatioMarkdown(rs))
-			} else {
-				if err := report.Write(out, format.name, simCheckDoc(before, cs, ks, rs)); err != nil {
-					return err
-				}
-				out = cmd.ErrOrStderr()
-			}
-			kMissed, kGated := 0, 0
-			for _, k := range ks {
-				if k.Gated {
-					kGated++
-				}
-				if !k.Within() {
-					kMissed++
-				}
-			}
-			missed, gated, known := 0, 0, 0
-			for _, c := range cs {
-				switch {
-				case c.PastKnee:
-				case c.KnownMiss != "":
-					known++
-				default:
-					gated++
-				}
-				if !c.Within() {
-					missed++
-				}
-			}
-			rMissed, rGated := 0, 0
-			for _, r := range rs {
-				if r.Tolerance > 0 {
-					rGated++
-				}
-				if !r.Within() {
-					rMissed++
-				}
-			}
-			if markdown {
-				return nil
-			}
-			if missed > 0 {
-				return &exitError{exitFailed, fmt.Errorf("%d of %d measurements below the knee miss beyond the tolerance", missed, gated)}
-			}
-			if kMissed > 0 {
-				return &exitError{exitFailed, fmt.Errorf("%d of %d kernel figures miss beyond ±%.0f%%", kMissed, kGated, 100*sim.KernelTolerance)}
-			}
-			if rMissed > 0 {
-				return &exitError{exitFailed, fmt.Errorf("%d of %d published ratios miss beyond their tolerance", rMissed, rGated)}
-			}
-			fmt.Fprintf(out, "\nall %d measurements below the knee within ±%.0f%% throughput, ±%.0f%% latency (%d past the knee and %d known misses shown, not gated);\n"+
-				"all %d kernel figures within ±%.0f%% (%d shown, not gated); all %d published ratios within their tolerance (%d shown, not gated)\n",
-				gated, 100*sim.ThroughputTolerance, 100*sim.LatencyTolerance, len(cs)-gated-known, known, kGated, 100*sim.KernelTolerance, len(ks)-kGated,
-				rGated, len(rs)-rGated)
-			return nil
+			return runSimCheck(cmd, format.name, markdown)
 		},
 	}
 	cmd.Flags().BoolVar(&markdown, "markdown", false, "print only the tables, as docs/simulator.md carries them")
 	format = addFormat(cmd)
 	return cmd
+}
+
+// runSimCheck runs the checks, prints their tables, and fails when a
+// gated figure misses beyond its tolerance (--markdown: only the tables).
+func runSimCheck(cmd *cobra.Command, format string, markdown bool) error {
+	c, err := checkSim()
+	if err != nil {
+		return err
+	}
+	out, err := c.print(cmd, format)
+	if err != nil {
+		return err
+	}
+	if markdown {
+		return nil
+	}
+	return c.verdict(out)
+}
+
+// simChecks are the simulator's figures next to the published and
+// measured ones: the published measurements under this build's step-cost
+// model and the one before, the kernels, and the published ratios.
+type simChecks struct {
+	cs, before []sim.Checked
+	ks         []sim.KernelCheck
+	rs         []sim.RatioReference
+}
+
+// checkSim runs every check.
+func checkSim() (simChecks, error) {
+	var c simChecks
+	var err error
+	if c.cs, err = sim.Check(sim.References); err != nil {
+		return c, err
+	}
+	if c.before, err = sim.CheckVersion(sim.References, 1); err != nil {
+		return c, err
+	}
+	if c.ks, err = sim.KernelChecks(); err != nil {
+		return c, err
+	}
+	c.rs, err = sim.RatioReferences()
+	return c, err
+}
+
+// print prints the tables on stdout, and returns where the verdict's line
+// goes: stdout in text, stderr beside a markdown or json document.
+func (c simChecks) print(cmd *cobra.Command, format string) (io.Writer, error) {
+	out := cmd.OutOrStdout()
+	if format == "text" {
+		fmt.Fprint(out, sim.SummaryMarkdown(c.before, c.cs))
+		fmt.Fprint(out, "\n", sim.Markdown(c.cs))
+		fmt.Fprint(out, "\n", sim.KernelMarkdown(c.ks))
+		fmt.Fprint(out, "\n", sim.RatioMarkdown(c.rs))
+		return out, nil
+	}
+	if err := report.Write(out, format, simCheckDoc(c.before, c.cs, c.ks, c.rs)); err != nil {
+		return nil, err
+	}
+	return cmd.ErrOrStderr(), nil
+}
+
+// verdict fails on the first kind of figure that misses beyond its
+// tolerance, else says to out how many were within and how many shown.
+func (c simChecks) verdict(out io.Writer) error {
+	kMissed, kGated := 0, 0
+	for _, k := range c.ks {
+		if k.Gated {
+			kGated++
+		}
+		if !k.Within() {
+			kMissed++
+		}
+	}
+	missed, gated, known := 0, 0, 0
+	for _, ch := range c.cs {
+		switch {
+		case ch.PastKnee:
+		case ch.KnownMiss != "":
+			known++
+		default:
+			gated++
+		}
+		if !ch.Within() {
+			missed++
+		}
+	}
+	rMissed, rGated := 0, 0
+	for _, r := range c.rs {
+		if r.Tolerance > 0 {
+			rGated++
+		}
+		if !r.Within() {
+			rMissed++
+		}
+	}
+	if missed > 0 {
+		return &exitError{exitFailed, fmt.Errorf("%d of %d measurements below the knee miss beyond the tolerance", missed, gated)}
+	}
+	if kMissed > 0 {
+		return &exitError{exitFailed, fmt.Errorf("%d of %d kernel figures miss beyond ±%.0f%%", kMissed, kGated, 100*sim.KernelTolerance)}
+	}
+	if rMissed > 0 {
+		return &exitError{exitFailed, fmt.Errorf("%d of %d published ratios miss beyond their tolerance", rMissed, rGated)}
+	}
+	fmt.Fprintf(out, "\nall %d measurements below the knee within ±%.0f%% throughput, ±%.0f%% latency (%d past the knee and %d known misses shown, not gated);\n"+
+		"all %d kernel figures within ±%.0f%% (%d shown, not gated); all %d published ratios within their tolerance (%d shown, not gated)\n",
+		gated, 100*sim.ThroughputTolerance, 100*sim.LatencyTolerance, len(c.cs)-gated-known, known, kGated, 100*sim.KernelTolerance, len(c.ks)-kGated,
+		rGated, len(c.rs)-rGated)
+	return nil
 }
