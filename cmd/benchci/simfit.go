@@ -207,7 +207,7 @@ func writeFitted(w io.Writer, path string, in fitInput, fitted *simfit.Fitted, v
 	return nil
 }
 
-// simFitLong is fit's help.
+// simFitLong is fit's help, apart from simFitCmd for its length.
 var simFitLong = `fit makes the simulator a planning twin of a server you measured: it
 replays every load point of the results files on the simulator's engine, in
 virtual time (the same scheduler, KV cache and step costs as 'benchci sim',
