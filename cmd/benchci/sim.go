@@ -12,10 +12,15 @@ import (
 	"github.com/benchci/benchci/internal/sim"
 )
 
+// simServeOptions are sim's flags: the address and the profile's knobs.
+type simServeOptions struct {
+	addr, profile          string
+	maxSeqs, maxTokens     int
+	stepBase, decodePerSeq time.Duration
+}
+
 func simCmd() *cobra.Command {
-	var addr, profile string
-	var maxSeqs, maxTokens int
-	var stepBase, decodePerSeq time.Duration
+	var o simServeOptions
 	cmd := &cobra.Command{
 		Use:   "sim",
 		Short: "Serve the simulator over the OpenAI API for other clients",
@@ -27,49 +32,15 @@ the same known server.`,
   benchci sim --profile llama-3-70b@h100-sxm-tp4-fp8 --max-num-seqs 128`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if decodePerSeq < 0 {
-				return &exitError{exitUsage, fmt.Errorf("--decode-per-seq %v: want 0 to 1s", decodePerSeq)}
+			if err := o.check(cmd); err != nil {
+				return err
 			}
-			if !cmd.Flags().Changed("decode-per-seq") {
-				decodePerSeq = -1 // the profile's own
-			}
-			for _, err := range []error{
-				inRange("--max-num-seqs", maxSeqs, 0, maxSimNumSeqs),
-				inRange("--max-batched-tokens", maxTokens, 0, maxSimBatchedTokens),
-				inRange("--step-base", stepBase, 0, 10*time.Second),
-				inRange("--decode-per-seq", max(decodePerSeq, 0), 0, time.Second),
-			} {
-				if err != nil {
-					return err
-				}
-			}
-			p, err := sim.Resolve(profile)
+			p, err := o.resolve()
 			if err != nil {
-				return &exitError{exitUsage, fmt.Errorf("parsing --profile: %w", err)}
-			}
-			if maxSeqs > 0 {
-				p.MaxNumSeqs = maxSeqs
-			}
-			if maxTokens > 0 {
-				p.MaxBatchedTokens = maxTokens
-			}
-			if p.Spec != nil && (stepBase > 0 || decodePerSeq >= 0) {
-				return &exitError{exitUsage, fmt.Errorf("--step-base and --decode-per-seq set a constant profile's costs; %s derives its own from the cards", p.Name)}
-			}
-			if p.Spec != nil && (maxSeqs > 0 || maxTokens > 0) {
-				// The knobs change the memory set aside for activations.
-				if p, err = sim.Derive(*p.Spec, sim.Knobs{MaxNumSeqs: maxSeqs, MaxBatchedTokens: maxTokens}); err != nil {
-					return &exitError{exitUsage, err}
-				}
-			}
-			if stepBase > 0 {
-				p.StepBase = stepBase
-			}
-			if decodePerSeq >= 0 {
-				p.DecodePerSeq = decodePerSeq
+				return err
 			}
 			ctx := cmd.Context()
-			u, err := sim.New(p).Listen(ctx, addr)
+			u, err := sim.New(p).Listen(ctx, o.addr)
 			if err != nil {
 				return err
 			}
@@ -78,16 +49,68 @@ the same known server.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8000", "address to listen on (port 0: any free port)")
-	cmd.Flags().IntVar(&maxSeqs, "max-num-seqs", 0, "override the profile's max_num_seqs")
-	cmd.Flags().IntVar(&maxTokens, "max-batched-tokens", 0, "override the profile's max_batched_tokens")
-	cmd.Flags().DurationVar(&stepBase, "step-base", 0, "override the profile's step_base")
+	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:8000", "address to listen on (port 0: any free port)")
+	cmd.Flags().IntVar(&o.maxSeqs, "max-num-seqs", 0, "override the profile's max_num_seqs")
+	cmd.Flags().IntVar(&o.maxTokens, "max-batched-tokens", 0, "override the profile's max_batched_tokens")
+	cmd.Flags().DurationVar(&o.stepBase, "step-base", 0, "override the profile's step_base")
 	// No default shown: 0 is an override too, so unset is told by Changed.
-	cmd.Flags().DurationVar(&decodePerSeq, "decode-per-seq", 0, "override the profile's decode_per_seq (0s included)")
-	cmd.Flags().StringVar(&profile, "profile", "llama3-8b-h100", "simulator profile: "+strings.Join(sim.ProfileNames(), ", ")+
+	cmd.Flags().DurationVar(&o.decodePerSeq, "decode-per-seq", 0, "override the profile's decode_per_seq (0s included)")
+	cmd.Flags().StringVar(&o.profile, "profile", "llama3-8b-h100", "simulator profile: "+strings.Join(sim.ProfileNames(), ", ")+
 		", or model@gpu[-tpN][-fp8][-kvfp8] from the cards (models: "+strings.Join(sim.ModelNames(), ", ")+"; GPUs: "+strings.Join(sim.GPUNames(), ", ")+")")
 	cmd.AddCommand(simCheckCmd(), simFitCmd())
 	return cmd
+}
+
+// check refuses flag values beyond their bounds, and marks an unset
+// --decode-per-seq (-1: the profile's own).
+func (o *simServeOptions) check(cmd *cobra.Command) error {
+	if o.decodePerSeq < 0 {
+		return &exitError{exitUsage, fmt.Errorf("--decode-per-seq %v: want 0 to 1s", o.decodePerSeq)}
+	}
+	if !cmd.Flags().Changed("decode-per-seq") {
+		o.decodePerSeq = -1 // the profile's own
+	}
+	for _, err := range []error{
+		inRange("--max-num-seqs", o.maxSeqs, 0, maxSimNumSeqs),
+		inRange("--max-batched-tokens", o.maxTokens, 0, maxSimBatchedTokens),
+		inRange("--step-base", o.stepBase, 0, 10*time.Second),
+		inRange("--decode-per-seq", max(o.decodePerSeq, 0), 0, time.Second),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resolve is --profile with the knobs the flags override.
+func (o *simServeOptions) resolve() (sim.Profile, error) {
+	p, err := sim.Resolve(o.profile)
+	if err != nil {
+		return p, &exitError{exitUsage, fmt.Errorf("parsing --profile: %w", err)}
+	}
+	if o.maxSeqs > 0 {
+		p.MaxNumSeqs = o.maxSeqs
+	}
+	if o.maxTokens > 0 {
+		p.MaxBatchedTokens = o.maxTokens
+	}
+	if p.Spec != nil && (o.stepBase > 0 || o.decodePerSeq >= 0) {
+		return p, &exitError{exitUsage, fmt.Errorf("--step-base and --decode-per-seq set a constant profile's costs; %s derives its own from the cards", p.Name)}
+	}
+	if p.Spec != nil && (o.maxSeqs > 0 || o.maxTokens > 0) {
+		// The knobs change the memory set aside for activations.
+		if p, err = sim.Derive(*p.Spec, sim.Knobs{MaxNumSeqs: o.maxSeqs, MaxBatchedTokens: o.maxTokens}); err != nil {
+			return p, &exitError{exitUsage, err}
+		}
+	}
+	if o.stepBase > 0 {
+		p.StepBase = o.stepBase
+	}
+	if o.decodePerSeq >= 0 {
+		p.DecodePerSeq = o.decodePerSeq
+	}
+	return p, nil
 }
 
 func simCheckCmd() *cobra.Command {
