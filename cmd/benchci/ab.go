@@ -66,48 +66,17 @@ func runAB(cmd *cobra.Command, o runOptions, ref string, paths []string) ([]abRu
 	var runs []abRun
 	var alone []string
 	for _, p := range paths {
-		cand, err := loadSuite(cmd.Context(), p, opts)
+		base, cand, err := abPair(cmd, p, ref, tree, opts, baseOpts)
 		if err != nil {
-			return nil, nil, &exitError{exitUsage, err}
+			return nil, nil, err
 		}
-		var base *suitefile.File
-		bp, err := tree.Path(p)
-		if err == nil {
-			base, err = loadSuite(cmd.Context(), bp, baseOpts)
-		}
-		switch {
-		case err != nil:
-			fmt.Fprintf(stderr, "A/B: %s cannot be evaluated at %s (%v): gated by its committed baseline alone\n", p, ref, firstLine(err))
-			alone = append(alone, p)
-			continue
-		case len(cand.Suite.Variants) > 0 || len(base.Suite.Variants) > 0:
-			fmt.Fprintf(stderr, "A/B: %s has variants, which already run side by side: gated by its committed baseline alone\n", p)
-			alone = append(alone, p)
-			continue
-		case base.WorkloadHash != cand.WorkloadHash:
-			fmt.Fprintf(stderr, "A/B: %s sends other requests than at %s (workload hash %.12s, now %.12s): gated by its committed baseline alone\n", p, ref, base.WorkloadHash, cand.WorkloadHash)
+		if base == nil {
 			alone = append(alone, p)
 			continue
 		}
-		base.Suite.Variant, cand.Suite.Variant = abBase, abCandidate
-		vs := []suitefile.Variant{{Name: abBase, File: base}, {Name: abCandidate, File: cand}}
-		// The base's and the candidate's servers (launch targets) may take
-		// one address: they are launched in turn, one point each.
-		files, _, errs := runAndWrite(cmd.Context(), cmd, o, vs, suite.OrderInterleaved, true)
-		if len(errs) > 0 {
-			return runs, nil, errjoin.Join(errs...)
-		}
-		run := abRun{base: files[0], cand: files[1]}
-		if run.gate, err = compare.Gate(files[0], files[1]); err != nil {
+		run, err := runABPair(cmd, o, ref, base, cand)
+		if err != nil {
 			return runs, nil, err
-		}
-		run.gate.Suite = cand.Suite.Name + " (A/B against " + ref + ")"
-		// The committed baseline, for reference: the candidate under the
-		// suite's own name, as a run without --ab would write it.
-		asSuite := *files[1]
-		asSuite.Suite.Name, asSuite.Suite.Variant = cand.Suite.Name, ""
-		if r, err := compareWithBaseline(o.baselines, &asSuite); err == nil && !r.NoBaseline {
-			run.committed = r
 		}
 		runs = append(runs, run)
 	}
@@ -116,6 +85,59 @@ func runAB(cmd *cobra.Command, o runOptions, ref string, paths []string) ([]abRu
 		single, err = runAll(cmd, o, alone)
 	}
 	return runs, single, err
+}
+
+// abPair loads suite p as it is now and at ref. A nil base with no error:
+// the suite cannot be judged against ref (stderr says why) and runs alone.
+func abPair(cmd *cobra.Command, p, ref string, tree *gitrev.Tree, opts, baseOpts suitefile.Options) (base, cand *suitefile.File, err error) {
+	stderr := cmd.ErrOrStderr()
+	cand, err = loadSuite(cmd.Context(), p, opts)
+	if err != nil {
+		return nil, nil, &exitError{exitUsage, err}
+	}
+	bp, err := tree.Path(p)
+	if err == nil {
+		base, err = loadSuite(cmd.Context(), bp, baseOpts)
+	}
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "A/B: %s cannot be evaluated at %s (%v): gated by its committed baseline alone\n", p, ref, firstLine(err))
+		return nil, cand, nil
+	case len(cand.Suite.Variants) > 0 || len(base.Suite.Variants) > 0:
+		fmt.Fprintf(stderr, "A/B: %s has variants, which already run side by side: gated by its committed baseline alone\n", p)
+		return nil, cand, nil
+	case base.WorkloadHash != cand.WorkloadHash:
+		fmt.Fprintf(stderr, "A/B: %s sends other requests than at %s (workload hash %.12s, now %.12s): gated by its committed baseline alone\n", p, ref, base.WorkloadHash, cand.WorkloadHash)
+		return nil, cand, nil
+	}
+	return base, cand, nil
+}
+
+// runABPair runs base and cand interleaved point by point, as two
+// variants, and judges the candidate against the base.
+func runABPair(cmd *cobra.Command, o runOptions, ref string, base, cand *suitefile.File) (abRun, error) {
+	base.Suite.Variant, cand.Suite.Variant = abBase, abCandidate
+	vs := []suitefile.Variant{{Name: abBase, File: base}, {Name: abCandidate, File: cand}}
+	// The base's and the candidate's servers (launch targets) may take
+	// one address: they are launched in turn, one point each.
+	files, _, errs := runAndWrite(cmd.Context(), cmd, o, vs, suite.OrderInterleaved, true)
+	if len(errs) > 0 {
+		return abRun{}, errjoin.Join(errs...)
+	}
+	run := abRun{base: files[0], cand: files[1]}
+	var err error
+	if run.gate, err = compare.Gate(files[0], files[1]); err != nil {
+		return abRun{}, err
+	}
+	run.gate.Suite = cand.Suite.Name + " (A/B against " + ref + ")"
+	// The committed baseline, for reference: the candidate under the
+	// suite's own name, as a run without --ab would write it.
+	asSuite := *files[1]
+	asSuite.Suite.Name, asSuite.Suite.Variant = cand.Suite.Name, ""
+	if r, err := compareWithBaseline(o.baselines, &asSuite); err == nil && !r.NoBaseline {
+		run.committed = r
+	}
+	return run, nil
 }
 
 // atRevision is opts for the suites of the revision written in tree: the

@@ -132,6 +132,8 @@ func writeOutputs(path string, err error, regressions int, reportPath, htmlPath 
 	return appendFile(path, fmt.Appendf(nil, "verdict=%s\nregressions=%d\nreport=%s\nhtml=%s\n", verdict, regressions, reportPath, htmlPath))
 }
 
+// runCI runs or reads the suites, gates them, writes and posts the report,
+// and returns the verdict's error: a short sequence of steps, each below.
 func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) error {
 	if o.run.timeout > 0 {
 		// --timeout bounds the whole job, the comment included, so the
@@ -141,69 +143,104 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 		cmd.SetContext(ctx)
 		o.run.timeout = 0
 	}
-	var results []*result.File
-	var runErr error
-	var abRuns []abRun
-	if err := o.run.check(); err != nil {
-		return &exitError{exitUsage, err}
-	}
-	if o.ab != "" && o.measured {
-		return &exitError{exitUsage, errors.New("--ab runs the suites; --measured gates results already measured: choose one")}
-	}
-	if o.ab != "" {
-		abRuns, results, runErr = runAB(cmd, o.run, o.ab, paths)
-		if abRuns == nil && results == nil {
-			return runErr
-		}
-	} else if o.measured {
-		opts, err := o.run.suites.options()
-		if err != nil {
-			return &exitError{exitUsage, err}
-		}
-		for _, p := range paths {
-			f, note, err := readMeasured(p, opts, o.suiteFromResults)
-			if err != nil {
-				return &exitError{exitUsage, err}
-			}
-			if note != "" {
-				fmt.Fprintf(o.run.output(cmd).say(), "note: %s: %s\n", f.Suite.Name, note)
-			}
-			results = append(results, f)
-		}
-	} else {
-		results, runErr = runAll(cmd, o.run, paths)
-	}
+	abRuns, results, runErr := ciResults(cmd, o, paths)
 	if results == nil && abRuns == nil {
 		return runErr // nothing ran: the suites did not load
 	}
-	var runs []htmlpage.Run
-	var errs []error
+	g, err := gateCI(cmd, o, abRuns, results, runErr, regressions)
+	if err != nil {
+		return err
+	}
+	md, err := ciMarkdown(cmd, o, g, results, abRuns)
+	if err != nil {
+		return err
+	}
+	if err := publishCI(cmd, o, md); err != nil {
+		return err
+	}
+	if len(g.errs) > 0 {
+		return &exitError{exitUsage, errjoin.Join(g.errs...)}
+	}
+	return gateExit(g.reports)
+}
+
+// ciResults runs the suites (at --ab's revision too), or reads --measured's
+// results. An error with neither runs nor results means nothing ran.
+func ciResults(cmd *cobra.Command, o ciOptions, paths []string) ([]abRun, []*result.File, error) {
+	if err := o.run.check(); err != nil {
+		return nil, nil, &exitError{exitUsage, err}
+	}
+	switch {
+	case o.ab != "" && o.measured:
+		return nil, nil, &exitError{exitUsage, errors.New("--ab runs the suites; --measured gates results already measured: choose one")}
+	case o.ab != "":
+		return runAB(cmd, o.run, o.ab, paths)
+	case o.measured:
+		results, err := readMeasuredAll(cmd, o, paths)
+		return nil, results, err
+	}
+	results, err := runAll(cmd, o.run, paths)
+	return nil, results, err
+}
+
+// readMeasuredAll reads --measured's results files, each with the note
+// readMeasured has on it; nil at the first that cannot be gated.
+func readMeasuredAll(cmd *cobra.Command, o ciOptions, paths []string) ([]*result.File, error) {
+	opts, err := o.run.suites.options()
+	if err != nil {
+		return nil, &exitError{exitUsage, err}
+	}
+	var results []*result.File
+	for _, p := range paths {
+		f, note, err := readMeasured(p, opts, o.suiteFromResults)
+		if err != nil {
+			return nil, &exitError{exitUsage, err}
+		}
+		if note != "" {
+			fmt.Fprintf(o.run.output(cmd).say(), "note: %s: %s\n", f.Suite.Name, note)
+		}
+		results = append(results, f)
+	}
+	return results, nil
+}
+
+// ciGate is what the gate judged: each run with its report, the reports
+// the exit code follows, the committed baselines' verdicts under A/B
+// (shown, not gated), and the errors that make the verdict an error.
+type ciGate struct {
+	runs      []htmlpage.Run
+	reports   []*compare.Report
+	committed []*compare.Report
+	errs      []error
+}
+
+// gateCI judges every run, printing each comparison, and counts the
+// regressions.
+func gateCI(cmd *cobra.Command, o ciOptions, abRuns []abRun, results []*result.File, runErr error, regressions *int) (ciGate, error) {
+	var g ciGate
 	if runErr != nil {
-		errs = append(errs, runErr)
+		g.errs = append(g.errs, runErr)
 	}
 	// The gate's rules are the base's: each suite is judged by the
 	// stricter of its base's rules and its own, and a loosening shows.
 	opts, err := o.run.suites.options()
 	if err != nil {
-		return &exitError{exitUsage, err}
+		return g, &exitError{exitUsage, err}
 	}
 	rules := newPolicyReviewer(cmd.Context(), resolvedBaseRef(o), o.run.baselines, opts)
 	defer rules.close()
-	// A/B: each candidate is judged against its base, measured in the
-	// same run; the committed baseline's verdict is shown, not gated.
-	var committed []*compare.Report
 	ran, err := judgeABByBaseRules(rules, abRuns)
 	if err != nil {
-		return err
+		return g, err
 	}
+	// A/B: each candidate is judged against its base, measured in the
+	// same run; the committed baseline's verdict is shown, not gated.
 	for _, ab := range abRuns {
-		runs = append(runs, htmlpage.Run{File: ab.cand, Gate: ab.gate})
-		*regressions += ab.gate.Count(compare.Regression) + ab.gate.Count(compare.Missing)
-		if err := printComparison(o.run.output(cmd), ab.gate, o.run.verbose); err != nil {
-			return err
+		if err := g.add(cmd, o, htmlpage.Run{File: ab.cand, Gate: ab.gate}, regressions); err != nil {
+			return g, err
 		}
 		if ab.committed != nil {
-			committed = append(committed, ab.committed)
+			g.committed = append(g.committed, ab.committed)
 			fmt.Fprintf(o.run.output(cmd).say(), "against the committed baseline (for reference; A/B decides): %s\n", report.OneLine(report.Headline([]*compare.Report{ab.committed})))
 		}
 	}
@@ -212,37 +249,49 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 		r, err := gateByBaseRules(rules, o.run.baselines, f)
 		if err != nil {
 			// The report says so: a gate that judged nothing never reads ✅.
-			errs = append(errs, err)
+			g.errs = append(g.errs, err)
 			r = compare.Refused(f, "could not be compared with its baseline: "+err.Error())
 		}
-		runs = append(runs, htmlpage.Run{File: f, Gate: r})
-		*regressions += r.Count(compare.Regression) + r.Count(compare.Missing)
-		if err := printComparison(o.run.output(cmd), r, o.run.verbose); err != nil {
-			return err
+		if err := g.add(cmd, o, htmlpage.Run{File: f, Gate: r}, regressions); err != nil {
+			return g, err
 		}
 	}
-	reports := gates(runs)
+	g.reports = gates(g.runs)
 	// Suites that left while their baseline stays fail as missing.
 	for _, r := range rules.goneSuites(ran) {
-		reports = append(reports, r)
+		g.reports = append(g.reports, r)
 		*regressions += r.Count(compare.Missing)
 		if err := printComparison(o.run.output(cmd), r, o.run.verbose); err != nil {
-			return err
+			return g, err
 		}
 	}
+	return g, nil
+}
+
+// add records a judged run, counts its regressions and prints it.
+func (g *ciGate) add(cmd *cobra.Command, o ciOptions, run htmlpage.Run, regressions *int) error {
+	g.runs = append(g.runs, run)
+	*regressions += run.Gate.Count(compare.Regression) + run.Gate.Count(compare.Missing)
+	return printComparison(o.run.output(cmd), run.Gate, o.run.verbose)
+}
+
+// ciMarkdown is the markdown report, secrets redacted: the lead, the
+// gate's tables, the committed baselines' under A/B, the variants'
+// answers, and a link to the HTML report, which it writes.
+func ciMarkdown(cmd *cobra.Command, o ciOptions, g ciGate, results []*result.File, abRuns []abRun) ([]byte, error) {
 	var md bytes.Buffer
 	edits := baselineEdits(cmd, o, results, abRuns)
-	if err := writeLead(&md, o.run.output(cmd).say(), o.comment.key, reports, edits); err != nil {
-		return err
+	if err := writeLead(&md, o.run.output(cmd).say(), o.comment.key, g.reports, edits); err != nil {
+		return nil, err
 	}
-	if err := report.Markdown(&md, "", reports); err != nil {
-		return err
+	if err := report.Markdown(&md, "", g.reports); err != nil {
+		return nil, err
 	}
-	if len(committed) > 0 {
+	if len(g.committed) > 0 {
 		fmt.Fprintf(&md, "\n<details><summary>Against the committed baselines, for reference (A/B against %s decides): %s</summary>\n\n",
-			report.Escape(o.ab), report.Escape(report.Headline(committed)))
-		if err := report.Markdown(&md, "", committed); err != nil {
-			return err
+			report.Escape(o.ab), report.Escape(report.Headline(g.committed)))
+		if err := report.Markdown(&md, "", g.committed); err != nil {
+			return nil, err
 		}
 		md.WriteString("\n</details>\n")
 	}
@@ -250,33 +299,44 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	for _, r := range variantReports(results) {
 		md.WriteString("\n")
 		if err := report.VariantsMarkdown(&md, r); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if o.htmlOut != "" && len(runs) > 0 {
-		if err := writeHTML(o.htmlOut, runs, results); err != nil {
-			// The verdict stands without its pictures.
-			fmt.Fprintln(cmd.ErrOrStderr(), "benchci: warning: html report:", err)
-		} else {
-			fmt.Fprintln(o.run.output(cmd).say(), "html:", o.htmlOut)
-			if link := artifactLink(o.artifact, filepath.Base(o.htmlOut)); link != "" {
-				md.WriteString("\n" + link + "\n")
-			}
-		}
+	if link := writeCIHTML(cmd, o, g.runs, results); link != "" {
+		md.WriteString("\n" + link + "\n")
 	}
 	// The report quotes servers (error bodies); no secret reaches the file,
 	// the job summary or the comment.
-	redacted := redact.Bytes(md.Bytes())
-	md.Reset()
-	md.Write(redacted)
+	return redact.Bytes(md.Bytes()), nil
+}
+
+// writeCIHTML writes the HTML report to --html, and returns the line that
+// links to it in the run's artifacts ("" for none).
+func writeCIHTML(cmd *cobra.Command, o ciOptions, runs []htmlpage.Run, results []*result.File) string {
+	if o.htmlOut == "" || len(runs) == 0 {
+		return ""
+	}
+	if err := writeHTML(o.htmlOut, runs, results); err != nil {
+		// The verdict stands without its pictures.
+		fmt.Fprintln(cmd.ErrOrStderr(), "benchci: warning: html report:", err)
+		return ""
+	}
+	fmt.Fprintln(o.run.output(cmd).say(), "html:", o.htmlOut)
+	return artifactLink(o.artifact, filepath.Base(o.htmlOut))
+}
+
+// publishCI writes the report to --report and the job summary, and posts
+// the pull-request comment. Only the report file's failure is an error:
+// the verdict stands whatever happened to the summary or the comment.
+func publishCI(cmd *cobra.Command, o ciOptions, md []byte) error {
 	if o.reportOut != "" {
 		// Atomically, and a link there is refused, not written through.
-		if err := result.WriteFileAtomic(o.reportOut, md.Bytes()); err != nil {
+		if err := result.WriteFileAtomic(o.reportOut, md); err != nil {
 			return err
 		}
 	}
 	if o.summary != "" {
-		if err := appendFile(o.summary, md.Bytes()); err != nil {
+		if err := appendFile(o.summary, md); err != nil {
 			fmt.Fprintln(cmd.ErrOrStderr(), "benchci: warning: job summary:", err)
 		}
 	}
@@ -285,7 +345,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 		fmt.Fprintln(cmd.ErrOrStderr(), "benchci: comment skipped:", skip)
 	}
 	if o.post && skip == "" {
-		url, err := postComment(cmd, o.comment, md.String())
+		url, err := postComment(cmd, o.comment, string(md))
 		if err != nil {
 			// The verdict below stands whatever happened to the comment.
 			fmt.Fprintln(cmd.ErrOrStderr(), "benchci: warning: could not update the pull-request comment:", err)
@@ -293,10 +353,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 			fmt.Fprintln(o.run.output(cmd).say(), "comment:", url)
 		}
 	}
-	if len(errs) > 0 {
-		return &exitError{exitUsage, errjoin.Join(errs...)}
-	}
-	return gateExit(reports)
+	return nil
 }
 
 // artifactLink is the markdown line that points a reader of the comment

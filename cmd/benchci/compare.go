@@ -47,57 +47,7 @@ the Pareto frontiers; --charts DIR writes SVG charts of their curves.`,
 			if nway || len(args) > 2 {
 				return compareVariants(cmd, args, format.name, charts)
 			}
-			base, err := baseline.ReadReference(args[0])
-			if err != nil {
-				return err
-			}
-			cand, err := baseline.ReadReference(args[1])
-			if err != nil {
-				return err
-			}
-			for i, f := range []*result.File{base, cand} {
-				// A side that measured nothing, or stopped part-way, would
-				// show every point as new or missing: refused, not judged.
-				switch {
-				case len(f.Points) == 0:
-					return &exitError{exitUsage, fmt.Errorf("%s holds no measured point: nothing to compare", args[i])}
-				case f.Incomplete:
-					return &exitError{exitUsage, fmt.Errorf("%s is an incomplete run (%s): compare complete runs", args[i], cmp.Or(f.Error, "stopped part-way"))}
-				}
-			}
-			// The candidate is judged by the base's rules wherever they are
-			// stricter: those the reference was recorded with.
-			pol, by, err := recordedPolicy(args[0], base, cand)
-			if err != nil {
-				return &exitError{exitUsage, err}
-			}
-			if err := judgeBy(by, cand); err != nil {
-				return &exitError{exitUsage, err}
-			}
-			r, err := compare.Compare(base, cand, by.Tolerance)
-			if err != nil {
-				return fmt.Errorf("compare %s: %w", cand.Suite.Name, err)
-			}
-			r.Policy = pol
-			out := cmd.OutOrStdout()
-			marker := report.Marker(key)
-			if format.name == "markdown" && report.HasPolicyChanges([]*compare.Report{r}) {
-				// The sticky comment's marker first, then the loosening.
-				fmt.Fprintln(out, marker)
-				marker = ""
-				if err := report.PolicyChanges(out, []*compare.Report{r}); err != nil {
-					return err
-				}
-			}
-			if pol != nil && format.name != "json" {
-				for _, c := range pol.Looser {
-					fmt.Fprintf(cmd.ErrOrStderr(), "policy %s: looser than the base's: %s\n", r.Suite, report.OneLine(c))
-				}
-			}
-			if err := report.Write(out, format.name, report.Comparison(r, marker)); err != nil {
-				return err
-			}
-			return gateExit([]*compare.Report{r})
+			return comparePair(cmd, args[0], args[1], format.name, key)
 		},
 	}
 	format = addFormat(cmd)
@@ -105,6 +55,81 @@ the Pareto frontiers; --charts DIR writes SVG charts of their curves.`,
 	cmd.Flags().BoolVar(&nway, "variants", false, "rank the files as variants even when there are two")
 	cmd.Flags().StringVar(&charts, "charts", "", "with variants, write SVG charts into this directory")
 	return cmd
+}
+
+// comparePair judges the result at candPath against the reference at
+// basePath, prints the comparison and returns the gate's exit code.
+func comparePair(cmd *cobra.Command, basePath, candPath, format, key string) error {
+	base, cand, err := readComparePair(basePath, candPath)
+	if err != nil {
+		return err
+	}
+	// The candidate is judged by the base's rules wherever they are
+	// stricter: those the reference was recorded with.
+	pol, by, err := recordedPolicy(basePath, base, cand)
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	if err := judgeBy(by, cand); err != nil {
+		return &exitError{exitUsage, err}
+	}
+	r, err := compare.Compare(base, cand, by.Tolerance)
+	if err != nil {
+		return fmt.Errorf("compare %s: %w", cand.Suite.Name, err)
+	}
+	r.Policy = pol
+	if err := printCompared(cmd, r, format, key); err != nil {
+		return err
+	}
+	return gateExit([]*compare.Report{r})
+}
+
+// readComparePair reads both sides. A side that measured nothing, or
+// stopped part-way, would show every point as new or missing: refused,
+// not judged.
+func readComparePair(basePath, candPath string) (base, cand *result.File, err error) {
+	base, err = baseline.ReadReference(basePath)
+	if err != nil {
+		return nil, nil, err
+	}
+	cand, err = baseline.ReadReference(candPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, side := range []struct {
+		path string
+		f    *result.File
+	}{{basePath, base}, {candPath, cand}} {
+		switch {
+		case len(side.f.Points) == 0:
+			return nil, nil, &exitError{exitUsage, fmt.Errorf("%s holds no measured point: nothing to compare", side.path)}
+		case side.f.Incomplete:
+			return nil, nil, &exitError{exitUsage, fmt.Errorf("%s is an incomplete run (%s): compare complete runs", side.path, cmp.Or(side.f.Error, "stopped part-way"))}
+		}
+	}
+	return base, cand, nil
+}
+
+// printCompared prints the comparison in format; in markdown a loosening
+// of the rules leads, after the sticky comment's marker, and outside json
+// each looser rule is also said on stderr.
+func printCompared(cmd *cobra.Command, r *compare.Report, format, key string) error {
+	out := cmd.OutOrStdout()
+	marker := report.Marker(key)
+	if format == "markdown" && report.HasPolicyChanges([]*compare.Report{r}) {
+		// The sticky comment's marker first, then the loosening.
+		fmt.Fprintln(out, marker)
+		marker = ""
+		if err := report.PolicyChanges(out, []*compare.Report{r}); err != nil {
+			return err
+		}
+	}
+	if r.Policy != nil && format != "json" {
+		for _, c := range r.Policy.Looser {
+			fmt.Fprintf(cmd.ErrOrStderr(), "policy %s: looser than the base's: %s\n", r.Suite, report.OneLine(c))
+		}
+	}
+	return report.Write(out, format, report.Comparison(r, marker))
 }
 
 // compareVariants ranks results files as variants of one workload.

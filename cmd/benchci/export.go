@@ -16,10 +16,7 @@ import (
 )
 
 func exportCmd() *cobra.Command {
-	var (
-		file, gateway, job string
-		timeout            time.Duration
-	)
+	var o exportOptions
 	cmd := &cobra.Command{
 		Use:   "export RESULT...",
 		Short: "Export results' figures as OpenMetrics: to a file, or to a Prometheus Pushgateway",
@@ -38,52 +35,75 @@ replaces that suite's previous figures. Figures a point did not measure
   benchci export --pushgateway http://127.0.0.1:9091 --job nightly results/*.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if file == "" && gateway == "" {
+			if o.file == "" && o.gateway == "" {
 				return &exitError{exitUsage, errors.New("export: say where: --openmetrics FILE and/or --pushgateway URL")}
 			}
-			var files []*result.File
-			for _, p := range args {
-				if err := cmd.Context().Err(); err != nil {
-					return err
-				}
-				f, err := result.Read(p)
-				if err != nil {
-					return &exitError{exitUsage, err}
-				}
-				files = append(files, f)
+			files, err := readResults(cmd.Context(), args)
+			if err != nil {
+				return err
 			}
-			if file != "" {
+			if o.file != "" {
 				var b bytes.Buffer
 				if err := export.WriteOpenMetrics(&b, files); err != nil {
 					return err
 				}
-				if file == "-" {
+				if o.file == "-" {
 					_, err := cmd.OutOrStdout().Write(b.Bytes())
 					return err
 				}
-				if err := result.WriteFileAtomic(file, b.Bytes()); err != nil {
+				if err := result.WriteFileAtomic(o.file, b.Bytes()); err != nil {
 					return &exitError{exitUsage, err}
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "openmetrics: %s\n", file)
+				fmt.Fprintf(cmd.ErrOrStderr(), "openmetrics: %s\n", o.file)
 			}
-			if gateway != "" {
-				ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
-				defer cancel()
-				if err := export.Push(ctx, httpsafe.Client(timeout), gateway, job, files); err != nil {
-					return &exitError{exitUsage, err}
-				}
-				shown := gateway
-				if u, err := url.Parse(gateway); err == nil {
-					shown = u.Redacted()
-				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "pushed to %s (job %s)\n", shown, job)
+			if o.gateway != "" {
+				return o.push(cmd, files)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&file, "openmetrics", "", `write OpenMetrics text to this file ("-": stdout)`)
-	cmd.Flags().StringVar(&gateway, "pushgateway", "", "push to the Prometheus Pushgateway at this base URL")
-	cmd.Flags().StringVar(&job, "job", "benchci", "the Pushgateway job the figures are grouped under")
-	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long a push may take")
+	cmd.Flags().StringVar(&o.file, "openmetrics", "", `write OpenMetrics text to this file ("-": stdout)`)
+	cmd.Flags().StringVar(&o.gateway, "pushgateway", "", "push to the Prometheus Pushgateway at this base URL")
+	cmd.Flags().StringVar(&o.job, "job", "benchci", "the Pushgateway job the figures are grouped under")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 30*time.Second, "how long a push may take")
 	return cmd
+}
+
+// exportOptions are export's flags.
+type exportOptions struct {
+	file, gateway, job string
+	timeout            time.Duration
+}
+
+// readResults reads the results files at paths; a signal (SIGTERM or
+// Ctrl-C) between two stops it.
+func readResults(ctx context.Context, paths []string) ([]*result.File, error) {
+	var files []*result.File
+	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		f, err := result.Read(p)
+		if err != nil {
+			return nil, &exitError{exitUsage, err}
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// push PUTs the figures to --pushgateway within --timeout, and says where,
+// the URL's password redacted.
+func (o exportOptions) push(cmd *cobra.Command, files []*result.File) error {
+	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
+	defer cancel()
+	if err := export.Push(ctx, httpsafe.Client(o.timeout), o.gateway, o.job, files); err != nil {
+		return &exitError{exitUsage, err}
+	}
+	shown := o.gateway
+	if u, err := url.Parse(o.gateway); err == nil {
+		shown = u.Redacted()
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "pushed to %s (job %s)\n", shown, o.job)
+	return nil
 }

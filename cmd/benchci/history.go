@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -21,17 +22,20 @@ import (
 	"github.com/benchci/benchci/internal/report/historyview"
 )
 
+// historyOptions are history's flags.
+type historyOptions struct {
+	sf        suiteFlags
+	baselines string
+	results   string
+	point     string
+	chartPath string
+	minChange string
+	maxRead   int64
+	format    *formatFlag
+}
+
 func historyCmd() *cobra.Command {
-	var (
-		sf        suiteFlags
-		baselines string
-		results   string
-		point     string
-		chartPath string
-		minChange string
-		maxRead   int64
-		format    *formatFlag
-	)
+	var o historyOptions
 	cmd := &cobra.Command{
 		Use:   "history SUITE",
 		Short: "Show how a suite's committed baseline moved from commit to commit, and which commits moved it",
@@ -54,94 +58,117 @@ variant), a suite file, or a baseline file's path.`,
   benchci history engine-shootout/fp8-seqs32`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			shift, err := percent(minChange)
-			if err != nil {
-				return &exitError{exitUsage, fmt.Errorf("--min-change: %w", err)}
-			}
-			if maxRead < minMaxReadMiB || maxRead > maxMaxReadMiB {
-				return &exitError{exitUsage, fmt.Errorf("--max-read %d: want %d to %d MiB", maxRead, minMaxReadMiB, maxMaxReadMiB)}
-			}
-			name, path, err := baselineOf(args[0], baselines, sf)
-			if err != nil {
-				return &exitError{exitUsage, err}
-			}
-			repo, err := history.Open(filepath.Dir(path))
-			if err != nil {
-				return &exitError{exitUsage, err}
-			}
-			rel, err := repo.Rel(path)
-			if err != nil {
-				return &exitError{exitUsage, err}
-			}
-			// cmd.Context() ends on SIGTERM or Ctrl-C (see main): the walk
-			// and the change-point search stop with it.
-			ctx := cmd.Context()
-			walk, err := repo.Read(ctx, rel, history.Options{MaxRead: maxRead << 20})
-			if err != nil {
-				if ctx.Err() != nil {
-					// Stopped: say what was read, and stop at once
-					// (the change-point search would take longer).
-					if walk != nil {
-						fmt.Fprintln(cmd.ErrOrStderr(), "benchci: note:", stoppedNote(walk))
-					}
-					return err
-				}
-				return &exitError{exitUsage, err}
-			}
-			groups, err := history.AnalyzeContext(ctx, walk.Versions, changepoint.Options{MinShift: shift})
-			if err != nil {
-				return err
-			}
-			pr := newOutput(cmd, format)
-			out := pr.say()
-			if err := pr.print(historyview.Doc(rel, groups, walk.Skipped, point, shift)); err != nil {
-				return err
-			}
-			if err := pr.flush(); err != nil {
-				return err
-			}
-			if note := walk.LeftOutNote(); note != "" {
-				fmt.Fprintln(out, "note:", note+"; --max-read raises the budget")
-			}
-			if note := walk.ShallowNote(); note != "" {
-				fmt.Fprintln(cmd.ErrOrStderr(), "benchci: note:", note)
-			}
-			if chartPath == "" || len(groups) == 0 {
-				return nil
-			}
-			if chartPath == "auto" {
-				chartPath = filepath.Join(results, name+".history.svg")
-			}
-			// The chart shows the newest workload: older ones do not compare.
-			g := &groups[len(groups)-1]
-			p := point
-			if p == "" {
-				p = g.DefaultPoint()
-			}
-			svg, err := historyChart(name, g, p)
-			if err != nil {
-				return err
-			}
-			if err := os.MkdirAll(filepath.Dir(chartPath), 0o755); err != nil {
-				return err
-			}
-			if err := result.WriteFileAtomic(chartPath, svg); err != nil {
-				return err
-			}
-			fmt.Fprintln(out, "chart:", chartPath)
-			return nil
+			return runHistory(cmd, o, args[0])
 		},
 	}
-	sf.register(cmd)
-	cmd.Flags().StringVar(&baselines, "baselines", layout.DefaultBaselines, "directory of baseline files")
-	cmd.Flags().StringVar(&results, "results", layout.DefaultResults, "directory the chart goes to")
-	cmd.Flags().StringVar(&point, "point", "", "load point to tabulate and draw (default: the one with most change points, else the highest load)")
-	cmd.Flags().StringVar(&chartPath, "charts", "auto", `SVG chart to write ("auto": <results>/<suite>.history.svg; "" for none)`)
+	o.sf.register(cmd)
+	cmd.Flags().StringVar(&o.baselines, "baselines", layout.DefaultBaselines, "directory of baseline files")
+	cmd.Flags().StringVar(&o.results, "results", layout.DefaultResults, "directory the chart goes to")
+	cmd.Flags().StringVar(&o.point, "point", "", "load point to tabulate and draw (default: the one with most change points, else the highest load)")
+	cmd.Flags().StringVar(&o.chartPath, "charts", "auto", `SVG chart to write ("auto": <results>/<suite>.history.svg; "" for none)`)
 	deprecatedAlias(cmd, "chart", "charts")
-	cmd.Flags().StringVar(&minChange, "min-change", "5%", "smallest move named a change point")
-	cmd.Flags().Int64Var(&maxRead, "max-read", history.DefaultMaxRead>>20, fmt.Sprintf("most MiB of baseline versions to read, newest first (%d to %d); older versions are left out", minMaxReadMiB, maxMaxReadMiB))
-	format = addFormat(cmd)
+	cmd.Flags().StringVar(&o.minChange, "min-change", "5%", "smallest move named a change point")
+	cmd.Flags().Int64Var(&o.maxRead, "max-read", history.DefaultMaxRead>>20, fmt.Sprintf("most MiB of baseline versions to read, newest first (%d to %d); older versions are left out", minMaxReadMiB, maxMaxReadMiB))
+	o.format = addFormat(cmd)
 	return cmd
+}
+
+// runHistory reads the baseline's versions, finds its change points,
+// prints them and draws the chart.
+func runHistory(cmd *cobra.Command, o historyOptions, arg string) error {
+	shift, err := percent(o.minChange)
+	if err != nil {
+		return &exitError{exitUsage, fmt.Errorf("--min-change: %w", err)}
+	}
+	if o.maxRead < minMaxReadMiB || o.maxRead > maxMaxReadMiB {
+		return &exitError{exitUsage, fmt.Errorf("--max-read %d: want %d to %d MiB", o.maxRead, minMaxReadMiB, maxMaxReadMiB)}
+	}
+	name, rel, walk, err := readHistory(cmd, o, arg)
+	if err != nil {
+		return err
+	}
+	// cmd.Context() ends on SIGTERM or Ctrl-C (see main): the change-point
+	// search stops with it.
+	groups, err := history.AnalyzeContext(cmd.Context(), walk.Versions, changepoint.Options{MinShift: shift})
+	if err != nil {
+		return err
+	}
+	pr := newOutput(cmd, o.format)
+	if err := pr.print(historyview.Doc(rel, groups, walk.Skipped, o.point, shift)); err != nil {
+		return err
+	}
+	if err := pr.flush(); err != nil {
+		return err
+	}
+	if note := walk.LeftOutNote(); note != "" {
+		fmt.Fprintln(pr.say(), "note:", note+"; --max-read raises the budget")
+	}
+	if note := walk.ShallowNote(); note != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "benchci: note:", note)
+	}
+	if o.chartPath == "" || len(groups) == 0 {
+		return nil
+	}
+	return writeHistoryChart(pr.say(), o, name, groups)
+}
+
+// readHistory walks the committed versions of arg's baseline: its suite's
+// name, its path in the repository, and the versions read.
+func readHistory(cmd *cobra.Command, o historyOptions, arg string) (name, rel string, walk *history.Walk, err error) {
+	name, path, err := baselineOf(arg, o.baselines, o.sf)
+	if err != nil {
+		return "", "", nil, &exitError{exitUsage, err}
+	}
+	repo, err := history.Open(filepath.Dir(path))
+	if err != nil {
+		return "", "", nil, &exitError{exitUsage, err}
+	}
+	rel, err = repo.Rel(path)
+	if err != nil {
+		return "", "", nil, &exitError{exitUsage, err}
+	}
+	// cmd.Context() ends on SIGTERM or Ctrl-C (see main): the walk stops
+	// with it.
+	ctx := cmd.Context()
+	walk, err = repo.Read(ctx, rel, history.Options{MaxRead: o.maxRead << 20})
+	if err != nil {
+		if ctx.Err() != nil {
+			// Stopped: say what was read, and stop at once
+			// (the change-point search would take longer).
+			if walk != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "benchci: note:", stoppedNote(walk))
+			}
+			return "", "", nil, err
+		}
+		return "", "", nil, &exitError{exitUsage, err}
+	}
+	return name, rel, walk, nil
+}
+
+// writeHistoryChart draws the newest workload's versions to --charts:
+// older workloads do not compare.
+func writeHistoryChart(out io.Writer, o historyOptions, name string, groups []history.Group) error {
+	chartPath := o.chartPath
+	if chartPath == "auto" {
+		chartPath = filepath.Join(o.results, name+".history.svg")
+	}
+	g := &groups[len(groups)-1]
+	p := o.point
+	if p == "" {
+		p = g.DefaultPoint()
+	}
+	svg, err := historyChart(name, g, p)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(chartPath), 0o755); err != nil {
+		return err
+	}
+	if err := result.WriteFileAtomic(chartPath, svg); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "chart:", chartPath)
+	return nil
 }
 
 // --max-read's bounds, in MiB: at least one baseline of the largest size a

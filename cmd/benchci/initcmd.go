@@ -133,18 +133,15 @@ jobs:
 {{- end}}
 `
 
+// initOptions are init's flags.
+type initOptions struct {
+	name, model, url, dir string
+	force                 bool
+}
+
 func initCmd() *cobra.Command {
-	var (
-		name, model, url, dir string
-		force                 bool
-	)
-	engines := slices.Sorted(func(yield func(string) bool) {
-		for k := range starters {
-			if !yield(k) {
-				return
-			}
-		}
-	})
+	var o initOptions
+	engines := starterNames()
 	cmd := &cobra.Command{
 		Use:   "init ENGINE",
 		Short: "Write a first suite and the workflow that gates on it, for an engine (" + strings.Join(engines, ", ") + ")",
@@ -163,69 +160,99 @@ is refused).`,
   benchci init url --url https://staging.example.com --model my-model --name staging`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			engine := args[0]
-			st, ok := starters[engine]
-			if !ok {
-				return &exitError{exitUsage, fmt.Errorf("init: unknown engine %q%s (known: %s)", engine, didyoumean.Hint(engine, engines), strings.Join(engines, ", "))}
-			}
-			if name == "" {
-				name = strings.ReplaceAll(engine, ".", "")
-			}
-			if !suiteName.MatchString(name) {
-				return &exitError{exitUsage, fmt.Errorf("init: --name %q: use lower-case letters, digits, '-' and '_'", name)}
-			}
-			if model != "" {
-				st.Model = model
-			}
-			if url != "" {
-				st.URL = url
-			}
-			suitePath := filepath.ToSlash(filepath.Join("suites", name+".jsonnet"))
-			workflowPath := filepath.ToSlash(filepath.Join(".github", "workflows", "benchci-"+name+".yml"))
-			files, err := initFiles(engine, name, suitePath, st)
-			if err != nil {
-				return err
-			}
-			// Written inside --dir, following no link there: a suites/
-			// directory or a suite that is a link is refused, --force or not.
-			out, err := safefile.Open(dir)
-			if err != nil {
-				return err
-			}
-			defer out.Close()
-			for _, rel := range []string{suitePath, workflowPath} {
-				exists, err := out.Exists(rel)
-				if err != nil {
-					return &exitError{exitUsage, fmt.Errorf("init: %w", err)}
-				}
-				if exists && !force {
-					return &exitError{exitUsage, fmt.Errorf("init: %s exists; --force to overwrite it", out.Path(rel))}
-				}
-			}
-			for _, f := range []struct {
-				rel  string
-				body []byte
-			}{{suitePath, files.suite}, {workflowPath, files.workflow}} {
-				if err := out.WriteFile(f.rel, f.body); err != nil {
-					return &exitError{exitUsage, fmt.Errorf("init: %w", err)}
-				}
-			}
-			results := layout.Results(layout.DefaultResults).Result(name)
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "wrote %s and %s\n\nnext:\n", suitePath, workflowPath)
-			fmt.Fprintf(w, "  1. try it on the simulator:     benchci run --tla-str target=sim %s\n", suitePath)
-			fmt.Fprintf(w, "  2. run it against %s:%s benchci run %s\n", engine, strings.Repeat(" ", max(1, 12-len(engine))), suitePath)
-			fmt.Fprintf(w, "  3. make that run the baseline:  benchci baseline update %s\n", results)
-			fmt.Fprintf(w, "  4. commit the suite, %s and the workflow; every pull request is gated from then on\n", layout.Baselines(layout.DefaultBaselines).Baseline(name))
-			return nil
+			return runInit(cmd, o, args[0])
 		},
 	}
-	cmd.Flags().StringVar(&name, "name", "", "the suite's name (default: the engine's)")
-	cmd.Flags().StringVar(&model, "model", "", "the model the server serves (default: one the engine is commonly run with)")
-	cmd.Flags().StringVar(&url, "url", "", "where the server listens (default: the engine's usual port on 127.0.0.1)")
-	cmd.Flags().StringVar(&dir, "dir", ".", "the repository to write into")
-	cmd.Flags().BoolVar(&force, "force", false, "overwrite files that exist")
+	cmd.Flags().StringVar(&o.name, "name", "", "the suite's name (default: the engine's)")
+	cmd.Flags().StringVar(&o.model, "model", "", "the model the server serves (default: one the engine is commonly run with)")
+	cmd.Flags().StringVar(&o.url, "url", "", "where the server listens (default: the engine's usual port on 127.0.0.1)")
+	cmd.Flags().StringVar(&o.dir, "dir", ".", "the repository to write into")
+	cmd.Flags().BoolVar(&o.force, "force", false, "overwrite files that exist")
 	return cmd
+}
+
+// starterNames are the engines init knows, sorted.
+func starterNames() []string {
+	return slices.Sorted(func(yield func(string) bool) {
+		for k := range starters {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+}
+
+// runInit writes the engine's suite and workflow into --dir and prints
+// the steps to a first baseline.
+func runInit(cmd *cobra.Command, o initOptions, engine string) error {
+	st, ok := starters[engine]
+	if !ok {
+		engines := starterNames()
+		return &exitError{exitUsage, fmt.Errorf("init: unknown engine %q%s (known: %s)", engine, didyoumean.Hint(engine, engines), strings.Join(engines, ", "))}
+	}
+	name := o.name
+	if name == "" {
+		name = strings.ReplaceAll(engine, ".", "")
+	}
+	if !suiteName.MatchString(name) {
+		return &exitError{exitUsage, fmt.Errorf("init: --name %q: use lower-case letters, digits, '-' and '_'", name)}
+	}
+	if o.model != "" {
+		st.Model = o.model
+	}
+	if o.url != "" {
+		st.URL = o.url
+	}
+	suitePath := filepath.ToSlash(filepath.Join("suites", name+".jsonnet"))
+	workflowPath := filepath.ToSlash(filepath.Join(".github", "workflows", "benchci-"+name+".yml"))
+	files, err := initFiles(engine, name, suitePath, st)
+	if err != nil {
+		return err
+	}
+	if err := writeInitFiles(o.dir, o.force, []initFile{{suitePath, files.suite}, {workflowPath, files.workflow}}); err != nil {
+		return err
+	}
+	results := layout.Results(layout.DefaultResults).Result(name)
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "wrote %s and %s\n\nnext:\n", suitePath, workflowPath)
+	fmt.Fprintf(w, "  1. try it on the simulator:     benchci run --tla-str target=sim %s\n", suitePath)
+	fmt.Fprintf(w, "  2. run it against %s:%s benchci run %s\n", engine, strings.Repeat(" ", max(1, 12-len(engine))), suitePath)
+	fmt.Fprintf(w, "  3. make that run the baseline:  benchci baseline update %s\n", results)
+	fmt.Fprintf(w, "  4. commit the suite, %s and the workflow; every pull request is gated from then on\n", layout.Baselines(layout.DefaultBaselines).Baseline(name))
+	return nil
+}
+
+// initFile is one file init writes: its path relative to --dir, and its
+// contents.
+type initFile struct {
+	rel  string
+	body []byte
+}
+
+// writeInitFiles writes files inside dir, following no link there: a
+// suites/ directory or a suite that is a link is refused, force or not.
+// None is written when one exists and force is false.
+func writeInitFiles(dir string, force bool, files []initFile) error {
+	out, err := safefile.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	for _, f := range files {
+		exists, err := out.Exists(f.rel)
+		if err != nil {
+			return &exitError{exitUsage, fmt.Errorf("init: %w", err)}
+		}
+		if exists && !force {
+			return &exitError{exitUsage, fmt.Errorf("init: %s exists; --force to overwrite it", out.Path(f.rel))}
+		}
+	}
+	for _, f := range files {
+		if err := out.WriteFile(f.rel, f.body); err != nil {
+			return &exitError{exitUsage, fmt.Errorf("init: %w", err)}
+		}
+	}
+	return nil
 }
 
 type initOutput struct{ suite, workflow []byte }

@@ -51,16 +51,9 @@ point more than --max-skew after its aligned time is noted.`,
 					return pr.done(mergeDir(cmd, pr, args[0], maxSkew))
 				}
 			}
-			var files []*result.File
-			for _, p := range args {
-				if err := cmd.Context().Err(); err != nil {
-					return err // SIGTERM or Ctrl-C between files
-				}
-				f, err := result.Read(p)
-				if err != nil {
-					return &exitError{exitUsage, err}
-				}
-				files = append(files, f)
+			files, err := readResults(cmd.Context(), args)
+			if err != nil {
+				return err
 			}
 			return pr.done(mergeFiles(cmd, pr, files, filepath.Dir(args[0]), out, maxSkew))
 		},

@@ -19,8 +19,7 @@ import (
 )
 
 func reportCmd() *cobra.Command {
-	var htmlPath, baselines string
-	var format *formatFlag
+	var o reportOptions
 	cmd := &cobra.Command{
 		Use:   "report RESULT...",
 		Short: "Print the table of results (or baseline) files, or write them as one HTML page",
@@ -39,82 +38,109 @@ With --format html that page is printed on stdout.`,
   benchci report --html results/shootout.html results/shootout.variants.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var files, loose []*result.File
-			var compared []*variants.Report // read from variants comparisons
-			for _, path := range args {
-				if layout.IsVariants(path) {
-					r, fs, err := readVariants(path)
-					if err != nil {
-						return &exitError{exitUsage, err}
-					}
-					compared = append(compared, r)
-					files = append(files, fs...)
-					continue
-				}
-				f, err := compare.ReadReference(path)
-				if err != nil {
-					return &exitError{exitUsage, err}
-				}
-				files, loose = append(files, f), append(loose, f)
-			}
-			// Files given one by one are compared when they are variants
-			// of one suite; a comparison file brings its own.
-			vs := append(compared, variantReports(loose)...)
-			// figures prints the comparisons read, then every file's points,
-			// in the format asked for.
-			figures := func() error {
-				out := newOutput(cmd, format)
-				for _, r := range compared {
-					if err := out.print(report.Variants(r)); err != nil {
-						return err
-					}
-				}
-				for _, f := range files {
-					if err := out.print(report.Points(f)); err != nil {
-						return err
-					}
-				}
-				return out.flush()
-			}
-			if htmlPath == "" && format.name != "html" {
-				return figures()
-			}
-			runs := make([]htmlpage.Run, 0, len(files))
-			for _, f := range files {
-				g, err := compareWithBaseline(baselines, f)
-				if err != nil {
-					return &exitError{exitUsage, err}
-				}
-				runs = append(runs, htmlpage.Run{File: f, Gate: g})
-			}
-			if htmlPath == "" { // --format html: the page, on stdout
-				page, err := htmlPageOf(runs, vs)
-				if err != nil {
-					return err
-				}
-				_, err = cmd.OutOrStdout().Write(page)
-				return err
-			}
-			if err := writeHTMLOf(htmlPath, runs, vs); err != nil {
-				return err
-			}
-			if format.name == "text" {
-				fmt.Fprintln(cmd.OutOrStdout(), report.Headline(gates(runs)))
-				fmt.Fprintln(cmd.OutOrStdout(), "html:", htmlPath)
-				return nil
-			}
-			// The page went to its file; stdout gets the figures in the
-			// format asked for, and what is said of the page goes to
-			// stderr, so a json or markdown reader never gets a stray line.
-			fmt.Fprintln(cmd.ErrOrStderr(), report.Headline(gates(runs)))
-			fmt.Fprintln(cmd.ErrOrStderr(), "html:", htmlPath)
-			return figures()
+			return runReport(cmd, o, args)
 		},
 	}
-	cmd.Flags().StringVar(&htmlPath, "html", "", "write one self-contained HTML report to this file")
-	cmd.Flags().StringVar(&baselines, "baselines", layout.DefaultBaselines, "directory of baseline files the HTML report gates against")
-	format = addFormat(cmd, "html")
+	cmd.Flags().StringVar(&o.htmlPath, "html", "", "write one self-contained HTML report to this file")
+	cmd.Flags().StringVar(&o.baselines, "baselines", layout.DefaultBaselines, "directory of baseline files the HTML report gates against")
+	o.format = addFormat(cmd, "html")
 	return cmd
+}
+
+// reportOptions are report's flags.
+type reportOptions struct {
+	htmlPath, baselines string
+	format              *formatFlag
+}
+
+// runReport prints the files' figures, or writes their HTML page (to
+// --html, or stdout with --format html) with the verdicts it says.
+func runReport(cmd *cobra.Command, o reportOptions, args []string) error {
+	in, err := readReportInput(args)
+	if err != nil {
+		return err
+	}
+	if o.htmlPath == "" && o.format.name != "html" {
+		return in.printFigures(cmd, o.format)
+	}
+	runs := make([]htmlpage.Run, 0, len(in.files))
+	for _, f := range in.files {
+		g, err := compareWithBaseline(o.baselines, f)
+		if err != nil {
+			return &exitError{exitUsage, err}
+		}
+		runs = append(runs, htmlpage.Run{File: f, Gate: g})
+	}
+	// Files given one by one are compared when they are variants of one
+	// suite; a comparison file brings its own.
+	vs := append(in.compared, variantReports(in.loose)...)
+	if o.htmlPath == "" { // --format html: the page, on stdout
+		page, err := htmlPageOf(runs, vs)
+		if err != nil {
+			return err
+		}
+		_, err = cmd.OutOrStdout().Write(page)
+		return err
+	}
+	if err := writeHTMLOf(o.htmlPath, runs, vs); err != nil {
+		return err
+	}
+	if o.format.name == "text" {
+		fmt.Fprintln(cmd.OutOrStdout(), report.Headline(gates(runs)))
+		fmt.Fprintln(cmd.OutOrStdout(), "html:", o.htmlPath)
+		return nil
+	}
+	// The page went to its file; stdout gets the figures in the format
+	// asked for, and what is said of the page goes to stderr, so a json or
+	// markdown reader never gets a stray line.
+	fmt.Fprintln(cmd.ErrOrStderr(), report.Headline(gates(runs)))
+	fmt.Fprintln(cmd.ErrOrStderr(), "html:", o.htmlPath)
+	return in.printFigures(cmd, o.format)
+}
+
+// reportInput is what report read: every file, those given one by one
+// (loose), and the variants comparisons read, which bring their files.
+type reportInput struct {
+	files, loose []*result.File
+	compared     []*variants.Report
+}
+
+func readReportInput(args []string) (reportInput, error) {
+	var in reportInput
+	for _, path := range args {
+		if layout.IsVariants(path) {
+			r, fs, err := readVariants(path)
+			if err != nil {
+				return in, &exitError{exitUsage, err}
+			}
+			in.compared = append(in.compared, r)
+			in.files = append(in.files, fs...)
+			continue
+		}
+		f, err := compare.ReadReference(path)
+		if err != nil {
+			return in, &exitError{exitUsage, err}
+		}
+		in.files, in.loose = append(in.files, f), append(in.loose, f)
+	}
+	return in, nil
+}
+
+// printFigures prints the comparisons read, then every file's points, in
+// the format asked for.
+func (in reportInput) printFigures(cmd *cobra.Command, format *formatFlag) error {
+	out := newOutput(cmd, format)
+	for _, r := range in.compared {
+		if err := out.print(report.Variants(r)); err != nil {
+			return err
+		}
+	}
+	for _, f := range in.files {
+		if err := out.print(report.Points(f)); err != nil {
+			return err
+		}
+	}
+	return out.flush()
 }
 
 // writeHTML writes the HTML report of runs, with the comparisons of any

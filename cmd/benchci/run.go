@@ -185,37 +185,7 @@ retries, structured answers, embeddings, shards) is refused with the reason.`,
 			if err := o.check(); err != nil {
 				return &exitError{exitUsage, err}
 			}
-			results, err := runAll(cmd, o, args)
-			if err != nil {
-				_ = o.out.flush() // what was measured still prints
-				return err
-			}
-			var reports []*compare.Report
-			for _, f := range results {
-				if sh := f.Shard; sh != nil {
-					fmt.Fprintf(o.out.say(), "shard %d of %d of %s: not gated alone; gate the merged result (benchci merge %s -o %s)\n",
-						sh.Index, sh.Count, f.Suite.Name, layout.Results(o.resultsDir).ShardPattern(f.Suite.Name, sh.Count), layout.Results(o.resultsDir).Result(f.Suite.Name))
-					continue
-				}
-				compareRun := compareWithBaseline
-				if f.Virtual {
-					compareRun = func(dir string, f *result.File) (*compare.Report, error) {
-						return compareVirtualRun(dir, f, o.out.say())
-					}
-				}
-				r, err := compareRun(o.baselines, f)
-				if err != nil {
-					return err
-				}
-				if err := printComparison(o.out, r, o.verbose); err != nil {
-					return err
-				}
-				reports = append(reports, r)
-			}
-			if err := o.out.flush(); err != nil {
-				return err
-			}
-			return gateExit(reports)
+			return runAndGate(cmd, o, args)
 		},
 	}
 	o.register(cmd)
@@ -225,54 +195,54 @@ retries, structured answers, embeddings, shards) is refused with the reason.`,
 	return cmd
 }
 
+// runAndGate runs the suites, compares each result with its baseline and
+// returns the gate's exit code. A shard is not gated alone: its merge is.
+func runAndGate(cmd *cobra.Command, o runOptions, paths []string) error {
+	results, err := runAll(cmd, o, paths)
+	if err != nil {
+		_ = o.out.flush() // what was measured still prints
+		return err
+	}
+	var reports []*compare.Report
+	for _, f := range results {
+		if sh := f.Shard; sh != nil {
+			fmt.Fprintf(o.out.say(), "shard %d of %d of %s: not gated alone; gate the merged result (benchci merge %s -o %s)\n",
+				sh.Index, sh.Count, f.Suite.Name, layout.Results(o.resultsDir).ShardPattern(f.Suite.Name, sh.Count), layout.Results(o.resultsDir).Result(f.Suite.Name))
+			continue
+		}
+		r, err := o.compareRun(f)
+		if err != nil {
+			return err
+		}
+		if err := printComparison(o.out, r, o.verbose); err != nil {
+			return err
+		}
+		reports = append(reports, r)
+	}
+	if err := o.out.flush(); err != nil {
+		return err
+	}
+	return gateExit(reports)
+}
+
+// compareRun compares f with its baseline: a virtual run only with a
+// virtual baseline.
+func (o runOptions) compareRun(f *result.File) (*compare.Report, error) {
+	if f.Virtual {
+		return compareVirtualRun(o.baselines, f, o.out.say())
+	}
+	return compareWithBaseline(o.baselines, f)
+}
+
 // runAll loads every suite, then runs each, writing its results and table.
 // It returns the results of the suites that ran; nil with an error when the
 // suites did not load. A suite that fails part-way still has its partial
 // results written, and the error is returned with what ran.
 func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, error) {
-	switch {
-	case o.salt != "":
-	case o.shard.Count > 1 && !o.startAt.IsZero():
-		// Aligned shards run on other machines: their one start time is
-		// what they share, so they salt alike and send one run's text.
-		o.salt = "shards starting " + o.startAt.UTC().Format(time.RFC3339Nano)
-	default:
-		o.salt = runner.DrawSalt()
-	}
-	opts, err := o.suites.options()
+	o.salt = runSalt(o)
+	loaded, err := loadSuites(cmd, o, paths)
 	if err != nil {
 		return nil, err
-	}
-	var loaded []*suitefile.File
-	var loadErrs []error
-	for _, p := range paths {
-		l, err := loadSuite(cmd.Context(), p, opts)
-		if err != nil {
-			loadErrs = append(loadErrs, err)
-			continue
-		}
-		loaded = append(loaded, l)
-	}
-	if len(loadErrs) > 0 {
-		return nil, &exitError{exitUsage, errjoin.Join(loadErrs...)}
-	}
-	if o.virtual {
-		// Refused before anything runs, naming the file.
-		var errs []error
-		for _, l := range loaded {
-			for _, v := range l.Variants() {
-				if err := runner.VirtualRefusal(v.Suite, runner.Options{Shard: o.shard, StartAt: o.startAt}); err != nil {
-					name := l.Path
-					if v.Name != "" {
-						name += " (variant " + v.Name + ")"
-					}
-					errs = append(errs, fmt.Errorf("%s: %w", name, err))
-				}
-			}
-		}
-		if len(errs) > 0 {
-			return nil, &exitError{exitUsage, errjoin.Join(errs...)}
-		}
 	}
 	// A results directory that cannot be written fails now, not after an
 	// hour of measuring.
@@ -293,6 +263,76 @@ func runAll(cmd *cobra.Command, o runOptions, paths []string) ([]*result.File, e
 			fmt.Fprintf(stderr, "warning: %s: %s\n", l.Suite.Name, w)
 		}
 	}
+	return runLoaded(ctx, cmd, o, loaded)
+}
+
+// runSalt is the salt the command's runs share: the one given, else one
+// aligned shards agree on, else a fresh one.
+func runSalt(o runOptions) string {
+	switch {
+	case o.salt != "":
+		return o.salt
+	case o.shard.Count > 1 && !o.startAt.IsZero():
+		// Aligned shards run on other machines: their one start time is
+		// what they share, so they salt alike and send one run's text.
+		return "shards starting " + o.startAt.UTC().Format(time.RFC3339Nano)
+	}
+	return runner.DrawSalt()
+}
+
+// loadSuites evaluates every suite before any runs, so that a typo in the
+// last fails before the first is measured; with --virtual, a suite the
+// replay cannot run is refused too.
+func loadSuites(cmd *cobra.Command, o runOptions, paths []string) ([]*suitefile.File, error) {
+	opts, err := o.suites.options()
+	if err != nil {
+		return nil, err
+	}
+	var loaded []*suitefile.File
+	var loadErrs []error
+	for _, p := range paths {
+		l, err := loadSuite(cmd.Context(), p, opts)
+		if err != nil {
+			loadErrs = append(loadErrs, err)
+			continue
+		}
+		loaded = append(loaded, l)
+	}
+	if len(loadErrs) > 0 {
+		return nil, &exitError{exitUsage, errjoin.Join(loadErrs...)}
+	}
+	if o.virtual {
+		if err := virtualRefusals(o, loaded); err != nil {
+			return nil, err
+		}
+	}
+	return loaded, nil
+}
+
+// virtualRefusals refuses, before anything runs and naming the file, the
+// suites (or variants) that --virtual cannot replay.
+func virtualRefusals(o runOptions, loaded []*suitefile.File) error {
+	var errs []error
+	for _, l := range loaded {
+		for _, v := range l.Variants() {
+			if err := runner.VirtualRefusal(v.Suite, runner.Options{Shard: o.shard, StartAt: o.startAt}); err != nil {
+				name := l.Path
+				if v.Name != "" {
+					name += " (variant " + v.Name + ")"
+				}
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return &exitError{exitUsage, errjoin.Join(errs...)}
+	}
+	return nil
+}
+
+// runLoaded runs the loaded suites in turn, a suite with variants as each
+// of its variants, and returns the results of those that ran.
+func runLoaded(ctx context.Context, cmd *cobra.Command, o runOptions, loaded []*suitefile.File) ([]*result.File, error) {
 	var results []*result.File
 	for _, l := range loaded {
 		if err := os.MkdirAll(o.resultsDir, 0o755); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -11,10 +12,15 @@ import (
 	"github.com/benchci/benchci/internal/sim"
 )
 
+// simServeOptions are sim's flags: the address and the profile's knobs.
+type simServeOptions struct {
+	addr, profile          string
+	maxSeqs, maxTokens     int
+	stepBase, decodePerSeq time.Duration
+}
+
 func simCmd() *cobra.Command {
-	var addr, profile string
-	var maxSeqs, maxTokens int
-	var stepBase, decodePerSeq time.Duration
+	var o simServeOptions
 	cmd := &cobra.Command{
 		Use:   "sim",
 		Short: "Serve the simulator over the OpenAI API for other clients",
@@ -26,49 +32,15 @@ the same known server.`,
   benchci sim --profile llama-3-70b@h100-sxm-tp4-fp8 --max-num-seqs 128`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if decodePerSeq < 0 {
-				return &exitError{exitUsage, fmt.Errorf("--decode-per-seq %v: want 0 to 1s", decodePerSeq)}
+			if err := o.check(cmd); err != nil {
+				return err
 			}
-			if !cmd.Flags().Changed("decode-per-seq") {
-				decodePerSeq = -1 // the profile's own
-			}
-			for _, err := range []error{
-				inRange("--max-num-seqs", maxSeqs, 0, maxSimNumSeqs),
-				inRange("--max-batched-tokens", maxTokens, 0, maxSimBatchedTokens),
-				inRange("--step-base", stepBase, 0, 10*time.Second),
-				inRange("--decode-per-seq", max(decodePerSeq, 0), 0, time.Second),
-			} {
-				if err != nil {
-					return err
-				}
-			}
-			p, err := sim.Resolve(profile)
+			p, err := o.resolve()
 			if err != nil {
-				return &exitError{exitUsage, fmt.Errorf("parsing --profile: %w", err)}
-			}
-			if maxSeqs > 0 {
-				p.MaxNumSeqs = maxSeqs
-			}
-			if maxTokens > 0 {
-				p.MaxBatchedTokens = maxTokens
-			}
-			if p.Spec != nil && (stepBase > 0 || decodePerSeq >= 0) {
-				return &exitError{exitUsage, fmt.Errorf("--step-base and --decode-per-seq set a constant profile's costs; %s derives its own from the cards", p.Name)}
-			}
-			if p.Spec != nil && (maxSeqs > 0 || maxTokens > 0) {
-				// The knobs change the memory set aside for activations.
-				if p, err = sim.Derive(*p.Spec, sim.Knobs{MaxNumSeqs: maxSeqs, MaxBatchedTokens: maxTokens}); err != nil {
-					return &exitError{exitUsage, err}
-				}
-			}
-			if stepBase > 0 {
-				p.StepBase = stepBase
-			}
-			if decodePerSeq >= 0 {
-				p.DecodePerSeq = decodePerSeq
+				return err
 			}
 			ctx := cmd.Context()
-			u, err := sim.New(p).Listen(ctx, addr)
+			u, err := sim.New(p).Listen(ctx, o.addr)
 			if err != nil {
 				return err
 			}
@@ -77,16 +49,68 @@ the same known server.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8000", "address to listen on (port 0: any free port)")
-	cmd.Flags().IntVar(&maxSeqs, "max-num-seqs", 0, "override the profile's max_num_seqs")
-	cmd.Flags().IntVar(&maxTokens, "max-batched-tokens", 0, "override the profile's max_batched_tokens")
-	cmd.Flags().DurationVar(&stepBase, "step-base", 0, "override the profile's step_base")
+	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:8000", "address to listen on (port 0: any free port)")
+	cmd.Flags().IntVar(&o.maxSeqs, "max-num-seqs", 0, "override the profile's max_num_seqs")
+	cmd.Flags().IntVar(&o.maxTokens, "max-batched-tokens", 0, "override the profile's max_batched_tokens")
+	cmd.Flags().DurationVar(&o.stepBase, "step-base", 0, "override the profile's step_base")
 	// No default shown: 0 is an override too, so unset is told by Changed.
-	cmd.Flags().DurationVar(&decodePerSeq, "decode-per-seq", 0, "override the profile's decode_per_seq (0s included)")
-	cmd.Flags().StringVar(&profile, "profile", "llama3-8b-h100", "simulator profile: "+strings.Join(sim.ProfileNames(), ", ")+
+	cmd.Flags().DurationVar(&o.decodePerSeq, "decode-per-seq", 0, "override the profile's decode_per_seq (0s included)")
+	cmd.Flags().StringVar(&o.profile, "profile", "llama3-8b-h100", "simulator profile: "+strings.Join(sim.ProfileNames(), ", ")+
 		", or model@gpu[-tpN][-fp8][-kvfp8] from the cards (models: "+strings.Join(sim.ModelNames(), ", ")+"; GPUs: "+strings.Join(sim.GPUNames(), ", ")+")")
 	cmd.AddCommand(simCheckCmd(), simFitCmd())
 	return cmd
+}
+
+// check refuses flag values beyond their bounds, and marks an unset
+// --decode-per-seq (-1: the profile's own).
+func (o *simServeOptions) check(cmd *cobra.Command) error {
+	if o.decodePerSeq < 0 {
+		return &exitError{exitUsage, fmt.Errorf("--decode-per-seq %v: want 0 to 1s", o.decodePerSeq)}
+	}
+	if !cmd.Flags().Changed("decode-per-seq") {
+		o.decodePerSeq = -1 // the profile's own
+	}
+	for _, err := range []error{
+		inRange("--max-num-seqs", o.maxSeqs, 0, maxSimNumSeqs),
+		inRange("--max-batched-tokens", o.maxTokens, 0, maxSimBatchedTokens),
+		inRange("--step-base", o.stepBase, 0, 10*time.Second),
+		inRange("--decode-per-seq", max(o.decodePerSeq, 0), 0, time.Second),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resolve is --profile with the knobs the flags override.
+func (o *simServeOptions) resolve() (sim.Profile, error) {
+	p, err := sim.Resolve(o.profile)
+	if err != nil {
+		return p, &exitError{exitUsage, fmt.Errorf("parsing --profile: %w", err)}
+	}
+	if o.maxSeqs > 0 {
+		p.MaxNumSeqs = o.maxSeqs
+	}
+	if o.maxTokens > 0 {
+		p.MaxBatchedTokens = o.maxTokens
+	}
+	if p.Spec != nil && (o.stepBase > 0 || o.decodePerSeq >= 0) {
+		return p, &exitError{exitUsage, fmt.Errorf("--step-base and --decode-per-seq set a constant profile's costs; %s derives its own from the cards", p.Name)}
+	}
+	if p.Spec != nil && (o.maxSeqs > 0 || o.maxTokens > 0) {
+		// The knobs change the memory set aside for activations.
+		if p, err = sim.Derive(*p.Spec, sim.Knobs{MaxNumSeqs: o.maxSeqs, MaxBatchedTokens: o.maxTokens}); err != nil {
+			return p, &exitError{exitUsage, err}
+		}
+	}
+	if o.stepBase > 0 {
+		p.StepBase = o.stepBase
+	}
+	if o.decodePerSeq >= 0 {
+		p.DecodePerSeq = o.decodePerSeq
+	}
+	return p, nil
 }
 
 func simCheckCmd() *cobra.Command {
@@ -118,85 +142,120 @@ markdown or json only the tables are on stdout, the verdict's line on stderr.`,
   benchci sim check --markdown`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cs, err := sim.Check(sim.References)
-			if err != nil {
-				return err
-			}
-			before, err := sim.CheckVersion(sim.References, 1)
-			if err != nil {
-				return err
-			}
-			ks, err := sim.KernelChecks()
-			if err != nil {
-				return err
-			}
-			rs, err := sim.RatioReferences()
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if format.name == "text" {
-				fmt.Fprint(out, sim.SummaryMarkdown(before, cs))
-				fmt.Fprint(out, "\n", sim.Markdown(cs))
-				fmt.Fprint(out, "\n", sim.KernelMarkdown(ks))
-				fmt.Fprint(out, "\n", sim.RatioMarkdown(rs))
-			} else {
-				if err := report.Write(out, format.name, simCheckDoc(before, cs, ks, rs)); err != nil {
-					return err
-				}
-				out = cmd.ErrOrStderr()
-			}
-			kMissed, kGated := 0, 0
-			for _, k := range ks {
-				if k.Gated {
-					kGated++
-				}
-				if !k.Within() {
-					kMissed++
-				}
-			}
-			missed, gated, known := 0, 0, 0
-			for _, c := range cs {
-				switch {
-				case c.PastKnee:
-				case c.KnownMiss != "":
-					known++
-				default:
-					gated++
-				}
-				if !c.Within() {
-					missed++
-				}
-			}
-			rMissed, rGated := 0, 0
-			for _, r := range rs {
-				if r.Tolerance > 0 {
-					rGated++
-				}
-				if !r.Within() {
-					rMissed++
-				}
-			}
-			if markdown {
-				return nil
-			}
-			if missed > 0 {
-				return &exitError{exitFailed, fmt.Errorf("%d of %d measurements below the knee miss beyond the tolerance", missed, gated)}
-			}
-			if kMissed > 0 {
-				return &exitError{exitFailed, fmt.Errorf("%d of %d kernel figures miss beyond ±%.0f%%", kMissed, kGated, 100*sim.KernelTolerance)}
-			}
-			if rMissed > 0 {
-				return &exitError{exitFailed, fmt.Errorf("%d of %d published ratios miss beyond their tolerance", rMissed, rGated)}
-			}
-			fmt.Fprintf(out, "\nall %d measurements below the knee within ±%.0f%% throughput, ±%.0f%% latency (%d past the knee and %d known misses shown, not gated);\n"+
-				"all %d kernel figures within ±%.0f%% (%d shown, not gated); all %d published ratios within their tolerance (%d shown, not gated)\n",
-				gated, 100*sim.ThroughputTolerance, 100*sim.LatencyTolerance, len(cs)-gated-known, known, kGated, 100*sim.KernelTolerance, len(ks)-kGated,
-				rGated, len(rs)-rGated)
-			return nil
+			return runSimCheck(cmd, format.name, markdown)
 		},
 	}
 	cmd.Flags().BoolVar(&markdown, "markdown", false, "print only the tables, as docs/simulator.md carries them")
 	format = addFormat(cmd)
 	return cmd
+}
+
+// runSimCheck runs the checks, prints their tables, and fails when a
+// gated figure misses beyond its tolerance (--markdown: only the tables).
+func runSimCheck(cmd *cobra.Command, format string, markdown bool) error {
+	c, err := checkSim()
+	if err != nil {
+		return err
+	}
+	out, err := c.print(cmd, format)
+	if err != nil {
+		return err
+	}
+	if markdown {
+		return nil
+	}
+	return c.verdict(out)
+}
+
+// simChecks are the simulator's figures next to the published and
+// measured ones: the published measurements under this build's step-cost
+// model and the one before, the kernels, and the published ratios.
+type simChecks struct {
+	cs, before []sim.Checked
+	ks         []sim.KernelCheck
+	rs         []sim.RatioReference
+}
+
+// checkSim runs every check.
+func checkSim() (simChecks, error) {
+	var c simChecks
+	var err error
+	if c.cs, err = sim.Check(sim.References); err != nil {
+		return c, err
+	}
+	if c.before, err = sim.CheckVersion(sim.References, 1); err != nil {
+		return c, err
+	}
+	if c.ks, err = sim.KernelChecks(); err != nil {
+		return c, err
+	}
+	c.rs, err = sim.RatioReferences()
+	return c, err
+}
+
+// print prints the tables on stdout, and returns where the verdict's line
+// goes: stdout in text, stderr beside a markdown or json document.
+func (c simChecks) print(cmd *cobra.Command, format string) (io.Writer, error) {
+	out := cmd.OutOrStdout()
+	if format == "text" {
+		fmt.Fprint(out, sim.SummaryMarkdown(c.before, c.cs))
+		fmt.Fprint(out, "\n", sim.Markdown(c.cs))
+		fmt.Fprint(out, "\n", sim.KernelMarkdown(c.ks))
+		fmt.Fprint(out, "\n", sim.RatioMarkdown(c.rs))
+		return out, nil
+	}
+	if err := report.Write(out, format, simCheckDoc(c.before, c.cs, c.ks, c.rs)); err != nil {
+		return nil, err
+	}
+	return cmd.ErrOrStderr(), nil
+}
+
+// verdict fails on the first kind of figure that misses beyond its
+// tolerance, else says to out how many were within and how many shown.
+func (c simChecks) verdict(out io.Writer) error {
+	kMissed, kGated := 0, 0
+	for _, k := range c.ks {
+		if k.Gated {
+			kGated++
+		}
+		if !k.Within() {
+			kMissed++
+		}
+	}
+	missed, gated, known := 0, 0, 0
+	for _, ch := range c.cs {
+		switch {
+		case ch.PastKnee:
+		case ch.KnownMiss != "":
+			known++
+		default:
+			gated++
+		}
+		if !ch.Within() {
+			missed++
+		}
+	}
+	rMissed, rGated := 0, 0
+	for _, r := range c.rs {
+		if r.Tolerance > 0 {
+			rGated++
+		}
+		if !r.Within() {
+			rMissed++
+		}
+	}
+	if missed > 0 {
+		return &exitError{exitFailed, fmt.Errorf("%d of %d measurements below the knee miss beyond the tolerance", missed, gated)}
+	}
+	if kMissed > 0 {
+		return &exitError{exitFailed, fmt.Errorf("%d of %d kernel figures miss beyond ±%.0f%%", kMissed, kGated, 100*sim.KernelTolerance)}
+	}
+	if rMissed > 0 {
+		return &exitError{exitFailed, fmt.Errorf("%d of %d published ratios miss beyond their tolerance", rMissed, rGated)}
+	}
+	fmt.Fprintf(out, "\nall %d measurements below the knee within ±%.0f%% throughput, ±%.0f%% latency (%d past the knee and %d known misses shown, not gated);\n"+
+		"all %d kernel figures within ±%.0f%% (%d shown, not gated); all %d published ratios within their tolerance (%d shown, not gated)\n",
+		gated, 100*sim.ThroughputTolerance, 100*sim.LatencyTolerance, len(c.cs)-gated-known, known, kGated, 100*sim.KernelTolerance, len(c.ks)-kGated,
+		rGated, len(c.rs)-rGated)
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -18,16 +19,196 @@ import (
 	"github.com/benchci/benchci/internal/untrusted"
 )
 
+// simFitOptions are fit's flags.
+type simFitOptions struct {
+	profile, out              string
+	params                    []string
+	maxSeqs, maxTokens, folds int
+	network, timeout          time.Duration
+	format                    *formatFlag
+}
+
 func simFitCmd() *cobra.Command {
-	var profile, out string
-	var params []string
-	var maxSeqs, maxTokens, folds int
-	var network, timeout time.Duration
-	var format *formatFlag
+	var o simFitOptions
 	cmd := &cobra.Command{
 		Use:   "fit RESULT...",
 		Short: "Fit the simulator to your own measured runs, and say how well it predicts a point it did not see",
-		Long: `fit makes the simulator a planning twin of a server you measured: it
+		Long:  simFitLong,
+		Example: `  benchci sim fit results/chat.json --profile llama-3-8b@h100-sxm --out fitted.json
+  benchci sim fit results/*.json --profile llama-3-70b@h100-sxm-tp4-fp8 --max-num-seqs 128
+  benchci sim fit results/chat.json --params memory_efficiency,step_overhead,seq_overhead
+  benchci sim fit results/sim-run.json --folds 0 --format json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSimFit(cmd, o, args)
+		},
+	}
+	o.register(cmd)
+	return cmd
+}
+
+func (o *simFitOptions) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.profile, "profile", "", "the profile to start from: a built-in name, model@gpu[-tpN][-fp8][-kvfp8], or file:PATH (a fitted profile); default: the simulator profile the results were measured on")
+	cmd.Flags().StringSliceVar(&o.params, "params", nil, "the parameters to fit (default: memory_efficiency,compute_efficiency,step_overhead for a profile from cards; step_base,decode_per_seq,prefill_per_token for a constant one)")
+	cmd.Flags().IntVar(&o.maxSeqs, "max-num-seqs", 0, "the server's max_num_seqs (default: the profile's)")
+	cmd.Flags().IntVar(&o.maxTokens, "max-batched-tokens", 0, "the server's max_num_batched_tokens (default: the profile's)")
+	cmd.Flags().IntVar(&o.folds, "folds", simfit.MaxFolds, "held-out folds: each refits without a share of the points and predicts them (0: no held-out check)")
+	cmd.Flags().StringVar(&o.out, "out", "", "write the fitted profile to this file")
+	// No default shown: 0 is a round trip too, so unset is told by Changed.
+	cmd.Flags().DurationVar(&o.network, "network", 0, "the client's round trip to the server, which the client's latencies hold and the engine's do not (default: each file's overhead at its least load, else 0)")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 10*time.Minute, fmt.Sprintf("stop the fit and its held-out check after this long (at most %s)", maxFitTimeout))
+	o.format = addFormat(cmd)
+}
+
+// check refuses flag values beyond their bounds, and marks an unset
+// --network (-1: each file's own overhead).
+func (o *simFitOptions) check(cmd *cobra.Command) error {
+	if !cmd.Flags().Changed("network") {
+		o.network = -1
+	} else if o.network < 0 {
+		return &exitError{exitUsage, errors.New("--network must not be negative")}
+	}
+	if o.timeout <= 0 || o.timeout > maxFitTimeout {
+		return &exitError{exitUsage, fmt.Errorf("--timeout must be more than 0 and at most %s", maxFitTimeout)}
+	}
+	if o.folds < 0 {
+		return &exitError{exitUsage, errors.New("--folds must be 0 (no held-out check) or more")}
+	}
+	return nil
+}
+
+// runSimFit reads the results, fits, checks the fit on held-out points,
+// prints both and writes the fitted profile.
+func runSimFit(cmd *cobra.Command, o simFitOptions, args []string) error {
+	if err := o.check(cmd); err != nil {
+		return err
+	}
+	in, err := readFitInput(cmd, o, args)
+	if err != nil {
+		return err
+	}
+	fitted, val, err := fitAndValidate(cmd.Context(), o, in)
+	if err != nil {
+		return err
+	}
+	out := newOutput(cmd, o.format)
+	if err := out.print(simFitDoc(fitted, val, in.pts)); err != nil {
+		return err
+	}
+	w := out.say()
+	printFitNotes(w, o, in, fitted, val)
+	if o.out != "" {
+		if err := writeFitted(w, o.out, in, fitted, val, args); err != nil {
+			return err
+		}
+	}
+	return out.flush()
+}
+
+// fitInput is what a fit replays: the profile it starts from, the
+// parameters it moves, the points it matches and those it left out.
+type fitInput struct {
+	base    sim.Profile
+	params  []simfit.Param
+	pts     []simfit.Point
+	skipped []simfit.Skipped
+}
+
+// readFitInput reads the results files and the points to fit from them;
+// above simfit.MaxPoints, an evenly spaced sample, with a note.
+func readFitInput(cmd *cobra.Command, o simFitOptions, args []string) (fitInput, error) {
+	var in fitInput
+	files := make([]*result.File, len(args))
+	for i, a := range args {
+		f, err := result.Read(a)
+		if err != nil {
+			return in, &exitError{exitUsage, err}
+		}
+		files[i] = f
+	}
+	base, err := fitBase(o.profile, files, o.maxSeqs, o.maxTokens)
+	if err != nil {
+		return in, &exitError{exitUsage, err}
+	}
+	ps, err := simfit.ParamsFor(base, o.params)
+	if err != nil {
+		return in, &exitError{exitUsage, fmt.Errorf("--params: %w", err)}
+	}
+	pts, skipped, err := simfit.Points(files, args, o.network)
+	if err != nil {
+		return in, &exitError{exitUsage, err}
+	}
+	if len(pts) == 0 {
+		return in, &exitError{exitUsage, fmt.Errorf("no point of %s can be fitted%s", strings.Join(args, ", "), skippedLines(skipped))}
+	}
+	if kept, cut := simfit.Sample(pts, 0); cut {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: %d points are more than the %d a fit replays: fitting %d of them, evenly spaced in file order (the first, then about every %.3gth)\n",
+			len(pts), simfit.MaxPoints, len(kept), float64(len(pts))/float64(len(kept)))
+		pts = kept
+	}
+	return fitInput{base, ps, pts, skipped}, nil
+}
+
+// fitAndValidate fits, then checks the fit on held-out folds (none with
+// --folds 0 or one point), both within --timeout.
+func fitAndValidate(ctx context.Context, o simFitOptions, in fitInput) (*simfit.Fitted, *simfit.Validation, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	stopped := func(err error) error {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("--timeout %s: %w; fit fewer points or parameters, or --folds 0, or raise --timeout", o.timeout, err)
+		}
+		return err
+	}
+	fitted, err := simfit.Fit(ctx, in.base, in.params, in.pts, simfit.Options{})
+	if err != nil {
+		return nil, nil, stopped(err)
+	}
+	var val *simfit.Validation
+	if o.folds > 0 && len(in.pts) >= 2 {
+		if val, err = simfit.CrossValidate(ctx, in.base, in.params, in.pts, simfit.Options{MaxFolds: o.folds}); err != nil {
+			return nil, nil, stopped(err)
+		}
+	}
+	return fitted, val, nil
+}
+
+// printFitNotes says below the tables what to make of them: the points
+// far off, those left out, and a missing held-out check.
+func printFitNotes(w io.Writer, o simFitOptions, in fitInput, fitted *simfit.Fitted, val *simfit.Validation) {
+	if far := farPoints(fitted, val, in.pts); len(far) > 0 {
+		fmt.Fprintf(w, "\nnote: %s %s off by more than 25%%: near or past the knee a queue's wait turns on which arrivals came, which no twin predicts; the fit weighs such errors linearly, so they pull no harder than in proportion\n",
+			strings.Join(far, ", "), map[bool]string{true: "is", false: "are"}[len(far) == 1])
+	}
+	if len(in.skipped) > 0 {
+		fmt.Fprintf(w, "\nleft out:%s\n", skippedLines(in.skipped))
+	}
+	if val == nil {
+		fmt.Fprintf(w, "\nno held-out check (%s): the in-sample error above flatters the twin\n",
+			map[bool]string{true: "--folds 0", false: "one point"}[o.folds == 0])
+	}
+}
+
+// writeFitted writes the fitted profile to path and says how a suite
+// names it.
+func writeFitted(w io.Writer, path string, in fitInput, fitted *simfit.Fitted, val *simfit.Validation, args []string) error {
+	pf, err := simfit.NewFile(fitted, val, args, len(in.pts))
+	if err != nil {
+		return err
+	}
+	if err := simfit.Write(path, pf); err != nil {
+		return err
+	}
+	what := "b.target.sim('file:" + path + "')"
+	if in.base.Spec != nil {
+		what += fmt.Sprintf(", or on other cards b.target.simSpec('%s', '%s', fitted='%s')", in.base.Spec.Model.Name, in.base.Spec.GPU.Name, path)
+	}
+	fmt.Fprintf(w, "\nwrote %s; a suite names it as %s, the path relative to the suite's directory\n", path, what)
+	return nil
+}
+
+// simFitLong is fit's help, apart from simFitCmd for its length.
+var simFitLong = `fit makes the simulator a planning twin of a server you measured: it
 replays every load point of the results files on the simulator's engine, in
 virtual time (the same scheduler, KV cache and step costs as 'benchci sim',
 on a simulated clock), and moves the profile's parameters until the
@@ -77,115 +258,7 @@ long prompts compute).
 b.target.sim('file:fitted.json') (its knobs overridable as for any profile),
 or, for a what-if on other cards, as b.target.simSpec('llama-3-8b', 'h200',
 tp=2, weights='fp8', max_num_seqs=512, fitted='fitted.json'): the cards
-there, the fitted efficiencies. Paths are relative to the suite.`,
-		Example: `  benchci sim fit results/chat.json --profile llama-3-8b@h100-sxm --out fitted.json
-  benchci sim fit results/*.json --profile llama-3-70b@h100-sxm-tp4-fp8 --max-num-seqs 128
-  benchci sim fit results/chat.json --params memory_efficiency,step_overhead,seq_overhead
-  benchci sim fit results/sim-run.json --folds 0 --format json`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if !cmd.Flags().Changed("network") {
-				network = -1
-			} else if network < 0 {
-				return &exitError{exitUsage, errors.New("--network must not be negative")}
-			}
-			if timeout <= 0 || timeout > maxFitTimeout {
-				return &exitError{exitUsage, fmt.Errorf("--timeout must be more than 0 and at most %s", maxFitTimeout)}
-			}
-			if folds < 0 {
-				return &exitError{exitUsage, errors.New("--folds must be 0 (no held-out check) or more")}
-			}
-			files := make([]*result.File, len(args))
-			for i, a := range args {
-				f, err := result.Read(a)
-				if err != nil {
-					return &exitError{exitUsage, err}
-				}
-				files[i] = f
-			}
-			base, err := fitBase(profile, files, maxSeqs, maxTokens)
-			if err != nil {
-				return &exitError{exitUsage, err}
-			}
-			ps, err := simfit.ParamsFor(base, params)
-			if err != nil {
-				return &exitError{exitUsage, fmt.Errorf("--params: %w", err)}
-			}
-			pts, skipped, err := simfit.Points(files, args, network)
-			if err != nil {
-				return &exitError{exitUsage, err}
-			}
-			if len(pts) == 0 {
-				return &exitError{exitUsage, fmt.Errorf("no point of %s can be fitted%s", strings.Join(args, ", "), skippedLines(skipped))}
-			}
-			if kept, cut := simfit.Sample(pts, 0); cut {
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: %d points are more than the %d a fit replays: fitting %d of them, evenly spaced in file order (the first, then about every %.3gth)\n",
-					len(pts), simfit.MaxPoints, len(kept), float64(len(pts))/float64(len(kept)))
-				pts = kept
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
-			defer cancel()
-			stopped := func(err error) error {
-				if errors.Is(err, context.DeadlineExceeded) {
-					return fmt.Errorf("--timeout %s: %w; fit fewer points or parameters, or --folds 0, or raise --timeout", timeout, err)
-				}
-				return err
-			}
-			fitted, err := simfit.Fit(ctx, base, ps, pts, simfit.Options{})
-			if err != nil {
-				return stopped(err)
-			}
-			var val *simfit.Validation
-			if folds > 0 && len(pts) >= 2 {
-				if val, err = simfit.CrossValidate(ctx, base, ps, pts, simfit.Options{MaxFolds: folds}); err != nil {
-					return stopped(err)
-				}
-			}
-			o := newOutput(cmd, format)
-			if err := o.print(simFitDoc(fitted, val, pts)); err != nil {
-				return err
-			}
-			w := o.say()
-			if far := farPoints(fitted, val, pts); len(far) > 0 {
-				fmt.Fprintf(w, "\nnote: %s %s off by more than 25%%: near or past the knee a queue's wait turns on which arrivals came, which no twin predicts; the fit weighs such errors linearly, so they pull no harder than in proportion\n",
-					strings.Join(far, ", "), map[bool]string{true: "is", false: "are"}[len(far) == 1])
-			}
-			if len(skipped) > 0 {
-				fmt.Fprintf(w, "\nleft out:%s\n", skippedLines(skipped))
-			}
-			if val == nil {
-				fmt.Fprintf(w, "\nno held-out check (%s): the in-sample error above flatters the twin\n",
-					map[bool]string{true: "--folds 0", false: "one point"}[folds == 0])
-			}
-			if out != "" {
-				pf, err := simfit.NewFile(fitted, val, args, len(pts))
-				if err != nil {
-					return err
-				}
-				if err := simfit.Write(out, pf); err != nil {
-					return err
-				}
-				what := "b.target.sim('file:" + out + "')"
-				if base.Spec != nil {
-					what += fmt.Sprintf(", or on other cards b.target.simSpec('%s', '%s', fitted='%s')", base.Spec.Model.Name, base.Spec.GPU.Name, out)
-				}
-				fmt.Fprintf(w, "\nwrote %s; a suite names it as %s, the path relative to the suite's directory\n", out, what)
-			}
-			return o.flush()
-		},
-	}
-	cmd.Flags().StringVar(&profile, "profile", "", "the profile to start from: a built-in name, model@gpu[-tpN][-fp8][-kvfp8], or file:PATH (a fitted profile); default: the simulator profile the results were measured on")
-	cmd.Flags().StringSliceVar(&params, "params", nil, "the parameters to fit (default: memory_efficiency,compute_efficiency,step_overhead for a profile from cards; step_base,decode_per_seq,prefill_per_token for a constant one)")
-	cmd.Flags().IntVar(&maxSeqs, "max-num-seqs", 0, "the server's max_num_seqs (default: the profile's)")
-	cmd.Flags().IntVar(&maxTokens, "max-batched-tokens", 0, "the server's max_num_batched_tokens (default: the profile's)")
-	cmd.Flags().IntVar(&folds, "folds", simfit.MaxFolds, "held-out folds: each refits without a share of the points and predicts them (0: no held-out check)")
-	cmd.Flags().StringVar(&out, "out", "", "write the fitted profile to this file")
-	// No default shown: 0 is a round trip too, so unset is told by Changed.
-	cmd.Flags().DurationVar(&network, "network", 0, "the client's round trip to the server, which the client's latencies hold and the engine's do not (default: each file's overhead at its least load, else 0)")
-	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, fmt.Sprintf("stop the fit and its held-out check after this long (at most %s)", maxFitTimeout))
-	format = addFormat(cmd)
-	return cmd
-}
+there, the fitted efficiencies. Paths are relative to the suite.`
 
 // maxFitTimeout bounds --timeout: a fit that needs longer has too many
 // points or parameters.

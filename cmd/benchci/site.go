@@ -19,7 +19,7 @@ import (
 var siteNow = time.Now
 
 func siteCmd() *cobra.Command {
-	var out, baselines, proofs, repoURL, minChange string
+	var o siteOptions
 	cmd := &cobra.Command{
 		Use:   "site --out DIR [RESULTS...]",
 		Short: "Write a static site of every suite's baseline over commits, its change points and release proofs",
@@ -44,54 +44,73 @@ The pages have no script and load nothing: inline CSS and inline SVG.
 		Example: `  benchci site --out _site
   benchci site --out _site --repo-url https://github.com/benchci/benchci --proofs proofs results/quickstart.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
-				return &exitError{exitUsage, fmt.Errorf("site: --out DIR is required")}
-			}
-			shift, err := percent(minChange)
-			if err != nil {
-				return &exitError{exitUsage, fmt.Errorf("--min-change: %w", err)}
-			}
-			in := site.Input{Baselines: baselines, RepoURL: repoURL, MinShift: shift, Tool: Version, Generated: siteNow()}
-			for _, p := range args {
-				f, err := result.Read(p)
-				if err != nil {
-					return &exitError{exitUsage, err}
-				}
-				in.Results = append(in.Results, f)
-			}
-			if proofs != "" {
-				if in.Proofs, err = readProofs(proofs); err != nil {
-					return &exitError{exitUsage, err}
-				}
-			}
-			ctx := cmd.Context()
-			s, err := site.Build(ctx, in)
-			if err != nil {
-				if ctx.Err() != nil {
-					return err
-				}
-				return &exitError{exitUsage, err}
-			}
-			files, err := s.Render()
+			in, err := o.input(args)
 			if err != nil {
 				return err
 			}
-			if err := files.Write(out); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %d files to %s: open %s\n", len(files), out, filepath.Join(out, "index.html"))
-			for _, n := range s.Notes {
-				fmt.Fprintln(cmd.ErrOrStderr(), "benchci: note:", n)
-			}
-			return nil
+			return writeSite(cmd, in, o.out)
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "directory to write the site into")
-	cmd.Flags().StringVar(&baselines, "baselines", layout.DefaultBaselines, "directory of baseline files (inside a git repository)")
-	cmd.Flags().StringVar(&proofs, "proofs", "", "directory of release proofs (*.intoto.json) to publish and link")
-	cmd.Flags().StringVar(&repoURL, "repo-url", "", "the repository's web address, for links to commits and pull requests")
-	cmd.Flags().StringVar(&minChange, "min-change", "5%", "smallest move named a change point")
+	cmd.Flags().StringVar(&o.out, "out", "", "directory to write the site into")
+	cmd.Flags().StringVar(&o.baselines, "baselines", layout.DefaultBaselines, "directory of baseline files (inside a git repository)")
+	cmd.Flags().StringVar(&o.proofs, "proofs", "", "directory of release proofs (*.intoto.json) to publish and link")
+	cmd.Flags().StringVar(&o.repoURL, "repo-url", "", "the repository's web address, for links to commits and pull requests")
+	cmd.Flags().StringVar(&o.minChange, "min-change", "5%", "smallest move named a change point")
 	return cmd
+}
+
+// siteOptions are site's flags.
+type siteOptions struct {
+	out, baselines, proofs, repoURL, minChange string
+}
+
+// input checks the flags and reads the results and proofs named.
+func (o siteOptions) input(args []string) (site.Input, error) {
+	if o.out == "" {
+		return site.Input{}, &exitError{exitUsage, fmt.Errorf("site: --out DIR is required")}
+	}
+	shift, err := percent(o.minChange)
+	if err != nil {
+		return site.Input{}, &exitError{exitUsage, fmt.Errorf("--min-change: %w", err)}
+	}
+	in := site.Input{Baselines: o.baselines, RepoURL: o.repoURL, MinShift: shift, Tool: Version, Generated: siteNow()}
+	for _, p := range args {
+		f, err := result.Read(p)
+		if err != nil {
+			return site.Input{}, &exitError{exitUsage, err}
+		}
+		in.Results = append(in.Results, f)
+	}
+	if o.proofs != "" {
+		if in.Proofs, err = readProofs(o.proofs); err != nil {
+			return site.Input{}, &exitError{exitUsage, err}
+		}
+	}
+	return in, nil
+}
+
+// writeSite builds the site from in and writes it into dir.
+func writeSite(cmd *cobra.Command, in site.Input, dir string) error {
+	ctx := cmd.Context()
+	s, err := site.Build(ctx, in)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return &exitError{exitUsage, err}
+	}
+	files, err := s.Render()
+	if err != nil {
+		return err
+	}
+	if err := files.Write(dir); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "wrote %d files to %s: open %s\n", len(files), dir, filepath.Join(dir, "index.html"))
+	for _, n := range s.Notes {
+		fmt.Fprintln(cmd.ErrOrStderr(), "benchci: note:", n)
+	}
+	return nil
 }
 
 // readProofs reads every *.intoto.json under dir, links not followed,

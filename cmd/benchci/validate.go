@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 
@@ -52,26 +53,8 @@ model's: run measures it (calibration) and warns there.`,
 					bad++
 					continue
 				}
-				s := l.Suite
-				sweep := fmt.Sprintf("%d %s point(s) x %d trial(s)", len(s.Sweep.Rates)+len(s.Sweep.Concurrencies), s.Sweep.Kind, s.Trials)
-				if s.Sweep.Kind == suite.SweepCapacity {
-					sweep = fmt.Sprintf("capacity search in [%g, %g] req/s", s.Sweep.Min, s.Sweep.Max)
-				}
-				if n := len(s.Variants); n > 0 {
-					sweep += fmt.Sprintf(", %d variants (%s), %s", n, strings.Join(s.VariantNames(), ", "), s.Order)
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "ok  %s  (suite %s: %s, %d SLO(s))\n", path, s.Name, sweep, len(s.SLOs))
-				warnings := powerWarnings(s)
-				if w := launchWarning(s); w != "" {
-					warnings = append(warnings, w)
-				}
-				if w, err := runner.PromptFloorWarning(s); err != nil {
-					return fmt.Errorf("%s: %w", path, err)
-				} else if w != "" {
-					warnings = append(warnings, w)
-				}
-				for _, w := range warnings {
-					fmt.Fprintf(cmd.OutOrStdout(), "    warning: %s\n", w)
+				if err := printValid(cmd.OutOrStdout(), path, l.Suite); err != nil {
+					return err
 				}
 			}
 			if bad > 0 {
@@ -82,6 +65,31 @@ model's: run measures it (calibration) and warns there.`,
 	}
 	sf.register(cmd)
 	return cmd
+}
+
+// printValid prints the line of a valid suite at path, then its warnings.
+func printValid(w io.Writer, path string, s *suite.Suite) error {
+	sweep := fmt.Sprintf("%d %s point(s) x %d trial(s)", len(s.Sweep.Rates)+len(s.Sweep.Concurrencies), s.Sweep.Kind, s.Trials)
+	if s.Sweep.Kind == suite.SweepCapacity {
+		sweep = fmt.Sprintf("capacity search in [%g, %g] req/s", s.Sweep.Min, s.Sweep.Max)
+	}
+	if n := len(s.Variants); n > 0 {
+		sweep += fmt.Sprintf(", %d variants (%s), %s", n, strings.Join(s.VariantNames(), ", "), s.Order)
+	}
+	fmt.Fprintf(w, "ok  %s  (suite %s: %s, %d SLO(s))\n", path, s.Name, sweep, len(s.SLOs))
+	warnings := powerWarnings(s)
+	if lw := launchWarning(s); lw != "" {
+		warnings = append(warnings, lw)
+	}
+	if pw, err := runner.PromptFloorWarning(s); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	} else if pw != "" {
+		warnings = append(warnings, pw)
+	}
+	for _, warning := range warnings {
+		fmt.Fprintf(w, "    warning: %s\n", warning)
+	}
+	return nil
 }
 
 // launchWarning says when a launch target's program is not on this

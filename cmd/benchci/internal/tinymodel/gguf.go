@@ -118,11 +118,37 @@ type tensor struct {
 	data []float32
 }
 
-// Write writes the model.
+// Write writes the model: the header (metadata, then the tensors' table),
+// then the tensors' data.
 func Write(out io.Writer, c Config) error {
-	r := rand.New(rand.NewPCG(c.Seed, 2))
 	toks, scores, types, wordTok := vocab()
-	nv, ne, nf := uint64(len(toks)), uint64(c.Embedding), uint64(c.FFN)
+	ts := tensors(c, wordTok)
+	head, err := header(c, ts, toks, scores, types)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(out)
+	if _, err := bw.Write(head); err != nil {
+		return err
+	}
+	// Every tensor starts aligned too.
+	w := &writer{w: bw}
+	for _, t := range ts {
+		w.put(t.data)
+		n := uint64(len(t.data)) * 4
+		w.put(make([]byte, pad(n)-n))
+	}
+	if w.err != nil {
+		return w.err
+	}
+	return bw.Flush()
+}
+
+// tensors draws the model's weights from c.Seed, in one fixed order so
+// that a seed always writes the same bytes.
+func tensors(c Config, wordTok []bool) []tensor {
+	r := rand.New(rand.NewPCG(c.Seed, 2))
+	nv, ne, nf := uint64(len(wordTok)), uint64(c.Embedding), uint64(c.FFN)
 	mat := func(name string, cols, rows uint64, scale float64) tensor {
 		d := make([]float32, cols*rows)
 		for i := range d {
@@ -169,15 +195,44 @@ func Write(out io.Writer, c Config) error {
 			mat(p+"ffn_gate.weight", ne, nf, s), mat(p+"ffn_up.weight", ne, nf, s),
 			mat(p+"ffn_down.weight", nf, ne, 1/math.Sqrt(float64(nf))))
 	}
+	return ts
+}
 
-	// The header goes to a buffer first: the data section must start at an
-	// aligned offset, which needs the header's length.
+// header is the file's header, padded to the alignment. It is built in a
+// buffer: the data section must start at an aligned offset, which needs
+// the header's length.
+func header(c Config, ts []tensor, toks []string, scores []float32, types []int32) ([]byte, error) {
 	var head bytes.Buffer
 	w := &writer{w: &head}
 	w.put([4]byte{'G', 'G', 'U', 'F'})
 	w.put(uint32(3))
 	w.put(uint64(len(ts)))
-	kvs := []func(){
+	kvs := metadata(w, c, toks, scores, types)
+	w.put(uint64(len(kvs)))
+	for _, kv := range kvs {
+		kv()
+	}
+	var off uint64
+	for _, t := range ts {
+		w.str(t.name)
+		w.put(uint32(len(t.dims)))
+		w.put(t.dims)
+		w.put(uint32(0)) // F32
+		w.put(off)
+		off += pad(uint64(len(t.data)) * 4)
+	}
+	if w.err != nil {
+		return nil, w.err
+	}
+	head.Write(make([]byte, pad(uint64(head.Len()))-uint64(head.Len())))
+	return head.Bytes(), nil
+}
+
+// metadata is the header's key-value pairs, each a function writing its
+// key, type and value to w: their count goes first.
+func metadata(w *writer, c Config, toks []string, scores []float32, types []int32) []func() {
+	nv, ne, nf := uint64(len(toks)), uint64(c.Embedding), uint64(c.FFN)
+	return []func(){
 		func() { w.str("general.architecture"); w.put(uint32(tString)); w.str("llama") },
 		func() { w.str("general.name"); w.put(uint32(tString)); w.str("benchci-tiny") },
 		func() { w.str("general.alignment"); w.put(uint32(tUint32)); w.put(uint32(alignment)) },
@@ -224,38 +279,6 @@ func Write(out io.Writer, c Config) error {
 		func() { w.str("tokenizer.ggml.add_bos_token"); w.put(uint32(tBool)); w.put(true) },
 		func() { w.str("tokenizer.ggml.add_eos_token"); w.put(uint32(tBool)); w.put(false) },
 	}
-	w.put(uint64(len(kvs)))
-	for _, kv := range kvs {
-		kv()
-	}
-	var off uint64
-	for _, t := range ts {
-		w.str(t.name)
-		w.put(uint32(len(t.dims)))
-		w.put(t.dims)
-		w.put(uint32(0)) // F32
-		w.put(off)
-		off += pad(uint64(len(t.data)) * 4)
-	}
-	if w.err != nil {
-		return w.err
-	}
-	head.Write(make([]byte, pad(uint64(head.Len()))-uint64(head.Len())))
-	bw := bufio.NewWriter(out)
-	if _, err := bw.Write(head.Bytes()); err != nil {
-		return err
-	}
-	// Every tensor starts aligned too.
-	w = &writer{w: bw}
-	for _, t := range ts {
-		w.put(t.data)
-		n := uint64(len(t.data)) * 4
-		w.put(make([]byte, pad(n)-n))
-	}
-	if w.err != nil {
-		return w.err
-	}
-	return bw.Flush()
 }
 
 func pad(n uint64) uint64 { return (n + alignment - 1) / alignment * alignment }
