@@ -60,6 +60,10 @@ func TestFormatJSON(t *testing.T) {
 		t.FailNow()
 	}
 	const base = "../../framework/result/testdata/quickstart-v1.json"
+	// sim check's format, on its first four published rows: the sim
+	// package's tests check every row (a minute under -race).
+	defer func(refs []sim.Reference) { checkedReferences = refs }(checkedReferences)
+	checkedReferences = checkedReferences[:4]
 	for _, tc := range []struct {
 		name string
 		args []string
