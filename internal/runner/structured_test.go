@@ -26,15 +26,17 @@ b.suite {
                 required: ['city', 'days'], additionalProperties: false },
     },
   },
-  sweep: b.sweep.rates([100], duration='10s', warmup='0s', requests=800),
+  sweep: b.sweep.rates([100], duration='10s', warmup='0s', requests=400),
   slos: [b.slo.rate('structured_correct_rate', '>=', 0.5)],
 }`, kind))
 			p := f.Points[0]
 			st := p.Structured
-			if st == nil || st.Checked != p.Requests.Completed || p.Requests.Completed < 700 {
+			if st == nil || st.Checked != p.Requests.Completed || p.Requests.Completed < 350 {
 				t.Fatalf("structured %+v, requests %+v", st, p.Requests)
 			}
-			if math.Abs(st.Rate-0.75) > 0.06 {
+			// 400 answers: the rate's standard error is 0.022, so 0.08 is
+			// over 3.5 of them.
+			if math.Abs(st.Rate-0.75) > 0.08 {
 				t.Errorf("correct rate %.3f (%d of %d), the simulator spoils 25%%", st.Rate, st.Correct, st.Checked)
 			}
 			if got := p.Latency["ttft_tool"].Count; (kind == "tool_call") != (got == int64(p.Requests.Completed)) {
