@@ -949,6 +949,21 @@ func flagClient(s *result.Schedule, why string) {
 	}
 }
 
+// closedRun is a closed-loop point's state, shared by its workers.
+type closedRun struct {
+	d     Doer
+	cfg   Config
+	items <-chan Item
+	col   *collector
+	// The measured window's start, and when sends stop (zero: when the
+	// request bound or the items do).
+	winStart, stopAt time.Time
+	measured, sentIn atomic.Int64
+	// Workers whose warm-up request was still running when the window
+	// closed measured nothing in it, and the longest such request.
+	warmHeld, warmLongest atomic.Int64
+}
+
 func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, error) {
 	runCtx, cancelItems := context.WithCancel(ctx)
 	defer cancelItems()
@@ -957,88 +972,99 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 
 	t0, skew := start(ctx, cfg)
 	canary := stall.Start(ctx)
-	winStart := t0.Add(cfg.Warmup)
+	r := &closedRun{d: d, cfg: cfg, items: items, winStart: t0.Add(cfg.Warmup)}
 	if cfg.OnWindow != nil {
-		cfg.OnWindow(winStart)
+		cfg.OnWindow(r.winStart)
 	}
 	winEnd := time.Time{}
 	if cfg.Duration > 0 && cfg.Requests == 0 {
-		winEnd = winStart.Add(cfg.Duration)
+		winEnd = r.winStart.Add(cfg.Duration)
 	}
-	stopAt := time.Time{}
 	if cfg.Duration > 0 {
-		stopAt = winStart.Add(cfg.Duration)
+		r.stopAt = r.winStart.Add(cfg.Duration)
 	}
-	rec := recorder.NewRecorder(winStart, winEnd)
+	rec := recorder.NewRecorder(r.winStart, winEnd)
 	rec.Slices = recorder.NewSlicer(t0, cfg.Warmup+cfg.Duration, cfg.Warmup)
-	col := newCollector(rec, cfg)
-	col.bodies = bodies
-	var measured atomic.Int64
-	var sentIn atomic.Int64
-	// Workers whose warm-up request was still running when the window
-	// closed measured nothing in it, and the longest such request.
-	var warmHeld, warmLongest atomic.Int64
+	r.col = newCollector(rec, cfg)
+	r.col.bodies = bodies
 	var wg sync.WaitGroup
 	for range cfg.Concurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// A worker means to send as its last answer ends: the time from
-			// that end to the next send is its lag, as a late timer is an
-			// open loop's.
-			var due time.Time
-			for ctx.Err() == nil {
-				now := cfg.Clock.Now()
-				if !stopAt.IsZero() && !now.Before(stopAt) {
-					return
-				}
-				warmup := now.Before(winStart)
-				if !warmup && cfg.Requests > 0 && measured.Add(1) > int64(cfg.Requests) {
-					return
-				}
-				it, ok := <-items
-				if !ok {
-					return
-				}
-				if !warmup {
-					sentIn.Add(1)
-				}
-				now = cfg.Clock.Now()
-				if due.IsZero() || due.After(now) {
-					due = now
-				}
-				due = col.send(ctx, d, it, due, time.Time{}, warmup, nil)
-				if end := cfg.Clock.Now(); warmup && !stopAt.IsZero() && !end.Before(stopAt) && ctx.Err() == nil {
-					warmHeld.Add(1)
-					took := int64(end.Sub(now))
-					for old := warmLongest.Load(); took > old && !warmLongest.CompareAndSwap(old, took); old = warmLongest.Load() {
-					}
-				}
-			}
+			r.work(ctx)
 		}()
 	}
 	wg.Wait()
 	cancelItems()
 	stalls := canary.Stop()
-	p, err := col.finish(errc, time.Time{})
+	p, err := r.col.finish(errc, time.Time{})
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Measured: p, Incomplete: ctx.Err() != nil}
+	return r.outcome(p, ctx.Err() != nil, skew, stalls), nil
+}
+
+// work is one worker: it sends a request as soon as the previous one's
+// answer ends, until the window, the request bound or the items end.
+func (r *closedRun) work(ctx context.Context) {
+	cfg := r.cfg
+	// A worker means to send as its last answer ends: the time from
+	// that end to the next send is its lag, as a late timer is an
+	// open loop's.
+	var due time.Time
+	for ctx.Err() == nil {
+		now := cfg.Clock.Now()
+		if !r.stopAt.IsZero() && !now.Before(r.stopAt) {
+			return
+		}
+		warmup := now.Before(r.winStart)
+		if !warmup && cfg.Requests > 0 && r.measured.Add(1) > int64(cfg.Requests) {
+			return
+		}
+		it, ok := <-r.items
+		if !ok {
+			return
+		}
+		if !warmup {
+			r.sentIn.Add(1)
+		}
+		now = cfg.Clock.Now()
+		if due.IsZero() || due.After(now) {
+			due = now
+		}
+		due = r.col.send(ctx, r.d, it, due, time.Time{}, warmup, nil)
+		if end := cfg.Clock.Now(); warmup && !r.stopAt.IsZero() && !end.Before(r.stopAt) && ctx.Err() == nil {
+			r.heldInWarmup(end.Sub(now))
+		}
+	}
+}
+
+// heldInWarmup counts a worker whose warm-up request, which took took,
+// outlasted the window.
+func (r *closedRun) heldInWarmup(took time.Duration) {
+	r.warmHeld.Add(1)
+	for old := r.warmLongest.Load(); int64(took) > old && !r.warmLongest.CompareAndSwap(old, int64(took)); old = r.warmLongest.Load() {
+	}
+}
+
+// outcome judges the point from what it measured and its workers sent.
+func (r *closedRun) outcome(p result.Measured, incomplete bool, skew float64, stalls stall.Reading) *Outcome {
+	out := &Outcome{Measured: p, Incomplete: incomplete}
 	out.Schedule.StartSkewMs = skew
 	if secs := p.Window.Seconds; secs > 0 {
-		out.Schedule.SendRate = float64(sentIn.Load()) / secs
+		out.Schedule.SendRate = float64(r.sentIn.Load()) / secs
 	}
 	judgeLimits(&out.Schedule, p.Requests)
 	out.Validity = judgeValidity(p, out.Schedule, p.Latency[metric.Lag].P99, time.Duration(p.Latency[metric.E2E].P50*float64(time.Millisecond)), false, false, stalls)
-	if n := warmHeld.Load(); n > 0 {
-		out.Validity.Invalid = append(out.Validity.Invalid, warmupOutlasted(int(n), cfg, time.Duration(warmLongest.Load()), p.Requests.Sent))
+	if n := r.warmHeld.Load(); n > 0 {
+		out.Validity.Invalid = append(out.Validity.Invalid, warmupOutlasted(int(n), r.cfg, time.Duration(r.warmLongest.Load()), p.Requests.Sent))
 	}
 	if len(out.Validity.Invalid) > 0 && !out.Schedule.ClientSaturated {
 		// Closed-loop points are judged too: a late worker offered less.
 		flagClient(&out.Schedule, out.Validity.Invalid[0])
 	}
-	return out, nil
+	return out
 }
 
 // warmupOutlasted says that held workers' warm-up requests were still
