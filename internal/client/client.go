@@ -371,38 +371,54 @@ func (c *Client) Do(ctx context.Context, body []byte, id string, res *Result) {
 	}
 	defer resp.Close()
 	res.Status = resp.StatusCode
-	if resp.StatusCode/100 != 2 {
-		msg, _ := io.ReadAll(io.LimitReader(resp, 512))
-		res.End = time.Since(res.Sent)
-		if loc := resp.Header.Get("Location"); resp.StatusCode/100 == 3 && loc != "" {
-			// Not followed: the extra hop would be measured as the
-			// server's latency.
-			res.fail(ErrHTTP, fmt.Sprintf("HTTP %d: redirected to %s; point the target at the final address", resp.StatusCode, loc))
-			return
-		}
-		res.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
-		res.fail(ErrHTTP, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, msg))
+	if refused(resp, res) {
 		return
 	}
 	if c.opts.API == Embeddings {
 		c.embeddings(resp, res, len(body))
 		return
 	}
-	// A stream the client cannot read is named as what it is, not as a
-	// cut stream: an encoding asked against, or a server that ignored
-	// "stream": true and answered in one JSON body.
+	if unreadable(resp, res) {
+		return
+	}
+	c.stream(ctx, resp, res, len(body))
+}
+
+// refused records an answer that is not a success (HTTP status not 2xx)
+// and reports whether it was one.
+func refused(resp *response, res *Result) bool {
+	if resp.StatusCode/100 == 2 {
+		return false
+	}
+	msg, _ := io.ReadAll(io.LimitReader(resp, 512))
+	res.End = time.Since(res.Sent)
+	if loc := resp.Header.Get("Location"); resp.StatusCode/100 == 3 && loc != "" {
+		// Not followed: the extra hop would be measured as the
+		// server's latency.
+		res.fail(ErrHTTP, fmt.Sprintf("HTTP %d: redirected to %s; point the target at the final address", resp.StatusCode, loc))
+		return true
+	}
+	res.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+	res.fail(ErrHTTP, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, msg))
+	return true
+}
+
+// unreadable records a stream the client cannot read, named as what it
+// is rather than as a cut stream: an encoding asked against, or a server
+// that ignored "stream": true and answered in one JSON body.
+func unreadable(resp *response, res *Result) bool {
 	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
 		res.End = time.Since(res.Sent)
 		res.fail(ErrEncoding, fmt.Sprintf("the server sent a %s-encoded stream though the request asked for identity", enc))
-		return
+		return true
 	}
 	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(strings.ToLower(ct), "application/json") {
 		msg, _ := io.ReadAll(io.LimitReader(resp, 200))
 		res.End = time.Since(res.Sent)
 		res.fail(ErrNotStreamed, fmt.Sprintf("the server ignored stream: true and answered one JSON body: %s", msg))
-		return
+		return true
 	}
-	c.stream(ctx, resp, res, len(body))
+	return false
 }
 
 // streamRead is one stream's reading state. It lives on stream's stack
