@@ -371,75 +371,107 @@ func (c *Client) Do(ctx context.Context, body []byte, id string, res *Result) {
 	}
 	defer resp.Close()
 	res.Status = resp.StatusCode
-	if resp.StatusCode/100 != 2 {
-		msg, _ := io.ReadAll(io.LimitReader(resp, 512))
-		res.End = time.Since(res.Sent)
-		if loc := resp.Header.Get("Location"); resp.StatusCode/100 == 3 && loc != "" {
-			// Not followed: the extra hop would be measured as the
-			// server's latency.
-			res.fail(ErrHTTP, fmt.Sprintf("HTTP %d: redirected to %s; point the target at the final address", resp.StatusCode, loc))
-			return
-		}
-		res.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
-		res.fail(ErrHTTP, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, msg))
+	if refused(resp, res) {
 		return
 	}
 	if c.opts.API == Embeddings {
 		c.embeddings(resp, res, len(body))
 		return
 	}
-	// A stream the client cannot read is named as what it is, not as a
-	// cut stream: an encoding asked against, or a server that ignored
-	// "stream": true and answered in one JSON body.
-	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
-		res.End = time.Since(res.Sent)
-		res.fail(ErrEncoding, fmt.Sprintf("the server sent a %s-encoded stream though the request asked for identity", enc))
-		return
-	}
-	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(strings.ToLower(ct), "application/json") {
-		msg, _ := io.ReadAll(io.LimitReader(resp, 200))
-		res.End = time.Since(res.Sent)
-		res.fail(ErrNotStreamed, fmt.Sprintf("the server ignored stream: true and answered one JSON body: %s", msg))
+	if unreadable(resp, res) {
 		return
 	}
 	c.stream(ctx, resp, res, len(body))
 }
 
+// refused records an answer that is not a success (HTTP status not 2xx)
+// and reports whether it was one.
+func refused(resp *response, res *Result) bool {
+	if resp.StatusCode/100 == 2 {
+		return false
+	}
+	msg, _ := io.ReadAll(io.LimitReader(resp, 512))
+	res.End = time.Since(res.Sent)
+	if loc := resp.Header.Get("Location"); resp.StatusCode/100 == 3 && loc != "" {
+		// Not followed: the extra hop would be measured as the
+		// server's latency.
+		res.fail(ErrHTTP, fmt.Sprintf("HTTP %d: redirected to %s; point the target at the final address", resp.StatusCode, loc))
+		return true
+	}
+	res.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+	res.fail(ErrHTTP, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, msg))
+	return true
+}
+
+// unreadable records a stream the client cannot read, named as what it
+// is rather than as a cut stream: an encoding asked against, or a server
+// that ignored "stream": true and answered in one JSON body.
+func unreadable(resp *response, res *Result) bool {
+	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+		res.End = time.Since(res.Sent)
+		res.fail(ErrEncoding, fmt.Sprintf("the server sent a %s-encoded stream though the request asked for identity", enc))
+		return true
+	}
+	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		msg, _ := io.ReadAll(io.LimitReader(resp, 200))
+		res.End = time.Since(res.Sent)
+		res.fail(ErrNotStreamed, fmt.Sprintf("the server ignored stream: true and answered one JSON body: %s", msg))
+		return true
+	}
+	return false
+}
+
+// streamRead is one stream's reading state. It lives on stream's stack
+// and its phases take it by pointer, so splitting the loop into steps
+// adds no allocation; the fastjson parser in it is reused for every
+// chunk of the stream.
+type streamRead struct {
+	c       *Client
+	body    *response
+	res     *Result
+	lim     *io.LimitedReader
+	onFirst func(time.Duration)
+	wd      *watchdog
+	abandon int // tokens after which the workload abandons; 0: never
+	parser  fastjson.Parser
+
+	done         bool // [DONE] came
+	usageTokens  int  // completion_tokens from the latest usage seen; -1: none
+	lastUsage    int  // for per-chunk deltas of continuous usage
+	countedTotal int
+	kernel       int64         // chunks timed by the kernel's stamp
+	finishedAt   time.Duration // when a finish_reason came; 0: none
+	textBytes    int           // answer and reasoning text received
+	silent       int           // chunks with choices but no output
+	finish       FinishKind
+	stopSaid     stopWord
+}
+
+// stream reads an answer's events until [DONE] and the body's end, then
+// settles the result: read, classify each event, time its content, and
+// finish.
 func (c *Client) stream(ctx context.Context, body *response, res *Result, sentBytes int) {
-	abandon, _ := ctx.Value(abandonKey{}).(int)
-	onFirst, _ := ctx.Value(firstTokenKey{}).(func(time.Duration))
-	wd, _ := ctx.Value(watchdogKey{}).(*watchdog)
+	s := streamRead{c: c, body: body, res: res, usageTokens: -1, finish: FinishUnknown}
+	s.abandon, _ = ctx.Value(abandonKey{}).(int)
+	s.onFirst, _ = ctx.Value(firstTokenKey{}).(func(time.Duration))
+	s.wd, _ = ctx.Value(watchdogKey{}).(*watchdog)
 	br := c.bufs.Get().(*bufio.Reader)
-	lim := &io.LimitedReader{R: body, N: c.opts.MaxStream + 1}
-	br.Reset(lim)
+	s.lim = &io.LimitedReader{R: body, N: c.opts.MaxStream + 1}
+	br.Reset(s.lim)
 	defer func() {
 		br.Reset(nil)
 		c.bufs.Put(br)
 	}()
 	events := NewEventReader(br, c.opts.MaxLine)
-
-	var (
-		parser       fastjson.Parser // reused for every chunk of the stream
-		done         bool
-		usageTokens  = -1 // completion_tokens from the latest usage seen
-		lastUsage    = 0  // for per-chunk deltas of continuous usage
-		countedTotal = 0
-		kernel       int64         // chunks timed by the kernel's stamp
-		finishedAt   time.Duration // when a finish_reason came; 0: none
-		textBytes    int           // answer and reasoning text received
-		silent       int           // chunks with choices but no output
-		finish       = FinishUnknown
-		stopSaid     stopWord
-	)
 	defer func() {
-		c.kernel.Add(kernel)
-		c.readTime.Add(int64(len(res.ChunkAt)) - kernel)
+		c.kernel.Add(s.kernel)
+		c.readTime.Add(int64(len(res.ChunkAt)) - s.kernel)
 	}()
 	for {
 		data, err := events.Next()
 		// The event's last byte came with the latest read of the socket.
 		now := max(body.Arrived().Sub(res.Sent), 0)
-		if done {
+		if s.done {
 			// After [DONE] only the end of the body is awaited, so that the
 			// connection can be reused; what a server sends later, or how it
 			// ends, no longer changes the measurement.
@@ -449,122 +481,164 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result, sentBy
 			continue
 		}
 		if err != nil {
-			res.End = now
-			switch {
-			case lim.N <= 0:
-				res.fail(ErrStreamLimit, fmt.Sprintf("response exceeded %d bytes", c.opts.MaxStream))
-				return
-			case errors.Is(err, ErrLineTooLong):
-				res.fail(ErrMalformed, err.Error())
-				return
-			case err == io.EOF:
-			default:
-				res.fail(classify(ctx, err, ErrStreamCut), err.Error())
+			if !s.ended(ctx, err, now) {
 				return
 			}
 			break
 		}
-		if bytes.Equal(data, doneMarker) {
-			done = true
-			res.End = now
-			continue
-		}
-		ch, err := parseChunk(&parser, data)
-		if err != nil {
-			res.End = now
-			res.fail(ErrMalformed, "bad chunk: "+redact.Cut(string(data), 200))
-			return
-		}
-		if ch.errText != "" {
-			res.End = now
-			res.fail(ErrServer, ch.errText)
-			return
-		}
-		answer, reasoning := ch.answer, ch.reasoning
-		if ch.toolCall {
-			// A tool call's arguments are the answer's output: timed and
-			// counted like text, and kept apart to be checked.
-			if res.FirstToolCall == 0 {
-				res.FirstToolCall = max(now, 1)
-			}
-			if c.opts.KeepText {
-				res.ToolName += ch.toolName
-				res.ToolArgs = append(res.ToolArgs, ch.toolArgs...)
-			}
-			answer += ch.toolArgs
-		}
-		if c.opts.KeepText && ch.answer != "" {
-			res.Text = append(res.Text, ch.answer...)
-		}
-		if ch.hasTimings && ch.promptMs >= 0 && ch.predictedMs >= 0 && ch.predictedMs < 1e9 && ch.promptMs < 1e9 {
-			res.ServerPrompt = time.Duration(ch.promptMs * float64(time.Millisecond))
-			res.ServerPredict = time.Duration(ch.predictedMs * float64(time.Millisecond))
-			res.ServerPredicted = max(ch.predictedN, 0)
-		}
-		if ch.finished && finishedAt == 0 {
-			finishedAt = max(now, 1)
-			finish, stopSaid = ch.finish, ch.stop
-		}
-		if ch.hasUsage {
-			// Some servers put usage on every chunk, zeros included; keep
-			// the latest non-zero figure.
-			if ch.promptTokens > 0 {
-				res.PromptTokens = ch.promptTokens
-			}
-			if ch.outputTk > 0 || usageTokens < 0 {
-				usageTokens = ch.outputTk
-			}
-		}
-		if answer == "" && reasoning == "" {
-			if ch.choices {
-				silent++
-			}
-			continue // role-only deltas, usage-only chunks, keep-alive JSON
-		}
-		textBytes += len(answer) + len(reasoning)
-		if res.FirstToken == 0 {
-			res.FirstToken = now
-			if onFirst != nil {
-				onFirst(now)
-			}
-		}
-		if wd != nil {
-			wd.chunk()
-		}
-		if answer != "" && res.FirstAnswer == 0 {
-			res.FirstAnswer = now
-		}
-		n := c.opts.Counter.Count(answer) + c.opts.Counter.Count(reasoning)
-		if ch.hasUsage && usageTokens > lastUsage {
-			n = usageTokens - lastUsage // continuous usage: exact tokens in this chunk
-			lastUsage = usageTokens
-		}
-		n = max(n, 1) // a chunk with output carries at least one token
-		if reasoning != "" {
-			res.ReasoningTokens += c.opts.Counter.Count(reasoning)
-		}
-		countedTotal += n
-		if body.FromKernel() {
-			kernel++
-		}
-		if len(res.ChunkAt) >= c.opts.MaxChunks {
-			res.End = now
-			res.fail(ErrStreamLimit, fmt.Sprintf("response exceeded %d content chunks", c.opts.MaxChunks))
-			return
-		}
-		res.ChunkAt = append(res.ChunkAt, now)
-		res.ChunkTokens = append(res.ChunkTokens, int32(n))
-		res.ChunkRead = append(res.ChunkRead, uint32(body.Reads()))
-		if abandon > 0 && countedTotal >= abandon {
-			// The user stops reading and closes the connection, as a
-			// browser tab does; the server sees the disconnect.
-			res.End = now
-			res.OutputTokens, res.TokenSource = countedTotal, TokensFromCounter
-			res.fail(ErrAbandoned, fmt.Sprintf("abandoned by the workload after %d tokens", countedTotal))
+		if !s.event(data, now) {
 			return
 		}
 	}
-	if !plausibleUsage(usageTokens, textBytes, len(res.ChunkAt)+silent, res.End, c.opts.UntextedTokens) || res.PromptTokens > sentBytes+4096 {
+	s.settle(sentBytes)
+}
+
+// ended records a read that ended the stream before [DONE]: true for the
+// body's plain end (settle says what it lacked), false for a failure,
+// recorded.
+func (s *streamRead) ended(ctx context.Context, err error, now time.Duration) bool {
+	s.res.End = now
+	switch {
+	case s.lim.N <= 0:
+		s.res.fail(ErrStreamLimit, fmt.Sprintf("response exceeded %d bytes", s.c.opts.MaxStream))
+	case errors.Is(err, ErrLineTooLong):
+		s.res.fail(ErrMalformed, err.Error())
+	case err == io.EOF:
+		return true
+	default:
+		s.res.fail(classify(ctx, err, ErrStreamCut), err.Error())
+	}
+	return false
+}
+
+// event reads one SSE event's data; false: it failed the request (a
+// malformed chunk, the server's error, a bound, or the workload
+// abandoning), and the stream is not read further.
+func (s *streamRead) event(data []byte, now time.Duration) bool {
+	res := s.res
+	if bytes.Equal(data, doneMarker) {
+		s.done = true
+		res.End = now
+		return true
+	}
+	ch, err := parseChunk(&s.parser, data)
+	if err != nil {
+		res.End = now
+		res.fail(ErrMalformed, "bad chunk: "+redact.Cut(string(data), 200))
+		return false
+	}
+	if ch.errText != "" {
+		res.End = now
+		res.fail(ErrServer, ch.errText)
+		return false
+	}
+	answer, reasoning := s.note(&ch, now)
+	if answer == "" && reasoning == "" {
+		if ch.choices {
+			s.silent++
+		}
+		return true // role-only deltas, usage-only chunks, keep-alive JSON
+	}
+	return s.content(&ch, answer, reasoning, now)
+}
+
+// note keeps what a chunk says besides its timing: a tool call, the text
+// when kept, the server's own timings, the finish and the usage. It
+// returns the chunk's output, a tool call's arguments counted as answer.
+func (s *streamRead) note(ch *chunkView, now time.Duration) (answer, reasoning string) {
+	res, keep := s.res, s.c.opts.KeepText
+	answer, reasoning = ch.answer, ch.reasoning
+	if ch.toolCall {
+		// A tool call's arguments are the answer's output: timed and
+		// counted like text, and kept apart to be checked.
+		if res.FirstToolCall == 0 {
+			res.FirstToolCall = max(now, 1)
+		}
+		if keep {
+			res.ToolName += ch.toolName
+			res.ToolArgs = append(res.ToolArgs, ch.toolArgs...)
+		}
+		answer += ch.toolArgs
+	}
+	if keep && ch.answer != "" {
+		res.Text = append(res.Text, ch.answer...)
+	}
+	if ch.hasTimings && ch.promptMs >= 0 && ch.predictedMs >= 0 && ch.predictedMs < 1e9 && ch.promptMs < 1e9 {
+		res.ServerPrompt = time.Duration(ch.promptMs * float64(time.Millisecond))
+		res.ServerPredict = time.Duration(ch.predictedMs * float64(time.Millisecond))
+		res.ServerPredicted = max(ch.predictedN, 0)
+	}
+	if ch.finished && s.finishedAt == 0 {
+		s.finishedAt = max(now, 1)
+		s.finish, s.stopSaid = ch.finish, ch.stop
+	}
+	if ch.hasUsage {
+		// Some servers put usage on every chunk, zeros included; keep
+		// the latest non-zero figure.
+		if ch.promptTokens > 0 {
+			res.PromptTokens = ch.promptTokens
+		}
+		if ch.outputTk > 0 || s.usageTokens < 0 {
+			s.usageTokens = ch.outputTk
+		}
+	}
+	return answer, reasoning
+}
+
+// content times and counts a chunk with output; false: a bound or the
+// workload ended the request.
+func (s *streamRead) content(ch *chunkView, answer, reasoning string, now time.Duration) bool {
+	res, counter := s.res, s.c.opts.Counter
+	s.textBytes += len(answer) + len(reasoning)
+	if res.FirstToken == 0 {
+		res.FirstToken = now
+		if s.onFirst != nil {
+			s.onFirst(now)
+		}
+	}
+	if s.wd != nil {
+		s.wd.chunk()
+	}
+	if answer != "" && res.FirstAnswer == 0 {
+		res.FirstAnswer = now
+	}
+	n := counter.Count(answer) + counter.Count(reasoning)
+	if ch.hasUsage && s.usageTokens > s.lastUsage {
+		n = s.usageTokens - s.lastUsage // continuous usage: exact tokens in this chunk
+		s.lastUsage = s.usageTokens
+	}
+	n = max(n, 1) // a chunk with output carries at least one token
+	if reasoning != "" {
+		res.ReasoningTokens += counter.Count(reasoning)
+	}
+	s.countedTotal += n
+	if s.body.FromKernel() {
+		s.kernel++
+	}
+	if len(res.ChunkAt) >= s.c.opts.MaxChunks {
+		res.End = now
+		res.fail(ErrStreamLimit, fmt.Sprintf("response exceeded %d content chunks", s.c.opts.MaxChunks))
+		return false
+	}
+	res.ChunkAt = append(res.ChunkAt, now)
+	res.ChunkTokens = append(res.ChunkTokens, int32(n))
+	res.ChunkRead = append(res.ChunkRead, uint32(s.body.Reads()))
+	if s.abandon > 0 && s.countedTotal >= s.abandon {
+		// The user stops reading and closes the connection, as a
+		// browser tab does; the server sees the disconnect.
+		res.End = now
+		res.OutputTokens, res.TokenSource = s.countedTotal, TokensFromCounter
+		res.fail(ErrAbandoned, fmt.Sprintf("abandoned by the workload after %d tokens", s.countedTotal))
+		return false
+	}
+	return true
+}
+
+// settle decides a stream read to its end: its token count, from the
+// usage when believable, and whether it was an answer.
+func (s *streamRead) settle(sentBytes int) {
+	res, usageTokens := s.res, s.usageTokens
+	if !plausibleUsage(usageTokens, s.textBytes, len(res.ChunkAt)+s.silent, res.End, s.c.opts.UntextedTokens) || res.PromptTokens > sentBytes+4096 {
 		// A figure built on an impossible usage would be nonsense (1e18
 		// tokens became 4e18 tok/s): the text's own count stands in, and
 		// the result says so. A prompt cannot be many more tokens than
@@ -576,19 +650,19 @@ func (c *Client) stream(ctx context.Context, body *response, res *Result, sentBy
 	case usageTokens > 0:
 		res.OutputTokens, res.TokenSource = usageTokens, TokensFromUsage
 	default:
-		res.OutputTokens, res.TokenSource = countedTotal, TokensFromCounter
+		res.OutputTokens, res.TokenSource = s.countedTotal, TokensFromCounter
 	}
 	switch {
-	case !done:
+	case !s.done:
 		res.fail(ErrStreamCut, "stream ended without [DONE]")
-	case len(res.ChunkAt) == 0 && finishedAt == 0:
+	case len(res.ChunkAt) == 0 && s.finishedAt == 0:
 		res.fail(ErrEmpty, "stream carried no content and no finish_reason")
 	default:
 		// An answer, possibly of no text (the end token first, a stop
 		// sequence at once, or max_tokens of tokens that decode to no
 		// valid text): it has no first token, so no TTFT and no TPOT; the
 		// finish says which it was.
-		res.Finish = c.finishKind(finish, stopSaid)
+		res.Finish = s.c.finishKind(s.finish, s.stopSaid)
 	}
 }
 

@@ -503,217 +503,315 @@ func openPlan(cfg Config) (Config, time.Duration, error) {
 	return cfg, end, nil
 }
 
+// openRun is one open-loop point's state, shared by its phases: plan,
+// fill, start, dispatch (pace, take an item, take a place, tally,
+// launch) and judge. The dispatcher's goroutine alone changes it while
+// the point runs; each send's goroutine gets what it needs by value.
+type openRun struct {
+	d   Doer
+	cfg Config
+	// The schedule to send, and the first pass's counts of it.
+	sched                  *workload.Schedule
+	total, measured, owned int
+	// The requests built ahead, and those buffered before the start.
+	bodies   *budget
+	items    <-chan Item
+	errc     <-chan error
+	buffered []Item
+	// The cap on requests in flight (nil: none), when a place was last
+	// freed, and heldUntil: when the cap last let a waiting send go. A
+	// later send due before it could not have gone earlier either (the
+	// dispatcher sends in order), so its lag counts from there too.
+	sem       chan struct{}
+	freed     *freedAt
+	heldUntil time.Time
+	// The timeline and its measured window (winEnd zero: open to the
+	// last completion).
+	t0, winStart, winEnd time.Time
+	col                  *collector
+	// Sends run under sendCtx; the wait for an unbuilt body ends with
+	// itemCtx.
+	sendCtx, itemCtx context.Context
+	wg               sync.WaitGroup
+	// What the dispatcher did.
+	prev                      time.Duration // the latest send's offset
+	sends                     int
+	capWaits, sentIn, schedIn int
+	unbuilt                   int
+	stopped                   bool
+}
+
 func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, error) {
-	cfg, end, err := openPlan(cfg)
+	o, err := planOpen(ctx, d, cfg)
 	if err != nil {
 		return nil, err
 	}
-	// A first pass counts the plan, drawing the same times as the second
-	// without keeping them: the count sizes the progress display and the
-	// request builder, and says whether the request bound ends the point
-	// before its duration.
-	total, measured, owned := count(ctx, workload.NewSchedule(cfg.Arrivals(), end, cfg.Warmup, cfg.Requests), cfg.Shard)
-	cfg.Progress.Scheduled.Store(int64(owned))
-	// The window is fixed when the schedule spans the whole duration; when
-	// the request bound cut it short it stays open to the last completion.
-	fixed := cfg.Duration > 0 && (cfg.Requests == 0 || measured < cfg.Requests)
-	sched := workload.NewSchedule(cfg.Arrivals(), end, cfg.Warmup, cfg.Requests)
-
+	cfg = o.cfg // with the arrivals planned
 	runCtx, cancelItems := context.WithCancel(ctx)
 	defer cancelItems()
-	bodies := newBudget(runCtx, MaxBodyBytes)
-	items, errc := ahead(runCtx, src, total, cfg.Shard.Owns, bodies)
-	var sem chan struct{}
-	var freed *freedAt
+	o.bodies = newBudget(runCtx, MaxBodyBytes)
+	o.items, o.errc = ahead(runCtx, src, o.total, cfg.Shard.Owns, o.bodies)
 	if cfg.MaxConcurrency > 0 {
-		sem = make(chan struct{}, cfg.MaxConcurrency)
-		freed = &freedAt{clk: cfg.Clock}
+		o.sem = make(chan struct{}, cfg.MaxConcurrency)
+		o.freed = &freedAt{clk: cfg.Clock}
 	}
-	// heldUntil is when the suite's cap last let a waiting send go: a
-	// later send due before it could not have gone earlier either (the
-	// dispatcher sends in order), so its lag counts from there too.
-	var heldUntil time.Time
-
-	// Let the source fill its buffer before the clock starts.
-	// Bodies past the budget are built once requests finish: the buffer
-	// holds what fits.
-	// Bodies slow to build (huge prompts) fill it for MaxFillWait at the
-	// most: the point's start is not put off by its own requests.
-	warm := min(owned, 64)
-	buffered := make([]Item, 0, warm)
-	fillBy := time.NewTimer(MaxFillWait)
-	defer fillBy.Stop()
-fill:
-	for range warm {
-		select {
-		case it, ok := <-items:
-			if !ok {
-				break fill
-			}
-			buffered = append(buffered, it)
-		case <-bodies.full:
-			break fill
-		case <-fillBy.C:
-			break fill
-		}
-	}
-	select {
-	case err := <-errc:
-		return nil, fmt.Errorf("build requests: %w", err)
-	default:
+	if err := o.fill(); err != nil {
+		return nil, err
 	}
 
 	t0, skew := start(ctx, cfg)
 	canary := stall.Start(ctx)
-	winStart := t0.Add(cfg.Warmup)
-	if cfg.OnWindow != nil {
-		cfg.OnWindow(winStart)
-	}
-	winEnd := time.Time{}
-	if fixed {
-		winEnd = winStart.Add(cfg.Duration)
-	}
-	rec := recorder.NewRecorder(winStart, winEnd)
-	rec.Slices = recorder.NewSlicer(t0, cfg.Warmup+cfg.Duration, cfg.Warmup)
-	col := newCollector(rec, cfg)
-	col.bodies = bodies
+	o.open(t0)
 	// Sends run under their own context, so that a saturated point can
 	// stop sending and cancel its queue without stopping the run.
 	sendCtx, cancelSends := context.WithCancel(ctx)
 	defer cancelSends()
 	var mon *monitor
 	if cfg.StopSaturated && !cfg.AllAtOnce {
-		col.watch = &saturationWatch{}
-		mon = startMonitor(ctx, cfg, col.watch, winStart, winEnd, cancelSends)
+		o.col.watch = &saturationWatch{}
+		mon = startMonitor(ctx, cfg, o.col.watch, o.winStart, o.winEnd, cancelSends)
 	}
-	var wg sync.WaitGroup
-	var capWaits, sentIn, schedIn int
-	stopped := false
-	var prev time.Duration
-	sends := 0
 	// A request not built by SendOverrun past the window's end is not
 	// waited for: prompts that take longer to build than the schedule
 	// allows (a trace of huge prompts) must not stretch the point without
 	// bound. What was due and not sent is the client's shortfall.
-	itemCtx := sendCtx
-	if !winEnd.IsZero() {
+	o.sendCtx, o.itemCtx = sendCtx, sendCtx
+	if !o.winEnd.IsZero() {
 		var cancelItemWait context.CancelFunc
-		itemCtx, cancelItemWait = context.WithDeadline(sendCtx, winEnd.Add(SendOverrun(cfg.Duration)))
+		o.itemCtx, cancelItemWait = context.WithDeadline(sendCtx, o.winEnd.Add(SendOverrun(cfg.Duration)))
 		defer cancelItemWait()
 	}
-	unbuilt := 0
-dispatch:
-	for i := 0; ; i++ {
-		off, ok := sched.Next()
-		if !ok {
-			break
-		}
-		if !cfg.Shard.Owns(i) {
-			continue // another machine's
-		}
-		at := t0.Add(off)
-		// Yielding through the last stretch before a send makes it
-		// punctual, but burns the CPU meanwhile: at high rates every gap is
-		// inside that stretch and the pacer would take a whole core from
-		// the client and, on a shared machine, the server. A quarter of
-		// each gap bounds it to a quarter of a core; the timer's lateness
-		// past that is recorded as send lag.
-		spin := min(clock.DefaultSpin, (off-prev)/4)
-		prev = off
-		if !cfg.Clock.SleepUntil(sendCtx, at, spin) {
-			stopped = true
-			break dispatch
-		}
-		var it Item
-		if sends < len(buffered) {
-			it = buffered[sends]
-		} else {
-			var ok bool
-			// A body built is sent, however late: only the wait for one
-			// not yet built ends at the deadline.
-			select {
-			case it, ok = <-items:
-			default:
-				select {
-				case it, ok = <-items:
-				case <-itemCtx.Done():
-				}
-			}
-			if !ok && sendCtx.Err() == nil && itemCtx.Err() != nil {
-				unbuilt = unsent(sched, i, t0, off, cfg, winEnd)
-				schedIn += unbuilt
-				break dispatch
-			}
-			if !ok {
-				stopped = true
-				break dispatch
-			}
-		}
-		sends++
-		var ready time.Time
-		if sem != nil {
-			select {
-			case sem <- struct{}{}:
-			default:
-				capWaits++
-				select {
-				case sem <- struct{}{}:
-				case <-sendCtx.Done():
-					stopped = true
-					break dispatch
-				}
-				if cfg.DescriptorLimit == 0 {
-					// The suite's own cap held the send: the lag counts
-					// from when a place was freed. A cap this machine's
-					// descriptor limit set is the client's, and its wait
-					// stays lag.
-					ready = freed.last()
-					if ready.Before(at) {
-						ready = at
-					}
-					heldUntil = ready
-				}
-			}
-		}
-		if ready.IsZero() && at.Before(heldUntil) {
-			ready = heldUntil
-		}
-		warmup := off < cfg.Warmup
-		if !warmup && (winEnd.IsZero() || at.Before(winEnd)) {
-			schedIn++
-			if now := cfg.Clock.Now(); winEnd.IsZero() || now.Before(winEnd) {
-				sentIn++
-			}
-		}
-		var hold *slot
-		if sem != nil {
-			hold = &slot{sem: sem, held: true, freed: freed}
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			col.send(sendCtx, d, it, at, ready, warmup, hold)
-			hold.release()
-		}()
-	}
+
+	o.dispatch()
 	cancelItems()
-	wg.Wait()
+	o.wg.Wait()
 	stalls := canary.Stop()
 	var endAt time.Time
 	var saturation string
 	if mon != nil {
 		endAt, saturation = mon.stop()
 	}
-	p, err := col.finish(errc, endAt)
+	p, err := o.col.finish(o.errc, endAt)
 	if err != nil {
 		return nil, err
 	}
 	// A point stopped for saturation is complete: it measured what it had to.
-	out := &Outcome{Measured: p, Incomplete: (stopped && saturation == "") || ctx.Err() != nil}
-	out.Schedule = result.Schedule{TargetRate: cfg.Rate, CapWaits: capWaits, Saturation: saturation, StartSkewMs: skew}
+	incomplete := (o.stopped && saturation == "") || ctx.Err() != nil
+	return o.outcome(p, incomplete, saturation, skew, stalls), nil
+}
+
+// planOpen checks the point's plan and counts it. A first pass counts
+// the plan, drawing the same times as the second without keeping them:
+// the count sizes the progress display and the request builder, and says
+// whether the request bound ends the point before its duration.
+func planOpen(ctx context.Context, d Doer, cfg Config) (*openRun, error) {
+	cfg, end, err := openPlan(cfg)
+	if err != nil {
+		return nil, err
+	}
+	o := &openRun{d: d, cfg: cfg}
+	o.total, o.measured, o.owned = count(ctx, workload.NewSchedule(cfg.Arrivals(), end, cfg.Warmup, cfg.Requests), cfg.Shard)
+	cfg.Progress.Scheduled.Store(int64(o.owned))
+	o.sched = workload.NewSchedule(cfg.Arrivals(), end, cfg.Warmup, cfg.Requests)
+	return o, nil
+}
+
+// fill lets the source fill its buffer before the clock starts. Bodies
+// past the budget are built once requests finish: the buffer holds what
+// fits. Bodies slow to build (huge prompts) fill it for MaxFillWait at
+// the most: the point's start is not put off by its own requests.
+func (o *openRun) fill() error {
+	warm := min(o.owned, 64)
+	o.buffered = make([]Item, 0, warm)
+	fillBy := time.NewTimer(MaxFillWait)
+	defer fillBy.Stop()
+fill:
+	for range warm {
+		select {
+		case it, ok := <-o.items:
+			if !ok {
+				break fill
+			}
+			o.buffered = append(o.buffered, it)
+		case <-o.bodies.full:
+			break fill
+		case <-fillBy.C:
+			break fill
+		}
+	}
+	select {
+	case err := <-o.errc:
+		return fmt.Errorf("build requests: %w", err)
+	default:
+	}
+	return nil
+}
+
+// open fixes the measured window on the timeline starting at t0, and
+// starts recording. The window is fixed when the schedule spans the whole
+// duration; when the request bound cut it short it stays open to the
+// last completion.
+func (o *openRun) open(t0 time.Time) {
+	cfg := o.cfg
+	o.t0, o.winStart = t0, t0.Add(cfg.Warmup)
+	if cfg.OnWindow != nil {
+		cfg.OnWindow(o.winStart)
+	}
+	if cfg.Duration > 0 && (cfg.Requests == 0 || o.measured < cfg.Requests) {
+		o.winEnd = o.winStart.Add(cfg.Duration)
+	}
+	rec := recorder.NewRecorder(o.winStart, o.winEnd)
+	rec.Slices = recorder.NewSlicer(t0, cfg.Warmup+cfg.Duration, cfg.Warmup)
+	o.col = newCollector(rec, cfg)
+	o.col.bodies = o.bodies
+}
+
+// dispatch sends the schedule, each arrival in turn: wait for its time,
+// take its request, take a place under the cap, count it, send it.
+func (o *openRun) dispatch() {
+	for i := 0; ; i++ {
+		off, ok := o.sched.Next()
+		if !ok {
+			return
+		}
+		if !o.cfg.Shard.Owns(i) {
+			continue // another machine's
+		}
+		at := o.t0.Add(off)
+		if !o.pace(at, off) {
+			o.stopped = true
+			return
+		}
+		it, ok := o.next(i, off)
+		if !ok {
+			return
+		}
+		ready, ok := o.place(at)
+		if !ok {
+			o.stopped = true
+			return
+		}
+		warmup := off < o.cfg.Warmup
+		o.tally(at, warmup)
+		o.launch(it, at, ready, warmup)
+	}
+}
+
+// pace waits for a send's time; false: the sends were stopped.
+func (o *openRun) pace(at time.Time, off time.Duration) bool {
+	// Yielding through the last stretch before a send makes it
+	// punctual, but burns the CPU meanwhile: at high rates every gap is
+	// inside that stretch and the pacer would take a whole core from
+	// the client and, on a shared machine, the server. A quarter of
+	// each gap bounds it to a quarter of a core; the timer's lateness
+	// past that is recorded as send lag.
+	spin := min(clock.DefaultSpin, (off-o.prev)/4)
+	o.prev = off
+	return o.cfg.Clock.SleepUntil(o.sendCtx, at, spin)
+}
+
+// next takes the i-th arrival's request (due at off): buffered, or built
+// since; false: none comes, the sends stopped or (counted in unbuilt) the
+// wait for its body passed the deadline.
+func (o *openRun) next(i int, off time.Duration) (Item, bool) {
+	if o.sends < len(o.buffered) {
+		o.sends++
+		return o.buffered[o.sends-1], true
+	}
+	var it Item
+	var ok bool
+	// A body built is sent, however late: only the wait for one not yet
+	// built ends at the deadline.
+	select {
+	case it, ok = <-o.items:
+	default:
+		select {
+		case it, ok = <-o.items:
+		case <-o.itemCtx.Done():
+		}
+	}
+	if !ok && o.sendCtx.Err() == nil && o.itemCtx.Err() != nil {
+		o.unbuilt = unsent(o.sched, i, o.t0, off, o.cfg, o.winEnd)
+		o.schedIn += o.unbuilt
+		return it, false
+	}
+	if !ok {
+		o.stopped = true
+		return it, false
+	}
+	o.sends++
+	return it, true
+}
+
+// place takes a place under the cap on requests in flight, if any, and
+// returns when the send was ready to go, if not when due (zero); false:
+// the sends stopped while it waited.
+func (o *openRun) place(at time.Time) (ready time.Time, ok bool) {
+	if o.sem != nil {
+		select {
+		case o.sem <- struct{}{}:
+		default:
+			o.capWaits++
+			select {
+			case o.sem <- struct{}{}:
+			case <-o.sendCtx.Done():
+				return time.Time{}, false
+			}
+			if o.cfg.DescriptorLimit == 0 {
+				// The suite's own cap held the send: the lag counts
+				// from when a place was freed. A cap this machine's
+				// descriptor limit set is the client's, and its wait
+				// stays lag.
+				ready = o.freed.last()
+				if ready.Before(at) {
+					ready = at
+				}
+				o.heldUntil = ready
+			}
+		}
+	}
+	if ready.IsZero() && at.Before(o.heldUntil) {
+		ready = o.heldUntil
+	}
+	return ready, true
+}
+
+// tally counts a send due at at in the schedule's and the sent rates when
+// it falls in the window.
+func (o *openRun) tally(at time.Time, warmup bool) {
+	if !warmup && (o.winEnd.IsZero() || at.Before(o.winEnd)) {
+		o.schedIn++
+		if now := o.cfg.Clock.Now(); o.winEnd.IsZero() || now.Before(o.winEnd) {
+			o.sentIn++
+		}
+	}
+}
+
+// launch sends the request on its own goroutine, which gives its place
+// under the cap up once it ends.
+func (o *openRun) launch(it Item, at, ready time.Time, warmup bool) {
+	var hold *slot
+	if o.sem != nil {
+		hold = &slot{sem: o.sem, held: true, freed: o.freed}
+	}
+	col, ctx, d, wg := o.col, o.sendCtx, o.d, &o.wg
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		col.send(ctx, d, it, at, ready, warmup, hold)
+		hold.release()
+	}()
+}
+
+// outcome judges the point from what it measured and what the dispatcher
+// did.
+func (o *openRun) outcome(p result.Measured, incomplete bool, saturation string, skew float64, stalls stall.Reading) *Outcome {
+	cfg := o.cfg
+	out := &Outcome{Measured: p, Incomplete: incomplete}
+	out.Schedule = result.Schedule{TargetRate: cfg.Rate, CapWaits: o.capWaits, Saturation: saturation, StartSkewMs: skew}
 	if secs := p.Window.Seconds; secs > 0 {
-		out.Schedule.ScheduledRate = float64(schedIn) / secs
-		out.Schedule.SendRate = float64(sentIn) / secs
+		out.Schedule.ScheduledRate = float64(o.schedIn) / secs
+		out.Schedule.SendRate = float64(o.sentIn) / secs
 	}
 	lag := p.Latency[metric.Lag].P99
 	if cfg.AllAtOnce {
@@ -730,12 +828,12 @@ dispatch:
 	if cfg.Rate > 0 && !cfg.AllAtOnce {
 		gap = time.Duration(float64(time.Second) / cfg.Rate)
 	}
-	out.Validity = judgeValidity(p, out.Schedule, lag, gap, capWaits > 0 && cfg.DescriptorLimit > 0, capWaits > 0 && cfg.DescriptorLimit == 0, stalls)
-	if unbuilt > 0 {
+	out.Validity = judgeValidity(p, out.Schedule, lag, gap, o.capWaits > 0 && cfg.DescriptorLimit > 0, o.capWaits > 0 && cfg.DescriptorLimit == 0, stalls)
+	if o.unbuilt > 0 {
 		out.Validity.Invalid = append(out.Validity.Invalid, fmt.Sprintf("%d requests due in the window were not sent: their bodies were not built %v after it closed (prompts too long to build at this rate); the client's shortfall, not the server's",
-			unbuilt, SendOverrun(cfg.Duration)))
+			o.unbuilt, SendOverrun(cfg.Duration)))
 	}
-	return out, nil
+	return out
 }
 
 // MaxFillWait bounds the time an open-loop point waits, before its
@@ -851,6 +949,21 @@ func flagClient(s *result.Schedule, why string) {
 	}
 }
 
+// closedRun is a closed-loop point's state, shared by its workers.
+type closedRun struct {
+	d     Doer
+	cfg   Config
+	items <-chan Item
+	col   *collector
+	// The measured window's start, and when sends stop (zero: when the
+	// request bound or the items do).
+	winStart, stopAt time.Time
+	measured, sentIn atomic.Int64
+	// Workers whose warm-up request was still running when the window
+	// closed measured nothing in it, and the longest such request.
+	warmHeld, warmLongest atomic.Int64
+}
+
 func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, error) {
 	runCtx, cancelItems := context.WithCancel(ctx)
 	defer cancelItems()
@@ -859,88 +972,99 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 
 	t0, skew := start(ctx, cfg)
 	canary := stall.Start(ctx)
-	winStart := t0.Add(cfg.Warmup)
+	r := &closedRun{d: d, cfg: cfg, items: items, winStart: t0.Add(cfg.Warmup)}
 	if cfg.OnWindow != nil {
-		cfg.OnWindow(winStart)
+		cfg.OnWindow(r.winStart)
 	}
 	winEnd := time.Time{}
 	if cfg.Duration > 0 && cfg.Requests == 0 {
-		winEnd = winStart.Add(cfg.Duration)
+		winEnd = r.winStart.Add(cfg.Duration)
 	}
-	stopAt := time.Time{}
 	if cfg.Duration > 0 {
-		stopAt = winStart.Add(cfg.Duration)
+		r.stopAt = r.winStart.Add(cfg.Duration)
 	}
-	rec := recorder.NewRecorder(winStart, winEnd)
+	rec := recorder.NewRecorder(r.winStart, winEnd)
 	rec.Slices = recorder.NewSlicer(t0, cfg.Warmup+cfg.Duration, cfg.Warmup)
-	col := newCollector(rec, cfg)
-	col.bodies = bodies
-	var measured atomic.Int64
-	var sentIn atomic.Int64
-	// Workers whose warm-up request was still running when the window
-	// closed measured nothing in it, and the longest such request.
-	var warmHeld, warmLongest atomic.Int64
+	r.col = newCollector(rec, cfg)
+	r.col.bodies = bodies
 	var wg sync.WaitGroup
 	for range cfg.Concurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// A worker means to send as its last answer ends: the time from
-			// that end to the next send is its lag, as a late timer is an
-			// open loop's.
-			var due time.Time
-			for ctx.Err() == nil {
-				now := cfg.Clock.Now()
-				if !stopAt.IsZero() && !now.Before(stopAt) {
-					return
-				}
-				warmup := now.Before(winStart)
-				if !warmup && cfg.Requests > 0 && measured.Add(1) > int64(cfg.Requests) {
-					return
-				}
-				it, ok := <-items
-				if !ok {
-					return
-				}
-				if !warmup {
-					sentIn.Add(1)
-				}
-				now = cfg.Clock.Now()
-				if due.IsZero() || due.After(now) {
-					due = now
-				}
-				due = col.send(ctx, d, it, due, time.Time{}, warmup, nil)
-				if end := cfg.Clock.Now(); warmup && !stopAt.IsZero() && !end.Before(stopAt) && ctx.Err() == nil {
-					warmHeld.Add(1)
-					took := int64(end.Sub(now))
-					for old := warmLongest.Load(); took > old && !warmLongest.CompareAndSwap(old, took); old = warmLongest.Load() {
-					}
-				}
-			}
+			r.work(ctx)
 		}()
 	}
 	wg.Wait()
 	cancelItems()
 	stalls := canary.Stop()
-	p, err := col.finish(errc, time.Time{})
+	p, err := r.col.finish(errc, time.Time{})
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Measured: p, Incomplete: ctx.Err() != nil}
+	return r.outcome(p, ctx.Err() != nil, skew, stalls), nil
+}
+
+// work is one worker: it sends a request as soon as the previous one's
+// answer ends, until the window, the request bound or the items end.
+func (r *closedRun) work(ctx context.Context) {
+	cfg := r.cfg
+	// A worker means to send as its last answer ends: the time from
+	// that end to the next send is its lag, as a late timer is an
+	// open loop's.
+	var due time.Time
+	for ctx.Err() == nil {
+		now := cfg.Clock.Now()
+		if !r.stopAt.IsZero() && !now.Before(r.stopAt) {
+			return
+		}
+		warmup := now.Before(r.winStart)
+		if !warmup && cfg.Requests > 0 && r.measured.Add(1) > int64(cfg.Requests) {
+			return
+		}
+		it, ok := <-r.items
+		if !ok {
+			return
+		}
+		if !warmup {
+			r.sentIn.Add(1)
+		}
+		now = cfg.Clock.Now()
+		if due.IsZero() || due.After(now) {
+			due = now
+		}
+		due = r.col.send(ctx, r.d, it, due, time.Time{}, warmup, nil)
+		if end := cfg.Clock.Now(); warmup && !r.stopAt.IsZero() && !end.Before(r.stopAt) && ctx.Err() == nil {
+			r.heldInWarmup(end.Sub(now))
+		}
+	}
+}
+
+// heldInWarmup counts a worker whose warm-up request, which took took,
+// outlasted the window.
+func (r *closedRun) heldInWarmup(took time.Duration) {
+	r.warmHeld.Add(1)
+	for old := r.warmLongest.Load(); int64(took) > old && !r.warmLongest.CompareAndSwap(old, int64(took)); old = r.warmLongest.Load() {
+	}
+}
+
+// outcome judges the point from what it measured and its workers sent.
+func (r *closedRun) outcome(p result.Measured, incomplete bool, skew float64, stalls stall.Reading) *Outcome {
+	out := &Outcome{Measured: p, Incomplete: incomplete}
 	out.Schedule.StartSkewMs = skew
 	if secs := p.Window.Seconds; secs > 0 {
-		out.Schedule.SendRate = float64(sentIn.Load()) / secs
+		out.Schedule.SendRate = float64(r.sentIn.Load()) / secs
 	}
 	judgeLimits(&out.Schedule, p.Requests)
 	out.Validity = judgeValidity(p, out.Schedule, p.Latency[metric.Lag].P99, time.Duration(p.Latency[metric.E2E].P50*float64(time.Millisecond)), false, false, stalls)
-	if n := warmHeld.Load(); n > 0 {
-		out.Validity.Invalid = append(out.Validity.Invalid, warmupOutlasted(int(n), cfg, time.Duration(warmLongest.Load()), p.Requests.Sent))
+	if n := r.warmHeld.Load(); n > 0 {
+		out.Validity.Invalid = append(out.Validity.Invalid, warmupOutlasted(int(n), r.cfg, time.Duration(r.warmLongest.Load()), p.Requests.Sent))
 	}
 	if len(out.Validity.Invalid) > 0 && !out.Schedule.ClientSaturated {
 		// Closed-loop points are judged too: a late worker offered less.
 		flagClient(&out.Schedule, out.Validity.Invalid[0])
 	}
-	return out, nil
+	return out
 }
 
 // warmupOutlasted says that held workers' warm-up requests were still

@@ -223,21 +223,13 @@ func (r *Recorder) recordTokens(name string, v int64) {
 
 func micros(d time.Duration) int64 { return max(int64(d/time.Microsecond), 1) }
 
-// Add records one finished request.
+// Add records one finished request: in its model's figures and its time
+// slice, in the window's throughput, then by what it was (warm-up,
+// stopped, failed, or an answer) in the counts and histograms it
+// belongs to.
 func (r *Recorder) Add(s Sample) {
 	if s.Model != "" {
-		m := r.models[s.Model]
-		if m == nil {
-			if r.models == nil {
-				r.models = map[string]*Recorder{}
-			}
-			m = newRecorder(r.start, r.end, modelSigFigs)
-			m.Goodput = r.Goodput
-			r.models[s.Model] = m
-		}
-		s2 := s
-		s2.Model = ""
-		m.Add(s2)
+		r.addToModel(s)
 	}
 	if r.Slices != nil {
 		r.Slices.Add(s)
@@ -247,39 +239,7 @@ func (r *Recorder) Add(s Sample) {
 	if end.After(r.lastEnd) {
 		r.lastEnd = end
 	}
-	// Throughput counts work done inside the window whoever asked for it,
-	// so warm-up requests still streaming there count, and requests still
-	// streaming after it (cool-down) count only up to its end. Only answers
-	// count: tokens of a request that failed (cut, timed out, endless) are
-	// not throughput, so a server that streams forever and never finishes
-	// shows none.
-	total := 0
-	for _, n := range res.ChunkTokens {
-		total += int(n)
-	}
-	scale := 1.0
-	if res.OutputTokens > 0 && total > 0 {
-		scale = float64(res.OutputTokens) / float64(total) // trust usage over the per-chunk count
-	}
-	if res.OK() && s.Inputs > 0 {
-		// An embeddings answer: its prompt tokens and vectors count when
-		// it ended, and it has no first token, output or chunks.
-		if r.inWindow(end) {
-			r.promptIn += res.PromptTokens
-			r.embeddingsIn += res.Embeddings
-		}
-	} else if res.OK() {
-		for i, at := range res.ChunkAt {
-			if r.inWindow(res.Sent.Add(at)) {
-				r.outputIn += float64(res.ChunkTokens[i]) * scale
-			}
-		}
-		// The prompt was processed by the first token, or by the end of
-		// an answer that had none.
-		if first := cmp.Or(res.FirstToken, res.End); first > 0 && r.inWindow(res.Sent.Add(first)) {
-			r.promptIn += res.PromptTokens
-		}
-	}
+	r.addThroughput(&s, end)
 	// Goodput counts the requests request throughput counts (answers that
 	// ended inside the window, warm-up ones included), so that when every
 	// request meets the criteria the two are equal.
@@ -290,30 +250,105 @@ func (r *Recorder) Add(s Sample) {
 			r.goodIn++
 		}
 	}
-	if s.Warmup {
-		r.warmup++
+	if !r.classify(&s) {
 		return
 	}
-	if res.Err == client.ErrCanceled {
+	r.ok++
+	if goodReq {
+		r.good++
+	}
+	if s.Inputs > 0 {
+		r.recordEmbeddings(s)
+		return
+	}
+	finish, empty := r.noteAnswer(&s)
+	r.recordLatencies(&s, empty)
+	r.recordTokenCounts(&s, finish)
+}
+
+// addToModel records the sample in its model's own figures, made on
+// first use.
+func (r *Recorder) addToModel(s Sample) {
+	m := r.models[s.Model]
+	if m == nil {
+		if r.models == nil {
+			r.models = map[string]*Recorder{}
+		}
+		m = newRecorder(r.start, r.end, modelSigFigs)
+		m.Goodput = r.Goodput
+		r.models[s.Model] = m
+	}
+	s.Model = ""
+	m.Add(s)
+}
+
+// addThroughput counts what the request did inside the window, whoever
+// asked for it: warm-up requests still streaming there count, and
+// requests still streaming after it (cool-down) count only up to its
+// end. Only answers count: tokens of a request that failed (cut, timed
+// out, endless) are not throughput, so a server that streams forever
+// and never finishes shows none.
+func (r *Recorder) addThroughput(s *Sample, end time.Time) {
+	res := s.Result
+	if !res.OK() {
+		return
+	}
+	if s.Inputs > 0 {
+		// An embeddings answer: its prompt tokens and vectors count when
+		// it ended, and it has no first token, output or chunks.
+		if r.inWindow(end) {
+			r.promptIn += res.PromptTokens
+			r.embeddingsIn += res.Embeddings
+		}
+		return
+	}
+	total := 0
+	for _, n := range res.ChunkTokens {
+		total += int(n)
+	}
+	scale := 1.0
+	if res.OutputTokens > 0 && total > 0 {
+		scale = float64(res.OutputTokens) / float64(total) // trust usage over the per-chunk count
+	}
+	for i, at := range res.ChunkAt {
+		if r.inWindow(res.Sent.Add(at)) {
+			r.outputIn += float64(res.ChunkTokens[i]) * scale
+		}
+	}
+	// The prompt was processed by the first token, or by the end of
+	// an answer that had none.
+	if first := cmp.Or(res.FirstToken, res.End); first > 0 && r.inWindow(res.Sent.Add(first)) {
+		r.promptIn += res.PromptTokens
+	}
+}
+
+// classify counts a request that is not a measured answer where it
+// belongs (warm-up, stopped, abandoned, this machine's limit, failed)
+// and counts a measured one as sent; true: it was an answer, to be
+// recorded.
+func (r *Recorder) classify(s *Sample) bool {
+	res := s.Result
+	switch {
+	case s.Warmup:
+		r.warmup++
+		return false
+	case res.Err == client.ErrCanceled:
 		// Stopped by the run, not failed by the server: kept out of the
 		// error rate, and the point is marked incomplete by the caller.
 		r.canceled++
-		return
-	}
-	if res.Err == client.ErrAbandoned {
+		return false
+	case res.Err == client.ErrAbandoned:
 		// A user who stopped reading on purpose: counted, not an error,
 		// and its cut-short stream is no latency of an answer.
 		r.abandoned++
-		return
-	}
-	if res.Err == client.ErrClientLimit {
+		return false
+	case res.Err == client.ErrClientLimit:
 		// This machine's exhaustion, not the server's error: counted
 		// apart, and the load generator flags the point.
 		r.clientLimited++
 		r.clientLimitErr = res.Detail
-		return
+		return false
 	}
-
 	r.sent++
 	if s.Attempts > 0 {
 		r.attempts += s.Attempts
@@ -328,16 +363,16 @@ func (r *Recorder) Add(s Sample) {
 		}
 		r.errs[kind]++
 		r.lastErr[kind] = res.Detail
-		return
+		return false
 	}
-	r.ok++
-	if goodReq {
-		r.good++
-	}
-	if s.Inputs > 0 {
-		r.recordEmbeddings(s)
-		return
-	}
+	return true
+}
+
+// noteAnswer counts what an answer was besides its times: checked,
+// a tool call, its finish, empty, its usage doubted, the server's own
+// timings. It returns the finish and whether the answer had no content.
+func (r *Recorder) noteAnswer(s *Sample) (finish string, empty bool) {
+	res := s.Result
 	if s.Checked {
 		r.checked++
 		if s.Correct {
@@ -347,9 +382,9 @@ func (r *Recorder) Add(s Sample) {
 	if res.FirstToolCall > 0 {
 		r.recordLazy(metric.TTFTTool, micros(res.FirstToolCall))
 	}
-	finish := string(cmp.Or(res.Finish, client.FinishUnknown))
+	finish = string(cmp.Or(res.Finish, client.FinishUnknown))
 	r.finish = count(r.finish, finish)
-	empty := res.NoContent()
+	empty = res.NoContent()
 	if empty {
 		// Ended normally with no content: why is its finish. It has no
 		// first token, so it stays out of TTFT and TPOT (an end taken
@@ -367,6 +402,14 @@ func (r *Recorder) Add(s Sample) {
 		r.serverPredict += res.ServerPredict
 		r.serverPredicted += res.ServerPredicted
 	}
+	return finish, empty
+}
+
+// recordLatencies records an answer's latencies: send lag, TTFT (a
+// coalesced first chunk's apart), E2E, the user's and the schedule's,
+// TPOT and the gaps between chunks.
+func (r *Recorder) recordLatencies(s *Sample, empty bool) {
+	res := s.Result
 	lag := res.Sent.Sub(s.Scheduled)
 	r.record(metric.Lag, micros(s.SendLag()))
 	switch {
@@ -413,6 +456,12 @@ func (r *Recorder) Add(s Sample) {
 		}
 		r.record(metric.ITL, micros(gap))
 	})
+}
+
+// recordTokenCounts records an answer's prompt and output tokens, and
+// how they differ from what was asked.
+func (r *Recorder) recordTokenCounts(s *Sample, finish string) {
+	res := s.Result
 	if res.PromptTokens > 0 {
 		r.record(metric.PromptTokensHistogram, int64(res.PromptTokens))
 		if d := res.PromptTokens - s.WantInput; s.Images == 0 && (d*20 > s.WantInput || -d*20 > s.WantInput) {
@@ -474,43 +523,22 @@ func (r *Recorder) EndAt(t time.Time) {
 	}
 }
 
-// Point summarizes what was recorded.
+// Point summarizes what was recorded: the requests, the window and its
+// throughput, the latencies and tokens, the histograms, and each model's
+// own figures.
 func (r *Recorder) Point() (result.Measured, error) {
-	coalescedFirst := 0
-	if h := r.ttftCoalesced; h != nil {
-		// A first chunk that shared its read was read late: its TTFT is an
-		// upper bound, kept out. When most came so, the server sends the
-		// first chunks with the next, no read can part them, and the read's
-		// stamp is the best there is: they are kept.
-		if 2*r.coalescedFirst > r.coalescedFirst+int(r.hists[metric.TTFT].TotalCount()) {
-			r.hists[metric.TTFT].Merge(h)
-		} else {
-			coalescedFirst = r.coalescedFirst
-		}
-		r.ttftCoalesced = nil
-	}
+	coalescedFirst := r.settleCoalescedFirst()
 	end := r.end
 	if end.IsZero() {
 		end = r.lastEnd
 	}
 	secs := end.Sub(r.start).Seconds()
 	p := result.Measured{
-		Requests: result.Requests{Sent: r.sent, Completed: r.ok, Failed: r.sent - r.ok, Errors: r.errs, LastError: r.lastErr, Warmup: r.warmup, Canceled: r.canceled, Good: r.good,
-			ClientLimited: r.clientLimited, ClientLimitError: r.clientLimitErr, Abandoned: r.abandoned,
-			Attempts: r.attempts, GaveUp: r.gaveUp},
-		Window:  result.Window{Start: r.start, Seconds: secs},
-		Latency: map[string]result.Summary{},
-		Tokens: result.Tokens{
-			Prompt: result.Summarize(r.hists[metric.PromptTokensHistogram], 1), Output: result.Summarize(r.hists[metric.OutputTokensHistogram], 1),
-			Source: map[string]int{}, OutputMismatch: r.outputMismatch, PromptMismatch: r.promptMismatch,
-			Reasoning: r.reasoning, OutOfRange: r.outOfRange, EmptyAnswers: r.emptyAnswers, UsageRejected: r.usageRejected,
-			ChunkGaps: r.gaps, CoalescedGaps: r.coalesced, CoalescedFirst: coalescedFirst, SpreadGaps: r.spread, OneRead: r.oneRead,
-			Finish: r.finish, EmptyKinds: r.emptyKinds, MismatchKinds: r.mismatchKinds,
-		},
+		Requests:   r.requests(),
+		Window:     result.Window{Start: r.start, Seconds: secs},
+		Latency:    map[string]result.Summary{},
+		Tokens:     r.tokenSummary(coalescedFirst),
 		Histograms: map[string]string{},
-	}
-	if r.sent > 0 {
-		p.Requests.ErrorRate = float64(r.sent-r.ok) / float64(r.sent)
 	}
 	if r.Slices != nil {
 		p.Slices = r.Slices.Slices()
@@ -523,16 +551,7 @@ func (r *Recorder) Point() (result.Measured, error) {
 		p.Structured = &result.Structured{Checked: r.checked, Correct: r.correct, Rate: float64(r.correct) / float64(r.checked)}
 	}
 	if secs > 0 {
-		p.Throughput = result.Throughput{
-			Requests:     float64(r.completedIn) / secs,
-			OutputTokens: r.outputIn / secs,
-			TotalTokens:  (r.outputIn + float64(r.promptIn)) / secs,
-		}
-		if !r.Goodput.IsZero() {
-			g := float64(r.goodIn) / secs
-			p.Throughput.Goodput = &g
-		}
-		p.Throughput.Embeddings = float64(r.embeddingsIn) / secs
+		p.Throughput = r.throughput(secs)
 	}
 	if r.serverReqs > 0 {
 		st := &result.ServerTimings{Requests: r.serverReqs, PromptMsMean: millis(r.serverPrompt) / float64(r.serverReqs)}
@@ -541,32 +560,13 @@ func (r *Recorder) Point() (result.Measured, error) {
 		}
 		p.ServerTimings = st
 	}
-	if r.chunks > 0 {
-		p.Tokens.PerChunk = float64(r.tokens) / float64(r.chunks)
-	}
-	if h := r.hists[metric.PromptTokensAskedHistogram]; h != nil {
-		s := result.Summarize(h, 1)
-		p.Tokens.PromptAsked = &s
-	}
-	for src, n := range r.sources {
-		p.Tokens.Source[string(src)] = n
-	}
 	for _, n := range recordedLatencies {
 		if h := r.hists[n]; h != nil {
 			p.Latency[n] = result.Summarize(h, 1000)
 		}
 	}
-	names := make([]string, 0, len(r.hists))
-	for n := range r.hists {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		enc, err := result.EncodeHistogram(r.hists[n])
-		if err != nil {
-			return p, fmt.Errorf("%s: %w", n, err)
-		}
-		p.Histograms[n] = enc
+	if err := r.encodeHistograms(p.Histograms); err != nil {
+		return p, err
 	}
 	if len(r.models) > 0 {
 		// Every model's figures cover the point's window, so their
@@ -582,6 +582,90 @@ func (r *Recorder) Point() (result.Measured, error) {
 		}
 	}
 	return p, nil
+}
+
+// settleCoalescedFirst decides where TTFTs of first chunks that shared
+// their read go, and returns how many were kept out. Such a chunk was
+// read late: its TTFT is an upper bound, kept out. When most came so, the
+// server sends the first chunks with the next, no read can part them, and
+// the read's stamp is the best there is: they are kept.
+func (r *Recorder) settleCoalescedFirst() int {
+	h := r.ttftCoalesced
+	if h == nil {
+		return 0
+	}
+	r.ttftCoalesced = nil
+	if 2*r.coalescedFirst > r.coalescedFirst+int(r.hists[metric.TTFT].TotalCount()) {
+		r.hists[metric.TTFT].Merge(h)
+		return 0
+	}
+	return r.coalescedFirst
+}
+
+// requests summarizes the requests' counts.
+func (r *Recorder) requests() result.Requests {
+	q := result.Requests{Sent: r.sent, Completed: r.ok, Failed: r.sent - r.ok, Errors: r.errs, LastError: r.lastErr, Warmup: r.warmup, Canceled: r.canceled, Good: r.good,
+		ClientLimited: r.clientLimited, ClientLimitError: r.clientLimitErr, Abandoned: r.abandoned,
+		Attempts: r.attempts, GaveUp: r.gaveUp}
+	if r.sent > 0 {
+		q.ErrorRate = float64(r.sent-r.ok) / float64(r.sent)
+	}
+	return q
+}
+
+// tokenSummary summarizes the answers' tokens and chunks.
+func (r *Recorder) tokenSummary(coalescedFirst int) result.Tokens {
+	t := result.Tokens{
+		Prompt: result.Summarize(r.hists[metric.PromptTokensHistogram], 1), Output: result.Summarize(r.hists[metric.OutputTokensHistogram], 1),
+		Source: map[string]int{}, OutputMismatch: r.outputMismatch, PromptMismatch: r.promptMismatch,
+		Reasoning: r.reasoning, OutOfRange: r.outOfRange, EmptyAnswers: r.emptyAnswers, UsageRejected: r.usageRejected,
+		ChunkGaps: r.gaps, CoalescedGaps: r.coalesced, CoalescedFirst: coalescedFirst, SpreadGaps: r.spread, OneRead: r.oneRead,
+		Finish: r.finish, EmptyKinds: r.emptyKinds, MismatchKinds: r.mismatchKinds,
+	}
+	if r.chunks > 0 {
+		t.PerChunk = float64(r.tokens) / float64(r.chunks)
+	}
+	if h := r.hists[metric.PromptTokensAskedHistogram]; h != nil {
+		s := result.Summarize(h, 1)
+		t.PromptAsked = &s
+	}
+	for src, n := range r.sources {
+		t.Source[string(src)] = n
+	}
+	return t
+}
+
+// throughput is the window's rates over its secs seconds.
+func (r *Recorder) throughput(secs float64) result.Throughput {
+	t := result.Throughput{
+		Requests:     float64(r.completedIn) / secs,
+		OutputTokens: r.outputIn / secs,
+		TotalTokens:  (r.outputIn + float64(r.promptIn)) / secs,
+	}
+	if !r.Goodput.IsZero() {
+		g := float64(r.goodIn) / secs
+		t.Goodput = &g
+	}
+	t.Embeddings = float64(r.embeddingsIn) / secs
+	return t
+}
+
+// encodeHistograms encodes every histogram into into, by name, in the
+// names' order.
+func (r *Recorder) encodeHistograms(into map[string]string) error {
+	names := make([]string, 0, len(r.hists))
+	for n := range r.hists {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		enc, err := result.EncodeHistogram(r.hists[n])
+		if err != nil {
+			return fmt.Errorf("%s: %w", n, err)
+		}
+		into[n] = enc
+	}
+	return nil
 }
 
 // count adds one to m[k], making m on first use: most points have one

@@ -65,25 +65,57 @@ type executor struct {
 	virtual *virtualRun
 }
 
-// run measures one point and returns it as stored in f.
+// run measures one point and returns it as stored in f: ready the server,
+// configure the load, measure it (again while an attempt measured this
+// machine rather than the server), then annotate and store it.
 func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.Point, error) {
-	s := ex.s
-	fresh := false
+	fresh, err := ex.ready(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ex.points++
+	cfg, p, err := ex.pointConfig(ld, info.Trial)
+	if err != nil {
+		return nil, err
+	}
+	info.Label, info.Planned = p.Label, cfg.Warmup+cfg.Duration
+	a := ex.newAttempts(cfg, ld, info, fresh)
+	if p, err = ex.attempts(ctx, a, p); err != nil {
+		return nil, err
+	}
+	ex.annotate(&p)
+	ex.f.Points = append(ex.f.Points, p)
+	last := &ex.f.Points[len(ex.f.Points)-1]
+	if ex.obs != nil {
+		ex.obs.PointFinished(a.info, last)
+	}
+	return last, a.stopped
+}
+
+// ready readies the server for a point after the first: the turn handed
+// on and back (fresh: the server was relaunched meanwhile), a server
+// launched per point relaunched, and a launched server's exit noticed.
+func (ex *executor) ready(ctx context.Context) (fresh bool, err error) {
 	if ex.turn != nil && ex.points > 0 {
-		var err error
 		if fresh, err = ex.yield(ctx); err != nil {
-			return nil, err
+			return false, err
 		}
 	}
 	if ex.sess.perPoint() && ex.points > 0 && !fresh {
 		if err := ex.sess.relaunch(ctx); err != nil {
-			return nil, err
+			return false, err
 		}
 	}
 	if proc := ex.sess.tg.Process; proc != nil && proc.Exited() {
-		return nil, errServerDied
+		return false, errServerDied
 	}
-	ex.points++
+	return fresh, nil
+}
+
+// pointConfig is the load generator's config for the point ld, the
+// ex.points-th, and the point as it starts, labeled.
+func (ex *executor) pointConfig(ld load, trial int) (loadgen.Config, result.Point, error) {
+	s := ex.s
 	sw := s.Sweep
 	cfg := loadgen.Config{
 		Mode: ld.mode, MaxConcurrency: sw.MaxConcurrency,
@@ -93,10 +125,11 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		Retry:    retryPolicy(s),
 		Shard:    ex.shard,
 	}
+	p := result.Point{Mode: string(ld.mode), Trial: trial}
 	if st := s.Workload.Structured; st != nil {
 		chk, err := structured.Compile(st.Kind, st.Name, st.Schema)
 		if err != nil {
-			return nil, fmt.Errorf("workload.structured: %w", err)
+			return cfg, p, fmt.Errorf("workload.structured: %w", err)
 		}
 		cfg.Check = func(res *client.Result) bool { return chk.Check(res.ToolName, res.ToolArgs, res.Text) }
 	}
@@ -104,34 +137,11 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		slot := cfg.Warmup + cfg.Duration + ex.pointGap
 		cfg.StartAt = ex.startAt.Add(time.Duration(ex.points-1) * slot)
 	}
-	p := result.Point{Mode: string(ld.mode), Trial: info.Trial}
 	switch ld.mode {
 	case loadgen.OpenLoop:
-		cfg.Rate, cfg.AllAtOnce = ld.rate, ld.allAtOnce
-		cfg.StopSaturated = sw.StopsSaturated()
-		if cfg.MaxConcurrency == 0 && ex.virtual == nil {
-			// Open loop has no natural bound on requests in flight; past the
-			// descriptor limit the client's own dials fail. The cap keeps
-			// them waiting instead, and the point is flagged if it bit.
-			cfg.MaxConcurrency, cfg.DescriptorLimit = fdlimit.MaxConns()
+		if err := ex.openLoad(&cfg, &p, ld); err != nil {
+			return cfg, p, err
 		}
-		if ld.allAtOnce {
-			// Rate stays 0 in the result (JSON has no infinity); the label
-			// says what vLLM's flag says.
-			p.Label = "rate=inf"
-			break
-		}
-		// Each point draws its own arrivals, the same in every run.
-		var err error
-		cfg.Arrivals, err = workload.NewArrivals(s.Workload.Arrival, cfg.Rate, s.Workload.Seed, ld.arrivalStream, ex.wl.srcs.Trace)
-		if err != nil {
-			return nil, err
-		}
-		if r := sw.Ramp; r != nil {
-			cfg.Arrivals = workload.Ramped(cfg.Arrivals, cfg.Rate, *r)
-		}
-		p.Rate = cfg.Rate
-		p.Label = "rate=" + strconv.FormatFloat(cfg.Rate, 'g', -1, 64)
 	case loadgen.ClosedLoop:
 		// The shards' workers sum to the level, and so do their requests.
 		cfg.Concurrency = ex.shard.Split(ld.concurrency)
@@ -141,8 +151,63 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		p.Concurrency = ld.concurrency
 		p.Label = "concurrency=" + strconv.Itoa(ld.concurrency)
 	}
-	info.Label, info.Planned = p.Label, cfg.Warmup+cfg.Duration
-	seq := ex.points - 1
+	return cfg, p, nil
+}
+
+// openLoad configures an open-loop point: its rate, its cap on requests
+// in flight, and its arrivals.
+func (ex *executor) openLoad(cfg *loadgen.Config, p *result.Point, ld load) error {
+	s := ex.s
+	cfg.Rate, cfg.AllAtOnce = ld.rate, ld.allAtOnce
+	cfg.StopSaturated = s.Sweep.StopsSaturated()
+	if cfg.MaxConcurrency == 0 && ex.virtual == nil {
+		// Open loop has no natural bound on requests in flight; past the
+		// descriptor limit the client's own dials fail. The cap keeps
+		// them waiting instead, and the point is flagged if it bit.
+		cfg.MaxConcurrency, cfg.DescriptorLimit = fdlimit.MaxConns()
+	}
+	if ld.allAtOnce {
+		// Rate stays 0 in the result (JSON has no infinity); the label
+		// says what vLLM's flag says.
+		p.Label = "rate=inf"
+		return nil
+	}
+	// Each point draws its own arrivals, the same in every run.
+	var err error
+	cfg.Arrivals, err = workload.NewArrivals(s.Workload.Arrival, cfg.Rate, s.Workload.Seed, ld.arrivalStream, ex.wl.srcs.Trace)
+	if err != nil {
+		return err
+	}
+	if r := s.Sweep.Ramp; r != nil {
+		cfg.Arrivals = workload.Ramped(cfg.Arrivals, cfg.Rate, *r)
+	}
+	p.Rate = cfg.Rate
+	p.Label = "rate=" + strconv.FormatFloat(cfg.Rate, 'g', -1, 64)
+	return nil
+}
+
+// pointAttempts is what a point's attempts share: the first, and the
+// reruns of any that measured this machine rather than the server.
+type pointAttempts struct {
+	cfg  loadgen.Config
+	info PointInfo
+	seq  int // the point's place in the suite's sequence of prompts
+	// reruns bounds the reruns; discarded holds why each attempt was,
+	// the first prior of them before this call.
+	reruns    int
+	discarded []string
+	prior     int
+	// began is when the first attempt started; deadline, once it ended,
+	// when no rerun starts any more.
+	began    time.Time
+	deadline time.Duration
+	// fresh: the server was relaunched since the last attempt.
+	fresh bool
+	// stopped, when set, ended the point and the target's remaining ones.
+	stopped error
+}
+
+func (ex *executor) newAttempts(cfg loadgen.Config, ld load, info PointInfo, fresh bool) *pointAttempts {
 	// A trial that measured this machine rather than the server is measured
 	// again, up to the suite's reruns: the same requests, the same arrivals.
 	// Aligned shards cannot: the others have moved on.
@@ -154,35 +219,38 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	// longer) count with this call's own: in the requests file, the
 	// progress and the validity's list.
 	discarded := slices.Clone(ld.earlier)
-	prior := len(discarded)
-	info.Rerun = prior
+	info.Rerun = len(discarded)
 	info.Virtual = ex.virtual != nil
-	var stopped error
-	began, deadline := ex.now(), time.Duration(0)
+	return &pointAttempts{cfg: cfg, info: info, seq: ex.points - 1, reruns: reruns, discarded: discarded, prior: len(discarded), began: ex.now(), fresh: fresh}
+}
+
+// attempts measures the point p until an attempt stands, and returns it
+// with its validity.
+func (ex *executor) attempts(ctx context.Context, a *pointAttempts, p result.Point) (result.Point, error) {
 	for attempt := 0; ; attempt++ {
 		q := p
-		cfg.Progress = &loadgen.Progress{}
+		a.cfg.Progress = &loadgen.Progress{}
 		if rl := ex.requests; rl != nil {
-			label, trial, rerun := p.Label, info.Trial, prior+attempt
-			cfg.OnSample = func(s recorder.Sample) { rl.Add(label, trial, rerun, s) }
+			label, trial, rerun := p.Label, a.info.Trial, a.prior+attempt
+			a.cfg.OnSample = func(s recorder.Sample) { rl.Add(label, trial, rerun, s) }
 		}
 		// A rerun within this call repeats its attempt; a capacity probe
 		// measured again longer (prior) is a new point, relaunched above
 		// where the session does so, with prompts of its own.
 		again := attempt > 0
-		if again && ex.sess.perPoint() && !fresh {
+		if again && ex.sess.perPoint() && !a.fresh {
 			// A rerun starts as the attempt it replaces did: a fresh server.
 			if err := ex.sess.relaunch(ctx); err != nil {
-				return nil, err
+				return p, err
 			}
 		}
-		fresh = false
+		a.fresh = false
 		// A rerun sends the discarded attempt's prompts again: the
 		// server's prefix cache is emptied first, so that it does not
 		// serve them from what the discarded attempt left.
-		out, err := ex.measure(ctx, cfg, &q, info, seq, again)
+		out, err := ex.measure(ctx, a.cfg, &q, a.info, a.seq, again)
 		if err != nil && (out == nil || !errors.Is(err, errServerDied)) {
-			return nil, fmt.Errorf("%s: %w", p.Label, err)
+			return p, fmt.Errorf("%s: %w", p.Label, err)
 		}
 		q.Measured, q.Schedule, q.Incomplete = out.Measured, out.Schedule, out.Incomplete
 		v := out.Validity
@@ -192,45 +260,65 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		if err != nil {
 			// The server died: what the point measured until then is kept,
 			// marked incomplete, and the target's remaining points end.
-			v.Reruns = discarded
+			v.Reruns = a.discarded
 			q.Incomplete, q.Validity = true, &v
-			p, stopped = q, fmt.Errorf("%s: %w", p.Label, err)
-			break
+			a.stopped = fmt.Errorf("%s: %w", p.Label, err)
+			return q, nil
 		}
-		if attempt == 0 {
-			deadline = rerunDeadline(info.Planned, ex.now().Sub(began), reruns)
+		again, err = ex.rerun(ctx, a, attempt, &q, &v, out.Incomplete)
+		if err != nil {
+			return p, err
 		}
-		late := false
-		if len(v.Invalid) > 0 && attempt < reruns {
-			if took := ex.now().Sub(began); took >= deadline {
-				late = true
-				v.Invalid = append(v.Invalid, fmt.Sprintf("no rerun after attempt %d: the point's attempts took %v, past their deadline of %v", attempt+1, took.Round(time.Second), deadline.Round(time.Second)))
-			}
+		if !again {
+			v.Reruns = a.discarded
+			q.Validity = &v
+			return q, nil
 		}
-		if len(v.Invalid) > 0 && attempt < reruns && !late && ctx.Err() == nil && !out.Incomplete {
-			discarded = append(discarded, strings.Join(v.Invalid, "; "))
-			if ex.obs != nil {
-				q.Validity = &v
-				info.Discarded = true
-				ex.obs.PointFinished(info, &q)
-				info.Discarded = false
-			}
-			if ex.turn != nil {
-				// Interleaved variants keep their turns: the others measure
-				// while this machine settles.
-				var err error
-				if fresh, err = ex.yield(ctx); err != nil {
-					return nil, err
-				}
-			}
-			info.Rerun = prior + attempt + 1
-			continue
-		}
-		v.Reruns = discarded
-		q.Validity = &v
-		p = q
-		break
 	}
+}
+
+// rerun says whether the attempt q, judged v, is measured again: it did
+// not measure the server, and neither the reruns nor their deadline are
+// spent nor the point stopped. If so it reports the attempt discarded and
+// hands the turn on.
+func (ex *executor) rerun(ctx context.Context, a *pointAttempts, attempt int, q *result.Point, v *result.Validity, incomplete bool) (bool, error) {
+	if attempt == 0 {
+		a.deadline = rerunDeadline(a.info.Planned, ex.now().Sub(a.began), a.reruns)
+	}
+	if len(v.Invalid) == 0 || attempt >= a.reruns {
+		return false, nil
+	}
+	if took := ex.now().Sub(a.began); took >= a.deadline {
+		v.Invalid = append(v.Invalid, fmt.Sprintf("no rerun after attempt %d: the point's attempts took %v, past their deadline of %v", attempt+1, took.Round(time.Second), a.deadline.Round(time.Second)))
+		return false, nil
+	}
+	if ctx.Err() != nil || incomplete {
+		return false, nil
+	}
+	a.discarded = append(a.discarded, strings.Join(v.Invalid, "; "))
+	if ex.obs != nil {
+		q.Validity = v
+		a.info.Discarded = true
+		ex.obs.PointFinished(a.info, q)
+		a.info.Discarded = false
+	}
+	if ex.turn != nil {
+		// Interleaved variants keep their turns: the others measure
+		// while this machine settles.
+		var err error
+		if a.fresh, err = ex.yield(ctx); err != nil {
+			return false, err
+		}
+	}
+	a.info.Rerun = a.prior + attempt + 1
+	return true, nil
+}
+
+// annotate adds to a measured point what its figures imply: the queue's
+// wait, the client's overhead, notes on prompts off their targets and
+// others, and its cost.
+func (ex *executor) annotate(p *result.Point) {
+	s := ex.s
 	if st, ttft := p.ServerTimings, p.Latency[metric.TTFT]; st != nil && ttft.Count > 0 && ttft.Mean > st.PromptMsMean {
 		// The difference the server timings' line prints, recorded with
 		// the queue it measures (time in transit and in the client too).
@@ -243,7 +331,7 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 	// (every shard's): the two cannot be set against each other.
 	if ex.shard.Count <= 1 {
 		var overheadNote string
-		if p.Overhead, overheadNote = serverOverhead(&p); overheadNote != "" {
+		if p.Overhead, overheadNote = serverOverhead(p); overheadNote != "" {
 			ex.f.Notes = append(ex.f.Notes, p.Label+": "+overheadNote)
 		}
 	}
@@ -259,16 +347,10 @@ func (ex *executor) run(ctx context.Context, ld load, info PointInfo) (*result.P
 		}
 		ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("%s: %d of %d prompts (%.0f%%) were more than 5%% off the tokens asked, by the server's usage: the figures are for other prompt lengths than the suite states%s", p.Label, off, n, 100*float64(off)/float64(n), why))
 	}
-	for _, n := range pointNotes(s, &p, max(ex.shard.Count, 1)) {
+	for _, n := range pointNotes(s, p, max(ex.shard.Count, 1)) {
 		ex.f.Notes = append(ex.f.Notes, p.Label+": "+n)
 	}
-	cost.Price((*cost.Deployment)(s.Cost), s.TelemetryNames(), &p)
-	ex.f.Points = append(ex.f.Points, p)
-	last := &ex.f.Points[len(ex.f.Points)-1]
-	if ex.obs != nil {
-		ex.obs.PointFinished(info, last)
-	}
-	return last, stopped
+	cost.Price((*cost.Deployment)(s.Cost), s.TelemetryNames(), p)
 }
 
 // yield hands the turn to the other runs sharing the machine and waits for
@@ -299,7 +381,6 @@ func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.P
 	if ex.virtual != nil {
 		return ex.measureVirtual(ctx, cfg, p, info, seq, rerun)
 	}
-	s := ex.s
 	if ex.obs != nil {
 		ex.obs.PointStarted(info, cfg.Progress)
 	}
@@ -307,41 +388,16 @@ func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.P
 	if err != nil {
 		return nil, err
 	}
-	if s.Sweep.ResetPrefixCache || rerun {
+	if ex.s.Sweep.ResetPrefixCache || rerun {
 		p.PrefixCacheReset = engine.ResetPrefixCache(ctx, ex.sess.tg.Info.URL)
 	}
-	var sampler *engine.Sampler
-	if ex.sess.metrics {
-		sampler = engine.Sample(ctx, ex.sess.tg.Info.URL, time.Second, cfg.Progress.InFlight.Load)
-		if cfg.Warmup > 0 {
-			// The server's counters are read again when the measured
-			// window starts, so that the warm-up's requests stay out of
-			// them. Without a warm-up the first reading, taken before any
-			// request went, is the window's start.
-			cfg.OnWindow = sampler.From
-		}
-	}
+	sampler := ex.sampleServer(ctx, &cfg)
 	var tel []*telemetry.Sampler
-	for _, t := range s.Telemetry {
+	for _, t := range ex.s.Telemetry {
 		tel = append(tel, telemetry.Start(ctx, telemetry.Endpoint{Name: t.Name, URL: t.URL, Interval: t.Interval.D(), Gauges: t.Gauges}))
 	}
-	runCtx := ctx
-	var died <-chan struct{}
-	if proc := ex.sess.tg.Process; proc != nil {
-		// A launched server that dies ends the point at once, rather than
-		// the point sending its remaining requests to a closed port.
-		var cancel context.CancelCauseFunc
-		runCtx, cancel = context.WithCancelCause(ctx)
-		defer cancel(nil)
-		died = proc.Done()
-		go func() {
-			select {
-			case <-died:
-				cancel(errServerDied)
-			case <-runCtx.Done():
-			}
-		}()
-	}
+	runCtx, died, cancel := ex.watchProcess(ctx)
+	defer cancel(nil)
 	watch := ex.watchServer(runCtx)
 	out, err := loadgen.Run(runCtx, ex.sess.cl, cfg, src)
 	if out != nil {
@@ -349,9 +405,57 @@ func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.P
 	} else if watch != nil {
 		watch.Stop()
 	}
-	if died != nil && context.Cause(runCtx) == errServerDied {
+	if died && context.Cause(runCtx) == errServerDied {
 		err = errServerDied
 	}
+	ex.telemetryFigures(tel, p)
+	if sampler != nil {
+		ex.serverFigures(sampler, cfg.Warmup, p)
+	}
+	return out, err
+}
+
+// sampleServer starts reading the server's /metrics, when it has them
+// (nil: it has not).
+func (ex *executor) sampleServer(ctx context.Context, cfg *loadgen.Config) *engine.Sampler {
+	if !ex.sess.metrics {
+		return nil
+	}
+	sampler := engine.Sample(ctx, ex.sess.tg.Info.URL, time.Second, cfg.Progress.InFlight.Load)
+	if cfg.Warmup > 0 {
+		// The server's counters are read again when the measured
+		// window starts, so that the warm-up's requests stay out of
+		// them. Without a warm-up the first reading, taken before any
+		// request went, is the window's start.
+		cfg.OnWindow = sampler.From
+	}
+	return sampler
+}
+
+// watchProcess returns the context a point runs under: for a launched
+// server, one canceled with errServerDied when it exits (watched: true),
+// so that the point ends at once rather than sending its remaining
+// requests to a closed port. The caller calls cancel when the point ends.
+func (ex *executor) watchProcess(ctx context.Context) (runCtx context.Context, watched bool, cancel context.CancelCauseFunc) {
+	proc := ex.sess.tg.Process
+	if proc == nil {
+		return ctx, false, func(error) {}
+	}
+	runCtx, cancel = context.WithCancelCause(ctx)
+	died := proc.Done()
+	go func() {
+		select {
+		case <-died:
+			cancel(errServerDied)
+		case <-runCtx.Done():
+		}
+	}()
+	return runCtx, true, cancel
+}
+
+// telemetryFigures stops the telemetry samplers and puts their figures
+// into p; an endpoint that failed is noted once.
+func (ex *executor) telemetryFigures(tel []*telemetry.Sampler, p *result.Point) {
 	for i, ts := range tel {
 		figs, terr := ts.Stop()
 		var dropped *telemetry.Dropped
@@ -380,28 +484,30 @@ func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.P
 		}
 		maps.Copy(p.Telemetry, figs)
 	}
-	if sampler != nil {
-		p.Server = sampler.Stop()
-		p.Queue = nil // a rerun's attempt starts afresh
-		if peak, n := sampler.Held(); n > 0 {
-			p.Queue = &result.Queue{HeldPeak: peak, Scrapes: n}
-			if _, ok := p.Server["waiting_peak"]; ok {
-				p.Queue.GaugeBlind = ex.sess.waitingBlind
-			}
-		}
-		switch {
-		case len(p.Server) == 0:
-		case !sampler.FromWindow() && cfg.Warmup > 0:
-			p.ServerFrom = "point"
-		default:
-			p.ServerFrom = "window"
-		}
-		if names := sampler.Unknown(); names != nil && !ex.unknownMetricsNoted {
-			ex.unknownMetricsNoted = true
-			ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("the server's /metrics were read, but none of their names is one benchci knows (%s, ...): no server-side figures", strings.Join(names, ", ")))
+}
+
+// serverFigures stops the /metrics sampler and puts the server's figures
+// and queue into p.
+func (ex *executor) serverFigures(sampler *engine.Sampler, warmup time.Duration, p *result.Point) {
+	p.Server = sampler.Stop()
+	p.Queue = nil // a rerun's attempt starts afresh
+	if peak, n := sampler.Held(); n > 0 {
+		p.Queue = &result.Queue{HeldPeak: peak, Scrapes: n}
+		if _, ok := p.Server["waiting_peak"]; ok {
+			p.Queue.GaugeBlind = ex.sess.waitingBlind
 		}
 	}
-	return out, err
+	switch {
+	case len(p.Server) == 0:
+	case !sampler.FromWindow() && warmup > 0:
+		p.ServerFrom = "point"
+	default:
+		p.ServerFrom = "window"
+	}
+	if names := sampler.Unknown(); names != nil && !ex.unknownMetricsNoted {
+		ex.unknownMetricsNoted = true
+		ex.f.Notes = append(ex.f.Notes, fmt.Sprintf("the server's /metrics were read, but none of their names is one benchci knows (%s, ...): no server-side figures", strings.Join(names, ", ")))
+	}
 }
 
 // rerunDeadline is the time a point's attempts may take in all before no
