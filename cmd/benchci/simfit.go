@@ -146,6 +146,13 @@ func readFitInput(cmd *cobra.Command, o simFitOptions, args []string) (fitInput,
 			len(pts), simfit.MaxPoints, len(kept), float64(len(pts))/float64(len(kept)))
 		pts = kept
 	}
+	// After the sample: the points fitted are the ones that must pin.
+	if err := simfit.Pinned(ps, pts); err != nil {
+		if len(skipped) > 0 {
+			err = fmt.Errorf("%w\nleft out:%s", err, skippedLines(skipped))
+		}
+		return in, &exitError{exitUsage, err}
+	}
 	return fitInput{base, ps, pts, skipped}, nil
 }
 
@@ -238,9 +245,12 @@ every point (squared up to about 25% off, linear beyond, so one point past
 the knee cannot drag the others), each figure weighed by how precisely it was
 measured (its standard error, at least 2%). The optimizer is Nelder-Mead over
 the parameters' log-scales from the base profile, restarted from its answer
-with smaller simplexes; it is deterministic. Points that failed requests,
-were stopped for saturation or measured fewer than 8 answers are left out,
-and listed. A fit of a few points takes seconds; the held-out check one
+with smaller simplexes; it is deterministic. Points of trials benchci
+marked invalid (they measured the machine, not the server), that failed
+requests, were stopped for saturation or measured fewer than 8 answers are
+left out, and listed. A fit needs at least as many points of distinct loads
+or lengths as parameters, and refuses fewer: at one load two parameters
+trade against each other, and the loss says nothing. A fit of a few points takes seconds; the held-out check one
 fit per fold. Above ` + fmt.Sprint(simfit.MaxPoints) + ` points, evenly spaced ones are fitted (the first,
 then about every Nth in file order), and a note says how many; the fit and
 its check stop at --timeout (10m by default, at most 2h).

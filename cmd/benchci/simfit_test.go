@@ -86,6 +86,20 @@ func TestSimFitJSON(t *testing.T) {
 
 func TestSimFitRefuses(t *testing.T) {
 	t.Parallel()
+	// One point of the fixture: three parameters cannot be pinned by it.
+	var doc map[string]any
+	data, err := os.ReadFile(simFitFixture[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["points"] = doc["points"].([]any)[:1]
+	onePoint := filepath.Join(t.TempDir(), "one.json")
+	if data, err = json.Marshal(doc); err != nil || os.WriteFile(onePoint, data, 0o644) != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		args []string
@@ -96,6 +110,7 @@ func TestSimFitRefuses(t *testing.T) {
 		{"unknown profile", []string{simFitFixture[0], "--profile", "llama-3-8b@h999"}, "unknown GPU card"},
 		{"not results", []string{"testdata/tiny.jsonnet", "--profile", "tiny"}, "not valid JSON"},
 		{"negative folds", []string{simFitFixture[0], "--profile", "tiny", "--folds", "-1"}, "--folds"},
+		{"more parameters than points", []string{onePoint, "--profile", "tiny"}, "3 parameters (step_base, decode_per_seq, prefill_per_token) need at least 3 points of distinct loads or lengths to pin them, and the fit has 1"},
 		{"timeout past the bound", []string{simFitFixture[0], "--profile", "tiny", "--timeout", "3h"}, "--timeout must be more than 0 and at most 2h0m0s"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

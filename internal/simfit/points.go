@@ -15,6 +15,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/benchci/benchci/framework/metric"
@@ -151,8 +152,9 @@ type Skipped struct {
 
 // Points reads the load points of results files (already read and
 // verified by result.Read) that the fit can replay. A point is skipped,
-// with the reason, when it measured too few answers, was stopped early
-// for saturation, failed requests, or its figures are missing. network,
+// with the reason, when its trial was invalid, it measured too few
+// answers, was stopped early for saturation, failed requests, or its
+// figures are missing. network,
 // when not negative, is the client's round trip to the server; negative
 // reads it from each file (see Network).
 func Points(files []*result.File, names []string, network time.Duration) ([]Point, []Skipped, error) {
@@ -186,6 +188,15 @@ func Points(files []*result.File, names []string, network time.Duration) ([]Poin
 		}
 	}
 	return out, skipped, nil
+}
+
+// clip cuts s to n runes, the last an ellipsis: a reason from a file is
+// shown, not the whole of it.
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 // maxNetwork bounds the round trip read from a file.
@@ -229,6 +240,10 @@ func point(rp *result.Point) (Point, string, error) {
 	switch {
 	case rp.Incomplete:
 		return p, "incomplete (the run was stopped)", nil
+	case rp.Validity != nil && len(rp.Validity.Invalid) > 0:
+		// A trial benchci discarded measured the machine it ran on: its
+		// figures hold the stalls, which no twin of the server should learn.
+		return p, "benchci marked the trial invalid: " + clip(untrusted.Text(rp.Validity.Invalid[0]), 160), nil
 	case rp.Schedule.Saturation != "":
 		return p, "stopped early for saturation: its queue grew without bound", nil
 	case rp.Schedule.ClientSaturated:
@@ -354,4 +369,43 @@ func (p Point) run(seed uint64) sim.Run {
 		r.Rate = p.Rate
 	}
 	return r
+}
+
+// Distinct counts the points' distinct conditions: a load (its mode and
+// concurrency or rate) with a workload (its prompt and output lengths'
+// means, to a tenth). Repeated trials of one condition count once: they
+// measure the same thing again, and pin no further parameter.
+func Distinct(pts []Point) int {
+	type key struct {
+		mode          string
+		load, in, out float64
+	}
+	seen := map[key]bool{}
+	for _, p := range pts {
+		load := float64(p.Concurrency)
+		if p.Mode != result.ModeConcurrency {
+			load = p.Rate
+		}
+		tenth := func(v float64) float64 { return math.Round(10*v) / 10 }
+		seen[key{p.Mode, tenth(load), tenth(p.prompt.mean), tenth(p.output.mean)}] = true
+	}
+	return len(seen)
+}
+
+// Pinned refuses a fit of more parameters than its points can pin. Each
+// parameter moves the figures differently as the load or the lengths
+// change (a step's fixed cost against its per-sequence cost, decode
+// against prefill), so it takes a condition of its own: at one load, two
+// of them trade against each other, and the optimizer settles anywhere
+// on that ridge with a small loss and a twin that is wrong off it.
+func Pinned(params []Param, pts []Point) error {
+	if n := Distinct(pts); n < len(params) {
+		names := make([]string, len(params))
+		for i, p := range params {
+			names[i] = p.Name
+		}
+		return fmt.Errorf("%d parameters (%s) need at least %d points of distinct loads or lengths to pin them, and the fit has %d: measure more points (a sweep of %d rates or concurrencies), or fit fewer with --params",
+			len(params), strings.Join(names, ", "), len(params), n, len(params))
+	}
+	return nil
 }

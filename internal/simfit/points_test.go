@@ -63,6 +63,9 @@ func TestPoints(t *testing.T) {
 	}{
 		{"failed", func(p *result.Point) { p.Requests.Failed, p.Requests.Completed = 3, p.Requests.Completed-3 }, "failed"},
 		{"saturated", func(p *result.Point) { p.Schedule.Saturation = "queue grew" }, "saturation"},
+		{"invalid", func(p *result.Point) {
+			p.Validity = &result.Validity{Invalid: []string{"the machine stalled 188.8 ms in 4 pauses\x1b[2J" + strings.Repeat("x", 500)}}
+		}, "marked the trial invalid: the machine stalled 188.8 ms in 4 pauses"},
 		{"few answers", func(p *result.Point) { p.Requests.Completed = 3 }, "fewer than"},
 		{"no token counts", func(p *result.Point) { p.Tokens.Prompt = result.Summary{} }, "token counts"},
 		{"too large", func(p *result.Point) {
@@ -75,6 +78,36 @@ func TestPoints(t *testing.T) {
 		_, skipped := read(func(f *result.File) { s.edit(&f.Points[0]) })
 		if len(skipped) != 1 || !strings.Contains(skipped[0].Why, s.why) {
 			t.Errorf("%s: skipped %v, want the first point, saying %q", s.name, skipped, s.why)
+		} else if why := skipped[0].Why; len([]rune(why)) > 240 || strings.ContainsRune(why, '\x1b') {
+			t.Errorf("%s: a reason from the file is shown unbounded or raw: %q", s.name, why)
 		}
+	}
+}
+
+// A fit of more parameters than distinct conditions is refused; a second
+// trial of a condition pins nothing more.
+func TestPinned(t *testing.T) {
+	t.Parallel()
+	tiny, _ := sim.Lookup("tiny")
+	pts := readPoints(t, synthesize(t, tiny, []load{
+		{concurrency: 2, in: [2]int{10, 20}, out: [2]int{5, 10}},
+		{rate: 10, in: [2]int{10, 20}, out: [2]int{5, 10}},
+	}))
+	params, err := ParamsFor(tiny, nil)
+	must(t, err)
+	again := append(pts, pts[0]) // the closed loop's second trial
+	if n := Distinct(again); n != 2 {
+		t.Errorf("%d distinct conditions, want 2", n)
+	}
+	if err := Pinned(params, again); err == nil || !strings.Contains(err.Error(), "need at least 3 points") {
+		t.Errorf("3 parameters on 2 conditions: %v", err)
+	}
+	if err := Pinned(params[:2], pts); err != nil {
+		t.Errorf("2 parameters on 2 conditions: %v", err)
+	}
+	longer := pts[1]
+	longer.prompt.mean *= 4 // the same rate, prompts four times as long
+	if err := Pinned(params, append(pts, longer)); err != nil {
+		t.Errorf("3 parameters on 2 loads and a second length: %v", err)
 	}
 }
