@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -112,6 +114,10 @@ type fitInput struct {
 	params  []simfit.Param
 	pts     []simfit.Point
 	skipped []simfit.Skipped
+	// suiteDirs are the directories, found here, of the suites the
+	// results were measured with: where a suite would name the profile
+	// from.
+	suiteDirs []string
 }
 
 // readFitInput reads the results files and the points to fit from them;
@@ -153,7 +159,7 @@ func readFitInput(cmd *cobra.Command, o simFitOptions, args []string) (fitInput,
 		}
 		return in, &exitError{exitUsage, err}
 	}
-	return fitInput{base, ps, pts, skipped}, nil
+	return fitInput{base, ps, pts, skipped, suiteDirs(files)}, nil
 }
 
 // fitAndValidate fits, then checks the fit on held-out folds (none with
@@ -183,9 +189,15 @@ func fitAndValidate(ctx context.Context, o simFitOptions, in fitInput) (*simfit.
 // printFitNotes says below the tables what to make of them: the points
 // far off, those left out, and a missing held-out check.
 func printFitNotes(w io.Writer, o simFitOptions, in fitInput, fitted *simfit.Fitted, val *simfit.Validation) {
-	if far := farPoints(fitted, val, in.pts); len(far) > 0 {
-		fmt.Fprintf(w, "\nnote: %s %s off by more than 25%%: near or past the knee a queue's wait turns on which arrivals came, which no twin predicts; the fit weighs such errors linearly, so they pull no harder than in proportion\n",
-			strings.Join(far, ", "), map[bool]string{true: "is", false: "are"}[len(far) == 1])
+	queued, below := farPoints(fitted, val, in.pts)
+	isAre := func(s []string) string { return map[bool]string{true: "is", false: "are"}[len(s) == 1] }
+	if len(queued) > 0 {
+		fmt.Fprintf(w, "\nnote: %s %s off by more than 25%% where requests queued (TTFT %d times or more the least load's): near or past the knee a queue's wait turns on which arrivals came, which no twin predicts; the fit weighs such errors linearly, so they pull no harder than in proportion\n",
+			strings.Join(queued, ", "), isAre(queued), simfit.QueueFactor)
+	}
+	if len(below) > 0 {
+		fmt.Fprintf(w, "\nnote: %s %s off by more than 25%% below the knee (no queue: TTFT within %d times the least load's): not a queue's luck but what the twin does not model of this server; fit the parameters that move these figures (--params), and expect what-ifs near them to miss as much\n",
+			strings.Join(below, ", "), isAre(below), simfit.QueueFactor)
 	}
 	if len(in.skipped) > 0 {
 		fmt.Fprintf(w, "\nleft out:%s\n", skippedLines(in.skipped))
@@ -206,12 +218,64 @@ func writeFitted(w io.Writer, path string, in fitInput, fitted *simfit.Fitted, v
 	if err := simfit.Write(path, pf); err != nil {
 		return err
 	}
-	what := "b.target.sim('file:" + path + "')"
-	if in.base.Spec != nil {
-		what += fmt.Sprintf(", or on other cards b.target.simSpec('%s', '%s', fitted='%s')", in.base.Spec.Model.Name, in.base.Spec.GPU.Name, path)
-	}
-	fmt.Fprintf(w, "\nwrote %s; a suite names it as %s, the path relative to the suite's directory\n", path, what)
+	fmt.Fprintf(w, "\nwrote %s; %s\n", path, namedAs(path, in))
 	return nil
+}
+
+// suiteDirs are the distinct directories of the results' suites that
+// exist from here (a suite's path is recorded as its run named it, from
+// where it ran), in file order.
+func suiteDirs(files []*result.File) []string {
+	var dirs []string
+	for _, f := range files {
+		p := f.Suite.Path
+		if p == "" || !untrusted.Safe(p) {
+			continue
+		}
+		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		if d := filepath.Dir(p); !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// namedAs says how a suite names the profile written at path: relative
+// to the suite's own directory, as the suite loader resolves it, from
+// each suite the results came from that is found here.
+func namedAs(path string, in fitInput) string {
+	name := func(rel string) string {
+		what := "b.target.sim('file:" + rel + "')"
+		if in.base.Spec != nil {
+			what += fmt.Sprintf(", or on other cards b.target.simSpec('%s', '%s', fitted='%s')", in.base.Spec.Model.Name, in.base.Spec.GPU.Name, rel)
+		}
+		return what
+	}
+	var from []string
+	for _, d := range in.suiteDirs {
+		if rel, err := relPath(d, path); err == nil {
+			from = append(from, fmt.Sprintf("a suite in %s names it as %s", d, name(filepath.ToSlash(rel))))
+		}
+	}
+	if len(from) == 0 {
+		return fmt.Sprintf("a suite names it as %s, with the path from the suite's own directory (%s is from here)", name(filepath.ToSlash(path)), path)
+	}
+	return strings.Join(from, "; ")
+}
+
+// relPath is target's path from the directory dir, both from here.
+func relPath(dir, target string) (string, error) {
+	a, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	b, err := filepath.Abs(target)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Rel(a, b)
 }
 
 // simFitLong is fit's help, apart from simFitCmd for its length.
@@ -410,18 +474,26 @@ func paramCell(q simfit.Param, v float64) report.Cell {
 
 // farPoints names the points with a figure off by more than 25%, held
 // out where there was a held-out check.
-func farPoints(f *simfit.Fitted, v *simfit.Validation, pts []simfit.Point) []string {
+func farPoints(f *simfit.Fitted, v *simfit.Validation, pts []simfit.Point) (queued, below []string) {
 	rows := simfit.InSample(pts, f.Predictions)
 	if v != nil {
 		rows = v.Rows
 	}
-	var out []string
+	waited := map[string]bool{}
+	for i, q := range simfit.Queued(pts) {
+		waited[pts[i].Name] = q
+	}
 	for _, r := range rows {
-		if math.Abs(r.Error) > 0.25 && !slices.Contains(out, r.Point) {
-			out = append(out, r.Point)
+		if math.Abs(r.Error) <= 0.25 || slices.Contains(queued, r.Point) || slices.Contains(below, r.Point) {
+			continue
+		}
+		if waited[r.Point] {
+			queued = append(queued, r.Point)
+		} else {
+			below = append(below, r.Point)
 		}
 	}
-	return out
+	return queued, below
 }
 
 func medianAbs(rows []simfit.HeldOut) float64 {

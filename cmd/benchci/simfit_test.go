@@ -167,3 +167,39 @@ func TestSimFitCapsPointsAndStops(t *testing.T) {
 	// first, and on a loaded machine under -race that is a wall-clock
 	// matter (seconds unloaded).
 }
+
+// The profile's path is printed as the results' suite names it: from the
+// suite's own directory, where the loader resolves it, not from here.
+func TestSimFitNamesThePathFromTheSuite(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	suitePath := filepath.Join(dir, "suites", "open.jsonnet")
+	if err := os.MkdirAll(filepath.Dir(suitePath), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(suitePath, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	data, err := os.ReadFile(simFitFixture[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["suite"].(map[string]any)["path"] = suitePath
+	results := filepath.Join(dir, "open.json")
+	if data, err = json.Marshal(doc); err != nil || os.WriteFile(results, data, 0o644) != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "profiles", "fitted.json")
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, context.Background(), "sim", "fit", results, "--profile", "tiny", "--folds", "0", "--params", "step_base", "--out", out)
+	want := "a suite in " + filepath.Dir(suitePath) + " names it as b.target.sim('file:../profiles/fitted.json')"
+	if code != exitOK || !strings.Contains(stdout+stderr, want) {
+		t.Errorf("exit %d, want %q in:\n%s%s", code, want, stdout, stderr)
+	}
+}

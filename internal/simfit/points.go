@@ -409,3 +409,31 @@ func Pinned(params []Param, pts []Point) error {
 	}
 	return nil
 }
+
+// Queued says of each point whether its requests waited in a queue: its
+// TTFT median is QueueFactor or more times the least of the points with
+// prompts of like length (within a quarter). Below that, a point is
+// below the knee, where a twin's miss is its structure's, not a queue's
+// luck; a note must not blame the knee for it.
+func Queued(pts []Point) []bool {
+	out := make([]bool, len(pts))
+	for i, p := range pts {
+		ttft, ok := p.Measured[FigTTFT]
+		if !ok {
+			continue
+		}
+		least := ttft
+		for _, q := range pts {
+			if v, ok := q.Measured[FigTTFT]; ok && math.Abs(q.prompt.mean-p.prompt.mean) <= 0.25*p.prompt.mean {
+				least = min(least, v)
+			}
+		}
+		out[i] = ttft >= QueueFactor*least
+	}
+	return out
+}
+
+// QueueFactor is how far above the least load's a TTFT median must be to
+// say a queue held it: prefill alone grows with the batch it joins, by
+// less than that below the knee.
+const QueueFactor = 3
