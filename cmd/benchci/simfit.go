@@ -159,7 +159,11 @@ func readFitInput(cmd *cobra.Command, o simFitOptions, args []string) (fitInput,
 		}
 		return in, &exitError{exitUsage, err}
 	}
-	return fitInput{base, ps, pts, skipped, suiteDirs(files)}, nil
+	in = fitInput{base: base, params: ps, pts: pts, skipped: skipped}
+	if o.out != "" {
+		in.suiteDirs = suiteDirs(files)
+	}
+	return in, nil
 }
 
 // fitAndValidate fits, then checks the fit on held-out folds (none with
@@ -192,15 +196,18 @@ func printFitNotes(w io.Writer, o simFitOptions, in fitInput, fitted *simfit.Fit
 	queued, below := farPoints(fitted, val, in.pts)
 	isAre := func(s []string) string { return map[bool]string{true: "is", false: "are"}[len(s) == 1] }
 	if len(queued) > 0 {
-		fmt.Fprintf(w, "\nnote: %s %s off by more than 25%% where requests queued (TTFT %d times or more the least load's): near or past the knee a queue's wait turns on which arrivals came, which no twin predicts; the fit weighs such errors linearly, so they pull no harder than in proportion\n",
+		fmt.Fprintf(w, "\nnote: %s %s off by more than 25%% where requests queued, measured or predicted (a TTFT %d times or more the least load's): near or past the knee a queue's wait turns on which arrivals came, which no twin predicts; the fit weighs such errors linearly, so they pull no harder than in proportion\n",
 			strings.Join(queued, ", "), isAre(queued), simfit.QueueFactor)
 	}
 	if len(below) > 0 {
-		fmt.Fprintf(w, "\nnote: %s %s off by more than 25%% below the knee (no queue: TTFT within %d times the least load's): not a queue's luck but what the twin does not model of this server; fit the parameters that move these figures (--params), and expect what-ifs near them to miss as much\n",
+		fmt.Fprintf(w, "\nnote: %s %s off by more than 25%% below the knee (no queue measured or predicted: TTFTs within %d times the least load's): not a queue's luck but what the twin does not model of this server; fit the parameters that move these figures (--params), and expect what-ifs near them to miss as much\n",
 			strings.Join(below, ", "), isAre(below), simfit.QueueFactor)
 	}
 	if len(in.skipped) > 0 {
 		fmt.Fprintf(w, "\nleft out:%s\n", skippedLines(in.skipped))
+	}
+	if val != nil && simfit.Distinct(in.pts) == len(in.params) {
+		fmt.Fprintf(w, "\nnote: %d parameters on as many conditions: a held-out fit, without one of them, cannot pin them all, so the held-out error above is that of fits the points left loose; measure one load more\n", len(in.params))
 	}
 	if val == nil {
 		fmt.Fprintf(w, "\nno held-out check (%s): the in-sample error above flatters the twin\n",
@@ -223,13 +230,16 @@ func writeFitted(w io.Writer, path string, in fitInput, fitted *simfit.Fitted, v
 }
 
 // suiteDirs are the distinct directories of the results' suites that
-// exist from here (a suite's path is recorded as its run named it, from
-// where it ran), in file order.
+// exist from here, in file order. A suite's path is recorded as its run
+// named it, from where it ran, and comes from a file that may be
+// hostile: only a local path (relative, not climbing out with ..) to a
+// .jsonnet file is looked at, so that no file can make this command
+// probe, or print, a path outside the directory it runs in.
 func suiteDirs(files []*result.File) []string {
 	var dirs []string
 	for _, f := range files {
 		p := f.Suite.Path
-		if p == "" || !untrusted.Safe(p) {
+		if !filepath.IsLocal(p) || !strings.HasSuffix(p, ".jsonnet") || !untrusted.Safe(p) {
 			continue
 		}
 		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
@@ -476,12 +486,28 @@ func paramCell(q simfit.Param, v float64) report.Cell {
 // out where there was a held-out check.
 func farPoints(f *simfit.Fitted, v *simfit.Validation, pts []simfit.Point) (queued, below []string) {
 	rows := simfit.InSample(pts, f.Predictions)
+	preds := f.Predictions
 	if v != nil {
 		rows = v.Rows
+		// The twin's TTFT for each point as the held-out fit predicted it.
+		at := map[string][]int{}
+		for i, p := range pts {
+			at[p.Name] = append(at[p.Name], i)
+		}
+		preds = make([]simfit.Prediction, len(pts))
+		for _, r := range rows {
+			for _, i := range at[r.Point] {
+				if r.Figure == simfit.FigTTFT {
+					preds[i] = simfit.Prediction{simfit.FigTTFT: r.Predicted}
+				}
+			}
+		}
 	}
+	// Points are named by file and label, which two points can share:
+	// a name waited if any of its points did.
 	waited := map[string]bool{}
-	for i, q := range simfit.Queued(pts) {
-		waited[pts[i].Name] = q
+	for i, q := range simfit.Queued(pts, preds) {
+		waited[pts[i].Name] = waited[pts[i].Name] || q
 	}
 	for _, r := range rows {
 		if math.Abs(r.Error) <= 0.25 || slices.Contains(queued, r.Point) || slices.Contains(below, r.Point) {

@@ -169,37 +169,43 @@ func TestSimFitCapsPointsAndStops(t *testing.T) {
 }
 
 // The profile's path is printed as the results' suite names it: from the
-// suite's own directory, where the loader resolves it, not from here.
+// suite's own directory, where the loader resolves it, not from here. A
+// suite path from the file that is not a local .jsonnet path is not
+// looked at: a hostile file cannot make sim fit probe or print /etc.
 func TestSimFitNamesThePathFromTheSuite(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	suitePath := filepath.Join(dir, "suites", "open.jsonnet")
-	if err := os.MkdirAll(filepath.Dir(suitePath), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(suitePath, []byte("{}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	data, err := os.ReadFile(simFitFixture[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	doc["suite"].(map[string]any)["path"] = suitePath
-	results := filepath.Join(dir, "open.json")
-	if data, err = json.Marshal(doc); err != nil || os.WriteFile(results, data, 0o644) != nil {
-		t.Fatal(err)
-	}
 	out := filepath.Join(dir, "profiles", "fitted.json")
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runCLI(t, context.Background(), "sim", "fit", results, "--profile", "tiny", "--folds", "0", "--params", "step_base", "--out", out)
-	want := "a suite in " + filepath.Dir(suitePath) + " names it as b.target.sim('file:../profiles/fitted.json')"
-	if code != exitOK || !strings.Contains(stdout+stderr, want) {
-		t.Errorf("exit %d, want %q in:\n%s%s", code, want, stdout, stderr)
+	// The fixture's own suite, from this package's directory.
+	const suitePath = "testdata/simfit/open.jsonnet"
+	rel, err := relPath(filepath.Dir(suitePath), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want, never string }{
+		{suitePath, "a suite in testdata/simfit names it as b.target.sim('file:" + filepath.ToSlash(rel) + "')", "from here"},
+		{"/etc/passwd", "a suite names it as b.target.sim('file:" + out + "'), with the path from the suite's own directory", "/etc"},
+		{"../../suites/quickstart.jsonnet", "with the path from the suite's own directory", "../../suites"},
+	} {
+		var doc map[string]any
+		data, err := os.ReadFile(simFitFixture[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		doc["suite"].(map[string]any)["path"] = c.path
+		results := filepath.Join(dir, "open.json")
+		if data, err = json.Marshal(doc); err != nil || os.WriteFile(results, data, 0o644) != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := runCLI(t, context.Background(), "sim", "fit", results, "--profile", "tiny", "--folds", "0", "--params", "step_base", "--out", out)
+		if code != exitOK || !strings.Contains(stdout+stderr, c.want) || strings.Contains(stdout+stderr, c.never) {
+			t.Errorf("suite path %s: exit %d, want %q and no %q in:\n%s%s", c.path, code, c.want, c.never, stdout, stderr)
+		}
 	}
 }

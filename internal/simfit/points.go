@@ -15,6 +15,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,6 +50,10 @@ type Point struct {
 	// Repeats is how many times the point is replayed, each with its own
 	// arrivals and lengths, its requests pooled.
 	Repeats int
+	// load is the load the suite asked for (its concurrency or rate, not
+	// the rate its trial happened to send at): what tells two trials of
+	// one condition from two conditions.
+	load float64
 	// Network is the client's round trip to the server, which the
 	// client's latencies include and the engine's do not: added to the
 	// predicted TTFT and end-to-end latency, and the delay before a
@@ -237,6 +242,10 @@ const minTurnaround = 50 * time.Microsecond
 
 func point(rp *result.Point) (Point, string, error) {
 	p := Point{Mode: rp.Mode, Concurrency: rp.Concurrency, Rate: rp.Rate, Measured: map[string]float64{}, Noise: map[string]float64{}}
+	p.load = rp.Rate
+	if rp.Mode == result.ModeConcurrency {
+		p.load = float64(rp.Concurrency)
+	}
 	switch {
 	case rp.Incomplete:
 		return p, "incomplete (the run was stopped)", nil
@@ -371,25 +380,24 @@ func (p Point) run(seed uint64) sim.Run {
 	return r
 }
 
-// Distinct counts the points' distinct conditions: a load (its mode and
-// concurrency or rate) with a workload (its prompt and output lengths'
-// means, to a tenth). Repeated trials of one condition count once: they
-// measure the same thing again, and pin no further parameter.
+// Distinct counts the points' distinct conditions: a load the suite
+// asked for (its mode and concurrency or rate) with a workload (prompt
+// and output lengths' means within a tenth of each other). Trials of one
+// condition count once, though each sent at its own rate and drew its own
+// lengths: they measure the same thing again, and pin no further
+// parameter.
 func Distinct(pts []Point) int {
-	type key struct {
-		mode          string
-		load, in, out float64
-	}
-	seen := map[key]bool{}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 0.1*max(a, b) }
+	var conds []Point
 	for _, p := range pts {
-		load := float64(p.Concurrency)
-		if p.Mode != result.ModeConcurrency {
-			load = p.Rate
+		same := func(q Point) bool {
+			return q.Mode == p.Mode && q.load == p.load && near(q.prompt.mean, p.prompt.mean) && near(q.output.mean, p.output.mean)
 		}
-		tenth := func(v float64) float64 { return math.Round(10*v) / 10 }
-		seen[key{p.Mode, tenth(load), tenth(p.prompt.mean), tenth(p.output.mean)}] = true
+		if !slices.ContainsFunc(conds, same) {
+			conds = append(conds, p)
+		}
 	}
-	return len(seen)
+	return len(conds)
 }
 
 // Pinned refuses a fit of more parameters than its points can pin. Each
@@ -410,25 +418,31 @@ func Pinned(params []Param, pts []Point) error {
 	return nil
 }
 
-// Queued says of each point whether its requests waited in a queue: its
-// TTFT median is QueueFactor or more times the least of the points with
-// prompts of like length (within a quarter). Below that, a point is
-// below the knee, where a twin's miss is its structure's, not a queue's
-// luck; a note must not blame the knee for it.
-func Queued(pts []Point) []bool {
-	out := make([]bool, len(pts))
-	for i, p := range pts {
-		ttft, ok := p.Measured[FigTTFT]
-		if !ok {
-			continue
-		}
-		least := ttft
+// Queued says of each point whether its requests waited in a queue, as
+// measured or as the twin predicted: its TTFT median or the server's mean
+// TTFT (the tail a median hides), or the predicted TTFT median, is
+// QueueFactor or more times the least measured of the points with
+// prompts of like length (within a quarter). preds, when not nil, are
+// the twin's predictions, one a point. Below that, a point is below the
+// knee on both sides, where a twin's miss is its structure's, not a
+// queue's luck: a note must not blame the knee for it.
+func Queued(pts []Point, preds []Prediction) []bool {
+	least := func(p Point, fig string) float64 {
+		l := math.Inf(1)
 		for _, q := range pts {
-			if v, ok := q.Measured[FigTTFT]; ok && math.Abs(q.prompt.mean-p.prompt.mean) <= 0.25*p.prompt.mean {
-				least = min(least, v)
+			if v, ok := q.Measured[fig]; ok && math.Abs(q.prompt.mean-p.prompt.mean) <= 0.25*p.prompt.mean {
+				l = min(l, v)
 			}
 		}
-		out[i] = ttft >= QueueFactor*least
+		return l
+	}
+	out := make([]bool, len(pts))
+	for i, p := range pts {
+		waited := func(fig string, v float64) bool { return v > 0 && v >= QueueFactor*least(p, fig) }
+		out[i] = waited(FigTTFT, p.Measured[FigTTFT]) || waited(FigServerTTFT, p.Measured[FigServerTTFT])
+		if preds != nil && preds[i] != nil {
+			out[i] = out[i] || waited(FigTTFT, preds[i][FigTTFT])
+		}
 	}
 	return out
 }

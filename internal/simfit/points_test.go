@@ -1,6 +1,7 @@
 package simfit
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,30 +85,54 @@ func TestPoints(t *testing.T) {
 	}
 }
 
-// A fit of more parameters than distinct conditions is refused; a second
-// trial of a condition pins nothing more.
+// A fit of more parameters than distinct conditions is refused; further
+// trials of a condition pin nothing more, though each drew its own
+// arrivals and lengths.
 func TestPinned(t *testing.T) {
 	t.Parallel()
 	tiny, _ := sim.Lookup("tiny")
-	pts := readPoints(t, synthesize(t, tiny, []load{
-		{concurrency: 2, in: [2]int{10, 20}, out: [2]int{5, 10}},
-		{rate: 10, in: [2]int{10, 20}, out: [2]int{5, 10}},
-	}))
+	closed := load{concurrency: 2, in: [2]int{10, 20}, out: [2]int{5, 10}}
+	open := load{rate: 10, in: [2]int{10, 20}, out: [2]int{5, 10}}
+	// Five trials of each: every one replayed with a seed of its own.
+	trials := readPoints(t, synthesize(t, tiny, []load{closed, open, closed, open, closed, open, closed, open, closed, open}))
 	params, err := ParamsFor(tiny, nil)
 	must(t, err)
-	again := append(pts, pts[0]) // the closed loop's second trial
-	if n := Distinct(again); n != 2 {
-		t.Errorf("%d distinct conditions, want 2", n)
+	if n := Distinct(trials); n != 2 {
+		t.Errorf("five trials of two conditions: %d distinct, want 2", n)
 	}
-	if err := Pinned(params, again); err == nil || !strings.Contains(err.Error(), "need at least 3 points") {
+	if err := Pinned(params, trials); err == nil || !strings.Contains(err.Error(), "need at least 3 points") {
 		t.Errorf("3 parameters on 2 conditions: %v", err)
 	}
-	if err := Pinned(params[:2], pts); err != nil {
+	if err := Pinned(params[:2], trials); err != nil {
 		t.Errorf("2 parameters on 2 conditions: %v", err)
 	}
-	longer := pts[1]
+	longer := trials[1]
 	longer.prompt.mean *= 4 // the same rate, prompts four times as long
-	if err := Pinned(params, append(pts, longer)); err != nil {
+	if err := Pinned(params, append(trials, longer)); err != nil {
 		t.Errorf("3 parameters on 2 loads and a second length: %v", err)
+	}
+}
+
+// A point is queued when its TTFT median, the server's mean TTFT or the
+// twin's predicted TTFT is three times the least load's, else below the
+// knee.
+func TestQueued(t *testing.T) {
+	t.Parallel()
+	pt := func(ttft, server float64) Point {
+		return Point{Measured: map[string]float64{FigTTFT: ttft, FigServerTTFT: server}, prompt: lengths{mean: 100}}
+	}
+	pts := []Point{pt(7, 7), pt(12, 31), pt(11, 12), pt(180, 200)}
+	got := Queued(pts, nil)
+	if want := []bool{false, true, false, true}; !slices.Equal(got, want) {
+		t.Errorf("measured alone: %v, want %v", got, want)
+	}
+	preds := []Prediction{nil, nil, {FigTTFT: 87}, nil}
+	if got := Queued(pts, preds); !got[2] {
+		t.Errorf("a point the twin put a queue on is not queued: %v", got)
+	}
+	long := pt(40, 40)
+	long.prompt.mean = 1000 // ten times the prompts: compared with itself alone
+	if got := Queued(append(pts, long), nil); got[4] {
+		t.Errorf("a longer prompt's TTFT is taken for a queue: %v", got)
 	}
 }
