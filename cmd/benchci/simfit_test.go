@@ -87,19 +87,9 @@ func TestSimFitJSON(t *testing.T) {
 func TestSimFitRefuses(t *testing.T) {
 	t.Parallel()
 	// One point of the fixture: three parameters cannot be pinned by it.
-	var doc map[string]any
-	data, err := os.ReadFile(simFitFixture[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	doc["points"] = doc["points"].([]any)[:1]
-	onePoint := filepath.Join(t.TempDir(), "one.json")
-	if data, err = json.Marshal(doc); err != nil || os.WriteFile(onePoint, data, 0o644) != nil {
-		t.Fatal(err)
-	}
+	onePoint := editedFixture(t, filepath.Join(t.TempDir(), "one.json"), func(doc map[string]any) {
+		doc["points"] = doc["points"].([]any)[:1]
+	})
 	for _, c := range []struct {
 		name string
 		args []string
@@ -190,22 +180,34 @@ func TestSimFitNamesThePathFromTheSuite(t *testing.T) {
 		{"/etc/passwd", "a suite names it as b.target.sim('file:" + out + "'), with the path from the suite's own directory", "/etc"},
 		{"../../suites/quickstart.jsonnet", "with the path from the suite's own directory", "../../suites"},
 	} {
-		var doc map[string]any
-		data, err := os.ReadFile(simFitFixture[1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(data, &doc); err != nil {
-			t.Fatal(err)
-		}
-		doc["suite"].(map[string]any)["path"] = c.path
-		results := filepath.Join(dir, "open.json")
-		if data, err = json.Marshal(doc); err != nil || os.WriteFile(results, data, 0o644) != nil {
-			t.Fatal(err)
-		}
+		results := editedFixture(t, filepath.Join(dir, "open.json"), func(doc map[string]any) {
+			doc["suite"].(map[string]any)["path"] = c.path
+		})
 		code, stdout, stderr := runCLI(t, context.Background(), "sim", "fit", results, "--profile", "tiny", "--folds", "0", "--params", "step_base", "--out", out)
 		if code != exitOK || !strings.Contains(stdout+stderr, c.want) || strings.Contains(stdout+stderr, c.never) {
 			t.Errorf("suite path %s: exit %d, want %q and no %q in:\n%s%s", c.path, code, c.want, c.never, stdout, stderr)
 		}
 	}
+}
+
+// editedFixture writes the open-loop fixture, as edit changes its JSON,
+// to path, and returns path.
+func editedFixture(t *testing.T, path string, edit func(doc map[string]any)) string {
+	t.Helper()
+	var doc map[string]any
+	data, err := os.ReadFile(simFitFixture[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	edit(doc)
+	if data, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
