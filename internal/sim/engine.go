@@ -43,7 +43,17 @@ func newSeq(promptTokens, maxTokens int, hashes []uint64) *seq {
 		notify: make(chan struct{}, 1), arrived: time.Now()}
 }
 
+// newVirtualSeq makes a sequence nothing waits on (a replay in virtual
+// time): no notify channel, and no clock read for arrived, which the
+// replay sets.
+func newVirtualSeq(promptTokens, maxTokens int) *seq {
+	return &seq{promptTokens: promptTokens, maxTokens: maxTokens, prefillLeft: promptTokens}
+}
+
 func (s *seq) wake() {
+	if s.notify == nil {
+		return // nothing waits on it: a replay in virtual time
+	}
 	select {
 	case s.notify <- struct{}{}:
 	default: // a wake-up is already pending; the handler reads the counter

@@ -92,8 +92,9 @@ func Simulate(p Profile, run Run) RunResult {
 	newReq := func(i int, at time.Time) *req {
 		in, out := run.Lengths(rng)
 		in, out = max(in, 1), max(out, 1)
-		s := newSeq(in, out, nil)
+		s := newVirtualSeq(in, out)
 		s.arrived = at.Add(p.RequestOverhead) // after the server's request path
+		s.tag = i
 		return &req{s: s, sent: at, measured: i >= run.Warmup}
 	}
 	var pending []*req // sent, in arrival order, not yet handed over
@@ -112,9 +113,11 @@ func Simulate(p Profile, run Run) RunResult {
 			pending = append(pending, newReq(sent, at))
 		}
 	}
-	// inFlight finds a sequence's request; only the step's sequences
-	// are looked at after it, so a step costs its batch, not every client.
-	inFlight := map[*seq]*req{}
+	// inFlight finds a sequence's request by its tag (the request's
+	// index); only the step's sequences are looked at after it, so a step
+	// costs its batch, not every client.
+	inFlight := make([]*req, total)
+	flying := 0
 	var res RunResult
 	// The window's output tokens are counted as steps end: from the
 	// first measured send, until the last measured request has been sent
@@ -138,7 +141,8 @@ func Simulate(p Profile, run Run) RunResult {
 				windowEnd = r.sent
 			}
 			c.add(r.s)
-			inFlight[r.s] = r
+			inFlight[r.s.tag] = r
+			flying++
 		}
 		ended = sent == total && len(pending) == 0
 		var until time.Time
@@ -160,14 +164,15 @@ func Simulate(p Profile, run Run) RunResult {
 			res.OutputTokens += int(generated)
 		}
 		for _, sq := range stepped {
-			r := inFlight[sq]
+			r := inFlight[sq.tag]
 			if r.first.IsZero() && r.s.produced.Load() > 0 {
 				r.first = t
 			}
 			if !r.s.finished.Load() {
 				continue
 			}
-			delete(inFlight, sq)
+			inFlight[sq.tag] = nil
+			flying--
 			if r.measured {
 				res.Samples = append(res.Samples, Sample{Prompt: r.s.promptTokens, Output: r.s.maxTokens, TTFT: r.first.Sub(r.sent), E2E: t.Sub(r.sent)})
 			}
@@ -178,7 +183,7 @@ func Simulate(p Profile, run Run) RunResult {
 			}
 		}
 	}
-	res.Unserved = len(inFlight) + len(pending)
+	res.Unserved = flying + len(pending)
 	res.Preemptions = c.sum(func(e *engine) int64 { return e.preemptions.Load() })
 	if windowEnd.After(windowStart) {
 		res.Window = windowEnd.Sub(windowStart)

@@ -49,7 +49,7 @@ func ClosedLoop(p Profile, l Load) ClosedLoopResult {
 	var ttft, tpot, e2e []time.Duration
 	sent, tokens := 0, 0
 	send := func(c *client, at time.Time) {
-		c.s = newSeq(l.Input, l.Output, nil)
+		c.s = newVirtualSeq(l.Input, l.Output)
 		// The request reaches the scheduler after the server's request
 		// path; its latencies count from the send.
 		c.s.arrived, c.start, c.first = at.Add(p.RequestOverhead), at, time.Time{}
