@@ -18,12 +18,3 @@ func Figure(v float64, unit string) string {
 	}
 	return Num(v)
 }
-
-// Truncate cuts s to n runes, the last an ellipsis, when it is longer.
-func Truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}

@@ -195,15 +195,6 @@ func Points(files []*result.File, names []string, network time.Duration) ([]Poin
 	return out, skipped, nil
 }
 
-// clip cuts s to n runes, the last an ellipsis: a reason from a file is
-// shown, not the whole of it.
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
 // maxNetwork bounds the round trip read from a file.
 const maxNetwork = time.Second
 
@@ -252,7 +243,7 @@ func point(rp *result.Point) (Point, string, error) {
 	case rp.Validity != nil && len(rp.Validity.Invalid) > 0:
 		// A trial benchci discarded measured the machine it ran on: its
 		// figures hold the stalls, which no twin of the server should learn.
-		return p, "benchci marked the trial invalid: " + clip(untrusted.Text(rp.Validity.Invalid[0]), 160), nil
+		return p, "benchci marked the trial invalid: " + untrusted.Clip(untrusted.Text(rp.Validity.Invalid[0]), 160), nil
 	case rp.Schedule.Saturation != "":
 		return p, "stopped early for saturation: its queue grew without bound", nil
 	case rp.Schedule.ClientSaturated:

@@ -52,3 +52,12 @@ func unsafe(r rune) bool {
 func Bidi(r rune) bool {
 	return r >= '\u202A' && r <= '\u202E' || r >= '\u2066' && r <= '\u2069' || r == '\u200E' || r == '\u200F' || r == '\u061C'
 }
+
+// Clip cuts s to n runes, the last an ellipsis, when it is longer: text
+// from outside is shown, not the whole of it.
+func Clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -27,3 +27,20 @@ func FuzzText(f *testing.F) {
 		}
 	})
 }
+
+func TestClip(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 8, "short"},
+		{"exactly8", 8, "exactly8"},
+		{"nine runes", 8, "nine ru…"},
+		{"ééééééééé", 4, "ééé…"}, // runes, not bytes
+	} {
+		if got := Clip(c.in, c.n); got != c.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

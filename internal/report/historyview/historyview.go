@@ -15,6 +15,7 @@ import (
 	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/internal/history"
 	"github.com/benchci/benchci/internal/report"
+	"github.com/benchci/benchci/internal/untrusted"
 )
 
 // Figures are the figures a history table shows for its point,
@@ -203,7 +204,7 @@ func historyTable(w io.Writer, g *history.Group, point string) error {
 			}
 			line += cell + "\t"
 		}
-		fmt.Fprintln(tw, line+"  "+report.Truncate(report.OneLine(v.Subject), 48))
+		fmt.Fprintln(tw, line+"  "+untrusted.Clip(report.OneLine(v.Subject), 48))
 	}
 	return tw.Flush()
 }
