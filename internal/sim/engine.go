@@ -39,8 +39,9 @@ type seq struct {
 // newSeq makes a sequence; hashes are its prompt's block hashes, for the
 // prefix cache (nil: none).
 func newSeq(promptTokens, maxTokens int, hashes []uint64) *seq {
-	return &seq{promptTokens: promptTokens, maxTokens: maxTokens, prefillLeft: promptTokens, hashes: hashes,
-		notify: make(chan struct{}, 1), arrived: time.Now()}
+	s := newVirtualSeq(promptTokens, maxTokens)
+	s.hashes, s.notify, s.arrived = hashes, make(chan struct{}, 1), time.Now()
+	return s
 }
 
 // newVirtualSeq makes a sequence nothing waits on (a replay in virtual

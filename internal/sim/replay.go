@@ -80,8 +80,8 @@ func (r *Replay) Submit(body []byte, at time.Time) (Admission, error) {
 	if err != nil {
 		return Admission{}, err
 	}
-	// No notify channel: nothing waits on a replayed sequence.
-	s := &seq{promptTokens: a.prompt, maxTokens: a.maxTokens, prefillLeft: a.prompt, hashes: a.hashes, arrived: at}
+	s := newVirtualSeq(a.prompt, a.maxTokens)
+	s.hashes, s.arrived = a.hashes, at
 	r.nextID++
 	s.tag = r.nextID
 	if len(r.live) == 0 {
