@@ -157,16 +157,36 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 	}
 	// Intended times are read back from a send time and a lag in
 	// milliseconds: equal to 0.01 ms, far below any gap between sends.
+	// But a send time's wall and monotonic readings are two clock reads
+	// (Go's time.Now on Linux), and a thread preempted between them on a
+	// busy machine shifts that one request's reading by the preemption.
+	// A few such requests, each within 100 ms, are that; a shard that
+	// kept another timeline would shift most of them.
 	same := func(a, b asked) bool { return a.in == b.in && a.out == b.out && math.Abs(a.atMs-b.atMs) < 0.01 }
-	if !maps.EqualFunc(want, union, same) {
-		n := 0
-		for _, k := range slices.Sorted(maps.Keys(want)) {
-			if u, ok := union[k]; (!ok || !same(u, want[k])) && n < 5 {
-				t.Errorf("%s: single run %+v, shards %+v", k, want[k], u)
-				n++
-			}
+	near := func(a, b asked) bool { return a.in == b.in && a.out == b.out && math.Abs(a.atMs-b.atMs) < 100 }
+	var off, wrong []string
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		u, ok := union[k]
+		switch {
+		case ok && same(u, want[k]):
+		case ok && near(u, want[k]):
+			off = append(off, fmt.Sprintf("%s: single run %+v, shards %+v", k, want[k], u))
+		default:
+			wrong = append(wrong, fmt.Sprintf("%s: single run %+v, shards %+v", k, want[k], u))
 		}
-		t.Errorf("the shards sent %d requests, the single run %d", len(union), len(want))
+	}
+	for k := range union {
+		if _, ok := want[k]; !ok {
+			wrong = append(wrong, k+": sent by the shards, not by the single run")
+		}
+	}
+	if len(wrong) > 0 || len(off) > max(1, len(want)/50) {
+		for _, w := range slices.Concat(wrong, off)[:min(5, len(wrong)+len(off))] {
+			t.Error(w)
+		}
+		t.Errorf("the shards sent %d requests, the single run %d; %d differ, %d by under 100 ms in their intended time", len(union), len(want), len(wrong)+len(off), len(off))
+	} else if len(off) > 0 {
+		t.Logf("intended times a clock read apart: %v", off)
 	}
 
 	// By directory, as the Kubernetes and Actions merge steps call it.
