@@ -9,7 +9,8 @@ import (
 )
 
 // seq is one request inside the engine. The engine goroutine owns the
-// scheduling fields; the handler reads produced/finished and waits on notify.
+// scheduling fields and the progress; a server's handler reads the live
+// copy of the progress and waits on its notify.
 type seq struct {
 	promptTokens int
 	maxTokens    int
@@ -29,6 +30,19 @@ type seq struct {
 
 	tag int // the replay's id of the request (Replay); unused by the server
 
+	produced  int64 // engine-owned: tokens emitted so far
+	finished  bool  // engine-owned: set after the last token
+	abandoned bool  // a replay's client went away (virtual time: the engine's goroutine)
+
+	// live is what a server's handler, on a goroutine of its own, reads
+	// and sets; nil in virtual time, where nothing else reads a sequence
+	// and atomics per token were most of a replay's cost under the race
+	// detector.
+	live *liveSeq
+}
+
+// liveSeq is a served sequence's progress as its handler sees it.
+type liveSeq struct {
 	hit      atomic.Int64 // prompt tokens the prefix cache held at the last admission, for traces
 	produced atomic.Int64 // tokens emitted so far
 	finished atomic.Bool  // set after the last token
@@ -40,23 +54,23 @@ type seq struct {
 // prefix cache (nil: none).
 func newSeq(promptTokens, maxTokens int, hashes []uint64) *seq {
 	s := newVirtualSeq(promptTokens, maxTokens)
-	s.hashes, s.notify, s.arrived = hashes, make(chan struct{}, 1), time.Now()
+	s.hashes, s.live, s.arrived = hashes, &liveSeq{notify: make(chan struct{}, 1)}, time.Now()
 	return s
 }
 
 // newVirtualSeq makes a sequence nothing waits on (a replay in virtual
-// time): no notify channel, and no clock read for arrived, which the
-// replay sets.
+// time): no live copy to publish to, and no clock read for arrived,
+// which the replay sets.
 func newVirtualSeq(promptTokens, maxTokens int) *seq {
 	return &seq{promptTokens: promptTokens, maxTokens: maxTokens, prefillLeft: promptTokens}
 }
 
 func (s *seq) wake() {
-	if s.notify == nil {
+	if s.live == nil {
 		return // nothing waits on it: a replay in virtual time
 	}
 	select {
-	case s.notify <- struct{}{}:
+	case s.live.notify <- struct{}{}:
 	default: // a wake-up is already pending; the handler reads the counter
 	}
 }
@@ -299,7 +313,9 @@ func (e *engine) schedule(now time.Time) batch {
 		if s.hashes != nil {
 			e.prefixQueries.Add(int64(s.promptTokens))
 			e.prefixHits.Add(int64(s.cached))
-			s.hit.Store(int64(s.cached))
+			if s.live != nil {
+				s.live.hit.Store(int64(s.cached))
+			}
 		}
 		e.queueNanos.Add(int64(now.Sub(s.arrived)))
 		e.admitted.Add(1)
@@ -320,7 +336,7 @@ func (e *engine) schedule(now time.Time) batch {
 
 // dropCanceledHead drops the canceled sequences at the head of waiting.
 func (e *engine) dropCanceledHead() {
-	for len(e.waiting) > 0 && e.waiting[0].canceled.Load() {
+	for len(e.waiting) > 0 && e.waiting[0].canceled() {
 		e.release(e.waiting[0])
 		e.waiting[0] = nil
 		e.waiting = e.waiting[1:]
@@ -402,7 +418,7 @@ func (e *engine) release(s *seq) {
 func (e *engine) preempt(s *seq) {
 	e.release(s)
 	s.computed, s.scheduled, s.cached = 0, 0, 0
-	s.prefillLeft = s.promptTokens + int(s.produced.Load())
+	s.prefillLeft = s.promptTokens + int(s.produced)
 	e.preemptions.Add(1)
 	e.waiting = append(e.waiting, nil)
 	copy(e.waiting[1:], e.waiting)
@@ -413,6 +429,7 @@ func (e *engine) preempt(s *seq) {
 // a completed prefill samples one (as in vLLM, prefill samples a token).
 func (e *engine) emit() {
 	kept := e.running[:0]
+	var generated int64
 	for _, s := range e.running {
 		n := s.scheduled
 		if n == 0 {
@@ -420,7 +437,7 @@ func (e *engine) emit() {
 			continue
 		}
 		s.scheduled = 0
-		before := s.produced.Load()
+		before := s.produced
 		after := before
 		if s.prefilling {
 			s.prefillLeft -= n
@@ -434,11 +451,17 @@ func (e *engine) emit() {
 			after = min(before+int64(e.decodeTokens()), int64(s.maxTokens))
 			s.computed += int(after - before)
 		}
-		s.produced.Store(after)
-		e.generated.Add(after - before)
+		s.produced = after
+		generated += after - before
+		if s.live != nil {
+			s.live.produced.Store(after)
+		}
 		if after >= int64(s.maxTokens) {
 			e.release(s)
-			s.finished.Store(true)
+			s.finished = true
+			if s.live != nil {
+				s.live.finished.Store(true)
+			}
 		} else if s.prefilling && e.handoff != nil {
 			e.release(s) // its KV cache goes to a decode instance
 			e.handoff(s)
@@ -447,15 +470,24 @@ func (e *engine) emit() {
 		}
 		s.wake()
 	}
+	e.generated.Add(generated)
 	clear(e.running[len(kept):])
 	e.running = kept
 	e.publish()
 }
 
+// canceled reports whether the sequence's client went away.
+func (s *seq) canceled() bool {
+	if s.live != nil {
+		return s.live.canceled.Load()
+	}
+	return s.abandoned
+}
+
 func (e *engine) dropCanceled(ss []*seq) []*seq {
 	kept := ss[:0]
 	for _, s := range ss {
-		if s.canceled.Load() {
+		if s.canceled() {
 			e.release(s)
 			continue
 		}

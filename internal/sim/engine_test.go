@@ -22,9 +22,9 @@ func (c *fakeClock) sleep(d time.Duration) {
 func waitDone(t *testing.T, s *seq) {
 	t.Helper()
 	deadline := time.After(5 * time.Second)
-	for !s.finished.Load() {
+	for !s.live.finished.Load() {
 		select {
-		case <-s.notify:
+		case <-s.live.notify:
 		case <-deadline:
 			t.Fatal("sequence did not finish")
 		}
@@ -64,7 +64,7 @@ func TestEngineSingleRequestSteps(t *testing.T) {
 			t.Errorf("step %d = %v, want %v", i, clk.steps[i], want[i])
 		}
 	}
-	if got := s.produced.Load(); got != 4 {
+	if got := s.live.produced.Load(); got != 4 {
 		t.Errorf("produced %d tokens, want 4", got)
 	}
 }
@@ -120,9 +120,9 @@ func TestEngineSpeculativeChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seen []int64
-	for !s.finished.Load() {
-		<-s.notify
-		seen = append(seen, s.produced.Load())
+	for !s.live.finished.Load() {
+		<-s.live.notify
+		seen = append(seen, s.live.produced.Load())
 	}
 	// 1 from prefill, then +3 per step, capped at 8.
 	if last := seen[len(seen)-1]; last != 8 {
@@ -148,7 +148,7 @@ func TestEngineDropsCanceled(t *testing.T) {
 	short := newSeq(5, 2, nil)
 	e.submit(ctx, long)
 	e.submit(ctx, short)
-	<-long.notify
-	long.canceled.Store(true) // the client went away; its slot must free up
+	<-long.live.notify
+	long.live.canceled.Store(true) // the client went away; its slot must free up
 	waitDone(t, short)
 }

@@ -104,7 +104,7 @@ func TestCachedPrefill(t *testing.T) {
 		e.waiting = append(e.waiting, s)
 		b := e.schedule(time.Now())
 		e.emit()
-		if !s.finished.Load() {
+		if !s.live.finished.Load() {
 			t.Fatal("a one-token request did not finish in its prefill step")
 		}
 		return b.prefill

@@ -96,7 +96,7 @@ func (r *Replay) Submit(body []byte, at time.Time) (Admission, error) {
 // engine frees its KV cache at its next step.
 func (r *Replay) Cancel(id int) {
 	if s := r.lookup(id); s != nil {
-		s.canceled.Store(true)
+		s.abandoned = true
 		r.ended(id)
 	}
 }
@@ -150,16 +150,16 @@ func (r *Replay) Start(now time.Time) (cost time.Duration, ok bool) {
 func (r *Replay) End(report func(id, produced int, finished bool)) {
 	before := r.before[:0]
 	for _, s := range r.stepping {
-		before = append(before, s.produced.Load())
+		before = append(before, s.produced)
 	}
 	r.before = before
 	r.e.emit()
 	for i, s := range r.stepping {
-		n := s.produced.Load()
-		if n == before[i] || s.canceled.Load() {
+		n := s.produced
+		if n == before[i] || s.abandoned {
 			continue
 		}
-		done := s.finished.Load()
+		done := s.finished
 		if done {
 			r.ended(s.tag)
 		}

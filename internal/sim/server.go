@@ -238,7 +238,7 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 	if err := s.cl.submit(ctx, sq); err != nil {
 		return
 	}
-	defer sq.canceled.Store(true) // harmless once finished; stops work if the client left
+	defer sq.live.canceled.Store(true) // harmless once finished; stops work if the client left
 
 	id := s.nextID.Add(1)
 	if !req.Stream {
@@ -272,13 +272,13 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 	}
 	rc.Flush() // the head goes at once, as the engines send it
 	var sent int64
-	for !sq.finished.Load() || sent < sq.produced.Load() {
+	for !sq.live.finished.Load() || sent < sq.live.produced.Load() {
 		select {
-		case <-sq.notify:
+		case <-sq.live.notify:
 		case <-ctx.Done():
 			return
 		}
-		n := sq.produced.Load()
+		n := sq.live.produced.Load()
 		if n == sent {
 			continue
 		}
@@ -296,7 +296,7 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 				return
 			}
 		}
-		final := sq.finished.Load() && n >= int64(maxTokens)
+		final := sq.live.finished.Load() && n >= int64(maxTokens)
 		cw.tokenChunk(int(sent), int(n), final, usage)
 		// Stamped before the write: on loopback the bytes reach the
 		// client's socket inside the write, so this is the lower bound of
@@ -350,7 +350,7 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 		return
 	}
 	tr.Done = time.Now()
-	tr.OutputTokens, tr.CachedTokens = int(sent), int(sq.hit.Load())
+	tr.OutputTokens, tr.CachedTokens = int(sent), int(sq.live.hit.Load())
 	if s.OnTrace != nil {
 		s.OnTrace(tr)
 	}
@@ -424,12 +424,12 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 		if err := s.cl.submit(ctx, sq); err != nil {
 			return
 		}
-		defer sq.canceled.Store(true)
+		defer sq.live.canceled.Store(true)
 	}
 	for _, sq := range seqs {
-		for !sq.finished.Load() {
+		for !sq.live.finished.Load() {
 			select {
-			case <-sq.notify:
+			case <-sq.live.notify:
 			case <-ctx.Done():
 				return
 			}
@@ -475,14 +475,14 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 // the structured answer (st, when not nil) as a tool call or as the
 // message's text, with the finish reason the handler settled.
 func (s *Server) whole(ctx context.Context, w http.ResponseWriter, sq *seq, id uint64, chat bool, tr *Trace, st *structuredAnswer, finish string) {
-	for !sq.finished.Load() {
+	for !sq.live.finished.Load() {
 		select {
-		case <-sq.notify:
+		case <-sq.live.notify:
 		case <-ctx.Done():
 			return
 		}
 	}
-	n := int(sq.produced.Load())
+	n := int(sq.live.produced.Load())
 	var text []byte
 	if st != nil {
 		text = []byte(st.text)
@@ -505,7 +505,7 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, sq *seq, id u
 	} else {
 		fmt.Fprintf(w, `{"id":"cmpl-%d","object":"text_completion","created":%d,"model":%s,"choices":[{"index":0,"text":%s,"finish_reason":%q}],%s}`, id, tr.Arrived.Unix(), s.model, t, finish, usage)
 	}
-	tr.FirstToken, tr.Done, tr.OutputTokens, tr.CachedTokens = time.Now(), time.Now(), n, int(sq.hit.Load())
+	tr.FirstToken, tr.Done, tr.OutputTokens, tr.CachedTokens = time.Now(), time.Now(), n, int(sq.live.hit.Load())
 	if s.OnTrace != nil {
 		s.OnTrace(*tr)
 	}

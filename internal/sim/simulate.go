@@ -165,10 +165,10 @@ func Simulate(p Profile, run Run) RunResult {
 		}
 		for _, sq := range stepped {
 			r := inFlight[sq.tag]
-			if r.first.IsZero() && r.s.produced.Load() > 0 {
+			if r.first.IsZero() && r.s.produced > 0 {
 				r.first = t
 			}
-			if !r.s.finished.Load() {
+			if !r.s.finished {
 				continue
 			}
 			inFlight[sq.tag] = nil

@@ -48,8 +48,9 @@ func ClosedLoop(p Profile, l Load) ClosedLoopResult {
 	}
 	var ttft, tpot, e2e []time.Duration
 	sent, tokens := 0, 0
-	send := func(c *client, at time.Time) {
+	send := func(c *client, i int, at time.Time) {
 		c.s = newVirtualSeq(l.Input, l.Output)
+		c.s.tag = i // the client's index: a step's sequences find their clients
 		// The request reaches the scheduler after the server's request
 		// path; its latencies count from the send.
 		c.s.arrived, c.start, c.first = at.Add(p.RequestOverhead), at, time.Time{}
@@ -67,7 +68,7 @@ func ClosedLoop(p Profile, l Load) ClosedLoopResult {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range clients {
 		clients[i] = &client{warm: !l.Staggered}
-		send(clients[i], t0.Add(time.Duration(rng.Int64N(int64(spread)+1))))
+		send(clients[i], i, t0.Add(time.Duration(rng.Int64N(int64(spread)+1))))
 	}
 	var pending []*seq // sent, not yet handed to the engine: their start is ahead
 	for _, c := range clients {
@@ -77,6 +78,7 @@ func ClosedLoop(p Profile, l Load) ClosedLoopResult {
 	var measuredFrom time.Time
 	measuredTokens := 0
 	steps := 0
+	var stepping []int
 	for {
 		// Hand over what has arrived; when idle, jump to the next arrival.
 		if !c.busy() && len(pending) > 0 {
@@ -90,7 +92,7 @@ func ClosedLoop(p Profile, l Load) ClosedLoopResult {
 		if len(pending) > 0 {
 			until = pending[0].arrived
 		}
-		now, _, _, n, ok := c.advance(t, until)
+		now, stepped, _, n, ok := c.advance(t, until)
 		if !ok {
 			if len(pending) > 0 {
 				t = later(t, pending[0].arrived)
@@ -100,14 +102,28 @@ func ClosedLoop(p Profile, l Load) ClosedLoopResult {
 		}
 		t = now
 		steps += n
-		for _, c := range clients {
-			if c.s == nil || c.s.produced.Load() == 0 || c.start.After(t) {
+		// Only the clients whose requests were in the steps that ended
+		// can have moved, and they are looked at in client order, as a
+		// pass over every client would (the order new requests are sent
+		// in): a pass over hundreds of idle clients a step was most of a
+		// closed loop's time.
+		stepping = stepping[:0]
+		for _, s := range stepped {
+			if c := clients[s.tag]; c.s == s {
+				stepping = append(stepping, s.tag)
+			}
+		}
+		slices.Sort(stepping)
+		stepping = slices.Compact(stepping)
+		for _, i := range stepping {
+			c := clients[i]
+			if c.s.produced == 0 || c.start.After(t) {
 				continue
 			}
 			if c.first.IsZero() {
 				c.first = t
 			}
-			if !c.s.finished.Load() {
+			if !c.s.finished {
 				continue
 			}
 			if c.warm {
@@ -125,7 +141,7 @@ func ClosedLoop(p Profile, l Load) ClosedLoopResult {
 			c.warm = true
 			c.s = nil
 			if sent < l.Requests {
-				send(c, t)
+				send(c, i, t)
 				// In arrival order: the first requests' staggered starts
 				// may still be ahead of this one's.
 				i, _ := slices.BinarySearchFunc(pending, c.s.arrived, func(s *seq, at time.Time) int {
