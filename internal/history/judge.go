@@ -90,8 +90,11 @@ func judge(s *Series, xs []float64, at []int, versions []Version, minShift float
 	if k.Metric == metric.CostPerMOutput {
 		k, prefix = metric.K(metric.OutputThroughput, ""), "output throughput: "
 	}
+	hist := "" // a rate's test reads the counts alone
 	switch k.Def().Test {
-	case metric.QuantileInterval, metric.PoissonRates:
+	case metric.QuantileInterval:
+		hist = k.Metric
+	case metric.PoissonRates:
 	default:
 		return nil // a band-only figure has no samples to judge by
 	}
@@ -99,7 +102,7 @@ func judge(s *Series, xs []float64, at []int, versions []Version, minShift float
 		if hi-lo > maxJudged || !apart(xs[lo:tau], xs[tau:hi]) {
 			return ""
 		}
-		a, b := merged(s.Point, versions, at[lo:tau]), merged(s.Point, versions, at[tau:hi])
+		a, b := merged(s.Point, hist, versions, at[lo:tau]), merged(s.Point, hist, versions, at[tau:hi])
 		if a == nil || b == nil {
 			return ""
 		}
@@ -224,9 +227,12 @@ type mergedPoint struct {
 	requests, seconds float64
 }
 
-// merged merges the trials at label of the versions at; nil when no
-// version has the point or a histogram does not decode.
-func merged(label string, versions []Version, at []int) *mergedPoint {
+// merged merges the trials at label of the versions at, and of their
+// histograms the one of latency name alone (none when ""): a cut is
+// judged by one figure, and decoding and merging every latency for each
+// was most of a history's time. Nil when no version has the point or the
+// histogram does not decode.
+func merged(label, name string, versions []Version, at []int) *mergedPoint {
 	var ps []*Trial
 	for _, i := range at {
 		for _, p := range versions[i].Points {
@@ -239,10 +245,7 @@ func merged(label string, versions []Version, at []int) *mergedPoint {
 		return nil
 	}
 	m := &mergedPoint{hist: map[string]*hdrhistogram.Histogram{}}
-	for _, name := range latencyNames {
-		if slices.ContainsFunc(ps, func(p *Trial) bool { return p.Histograms[name] == "" }) {
-			continue
-		}
+	if name != "" && !slices.ContainsFunc(ps, func(p *Trial) bool { return p.Histograms[name] == "" }) {
 		var h *hdrhistogram.Histogram
 		for _, p := range ps {
 			x, err := result.DecodeHistogram(p.Histograms[name])
