@@ -84,8 +84,14 @@ func TestCalibrate(t *testing.T) {
 
 // TestExampleSuitesRun runs every suite in suites/ on the simulator, with
 // its sweep cut to two short points (or a short capacity search), so the
-// examples stay runnable as the code changes.
+// examples stay runnable as the code changes. A suite whose point is what
+// travels on the wire (images, adapters' names), or that a
+// virtual run cannot honour, runs in real time; the rest are replayed in
+// virtual time, as run --virtual does: the same plan, workload and
+// figures, without real seconds of load (the real path is every other
+// test's), which took two minutes of this package's time.
 func TestExampleSuitesRun(t *testing.T) {
+	onTheWire := map[string]bool{"multimodal.jsonnet": true, "lora-mix.jsonnet": true}
 	all, err := filepath.Glob("../../suites/*.jsonnet")
 	// The project's own: not a suite a reader of a guide wrote beside them
 	// (it may launch an engine this machine lacks).
@@ -133,13 +139,15 @@ func TestExampleSuitesRun(t *testing.T) {
 			l.Suite.SLOs = slos
 			// A suite with variants runs each (its first two, to stay short).
 			vs := l.Variants()
-			files, errs := RunVariants(context.Background(), inputsOf(vs[:min(2, len(vs))]), l.Suite.Order, "test", func(int) Options { return Options{Version: "test"} })
+			opts := Options{Version: "test"}
+			opts.Virtual = !onTheWire[filepath.Base(path)] && VirtualRefusal(l.Suite, opts) == nil
+			files, errs := RunVariants(context.Background(), inputsOf(vs[:min(2, len(vs))]), l.Suite.Order, "test", func(int) Options { return opts })
 			for i, f := range files {
 				if errs[i] != nil {
 					t.Fatal(errs[i])
 				}
-				if len(f.Points) == 0 || f.Incomplete {
-					t.Fatalf("%s: %d points, incomplete %v", f.Suite.Name, len(f.Points), f.Incomplete)
+				if len(f.Points) == 0 || f.Incomplete || f.Virtual != opts.Virtual {
+					t.Fatalf("%s: %d points, incomplete %v, virtual %v (want %v)", f.Suite.Name, len(f.Points), f.Incomplete, f.Virtual, opts.Virtual)
 				}
 				for _, p := range f.Points {
 					if p.Requests.Sent == 0 || p.Requests.Failed > 0 {
