@@ -117,6 +117,8 @@ func (d Disaggregation) TransferTime(tokens int) time.Duration {
 
 // admitDecode schedules a sequence that arrived with its KV cache as a
 // decode in the step it is admitted (the engine allocated its blocks).
+//
+//go:norace
 func (e *engine) admitDecode(s *seq, b *batch) {
 	s.scheduled, s.prefilling = 1, false
 	b.seqs++
@@ -319,6 +321,8 @@ func (c *cluster) idleRequest(in, out int) time.Duration {
 // Until, when set, is the next arrival: a disaggregated cluster stops
 // there with nothing ended, so the arrival reaches an idle instance on
 // time. ok is false when nothing can run.
+//
+//go:norace
 func (c *cluster) advance(t, until time.Time) (now time.Time, stepped []*seq, generated int64, steps int, ok bool) {
 	if len(c.all) == 1 {
 		// Colocated: the engine steps from t; arrivals wait for the step.

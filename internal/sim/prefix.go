@@ -78,6 +78,8 @@ func (k *kvPool) used() int {
 
 // take reserves n private blocks, evicting cached ones when the free run
 // out; false, with nothing taken, when the cache cannot hold them.
+//
+//go:norace
 func (k *kvPool) take(n int) bool {
 	if k.capacity == 0 || n <= 0 {
 		return true
@@ -95,6 +97,8 @@ func (k *kvPool) take(n int) bool {
 
 // evict forgets the least recently released cached block; its memory
 // becomes the caller's.
+//
+//go:norace
 func (k *kvPool) evict() {
 	b := k.evictable.Remove(k.evictable.Front()).(*kvBlock)
 	b.lru = nil
@@ -104,6 +108,8 @@ func (k *kvPool) evict() {
 }
 
 // give returns n private blocks.
+//
+//go:norace
 func (k *kvPool) give(n int) {
 	if k.capacity > 0 {
 		k.free += n
@@ -111,6 +117,8 @@ func (k *kvPool) give(n int) {
 }
 
 // ref takes a hold on a cached block.
+//
+//go:norace
 func (k *kvPool) ref(b *kvBlock) {
 	if b.refs == 0 && b.lru != nil {
 		k.evictable.Remove(b.lru)
@@ -121,6 +129,8 @@ func (k *kvPool) ref(b *kvBlock) {
 
 // unref drops a hold; a block no one holds stays cached (evictable) if
 // it can still be found, and is free memory otherwise.
+//
+//go:norace
 func (k *kvPool) unref(b *kvBlock) {
 	b.refs--
 	if b.refs > 0 {
@@ -139,6 +149,8 @@ func (k *kvPool) unref(b *kvBlock) {
 }
 
 // match holds the cached blocks hashes begins with, at most limit of them.
+//
+//go:norace
 func (k *kvPool) match(hashes []uint64, limit int) []*kvBlock {
 	var out []*kvBlock
 	for _, h := range hashes[:min(limit, len(hashes))] {
@@ -155,6 +167,8 @@ func (k *kvPool) match(hashes []uint64, limit int) []*kvBlock {
 // register makes one of a sequence's private blocks findable under hash,
 // held by that sequence; if another sequence registered the same hash
 // first, the sequence shares that block and its private one is freed.
+//
+//go:norace
 func (k *kvPool) register(hash uint64) *kvBlock {
 	if b, ok := k.cached[hash]; ok {
 		k.ref(b)

@@ -75,6 +75,8 @@ func (r RunResult) OutputPerSec() float64 {
 // the same figures on every machine. Unlike ClosedLoop it takes each
 // request's lengths from a distribution, runs open loops too, and returns
 // every request, so figures can be computed as a client computes them.
+//
+//go:norace
 func Simulate(p Profile, run Run) RunResult {
 	if p.TokensPerStep < 1 {
 		p.TokensPerStep = 1

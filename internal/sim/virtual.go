@@ -34,6 +34,8 @@ type Load struct {
 // server runs; only the clock is simulated, so minutes of engine time
 // take milliseconds and give the same answer on every machine. It is what
 // the published-figure check and the capacity tests use.
+//
+//go:norace
 func ClosedLoop(p Profile, l Load) ClosedLoopResult {
 	if p.TokensPerStep < 1 {
 		p.TokensPerStep = 1
