@@ -296,37 +296,6 @@ func (s Summary) Stat(name string) (float64, bool) {
 	return 0, false
 }
 
-// Summarize describes h, whose values are divided by scale (1000 turns
-// recorded microseconds into milliseconds, 1 leaves counts as they are).
-func Summarize(h *hdrhistogram.Histogram, scale float64) Summary {
-	if h.TotalCount() == 0 {
-		return Summary{}
-	}
-	q := func(p float64) float64 { return float64(h.ValueAtQuantile(p)) / scale }
-	return Summary{
-		Count:  h.TotalCount(),
-		Min:    float64(h.Min()) / scale,
-		Mean:   h.Mean() / scale,
-		Stddev: h.StdDev() / scale,
-		P50:    q(50),
-		P90:    q(90),
-		P95:    q(95),
-		P99:    q(99),
-		P999:   q(99.9),
-		Max:    float64(h.Max()) / scale,
-	}
-}
-
-// EncodeHistogram returns h in HdrHistogram's compressed V2 form, base64,
-// readable by every HdrHistogram implementation.
-func EncodeHistogram(h *hdrhistogram.Histogram) (string, error) {
-	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return "", fmt.Errorf("encode histogram: %w", err)
-	}
-	return string(b), nil
-}
-
 // DecodeHistogram reverses EncodeHistogram. It reads the histogram's
 // layout first and refuses one benchci never records: decoding allocates
 // the buckets the layout asks for, and a forged 1..2^62 at 5 digits asks
