@@ -2,12 +2,14 @@ package result
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/benchci/benchci/framework/metric"
@@ -424,16 +426,50 @@ func (m *Measured) verifyHistograms(o *VerifyOptions) error {
 }
 
 // summarize decodes and summarizes a histogram, through o's cache when
-// it has one.
+// it has one, else through the process's.
 func (o *VerifyOptions) summarize(enc string, scale float64) (Summary, error) {
 	if o != nil && o.Summarize != nil {
 		return o.Summarize(enc, scale)
+	}
+	k := summaryKey{sha256.Sum256([]byte(enc)), scale}
+	summaries.Lock()
+	s, ok := summaries.m[k]
+	summaries.Unlock()
+	if ok {
+		return s, nil
 	}
 	h, err := DecodeHistogram(enc)
 	if err != nil {
 		return Summary{}, err
 	}
-	return Summarize(h, scale), nil
+	s = Summarize(h, scale)
+	summaries.Lock()
+	defer summaries.Unlock()
+	if len(summaries.m) >= maxSummaries {
+		clear(summaries.m)
+	}
+	summaries.m[k] = s
+	return s, nil
+}
+
+// summaries are the histograms this process verified, by content: a
+// command reads a file more than once (ci reads the base's baseline for
+// its rules and again for its figures; a results file is written, then
+// read back), and decoding a histogram is most of verifying it. The
+// content's hash is the key, so what is remembered is what the bytes
+// say, whichever file held them.
+var summaries = struct {
+	sync.Mutex
+	m map[summaryKey]Summary
+}{m: map[summaryKey]Summary{}}
+
+// maxSummaries bounds the memo (about 150 bytes an entry); past it, it
+// starts again empty.
+const maxSummaries = 8192
+
+type summaryKey struct {
+	sum   [sha256.Size]byte
+	scale float64
 }
 
 // verifyThroughput bounds the throughputs by the answers counted: request

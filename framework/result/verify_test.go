@@ -333,3 +333,32 @@ func TestVerifyWithChecksTheNamedHistograms(t *testing.T) {
 		t.Errorf("canceled: %v", err)
 	}
 }
+
+// The process's memo of verified histograms keys on the scale too: one
+// histogram read as milliseconds and as counts gives two summaries.
+func TestVerifyMemoKeysOnScale(t *testing.T) {
+	h := hdrhistogram.New(1, 3_600_000_000, 3)
+	for v := int64(1000); v < 100_000; v += 997 {
+		if err := h.RecordValue(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enc, err := EncodeHistogram(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o *VerifyOptions
+	for range 2 { // the second read comes from the memo
+		ms, err := o.summarize(enc, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := o.summarize(enc, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := Summarize(h, 1000); ms != want || n.P99 != 1000*ms.P99 || n != Summarize(h, 1) {
+			t.Fatalf("ms %+v, counts %+v, want %+v", ms, n, want)
+		}
+	}
+}
