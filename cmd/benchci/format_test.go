@@ -44,7 +44,8 @@ func TestFormatJSON(t *testing.T) {
   workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
   sweep: b.sweep.rates([5, 10], duration='2s', warmup='100ms'),`, u))
 	// The shards run at once and aligned, as a merge requires: each
-	// point's windows must overlap.
+	// point's windows must overlap. They run (mostly waiting for their
+	// start) while the other commands are checked; merge is checked last.
 	shards := filepath.Join(dir, "shards")
 	startAt := time.Now().Add(5 * time.Second).UTC().Truncate(time.Second).Add(time.Second).Format(time.RFC3339)
 	var wg sync.WaitGroup
@@ -55,10 +56,7 @@ func TestFormatJSON(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
-	}
+	defer wg.Wait()
 	const base = "../../framework/result/testdata/quickstart-v1.json"
 	// sim check's format, on its first four published rows: the sim
 	// package's tests check every row (a minute under -race).
@@ -75,14 +73,19 @@ func TestFormatJSON(t *testing.T) {
 		// The page goes to its file, the figures to stdout as asked.
 		{"report --html", []string{"report", "--html", filepath.Join(dir, "page.html"), base}, 1},
 		{"history", []string{"history", "--baselines", filepath.Join(repo.Dir, "baselines"), "--charts", "", "quickstart"}, 3},
-		{"merge", []string{"merge", shards}, 1},
 		{"compare", []string{"compare", base, "testdata/candidate.json"}, 0},
 		{"bands", []string{"bands", "--runs", "2", "--progress=false", "testdata/tiny.jsonnet"}, 1},
 		{"selftest", []string{"selftest", "--streams", "2", "--rates", "50", "--cost-streams", "4", "--duration", "300ms"}, 5},
 		{"sim check", []string{"sim", "check"}, 2},
 		{"ci", []string{"ci", "--comment=false", "--summary", "", "--outputs", "", "--base-ref", "", "--progress=false",
 			"--results", filepath.Join(dir, "ci"), "--report", filepath.Join(dir, "ci", "report.md"), "testdata/tiny.jsonnet"}, 2},
+		{"merge", []string{"merge", shards}, 1},
 	} {
+		if tc.name == "merge" {
+			if wg.Wait(); t.Failed() {
+				t.FailNow()
+			}
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(slices.Clone(tc.args), "--format", "json")
 			code, stdout, stderr := runCLI(t, context.Background(), args...)

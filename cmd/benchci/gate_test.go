@@ -48,6 +48,24 @@ func gateDirs(t *testing.T) (dir, suitePath string) {
 	return dir, suitePath
 }
 
+// virtualGateDirs is gateDirs for tests of the gate's wiring (comments,
+// outputs): its baseline is a replay in virtual time, which ci --virtual
+// compares with, so the test runs no seconds of load.
+func virtualGateDirs(t *testing.T) (dir, suitePath string) {
+	t.Helper()
+	dir = t.TempDir()
+	suitePath = filepath.Join(dir, "gate.jsonnet")
+	if err := os.WriteFile(suitePath, []byte(gateSuite), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", filepath.Join(dir, "base"), suitePath)
+	if code != 0 {
+		t.Fatalf("baseline run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	writeVirtualBaseline(t, filepath.Join(dir, "base", "gate.json"), filepath.Join(dir, "baselines", "gate.json"))
+	return dir, suitePath
+}
+
 // TestGate runs the end-to-end gate: the same server twice passes, a slower
 // server fails with exit 1, and the markdown report says why.
 func TestGate(t *testing.T) {
@@ -117,7 +135,7 @@ func TestGate(t *testing.T) {
 // TestCIComments checks the comment path of ci against a fake GitHub, and
 // that a failing comment does not change the verdict.
 func TestCIComments(t *testing.T) {
-	dir, suitePath := gateDirs(t)
+	dir, suitePath := virtualGateDirs(t)
 	var mu sync.Mutex
 	var bodies []string
 	forbid := false
@@ -154,7 +172,7 @@ func TestCIComments(t *testing.T) {
 	t.Setenv("GITHUB_SERVER_URL", "https://github.test")
 	t.Setenv("GITHUB_RUN_ID", "77")
 
-	args := []string{"ci", "--progress=false", "--results", filepath.Join(dir, "c"), "--baselines", filepath.Join(dir, "baselines"), "--summary", "",
+	args := []string{"ci", "--virtual", "--progress=false", "--results", filepath.Join(dir, "c"), "--baselines", filepath.Join(dir, "baselines"), "--summary", "",
 		"--report", filepath.Join(dir, "c", "r.md"), "--artifact", "benchci-report", suitePath}
 	code, stdout, stderr := runCLI(t, context.Background(), args...)
 	if code != 0 || !strings.Contains(stdout, "comment: https://github.test/o/r/pull/5#issuecomment-1") {

@@ -106,6 +106,7 @@ func ciPolicyWith(t *testing.T, repo *gitfixture.Repo, base string, flags []stri
 // lenient edits fails the gate and is named at the top of the comment,
 // however the figures moved; stricter and neutral edits raise no alarm.
 func TestPolicyComesFromTheBase(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
 	repo, base := policyRepo(t)
 	suitePath := filepath.Join(repo.Dir, "suites", "len.jsonnet")
 	restore := func() {
@@ -179,6 +180,7 @@ func TestPolicyComesFromTheBase(t *testing.T) {
 // With --ab, the base's rules are the suite at the base revision: the
 // same loosening, measured side by side, fails the same way.
 func TestPolicyLoosenedUnderAB(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
 	repo, base := policyRepo(t)
 	loose := policySuite("len", "5.2ms", func(s string) string { return strings.Replace(s, `default: '5%'`, `default: '50%'`, 1) })
 	if err := os.WriteFile(filepath.Join(repo.Dir, "suites", "len.jsonnet"), loose, 0o644); err != nil {
@@ -194,6 +196,7 @@ func TestPolicyLoosenedUnderAB(t *testing.T) {
 // The loosening a baseline re-recorded in the same change approves
 // passes, and the comment names the approval; judged by the new rules.
 func TestPolicyLooseningApprovedByTheBaseline(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
 	repo, base := policyRepo(t)
 	suitePath := filepath.Join(repo.Dir, "suites", "len.jsonnet")
 	loose := policySuite("len", "4.4ms", func(s string) string { return strings.Replace(s, `default: '5%'`, `default: '50%'`, 1) })
@@ -222,6 +225,7 @@ func TestPolicyLooseningApprovedByTheBaseline(t *testing.T) {
 // A suite deleted, or renamed (git mv and a new name), while its baseline
 // stays is named and gated as missing.
 func TestSuiteGoneWhileItsBaselineStays(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
 	repo, base := policyRepo(t)
 	other := policySuite("other", "4ms", func(s string) string { return strings.Replace(s, "fixed(20)", "fixed(24)", 1) })
 	repo.Commit("another suite", map[string][]byte{"suites/other.jsonnet": other})
@@ -263,6 +267,7 @@ func TestSuiteGoneWhileItsBaselineStays(t *testing.T) {
 // benchci compare judges by the rules the reference was recorded with
 // where they are stricter, and a loosened rule fails it, named.
 func TestComparePolicyFromTheReference(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
 	dir := t.TempDir()
 	suitePath := filepath.Join(dir, "len.jsonnet")
 	var files []string
@@ -290,6 +295,7 @@ func TestComparePolicyFromTheReference(t *testing.T) {
 // taking another name: the base's version is found by name, or by the
 // requests it sends, and judges it.
 func TestMovedSuiteKeepsItsBaseRules(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
 	repo, _ := policyRepo(t)
 	strict := func(s string) string { return strings.Replace(s, `'<', '500ms'`, `'<', '5ms'`, 1) }
 	// The base tightens len's SLO without recording its baseline again,
@@ -326,6 +332,7 @@ func TestMovedSuiteKeepsItsBaseRules(t *testing.T) {
 // A base revision that cannot be read fails the gate, saying why: judging
 // by the change's own rules instead would reopen the hole.
 func TestPolicyUnreadableBaseFails(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
 	repo, _ := policyRepo(t)
 	code, out, md := ciPolicy(t, repo, "no-such-ref", "len.jsonnet")
 	if code != exitUsage || !strings.Contains(out, "the base's rules") || !strings.Contains(out, "fetch-depth: 0") {
@@ -336,6 +343,7 @@ func TestPolicyUnreadableBaseFails(t *testing.T) {
 // A baseline that carries the change's looser rules over the base's
 // figures (edited, not measured again) does not approve the loosening.
 func TestPolicyApprovalNeedsANewMeasurement(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
 	repo, base := policyRepo(t)
 	suitePath := filepath.Join(repo.Dir, "suites", "len.jsonnet")
 	if err := os.WriteFile(suitePath, policySuite("len", "5.2ms", func(s string) string { return strings.Replace(s, `'5%'`, `'50%'`, 1) }), 0o644); err != nil {
@@ -373,6 +381,7 @@ func TestPolicyApprovalNeedsANewMeasurement(t *testing.T) {
 // The base's suite is evaluated from the base's files alone: a library
 // the change adds on an import path does not rewrite the base's rules.
 func TestPolicyBaseReadsOnlyTheBase(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
 	repo, _ := policyRepo(t)
 	strict := func(s string) string {
 		return strings.Replace(strings.Replace(s, `'<', '500ms'`, `'<', '5ms'`, 1), "fixed(20)", "fixed(24)", 1)

@@ -169,10 +169,12 @@ func TestVariantGate(t *testing.T) {
 // TestVariantFailureKeepsOthers: a variant whose server does not start,
 // and one whose server dies mid-sweep, leave the healthy variant's
 // figures intact and compared; the run is an error (exit 2) naming both,
-// in either order.
+// in either order (the two orders run at once: each has its own servers,
+// and nothing here is a timing).
 func TestVariantFailureKeepsOthers(t *testing.T) {
 	for _, order := range []string{"sequential", "interleaved"} {
 		t.Run(order, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			addr := testnet.Addr(t)
 			pidFile := filepath.Join(dir, "sim.pid")
