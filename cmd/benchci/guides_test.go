@@ -52,19 +52,25 @@ import (
 // Each command runs as this test binary standing in for benchci (TestMain's
 // BENCHCI_TEST_CLI), in the guide's own directory: the commands' relative
 // paths (suites/, results/, baselines/) resolve there, so the guides run in
-// parallel, each in a fresh copy.
+// parallel, each in a fresh copy: up to guideRunners at once, whatever
+// go test's -parallel says, since a guide's steps mostly wait on loopback
+// servers and child processes (the test itself runs beside the others).
 //
 // The reference pages under docs/ (those README.md links under
 // "## Reference") are read the same way: any command they show runs, and
 // any program builds, but a reference page may show none, where a guide
 // with no command the test can run fails.
 func TestGuides(t *testing.T) {
+	t.Parallel()
 	guides, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, reference := readmeDocs(t)
 	n := 0
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	runners := make(chan struct{}, guideRunners)
 	for _, path := range guides {
 		if filepath.Base(path) == "cli.md" { // generated, tested by TestCLIReference
 			continue
@@ -73,103 +79,114 @@ func TestGuides(t *testing.T) {
 		if !isReference {
 			n++
 		}
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".md"), func(t *testing.T) {
-			t.Parallel()
-			src, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			steps, err := parseGuide(string(src))
-			if err != nil {
-				t.Fatalf("%s: %v", path, err)
-			}
-			if isReference && len(steps) == 0 {
-				return
-			}
-			dir := t.TempDir()
-			for _, d := range []string{"suites", "baselines", "deploy"} {
-				copyTree(t, filepath.Join("..", "..", d), filepath.Join(dir, d))
-			}
-			addr := testnet.Addr(t)
-			progs := buildGuidePrograms(t, steps)
-			jobs := map[int]*guideJob{}
-			defer func() {
-				for _, j := range jobs {
-					j.stop()
-				}
-			}()
-			ran, skipped := 0, 0
-			for i, s := range steps {
-				for k, a := range s.args {
-					s.args[k] = strings.ReplaceAll(a, guideAddr, addr)
-				}
-				switch {
-				case s.prog != "":
-					ran++
-					out, err := runGuideProgram(t, dir, progs[i])
-					if err != nil {
-						t.Fatalf("%s:%d: the Go program: %v\n%s", path, s.line, err, out)
-					}
-					if s.want != nil && strings.TrimRight(out, "\n ") != strings.TrimRight(*s.want, "\n ") {
-						t.Fatalf("%s:%d: the Go program printed:\n%s\nthe guide shows:\n%s", path, s.line, out, *s.want)
-					}
-					t.Logf("%s:%d: Go program: ok\n%s", filepath.Base(path), s.line, out)
-				case s.bg:
-					ran++
-					jobs[len(jobs)+1] = startGuideJob(t, dir, s)
-				case s.wait != 0 || s.kill != 0:
-					n := s.wait + s.kill
-					j := jobs[n]
-					if j == nil {
-						t.Fatalf("%s:%d: no job %%%d", path, s.line, n)
-					}
-					if s.kill != 0 {
-						j.stop()
-						continue
-					}
-					code, out := j.wait()
-					t.Logf("%s:%d: benchci %s: exit %d", filepath.Base(path), j.step.line, strings.Join(j.step.args, " "), code)
-					if code == exitInconclusive && j.step.exit != exitInconclusive {
-						t.Skipf("%s:%d: this machine was too busy to measure the server (exit 3):\n%s", path, j.step.line, out)
-					}
-					if code != j.step.exit {
-						t.Fatalf("%s:%d: benchci %s: exit %d, the guide says %d\n%s", path, j.step.line, strings.Join(j.step.args, " "), code, j.step.exit, out)
-					}
-				case s.file != "":
-					p := filepath.Join(dir, filepath.FromSlash(s.file))
-					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(p, []byte(s.body), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				case s.skip:
-					skipped++
-				default:
-					ran++
-					start := time.Now()
-					code, out := runGuideCommandOnce(t, dir, s.args)
-					t.Logf("%s:%d: benchci %s: exit %d in %v", filepath.Base(path), s.line, strings.Join(s.args, " "), code, time.Since(start).Round(time.Millisecond))
-					if code == exitInconclusive && s.exit != exitInconclusive {
-						// The machine stalled through every rerun: the run
-						// says so instead of a verdict, and the guide's next
-						// steps read results this machine could not measure.
-						t.Skipf("%s:%d: this machine was too busy to measure the server (exit 3):\n%s", path, s.line, out)
-					}
-					if code != s.exit {
-						t.Fatalf("%s:%d: benchci %s: exit %d, the guide says %d\n%s", path, s.line, strings.Join(s.args, " "), code, s.exit, out)
-					}
-				}
-			}
-			if ran == 0 && !isReference {
-				t.Fatalf("%s: no command the test can run", path)
-			}
-			t.Logf("%s: ran %d command(s), skipped %d marked not run here", filepath.Base(path), ran, skipped)
+		runners <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-runners }()
+			runGuide(t, path, isReference)
 		})
 	}
 	if n == 0 {
 		t.Fatal("no guides under docs/")
 	}
+}
+
+// guideRunners is how many guides TestGuides runs at once.
+const guideRunners = 4
+
+// runGuide runs one guide's steps as a subtest of t.
+func runGuide(t *testing.T, path string, isReference bool) {
+	t.Run(strings.TrimSuffix(filepath.Base(path), ".md"), func(t *testing.T) {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps, err := parseGuide(string(src))
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if isReference && len(steps) == 0 {
+			return
+		}
+		dir := t.TempDir()
+		for _, d := range []string{"suites", "baselines", "deploy"} {
+			copyTree(t, filepath.Join("..", "..", d), filepath.Join(dir, d))
+		}
+		addr := testnet.Addr(t)
+		progs := buildGuidePrograms(t, steps)
+		jobs := map[int]*guideJob{}
+		defer func() {
+			for _, j := range jobs {
+				j.stop()
+			}
+		}()
+		ran, skipped := 0, 0
+		for i, s := range steps {
+			for k, a := range s.args {
+				s.args[k] = strings.ReplaceAll(a, guideAddr, addr)
+			}
+			switch {
+			case s.prog != "":
+				ran++
+				out, err := runGuideProgram(t, dir, progs[i])
+				if err != nil {
+					t.Fatalf("%s:%d: the Go program: %v\n%s", path, s.line, err, out)
+				}
+				if s.want != nil && strings.TrimRight(out, "\n ") != strings.TrimRight(*s.want, "\n ") {
+					t.Fatalf("%s:%d: the Go program printed:\n%s\nthe guide shows:\n%s", path, s.line, out, *s.want)
+				}
+				t.Logf("%s:%d: Go program: ok\n%s", filepath.Base(path), s.line, out)
+			case s.bg:
+				ran++
+				jobs[len(jobs)+1] = startGuideJob(t, dir, s)
+			case s.wait != 0 || s.kill != 0:
+				n := s.wait + s.kill
+				j := jobs[n]
+				if j == nil {
+					t.Fatalf("%s:%d: no job %%%d", path, s.line, n)
+				}
+				if s.kill != 0 {
+					j.stop()
+					continue
+				}
+				code, out := j.wait()
+				t.Logf("%s:%d: benchci %s: exit %d", filepath.Base(path), j.step.line, strings.Join(j.step.args, " "), code)
+				if code == exitInconclusive && j.step.exit != exitInconclusive {
+					t.Skipf("%s:%d: this machine was too busy to measure the server (exit 3):\n%s", path, j.step.line, out)
+				}
+				if code != j.step.exit {
+					t.Fatalf("%s:%d: benchci %s: exit %d, the guide says %d\n%s", path, j.step.line, strings.Join(j.step.args, " "), code, j.step.exit, out)
+				}
+			case s.file != "":
+				p := filepath.Join(dir, filepath.FromSlash(s.file))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(s.body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			case s.skip:
+				skipped++
+			default:
+				ran++
+				start := time.Now()
+				code, out := runGuideCommandOnce(t, dir, s.args)
+				t.Logf("%s:%d: benchci %s: exit %d in %v", filepath.Base(path), s.line, strings.Join(s.args, " "), code, time.Since(start).Round(time.Millisecond))
+				if code == exitInconclusive && s.exit != exitInconclusive {
+					// The machine stalled through every rerun: the run
+					// says so instead of a verdict, and the guide's next
+					// steps read results this machine could not measure.
+					t.Skipf("%s:%d: this machine was too busy to measure the server (exit 3):\n%s", path, s.line, out)
+				}
+				if code != s.exit {
+					t.Fatalf("%s:%d: benchci %s: exit %d, the guide says %d\n%s", path, s.line, strings.Join(s.args, " "), code, s.exit, out)
+				}
+			}
+		}
+		if ran == 0 && !isReference {
+			t.Fatalf("%s: no command the test can run", path)
+		}
+		t.Logf("%s: ran %d command(s), skipped %d marked not run here", filepath.Base(path), ran, skipped)
+	})
 }
 
 // guideStep is a command to run (args, the exit code expected), one
