@@ -13,6 +13,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/internal/inputfile"
@@ -102,17 +103,14 @@ func newImagePool(im suite.Images, w suite.Workload, seed, run uint64) (*imagePo
 		}
 		acc += w
 		p.cdf = append(p.cdf, acc)
-		r := rand.New(rand.NewPCG(seed+run, streamImage+200+uint64(i)))
-		var urls []string
-		for range imageVariants {
-			u, err := synthImage(sz.Width, sz.Height, format, r)
-			if err != nil {
-				return nil, err
-			}
+		urls, err := synthImages(synthKey{seed + run, streamImage + 200 + uint64(i), sz.Width, sz.Height, format})
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range urls {
 			if held += len(u); held > MaxImageBytes*4/3 {
 				return nil, fmt.Errorf("workload.images.sizes[%d]: the synthesized %s images take more than the %s a workload may hold: use smaller or fewer sizes, or jpeg", i, format, inputfile.Size(MaxImageBytes))
 			}
-			urls = append(urls, u)
 		}
 		p.urls = append(p.urls, urls)
 	}
@@ -189,6 +187,58 @@ func (p *imagePool) next() []string {
 
 // synthImage draws a w x h image of smooth colour bands and noise (so it
 // compresses like a photo, not like a flat fill) and encodes it.
+// synthKey is what a size's synthesized images are made from.
+type synthKey struct {
+	seed, stream uint64
+	w, h         int
+	format       string
+}
+
+// synthesized keeps the images this process synthesized, by what makes
+// them: a sweep builds a generator for each point and trial, and
+// encoding a megapixel image was most of a multimodal point's CPU before
+// its first request. Images are strings, shared read-only.
+var synthesized = struct {
+	sync.Mutex
+	m     map[synthKey][]string
+	bytes int
+}{m: map[synthKey][]string{}}
+
+// maxSynthesizedBytes bounds what synthesized keeps; past it, it starts
+// again empty.
+const maxSynthesizedBytes = 64 << 20
+
+// synthImages returns the imageVariants images of k, made once.
+func synthImages(k synthKey) ([]string, error) {
+	synthesized.Lock()
+	urls, ok := synthesized.m[k]
+	synthesized.Unlock()
+	if ok {
+		return urls, nil
+	}
+	r := rand.New(rand.NewPCG(k.seed, k.stream))
+	size := 0
+	for range imageVariants {
+		u, err := synthImage(k.w, k.h, k.format, r)
+		if err != nil {
+			return nil, err
+		}
+		urls = append(urls, u)
+		if size += len(u); size > MaxImageBytes*4/3 {
+			return urls, nil // refused by the caller; not kept
+		}
+	}
+	synthesized.Lock()
+	defer synthesized.Unlock()
+	if synthesized.bytes+size > maxSynthesizedBytes {
+		clear(synthesized.m)
+		synthesized.bytes = 0
+	}
+	synthesized.m[k] = urls
+	synthesized.bytes += size
+	return urls, nil
+}
+
 func synthImage(w, h int, format string, r *rand.Rand) (string, error) {
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	base := [3]int{r.IntN(256), r.IntN(256), r.IntN(256)}
