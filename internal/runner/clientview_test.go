@@ -124,7 +124,7 @@ b.suite {
 		t.Errorf("user E2E %+v: a retried request waits its Retry-After, most are not retried", user)
 	}
 	for _, v := range f.SLOs {
-		if !v.Pass {
+		if !v.Pass && !v.Inconclusive { // inconclusive: a stalled machine, said
 			t.Errorf("SLO %+v", v)
 		}
 	}
