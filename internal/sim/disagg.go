@@ -184,6 +184,9 @@ func newCluster(p Profile, virtual bool) *cluster {
 	}
 	c.all = append(append([]*engine(nil), c.prefill...), c.decode...)
 	c.steps = make([]vstep, len(c.all))
+	// Routing reads a disaggregated replay's gauges; a colocated one's
+	// nothing reads.
+	c.all[0].quiet = virtual && len(c.all) == 1
 	return c
 }
 
@@ -212,7 +215,9 @@ func (c *cluster) entry() *engine {
 func (c *cluster) add(s *seq) {
 	e := c.entry()
 	e.waiting = append(e.waiting, s)
-	e.numWaiting.Store(int64(len(e.waiting)))
+	if !e.quiet {
+		e.numWaiting.Store(int64(len(e.waiting)))
+	}
 }
 
 // submit hands a new request over in real time.
@@ -331,12 +336,10 @@ func (c *cluster) advance(t, until time.Time) (now time.Time, stepped []*seq, ge
 		if b.seqs == 0 {
 			return t, nil, 0, 0, false
 		}
-		before := e.generated.Load()
 		t = t.Add(e.cost(b))
 		st := &c.steps[0]
 		st.snap = append(st.snap[:0], e.running...)
-		e.emit()
-		return t, st.snap, e.generated.Load() - before, 1, true
+		return t, st.snap, e.emit(), 1, true
 	}
 	for {
 		c.now = t
@@ -384,10 +387,8 @@ func (c *cluster) advance(t, until time.Time) (now time.Time, stepped []*seq, ge
 			if !st.on || !st.end.Equal(next) {
 				continue
 			}
-			before := e.generated.Load()
 			stepped = append(stepped, st.snap...)
-			e.emit()
-			generated += e.generated.Load() - before
+			generated += e.emit()
 			st.on = false
 			steps++
 		}
