@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,14 +45,22 @@ func TestFormatJSON(t *testing.T) {
   workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
   sweep: b.sweep.rates([5, 10], duration='2s', warmup='100ms'),`, u))
 	// The shards run at once and aligned, as a merge requires: each
-	// point's windows must overlap. They run (mostly waiting for their
-	// start) while the other commands are checked; merge is checked last.
+	// point's windows must overlap. While they wait for their start, the
+	// commands that only read files are checked; those that load the
+	// machine (run, bands, selftest, sim check, ci) wait for the shards.
 	shards := filepath.Join(dir, "shards")
 	startAt := time.Now().Add(5 * time.Second).UTC().Truncate(time.Second).Add(time.Second).Format(time.RFC3339)
 	var wg sync.WaitGroup
+	var stalled atomic.Bool
 	for _, sh := range []string{"0/2", "1/2"} {
 		wg.Go(func() {
-			if code, out, errOut := runCLI(t, ctx, "run", "--progress=false", "--shard", sh, "--start-at", startAt, "--point-gap", "1s", "--results", shards, sharded); code != 0 {
+			code, out, errOut := runCLI(t, ctx, "run", "--progress=false", "--shard", sh, "--start-at", startAt, "--point-gap", "1s", "--results", shards, sharded)
+			switch code {
+			case 0:
+			case exitInconclusive: // a machine that stalled through every rerun: said, not a format
+				stalled.Store(true)
+				t.Logf("shard %s was inconclusive on this machine:\n%s", sh, errOut)
+			default:
 				t.Errorf("shard %s: exit %d\n%s\n%s", sh, code, out, errOut)
 			}
 		})
@@ -68,12 +77,12 @@ func TestFormatJSON(t *testing.T) {
 		// tables: the document is {"tables": [...]}, with at least this many.
 		tables int
 	}{
-		{"run", []string{"run", "--progress=false", "--results", filepath.Join(dir, "run"), "testdata/tiny.jsonnet"}, 2},
 		{"report", []string{"report", base, "testdata/candidate.json"}, 2},
 		// The page goes to its file, the figures to stdout as asked.
 		{"report --html", []string{"report", "--html", filepath.Join(dir, "page.html"), base}, 1},
 		{"history", []string{"history", "--baselines", filepath.Join(repo.Dir, "baselines"), "--charts", "", "quickstart"}, 3},
 		{"compare", []string{"compare", base, "testdata/candidate.json"}, 0},
+		{"run", []string{"run", "--progress=false", "--results", filepath.Join(dir, "run"), "testdata/tiny.jsonnet"}, 2},
 		{"bands", []string{"bands", "--runs", "2", "--progress=false", "testdata/tiny.jsonnet"}, 1},
 		{"selftest", []string{"selftest", "--streams", "2", "--rates", "50", "--cost-streams", "4", "--duration", "300ms"}, 5},
 		{"sim check", []string{"sim", "check"}, 2},
@@ -81,10 +90,13 @@ func TestFormatJSON(t *testing.T) {
 			"--results", filepath.Join(dir, "ci"), "--report", filepath.Join(dir, "ci", "report.md"), "testdata/tiny.jsonnet"}, 2},
 		{"merge", []string{"merge", shards}, 1},
 	} {
-		if tc.name == "merge" {
+		if tc.name == "run" {
 			if wg.Wait(); t.Failed() {
 				t.FailNow()
 			}
+		}
+		if tc.name == "merge" && stalled.Load() {
+			continue // merge's format is checked on shards that measured
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(slices.Clone(tc.args), "--format", "json")

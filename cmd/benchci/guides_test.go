@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,9 +53,10 @@ import (
 // Each command runs as this test binary standing in for benchci (TestMain's
 // BENCHCI_TEST_CLI), in the guide's own directory: the commands' relative
 // paths (suites/, results/, baselines/) resolve there, so the guides run in
-// parallel, each in a fresh copy: up to guideRunners at once, whatever
-// go test's -parallel says, since a guide's steps mostly wait on loopback
-// servers and child processes (the test itself runs beside the others).
+// parallel, each in a fresh copy: as many at once as the machine has
+// cores (two at least, four at most), the test itself beside the others.
+// More would make a loaded machine stall the guides' measurements (exit
+// 3, which skips the rest of a guide).
 //
 // The reference pages under docs/ (those README.md links under
 // "## Reference") are read the same way: any command they show runs, and
@@ -70,7 +72,7 @@ func TestGuides(t *testing.T) {
 	n := 0
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	runners := make(chan struct{}, guideRunners)
+	runners := make(chan struct{}, min(4, max(2, runtime.GOMAXPROCS(0))))
 	for _, path := range guides {
 		if filepath.Base(path) == "cli.md" { // generated, tested by TestCLIReference
 			continue
@@ -89,9 +91,6 @@ func TestGuides(t *testing.T) {
 		t.Fatal("no guides under docs/")
 	}
 }
-
-// guideRunners is how many guides TestGuides runs at once.
-const guideRunners = 4
 
 // runGuide runs one guide's steps as a subtest of t.
 func runGuide(t *testing.T, path string, isReference bool) {

@@ -27,7 +27,9 @@ func Summarize(h *hdrhistogram.Histogram, scale float64) Summary {
 	}
 	snap := h.Export()
 	b := boundsOf(snap)
-	if b == nil {
+	if b == nil || total < 0 || !sumsTo(snap.Counts, total) {
+		// A layout past the kept ones, or counts whose total wrapped (an
+		// imported snapshot): the library's own walk, whatever it says.
 		return librarySummarize(h, scale)
 	}
 	ranks := [...]float64{50, 90, 95, 99, 99.9}
@@ -70,6 +72,18 @@ func Summarize(h *hdrhistogram.Histogram, scale float64) Summary {
 		P50: v(q[0]), P90: v(q[1]), P95: v(q[2]), P99: v(q[3]), P999: v(q[4]), Max: v(b.to[last])}
 }
 
+// sumsTo reports whether counts add up to total without overflowing.
+func sumsTo(counts []int64, total int64) bool {
+	var sum int64
+	for _, c := range counts {
+		if c < 0 || c > math.MaxInt64-sum {
+			return false
+		}
+		sum += c
+	}
+	return sum == total
+}
+
 // librarySummarize is Summarize by the library's calls, for a histogram
 // whose layout has no bounds kept.
 func librarySummarize(h *hdrhistogram.Histogram, scale float64) Summary {
@@ -97,6 +111,9 @@ var (
 // few kept.
 func boundsOf(snap *hdrhistogram.Snapshot) *bounds {
 	key := [3]int64{snap.LowestTrackableValue, snap.HighestTrackableValue, snap.SignificantFigures}
+	if key[2] < 1 || key[2] > 5 {
+		return nil // New clamps these, so its buckets would not be snap's
+	}
 	boundsMu.Lock()
 	defer boundsMu.Unlock()
 	if b, ok := layouts[key]; ok {
@@ -140,6 +157,14 @@ func percentileRank(p float64, total int64) int64 {
 // was most of the cost of writing a result.
 func EncodeHistogram(h *hdrhistogram.Histogram) (string, error) {
 	snap := h.Export()
+	if !sumsTo(snap.Counts, h.TotalCount()) {
+		// An imported snapshot whose total wrapped: the library's bytes.
+		b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+		if err != nil {
+			return "", fmt.Errorf("encode histogram: %w", err)
+		}
+		return string(b), nil
+	}
 	limit := 1 // the library writes the first bucket of an empty histogram
 	for i := len(snap.Counts) - 1; i >= 0; i-- {
 		if snap.Counts[i] != 0 {

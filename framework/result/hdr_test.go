@@ -164,3 +164,30 @@ func TestSummarizePastTheKeptLayouts(t *testing.T) {
 		}
 	}
 }
+
+// Snapshots the library imports but benchci never writes (no significant
+// digits; counts whose total wraps) are summarized and encoded by the
+// library's own calls, to its figures and bytes.
+func TestOddSnapshotsAreTheLibrarys(t *testing.T) {
+	zeroDigits := hdrhistogram.New(1, 1_000_000, 1).Export()
+	zeroDigits.SignificantFigures = 0
+	zeroDigits.Counts = make([]int64, 64)
+	zeroDigits.Counts[5], zeroDigits.Counts[40] = 3, 2
+	wrapped := hdrhistogram.New(1, 1_000_000, 2).Export()
+	wrapped.Counts[10], wrapped.Counts[300] = math.MaxInt64, 5
+	for name, snap := range map[string]*hdrhistogram.Snapshot{"zero digits": zeroDigits, "wrapped total": wrapped} {
+		h := hdrhistogram.Import(snap)
+		if h == nil {
+			t.Logf("%s: the library does not import it", name)
+			continue
+		}
+		if got, want := Summarize(h, 1), librarySummarize(h, 1); got != want && h.TotalCount() != 0 {
+			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
+		}
+		got, err := EncodeHistogram(h)
+		want, werr := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+		if (err == nil) != (werr == nil) || err == nil && got != string(want) {
+			t.Errorf("%s: encoded differently from the library (%v, %v)", name, err, werr)
+		}
+	}
+}

@@ -83,14 +83,19 @@ func (s *seq) wake() {
 // It sleeps for the modelled step time, then emits tokens.
 //
 // The step's functions (schedule, emit, the KV pool's, the virtual
-// drivers) carry //go:norace. They run on one goroutine, the engine's
-// loop or a replay's caller, and under the race detector their per-token
-// loads and stores made a replay in virtual time 26 times slower (sim
-// check: 1.1 s, 29 s with -race; 4.2 s with the directive), which was
-// most of the test suite's time. What they share with handlers is still
-// checked: the directive drops only a function's own plain loads and
-// stores, not atomics or channel operations, and TestHandlersReadOnlyLive
-// holds that a handler reaches a sequence's progress only through live.
+// drivers) carry //go:norace. Each engine's state is its own goroutine's:
+// its loop's, or a replay's caller's (simfit replays on several at once,
+// each its own cluster); a sequence crosses to another engine only
+// through a channel (disaggregation's hand-off). Under the race detector
+// their per-token loads and stores made a replay in virtual time 26
+// times slower (sim check: 1.1 s, 29 s with -race; 4.2 s with the
+// directive), most of the test suite's time. The cost: the detector no
+// longer checks these functions' own plain loads and stores, so a
+// mistake in that ownership (say, a hand-off that bypassed the channel)
+// would go unseen; atomics and channel operations are still checked, and
+// TestHandlersReadOnlyLive holds that code outside the step's files
+// reaches a sequence's progress only through live, and the step's
+// unsynchronised state not at all.
 type engine struct {
 	p    Profile
 	cost func(batch) time.Duration

@@ -103,7 +103,7 @@ func newImagePool(im suite.Images, w suite.Workload, seed, run uint64) (*imagePo
 		}
 		acc += w
 		p.cdf = append(p.cdf, acc)
-		urls, err := synthImages(synthKey{seed + run, streamImage + 200 + uint64(i), sz.Width, sz.Height, format})
+		urls, err := synthImages(synthKey{seed + run, streamImage + 200 + uint64(i), sz.Width, sz.Height, format}, MaxImageBytes*4/3-held)
 		if err != nil {
 			return nil, err
 		}
@@ -185,8 +185,6 @@ func (p *imagePool) next() []string {
 	return out
 }
 
-// synthImage draws a w x h image of smooth colour bands and noise (so it
-// compresses like a photo, not like a flat fill) and encodes it.
 // synthKey is what a size's synthesized images are made from.
 type synthKey struct {
 	seed, stream uint64
@@ -208,8 +206,9 @@ var synthesized = struct {
 // again empty.
 const maxSynthesizedBytes = 64 << 20
 
-// synthImages returns the imageVariants images of k, made once.
-func synthImages(k synthKey) ([]string, error) {
+// synthImages returns the imageVariants images of k, made once; it stops
+// early, keeping nothing, once they pass room bytes (the caller refuses).
+func synthImages(k synthKey, room int) ([]string, error) {
 	synthesized.Lock()
 	urls, ok := synthesized.m[k]
 	synthesized.Unlock()
@@ -224,12 +223,18 @@ func synthImages(k synthKey) ([]string, error) {
 			return nil, err
 		}
 		urls = append(urls, u)
-		if size += len(u); size > MaxImageBytes*4/3 {
+		if size += len(u); size > room {
 			return urls, nil // refused by the caller; not kept
 		}
 	}
 	synthesized.Lock()
 	defer synthesized.Unlock()
+	if kept, ok := synthesized.m[k]; ok { // made at once by another generator
+		return kept, nil
+	}
+	if size > maxSynthesizedBytes {
+		return urls, nil
+	}
 	if synthesized.bytes+size > maxSynthesizedBytes {
 		clear(synthesized.m)
 		synthesized.bytes = 0
@@ -239,6 +244,8 @@ func synthImages(k synthKey) ([]string, error) {
 	return urls, nil
 }
 
+// synthImage draws a w x h image of smooth colour bands and noise (so it
+// compresses like a photo, not like a flat fill) and encodes it.
 func synthImage(w, h int, format string, r *rand.Rand) (string, error) {
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	base := [3]int{r.IntN(256), r.IntN(256), r.IntN(256)}
