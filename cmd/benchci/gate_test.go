@@ -29,13 +29,20 @@ function(profile='llama3-8b-h100') b.suite {
 }
 `
 
-func gateDirs(t *testing.T) (dir, suitePath string) {
+// writeGateSuite writes gateSuite into a fresh directory.
+func writeGateSuite(t *testing.T) (dir, suitePath string) {
 	t.Helper()
 	dir = t.TempDir()
 	suitePath = filepath.Join(dir, "gate.jsonnet")
 	if err := os.WriteFile(suitePath, []byte(gateSuite), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return dir, suitePath
+}
+
+func gateDirs(t *testing.T) (dir, suitePath string) {
+	t.Helper()
+	dir, suitePath = writeGateSuite(t)
 	// The baseline: a run on the fast profile, committed.
 	code, stdout, stderr := runCLI(t, context.Background(), "run", "--progress=false", "--results", filepath.Join(dir, "base"), "--baselines", filepath.Join(dir, "baselines"), suitePath)
 	if code != 0 {
@@ -53,11 +60,7 @@ func gateDirs(t *testing.T) (dir, suitePath string) {
 // compares with, so the test runs no seconds of load.
 func virtualGateDirs(t *testing.T) (dir, suitePath string) {
 	t.Helper()
-	dir = t.TempDir()
-	suitePath = filepath.Join(dir, "gate.jsonnet")
-	if err := os.WriteFile(suitePath, []byte(gateSuite), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, suitePath = writeGateSuite(t)
 	code, stdout, stderr := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", filepath.Join(dir, "base"), suitePath)
 	if code != 0 {
 		t.Fatalf("baseline run: exit %d\n%s\n%s", code, stdout, stderr)

@@ -106,86 +106,105 @@ func runGuide(t *testing.T, path string, isReference bool) {
 		if isReference && len(steps) == 0 {
 			return
 		}
-		dir := t.TempDir()
+		g := &guideRun{t: t, path: path, dir: t.TempDir(), jobs: map[int]*guideJob{}}
 		for _, d := range []string{"suites", "baselines", "deploy"} {
-			copyTree(t, filepath.Join("..", "..", d), filepath.Join(dir, d))
+			copyTree(t, filepath.Join("..", "..", d), filepath.Join(g.dir, d))
 		}
 		addr := testnet.Addr(t)
-		progs := buildGuidePrograms(t, steps)
-		jobs := map[int]*guideJob{}
+		g.progs = buildGuidePrograms(t, steps)
 		defer func() {
-			for _, j := range jobs {
+			for _, j := range g.jobs {
 				j.stop()
 			}
 		}()
-		ran, skipped := 0, 0
 		for i, s := range steps {
 			for k, a := range s.args {
 				s.args[k] = strings.ReplaceAll(a, guideAddr, addr)
 			}
-			switch {
-			case s.prog != "":
-				ran++
-				out, err := runGuideProgram(t, dir, progs[i])
-				if err != nil {
-					t.Fatalf("%s:%d: the Go program: %v\n%s", path, s.line, err, out)
-				}
-				if s.want != nil && strings.TrimRight(out, "\n ") != strings.TrimRight(*s.want, "\n ") {
-					t.Fatalf("%s:%d: the Go program printed:\n%s\nthe guide shows:\n%s", path, s.line, out, *s.want)
-				}
-				t.Logf("%s:%d: Go program: ok\n%s", filepath.Base(path), s.line, out)
-			case s.bg:
-				ran++
-				jobs[len(jobs)+1] = startGuideJob(t, dir, s)
-			case s.wait != 0 || s.kill != 0:
-				n := s.wait + s.kill
-				j := jobs[n]
-				if j == nil {
-					t.Fatalf("%s:%d: no job %%%d", path, s.line, n)
-				}
-				if s.kill != 0 {
-					j.stop()
-					continue
-				}
-				code, out := j.wait()
-				t.Logf("%s:%d: benchci %s: exit %d", filepath.Base(path), j.step.line, strings.Join(j.step.args, " "), code)
-				if code == exitInconclusive && j.step.exit != exitInconclusive {
-					t.Skipf("%s:%d: this machine was too busy to measure the server (exit 3):\n%s", path, j.step.line, out)
-				}
-				if code != j.step.exit {
-					t.Fatalf("%s:%d: benchci %s: exit %d, the guide says %d\n%s", path, j.step.line, strings.Join(j.step.args, " "), code, j.step.exit, out)
-				}
-			case s.file != "":
-				p := filepath.Join(dir, filepath.FromSlash(s.file))
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(s.body), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			case s.skip:
-				skipped++
-			default:
-				ran++
-				start := time.Now()
-				code, out := runGuideCommandOnce(t, dir, s.args)
-				t.Logf("%s:%d: benchci %s: exit %d in %v", filepath.Base(path), s.line, strings.Join(s.args, " "), code, time.Since(start).Round(time.Millisecond))
-				if code == exitInconclusive && s.exit != exitInconclusive {
-					// The machine stalled through every rerun: the run
-					// says so instead of a verdict, and the guide's next
-					// steps read results this machine could not measure.
-					t.Skipf("%s:%d: this machine was too busy to measure the server (exit 3):\n%s", path, s.line, out)
-				}
-				if code != s.exit {
-					t.Fatalf("%s:%d: benchci %s: exit %d, the guide says %d\n%s", path, s.line, strings.Join(s.args, " "), code, s.exit, out)
-				}
-			}
+			g.step(i, s)
 		}
-		if ran == 0 && !isReference {
+		if g.ran == 0 && !isReference {
 			t.Fatalf("%s: no command the test can run", path)
 		}
-		t.Logf("%s: ran %d command(s), skipped %d marked not run here", filepath.Base(path), ran, skipped)
+		t.Logf("%s: ran %d command(s), skipped %d marked not run here", filepath.Base(path), g.ran, g.skipped)
 	})
+}
+
+// guideRun is one guide's run: its copy of the repository, its built
+// programs and its background jobs.
+type guideRun struct {
+	t            *testing.T
+	path, dir    string
+	progs        map[int]string
+	jobs         map[int]*guideJob
+	ran, skipped int
+}
+
+// step runs the guide's i-th step.
+func (g *guideRun) step(i int, s guideStep) {
+	t := g.t
+	switch {
+	case s.prog != "":
+		g.ran++
+		out, err := runGuideProgram(t, g.dir, g.progs[i])
+		if err != nil {
+			t.Fatalf("%s:%d: the Go program: %v\n%s", g.path, s.line, err, out)
+		}
+		if s.want != nil && strings.TrimRight(out, "\n ") != strings.TrimRight(*s.want, "\n ") {
+			t.Fatalf("%s:%d: the Go program printed:\n%s\nthe guide shows:\n%s", g.path, s.line, out, *s.want)
+		}
+		t.Logf("%s:%d: Go program: ok\n%s", filepath.Base(g.path), s.line, out)
+	case s.bg:
+		g.ran++
+		g.jobs[len(g.jobs)+1] = startGuideJob(t, g.dir, s)
+	case s.wait != 0 || s.kill != 0:
+		g.endJob(s)
+	case s.file != "":
+		p := filepath.Join(g.dir, filepath.FromSlash(s.file))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	case s.skip:
+		g.skipped++
+	default:
+		g.ran++
+		start := time.Now()
+		code, out := runGuideCommandOnce(t, g.dir, s.args)
+		t.Logf("%s:%d: benchci %s: exit %d in %v", filepath.Base(g.path), s.line, strings.Join(s.args, " "), code, time.Since(start).Round(time.Millisecond))
+		g.checkExit(s, code, out)
+	}
+}
+
+// endJob stops (kill %N) or waits for (wait %N) a background job.
+func (g *guideRun) endJob(s guideStep) {
+	n := s.wait + s.kill
+	j := g.jobs[n]
+	if j == nil {
+		g.t.Fatalf("%s:%d: no job %%%d", g.path, s.line, n)
+	}
+	if s.kill != 0 {
+		j.stop()
+		return
+	}
+	code, out := j.wait()
+	g.t.Logf("%s:%d: benchci %s: exit %d", filepath.Base(g.path), j.step.line, strings.Join(j.step.args, " "), code)
+	g.checkExit(j.step, code, out)
+}
+
+// checkExit holds a command's exit code to the one the guide shows.
+func (g *guideRun) checkExit(s guideStep, code int, out string) {
+	if code == exitInconclusive && s.exit != exitInconclusive {
+		// The machine stalled through every rerun: the run says so
+		// instead of a verdict, and the guide's next steps read results
+		// this machine could not measure.
+		g.t.Skipf("%s:%d: this machine was too busy to measure the server (exit 3):\n%s", g.path, s.line, out)
+	}
+	if code != s.exit {
+		g.t.Fatalf("%s:%d: benchci %s: exit %d, the guide says %d\n%s", g.path, s.line, strings.Join(s.args, " "), code, s.exit, out)
+	}
 }
 
 // guideStep is a command to run (args, the exit code expected), one

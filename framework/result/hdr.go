@@ -27,7 +27,7 @@ func Summarize(h *hdrhistogram.Histogram, scale float64) Summary {
 	}
 	snap := h.Export()
 	b := boundsOf(snap)
-	if b == nil || total < 0 || !sumsTo(snap.Counts, total) {
+	if b == nil || !sumsTo(snap.Counts, total) {
 		// A layout past the kept ones, or counts whose total wrapped (an
 		// imported snapshot): the library's own walk, whatever it says.
 		return librarySummarize(h, scale)

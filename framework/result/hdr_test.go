@@ -60,19 +60,27 @@ func TestSummarizeIsTheLibrarys(t *testing.T) {
 	}
 }
 
+// encodedAsTheLibrary encodes h and fails t unless the bytes are the
+// library's own.
+func encodedAsTheLibrary(t testing.TB, name string, h *hdrhistogram.Histogram) string {
+	t.Helper()
+	got, err := EncodeHistogram(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("%s: encoded differently from the library:\n got %.80s…\nwant %.80s…", name, got, want)
+	}
+	return got
+}
+
 func TestEncodeIsTheLibrarys(t *testing.T) {
 	for name, h := range histograms(t) {
-		got, err := EncodeHistogram(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != string(want) {
-			t.Errorf("%s: encoded differently from the library:\n got %.80s…\nwant %.80s…", name, got, want)
-		}
+		got := encodedAsTheLibrary(t, name, h)
 		back, err := DecodeHistogram(got)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -101,17 +109,7 @@ func FuzzHistogramFastPaths(f *testing.F) {
 		if got, want := Summarize(h, 1000), librarySummarize(h, 1000); got != want {
 			t.Fatalf("summary\n got %+v\nwant %+v", got, want)
 		}
-		got, err := EncodeHistogram(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != string(want) {
-			t.Fatal("encoded differently from the library")
-		}
+		encodedAsTheLibrary(t, "fuzzed", h)
 	})
 }
 

@@ -112,8 +112,8 @@ type engine struct {
 	sleep func(time.Duration)
 
 	// quiet: a colocated replay in virtual time, whose gauges nothing
-	// reads (no /metrics, no routing); publish skips them, atomics a step
-	// that cost a replay a tenth of its time under the race detector.
+	// reads (no /metrics, no routing). publish skips them: their atomics,
+	// each step, were a tenth of a replay's time under the race detector.
 	quiet bool
 
 	numRunning atomic.Int64 // sequences in the batch, for /metrics-style gauges
