@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -9,13 +10,29 @@ import (
 
 // TestSelftest runs the whole self-measurement briefly: the overhead test,
 // the client cost against a simulator in another process (this test binary,
-// acting as the CLI), and an open-loop point against it.
+// acting as the CLI), and an open-loop point against it. It asks for JSON,
+// whose document is stdout's and whose lines go to stderr: one run (seconds
+// of fixed phases) checks both.
 func TestSelftest(t *testing.T) {
 	t.Setenv("BENCHCI_TEST_CLI", "1") // the child simulator runs as the CLI
-	code, out, errOut := runCLI(t, context.Background(), "selftest", "--streams", "2", "--rates", "50",
-		"--cost-streams", "4", "--duration", "500ms")
+	code, doc, out := runCLI(t, context.Background(), "selftest", "--streams", "2", "--rates", "50",
+		"--cost-streams", "4", "--duration", "500ms", "--format", "json")
 	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+		t.Fatalf("exit %d\n%s\n%s", code, doc, out)
+	}
+	var tables struct {
+		Tables []struct {
+			Title string
+			Rows  []map[string]any
+		}
+	}
+	if err := json.Unmarshal([]byte(doc), &tables); err != nil || len(tables.Tables) != 5 {
+		t.Fatalf("stdout is not selftest's five tables (%v):\n%s", err, doc)
+	}
+	for _, tb := range tables.Tables {
+		if len(tb.Rows) != 1 || tb.Rows[0]["errors"] != 0.0 {
+			t.Errorf("table %q: rows %v, want one without errors", tb.Title, tb.Rows)
+		}
 	}
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`chunk times come from (kernel receive stamps|the time each read returned)`),
