@@ -4,12 +4,18 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/internal/gitfixture"
 	"github.com/benchci/benchci/internal/testnet"
 )
@@ -31,6 +37,10 @@ import (
 //	quiet   nothing added (default)
 //	hogs    two processes spinning a CPU each beside benchci
 //	stalls  the two hogs, and benchci stopped (SIGSTOP) 100 ms every second
+//	serverstop  the launched server (BENCHCI_GATE_TARGET=launch) stopped
+//	        for 2 s once a candidate run, at a random moment 3-18 s in
+//	        (mostly inside a trial); it reports server_stops_named, the
+//	        runs whose results name the stop
 //
 // BENCHCI_GATE_MODE=ab measures ci --ab instead: the suite committed in a
 // repository, each candidate run against that revision on the same
@@ -52,16 +62,33 @@ func BenchmarkGateCatchRate(b *testing.B) {
 	load := os.Getenv("BENCHCI_GATE_LOAD")
 	dir := b.TempDir()
 	suite := filepath.Join("..", "..", "suites", "gate.jsonnet")
-	if src := gateBenchSuite(b); src != nil {
+	src, addr := gateBenchSuite(b)
+	if load == "serverstop" && src == nil {
+		b.Fatal("BENCHCI_GATE_LOAD=serverstop stops a launched server: set BENCHCI_GATE_TARGET=launch")
+	}
+	if src != nil {
 		suite = filepath.Join(dir, "gate.jsonnet")
 		if err := os.WriteFile(suite, src, 0o644); err != nil {
 			b.Fatal(err)
 		}
 	}
+	stopsNamed := 0
 	runOnce := func(name string, extra ...string) (string, int) {
 		var out, errOut bytes.Buffer
 		args := append([]string{"run", "--progress=false", "--baselines", filepath.Join(dir, "none"), "--results", filepath.Join(dir, name)}, extra...)
+		var stopped func() string
+		if load == "serverstop" && name != "base" {
+			stopped = stopServerOnce(b, addr)
+		}
 		code := run(context.Background(), &out, &errOut, append(args, suite))
+		if stopped != nil {
+			when := stopped()
+			named := serverStopNamed(b, filepath.Join(dir, name, "gate.json"))
+			if named {
+				stopsNamed++
+			}
+			b.Logf("%s: the server was stopped %s; named in the results: %v", name, when, named)
+		}
 		if code != exitOK && code != exitInconclusive {
 			b.Fatalf("%s: exit %d\n%s\n%s", name, code, out.String(), errOut.String())
 		}
@@ -94,7 +121,68 @@ func BenchmarkGateCatchRate(b *testing.B) {
 		}
 		stop()
 		reportCounts(b, counts, n)
+		if load == "serverstop" {
+			b.ReportMetric(float64(stopsNamed), "server_stops_named")
+		}
 	}
+}
+
+// stopServerOnce stops the launched simulator listening on addr for 2 s,
+// once, at a random moment 3 to 18 s from now, on a goroutine; the
+// returned function waits for it and says when it was and for how long.
+func stopServerOnce(b *testing.B, addr string) func() string {
+	at := 3*time.Second + time.Duration(rand.Int64N(int64(15*time.Second)))
+	done := make(chan string, 1)
+	start := time.Now()
+	go func() {
+		time.Sleep(at)
+		pid := launchedSim(addr)
+		if pid == 0 {
+			done <- fmt.Sprintf("never: no server on %s %.1f s in", addr, at.Seconds())
+			return
+		}
+		syscall.Kill(pid, syscall.SIGSTOP)
+		time.Sleep(2 * time.Second)
+		syscall.Kill(pid, syscall.SIGCONT)
+		done <- fmt.Sprintf("%.1f s into the run (PID %d)", time.Since(start).Seconds()-2, pid)
+	}()
+	return func() string { return <-done }
+}
+
+// launchedSim is the PID of the process serving "sim --addr addr", or 0.
+func launchedSim(addr string) int {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		cmd, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(cmd, []byte("\x00sim\x00--addr\x00"+addr+"\x00")) {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		return pid
+	}
+	return 0
+}
+
+// serverStopNamed reports whether a results file names a stop of the
+// server's process in a trial kept or discarded.
+func serverStopNamed(b *testing.B, path string) bool {
+	f, err := result.Read(path)
+	if err != nil {
+		b.Logf("%s: %v", path, err)
+		return false
+	}
+	for _, p := range f.Points {
+		v := p.Validity
+		if v == nil {
+			continue
+		}
+		for _, why := range append(slices.Clone(v.Invalid), v.Reruns...) {
+			if strings.Contains(why, "the server's process was stopped") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // loadMachine puts the named load on the machine and returns what ends it.
@@ -108,7 +196,7 @@ func loadMachine(b *testing.B, load string) func() {
 		procs = append(procs, c)
 	}
 	switch load {
-	case "", "quiet":
+	case "", "quiet", "serverstop":
 	case "hogs", "stalls":
 		start("while :; do :; done")
 		start("while :; do :; done")
@@ -138,7 +226,7 @@ func benchGateAB(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if launched := gateBenchSuite(b); launched != nil {
+	if launched, _ := gateBenchSuite(b); launched != nil {
 		src = launched
 	}
 	repo := gitfixture.New(b)
@@ -187,13 +275,13 @@ func reportCounts(b *testing.B, counts [2][4]int, n int) {
 }
 
 // gateBenchSuite is suites/gate.jsonnet with its simulator launched as a
-// process of its own where BENCHCI_GATE_TARGET=launch asks (nil: as it
-// is). The step_base argument reaches the launch line, so a slower step
-// is a changed serving flag, as a team's PR changes one.
-func gateBenchSuite(b *testing.B) []byte {
+// process of its own, listening on addr, where BENCHCI_GATE_TARGET=launch
+// asks (nil: as it is). The step_base argument reaches the launch line,
+// so a slower step is a changed serving flag, as a team's PR changes one.
+func gateBenchSuite(b *testing.B) (src []byte, addr string) {
 	switch os.Getenv("BENCHCI_GATE_TARGET") {
 	case "", "sim":
-		return nil
+		return nil, ""
 	case "launch":
 	default:
 		b.Fatalf("BENCHCI_GATE_TARGET=%q: want sim or launch", os.Getenv("BENCHCI_GATE_TARGET"))
@@ -202,12 +290,12 @@ func gateBenchSuite(b *testing.B) []byte {
 	if err != nil {
 		b.Fatal(err)
 	}
-	addr := testnet.Addr(b)
+	addr = testnet.Addr(b)
 	launch := fmt.Sprintf("target: b.target.launch([%q, 'sim', '--addr', %q, '--profile', 'llama3-70b-h100x4', '--step-base', step_base], url='http://%s', env={ BENCHCI_TEST_CLI: '1' }, health='/health'),",
 		os.Args[0], addr, addr)
 	out := bytes.Replace(src, []byte("target: b.target.sim('llama3-70b-h100x4', step_base=step_base),"), []byte(launch), 1)
 	if bytes.Equal(out, src) {
 		b.Fatal("gate.jsonnet's target is no longer b.target.sim('llama3-70b-h100x4', step_base=step_base)")
 	}
-	return out
+	return out, addr
 }
