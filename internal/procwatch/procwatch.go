@@ -48,8 +48,10 @@ type Reading struct {
 	Starves            int
 	// Span is how long the watcher watched.
 	Span time.Duration
-	// PID is the first process watched, for the report.
-	PID int
+	// PID is the first process watched, for the report; StoppedPID the
+	// first seen stopped (an engine's worker, in a launched server's
+	// tree, where it is not PID), 0 where none was.
+	PID, StoppedPID int
 }
 
 // WaitShare is the share of the server's runnable time spent waiting
@@ -178,6 +180,9 @@ func (s *sampler) sample(pids []int, at time.Time) {
 			}
 		}
 		anyStopped = anyStopped || st
+		if st && s.r.StoppedPID == 0 {
+			s.r.StoppedPID = pid
+		}
 		if run, wait, ok := s.k.sched(pid); ok {
 			if _, had := s.first[pid]; !had {
 				s.first[pid] = [2]time.Duration{run, wait}

@@ -62,6 +62,38 @@ func TestSamplerCountsStops(t *testing.T) {
 	}
 }
 
+// treeProc is a server of two processes, 42 and its worker 43, of which
+// only the worker is ever stopped (at the samples in stoppedAt).
+type treeProc struct {
+	stoppedAt map[int]bool
+	i         int
+}
+
+func (f *treeProc) stopped(pid int) (bool, bool) { return pid == 43 && f.stoppedAt[f.i], true }
+func (f *treeProc) sched(int) (time.Duration, time.Duration, bool) {
+	return 0, 0, false
+}
+
+// The process a report names as stopped is the one that was: a launched
+// engine's worker, not the server's first process.
+func TestSamplerNamesTheStoppedProcess(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		stoppedAt map[int]bool
+		want      int
+	}{{map[int]bool{2: true, 3: true}, 43}, {nil, 0}} {
+		f := &treeProc{stoppedAt: c.stoppedAt}
+		s := newSampler(f)
+		for i := range 5 {
+			f.i = i
+			s.sample([]int{42, 43}, t0.Add(time.Duration(i)*100*time.Millisecond))
+		}
+		if r := s.finish(t0, t0.Add(500*time.Millisecond)); r.PID != 42 || r.StoppedPID != c.want || (c.want != 0) != (r.Stops == 1) {
+			t.Errorf("stopped at %v: PID %d, stopped PID %d, %d stop(s); want 42, %d", c.stoppedAt, r.PID, r.StoppedPID, r.Stops, c.want)
+		}
+	}
+}
+
 // A real process stopped by SIGSTOP is seen stopped; its threads'
 // schedstat is read.
 func TestWatchSeesAStoppedProcess(t *testing.T) {

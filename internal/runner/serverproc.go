@@ -89,8 +89,12 @@ func judgeServer(w *procwatch.Watcher, v *result.Validity) {
 	var why []string
 	limit := max(loadgen.MinStallLimit, time.Duration(loadgen.MaxStallShare*float64(r.Span)))
 	if r.Stopped > limit {
-		why = append(why, fmt.Sprintf("the server's process was stopped for %s in %d stop(s) (PID %d): a paused server, not the client, shaped this trial",
-			fmtDur(r.Stopped), r.Stops, r.PID))
+		which := fmt.Sprintf("PID %d", r.PID)
+		if r.StoppedPID != 0 && r.StoppedPID != r.PID {
+			which = fmt.Sprintf("PID %d, in the server's process tree from PID %d", r.StoppedPID, r.PID)
+		}
+		why = append(why, fmt.Sprintf("the server's process was stopped for %s in %d stop(s) (%s): a paused server, not the client, shaped this trial",
+			fmtDur(r.Stopped), r.Stops, which))
 		kept := v.Invalid[:0]
 		for _, s := range v.Invalid {
 			if !strings.Contains(s, "first tokens were read late") {
