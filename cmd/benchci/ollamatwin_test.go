@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/benchci/benchci/framework/metric"
@@ -15,9 +17,10 @@ import (
 // BenchmarkOllamaTwin runs the workflow a team runs on its own engine,
 // on the Ollama .ci/run builds (llama.cpp on this machine's CPU, serving
 // the tiny model): measure four points (1 and 4 conversations, with
-// prompts of 64 and 256 tokens), fit the simulator to them (sim fit), and
-// predict two points the fit never saw, a load between (2 conversations,
-// 128-token prompts) and a longer prompt (2 conversations, 512 tokens).
+// prompts of 128 and 512 tokens; its chat template alone is 74), fit the
+// simulator to them (sim fit), and predict two points the fit never saw,
+// a load between (2 conversations, 128-token prompts) and a longer prompt
+// (2 conversations, 1024 tokens).
 // Each prediction is a virtual-time run of the same suite on the fitted
 // profile. It reports the prediction's error, in percent, on TTFT P50,
 // TPOT P50 and output throughput at each held-out point:
@@ -36,27 +39,31 @@ func BenchmarkOllamaTwin(b *testing.B) {
   workload: { input_tokens: b.dist.fixed(%d), output_tokens: b.dist.fixed(48), seed: 3 },
   sweep: b.sweep.concurrency([%s], warmup='2s', duration='12s'),`, target, input, levels))
 	}
-	cli := func(args ...string) {
+	// cli runs benchci and logs its output's first lines (a table's
+	// head; the notes after it are the results files').
+	cli := func(lines int, args ...string) {
 		var out, errOut bytes.Buffer
 		if code := run(context.Background(), &out, &errOut, args); code != exitOK {
 			b.Fatalf("benchci %v: exit %d\n%s\n%s", args, code, out.String(), errOut.String())
 		}
-		b.Logf("benchci %v:\n%s", args, out.String())
+		// Printed, not logged: a benchmark's log is cut short.
+		head := strings.SplitN(out.String(), "\n", lines+1)
+		fmt.Fprintf(os.Stderr, "benchci %s:\n%s\n", strings.Join(args, " "), strings.Join(head[:min(lines, len(head))], "\n"))
 	}
 	results := filepath.Join(o.dir, "results")
 	for b.Loop() {
 		var fitFrom []string
-		for _, in := range []int{64, 256} {
+		for _, in := range []int{128, 512} {
 			name := "fit" + strconv.Itoa(in)
-			cli("run", "--progress=false", "--results", results, suite(name, target, in, "1, 4"))
+			cli(4, "run", "--progress=false", "--results", results, suite(name, target, in, "1, 4"))
 			fitFrom = append(fitFrom, filepath.Join(results, name+".json"))
 		}
 		fitted := filepath.Join(o.dir, "fitted.json")
-		cli(append(append([]string{"sim", "fit"}, fitFrom...), "--profile", "tiny", "--max-num-seqs", "4", "--out", fitted)...)
-		for _, in := range []int{128, 512} {
+		cli(60, append(append([]string{"sim", "fit"}, fitFrom...), "--profile", "tiny", "--max-num-seqs", "4", "--out", fitted)...)
+		for _, in := range []int{128, 1024} {
 			name := "heldout" + strconv.Itoa(in)
-			cli("run", "--progress=false", "--results", results, suite(name, target, in, "2"))
-			cli("run", "--virtual", "--progress=false", "--results", filepath.Join(o.dir, "twin"),
+			cli(3, "run", "--progress=false", "--results", results, suite(name, target, in, "2"))
+			cli(3, "run", "--virtual", "--progress=false", "--results", filepath.Join(o.dir, "twin"),
 				suite(name, "b.target.sim('file:fitted.json')", in, "2"))
 			measured, err := result.Read(filepath.Join(results, name+".json"))
 			if err != nil {
@@ -75,7 +82,7 @@ func BenchmarkOllamaTwin(b *testing.B) {
 				{"tpot", p.Latency[metric.TPOT].P50, m.Latency[metric.TPOT].P50},
 				{"tput", p.Throughput.OutputTokens, m.Throughput.OutputTokens},
 			} {
-				b.Logf("prompt %d, 2 conversations: %s measured %.2f, twin %.2f", in, f.name, f.want, f.got)
+				fmt.Fprintf(os.Stderr, "prompt %d, 2 conversations: %s measured %.2f, twin %.2f\n", in, f.name, f.want, f.got)
 				b.ReportMetric(100*(f.got/f.want-1), fmt.Sprintf("%s%d-err-%%", f.name, in))
 			}
 		}
