@@ -156,16 +156,31 @@ func stopServerOnce(b *testing.B, addr string) func() string {
 
 // launchedSim is the PID of the process serving "sim --addr addr", or 0.
 func launchedSim(addr string) int {
+	return processWith("\x00sim\x00--addr\x00" + addr + "\x00")
+}
+
+// processWith is the PID of a process whose command line (its arguments
+// NUL-separated) holds every one of parts, or 0.
+func processWith(parts ...string) int {
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		cmd, err := os.ReadFile(p)
-		if err != nil || !bytes.Contains(cmd, []byte("\x00sim\x00--addr\x00"+addr+"\x00")) {
+		if err != nil || !containsAll(string(cmd), parts) {
 			continue
 		}
 		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
 		return pid
 	}
 	return 0
+}
+
+func containsAll(s string, parts []string) bool {
+	for _, part := range parts {
+		if !strings.Contains(s, part) {
+			return false
+		}
+	}
+	return true
 }
 
 // serverStopNamed reports whether a results file names a stop of the

@@ -318,18 +318,7 @@ func freezeRunner(dir string) string {
 
 // ollamaRunner is the PID of an "ollama runner" loading a model from
 // under dir, or 0.
-func ollamaRunner(dir string) int {
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		cmd, err := os.ReadFile(p)
-		if err != nil || !bytes.Contains(cmd, []byte("\x00runner\x00")) || !bytes.Contains(cmd, []byte(dir)) {
-			continue
-		}
-		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-		return pid
-	}
-	return 0
-}
+func ollamaRunner(dir string) int { return processWith("\x00runner\x00", dir) }
 
 // minimalChatPromptTokens asks the Ollama at addr for one token after the
 // calibration's one-word prompt (runner.ShortestPrompt) and returns the
