@@ -40,131 +40,189 @@ func ClosedLoop(p Profile, l Load) ClosedLoopResult {
 	if p.TokensPerStep < 1 {
 		p.TokensPerStep = 1
 	}
-	c := newCluster(p, true)
-	t0 := time.Unix(0, 0)
-	t := t0
-	type client struct {
-		s            *seq
-		start, first time.Time
-		warm         bool // its first request is done
+	r := startClosedLoop(p, l)
+	for r.step() {
 	}
-	var ttft, tpot, e2e []time.Duration
-	sent, tokens := 0, 0
-	send := func(c *client, i int, at time.Time) {
-		c.s = newVirtualSeq(l.Input, l.Output)
-		c.s.tag = i // the client's index: a step's sequences find their clients
-		// The request reaches the scheduler after the server's request
-		// path; its latencies count from the send.
-		c.s.arrived, c.start, c.first = at.Add(p.RequestOverhead), at, time.Time{}
-		sent++
-	}
-	clients := make([]*client, min(l.Concurrency, l.Requests))
+	return r.result()
+}
+
+// closedLoop is one ClosedLoop replay: its clients, the requests sent and
+// not yet handed to the engine (their start is ahead), and the figures
+// so far.
+type closedLoop struct {
+	l  Load
+	c  *cluster
+	t0 time.Time
+	// t is the simulated clock.
+	t       time.Time
+	clients []*loopClient
+	// pending is in arrival order.
+	pending []*seq
+	// requestOverhead is the server's request path: a request reaches the
+	// scheduler that long after it was sent.
+	requestOverhead time.Duration
+
+	ttft, tpot, e2e []time.Duration
+	sent, tokens    int
+	// measuredFrom and measuredTokens are the staggered figures' span
+	// start and tokens (the clients' first requests left out).
+	measuredFrom   time.Time
+	measuredTokens int
+	steps          int
+	// stepping is scratch: the clients whose requests a step moved.
+	stepping []int
+}
+
+// loopClient is a closed loop's client and the request it has out.
+type loopClient struct {
+	s            *seq
+	start, first time.Time
+	warm         bool // its first request is done
+}
+
+// startClosedLoop sends every client's first request: all at once, or
+// staggered over an idle request's time.
+//
+//go:norace
+func startClosedLoop(p Profile, l Load) *closedLoop {
+	r := &closedLoop{l: l, c: newCluster(p, true), t0: time.Unix(0, 0), requestOverhead: p.RequestOverhead}
+	r.t = r.t0
+	r.clients = make([]*loopClient, min(l.Concurrency, l.Requests))
 	var spread time.Duration
 	if l.Staggered {
-		spread = c.idleRequest(l.Input, l.Output)
+		spread = r.c.idleRequest(l.Input, l.Output)
 	}
 	// Random phases (seeded: every run is the same) rather than an even
 	// spread: clients of a real closed loop drift apart at random, and
 	// their prompts then sometimes meet in a step, which an even spread
 	// would never show.
 	rng := rand.New(rand.NewPCG(1, 2))
-	for i := range clients {
-		clients[i] = &client{warm: !l.Staggered}
-		send(clients[i], i, t0.Add(time.Duration(rng.Int64N(int64(spread)+1))))
+	for i := range r.clients {
+		r.clients[i] = &loopClient{warm: !l.Staggered}
+		r.send(r.clients[i], i, r.t0.Add(time.Duration(rng.Int64N(int64(spread)+1))))
+		r.pending = append(r.pending, r.clients[i].s)
 	}
-	var pending []*seq // sent, not yet handed to the engine: their start is ahead
-	for _, c := range clients {
-		pending = append(pending, c.s)
-	}
-	slices.SortFunc(pending, func(a, b *seq) int { return a.arrived.Compare(b.arrived) })
-	var measuredFrom time.Time
-	measuredTokens := 0
-	steps := 0
-	var stepping []int
-	for {
-		// Hand over what has arrived; when idle, jump to the next arrival.
-		if !c.busy() && len(pending) > 0 {
-			t = later(t, pending[0].arrived)
-		}
-		for len(pending) > 0 && !pending[0].arrived.After(t) {
-			c.add(pending[0])
-			pending = pending[1:]
-		}
-		var until time.Time
-		if len(pending) > 0 {
-			until = pending[0].arrived
-		}
-		now, stepped, _, n, ok := c.advance(t, until)
-		if !ok {
-			if len(pending) > 0 {
-				t = later(t, pending[0].arrived)
-				continue
-			}
-			break // nothing left (or a request no cache can hold)
-		}
-		t = now
-		steps += n
-		// Only the clients whose requests were in the steps that ended
-		// can have moved, and they are looked at in client order, as a
-		// pass over every client would (the order new requests are sent
-		// in): a pass over hundreds of idle clients a step was most of a
-		// closed loop's time.
-		stepping = stepping[:0]
-		for _, s := range stepped {
-			if c := clients[s.tag]; c.s == s {
-				stepping = append(stepping, s.tag)
-			}
-		}
-		slices.Sort(stepping)
-		stepping = slices.Compact(stepping)
-		for _, i := range stepping {
-			c := clients[i]
-			if c.s.produced == 0 || c.start.After(t) {
-				continue
-			}
-			if c.first.IsZero() {
-				c.first = t
-			}
-			if !c.s.finished {
-				continue
-			}
-			if c.warm {
-				ttft = append(ttft, c.first.Sub(c.start))
-				e2e = append(e2e, t.Sub(c.start))
-				if l.Output > 1 {
-					tpot = append(tpot, t.Sub(c.first)/time.Duration(l.Output-1))
-				}
-				if measuredFrom.IsZero() {
-					measuredFrom = c.start
-				}
-				measuredTokens += l.Output
-			}
-			tokens += l.Output
-			c.warm = true
-			c.s = nil
-			if sent < l.Requests {
-				send(c, i, t)
-				// In arrival order: the first requests' staggered starts
-				// may still be ahead of this one's.
-				i, _ := slices.BinarySearchFunc(pending, c.s.arrived, func(s *seq, at time.Time) int {
-					if s.arrived.After(at) {
-						return 1
-					}
-					return -1
-				})
-				pending = slices.Insert(pending, i, c.s)
-			}
-		}
-	}
-	r := ClosedLoopResult{Requests: len(e2e), TTFT: median(ttft), TPOT: median(tpot), E2E: median(e2e), Preemptions: c.sum(func(e *engine) int64 { return e.preemptions.Load() }), Steps: steps}
-	if l.Staggered {
-		if span := t.Sub(measuredFrom).Seconds(); span > 0 {
-			r.OutputPerSec = float64(measuredTokens) / span
-		}
-	} else if span := t.Sub(t0).Seconds(); span > 0 {
-		r.OutputPerSec = float64(tokens) / span
-	}
+	slices.SortFunc(r.pending, func(a, b *seq) int { return a.arrived.Compare(b.arrived) })
 	return r
+}
+
+// send gives client i a new request sent at at.
+//
+//go:norace
+func (r *closedLoop) send(cl *loopClient, i int, at time.Time) {
+	cl.s = newVirtualSeq(r.l.Input, r.l.Output)
+	cl.s.tag = i // the client's index: a step's sequences find their clients
+	// The request reaches the scheduler after the server's request path;
+	// its latencies count from the send.
+	cl.s.arrived, cl.start, cl.first = at.Add(r.requestOverhead), at, time.Time{}
+	r.sent++
+}
+
+// step hands over what has arrived (when idle, jumping to the next
+// arrival), runs the engine to its next steps' end and lets the clients
+// those steps moved see their tokens; false when nothing is left (or a
+// request no cache can hold).
+//
+//go:norace
+func (r *closedLoop) step() bool {
+	if !r.c.busy() && len(r.pending) > 0 {
+		r.t = later(r.t, r.pending[0].arrived)
+	}
+	for len(r.pending) > 0 && !r.pending[0].arrived.After(r.t) {
+		r.c.add(r.pending[0])
+		r.pending = r.pending[1:]
+	}
+	var until time.Time
+	if len(r.pending) > 0 {
+		until = r.pending[0].arrived
+	}
+	now, stepped, _, n, ok := r.c.advance(r.t, until)
+	if !ok {
+		if len(r.pending) > 0 {
+			r.t = later(r.t, r.pending[0].arrived)
+			return true
+		}
+		return false
+	}
+	r.t = now
+	r.steps += n
+	// Only the clients whose requests were in the steps that ended can
+	// have moved, and they are looked at in client order, as a pass over
+	// every client would (the order new requests are sent in): a pass
+	// over hundreds of idle clients a step was most of a closed loop's
+	// time.
+	r.stepping = r.stepping[:0]
+	for _, s := range stepped {
+		if r.clients[s.tag].s == s {
+			r.stepping = append(r.stepping, s.tag)
+		}
+	}
+	slices.Sort(r.stepping)
+	r.stepping = slices.Compact(r.stepping)
+	for _, i := range r.stepping {
+		r.progress(i)
+	}
+	return true
+}
+
+// progress notes client i's first token, and when its request ended,
+// records it and sends the next.
+//
+//go:norace
+func (r *closedLoop) progress(i int) {
+	cl := r.clients[i]
+	if cl.s.produced == 0 || cl.start.After(r.t) {
+		return
+	}
+	if cl.first.IsZero() {
+		cl.first = r.t
+	}
+	if !cl.s.finished {
+		return
+	}
+	if cl.warm {
+		r.ttft = append(r.ttft, cl.first.Sub(cl.start))
+		r.e2e = append(r.e2e, r.t.Sub(cl.start))
+		if r.l.Output > 1 {
+			r.tpot = append(r.tpot, r.t.Sub(cl.first)/time.Duration(r.l.Output-1))
+		}
+		if r.measuredFrom.IsZero() {
+			r.measuredFrom = cl.start
+		}
+		r.measuredTokens += r.l.Output
+	}
+	r.tokens += r.l.Output
+	cl.warm = true
+	cl.s = nil
+	if r.sent < r.l.Requests {
+		r.send(cl, i, r.t)
+		// In arrival order: the first requests' staggered starts may
+		// still be ahead of this one's.
+		at, _ := slices.BinarySearchFunc(r.pending, cl.s.arrived, func(s *seq, at time.Time) int {
+			if s.arrived.After(at) {
+				return 1
+			}
+			return -1
+		})
+		r.pending = slices.Insert(r.pending, at, cl.s)
+	}
+}
+
+// result is the run's figures: medians over the measured requests, and
+// output tokens over the measured span.
+//
+//go:norace
+func (r *closedLoop) result() ClosedLoopResult {
+	out := ClosedLoopResult{Requests: len(r.e2e), TTFT: median(r.ttft), TPOT: median(r.tpot), E2E: median(r.e2e),
+		Preemptions: r.c.sum(func(e *engine) int64 { return e.preemptions.Load() }), Steps: r.steps}
+	if r.l.Staggered {
+		if span := r.t.Sub(r.measuredFrom).Seconds(); span > 0 {
+			out.OutputPerSec = float64(r.measuredTokens) / span
+		}
+	} else if span := r.t.Sub(r.t0).Seconds(); span > 0 {
+		out.OutputPerSec = float64(r.tokens) / span
+	}
+	return out
 }
 
 func later(a, b time.Time) time.Time {
