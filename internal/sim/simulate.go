@@ -81,114 +81,174 @@ func Simulate(p Profile, run Run) RunResult {
 	if p.TokensPerStep < 1 {
 		p.TokensPerStep = 1
 	}
-	c := newCluster(p, true)
-	rng := rand.New(rand.NewPCG(run.Seed, 0x5eed))
-	total := run.Warmup + run.Requests
-	type req struct {
-		s           *seq
-		sent, first time.Time
-		measured    bool
+	r := startSimulation(p, run)
+	for r.step() {
 	}
-	t0 := time.Unix(0, 0)
-	t := t0
-	newReq := func(i int, at time.Time) *req {
-		in, out := run.Lengths(rng)
-		in, out = max(in, 1), max(out, 1)
-		s := newVirtualSeq(in, out)
-		s.arrived = at.Add(p.RequestOverhead) // after the server's request path
-		s.tag = i
-		return &req{s: s, sent: at, measured: i >= run.Warmup}
-	}
-	var pending []*req // sent, in arrival order, not yet handed over
-	sent := 0
-	closed := run.Concurrency > 0
-	if closed {
-		for ; sent < min(run.Concurrency, total); sent++ {
-			pending = append(pending, newReq(sent, t0))
-		}
-	} else {
-		at := t0
-		for ; sent < total; sent++ {
-			if run.Rate > 0 {
-				at = at.Add(time.Duration(rng.ExpFloat64() / run.Rate * 1e9))
-			}
-			pending = append(pending, newReq(sent, at))
-		}
-	}
+	return r.result()
+}
+
+// simulation is one Simulate run: the requests sent and not yet handed to the
+// engine, those in flight, and the figures so far.
+type simulation struct {
+	run Run
+	c   *cluster
+	rng *rand.Rand
+	// t is the simulated clock.
+	t               time.Time
+	requestOverhead time.Duration
+	total, sent     int
+	closed          bool
+	// pending is sent, in arrival order, not yet handed over.
+	pending []*simReq
 	// inFlight finds a sequence's request by its tag (the request's
 	// index); only the step's sequences are looked at after it, so a step
 	// costs its batch, not every client.
-	inFlight := make([]*req, total)
-	flying := 0
-	var res RunResult
+	inFlight []*simReq
+	flying   int
+	res      RunResult
 	// The window's output tokens are counted as steps end: from the
 	// first measured send, until the last measured request has been sent
 	// (ended), and then up to its send.
-	var windowStart, windowEnd time.Time
-	ended := false
-	for {
-		if !c.busy() {
-			if len(pending) == 0 {
-				break
-			}
-			t = later(t, pending[0].s.arrived)
+	windowStart, windowEnd time.Time
+	ended                  bool
+}
+
+// simReq is a request of a simulation.
+type simReq struct {
+	s           *seq
+	sent, first time.Time
+	measured    bool
+}
+
+// startSimulation sends the run's first requests: a closed loop's clients
+// at once, an open loop's every arrival, each at its time.
+//
+//go:norace
+func startSimulation(p Profile, run Run) *simulation {
+	t0 := time.Unix(0, 0)
+	r := &simulation{run: run, c: newCluster(p, true), rng: rand.New(rand.NewPCG(run.Seed, 0x5eed)), t: t0,
+		requestOverhead: p.RequestOverhead, total: run.Warmup + run.Requests, closed: run.Concurrency > 0}
+	if r.closed {
+		for ; r.sent < min(run.Concurrency, r.total); r.sent++ {
+			r.pending = append(r.pending, r.newReq(r.sent, t0))
 		}
-		for len(pending) > 0 && !pending[0].s.arrived.After(t) {
-			r := pending[0]
-			pending = pending[1:]
-			if r.measured {
-				if windowStart.IsZero() {
-					windowStart = r.sent
-				}
-				windowEnd = r.sent
+	} else {
+		at := t0
+		for ; r.sent < r.total; r.sent++ {
+			if run.Rate > 0 {
+				at = at.Add(time.Duration(r.rng.ExpFloat64() / run.Rate * 1e9))
 			}
-			c.add(r.s)
-			inFlight[r.s.tag] = r
-			flying++
-		}
-		ended = sent == total && len(pending) == 0
-		var until time.Time
-		if len(pending) > 0 {
-			until = pending[0].s.arrived // handed over at its arrival, after the request path
-		}
-		now, stepped, generated, steps, ok := c.advance(t, until)
-		if !ok {
-			if len(pending) > 0 {
-				// Nothing fits now; move on to the next arrival.
-				t = later(t, pending[0].s.arrived)
-				continue
-			}
-			break // what waits can never be admitted
-		}
-		t = now
-		res.Steps += steps
-		if !windowStart.IsZero() && t.After(windowStart) && (!ended || !t.After(windowEnd)) {
-			res.OutputTokens += int(generated)
-		}
-		for _, sq := range stepped {
-			r := inFlight[sq.tag]
-			if r.first.IsZero() && r.s.produced > 0 {
-				r.first = t
-			}
-			if !r.s.finished {
-				continue
-			}
-			inFlight[sq.tag] = nil
-			flying--
-			if r.measured {
-				res.Samples = append(res.Samples, Sample{Prompt: r.s.promptTokens, Output: r.s.maxTokens, TTFT: r.first.Sub(r.sent), E2E: t.Sub(r.sent)})
-			}
-			if closed && sent < total {
-				// A step's sends share its time: pending stays in time order.
-				pending = append(pending, newReq(sent, t.Add(run.Turnaround)))
-				sent++
-			}
+			r.pending = append(r.pending, r.newReq(r.sent, at))
 		}
 	}
-	res.Unserved = flying + len(pending)
-	res.Preemptions = c.sum(func(e *engine) int64 { return e.preemptions.Load() })
-	if windowEnd.After(windowStart) {
-		res.Window = windowEnd.Sub(windowStart)
+	r.inFlight = make([]*simReq, r.total)
+	return r
+}
+
+// newReq is request i, sent at at, of lengths drawn from the run's.
+//
+//go:norace
+func (r *simulation) newReq(i int, at time.Time) *simReq {
+	in, out := r.run.Lengths(r.rng)
+	in, out = max(in, 1), max(out, 1)
+	s := newVirtualSeq(in, out)
+	s.arrived = at.Add(r.requestOverhead) // after the server's request path
+	s.tag = i
+	return &simReq{s: s, sent: at, measured: i >= r.run.Warmup}
+}
+
+// step hands over what has arrived (when idle, jumping to the next
+// arrival), runs the engine to its next steps' end, counts the window's
+// tokens and lets the requests those steps moved see them; false when
+// nothing is left (or what waits can never be admitted).
+//
+//go:norace
+func (r *simulation) step() bool {
+	if !r.c.busy() {
+		if len(r.pending) == 0 {
+			return false
+		}
+		r.t = later(r.t, r.pending[0].s.arrived)
+	}
+	r.handOver()
+	r.ended = r.sent == r.total && len(r.pending) == 0
+	var until time.Time
+	if len(r.pending) > 0 {
+		until = r.pending[0].s.arrived // handed over at its arrival, after the request path
+	}
+	now, stepped, generated, steps, ok := r.c.advance(r.t, until)
+	if !ok {
+		if len(r.pending) > 0 {
+			// Nothing fits now; move on to the next arrival.
+			r.t = later(r.t, r.pending[0].s.arrived)
+			return true
+		}
+		return false
+	}
+	r.t = now
+	r.res.Steps += steps
+	if !r.windowStart.IsZero() && r.t.After(r.windowStart) && (!r.ended || !r.t.After(r.windowEnd)) {
+		r.res.OutputTokens += int(generated)
+	}
+	for _, sq := range stepped {
+		r.progress(sq.tag)
+	}
+	return true
+}
+
+// handOver gives the engine the requests that have arrived by now, and
+// moves the window's ends to the measured ones' sends.
+//
+//go:norace
+func (r *simulation) handOver() {
+	for len(r.pending) > 0 && !r.pending[0].s.arrived.After(r.t) {
+		q := r.pending[0]
+		r.pending = r.pending[1:]
+		if q.measured {
+			if r.windowStart.IsZero() {
+				r.windowStart = q.sent
+			}
+			r.windowEnd = q.sent
+		}
+		r.c.add(q.s)
+		r.inFlight[q.s.tag] = q
+		r.flying++
+	}
+}
+
+// progress notes request i's first token, and when it ended, records it
+// and (a closed loop) sends its client's next.
+//
+//go:norace
+func (r *simulation) progress(i int) {
+	q := r.inFlight[i]
+	if q.first.IsZero() && q.s.produced > 0 {
+		q.first = r.t
+	}
+	if !q.s.finished {
+		return
+	}
+	r.inFlight[i] = nil
+	r.flying--
+	if q.measured {
+		r.res.Samples = append(r.res.Samples, Sample{Prompt: q.s.promptTokens, Output: q.s.maxTokens, TTFT: q.first.Sub(q.sent), E2E: r.t.Sub(q.sent)})
+	}
+	if r.closed && r.sent < r.total {
+		// A step's sends share its time: pending stays in time order.
+		r.pending = append(r.pending, r.newReq(r.sent, r.t.Add(r.run.Turnaround)))
+		r.sent++
+	}
+}
+
+// result is the run's samples, what was left unserved and the window.
+//
+//go:norace
+func (r *simulation) result() RunResult {
+	res := r.res
+	res.Unserved = r.flying + len(r.pending)
+	res.Preemptions = r.c.sum(func(e *engine) int64 { return e.preemptions.Load() })
+	if r.windowEnd.After(r.windowStart) {
+		res.Window = r.windowEnd.Sub(r.windowStart)
 	} else if len(res.Samples) > 0 {
 		// One measured request, or all sent at once: the span to the last
 		// finish is the window.
