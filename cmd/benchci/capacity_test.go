@@ -22,9 +22,9 @@ import (
 // Below that, constant arrivals never queue and TTFT stays under two steps
 // (~8 ms); above it the queue grows for the whole window and the TTFT SLO
 // fails. The search is replayed in virtual time: what it tests is the
-// search and the command's wiring, not the wire (the runner's tests
-// measure probes), so no machine noise blurs the queue and the search
-// must land within its precision, 5%, of 49.5.
+// search and the command's wiring, not the wire (a probe is a rate point
+// like those the run tests measure over HTTP), so no machine noise blurs
+// the queue and the search must land within its precision, 5%, of 49.5.
 func TestCapacityFindsKnownCapacity(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -47,7 +47,7 @@ func TestFormatJSON(t *testing.T) {
 	// The shards run at once and aligned, as a merge requires: each
 	// point's windows must overlap. While they wait for their start, the
 	// commands that only read files are checked; those that load the
-	// machine (run, bands, ci) wait for the shards.
+	// machine (run, bands, sim check, ci) wait for the shards.
 	shards := filepath.Join(dir, "shards")
 	startAt := time.Now().Add(5 * time.Second).UTC().Truncate(time.Second).Add(time.Second).Format(time.RFC3339)
 	var wg sync.WaitGroup
@@ -82,9 +82,9 @@ func TestFormatJSON(t *testing.T) {
 		{"report --html", []string{"report", "--html", filepath.Join(dir, "page.html"), base}, 1},
 		{"history", []string{"history", "--baselines", filepath.Join(repo.Dir, "baselines"), "--charts", "", "quickstart"}, 3},
 		{"compare", []string{"compare", base, "testdata/candidate.json"}, 0},
-		{"sim check", []string{"sim", "check"}, 2},
 		{"run", []string{"run", "--progress=false", "--results", filepath.Join(dir, "run"), "testdata/tiny.jsonnet"}, 2},
 		{"bands", []string{"bands", "--runs", "2", "--progress=false", "testdata/tiny.jsonnet"}, 1},
+		{"sim check", []string{"sim", "check"}, 2},
 		{"ci", []string{"ci", "--comment=false", "--summary", "", "--outputs", "", "--base-ref", "", "--progress=false",
 			"--results", filepath.Join(dir, "ci"), "--report", filepath.Join(dir, "ci", "report.md"), "testdata/tiny.jsonnet"}, 2},
 		{"merge", []string{"merge", shards}, 1},

@@ -109,6 +109,7 @@ func BenchmarkGateCatchRate(b *testing.B) {
 		return code
 	}
 	for b.Loop() {
+		stopsNamed = 0
 		base, code := runOnce("base")
 		if code != exitOK {
 			b.Fatal("the baseline run was inconclusive: record it on a quieter machine")

@@ -202,6 +202,13 @@ func (g *guideRun) checkExit(s guideStep, code int, out string) {
 		// this machine could not measure.
 		g.t.Skipf("%s:%d: this machine was too busy to measure the server (exit 3):\n%s", g.path, s.line, out)
 	}
+	if code == exitUsage && s.exit == exitOK && strings.Contains(out, "the shards did not load the server at one time") {
+		// Shards started together from one shell, as the scale-out demo
+		// runs them without --start-at, begin apart when a busy machine
+		// starts one late; merge refuses them, as it must.
+		// TestShardsMergeToTheSingleRun holds the aligned case.
+		g.t.Skipf("%s:%d: this busy machine started the shards apart:\n%s", g.path, s.line, out)
+	}
 	if code != s.exit {
 		g.t.Fatalf("%s:%d: benchci %s: exit %d, the guide says %d\n%s", g.path, s.line, strings.Join(s.args, " "), code, s.exit, out)
 	}

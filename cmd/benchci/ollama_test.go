@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -124,11 +125,12 @@ func newOllama(tb testing.TB) *ollama {
 // a launch target. It checks what only a real engine can tell: its token
 // counts, chunking and timings are read right.
 //
-// It runs beside the other parallel tests: what it checks are counts, not
-// timings, and a trial a busy machine left inconclusive (exit 3) still
-// counted its tokens.
+// A trial a busy machine left inconclusive (exit 3) still counted its
+// tokens, which is what is checked; but only the machine may be why
+// (onlyTheMachine). It runs in the sequential phase: beside the parallel
+// tests, its engine's CPU slowed them and started the scale-out guide's
+// shards seconds apart (cmd/benchci 433 -> 525 s beside two hogs).
 func TestOllama(t *testing.T) {
-	t.Parallel()
 	o := newOllama(t)
 	bin, dir, addr, envJsonnet, floor := o.bin, o.dir, o.addr, o.envJsonnet, o.floor
 
@@ -149,6 +151,7 @@ func TestOllama(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	onlyTheMachine(t, f)
 	var table bytes.Buffer
 	report.Write(&table, "text", report.Points(f))
 	t.Logf("calibration %+v (a minimal chat request: %d prompt tokens)\n%s", f.Calibration, floor, table.String())
@@ -208,6 +211,7 @@ func TestOllama(t *testing.T) {
 	if f, err = result.Read(filepath.Join(dir, "ollama-eos.json")); err != nil {
 		t.Fatal(err)
 	}
+	onlyTheMachine(t, f)
 	p := f.Points[0]
 	// Prompts of 32 tokens asked: where the template alone is longer, every
 	// request asked for less than the engine takes, and the run says so;
@@ -239,6 +243,37 @@ func TestOllama(t *testing.T) {
 		t.Errorf("stop-at-once notes name another cause than the stream showed:\n%s", notes)
 	}
 	t.Logf("stop-at-once: %d of %d answers empty (%v), finishes %v, errors %v\n%s", tk.EmptyAnswers, p.Requests.Completed, tk.EmptyKinds, tk.Finish, p.Requests.Errors, notes)
+}
+
+// onlyTheMachine fails t where a trial of f was discarded or left
+// invalid for a reason this real engine, which nobody stopped, must not
+// give: its process stopped, or its first tokens read late while the
+// machine was not shown busy (which would blame the client for the
+// engine's own framing). A busy machine's reasons are said and pass.
+func onlyTheMachine(t *testing.T, f *result.File) {
+	t.Helper()
+	// The machine's own reasons (loadgen's validity, stall): a stall,
+	// the CPU or steal, a send lag over its limit, a schedule not kept,
+	// this machine's limits. The read-late reason names the send lag
+	// too, but not its limit.
+	busy := []string{"stalled", "CPU ran out", "(steal)", "got no CPU", "(limit ", "req/s scheduled", "this machine's"}
+	for _, p := range f.Points {
+		if p.Validity == nil {
+			continue
+		}
+		for _, why := range append(slices.Clone(p.Validity.Invalid), p.Validity.Reruns...) {
+			machine := false
+			for _, b := range busy {
+				machine = machine || strings.Contains(why, b)
+			}
+			switch {
+			case strings.Contains(why, "the server's process was stopped"), strings.Contains(why, "read late") && !machine:
+				t.Errorf("%s: %s", p.Label, why)
+			default:
+				t.Logf("%s on this machine: %s", p.Label, why)
+			}
+		}
+	}
 }
 
 // BenchmarkOllamaFreeze freezes a real engine mid-trial, as a descheduled

@@ -1,6 +1,7 @@
 // Package procwatch watches a server's processes on this machine while a
-// point measures them: whether they were stopped (a SIGSTOP, a debugger,
-// a cgroup freezer) and how long their threads waited for a CPU. The
+// point measures them: whether they were stopped (a SIGSTOP, a debugger:
+// the kernel's T and t states; a cgroup freezer's tasks read as sleeping,
+// and are not seen) and how long their threads waited for a CPU. The
 // client's canary (package stall) sees only benchci's own process; a
 // launched server that a shared runner descheduled for two seconds would
 // otherwise be judged as the server's own behaviour.
