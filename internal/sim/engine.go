@@ -150,6 +150,9 @@ type engine struct {
 }
 
 func newEngine(p Profile) *engine {
+	// A step emits at least one token a sequence, whoever built the
+	// engine (the server, a replay, a closed loop).
+	p.TokensPerStep = max(p.TokensPerStep, 1)
 	e := &engine{p: p, cost: p.stepCost(), arrivals: make(chan *seq, 1024), kv: newKVPool(p.KVBlocks),
 		blockSize: p.blockSize(), resets: make(chan chan struct{})}
 	if p.Speculative != nil {

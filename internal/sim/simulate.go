@@ -78,9 +78,6 @@ func (r RunResult) OutputPerSec() float64 {
 //
 //go:norace
 func Simulate(p Profile, run Run) RunResult {
-	if p.TokensPerStep < 1 {
-		p.TokensPerStep = 1
-	}
 	r := startSimulation(p, run)
 	for r.step() {
 	}

@@ -37,9 +37,6 @@ type Load struct {
 //
 //go:norace
 func ClosedLoop(p Profile, l Load) ClosedLoopResult {
-	if p.TokensPerStep < 1 {
-		p.TokensPerStep = 1
-	}
 	r := startClosedLoop(p, l)
 	for r.step() {
 	}
