@@ -58,10 +58,7 @@ func BenchmarkGateCatchRate(b *testing.B) {
 		benchGateAB(b)
 		return
 	}
-	n := 20
-	if v, err := strconv.Atoi(os.Getenv("BENCHCI_GATE_RUNS")); err == nil && v > 0 {
-		n = v
-	}
+	n := runsFromEnv("BENCHCI_GATE_RUNS", 20)
 	load := os.Getenv("BENCHCI_GATE_LOAD")
 	dir := b.TempDir()
 	suite := filepath.Join("..", "..", "suites", "gate.jsonnet")
@@ -84,29 +81,13 @@ func BenchmarkGateCatchRate(b *testing.B) {
 			stopped = stopServerOnce(b, addr)
 		}
 		code := run(context.Background(), &out, &errOut, append(args, suite))
-		if stopped != nil {
-			when := stopped()
-			named, windows := serverStopNamed(b, filepath.Join(dir, name, "gate.json"))
-			if named {
-				stopsNamed++
-			}
-			b.Logf("%s: the server was stopped %s; named in the results: %v; the trials' windows: %s", name, when, named, windows)
+		if stopped != nil && stopNoted(b, name, stopped(), filepath.Join(dir, name, "gate.json")) {
+			stopsNamed++
 		}
 		if code != exitOK && code != exitInconclusive {
 			b.Fatalf("%s: exit %d\n%s\n%s", name, code, out.String(), errOut.String())
 		}
 		return filepath.Join(dir, name, "gate.json"), code
-	}
-	judge := func(base, cand string) int {
-		var out, errOut bytes.Buffer
-		code := run(context.Background(), &out, &errOut, []string{"compare", base, cand})
-		if code != exitOK && code != exitFailed && code != exitInconclusive {
-			b.Fatalf("compare: exit %d\n%s\n%s", code, out.String(), errOut.String())
-		}
-		if code != exitOK {
-			b.Logf("%s: exit %d\n%s", filepath.Base(filepath.Dir(cand)), code, out.String())
-		}
-		return code
 	}
 	for b.Loop() {
 		stopsNamed = 0
@@ -119,10 +100,10 @@ func BenchmarkGateCatchRate(b *testing.B) {
 		for i := range n {
 			// Interleaved, so that a change in the machine's load falls on both.
 			same, _ := runOnce("same" + strconv.Itoa(i))
-			counts[0][judge(base, same)]++
+			counts[0][judgeCandidate(b, base, same)]++
 			if os.Getenv("BENCHCI_GATE_SLOWED") != "0" {
 				slow, _ := runOnce("slow"+strconv.Itoa(i), "--tla-str", "step_base=19.8ms")
-				counts[1][judge(base, slow)]++
+				counts[1][judgeCandidate(b, base, slow)]++
 			}
 		}
 		stop()
@@ -131,6 +112,38 @@ func BenchmarkGateCatchRate(b *testing.B) {
 			b.ReportMetric(float64(stopsNamed), "server_stops_named")
 		}
 	}
+}
+
+// judgeCandidate compares a candidate's results with the baseline's, as
+// ci judges them, and returns compare's exit code (0 pass, 1 regressed or
+// an SLO failed, 3 inconclusive), logging the comparison of any but a pass.
+func judgeCandidate(b *testing.B, base, cand string) int {
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), &out, &errOut, []string{"compare", base, cand})
+	if code != exitOK && code != exitFailed && code != exitInconclusive {
+		b.Fatalf("compare: exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	if code != exitOK {
+		b.Logf("%s: exit %d\n%s", filepath.Base(filepath.Dir(cand)), code, out.String())
+	}
+	return code
+}
+
+// runsFromEnv is the count of runs a benchmark's environment variable
+// asks for, or def.
+func runsFromEnv(key string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(key)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// stopNoted logs when run name's server was stopped and whether its
+// results (at path) name the stop, which it reports.
+func stopNoted(b *testing.B, name, when, path string) bool {
+	named, windows := serverStopNamed(b, path)
+	b.Logf("%s: the server was stopped %s; named in the results: %v; the trials' windows: %s", name, when, named, windows)
+	return named
 }
 
 // stopServerOnce stops the launched simulator listening on addr for 2 s,
@@ -241,10 +254,7 @@ func loadMachine(b *testing.B, load string) func() {
 
 // benchGateAB is BenchmarkGateCatchRate in A/B mode.
 func benchGateAB(b *testing.B) {
-	n := 20
-	if v, err := strconv.Atoi(os.Getenv("BENCHCI_GATE_RUNS")); err == nil && v > 0 {
-		n = v
-	}
+	n := runsFromEnv("BENCHCI_GATE_RUNS", 20)
 	src, err := os.ReadFile(filepath.Join("..", "..", "suites", "gate.jsonnet"))
 	if err != nil {
 		b.Fatal(err)

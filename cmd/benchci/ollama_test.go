@@ -66,36 +66,7 @@ func newOllama(tb testing.TB) *ollama {
 	// A chat template of its own, as every chat model has: its tokens are
 	// in every prompt, so no prompt can be shorter (benchci issue 29).
 	os.WriteFile(filepath.Join(dir, "Modelfile"), []byte("FROM ./tiny.gguf\nTEMPLATE \"\"\"A chat between a user and an assistant. The assistant answers the user.\nUSER: {{ .Prompt }}\nASSISTANT: \"\"\"\n"), 0o644)
-	serve := exec.Command(bin, "serve")
-	serve.Env = append(os.Environ(), env...)
-	var serveLog bytes.Buffer
-	serve.Stdout, serve.Stderr = &serveLog, &serveLog
-	// The model loaded below runs in a child of the server, which holds
-	// the server's output pipe: stop the server so that it stops its
-	// child, and never wait on the pipe for long.
-	serve.WaitDelay = 30 * time.Second
-	stop := func() {
-		if serve.Process.Signal(os.Interrupt) != nil {
-			serve.Process.Kill()
-		}
-		serve.Wait()
-	}
-	if err := serve.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	up := false
-	for range 100 {
-		if resp, err := http.Get("http://" + addr + "/api/version"); err == nil {
-			resp.Body.Close()
-			up = true
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if !up {
-		serve.Process.Kill()
-		tb.Fatalf("ollama serve did not start:\n%s", serveLog.String())
-	}
+	stop, serveLog := serveOllama(tb, bin, addr, env)
 	create := exec.Command(bin, "create", "benchci-tiny", "-f", "Modelfile")
 	create.Dir, create.Env = dir, append(os.Environ(), env...)
 	out, err := create.CombinedOutput()
@@ -113,11 +84,43 @@ func newOllama(tb testing.TB) *ollama {
 
 	envJsonnet := "{"
 	for _, kv := range env {
-		k, v, _ := bytesCut(kv)
+		k, v, _ := strings.Cut(kv, "=")
 		envJsonnet += fmt.Sprintf("%q: %q, ", k, v)
 	}
 	envJsonnet += "}"
 	return &ollama{bin: bin, dir: dir, addr: addr, envJsonnet: envJsonnet, floor: floor}
+}
+
+// serveOllama starts ollama serve on addr and waits (up to 10 s) until it
+// answers; stop interrupts it, which stops the model runners it started.
+func serveOllama(tb testing.TB, bin, addr string, env []string) (stop func(), log *bytes.Buffer) {
+	serve := exec.Command(bin, "serve")
+	serve.Env = append(os.Environ(), env...)
+	log = new(bytes.Buffer)
+	serve.Stdout, serve.Stderr = log, log
+	// A loaded model runs in a child of the server, which holds the
+	// server's output pipe: stop the server so that it stops its child,
+	// and never wait on the pipe for long.
+	serve.WaitDelay = 30 * time.Second
+	stop = func() {
+		if serve.Process.Signal(os.Interrupt) != nil {
+			serve.Process.Kill()
+		}
+		serve.Wait()
+	}
+	if err := serve.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	for range 100 {
+		if resp, err := http.Get("http://" + addr + "/api/version"); err == nil {
+			resp.Body.Close()
+			return stop, log
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	serve.Process.Kill()
+	tb.Fatalf("ollama serve did not start:\n%s", log.String())
+	return nil, nil
 }
 
 // TestOllama benchmarks a real inference engine: Ollama (llama.cpp on the
@@ -188,40 +191,45 @@ func TestOllama(t *testing.T) {
 		}
 	}
 
-	// Answers that end at once: with every printable character a stop
-	// sequence, the model's first visible token ends the answer, which
-	// then streams one empty chunk with finish_reason "stop", as a model
-	// choosing its end token first does. Those are answers, not errors.
+	answersEndingAtOnce(t, o)
+}
+
+// answersEndingAtOnce: with every printable character a stop sequence,
+// the model's first visible token ends the answer, which then streams one
+// empty chunk with finish_reason "stop", as a model choosing its end
+// token first does. Those are answers, not errors.
+func answersEndingAtOnce(t *testing.T, o *ollama) {
 	var stops []string
 	for c := ' '; c <= '~'; c++ {
 		stops = append(stops, string(c))
 	}
 	stopJSON, _ := json.Marshal(stops)
-	eos := writeSuite(t, dir, "ollama-eos", fmt.Sprintf(`
+	eos := writeSuite(t, o.dir, "ollama-eos", fmt.Sprintf(`
   target: b.target.launch([%q, 'serve'], url='http://%s', model='benchci-tiny', env=%s,
                           health='/api/version', start_timeout='60s', stop_grace='10s'),
   api: 'chat',
   request: { extra: { stop: %s } },
   workload: { input_tokens: b.dist.fixed(32), output_tokens: b.dist.fixed(16) },
-  sweep: b.sweep.concurrency([1], requests=8, warmup='0s', duration='0s'),`, bin, addr, envJsonnet, stopJSON))
-	code, stdout, stderr = runCLI(t, context.Background(), "run", "--results", dir, "--progress=false", eos)
+  sweep: b.sweep.concurrency([1], requests=8, warmup='0s', duration='0s'),`, o.bin, o.addr, o.envJsonnet, stopJSON))
+	code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", o.dir, "--progress=false", eos)
 	if code != exitOK && code != exitInconclusive {
 		t.Fatalf("stop-at-once run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if f, err = result.Read(filepath.Join(dir, "ollama-eos.json")); err != nil {
+	f, err := result.Read(filepath.Join(o.dir, "ollama-eos.json"))
+	if err != nil {
 		t.Fatal(err)
 	}
 	onlyTheMachine(t, f)
 	p := f.Points[0]
 	// Prompts of 32 tokens asked: where the template alone is longer, every
 	// request asked for less than the engine takes, and the run says so;
-	// the server's counts sit at the floor or above, beside the 32 asked.
-	below := fmt.Sprintf("100%% of requests ask for fewer prompt tokens than the shortest prompt this server takes (%d tokens", floor)
-	if said := strings.Contains(strings.Join(f.Notes, "\n"), below); said != (floor > 32) {
-		t.Errorf("floor %d, 32 tokens asked: notes %q; want %q said: %v", floor, f.Notes, below, floor > 32)
+	// the server's counts sit at the o.floor or above, beside the 32 asked.
+	below := fmt.Sprintf("100%% of requests ask for fewer prompt tokens than the shortest prompt this server takes (%d tokens", o.floor)
+	if said := strings.Contains(strings.Join(f.Notes, "\n"), below); said != (o.floor > 32) {
+		t.Errorf("o.floor %d, 32 tokens asked: notes %q; want %q said: %v", o.floor, f.Notes, below, o.floor > 32)
 	}
-	if a := p.Tokens.PromptAsked; a == nil || a.Min != 32 || a.Max != 32 || p.Tokens.Prompt.Min < float64(min(floor, 32)) {
-		t.Errorf("prompt tokens asked %+v, counted %+v: want 32 asked, and counts from %d", p.Tokens.PromptAsked, p.Tokens.Prompt, min(floor, 32))
+	if a := p.Tokens.PromptAsked; a == nil || a.Min != 32 || a.Max != 32 || p.Tokens.Prompt.Min < float64(min(o.floor, 32)) {
+		t.Errorf("prompt tokens asked %+v, counted %+v: want 32 asked, and counts from %d", p.Tokens.PromptAsked, p.Tokens.Prompt, min(o.floor, 32))
 	}
 	if p.Requests.Failed != 0 || p.Requests.Completed != 8 || p.Tokens.EmptyAnswers == 0 {
 		t.Errorf("stop-at-once answers: requests %+v, empty answers %d; want 8 answers, some empty, no errors", p.Requests, p.Tokens.EmptyAnswers)
@@ -286,10 +294,7 @@ func onlyTheMachine(t *testing.T, f *result.File) {
 //
 //	go test -run XXX -bench OllamaFreeze -benchtime 1x ./cmd/benchci
 func BenchmarkOllamaFreeze(b *testing.B) {
-	n := 5
-	if v, err := strconv.Atoi(os.Getenv("BENCHCI_FREEZE_RUNS")); err == nil && v > 0 {
-		n = v
-	}
+	n := runsFromEnv("BENCHCI_FREEZE_RUNS", 5)
 	o := newOllama(b)
 	path := writeSuite(b, o.dir, "frozen", fmt.Sprintf(`
   target: b.target.launch([%q, 'serve'], url='http://%s', model='benchci-tiny', env=%s,
@@ -376,13 +381,4 @@ func minimalChatPromptTokens(addr string) (int, error) {
 		return 0, fmt.Errorf("a minimal chat request: %s, %v, usage %+v", resp.Status, err, answer.Usage)
 	}
 	return answer.Usage.PromptTokens, nil
-}
-
-func bytesCut(kv string) (string, string, bool) {
-	for i := range len(kv) {
-		if kv[i] == '=' {
-			return kv[:i], kv[i+1:], true
-		}
-	}
-	return kv, "", false
 }

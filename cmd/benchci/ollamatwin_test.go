@@ -65,26 +65,33 @@ func BenchmarkOllamaTwin(b *testing.B) {
 			cli(3, "run", "--progress=false", "--results", results, suite(name, target, in, "2"))
 			cli(3, "run", "--virtual", "--progress=false", "--results", filepath.Join(o.dir, "twin"),
 				suite(name, "b.target.sim('file:fitted.json')", in, "2"))
-			measured, err := result.Read(filepath.Join(results, name+".json"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			twin, err := result.Read(filepath.Join(o.dir, "twin", name+".json"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			m, p := measured.Points[0], twin.Points[0]
-			for _, f := range []struct {
-				name      string
-				got, want float64
-			}{
-				{"ttft", p.Latency[metric.TTFT].P50, m.Latency[metric.TTFT].P50},
-				{"tpot", p.Latency[metric.TPOT].P50, m.Latency[metric.TPOT].P50},
-				{"tput", p.Throughput.OutputTokens, m.Throughput.OutputTokens},
-			} {
-				fmt.Fprintf(os.Stderr, "prompt %d, 2 conversations: %s measured %.2f, twin %.2f\n", in, f.name, f.want, f.got)
-				b.ReportMetric(100*(f.got/f.want-1), fmt.Sprintf("%s%d-err-%%", f.name, in))
-			}
+			reportTwinError(b, in, filepath.Join(results, name+".json"), filepath.Join(o.dir, "twin", name+".json"))
 		}
+	}
+}
+
+// reportTwinError reports the twin's error, in percent, on TTFT P50, TPOT
+// P50 and output throughput at the held-out point (prompts of in tokens)
+// measured in one results file and predicted in the other.
+func reportTwinError(b *testing.B, in int, measuredPath, twinPath string) {
+	measured, err := result.Read(measuredPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	twin, err := result.Read(twinPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, p := measured.Points[0], twin.Points[0]
+	for _, f := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"ttft", p.Latency[metric.TTFT].P50, m.Latency[metric.TTFT].P50},
+		{"tpot", p.Latency[metric.TPOT].P50, m.Latency[metric.TPOT].P50},
+		{"tput", p.Throughput.OutputTokens, m.Throughput.OutputTokens},
+	} {
+		fmt.Fprintf(os.Stderr, "prompt %d, 2 conversations: %s measured %.2f, twin %.2f\n", in, f.name, f.want, f.got)
+		b.ReportMetric(100*(f.got/f.want-1), fmt.Sprintf("%s%d-err-%%", f.name, in))
 	}
 }

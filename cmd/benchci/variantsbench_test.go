@@ -28,10 +28,7 @@ import (
 //
 //	go test -run XXX -bench VariantVerdicts -benchtime 1x ./cmd/benchci
 func BenchmarkVariantVerdicts(b *testing.B) {
-	n := 20
-	if v, err := strconv.Atoi(os.Getenv("BENCHCI_VARIANT_RUNS")); err == nil && v > 0 {
-		n = v
-	}
+	n := runsFromEnv("BENCHCI_VARIANT_RUNS", 20)
 	dir := b.TempDir()
 	for b.Loop() {
 		ties, below, ranked := 0, 0, 0
