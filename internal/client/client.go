@@ -281,6 +281,10 @@ func (c *Client) Body(system, prompt string, maxTokens int) ([]byte, error) {
 	return c.BodyMessages(append(msgs, Message{Role: "user", Content: prompt}), maxTokens)
 }
 
+// HasExtra reports whether the client merges extra fields into its
+// bodies (Options.Extra).
+func (c *Client) HasExtra() bool { return len(c.opts.Extra) > 0 }
+
 // API is the client's API: chat, completions or embeddings.
 func (c *Client) API() API { return c.opts.API }
 

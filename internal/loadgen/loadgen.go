@@ -30,7 +30,11 @@ type Doer interface {
 
 // Item is one request ready to send.
 type Item struct {
-	Body                  []byte
+	Body []byte
+	// Text, when not nil, is the request as a VirtualServer reads it, in
+	// place of Body (then nil): a replay has no wire, and encoding JSON
+	// only for the server to decode it was most of a replay's time.
+	Text                  *Text
 	WantInput, WantOutput int
 	// FollowUps are later turns of the same session, each sent Think after
 	// the previous turn's reply; a failed turn ends its session.
@@ -55,6 +59,14 @@ type Item struct {
 	Images int
 	// Structured marks a request whose answer is checked (Config.Check).
 	Structured bool
+}
+
+// Text is a text request without its JSON: a chat's messages (Roles and
+// Texts, one each) or a completion's prompt (Texts, one), and max_tokens.
+type Text struct {
+	Chat         bool
+	Roles, Texts []string
+	MaxTokens    int
 }
 
 // Source yields the requests to send, in order. It is called from one

@@ -21,10 +21,11 @@ import (
 // the runner): requests are handed to it at a virtual time, and it is
 // stepped by the caller, each step taking the time its cost says.
 type VirtualServer interface {
-	// Submit admits a request arriving at at; an error is the server's
-	// refusal of it (a 400). prompt is its prompt's tokens. The ids of
-	// admitted requests are consecutive: each is one more than the last.
-	Submit(body []byte, at time.Time) (id, prompt int, err error)
+	// Submit admits a request (its Body, or its Text) arriving at at; an
+	// error is the server's refusal of it (a 400). prompt is its prompt's
+	// tokens. The ids of admitted requests are consecutive: each is one
+	// more than the last.
+	Submit(it *Item, at time.Time) (id, prompt int, err error)
 	// Cancel drops a request, as a client closing its stream does.
 	Cancel(id int)
 	// Busy reports whether requests wait or run.
@@ -207,6 +208,11 @@ func (s *vsession) requestID() string {
 func (q *vreq) result() *client.Result {
 	if q.res == nil {
 		q.res = &client.Result{ID: q.s.requestID(), Sent: q.sent, PromptTokens: q.prompt}
+		if n := min(q.s.item().WantOutput, 1<<10); n > 0 {
+			// A chunk a token at most: sized once rather than grown by
+			// doubling, which was a tenth of a replay's time.
+			q.res.ChunkAt, q.res.ChunkTokens = make([]time.Duration, 0, n), make([]int32, 0, n)
+		}
 	}
 	return q.res
 }
@@ -218,11 +224,11 @@ func (q *vreq) sample() recorder.Sample {
 		WantInput: it.WantInput, WantOutput: it.WantOutput, Model: it.Model, Inputs: it.Inputs, Images: it.Images}
 }
 
-func (s *vsession) item() Item {
+func (s *vsession) item() *Item {
 	if s.turn == 0 {
-		return s.first
+		return &s.first
 	}
-	return s.first.FollowUps[s.turn-1]
+	return &s.first.FollowUps[s.turn-1]
 }
 
 // vreq is one turn in flight. A saturated server queues many: what is
@@ -326,9 +332,9 @@ func (r *vrun) send(s *vsession, scheduled, ready time.Time) {
 	q := &vreq{s: s, abandonAfter: it.AbandonAfter, sent: at, scheduled: scheduled, ready: ready}
 	r.cfg.Progress.Sent.Add(1)
 	r.cfg.Progress.InFlight.Add(1)
-	sid, prompt, err := r.srv.Submit(it.Body, at)
+	sid, prompt, err := r.srv.Submit(it, at)
 	if s.turn == 0 {
-		s.first.Body = nil // the server has read it; a queue of them would be most of the memory
+		s.first.Body, s.first.Text = nil, nil // the server has read it; a queue of them would be most of the memory
 	}
 	if err != nil {
 		// The server's 400, answered at once (no time passes on a

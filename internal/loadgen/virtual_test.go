@@ -34,9 +34,9 @@ type stepReq struct {
 
 const stepCost = 10 * time.Millisecond
 
-func (s *stepServer) Submit(body []byte, _ time.Time) (int, int, error) {
+func (s *stepServer) Submit(it *Item, _ time.Time) (int, int, error) {
 	var b struct{ N int }
-	if err := json.Unmarshal(body, &b); err != nil || b.N < 1 {
+	if err := json.Unmarshal(it.Body, &b); err != nil || b.N < 1 {
 		return 0, 0, errors.New("max_tokens must be at least 1")
 	}
 	s.next++

@@ -384,7 +384,7 @@ func (ex *executor) measure(ctx context.Context, cfg loadgen.Config, p *result.P
 	if ex.obs != nil {
 		ex.obs.PointStarted(info, cfg.Progress)
 	}
-	src, err := ex.wl.source(seq)
+	src, err := ex.wl.source(seq, false)
 	if err != nil {
 		return nil, err
 	}

@@ -110,8 +110,12 @@ func newVirtualRun(s *suite.Suite, start time.Time) (*virtualRun, error) {
 // replayServer is a sim.Replay as the load generator's VirtualServer.
 type replayServer struct{ r *sim.Replay }
 
-func (s replayServer) Submit(body []byte, at time.Time) (int, int, error) {
-	a, err := s.r.Submit(body, at)
+func (s replayServer) Submit(it *loadgen.Item, at time.Time) (int, int, error) {
+	if it.Text != nil {
+		a, err := s.r.SubmitRequest(sim.Request(*it.Text), at)
+		return a.ID, a.Prompt, err
+	}
+	a, err := s.r.Submit(it.Body, at)
 	return a.ID, a.Prompt, err
 }
 func (s replayServer) Cancel(id int)                             { s.r.Cancel(id) }
@@ -129,7 +133,7 @@ func (ex *executor) measureVirtual(ctx context.Context, cfg loadgen.Config, p *r
 	if ex.obs != nil {
 		ex.obs.PointStarted(info, cfg.Progress)
 	}
-	src, err := ex.wl.source(seq)
+	src, err := ex.wl.source(seq, true)
 	if err != nil {
 		return nil, err
 	}

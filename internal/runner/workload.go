@@ -133,24 +133,31 @@ func loadSources(s *suite.Suite) (workload.Sources, error) {
 }
 
 // source returns the request sequence from its start, for the point-th
-// point of the run (trials counted).
-func (wl *prepared) source(point int) (loadgen.Source, error) {
+// point of the run (trials counted). asText hands over text requests as
+// loadgen.Text rather than bodies, for a virtual server.
+func (wl *prepared) source(point int, asText bool) (loadgen.Source, error) {
 	srcs := wl.srcs
 	srcs.Point = point
 	gen, err := workload.NewGenerator(wl.w, srcs)
 	if err != nil {
 		return nil, err
 	}
-	return func() (loadgen.Item, error) { return item(wl.cl, gen.Next(), wl.w.Structured) }, nil
+	return func() (loadgen.Item, error) { return item(wl.cl, gen.Next(), wl.w.Structured, asText) }, nil
 }
 
 // item builds the bodies of a request and of its session's later turns.
-func item(cl *client.Client, r workload.Request, st *suite.Structured) (loadgen.Item, error) {
+func item(cl *client.Client, r workload.Request, st *suite.Structured, asText bool) (loadgen.Item, error) {
 	var msgs []client.Message
 	if r.System != "" {
 		msgs = append(msgs, client.Message{Role: "system", Content: r.System})
 	}
 	msgs = append(msgs, r.History...)
+	if asText {
+		if t := text(cl, msgs, r); t != nil {
+			it := loadgen.Item{Text: t, WantInput: r.InputTokens, WantOutput: r.OutputTokens, Think: r.Think, AbandonAfter: r.AbandonAfter, AbandonAt: r.AbandonAt, Model: r.Model}
+			return withFollowUps(it, cl, r, st, asText)
+		}
+	}
 	if cl.API() == client.Embeddings {
 		inputs := append([]string{strings.TrimSpace(r.System + " " + r.Prompt)}, r.Inputs...)
 		body, err := cl.BodyEmbeddings(r.Model, inputs)
@@ -176,14 +183,47 @@ func item(cl *client.Client, r workload.Request, st *suite.Structured) (loadgen.
 	}
 	it := loadgen.Item{Body: body, WantInput: r.InputTokens, WantOutput: want, Think: r.Think, AbandonAfter: r.AbandonAfter, AbandonAt: r.AbandonAt, Model: r.Model, Images: images,
 		Structured: r.Structured}
+	return withFollowUps(it, cl, r, st, asText)
+}
+
+func withFollowUps(it loadgen.Item, cl *client.Client, r workload.Request, st *suite.Structured, asText bool) (loadgen.Item, error) {
 	for _, f := range r.FollowUps {
-		next, err := item(cl, f, st)
+		next, err := item(cl, f, st, asText)
 		if err != nil {
 			return loadgen.Item{}, err
 		}
 		it.FollowUps = append(it.FollowUps, next)
 	}
 	return it, nil
+}
+
+// text is the request msgs and r's prompt make, as the body BodyModel
+// builds would say it, or nil where a body says more than a Text can:
+// images, a structured answer, embeddings, or the suite's extra fields.
+func text(cl *client.Client, msgs []client.Message, r workload.Request) *loadgen.Text {
+	if cl.API() == client.Embeddings || cl.HasExtra() || r.Structured || len(r.Images) > 0 {
+		return nil
+	}
+	t := &loadgen.Text{Chat: cl.API() == client.Chat, MaxTokens: r.OutputTokens}
+	texts := make([]string, 0, len(msgs)+1)
+	for _, m := range msgs {
+		if len(m.Images) > 0 {
+			return nil
+		}
+		texts = append(texts, m.Content)
+	}
+	texts = append(texts, r.Prompt)
+	if !t.Chat {
+		t.Texts = []string{strings.Join(texts, "\n\n")}
+		return t
+	}
+	t.Texts = texts
+	t.Roles = make([]string, 0, len(texts))
+	for _, m := range msgs {
+		t.Roles = append(t.Roles, m.Role)
+	}
+	t.Roles = append(t.Roles, "user")
+	return t
 }
 
 // withStructured adds a tool with a forced call, or a JSON response

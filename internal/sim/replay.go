@@ -75,11 +75,37 @@ func (r *Replay) Submit(body []byte, at time.Time) (Admission, error) {
 	if req.Prompt == nil && req.Messages == nil && bytes.Contains(body, []byte(`"input"`)) {
 		return Admission{}, ErrEmbeddings
 	}
-	chat := req.Messages != nil
-	a, err := r.srv.plan(&req, chat)
+	a, err := r.srv.plan(&req, req.Messages != nil)
 	if err != nil {
 		return Admission{}, err
 	}
+	return r.admit(a, at), nil
+}
+
+// Request is a text request as Submit reads its body: a chat's messages
+// (Roles and Texts, one each) or a completion's prompt (Texts, one), and
+// max_tokens. A caller that built the request hands it over as it is,
+// instead of encoding JSON for Submit to decode: in a replay of millions
+// of requests that round trip was most of the time. What it cannot say
+// (images, tools, response formats, other fields) goes as a body.
+type Request struct {
+	Chat         bool
+	Roles, Texts []string
+	MaxTokens    int
+}
+
+// SubmitRequest admits q arriving at at, as Submit admits the body that
+// says the same.
+func (r *Replay) SubmitRequest(q Request, at time.Time) (Admission, error) {
+	a, err := r.srv.planText(q)
+	if err != nil {
+		return Admission{}, err
+	}
+	return r.admit(a, at), nil
+}
+
+// admit queues a planned request.
+func (r *Replay) admit(a admission, at time.Time) Admission {
 	s := newVirtualSeq(a.prompt, a.maxTokens)
 	s.hashes, s.arrived = a.hashes, at
 	r.nextID++
@@ -89,7 +115,7 @@ func (r *Replay) Submit(body []byte, at time.Time) (Admission, error) {
 	}
 	r.live = append(r.live, s)
 	r.e.waiting = append(r.e.waiting, s)
-	return Admission{ID: s.tag, Prompt: a.prompt, Output: a.maxTokens}, nil
+	return Admission{ID: s.tag, Prompt: a.prompt, Output: a.maxTokens}
 }
 
 // Cancel drops a request, as a client closing its stream does: the

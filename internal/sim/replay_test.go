@@ -2,6 +2,8 @@ package sim
 
 import (
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -126,5 +128,55 @@ func TestReplayRefuses(t *testing.T) {
 	p.RequestOverhead = time.Millisecond
 	if _, err := NewReplay(p); err == nil || !strings.Contains(err.Error(), "request overhead") {
 		t.Errorf("request overhead: err %v", err)
+	}
+}
+
+// A Request is planned as the body that says the same: prompt tokens,
+// block hashes (so prefix cache hits), output and refusals alike, with
+// prefix caching on and off.
+func TestSubmitRequestPlansAsTheBody(t *testing.T) {
+	t.Parallel()
+	long, mid := strings.Repeat("word ", 9000), strings.Repeat("word ", 200)
+	cases := []struct {
+		name, body string
+		q          Request
+	}{
+		{"chat", `{"max_tokens":5,"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"one two three four"}]}`,
+			Request{Chat: true, Roles: []string{"system", "user"}, Texts: []string{"be brief", "one two three four"}, MaxTokens: 5}},
+		{"chat history", `{"max_tokens":7,"messages":[{"role":"user","content":"a b c"},{"role":"assistant","content":"d e"},{"role":"user","content":"f"}]}`,
+			Request{Chat: true, Roles: []string{"user", "assistant", "user"}, Texts: []string{"a b c", "d e", "f"}, MaxTokens: 7}},
+		{"long chat", `{"max_tokens":9,"messages":[{"role":"system","content":"` + mid + `"},{"role":"user","content":"` + mid + ` more"}]}`,
+			Request{Chat: true, Roles: []string{"system", "user"}, Texts: []string{mid, mid + " more"}, MaxTokens: 9}},
+		{"long completion", `{"max_tokens":9,"prompt":"` + mid + `"}`, Request{Texts: []string{mid}, MaxTokens: 9}},
+		{"completions", `{"max_tokens":3,"prompt":"one two\n\nthree"}`,
+			Request{Texts: []string{"one two\n\nthree"}, MaxTokens: 3}},
+		{"too long", `{"max_tokens":5,"messages":[{"role":"user","content":"` + long + `"}]}`,
+			Request{Chat: true, Roles: []string{"user"}, Texts: []string{long}, MaxTokens: 5}},
+		{"no max_tokens left", `{"max_tokens":0,"prompt":"hi"}`, Request{Texts: []string{"hi"}}},
+		{"no messages", `{"max_tokens":1,"messages":[]}`, Request{Chat: true, MaxTokens: 1}},
+	}
+	for _, caching := range []bool{false, true} {
+		p, _ := Lookup("llama3-8b-h100")
+		p.PrefixCaching = caching
+		s := New(p)
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s/caching=%v", c.name, caching), func(t *testing.T) {
+				var req request
+				if err := json.Unmarshal([]byte(c.body), &req); err != nil {
+					t.Fatal(err)
+				}
+				want, werr := s.plan(&req, req.Messages != nil)
+				got, err := s.planText(c.q)
+				if fmt.Sprint(err) != fmt.Sprint(werr) {
+					t.Fatalf("refused with %v; the body: %v", err, werr)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("planned %+v; the body %+v", got, want)
+				}
+				if caching && c.q.MaxTokens == 9 && len(want.hashes) == 0 {
+					t.Errorf("no block hashes for %d tokens: the test compares none", want.prompt)
+				}
+			})
+		}
 	}
 }

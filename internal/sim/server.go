@@ -532,10 +532,11 @@ type admission struct {
 // replay (Replay) both admit requests through it, so they count alike.
 func (s *Server) plan(req *request, chat bool) (admission, error) {
 	var a admission
-	prompt, hashes, err := s.promptTokens(req, chat)
+	texts, roles, err := requestTexts(req, chat)
 	if err != nil {
 		return a, err
 	}
+	prompt, hashes := s.promptTokens(texts, roles, chat)
 	maxTokens := 16
 	if chat {
 		maxTokens = s.p.MaxModelLen - prompt
@@ -573,23 +574,49 @@ func (s *Server) plan(req *request, chat bool) (admission, error) {
 		}
 		maxTokens = need
 	}
-	if prompt+maxTokens > s.p.MaxModelLen {
-		// vLLM's words, capitals and all: clients match on them.
-		return a, badRequest(fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion).", s.p.MaxModelLen, prompt+maxTokens, prompt, maxTokens))
+	if err := s.fits(prompt, maxTokens); err != nil {
+		return a, err
 	}
 	return admission{prompt: prompt, maxTokens: maxTokens, hashes: hashes, ans: ans, structured: isStructured, finish: finish}, nil
 }
 
-// promptTokens counts the prompt as the sim's tokenizer does: one token per
-// whitespace-separated word, plus the chat template's tokens per message
-// and the assistant header. hashes are its whole blocks' prefix hashes,
-// when the profile caches prefixes: the engine looks them up when it
-// admits the request.
-func (s *Server) promptTokens(req *request, chat bool) (total int, hashes []uint64, err error) {
-	var texts, roles []string
+// fits refuses a request whose prompt and answer exceed the context.
+func (s *Server) fits(prompt, maxTokens int) error {
+	if prompt+maxTokens > s.p.MaxModelLen {
+		// vLLM's words, capitals and all: clients match on them.
+		return badRequest(fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion).", s.p.MaxModelLen, prompt+maxTokens, prompt, maxTokens))
+	}
+	return nil
+}
+
+// planText settles a text request as plan settles the body that says the
+// same (Request).
+func (s *Server) planText(q Request) (admission, error) {
+	if q.Chat && len(q.Texts) == 0 {
+		return admission{}, errors.New("messages: required")
+	}
+	if !q.Chat && len(q.Texts) != 1 {
+		return admission{}, errors.New("prompt: required")
+	}
+	if q.Chat && len(q.Roles) != len(q.Texts) {
+		return admission{}, errors.New("messages: a role for every text")
+	}
+	if q.MaxTokens < 1 {
+		return admission{}, errors.New("max_tokens must be at least 1")
+	}
+	prompt, hashes := s.promptTokens(q.Texts, q.Roles, q.Chat)
+	if err := s.fits(prompt, q.MaxTokens); err != nil {
+		return admission{}, err
+	}
+	return admission{prompt: prompt, maxTokens: q.MaxTokens, hashes: hashes, finish: "length"}, nil
+}
+
+// requestTexts reads a decoded request's texts: each chat message's (an
+// image as the words ImageTokens counts) with its role, or the prompt.
+func requestTexts(req *request, chat bool) (texts, roles []string, err error) {
 	if chat {
 		if len(req.Messages) == 0 {
-			return 0, nil, errors.New("messages: required")
+			return nil, nil, errors.New("messages: required")
 		}
 		for i, m := range req.Messages {
 			var text string
@@ -610,13 +637,13 @@ func (s *Server) promptTokens(req *request, chat bool) (total int, hashes []uint
 						url, _ := u["url"].(string)
 						words, err := imageWords(url)
 						if err != nil {
-							return 0, nil, fmt.Errorf("messages[%d].content[%d]: %w", i, j, err)
+							return nil, nil, fmt.Errorf("messages[%d].content[%d]: %w", i, j, err)
 						}
 						text += words
 					}
 				}
 			default:
-				return 0, nil, fmt.Errorf("messages[%d].content: want a string or content parts", i)
+				return nil, nil, fmt.Errorf("messages[%d].content: want a string or content parts", i)
 			}
 			texts, roles = append(texts, text), append(roles, m.Role)
 		}
@@ -630,13 +657,22 @@ func (s *Server) promptTokens(req *request, chat bool) (total int, hashes []uint
 				str, ok = p[0].(string)
 			}
 			if !ok {
-				return 0, nil, errors.New("prompt: batched prompts are not supported by the simulator")
+				return nil, nil, errors.New("prompt: batched prompts are not supported by the simulator")
 			}
 			texts = []string{str}
 		default:
-			return 0, nil, errors.New("prompt: required")
+			return nil, nil, errors.New("prompt: required")
 		}
 	}
+	return texts, roles, nil
+}
+
+// promptTokens counts the prompt as the sim's tokenizer does: one token per
+// whitespace-separated word, plus the chat template's tokens per message
+// and the assistant header. hashes are its whole blocks' prefix hashes,
+// when the profile caches prefixes: the engine looks them up when it
+// admits the request.
+func (s *Server) promptTokens(texts, roles []string, chat bool) (total int, hashes []uint64) {
 	if !s.p.PrefixCaching {
 		for _, t := range texts {
 			total += CountTokens(t)
@@ -644,10 +680,10 @@ func (s *Server) promptTokens(req *request, chat bool) (total int, hashes []uint
 		if chat {
 			total += len(texts)*s.p.ChatTemplateTokens + 3
 		}
-		return total, nil, nil
+		return total, nil
 	}
 	seq := promptSequence(texts, roles, s.p.ChatTemplateTokens, chat)
-	return len(seq), blockHashes(s.seed, seq, s.p.blockSize()), nil
+	return len(seq), blockHashes(s.seed, seq, s.p.blockSize())
 }
 
 // ImageTokens is what an image costs the simulated model, in the manner
