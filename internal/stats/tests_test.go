@@ -1,6 +1,9 @@
 package stats
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // The two tests' p-values: noise is not called a change, a real one is,
 // and empty or degenerate inputs give 1.
@@ -25,5 +28,39 @@ func TestPValues(t *testing.T) {
 	}
 	if p := TwoProportionsP(10, 10, 20, 20); p != 1 {
 		t.Errorf("equal shares of 1: p = %v, want 1", p)
+	}
+}
+
+func TestLogShiftP(t *testing.T) {
+	exp := math.Exp
+	// Two versions a side (2 degrees of freedom), logs {0, 0.2} and
+	// {D, D+0.2}: the pooled standard error is 0.1*sqrt(2), so a gap of
+	// one standard error beyond the 5% floor is t=1, whose survival with
+	// 2 degrees of freedom is 1/2 - 1/(2*sqrt(3)).
+	d := math.Log1p(0.05) + 0.1*math.Sqrt2
+	tOne := 0.5 - 1/(2*math.Sqrt(3))
+	for _, c := range []struct {
+		name   string
+		xs, ys []float64
+		shift  float64
+		want   float64
+	}{
+		{"t=1 at 2 df", []float64{1, exp(0.2)}, []float64{exp(d), exp(d + 0.2)}, 0.05, tOne},
+		{"either direction", []float64{exp(d), exp(d + 0.2)}, []float64{1, exp(0.2)}, 0.05, tOne},
+		{"any scale", []float64{3, 3 * exp(0.2)}, []float64{3 * exp(d), 3 * exp(d+0.2)}, 0.05, tOne},
+		{"on the floor", []float64{1, exp(0.2)}, []float64{1.05, 1.05 * exp(0.2)}, 0.05, 0.5},
+		{"exact, past the floor", []float64{10, 10}, []float64{11, 11}, 0.05, 0},
+		{"exact, within the floor", []float64{10, 10}, []float64{10.4, 10.4}, 0.05, 1},
+		{"one a side", []float64{10}, []float64{20}, 0.05, 1},
+		{"empty", nil, []float64{1, 2, 3}, 0.05, 1},
+		{"not positive", []float64{0, 1}, []float64{2, 3}, 0.05, 1},
+	} {
+		if got := LogShiftP(c.xs, c.ys, c.shift); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%s: p=%.6g, want %.6g", c.name, got, c.want)
+		}
+	}
+	// A group of one borrows the other's spread: 3 degrees of freedom.
+	if p := LogShiftP([]float64{10}, []float64{20, 21, 19}, 0.05); !(p > 0 && p < 0.01) {
+		t.Errorf("one version against three, twice as slow: p=%g, want under 0.01", p)
 	}
 }

@@ -105,8 +105,8 @@ func writeChanges(w io.Writer, g *history.Group, changes []history.SeriesChange)
 
 // method says how change points were found and judged.
 func method(minShift float64) string {
-	return fmt.Sprintf("E-divisive means; p <= 0.05 by permutation, or in a short series p < %g by the versions' histograms; moves of %.0f%% or more",
-		history.JudgeAlpha, 100*minShift)
+	return fmt.Sprintf("E-divisive means; p <= 0.05 by permutation, or in a short series p < %g by the versions' histograms and p < %g across the versions; moves of %.0f%% or more",
+		history.JudgeAlpha, history.VersionAlpha, 100*minShift)
 }
 
 // evidence is what judged a change: its test on the histograms, or the
