@@ -107,6 +107,7 @@ func bandsRuns(cmd *cobra.Command, o bandsOptions, l *suitefile.File) ([]*result
 		if o.progress {
 			obs = newProgress(cmd.ErrOrStderr(), fmt.Sprintf("%s run %d/%d", l.Suite.Name, i+1, o.runs))
 		}
+		limitMemory()
 		f, err := runner.Run(cmd.Context(), runInput(l), runner.Options{Version: Version, Observer: obs})
 		if err != nil {
 			return nil, &exitError{exitUsage, err}

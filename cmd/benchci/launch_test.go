@@ -23,6 +23,7 @@ import (
 // suites can launch "benchci sim" as their server.
 func TestMain(m *testing.M) {
 	if os.Getenv("BENCHCI_TEST_CLI") != "" {
+		loadMemoryLimit = DefaultLoadMemoryLimit // a process of its own, as main's
 		os.Exit(run(context.Background(), os.Stdout, os.Stderr, os.Args[1:]))
 	}
 	// The commands the tests start as processes (the guides' steps,

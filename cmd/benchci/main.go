@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -82,7 +83,28 @@ func main() {
 		<-ctx.Done()
 		stop() // a second Ctrl-C ends the process at once
 	}()
+	loadMemoryLimit = DefaultLoadMemoryLimit
 	os.Exit(run(ctx, os.Stdout, os.Stderr, os.Args[1:]))
+}
+
+// DefaultLoadMemoryLimit is the soft limit on the Go heap that a command
+// sending load sets, unless GOMEMLIMIT sets one: the collector then works
+// harder near it rather than letting garbage double the heap. Everyday
+// workloads hold a few MiB and never come near it. A trace of 4M-token
+// prompts (24 MB bodies, several times that in garbage to build, send
+// and, with the embedded simulator, decode) peaked at 1.39 GB resident
+// without it and 0.41 GB with it, in the same 7 s.
+const DefaultLoadMemoryLimit = 384 << 20
+
+// loadMemoryLimit is the limit limitMemory sets: main's, 0 (none) in tests,
+// whose process holds many commands at once.
+var loadMemoryLimit int64
+
+// limitMemory sets the soft memory limit of a command sending load.
+func limitMemory() {
+	if loadMemoryLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(loadMemoryLimit)
+	}
 }
 
 // run executes the command line and returns the exit code.

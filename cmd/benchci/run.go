@@ -367,6 +367,7 @@ func runOne(ctx context.Context, cmd *cobra.Command, o runOptions, l *suitefile.
 		return nil, err
 	}
 	ropts.Shard, ropts.StartAt, ropts.PointGap = o.shard, o.startAt, o.pointGap
+	limitMemory()
 	f, runErr := runner.Run(ctx, runInput(l), ropts)
 	if err := closer(); err != nil {
 		runErr = errjoin.Join(runErr, fmt.Errorf("requests file: %w", err))
@@ -455,6 +456,7 @@ func writeRun(cmd *cobra.Command, o runOptions, f *result.File, runErr error) er
 func runAndWrite(ctx context.Context, cmd *cobra.Command, o runOptions, vs []suitefile.Variant, order string, inTurn bool) ([]*result.File, []error, []error) {
 	closers := make([]func() error, len(vs))
 	optErrs := make([]error, len(vs))
+	limitMemory()
 	files, runErrs := runner.RunVariants(ctx, runInputs(vs), order, Version, func(i int) runner.Options {
 		ropts, closer, err := runOptionsFor(cmd, o, vs[i].Suite.RunName())
 		closers[i], optErrs[i] = closer, err

@@ -11,8 +11,10 @@ import (
 // for about a hundred in flight; a trace of 4M-token prompts would
 // otherwise build hundreds of 20 MB bodies ahead and run the client out
 // of memory (2 GB). Building one such body makes several times its size
-// in garbage, so the process peaks near 1 GB at this bound (measured:
-// 0.73 GB at 64 MiB, 1.04 GB at 128, 1.56 GB at 256).
+// in garbage, which the soft memory limit a load command sets keeps
+// collected (main.DefaultLoadMemoryLimit): such a run peaks at 0.42 GB
+// resident at this bound, embedded simulator included (1.39 GB without
+// the limit).
 // Past the bound, building waits for requests to finish, the sends fall
 // behind their schedule, and the trial is judged invalid for it: the
 // client, not the server, limited the load.

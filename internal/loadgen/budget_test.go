@@ -94,5 +94,11 @@ func TestSlowBuiltPromptsEndThePoint(t *testing.T) {
 		if s := out.Schedule; s.ScheduledRate < 95 || s.SendRate > 10 {
 			t.Errorf("schedule %+v: want about 100 req/s scheduled and few sent", s)
 		}
+		// Building a request takes longer than the schedule gives it: a
+		// rerun would build the same prompts, so the point is not
+		// measured again.
+		if !strings.Contains(out.Final, "a request took 1.3s to build on average where the schedule gives 10ms") {
+			t.Errorf("final %q: want the reason a rerun would fail alike", out.Final)
+		}
 	})
 }

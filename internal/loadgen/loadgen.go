@@ -183,6 +183,9 @@ type Outcome struct {
 	// End, of a virtual-time point (RunVirtual), is the simulated time its
 	// last request ended: the next point's timeline starts there.
 	End time.Time `json:"-"`
+	// Final, when set, says why measuring the point again would fail
+	// alike: an invalid attempt is not rerun.
+	Final string `json:"-"`
 }
 
 // Thresholds for flagging a saturated client.
@@ -215,13 +218,15 @@ func Run(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, error) 
 // dispatcher's loop is only "wait, then send". It numbers them in sequence
 // and passes on those keep accepts (nil: all); the others are built and
 // dropped, so that every shard numbers the same sequence alike.
-func ahead(ctx context.Context, src Source, n int, keep func(int) bool, bodies *budget) (<-chan Item, <-chan error) {
+func ahead(ctx context.Context, src Source, n int, keep func(int) bool, bodies *budget, built *buildTime) (<-chan Item, <-chan error) {
 	items := make(chan Item, 256)
 	errc := make(chan error, 1)
 	go func() {
 		defer close(items)
 		for i := 0; n < 0 || i < n; i++ {
+			t0 := time.Now()
 			it, err := src()
+			built.add(time.Since(t0))
 			if err != nil {
 				errc <- err
 				return
@@ -241,6 +246,24 @@ func ahead(ctx context.Context, src Source, n int, keep func(int) bool, bodies *
 		}
 	}()
 	return items, errc
+}
+
+// buildTime sums the time the source took to build requests.
+type buildTime struct{ nanos, n atomic.Int64 }
+
+func (b *buildTime) add(d time.Duration) {
+	if b != nil {
+		b.nanos.Add(int64(d))
+		b.n.Add(1)
+	}
+}
+
+// mean is the time a request took to build, on average (0: none built).
+func (b *buildTime) mean() time.Duration {
+	if n := b.n.Load(); n > 0 {
+		return time.Duration(b.nanos.Load() / n)
+	}
+	return 0
 }
 
 // collector records finished requests on one goroutine.
@@ -522,6 +545,8 @@ func openPlan(cfg Config) (Config, time.Duration, error) {
 type openRun struct {
 	d   Doer
 	cfg Config
+	// built is how long the requests took to build.
+	built buildTime
 	// The schedule to send, and the first pass's counts of it.
 	sched                  *workload.Schedule
 	total, measured, owned int
@@ -562,7 +587,7 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 	runCtx, cancelItems := context.WithCancel(ctx)
 	defer cancelItems()
 	o.bodies = newBudget(runCtx, MaxBodyBytes)
-	o.items, o.errc = ahead(runCtx, src, o.total, cfg.Shard.Owns, o.bodies)
+	o.items, o.errc = ahead(runCtx, src, o.total, cfg.Shard.Owns, o.bodies, &o.built)
 	if cfg.MaxConcurrency > 0 {
 		o.sem = make(chan struct{}, cfg.MaxConcurrency)
 		o.freed = &freedAt{clk: cfg.Clock}
@@ -844,6 +869,11 @@ func (o *openRun) outcome(p result.Measured, incomplete bool, saturation string,
 	if o.unbuilt > 0 {
 		out.Validity.Invalid = append(out.Validity.Invalid, fmt.Sprintf("%d requests due in the window were not sent: their bodies were not built %v after it closed (prompts too long to build at this rate); the client's shortfall, not the server's",
 			o.unbuilt, SendOverrun(cfg.Duration)))
+		if m := o.built.mean(); gap > 0 && m > 2*gap {
+			// Not a moment's stall: building a request takes longer than
+			// the schedule gives it, and a rerun builds the same prompts.
+			out.Final = fmt.Sprintf("a request took %v to build on average where the schedule gives %v, and a rerun would build the same prompts", m.Round(time.Millisecond), gap.Round(time.Microsecond))
+		}
 	}
 	return out
 }
@@ -980,7 +1010,7 @@ func runClosed(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, e
 	runCtx, cancelItems := context.WithCancel(ctx)
 	defer cancelItems()
 	bodies := newBudget(runCtx, MaxBodyBytes)
-	items, errc := ahead(runCtx, src, -1, cfg.Shard.Owns, bodies)
+	items, errc := ahead(runCtx, src, -1, cfg.Shard.Owns, bodies, nil)
 
 	t0, skew := start(ctx, cfg)
 	canary := stall.Start(ctx)

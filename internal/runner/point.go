@@ -265,7 +265,7 @@ func (ex *executor) attempts(ctx context.Context, a *pointAttempts, p result.Poi
 			a.stopped = fmt.Errorf("%s: %w", p.Label, err)
 			return q, nil
 		}
-		again, err = ex.rerun(ctx, a, attempt, &q, &v, out.Incomplete)
+		again, err = ex.rerun(ctx, a, attempt, &q, &v, out.Incomplete, out.Final)
 		if err != nil {
 			return p, err
 		}
@@ -281,11 +281,15 @@ func (ex *executor) attempts(ctx context.Context, a *pointAttempts, p result.Poi
 // not measure the server, and neither the reruns nor their deadline are
 // spent nor the point stopped. If so it reports the attempt discarded and
 // hands the turn on.
-func (ex *executor) rerun(ctx context.Context, a *pointAttempts, attempt int, q *result.Point, v *result.Validity, incomplete bool) (bool, error) {
+func (ex *executor) rerun(ctx context.Context, a *pointAttempts, attempt int, q *result.Point, v *result.Validity, incomplete bool, final string) (bool, error) {
 	if attempt == 0 {
 		a.deadline = rerunDeadline(a.info.Planned, ex.now().Sub(a.began), a.reruns)
 	}
 	if len(v.Invalid) == 0 || attempt >= a.reruns {
+		return false, nil
+	}
+	if final != "" {
+		v.Invalid = append(v.Invalid, "not measured again: "+final)
 		return false, nil
 	}
 	if took := ex.now().Sub(a.began); took >= a.deadline {

@@ -21,17 +21,36 @@ const prefixBlocks = 1 << 17
 // only after the same blocks. The handler computes them, off the engine's
 // goroutine.
 func blockHashes(seed maphash.Seed, tokens []string, size int) []uint64 {
-	var h maphash.Hash
-	h.SetSeed(seed)
-	out := make([]uint64, 0, len(tokens)/size)
-	for b := 0; b+size <= len(tokens); b += size {
-		for _, t := range tokens[b : b+size] {
-			h.WriteString(t)
-			h.WriteByte(0)
-		}
-		out = append(out, h.Sum64())
+	b := newBlockHasher(seed, size)
+	for _, t := range tokens {
+		b.add(t)
 	}
-	return out
+	return b.hashes
+}
+
+// blockHasher hashes tokens as they come (blockHashes without the token
+// slice: a 4M-token prompt's would be 64 MB and its making twice that).
+type blockHasher struct {
+	h      maphash.Hash
+	size   int
+	n      int      // tokens so far
+	hashes []uint64 // of the whole blocks so far
+}
+
+func newBlockHasher(seed maphash.Seed, size int) *blockHasher {
+	// Never nil, even for a prompt shorter than a block: the engine reads
+	// non-nil hashes as "the prefix cache was asked" (its hit rate).
+	b := &blockHasher{size: size, hashes: []uint64{}}
+	b.h.SetSeed(seed)
+	return b
+}
+
+func (b *blockHasher) add(token string) {
+	b.h.WriteString(token)
+	b.h.WriteByte(0)
+	if b.n++; b.n%b.size == 0 {
+		b.hashes = append(b.hashes, b.h.Sum64())
+	}
 }
 
 // kvBlock is a KV-cache block whose tokens have a known prefix hash, so
@@ -195,21 +214,24 @@ func (k *kvPool) reset() {
 	}
 }
 
-// promptSequence is a prompt as the simulator's tokenizer sees it: per
-// message, its chat template's tokens (standing for the role markers)
-// then one token per word; the assistant header closes a chat.
-func promptSequence(msgs []string, roles []string, templateTokens int, chat bool) []string {
-	var out []string
+// hashPrompt feeds a prompt to b as the simulator's tokenizer sees it:
+// per message (chat), the chat template's tokens for its role, then its
+// words; after the last, the assistant header.
+func hashPrompt(b *blockHasher, msgs []string, roles []string, templateTokens int, chat bool) {
 	for i, text := range msgs {
 		if chat {
+			role := "<|" + roles[i] + "|>"
 			for range templateTokens {
-				out = append(out, "<|"+roles[i]+"|>")
+				b.add(role)
 			}
 		}
-		out = append(out, strings.Fields(text)...)
+		for w := range strings.FieldsSeq(text) {
+			b.add(w)
+		}
 	}
 	if chat {
-		out = append(out, "<|assistant|>", "<|assistant|>", "<|assistant|>")
+		for range 3 {
+			b.add("<|assistant|>")
+		}
 	}
-	return out
 }

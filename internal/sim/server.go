@@ -682,8 +682,9 @@ func (s *Server) promptTokens(texts, roles []string, chat bool) (total int, hash
 		}
 		return total, nil
 	}
-	seq := promptSequence(texts, roles, s.p.ChatTemplateTokens, chat)
-	return len(seq), blockHashes(s.seed, seq, s.p.blockSize())
+	b := newBlockHasher(s.seed, s.p.blockSize())
+	hashPrompt(b, texts, roles, s.p.ChatTemplateTokens, chat)
+	return b.n, b.hashes
 }
 
 // ImageTokens is what an image costs the simulated model, in the manner
