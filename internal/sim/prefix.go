@@ -16,20 +16,11 @@ const BlockTokens = 16
 // cache (2M tokens); past it the least recently used are forgotten first.
 const prefixBlocks = 1 << 17
 
-// blockHashes returns the chained hashes of tokens' whole blocks: the
-// hash of block j covers every token up to its end, so a block matches
-// only after the same blocks. The handler computes them, off the engine's
-// goroutine.
-func blockHashes(seed maphash.Seed, tokens []string, size int) []uint64 {
-	b := newBlockHasher(seed, size)
-	for _, t := range tokens {
-		b.add(t)
-	}
-	return b.hashes
-}
-
-// blockHasher hashes tokens as they come (blockHashes without the token
-// slice: a 4M-token prompt's would be 64 MB and its making twice that).
+// blockHasher makes the chained hashes of a prompt's whole blocks as its
+// tokens come: the hash of block j covers every token up to its end, so a
+// block matches only after the same blocks. The handler computes them,
+// off the engine's goroutine, without a slice of the tokens (a 4M-token
+// prompt's would be 64 MB, and its making twice that).
 type blockHasher struct {
 	h      maphash.Hash
 	size   int

@@ -231,3 +231,12 @@ func TestWaitingPeakBetweenScrapes(t *testing.T) {
 		t.Errorf("peak after a scrape read it %d, want 0: the queue is empty now", p)
 	}
 }
+
+// blockHashes returns the chained hashes of tokens' whole blocks.
+func blockHashes(seed maphash.Seed, tokens []string, size int) []uint64 {
+	b := newBlockHasher(seed, size)
+	for _, t := range tokens {
+		b.add(t)
+	}
+	return b.hashes
+}
