@@ -105,9 +105,15 @@ func judge(s *Series, xs []float64, at []int, versions []Version, minShift float
 		if hi-lo > maxJudged || !apart(xs[lo:tau], xs[tau:hi]) {
 			return ""
 		}
-		pv := stats.LogShiftP(xs[lo:tau], xs[tau:hi], minShift)
-		if !(pv < VersionAlpha) {
-			return ""
+		across := ""
+		if positive(xs[lo:hi]) {
+			// A figure that fell to zero (every request failed) has no
+			// log: the histograms and counts judge it alone.
+			pv := stats.LogShiftP(xs[lo:tau], xs[tau:hi], minShift)
+			if !(pv < VersionAlpha) {
+				return ""
+			}
+			across = fmt.Sprintf("; across the versions, t-test of a %.0f%% move p=%.2g", 100*minShift, pv)
 		}
 		a, b := merged(s.Point, hist, versions, at[lo:tau]), merged(s.Point, hist, versions, at[tau:hi])
 		if a == nil || b == nil {
@@ -117,8 +123,18 @@ func judge(s *Series, xs []float64, at []int, versions []Version, minShift float
 		if !(p < JudgeAlpha) {
 			return ""
 		}
-		return fmt.Sprintf("%s%s; across the versions, t-test of a %.0f%% move p=%.2g", prefix, test, 100*minShift, pv)
+		return prefix + test + across
 	}
+}
+
+// positive says whether every value is above zero.
+func positive(xs []float64) bool {
+	for _, x := range xs {
+		if !(x > 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // JudgeAlpha is the level of the histograms' tests, the gate's (its

@@ -248,14 +248,28 @@ func ahead(ctx context.Context, src Source, n int, keep func(int) bool, bodies *
 	return items, errc
 }
 
-// buildTime sums the time the source took to build requests.
-type buildTime struct{ nanos, n atomic.Int64 }
+// buildTime sums the time the source took to build requests, and counts
+// those that took over slowOver each.
+type buildTime struct {
+	nanos, n, slow atomic.Int64
+	slowOver       time.Duration // 0: none counted slow
+}
 
 func (b *buildTime) add(d time.Duration) {
 	if b != nil {
 		b.nanos.Add(int64(d))
 		b.n.Add(1)
+		if b.slowOver > 0 && d > b.slowOver {
+			b.slow.Add(1)
+		}
 	}
+}
+
+// mostlySlow reports whether most of at least two builds were slow: a
+// stall slows a build or two, prompts too long to build slow them all.
+func (b *buildTime) mostlySlow() bool {
+	n := b.n.Load()
+	return n >= 2 && 2*b.slow.Load() > n
 }
 
 // mean is the time a request took to build, on average (0: none built).
@@ -587,6 +601,11 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 	runCtx, cancelItems := context.WithCancel(ctx)
 	defer cancelItems()
 	o.bodies = newBudget(runCtx, MaxBodyBytes)
+	if cfg.Rate > 0 && !cfg.AllAtOnce {
+		// Ten of the schedule's gaps: no stall of a moment's length
+		// slows most builds past it.
+		o.built.slowOver = 10 * time.Duration(float64(time.Second)/cfg.Rate)
+	}
 	o.items, o.errc = ahead(runCtx, src, o.total, cfg.Shard.Owns, o.bodies, &o.built)
 	if cfg.MaxConcurrency > 0 {
 		o.sem = make(chan struct{}, cfg.MaxConcurrency)
@@ -869,10 +888,10 @@ func (o *openRun) outcome(p result.Measured, incomplete bool, saturation string,
 	if o.unbuilt > 0 {
 		out.Validity.Invalid = append(out.Validity.Invalid, fmt.Sprintf("%d requests due in the window were not sent: their bodies were not built %v after it closed (prompts too long to build at this rate); the client's shortfall, not the server's",
 			o.unbuilt, SendOverrun(cfg.Duration)))
-		if m := o.built.mean(); gap > 0 && m > 2*gap {
-			// Not a moment's stall: building a request takes longer than
-			// the schedule gives it, and a rerun builds the same prompts.
-			out.Final = fmt.Sprintf("a request took %v to build on average where the schedule gives %v, and a rerun would build the same prompts", m.Round(time.Millisecond), gap.Round(time.Microsecond))
+		if o.built.mostlySlow() {
+			// Not a moment's stall: most requests took ten times the
+			// schedule's gap to build, and a rerun builds the same prompts.
+			out.Final = fmt.Sprintf("a request took %v to build on average where the schedule gives %v, and a rerun would build the same prompts", o.built.mean().Round(time.Millisecond), gap.Round(time.Microsecond))
 		}
 	}
 	return out

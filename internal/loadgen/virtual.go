@@ -208,11 +208,6 @@ func (s *vsession) requestID() string {
 func (q *vreq) result() *client.Result {
 	if q.res == nil {
 		q.res = &client.Result{ID: q.s.requestID(), Sent: q.sent, PromptTokens: q.prompt}
-		if n := min(q.s.item().WantOutput, 1<<10); n > 0 {
-			// A chunk a token at most: sized once rather than grown by
-			// doubling, which was a tenth of a replay's time.
-			q.res.ChunkAt, q.res.ChunkTokens = make([]time.Duration, 0, n), make([]int32, 0, n)
-		}
 	}
 	return q.res
 }
@@ -494,6 +489,11 @@ func (r *vrun) tokens(id, produced int, finished bool, t time.Time) {
 	n := produced - q.produced
 	q.produced = produced
 	if len(res.ChunkAt) == 0 {
+		if n := min(q.s.item().WantOutput, 1<<10); n > 0 && cap(res.ChunkAt) == 0 {
+			// A chunk a token at most: sized once rather than grown by
+			// doubling, which was a tenth of a replay's time.
+			res.ChunkAt, res.ChunkTokens = make([]time.Duration, 0, n), make([]int32, 0, n)
+		}
 		res.FirstToken, res.FirstAnswer = off, off
 		if r.watch != nil {
 			r.watch.firstToken(off)

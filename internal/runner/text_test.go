@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -50,6 +52,7 @@ func TestTextRequestsAdmitAsTheirBodies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			sameWords(t, asText, asBody)
 			viaText, viaBody := admissions(t, p, asText), admissions(t, p, asBody)
 			if len(viaText) != len(c.texts) {
 				t.Fatalf("%d turns, want %d", len(viaText), len(c.texts))
@@ -90,4 +93,38 @@ func admissions(t *testing.T, p sim.Profile, it loadgen.Item) []admission {
 		out = append(out, admission{turn.Text != nil, fmt.Sprintf("prompt %d, output %d, error %v", a.Prompt, a.Output, err)})
 	}
 	return out
+}
+
+// sameWords holds each turn's Text to its body word for word: the roles
+// and texts of a chat's messages (which set the prefix cache's hashes,
+// not only the counts), a completion's prompt, and max_tokens.
+func sameWords(t *testing.T, asText, asBody loadgen.Item) {
+	t.Helper()
+	texts, bodies := append([]loadgen.Item{asText}, asText.FollowUps...), append([]loadgen.Item{asBody}, asBody.FollowUps...)
+	for i, tx := range texts {
+		if tx.Text == nil {
+			continue
+		}
+		var b struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			} `json:"messages"`
+			Prompt    string `json:"prompt"`
+			MaxTokens int    `json:"max_tokens"`
+		}
+		if err := json.Unmarshal(bodies[i].Body, &b); err != nil {
+			t.Fatalf("turn %d: %v", i, err)
+		}
+		var roles, words []string
+		for _, m := range b.Messages {
+			roles, words = append(roles, m.Role), append(words, m.Content)
+		}
+		if !tx.Text.Chat {
+			words = []string{b.Prompt}
+		}
+		if !slices.Equal(tx.Text.Roles, roles) || !slices.Equal(tx.Text.Texts, words) || tx.Text.MaxTokens != b.MaxTokens {
+			t.Errorf("turn %d: text %+v; its body says roles %q, texts %q, max_tokens %d", i, *tx.Text, roles, words, b.MaxTokens)
+		}
+	}
 }

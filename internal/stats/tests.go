@@ -38,8 +38,9 @@ func TwoProportionsP(k1, n1, k2, n2 float64) float64 {
 
 // LogShiftP is the one-sided p-value of a minimum-effect test between two
 // groups of positive values (the versions either side of a change): the
-// null is that their geometric means differ by the factor 1+shift in the
-// direction seen, the alternative that they differ by more. It is
+// null is that the larger geometric mean is 1+shift times the smaller
+// (a rise of shift, or a fall to 1/(1+shift)), the alternative that they
+// differ by more. It is
 // Student's two-sample t-test with a pooled variance on the values' logs,
 // so a group of one borrows the other's spread; n1+n2-2 degrees of
 // freedom. Where neither group varies, the difference is taken as exact.

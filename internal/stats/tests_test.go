@@ -59,7 +59,7 @@ func TestLogShiftP(t *testing.T) {
 			t.Errorf("%s: p=%.6g, want %.6g", c.name, got, c.want)
 		}
 	}
-	// A group of one borrows the other's spread: 3 degrees of freedom.
+	// A group of one borrows the other's spread: 2 degrees of freedom.
 	if p := LogShiftP([]float64{10}, []float64{20, 21, 19}, 0.05); !(p > 0 && p < 0.01) {
 		t.Errorf("one version against three, twice as slow: p=%g, want under 0.01", p)
 	}
