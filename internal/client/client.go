@@ -257,17 +257,20 @@ func (c *Client) BodyModel(model string, msgs []Message, maxTokens int) ([]byte,
 		return c.body(model, msgs, "", maxTokens)
 	}
 	if c.opts.API == Embeddings {
-		parts := make([]string, len(msgs))
-		for i, m := range msgs {
-			parts[i] = m.Content
-		}
-		return c.BodyEmbeddings(model, []string{strings.Join(parts, "\n\n")})
+		return c.BodyEmbeddings(model, []string{Joined(msgs)})
 	}
+	return c.body(model, nil, Joined(msgs), maxTokens)
+}
+
+// Joined is the messages' contents as the one prompt a completions or
+// embeddings body carries: separated by blank lines, roles and images
+// left out.
+func Joined(msgs []Message) string {
 	parts := make([]string, len(msgs))
 	for i, m := range msgs {
 		parts[i] = m.Content
 	}
-	return c.body(model, nil, strings.Join(parts, "\n\n"), maxTokens)
+	return strings.Join(parts, "\n\n")
 }
 
 // Body builds the JSON body of a streaming request for prompt and maxTokens;

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -204,23 +203,13 @@ func TestQuantileTestNeedsTheWholeTail(t *testing.T) {
 	}
 }
 
-// flatHistories draws 20 six-version histories from a pool of 24 runs:
-// the first four disjoint, the other 16 in new orders and mixes, as
-// TestShortSeriesNamesEveryFigureThatMoved does (making and reading a
-// run is most of the cost under the race detector), and returns the
-// change points named in them, one line each.
+// flatHistories draws 20 six-version histories from a pool of 24 runs
+// (drawHistories: making and reading a run is most of the cost under the
+// race detector), and returns the change points named in them, one line
+// each.
 func flatHistories(pool []Version) []string {
-	rng := rand.New(rand.NewPCG(100, 39))
 	var named []string
-	for h := range 20 {
-		var vs []Version
-		if h < 4 {
-			vs = slices.Clone(pool[6*h : 6*h+6])
-		} else {
-			for _, i := range rng.Perm(len(pool))[:6] {
-				vs = append(vs, pool[i])
-			}
-		}
+	for h, vs := range drawHistories(pool, rand.New(rand.NewPCG(100, 39))) {
 		g := Analyze(vs, changepoint.Options{})[0]
 		for _, s := range g.Series {
 			for _, c := range s.Changes {

@@ -195,18 +195,8 @@ func TestShortSeriesNamesEveryFigureThatMoved(t *testing.T) {
 	// under the race detector (making and reading a run is most of its
 	// cost); a run's place in a history is what the change point search
 	// sees, and each history is still six exchangeable runs of one engine.
-	pool := flatVersions(t, 24)
-	rng := rand.New(rand.NewPCG(100, 30))
 	false_ := 0
-	for h := range 20 {
-		var vs []Version
-		if h < 4 {
-			vs = slices.Clone(pool[6*h : 6*h+6])
-		} else {
-			for _, i := range rng.Perm(len(pool))[:6] {
-				vs = append(vs, pool[i])
-			}
-		}
+	for h, vs := range drawHistories(flatVersions(t, 24), rand.New(rand.NewPCG(100, 30))) {
 		g := analyze(vs, true)
 		_, _, c := moved(&g, 0.25)
 		false_ += c
@@ -220,6 +210,25 @@ func TestShortSeriesNamesEveryFigureThatMoved(t *testing.T) {
 	if false_ != 0 {
 		t.Errorf("%d change points in 20 flat histories, want 0", false_)
 	}
+}
+
+// drawHistories draws 20 six-version histories from a pool of 24 runs:
+// the first four disjoint, so independent, the other 16 in new orders
+// and mixes drawn by rng.
+func drawHistories(pool []Version, rng *rand.Rand) [][]Version {
+	var out [][]Version
+	for h := range 20 {
+		if h < 4 {
+			out = append(out, slices.Clone(pool[6*h:6*h+6]))
+			continue
+		}
+		var vs []Version
+		for _, i := range rng.Perm(len(pool))[:6] {
+			vs = append(vs, pool[i])
+		}
+		out = append(out, vs)
+	}
+	return out
 }
 
 // flatVersions commits n fresh runs of one engine and reads them back.

@@ -248,6 +248,14 @@ func ahead(ctx context.Context, src Source, n int, keep func(int) bool, bodies *
 	return items, errc
 }
 
+// scheduleGap is the open loop's mean time between sends (0: all at once).
+func scheduleGap(cfg Config) time.Duration {
+	if cfg.Rate > 0 && !cfg.AllAtOnce {
+		return time.Duration(float64(time.Second) / cfg.Rate)
+	}
+	return 0
+}
+
 // buildTime sums the time the source took to build requests, and counts
 // those that took over slowOver each.
 type buildTime struct {
@@ -601,11 +609,7 @@ func runOpen(ctx context.Context, d Doer, cfg Config, src Source) (*Outcome, err
 	runCtx, cancelItems := context.WithCancel(ctx)
 	defer cancelItems()
 	o.bodies = newBudget(runCtx, MaxBodyBytes)
-	if cfg.Rate > 0 && !cfg.AllAtOnce {
-		// Ten of the schedule's gaps: no stall of a moment's length
-		// slows most builds past it.
-		o.built.slowOver = 10 * time.Duration(float64(time.Second)/cfg.Rate)
-	}
+	o.built.slowOver = 10 * scheduleGap(cfg) // no moment's stall slows most builds past ten gaps
 	o.items, o.errc = ahead(runCtx, src, o.total, cfg.Shard.Owns, o.bodies, &o.built)
 	if cfg.MaxConcurrency > 0 {
 		o.sem = make(chan struct{}, cfg.MaxConcurrency)
@@ -880,10 +884,7 @@ func (o *openRun) outcome(p result.Measured, incomplete bool, saturation string,
 		// descriptor cap that bit is a symptom, not the cause.
 		out.Schedule.Reason = cpu + "; " + out.Schedule.Reason
 	}
-	var gap time.Duration
-	if cfg.Rate > 0 && !cfg.AllAtOnce {
-		gap = time.Duration(float64(time.Second) / cfg.Rate)
-	}
+	gap := scheduleGap(cfg)
 	out.Validity = judgeValidity(p, out.Schedule, lag, gap, o.capWaits > 0 && cfg.DescriptorLimit > 0, o.capWaits > 0 && cfg.DescriptorLimit == 0, stalls)
 	if o.unbuilt > 0 {
 		out.Validity.Invalid = append(out.Validity.Invalid, fmt.Sprintf("%d requests due in the window were not sent: their bodies were not built %v after it closed (prompts too long to build at this rate); the client's shortfall, not the server's",

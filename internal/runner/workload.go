@@ -152,6 +152,7 @@ func item(cl *client.Client, r workload.Request, st *suite.Structured, asText bo
 		msgs = append(msgs, client.Message{Role: "system", Content: r.System})
 	}
 	msgs = append(msgs, r.History...)
+	msgs = append(msgs, client.Message{Role: "user", Content: r.Prompt, Images: r.Images})
 	if asText {
 		if t := text(cl, msgs, r); t != nil {
 			it := loadgen.Item{Text: t, WantInput: r.InputTokens, WantOutput: r.OutputTokens, Think: r.Think, AbandonAfter: r.AbandonAfter, AbandonAt: r.AbandonAt, Model: r.Model}
@@ -166,7 +167,7 @@ func item(cl *client.Client, r workload.Request, st *suite.Structured, asText bo
 		}
 		return loadgen.Item{Body: body, WantInput: r.InputTokens, Model: r.Model, Inputs: len(inputs)}, nil
 	}
-	body, err := cl.BodyModel(r.Model, append(msgs, client.Message{Role: "user", Content: r.Prompt, Images: r.Images}), r.OutputTokens)
+	body, err := cl.BodyModel(r.Model, msgs, r.OutputTokens)
 	if err != nil {
 		return loadgen.Item{}, err
 	}
@@ -197,32 +198,26 @@ func withFollowUps(it loadgen.Item, cl *client.Client, r workload.Request, st *s
 	return it, nil
 }
 
-// text is the request msgs and r's prompt make, as the body BodyModel
-// builds would say it, or nil where a body says more than a Text can:
-// images, a structured answer, embeddings, or the suite's extra fields.
+// text is the request of msgs (the turn's, its own last), as the body
+// BodyModel builds would say it, or nil where a body says more than a
+// Text can: images, a structured answer, embeddings, or the suite's
+// extra fields.
 func text(cl *client.Client, msgs []client.Message, r workload.Request) *loadgen.Text {
-	if cl.API() == client.Embeddings || cl.HasExtra() || r.Structured || len(r.Images) > 0 {
+	if cl.API() == client.Embeddings || cl.HasExtra() || r.Structured {
 		return nil
 	}
 	t := &loadgen.Text{Chat: cl.API() == client.Chat, MaxTokens: r.OutputTokens}
-	texts := make([]string, 0, len(msgs)+1)
+	if !t.Chat {
+		t.Texts = []string{client.Joined(msgs)}
+	}
 	for _, m := range msgs {
 		if len(m.Images) > 0 {
 			return nil
 		}
-		texts = append(texts, m.Content)
+		if t.Chat {
+			t.Roles, t.Texts = append(t.Roles, m.Role), append(t.Texts, m.Content)
+		}
 	}
-	texts = append(texts, r.Prompt)
-	if !t.Chat {
-		t.Texts = []string{strings.Join(texts, "\n\n")}
-		return t
-	}
-	t.Texts = texts
-	t.Roles = make([]string, 0, len(texts))
-	for _, m := range msgs {
-		t.Roles = append(t.Roles, m.Role)
-	}
-	t.Roles = append(t.Roles, "user")
 	return t
 }
 
