@@ -399,9 +399,10 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 				Test: fmt.Sprintf("the baseline answered %d requests here, this run none (%d sent)", completed(b), sent(c))})
 			continue
 		}
+		wait := cpuWaits(b, c)
 		for _, m := range Metrics {
 			if row, ok := judge(label, m, b, c, bands); ok {
-				r.Rows = append(r.Rows, row)
+				r.Rows = append(r.Rows, wait.judged(m, row, bands))
 			}
 		}
 		// Each model of a mix is judged on its own requests too: a change
@@ -413,7 +414,7 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 					continue // the cost is the deployment's, not a model's
 				}
 				if row, ok := judge(label+" ["+name+"]", m, bm, cm, bands); ok {
-					r.Rows = append(r.Rows, row)
+					r.Rows = append(r.Rows, wait.judged(m, row, bands))
 				}
 			}
 		}
@@ -657,10 +658,7 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 	} else {
 		b, _ := band(m, bands)
 		row.Band = bandString(b)
-		diff := math.Abs(row.Cand - row.Base)
-		inside = (row.Base != 0 && diff <= b.Rel*math.Abs(row.Base)) ||
-			(b.Abs > 0 && m.Unit == "ms" && diff <= float64(b.Abs)/float64(time.Millisecond)) ||
-			diff == 0
+		inside = withinBand(b, m.Unit, row.Base, row.Cand)
 	}
 	if inside {
 		row.Verdict = Pass
@@ -725,6 +723,14 @@ func judge(label string, m Metric, base, cand []*result.Point, bands map[string]
 		row.Verdict = Improvement
 	}
 	return row, true
+}
+
+// withinBand reports whether cand is inside band b of base.
+func withinBand(b metric.Band, unit string, base, cand float64) bool {
+	diff := math.Abs(cand - base)
+	return (base != 0 && diff <= b.Rel*math.Abs(base)) ||
+		(b.Abs > 0 && unit == "ms" && diff <= float64(b.Abs)/float64(time.Millisecond)) ||
+		diff == 0
 }
 
 func ciString(lo, hi float64) string {

@@ -124,7 +124,8 @@ func pluralWord(n int, word string) string {
 // Inconclusive is what the report tells a reader to do about verdicts
 // that could not be given.
 const Inconclusive = "Part of this run measured the machine it ran on rather than the server " +
-	"(a stalled process, a client behind its schedule, stolen CPU), and was measured again up to --reruns times without a valid trial. " +
+	"(a stalled process, a client behind its schedule, stolen CPU), and was measured again up to --reruns times without a valid trial, " +
+	"or a latency moved by no more than the server's extra wait for a CPU beside the runner's other work. " +
 	"Those figures judge nothing: no regression, no pass. Rerun the job; if it stays inconclusive, " +
 	"give the runner fewer neighbours (a dedicated or larger runner) or raise --reruns."
 
@@ -248,9 +249,13 @@ func markdown(b *strings.Builder, marker string, reports []*compare.Report, deta
 		}
 		sloTable(b, "**SLOs failed**", failedSLOs, result.SeveralTrials(r.SLOs))
 		if rows := filter(r.Rows, func(row compare.Row) bool { return row.Verdict == compare.Inconclusive }); len(rows) > 0 {
-			b.WriteString("**Inconclusive** (no trial measured the server):\n\n| point | evidence |\n|---|---|\n")
+			b.WriteString("**Inconclusive** (what was measured was the machine's doing, not the server's):\n\n| point | figure | evidence |\n|---|---|---|\n")
 			for _, row := range rows {
-				fmt.Fprintf(b, "| %s | %s |\n", Escape(row.Point), Escape(row.Test))
+				figure := row.Metric
+				if figure == "*" {
+					figure = "all"
+				}
+				fmt.Fprintf(b, "| %s | %s | %s |\n", Escape(row.Point), Escape(figure), Escape(row.Test))
 			}
 			b.WriteString("\n")
 		}

@@ -59,7 +59,11 @@ func Summary(w io.Writer, r *compare.Report) error {
 	}
 	for _, row := range r.Rows {
 		if row.Verdict == compare.Inconclusive {
-			fmt.Fprintf(tw, "  INCONCLUSIVE\t%s\t%s\t\t\n", OneLine(row.Point), OneLine(row.Test))
+			what := OneLine(row.Point)
+			if row.Metric != "*" {
+				what = row.Metric + " @ " + what
+			}
+			fmt.Fprintf(tw, "  INCONCLUSIVE\t%s\t%s\t\t\n", what, OneLine(row.Test))
 		}
 	}
 	for _, s := range r.SLOs {
