@@ -65,3 +65,45 @@ func TestCompareNeverMixesVirtualAndMeasured(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// Nor a simulated run with a measured one: the committed baseline ran on
+// the embedded simulator, and a candidate that measured a server (a url
+// or launched target) is refused against it, either way round.
+func TestCompareNeverJudgesASimulatedFigureAsAMeasurement(t *testing.T) {
+	t.Parallel()
+	b, err := baseline.Read("../../baselines/quickstart.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Result.Target.Kind != "sim" {
+		t.Fatalf("the committed baseline's target is %q, want the simulator", b.Result.Target.Kind)
+	}
+	side := func(kind string) *result.File {
+		f := *b.Result
+		f.Target.Kind = kind
+		return &f
+	}
+	for _, c := range []struct {
+		base, cand string
+		refusal    string
+	}{
+		{"sim", "sim", ""},
+		{"url", "launch", ""},
+		{"sim", "url", "the baseline ran on the embedded simulator and the candidate measured a server"},
+		{"launch", "sim", "the candidate ran on the embedded simulator and the baseline measured a server"},
+	} {
+		r, err := compare.Gate(side(c.base), side(c.cand))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.refusal == "" {
+			if !r.Comparable || r.Failed() {
+				t.Errorf("%s vs %s: comparable %v, failed %v (%s), want the same figures to pass", c.base, c.cand, r.Comparable, r.Failed(), r.Refusal)
+			}
+			continue
+		}
+		if r.Comparable || !r.Failed() || !contains(r.Refusal, c.refusal) {
+			t.Errorf("%s vs %s: comparable %v, failed %v, refusal %q: want a failed gate saying %q", c.base, c.cand, r.Comparable, r.Failed(), r.Refusal, c.refusal)
+		}
+	}
+}
