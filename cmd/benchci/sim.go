@@ -205,6 +205,9 @@ func (c simChecks) print(cmd *cobra.Command, format string) (io.Writer, error) {
 	out := cmd.OutOrStdout()
 	if format == "text" {
 		fmt.Fprint(out, sim.SummaryMarkdown(c.before, c.cs))
+		if n := intervalNote(c.cs); n != "" {
+			fmt.Fprint(out, "\n", n, "\n")
+		}
 		fmt.Fprint(out, "\n", sim.Markdown(c.cs))
 		fmt.Fprint(out, "\n", sim.KernelMarkdown(c.ks))
 		fmt.Fprint(out, "\n", sim.RatioMarkdown(c.rs))
@@ -214,6 +217,17 @@ func (c simChecks) print(cmd *cobra.Command, format string) (io.Writer, error) {
 		return nil, err
 	}
 	return cmd.ErrOrStderr(), nil
+}
+
+// intervalNote says the interval these rows calibrate for a simulated
+// figure, which runs on profiles derived from cards print ("" when the
+// rows are too few).
+func intervalNote(cs []sim.Checked) string {
+	iv, err := sim.CalibrateBySource(cs, 0.8)
+	if err != nil {
+		return ""
+	}
+	return "Interval of a simulated figure, held out by source: " + iv.String() + ". A run on a profile derived from the cards prints it beside its figures."
 }
 
 // verdict fails on the first kind of figure that misses beyond its

@@ -104,6 +104,9 @@ func simCheckDoc(before, cs []sim.Checked, ks []sim.KernelCheck, rs []sim.RatioR
 			pubTable(pub, c, f.Name, f.Unit, f.Published, f.Simulated, f.Error)
 		}
 	}
+	if n := intervalNote(cs); n != "" {
+		pub.Notes = append(pub.Notes, n)
+	}
 	kern := &report.Table{Title: "the roofline against kernels timed on a GPU", Columns: []report.Column{
 		{Key: "gpu", Title: "GPU"}, {Key: "device", Title: "device"}, {Key: "model", Title: "model"}, {Key: "weights", Title: "weights"},
 		{Key: "kernels", Title: "kernels"}, {Key: "unit", Title: "unit"}, {Key: "measured", Title: "measured", Right: true},

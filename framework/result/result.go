@@ -171,6 +171,42 @@ type SimProfile struct {
 	// KVCacheTokens is the derived KV cache's capacity (profiles derived
 	// from cards; absent: unlimited).
 	KVCacheTokens int `json:"kv_cache_tokens,omitempty"`
+	// Interval is how far a real server's figures fall from this
+	// profile's, where it is known (profiles derived from cards): the
+	// figures here are simulated, not measured.
+	Interval *SimInterval `json:"interval,omitempty"`
+}
+
+// SimInterval is a simulated figure's interval, as ratios of what a real
+// server measured to what the simulator gave: in Level of the published
+// cases a latency lay within Latency[0] to Latency[1] times the
+// simulated one, a throughput within Throughput[0] to Throughput[1].
+type SimInterval struct {
+	Level      float64    `json:"level"`
+	Latency    [2]float64 `json:"latency"`
+	Throughput [2]float64 `json:"throughput"`
+	// Basis says where the bounds come from.
+	Basis string `json:"basis"`
+}
+
+// Range is v's interval for a figure of the given kind (a throughput,
+// or a latency).
+func (iv *SimInterval) Range(v float64, throughput bool) Interval {
+	r := iv.Latency
+	if throughput {
+		r = iv.Throughput
+	}
+	return Interval{Level: iv.Level, Low: v * r[0], High: v * r[1]}
+}
+
+// RateRange is a capacity's interval: a real server that runs k times as
+// fast as the simulator serves about k times its rate within latency
+// SLOs, and k is read from either kind of figure, the throughputs' ratio
+// or the latencies' inverse, whichever is further out.
+func (iv *SimInterval) RateRange(rate float64) Interval {
+	lo := min(iv.Throughput[0], 1/iv.Latency[1])
+	hi := max(iv.Throughput[1], 1/iv.Latency[0])
+	return Interval{Level: iv.Level, Low: rate * lo, High: rate * hi}
 }
 
 // Engine is the serving engine recognized behind the target.
@@ -229,6 +265,17 @@ type Capacity struct {
 	// OutputThroughput at Rate (tokens/s) and the cost there.
 	OutputThroughput float64 `json:"output_throughput,omitempty"`
 	Cost             *Cost   `json:"cost,omitempty"`
+	// Interval is where a real server's capacity lies, for a simulated
+	// one (Target.Sim.Interval's RateRange of the rate claimed).
+	Interval *Interval `json:"interval,omitempty"`
+}
+
+// Interval is a figure's interval at a level: [Low, High] holds the true
+// figure in Level of cases.
+type Interval struct {
+	Level float64 `json:"level"`
+	Low   float64 `json:"low"`
+	High  float64 `json:"high"`
 }
 
 // CapacityInconclusive is the bound of a search one of whose probes did

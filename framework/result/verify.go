@@ -184,6 +184,41 @@ func (f *File) verify(o *VerifyOptions) error {
 			return fmt.Errorf("capacity: %w", err)
 		}
 	}
+	if sp := f.Target.Sim; sp != nil && sp.Interval != nil {
+		if err := sp.Interval.verify(); err != nil {
+			return fmt.Errorf("target.sim_profile.interval: %w", err)
+		}
+	}
+	return nil
+}
+
+// maxIntervalRatio bounds an interval's ratios: a twin off by more than
+// a factor of 100 has no interval worth printing.
+const maxIntervalRatio = 100
+
+// maxBasis bounds an interval's basis, a sentence.
+const maxBasis = 500
+
+// verify checks an interval's level and ratios, which reports multiply
+// figures by.
+func (iv *SimInterval) verify() error {
+	if !(iv.Level > 0 && iv.Level < 1) {
+		return fmt.Errorf("level %v: want above 0 and below 1: %w", iv.Level, ErrInconsistent)
+	}
+	if len(iv.Basis) > maxBasis {
+		return fmt.Errorf("basis of %d bytes, more than %d: %w", len(iv.Basis), maxBasis, ErrInconsistent)
+	}
+	return interval(append(iv.Latency[:], iv.Throughput[:]...), 1/float64(maxIntervalRatio), maxIntervalRatio)
+}
+
+// interval checks pairs of bounds lo <= hi, each finite within [min, max].
+func interval(bounds []float64, lo, hi float64) error {
+	for i := 0; i+1 < len(bounds); i += 2 {
+		a, b := bounds[i], bounds[i+1]
+		if !finite(a) || !finite(b) || a < lo || b > hi || a > b {
+			return fmt.Errorf("bounds %v–%v: want %v <= low <= high <= %v: %w", a, b, lo, hi, ErrInconsistent)
+		}
+	}
 	return nil
 }
 
@@ -197,6 +232,14 @@ func (c *Capacity) verify() error {
 	}
 	if c.Probes < 0 {
 		return fmt.Errorf("%d probes: %w", c.Probes, ErrInconsistent)
+	}
+	if iv := c.Interval; iv != nil {
+		if !(iv.Level > 0 && iv.Level < 1) {
+			return fmt.Errorf("interval level %v: want above 0 and below 1: %w", iv.Level, ErrInconsistent)
+		}
+		if err := interval([]float64{iv.Low, iv.High}, 0, math.MaxFloat64); err != nil {
+			return fmt.Errorf("interval: %w", err)
+		}
 	}
 	if k := c.Cost; k != nil {
 		for _, v := range []float64{k.USDPerHour, k.PerMOutput, k.PerMTotal} {

@@ -124,6 +124,18 @@ func TestVerifyRefusesForgedFigures(t *testing.T) {
 		{"capacity cost forged", func(doc map[string]any) {
 			doc["capacity"] = map[string]any{"rate": 14.5, "bound": "bracketed", "probes": 5, "offered": 12, "cost": map[string]any{"usd_per_m_output_tokens": -1}}
 		}, "capacity: cost -1"},
+		{"capacity interval upside down", func(doc map[string]any) {
+			doc["capacity"] = map[string]any{"rate": 14.5, "bound": "bracketed", "probes": 5, "interval": map[string]any{"level": 0.8, "low": 20, "high": 10}}
+		}, "capacity: interval: bounds 20–10"},
+		{"capacity interval at level 8", func(doc map[string]any) {
+			doc["capacity"] = map[string]any{"rate": 14.5, "bound": "bracketed", "probes": 5, "interval": map[string]any{"level": 8, "low": 10, "high": 20}}
+		}, "capacity: interval level 8"},
+		{"a simulated profile's interval x1000", func(doc map[string]any) {
+			sub(doc, "target")["sim_profile"] = map[string]any{"name": "x", "interval": map[string]any{"level": 0.8, "latency": []any{0.7, 1500}, "throughput": []any{0.6, 1.1}}}
+		}, "target.sim_profile.interval: bounds 0.7–1500"},
+		{"a simulated profile's interval of no level", func(doc map[string]any) {
+			sub(doc, "target")["sim_profile"] = map[string]any{"name": "x", "interval": map[string]any{"latency": []any{0.7, 1.5}, "throughput": []any{0.6, 1.1}}}
+		}, "target.sim_profile.interval: level 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := committedResult(t)

@@ -67,6 +67,9 @@ func Points(f *result.File) Doc {
 	if c := f.Capacity; c != nil {
 		t.Notes = append(t.Notes, "capacity: "+CapacityString(c))
 	}
+	if n := SimulatedNote(f); n != "" {
+		t.Notes = append(t.Notes, n)
+	}
 	if len(f.SLOs) > 0 {
 		t.Notes = append(t.Notes, "SLOs:")
 		trials := result.SeveralTrials(f.SLOs)
@@ -399,6 +402,14 @@ func CapacityString(c *result.Capacity) string {
 	default:
 		s = fmt.Sprintf("%g req/s (fails at %g; %d probes)", c.Rate, c.Failing, c.Probes)
 	}
+	if iv := c.Interval; iv != nil {
+		// Simulated: the interval comes before the figures it qualifies.
+		if c.Bound == "at-least-max" {
+			s += fmt.Sprintf(", on a real server at least %.3g req/s (%.0f%% interval)", iv.Low, 100*iv.Level)
+		} else {
+			s += fmt.Sprintf(", on a real server %.3g–%.3g req/s (%.0f%% interval)", iv.Low, iv.High, 100*iv.Level)
+		}
+	}
 	if c.Offered > 0 && c.Offered < c.Rate {
 		// Lead with what was shown to the server, not the probe's name.
 		s = fmt.Sprintf("%g req/s offered (the probe at %g req/s drew fewer arrivals than its rate, beyond noise: no more is proven); ", c.Offered, c.Rate) + s
@@ -440,4 +451,17 @@ func pointNotes(f *result.File) []string {
 		}
 	}
 	return append(shared, out...)
+}
+
+// SimulatedNote says, for a run on a simulated profile whose interval is
+// known, that its figures are the simulator's and how far a real
+// server's fall from them ("" otherwise).
+func SimulatedNote(f *result.File) string {
+	sp := f.Target.Sim
+	if sp == nil || sp.Interval == nil {
+		return ""
+	}
+	iv := sp.Interval
+	return fmt.Sprintf("simulated (%s): every figure is the simulator's, not a measurement; a real server's lies within ×%.2f–%.2f of a latency here and ×%.2f–%.2f of a throughput, in %.0f%% of cases (%s)",
+		OneLine(sp.Name), iv.Latency[0], iv.Latency[1], iv.Throughput[0], iv.Throughput[1], 100*iv.Level, OneLine(iv.Basis))
 }

@@ -72,7 +72,9 @@ func Open(ctx context.Context, st suite.Target, opts Options) (*Target, error) {
 		if st.Model != "" {
 			model = st.Model
 		}
-		return &Target{Info: result.Target{Kind: string(suite.TargetSim), URL: u, Model: model, Sim: recordProfile(p)}, close: cancel}, nil
+		rec := recordProfile(p)
+		rec.Interval = simInterval(&st, p)
+		return &Target{Info: result.Target{Kind: string(suite.TargetSim), URL: u, Model: model, Sim: rec}, close: cancel}, nil
 	case suite.TargetURL, suite.TargetLaunch:
 		// A password in the URL is as secret as a key, in any encoding a
 		// server echoes it in.
@@ -406,6 +408,24 @@ func override(p sim.Profile, o suite.SimOverrides) sim.Profile {
 	setD(&p.PrefillPerToken, o.PrefillPerToken)
 	p.Name += "+overrides"
 	return p
+}
+
+// simInterval is the interval of a profile derived from cards, as sim
+// check's published rows calibrate it (sim.DerivedInterval); nil for
+// what those rows do not cover: a constant profile (made up or of one
+// server), a fitted one (sim fit prints its own held-out error), and
+// speculative or disaggregated serving, whose few rows are checked
+// apart.
+func simInterval(t *suite.Target, p sim.Profile) *result.SimInterval {
+	if p.Spec == nil || strings.HasPrefix(t.Profile, suite.ProfileFilePrefix) {
+		return nil
+	}
+	if ss := t.Spec; ss != nil && (ss.Fitted != "" || ss.Speculative != nil || ss.Disaggregated != nil) {
+		return nil
+	}
+	d := sim.DerivedInterval
+	return &result.SimInterval{Level: d.Level, Latency: d.Latency, Throughput: d.Throughput,
+		Basis: fmt.Sprintf("benchci sim check: %d of %d published figures fell inside it, each source's rows bounded by the other sources'", d.Covered, d.Figures)}
 }
 
 // recordProfile is p as results record it, durations in milliseconds.

@@ -157,6 +157,9 @@ func runView(i int, r Run) (runHTML, error) {
 	if c := f.Capacity; c != nil {
 		v.Facts = append(v.Facts, "capacity: "+report.CapacityString(c))
 	}
+	if n := report.SimulatedNote(f); n != "" {
+		v.Facts = append(v.Facts, n)
+	}
 	if k := f.Knee; k != nil {
 		v.Facts = append(v.Facts, "knee: "+k.Point)
 	}

@@ -1,0 +1,131 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// Interval is how far a real server's figures fall from a derived
+// profile's: in Level of cases a measured latency lay within Latency[0]
+// to Latency[1] times the simulated one, and a throughput within
+// Throughput[0] to Throughput[1] times. The bounds are ratios
+// (published / simulated) from sim check's published rows, so a
+// simulated TTFT of 100 ms with Latency {0.9, 1.5} reads "90-150 ms".
+type Interval struct {
+	Level      float64
+	Latency    [2]float64
+	Throughput [2]float64
+	// Covered of Figures held-out figures fell inside their source's
+	// interval (see CalibrateBySource).
+	Covered, Figures int
+	// Tail is the share of the rows' ratios left out below and above
+	// each bound.
+	Tail float64
+}
+
+// String says the interval as a planner reads it.
+func (iv Interval) String() string {
+	return fmt.Sprintf("%.0f%% interval: latencies ×%.2f–%.2f, throughputs ×%.2f–%.2f of the simulated (%d of %d published figures inside it, each source's rows bounded by the others')",
+		100*iv.Level, iv.Latency[0], iv.Latency[1], iv.Throughput[0], iv.Throughput[1], iv.Covered, iv.Figures)
+}
+
+// ratio is one gated figure of a checked row: published over simulated.
+type ratio struct {
+	source     string
+	throughput bool
+	r          float64
+}
+
+// ratios are the gated figures of cs (below the knee, not marked
+// ungated; known misses included: a twin's miss is an interval's case).
+func ratios(cs []Checked) []ratio {
+	var out []ratio
+	for _, c := range cs {
+		if c.PastKnee {
+			continue
+		}
+		for _, f := range c.Figures() {
+			if _, ungated := c.Ungated[f.Name]; ungated || !(f.Simulated > 0) || !(f.Published > 0) {
+				continue
+			}
+			out = append(out, ratio{source: c.Source, throughput: f.Name == "throughput", r: f.Published / f.Simulated})
+		}
+	}
+	return out
+}
+
+// bounds are the tail and 1-tail quantiles of the ratios of one kind
+// (throughput or latency), leaving out one source ("" leaves none).
+func bounds(rs []ratio, throughput bool, leaveOut string, tail float64) ([2]float64, bool) {
+	var xs []float64
+	for _, r := range rs {
+		if r.throughput == throughput && r.source != leaveOut {
+			xs = append(xs, r.r)
+		}
+	}
+	if len(xs) < 2 {
+		return [2]float64{}, false
+	}
+	slices.Sort(xs)
+	return [2]float64{stat.Quantile(tail, stat.LinInterp, xs, nil), stat.Quantile(1-tail, stat.LinInterp, xs, nil)}, true
+}
+
+// heldOutCoverage counts the figures that fall inside the interval the
+// other sources' rows give: one source's rows share an engine version,
+// a harness and a machine, so a row beside its own source's rows is not
+// held out, and rows pooled across sources would promise too narrow an
+// interval (the 10th to 90th percentiles of all rows covered 72% of a
+// source's figures left out).
+func heldOutCoverage(rs []ratio, tail float64) (covered, n int) {
+	for _, r := range rs {
+		b, ok := bounds(rs, r.throughput, r.source, tail)
+		if !ok {
+			continue
+		}
+		n++
+		if r.r >= b[0] && r.r <= b[1] {
+			covered++
+		}
+	}
+	return covered, n
+}
+
+// CalibrateBySource finds the narrowest interval whose held-out coverage,
+// each source's figures against the bounds of the others', reaches
+// level, and returns its bounds over all the rows. It is how an "80%
+// interval" earns its name: measured on figures the bounds did not see.
+func CalibrateBySource(cs []Checked, level float64) (Interval, error) {
+	rs := ratios(cs)
+	const step = 0.0025
+	for tail := (1 - level) / 2; tail >= 0; tail -= step {
+		tail = math.Max(0, math.Round(tail/step)*step)
+		covered, n := heldOutCoverage(rs, tail)
+		if n == 0 {
+			break
+		}
+		if float64(covered) < level*float64(n) {
+			if tail == 0 {
+				return Interval{}, fmt.Errorf("the sources disagree beyond their own range: held out, %d of %d figures fall inside the others' widest bounds, short of %.0f%%", covered, n, 100*level)
+			}
+			continue
+		}
+		{
+			lat, ok1 := bounds(rs, false, "", tail)
+			tput, ok2 := bounds(rs, true, "", tail)
+			if !ok1 || !ok2 {
+				break
+			}
+			return Interval{Level: level, Latency: lat, Throughput: tput, Covered: covered, Figures: n, Tail: tail}, nil
+		}
+	}
+	return Interval{}, fmt.Errorf("too few published figures to calibrate an interval")
+}
+
+// DerivedInterval is CalibrateBySource(Check(References), 0.8), kept
+// here so that a run does not replay every published row to print it;
+// TestDerivedIntervalIsCurrent holds it to the computation (and with
+// -update prints the new one).
+var DerivedInterval = Interval{Level: 0.8, Latency: [2]float64{0.76, 1.58}, Throughput: [2]float64{0.60, 1.08}, Covered: 44, Figures: 54, Tail: 0.065}

@@ -1,0 +1,80 @@
+package sim
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+	"time"
+)
+
+var updateInterval = flag.Bool("update-interval", false, "print the DerivedInterval that sim check's rows calibrate")
+
+// DerivedInterval is what the published rows calibrate today: a change
+// to the model, the cards or the rows moves it, and it must move with
+// them (rounded to 0.01, as it is printed).
+func TestDerivedIntervalIsCurrent(t *testing.T) {
+	t.Parallel()
+	cs, err := Check(References)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iv, err := CalibrateBySource(cs, 0.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lit := fmt.Sprintf("Interval{Level: 0.8, Latency: [2]float64{%.2f, %.2f}, Throughput: [2]float64{%.2f, %.2f}, Covered: %d, Figures: %d, Tail: %g}",
+		iv.Latency[0], iv.Latency[1], iv.Throughput[0], iv.Throughput[1], iv.Covered, iv.Figures, iv.Tail)
+	if *updateInterval {
+		t.Logf("var DerivedInterval = %s", lit)
+	}
+	near := func(a, b [2]float64) bool { return math.Abs(a[0]-b[0]) < 0.006 && math.Abs(a[1]-b[1]) < 0.006 }
+	d := DerivedInterval
+	if !near(d.Latency, iv.Latency) || !near(d.Throughput, iv.Throughput) || d.Covered != iv.Covered || d.Figures != iv.Figures || d.Tail != iv.Tail {
+		t.Errorf("DerivedInterval is stale: the rows calibrate\n\tvar DerivedInterval = %s", lit)
+	}
+}
+
+// The calibration widens the interval until each source's figures, held
+// out, fall inside the others' bounds in 80% of cases: on rows whose
+// sources disagree it is wider than the pooled 10th-90th percentiles.
+func TestCalibrateBySourceHoldsOutSources(t *testing.T) {
+	t.Parallel()
+	var cs []Checked
+	// Twelve sources of three rows each; each source runs a constant bias
+	// and its rows scatter 2% about it.
+	biases := []float64{0.8, 0.9, 0.95, 1, 1, 1.05, 1.1, 1.2, 0.95, 1.05, 1, 0.9}
+	for s, bias := range biases {
+		for i := range 3 {
+			r := bias * (0.98 + 0.01*float64(i))
+			cs = append(cs, Checked{
+				Reference: Reference{Source: fmt.Sprintf("source %d", s), TTFTMs: 100 * r, OutputPerSec: 1000 / r},
+				Sim:       ClosedLoopResult{TTFT: 100 * time.Millisecond, OutputPerSec: 1000},
+			})
+		}
+	}
+	iv, err := CalibrateBySource(cs, 0.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if float64(iv.Covered) < 0.8*float64(iv.Figures) || iv.Figures != 72 {
+		t.Errorf("held-out coverage %d of %d, want at least 80%% of 72", iv.Covered, iv.Figures)
+	}
+	if iv.Tail >= 0.1 {
+		t.Errorf("tail %g: the pooled 10-90 band cannot cover held-out sources that disagree", iv.Tail)
+	}
+	if !(iv.Latency[0] <= 0.9 && iv.Latency[1] >= 1.1) {
+		t.Errorf("latency bounds %v leave out sources inside the spread (0.9 to 1.1)", iv.Latency)
+	}
+	if !(iv.Throughput[0] <= 1/1.1 && iv.Throughput[1] >= 1/0.9) {
+		t.Errorf("throughput bounds %v leave out sources inside the spread", iv.Throughput)
+	}
+	if _, err := CalibrateBySource(cs[:1], 0.8); err == nil {
+		t.Error("one row calibrated an interval")
+	}
+	// Two sources apart: held out, neither is inside the other's range.
+	if _, err := CalibrateBySource(append(slices.Clone(cs[:3]), cs[21:24]...), 0.8); err == nil {
+		t.Error("sources that disagree beyond their range calibrated an interval")
+	}
+}
