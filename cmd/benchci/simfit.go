@@ -226,6 +226,10 @@ func writeFitted(w io.Writer, path string, in fitInput, fitted *simfit.Fitted, v
 		return err
 	}
 	fmt.Fprintf(w, "\nwrote %s; %s\n", path, namedAs(path, in))
+	if iv := pf.Fit.Interval; iv != nil {
+		fmt.Fprintf(w, "a run on it prints a %.0f%% interval beside its figures, from the held-out points: a real latency within ×%.2f–%.2f of the twin's, a throughput within ×%.2f–%.2f\n",
+			100*iv.Level, iv.Latency[0], iv.Latency[1], iv.Throughput[0], iv.Throughput[1])
+	}
 	return nil
 }
 

@@ -199,8 +199,10 @@ const maxIntervalRatio = 100
 // maxBasis bounds an interval's basis, a sentence.
 const maxBasis = 500
 
-// verify checks an interval's level and ratios, which reports multiply
-// figures by.
+// Verify checks an interval read from outside (a results or profile
+// file): its level and ratios, which reports multiply figures by.
+func (iv *SimInterval) Verify() error { return iv.verify() }
+
 func (iv *SimInterval) verify() error {
 	if !(iv.Level > 0 && iv.Level < 1) {
 		return fmt.Errorf("level %v: want above 0 and below 1: %w", iv.Level, ErrInconsistent)

@@ -129,3 +129,32 @@ func CalibrateBySource(cs []Checked, level float64) (Interval, error) {
 // TestDerivedIntervalIsCurrent holds it to the computation (and with
 // -update prints the new one).
 var DerivedInterval = Interval{Level: 0.8, Latency: [2]float64{0.76, 1.58}, Throughput: [2]float64{0.60, 1.08}, Covered: 44, Figures: 54, Tail: 0.065}
+
+// FromHeldOut is the interval of a twin from its own held-out ratios
+// (measured over predicted, each by a fit that did not see the point),
+// split by kind. With n ratios of a kind, the k-th smallest and largest
+// bound a further one in (n+1-2k)/(n+1) of cases, by their ranks alone;
+// k is the largest that still reaches level, or 1 (the range) where no k
+// does, and the interval's Level is what the fewer-held kind reaches.
+// False with fewer than two ratios of either kind.
+func FromHeldOut(latency, throughput []float64, level float64) (Interval, bool) {
+	iv := Interval{Level: 1}
+	for _, kind := range []struct {
+		xs  []float64
+		out *[2]float64
+	}{{latency, &iv.Latency}, {throughput, &iv.Throughput}} {
+		xs := slices.Clone(kind.xs)
+		xs = slices.DeleteFunc(xs, func(x float64) bool { return !(x > 0) || math.IsInf(x, 0) })
+		n := len(xs)
+		if n < 2 {
+			return Interval{}, false
+		}
+		slices.Sort(xs)
+		k := max(1, int(math.Floor((1-level)/2*float64(n+1)+1e-9)))
+		*kind.out = [2]float64{xs[k-1], xs[n-k]}
+		iv.Level = min(iv.Level, float64(n+1-2*k)/float64(n+1))
+		iv.Figures += n
+	}
+	iv.Covered = -1 // not counted: each ratio was itself held out
+	return iv, true
+}

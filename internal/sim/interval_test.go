@@ -78,3 +78,25 @@ func TestCalibrateBySourceHoldsOutSources(t *testing.T) {
 		t.Error("sources that disagree beyond their range calibrated an interval")
 	}
 }
+
+// A twin's own held-out ratios bound a further figure by their ranks:
+// nine ratios give the 80% of their range, four only their range at 60%.
+func TestFromHeldOutByRanks(t *testing.T) {
+	t.Parallel()
+	nine := []float64{0.9, 0.95, 1, 1.02, 1.05, 1.1, 1.2, 0.85, 1.3}
+	iv, ok := FromHeldOut(nine, nine, 0.8)
+	if !ok || iv.Latency != [2]float64{0.85, 1.3} || iv.Level != 0.8 {
+		t.Errorf("nine ratios: %+v %v, want the range 0.85–1.3 at 80%%", iv, ok)
+	}
+	nineteen := append(slices.Clone(nine), 0.7, 0.8, 0.97, 0.98, 1.01, 1.03, 1.04, 1.15, 1.25, 1.5)
+	if iv, ok = FromHeldOut(nineteen, nine, 0.8); !ok || iv.Latency != [2]float64{0.8, 1.3} || iv.Level != 0.8 {
+		t.Errorf("nineteen ratios: %+v %v, want the second smallest and largest (0.8–1.3) at 80%%", iv, ok)
+	}
+	four := []float64{1.1, 0.9, 1.2, 1}
+	if iv, ok = FromHeldOut(four, nine, 0.8); !ok || iv.Latency != [2]float64{0.9, 1.2} || iv.Level != 0.6 {
+		t.Errorf("four ratios: %+v %v, want their range at 60%%", iv, ok)
+	}
+	if _, ok = FromHeldOut([]float64{1, math.Inf(1)}, nine, 0.8); ok {
+		t.Error("one finite ratio gave an interval")
+	}
+}

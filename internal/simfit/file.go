@@ -47,6 +47,9 @@ type FitInfo struct {
 	// without its point; absent when there were too few points.
 	HeldOutMedianAbsError *float64 `json:"heldout_median_abs_error,omitempty"`
 	Folds                 int      `json:"folds,omitempty"`
+	// Interval bounds a real figure by the twin's from the same held-out
+	// predictions (sim.FromHeldOut); absent with too few of them.
+	Interval *result.SimInterval `json:"interval,omitempty"`
 }
 
 // FittedParam is one fitted parameter: durations in nanoseconds.
@@ -107,7 +110,54 @@ func Parse(data []byte) (*File, error) {
 		return nil, err
 	}
 	f.Profile = p
+	if f.Fit != nil && f.Fit.Interval != nil {
+		if err := f.Fit.Interval.Verify(); err != nil {
+			return nil, fmt.Errorf("fit.interval: %w", err)
+		}
+		if err := checkText("fit.interval.basis", f.Fit.Interval.Basis); err != nil {
+			return nil, err
+		}
+	}
 	return &f, nil
+}
+
+// heldOutInterval is the fit's 80% interval from its held-out rows:
+// measured over predicted, throughput apart from the latencies.
+func heldOutInterval(v *Validation) *result.SimInterval {
+	var lat, tput []float64
+	for _, r := range v.Rows {
+		if !(r.Predicted > 0) || !(r.Measured > 0) || math.IsInf(r.Predicted, 0) {
+			continue
+		}
+		if r.Figure == FigThroughput {
+			tput = append(tput, r.Measured/r.Predicted)
+		} else {
+			lat = append(lat, r.Measured/r.Predicted)
+		}
+	}
+	iv, ok := sim.FromHeldOut(lat, tput, 0.8)
+	if !ok {
+		return nil
+	}
+	return &result.SimInterval{Level: iv.Level, Latency: iv.Latency, Throughput: iv.Throughput,
+		Basis: fmt.Sprintf("benchci sim fit: %d of its figures, each predicted by a fit without its point; near the points measured, not on other cards", iv.Figures)}
+}
+
+// ReadInterval reads a profile file's interval as ReadProfile reads its
+// profile: nil where its fit recorded none.
+func ReadInterval(path string) (*result.SimInterval, error) {
+	data, err := inputfile.ReadFile(path, MaxFileBytes)
+	if err != nil {
+		return nil, fmt.Errorf("read simulator profile: %w", err)
+	}
+	f, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("simulator profile %s: %w", path, err)
+	}
+	if f.Fit == nil {
+		return nil, nil
+	}
+	return f.Fit.Interval, nil
 }
 
 func short(s string) string { return s[:min(len(s), 80)] }
@@ -281,6 +331,7 @@ func NewFile(f *Fitted, v *Validation, results []string, points int) (*File, err
 	if v != nil {
 		e := v.MedianAbsError
 		info.HeldOutMedianAbsError, info.Folds = &e, v.Folds
+		info.Interval = heldOutInterval(v)
 	}
 	out := &File{Schema: FileSchema, Profile: p, Fit: info}
 	// What is written must read back: the same checks as a suite's.

@@ -2,6 +2,8 @@ package simfit
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/internal/sim"
 )
 
@@ -76,12 +79,20 @@ func TestParseRefuses(t *testing.T) {
 		p.Spec = &s
 		return fileBytes(t, p)
 	}
+	withInterval := func(iv result.SimInterval) []byte {
+		b, err := json.Marshal(File{Schema: FileSchema, Profile: tiny, Fit: &FitInfo{Base: "tiny", Interval: &iv}})
+		must(t, err)
+		return b
+	}
 	for _, c := range []struct {
 		name string
 		data []byte
 		want string
 	}{
 		{"not JSON", []byte("{"), "decode"},
+		{"an interval upside down", withInterval(result.SimInterval{Level: 0.8, Latency: [2]float64{2, 1}, Throughput: [2]float64{1, 1}}), "fit.interval: bounds 2–1"},
+		{"an interval at level 1", withInterval(result.SimInterval{Level: 1, Latency: [2]float64{1, 1}, Throughput: [2]float64{1, 1}}), "fit.interval: level 1"},
+		{"an interval's basis with escapes", withInterval(result.SimInterval{Level: 0.8, Latency: [2]float64{1, 1}, Throughput: [2]float64{1, 1}, Basis: "\x1b[2J"}), "fit.interval.basis"},
 		{"unknown field", []byte(`{"schema":"benchci.sim-profile/v1","profile":{},"extra":1}`), "unknown field"},
 		{"trailing data", append(with(func(*sim.Profile) {}), []byte(" {}")...), "after the profile"},
 		{"other schema", []byte(`{"schema":"benchci.result/v2","profile":{}}`), "schema"},
@@ -198,5 +209,29 @@ func TestFileRefusesWhatItCannotCarry(t *testing.T) {
 				t.Errorf("err %v, want one with %q", err, c.want)
 			}
 		})
+	}
+}
+
+// A fit's file carries the interval of its own held-out predictions,
+// throughputs apart from latencies; an unpredicted figure is left out.
+func TestHeldOutIntervalFromTheFitsFolds(t *testing.T) {
+	t.Parallel()
+	v := &Validation{}
+	for i, r := range []float64{0.9, 1.1, 1.0, 1.2} {
+		pt := fmt.Sprintf("p%d", i)
+		v.Rows = append(v.Rows,
+			HeldOut{Point: pt, Figure: FigTTFT, Measured: 100 * r, Predicted: 100},
+			HeldOut{Point: pt, Figure: FigThroughput, Measured: 1000 / r, Predicted: 1000})
+	}
+	v.Rows = append(v.Rows, HeldOut{Point: "p4", Figure: FigTPOT, Measured: 20, Predicted: math.Inf(1)})
+	iv := heldOutInterval(v)
+	if iv == nil || iv.Latency != [2]float64{0.9, 1.2} || math.Abs(iv.Throughput[0]-1/1.2) > 1e-9 || math.Abs(iv.Throughput[1]-1/0.9) > 1e-9 || iv.Level != 0.6 {
+		t.Fatalf("interval %+v, want the four points' range at 60%%", iv)
+	}
+	if err := iv.Verify(); err != nil {
+		t.Errorf("the interval a fit writes does not verify: %v", err)
+	}
+	if iv := heldOutInterval(&Validation{Rows: v.Rows[:2]}); iv != nil {
+		t.Errorf("one point gave an interval: %+v", iv)
 	}
 }

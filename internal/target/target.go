@@ -73,7 +73,10 @@ func Open(ctx context.Context, st suite.Target, opts Options) (*Target, error) {
 			model = st.Model
 		}
 		rec := recordProfile(p)
-		rec.Interval = simInterval(&st, p)
+		if rec.Interval, err = simInterval(&st, p); err != nil {
+			cancel()
+			return nil, fmt.Errorf("target: profile: %w", err)
+		}
 		return &Target{Info: result.Target{Kind: string(suite.TargetSim), URL: u, Model: model, Sim: rec}, close: cancel}, nil
 	case suite.TargetURL, suite.TargetLaunch:
 		// A password in the URL is as secret as a key, in any encoding a
@@ -410,22 +413,29 @@ func override(p sim.Profile, o suite.SimOverrides) sim.Profile {
 	return p
 }
 
-// simInterval is the interval of a profile derived from cards, as sim
-// check's published rows calibrate it (sim.DerivedInterval); nil for
-// what those rows do not cover: a constant profile (made up or of one
-// server), a fitted one (sim fit prints its own held-out error), and
-// speculative or disaggregated serving, whose few rows are checked
-// apart.
-func simInterval(t *suite.Target, p sim.Profile) *result.SimInterval {
-	if p.Spec == nil || strings.HasPrefix(t.Profile, suite.ProfileFilePrefix) {
-		return nil
+// simInterval is the interval of a profile: a fitted file's own, from
+// its held-out points (when the fit had enough), or for one derived from
+// cards the interval sim check's published rows calibrate
+// (sim.DerivedInterval). nil for what neither covers: a constant profile
+// (made up or of one server), a fit's efficiencies carried to other
+// cards, and speculative or disaggregated serving, whose few rows are
+// checked apart.
+func simInterval(t *suite.Target, p sim.Profile) (*result.SimInterval, error) {
+	if path, ok := strings.CutPrefix(t.Profile, suite.ProfileFilePrefix); ok && t.Spec == nil {
+		if o := t.Sim; o != nil && *o != (suite.SimOverrides{}) {
+			return nil, nil // another engine than the one fitted
+		}
+		return simfit.ReadInterval(path)
+	}
+	if p.Spec == nil {
+		return nil, nil
 	}
 	if ss := t.Spec; ss != nil && (ss.Fitted != "" || ss.Speculative != nil || ss.Disaggregated != nil) {
-		return nil
+		return nil, nil
 	}
 	d := sim.DerivedInterval
 	return &result.SimInterval{Level: d.Level, Latency: d.Latency, Throughput: d.Throughput,
-		Basis: fmt.Sprintf("benchci sim check: %d of %d published figures fell inside it, each source's rows bounded by the other sources'", d.Covered, d.Figures)}
+		Basis: fmt.Sprintf("benchci sim check: %d of %d published figures fell inside it, each source's rows bounded by the other sources'", d.Covered, d.Figures)}, nil
 }
 
 // recordProfile is p as results record it, durations in milliseconds.
