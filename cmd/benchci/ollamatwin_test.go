@@ -83,15 +83,31 @@ func reportTwinError(b *testing.B, in int, measuredPath, twinPath string) {
 		b.Fatal(err)
 	}
 	m, p := measured.Points[0], twin.Points[0]
+	iv := twin.Target.Sim.Interval
+	inside := 0
 	for _, f := range []struct {
-		name      string
-		got, want float64
+		name       string
+		got, want  float64
+		throughput bool
 	}{
-		{"ttft", p.Latency[metric.TTFT].P50, m.Latency[metric.TTFT].P50},
-		{"tpot", p.Latency[metric.TPOT].P50, m.Latency[metric.TPOT].P50},
-		{"tput", p.Throughput.OutputTokens, m.Throughput.OutputTokens},
+		{"ttft", p.Latency[metric.TTFT].P50, m.Latency[metric.TTFT].P50, false},
+		{"tpot", p.Latency[metric.TPOT].P50, m.Latency[metric.TPOT].P50, false},
+		{"tput", p.Throughput.OutputTokens, m.Throughput.OutputTokens, true},
 	} {
-		fmt.Fprintf(os.Stderr, "prompt %d, 2 conversations: %s measured %.2f, twin %.2f\n", in, f.name, f.want, f.got)
+		fmt.Fprintf(os.Stderr, "prompt %d, 2 conversations: %s measured %.2f, twin %.2f", in, f.name, f.want, f.got)
+		if iv != nil {
+			// The twin's interval, from the fit's held-out points: does
+			// the measured figure fall inside it?
+			r := iv.Range(f.got, f.throughput)
+			fmt.Fprintf(os.Stderr, " (its %.0f%% interval %.2f–%.2f)", 100*r.Level, r.Low, r.High)
+			if f.want >= r.Low && f.want <= r.High {
+				inside++
+			}
+		}
+		fmt.Fprintln(os.Stderr)
 		b.ReportMetric(100*(f.got/f.want-1), fmt.Sprintf("%s%d-err-%%", f.name, in))
+	}
+	if iv != nil {
+		b.ReportMetric(float64(inside), fmt.Sprintf("inside-interval-of-3-at-%d", in))
 	}
 }
