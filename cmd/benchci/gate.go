@@ -42,18 +42,29 @@ func compareWithBaselineBy(dir string, cand *result.File, tol map[string]string)
 	return r, nil
 }
 
-// compareVirtualRun is compareWithBaseline for a run --virtual: a virtual
-// run is compared with a virtual baseline only. Its committed baseline is
-// normally measured; comparing the two is refused (compare.Compare), but
-// refusing the planning run itself for it would make --virtual unusable
-// in any repository with baselines, so the run is judged on its SLOs alone
-// and says why it was not compared.
-func compareVirtualRun(dir string, cand *result.File, say io.Writer) (*compare.Report, error) {
+// compareRunByKind is compareWithBaseline for a run whose figures are of
+// another kind than its baseline's: virtual time against measured, or
+// the simulator against a real server. Comparing the two is refused
+// (compare.Compare), but refusing the run itself for it would make
+// --virtual and a try on the simulator unusable in any repository with
+// baselines, so the run is judged on its SLOs alone and says why it was
+// not compared.
+func compareRunByKind(dir string, cand *result.File, say io.Writer) (*compare.Report, error) {
 	path := layout.Baselines(dir).Baseline(cand.Suite.Name)
 	b, err := baseline.Read(path)
-	if err == nil && !b.Result.Virtual && len(cand.Points) > 0 {
-		fmt.Fprintf(say, "not compared with %s: it was measured, and this run is virtual time (simulated clock); only its SLOs are judged\n", path)
-		return compare.WithoutBaseline(cand), nil
+	if err == nil && len(cand.Points) > 0 {
+		switch {
+		case b.Result.Virtual != cand.Virtual:
+			fmt.Fprintf(say, "not compared with %s: %s, and this run %s; only its SLOs are judged\n", path,
+				map[bool]string{true: "it is virtual time (simulated clock)", false: "it was measured"}[b.Result.Virtual],
+				map[bool]string{true: "is virtual time (simulated clock)", false: "was measured"}[cand.Virtual])
+			return compare.WithoutBaseline(cand), nil
+		case compare.Simulated(b.Result) != compare.Simulated(cand):
+			fmt.Fprintf(say, "not compared with %s: %s, and this run %s; only its SLOs are judged\n", path,
+				map[bool]string{true: "it ran on benchci's simulator", false: "it measured a server"}[compare.Simulated(b.Result)],
+				map[bool]string{true: "ran on benchci's simulator", false: "measured a server"}[compare.Simulated(cand)])
+			return compare.WithoutBaseline(cand), nil
+		}
 	}
 	return compareWithBaseline(dir, cand)
 }

@@ -226,12 +226,9 @@ func runAndGate(cmd *cobra.Command, o runOptions, paths []string) error {
 }
 
 // compareRun compares f with its baseline: a virtual run only with a
-// virtual baseline.
+// virtual baseline, a simulated one only with a simulated baseline.
 func (o runOptions) compareRun(f *result.File) (*compare.Report, error) {
-	if f.Virtual {
-		return compareVirtualRun(o.baselines, f, o.out.say())
-	}
-	return compareWithBaseline(o.baselines, f)
+	return compareRunByKind(o.baselines, f, o.out.say())
 }
 
 // runAll loads every suite, then runs each, writing its results and table.

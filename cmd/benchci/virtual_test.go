@@ -76,3 +76,43 @@ func TestRunVirtual(t *testing.T) {
 		t.Errorf("run --virtual of a url target: exit %d, stderr %s", code, stderr)
 	}
 }
+
+// A run on the simulator beside a baseline that measured a real server is
+// judged on its SLOs alone, and says why: comparing the two would judge
+// the simulator's error as the change's.
+func TestRunOnTheSimulatorBesideAMeasuredBaseline(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	suite := writeSuite(t, dir, "try", `
+  target: b.target.sim('llama3-8b-h100'),
+  api: 'chat',
+  workload: { input_tokens: b.dist.fixed(64), output_tokens: b.dist.fixed(16), seed: 3 },
+  sweep: b.sweep.rates([8], duration='2s', warmup='500ms'),
+  slos: [b.slo.rate('error_rate', '<=', 0.01)],`)
+	results, baselines := filepath.Join(dir, "results"), filepath.Join(dir, "baselines")
+	ctx := context.Background()
+	if code, stdout, stderr := runCLI(t, ctx, "run", "--progress=false", "--results", results, "--baselines", baselines, suite); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// Its own figures, as if a vLLM server had measured them.
+	f, err := result.Read(filepath.Join(results, "try.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Target.Kind, f.Target.Sim, f.Engine = "url", nil, &result.Engine{Name: "vllm"}
+	measured := filepath.Join(dir, "measured.json")
+	if err := result.Write(measured, f); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, ctx, "baseline", "update", "--baselines", baselines, measured); code != 0 {
+		t.Fatalf("baseline update: exit %d, %s", code, stderr)
+	}
+	code, stdout, stderr := runCLI(t, ctx, "run", "--progress=false", "--results", results, "--baselines", baselines, suite)
+	if code != 0 || !strings.Contains(stdout, "it measured a server, and this run ran on benchci's simulator; only its SLOs are judged") {
+		t.Errorf("a run on the simulator beside a measured baseline: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI(t, ctx, "compare", filepath.Join(baselines, "try.json"), filepath.Join(results, "try.json"))
+	if code != 2 || !strings.Contains(stdout+stderr, "the candidate ran on benchci's simulator and the baseline measured a server") {
+		t.Errorf("compare measured with simulated: exit %d, output:\n%s%s", code, stdout, stderr)
+	}
+}

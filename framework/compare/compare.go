@@ -330,15 +330,15 @@ func Compare(base, cand *result.File, tolerance map[string]string) (*Report, err
 		r.Refusal = fmt.Sprintf("the %s is a virtual-time replay (simulated clock) and the %s was measured: their figures cannot be compared. "+
 			"Compare virtual runs with virtual runs, measured with measured", virtualSide(base, cand), measuredSide(base, cand))
 		return r, nil
-	case simulated(base) != simulated(cand):
+	case Simulated(base) != Simulated(cand):
 		// A simulated figure is the twin's, with an interval of tens of
 		// percent around a real server's: judged against a measurement,
 		// every verdict would be the twin's error, not the change's.
 		sim, real := "baseline", "candidate"
-		if simulated(cand) {
+		if Simulated(cand) {
 			sim, real = real, sim
 		}
-		r.Refusal = fmt.Sprintf("the %s ran on the embedded simulator and the %s measured a server: a simulated figure is not a measurement, and their difference is the simulator's error. "+
+		r.Refusal = fmt.Sprintf("the %s ran on benchci's simulator and the %s measured a server: a simulated figure is not a measurement, and their difference is the simulator's error. "+
 			"Record a baseline on the server (benchci baseline update)", sim, real)
 		return r, nil
 	case base.Incomplete:
@@ -559,9 +559,15 @@ func modelPoints(ps []*result.Point, name string) []*result.Point {
 	return out
 }
 
-// simulated reports whether f's figures are the embedded simulator's
-// (a sim target, in real or virtual time).
-func simulated(f *result.File) bool { return f.Target.Kind == "sim" }
+// Simulated reports whether f's figures are benchci's simulator's: a sim
+// target (in real or virtual time), or a url or launched target serving
+// benchci sim, as its engine was recognized.
+func Simulated(f *result.File) bool {
+	return f.Target.Kind == "sim" || f.Engine != nil && f.Engine.Name == SimEngine
+}
+
+// SimEngine is the engine name benchci's simulator reports.
+const SimEngine = "benchci-sim"
 
 func virtualSide(base, _ *result.File) string {
 	if base.Virtual {

@@ -30,18 +30,27 @@ import (
 // cpuWait is the server's wait for a CPU on both sides of a point, per
 // request it served, in milliseconds, and the candidate's mean output
 // tokens per answer; nil where either side did not record it (a server
-// not on this machine, a file before it).
+// not on this machine, a file before it), or where the candidate's
+// server used far more CPU per request than the baseline's: a change
+// that makes the server hungrier for CPU waits for it more by its own
+// doing, and its slowdown is the change's.
 type cpuWait struct {
 	base, cand float64
 	tokens     float64
 }
 
+// HungrierCPU is how much more CPU per request the candidate's server
+// may use than the baseline's and still have its extra wait put on the
+// runner. Beside two hogs the launched simulator used the same CPU per
+// request as its quiet baseline, within a tenth, run to run.
+const HungrierCPU = 1.5
+
 // cpuWaits reads a point's trials; a model of a mix is judged by its
 // point's whole wait, which all its models shared.
 func cpuWaits(base, cand []*result.Point) *cpuWait {
-	bw, bOK := serverWait(base)
-	cw, cOK := serverWait(cand)
-	if !bOK || !cOK {
+	bw, bc, bOK := serverWait(base)
+	cw, cc, cOK := serverWait(cand)
+	if !bOK || !cOK || cc > HungrierCPU*bc {
 		return nil
 	}
 	return &cpuWait{base: bw, cand: cw, tokens: meanOutputTokens(cand)}
@@ -75,23 +84,24 @@ func (w *cpuWait) explains(m Metric, row Row, bands map[string]metric.Band) stri
 		plain(cw), unit, plain(bw), plain(excess))
 }
 
-// serverWait is the server's wait for a CPU per request it served over
-// the trials; false where a trial did not record it.
-func serverWait(ps []*result.Point) (float64, bool) {
-	var wait float64
+// serverWait is the server's wait for a CPU and its CPU time per
+// request it served over the trials; false where a trial did not record
+// them.
+func serverWait(ps []*result.Point) (wait, cpu float64, ok bool) {
 	var served int
 	for _, p := range ps {
 		if p.Validity == nil || p.Validity.Server == nil || p.Validity.Server.CPUMs <= 0 {
-			return 0, false
+			return 0, 0, false
 		}
-		wait += p.Validity.Server.WaitMs
+		wait += max(0, p.Validity.Server.WaitMs)
+		cpu += p.Validity.Server.CPUMs
 		// The watch spans the point's warm-up too, and so do these.
 		served += p.Requests.Sent + p.Requests.Warmup
 	}
 	if served == 0 {
-		return 0, false
+		return 0, 0, false
 	}
-	return wait / float64(served), true
+	return wait / float64(served), cpu / float64(served), true
 }
 
 // meanOutputTokens is the trials' mean output tokens per answer.

@@ -9,12 +9,13 @@ import (
 )
 
 // withServerWait records, on every trial of f, a launched server that
-// waited waitPerReq ms for a CPU per request it served.
-func withServerWait(f *result.File, waitPerReq float64) *result.File {
+// waited waitPerReq ms for a CPU per request it served, and ran on one
+// cpuPerReq ms.
+func withServerWait(f *result.File, waitPerReq, cpuPerReq float64) *result.File {
 	for i := range f.Points {
 		p := &f.Points[i]
 		served := float64(p.Requests.Sent + p.Requests.Warmup)
-		p.Validity = &result.Validity{Server: &result.ServerProcess{PID: 1, Processes: 1, CPUMs: served, WaitMs: waitPerReq * served}}
+		p.Validity = &result.Validity{Server: &result.ServerProcess{PID: 1, Processes: 1, CPUMs: cpuPerReq * served, WaitMs: waitPerReq * served}}
 	}
 	return f
 }
@@ -31,16 +32,19 @@ func TestServerCPUWaitExplainsASmallMove(t *testing.T) {
 		name               string
 		scale              float64 // the candidate's TTFT over the baseline's
 		baseWait, candWait float64 // ms per request; <0: not recorded
+		candCPU            float64 // the candidate's CPU per request over the baseline's (0: the same)
 		want               Verdict
 		why                string
 	}{
-		{"covered by the extra wait", 1.08, 2, 14, Inconclusive, "waited for a CPU 14 ms per request here against 2 ms in the baseline"},
-		{"wait too small to cover it", 1.08, 2, 3, Regression, ""},
-		{"past what the wait covers", 1.30, 2, 14, Regression, ""},
-		{"the candidate waited less", 1.08, 14, 2, Regression, ""},
-		{"no wait recorded in the baseline", 1.08, -1, 14, Regression, ""},
-		{"no wait recorded in the candidate", 1.08, 2, -1, Regression, ""},
-		{"an improvement stays one", 0.80, 2, 14, Improvement, ""},
+		{"covered by the extra wait", 1.08, 2, 14, 0, Inconclusive, "waited for a CPU 14 ms per request here against 2 ms in the baseline"},
+		{"covered, its server a little busier", 1.08, 2, 14, 1.4, Inconclusive, "waited for a CPU"},
+		{"a server hungrier for CPU waits by its own doing", 1.08, 2, 14, 2, Regression, ""},
+		{"wait too small to cover it", 1.08, 2, 3, 0, Regression, ""},
+		{"past what the wait covers", 1.30, 2, 14, 0, Regression, ""},
+		{"the candidate waited less", 1.08, 14, 2, 0, Regression, ""},
+		{"no wait recorded in the baseline", 1.08, -1, 14, 0, Regression, ""},
+		{"no wait recorded in the candidate", 1.08, 2, -1, 0, Regression, ""},
+		{"an improvement stays one", 0.80, 2, 14, 0, Improvement, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,10 +52,10 @@ func TestServerCPUWaitExplainsASmallMove(t *testing.T) {
 			base := build(t, spec{labels: one, trials: 4, n: 400, ttft: 100, scale: 1, seed: 1})
 			cand := build(t, spec{labels: one, trials: 4, n: 400, ttft: 100, scale: tt.scale, seed: 2})
 			if tt.baseWait >= 0 {
-				withServerWait(base, tt.baseWait)
+				withServerWait(base, tt.baseWait, 1)
 			}
 			if tt.candWait >= 0 {
-				withServerWait(cand, tt.candWait)
+				withServerWait(cand, tt.candWait, max(1, tt.candCPU))
 			}
 			r, err := Compare(base, cand, tol)
 			if err != nil {

@@ -67,8 +67,9 @@ func TestCompareNeverMixesVirtualAndMeasured(t *testing.T) {
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 // Nor a simulated run with a measured one: the committed baseline ran on
-// the embedded simulator, and a candidate that measured a server (a url
-// or launched target) is refused against it, either way round.
+// the embedded simulator, and a candidate that measured a real server (a
+// url or launched target whose engine is not benchci's simulator) is
+// refused against it, either way round.
 func TestCompareNeverJudgesASimulatedFigureAsAMeasurement(t *testing.T) {
 	t.Parallel()
 	b, err := baseline.Read("../../baselines/quickstart.json")
@@ -78,8 +79,14 @@ func TestCompareNeverJudgesASimulatedFigureAsAMeasurement(t *testing.T) {
 	if b.Result.Target.Kind != "sim" {
 		t.Fatalf("the committed baseline's target is %q, want the simulator", b.Result.Target.Kind)
 	}
+	// A url or launch side serves a real engine ("vllm"), or benchci's
+	// simulator as its own process ("url-sim").
 	side := func(kind string) *result.File {
 		f := *b.Result
+		f.Engine = &result.Engine{Name: "vllm"}
+		if kind == "url-sim" {
+			kind, f.Engine = "url", &result.Engine{Name: compare.SimEngine}
+		}
 		f.Target.Kind = kind
 		return &f
 	}
@@ -89,8 +96,10 @@ func TestCompareNeverJudgesASimulatedFigureAsAMeasurement(t *testing.T) {
 	}{
 		{"sim", "sim", ""},
 		{"url", "launch", ""},
-		{"sim", "url", "the baseline ran on the embedded simulator and the candidate measured a server"},
-		{"launch", "sim", "the candidate ran on the embedded simulator and the baseline measured a server"},
+		{"sim", "url-sim", ""},
+		{"sim", "url", "the baseline ran on benchci's simulator and the candidate measured a server"},
+		{"launch", "sim", "the candidate ran on benchci's simulator and the baseline measured a server"},
+		{"url", "url-sim", "the candidate ran on benchci's simulator and the baseline measured a server"},
 	} {
 		r, err := compare.Gate(side(c.base), side(c.cand))
 		if err != nil {

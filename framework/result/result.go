@@ -199,16 +199,6 @@ func (iv *SimInterval) Range(v float64, throughput bool) Interval {
 	return Interval{Level: iv.Level, Low: v * r[0], High: v * r[1]}
 }
 
-// RateRange is a capacity's interval: a real server that runs k times as
-// fast as the simulator serves about k times its rate within latency
-// SLOs, and k is read from either kind of figure, the throughputs' ratio
-// or the latencies' inverse, whichever is further out.
-func (iv *SimInterval) RateRange(rate float64) Interval {
-	lo := min(iv.Throughput[0], 1/iv.Latency[1])
-	hi := max(iv.Throughput[1], 1/iv.Latency[0])
-	return Interval{Level: iv.Level, Low: rate * lo, High: rate * hi}
-}
-
 // Engine is the serving engine recognized behind the target.
 type Engine struct {
 	Name    string `json:"name"`
@@ -265,17 +255,14 @@ type Capacity struct {
 	// OutputThroughput at Rate (tokens/s) and the cost there.
 	OutputThroughput float64 `json:"output_throughput,omitempty"`
 	Cost             *Cost   `json:"cost,omitempty"`
-	// Interval is where a real server's capacity lies, for a simulated
-	// one (Target.Sim.Interval's RateRange of the rate claimed).
-	Interval *Interval `json:"interval,omitempty"`
 }
 
 // Interval is a figure's interval at a level: [Low, High] holds the true
 // figure in Level of cases.
 type Interval struct {
-	Level float64 `json:"level"`
-	Low   float64 `json:"low"`
-	High  float64 `json:"high"`
+	Level float64
+	Low   float64
+	High  float64
 }
 
 // CapacityInconclusive is the bound of a search one of whose probes did

@@ -235,14 +235,7 @@ func (c *Capacity) verify() error {
 	if c.Probes < 0 {
 		return fmt.Errorf("%d probes: %w", c.Probes, ErrInconsistent)
 	}
-	if iv := c.Interval; iv != nil {
-		if !(iv.Level > 0 && iv.Level < 1) {
-			return fmt.Errorf("interval level %v: want above 0 and below 1: %w", iv.Level, ErrInconsistent)
-		}
-		if err := interval([]float64{iv.Low, iv.High}, 0, math.MaxFloat64); err != nil {
-			return fmt.Errorf("interval: %w", err)
-		}
-	}
+
 	if k := c.Cost; k != nil {
 		for _, v := range []float64{k.USDPerHour, k.PerMOutput, k.PerMTotal} {
 			if !finite(v) || v < 0 {
@@ -282,6 +275,26 @@ func (m *Measured) histogramCount() int {
 	return n
 }
 
+// verify checks a validity record's figures: the gate divides the
+// server's CPU and wait times by the requests it served and weighs a
+// regression against them, so a forged negative or infinite one could
+// excuse any regression.
+func (v *Validity) verify() error {
+	figs := []float64{v.StallMs, v.MaxStallMs, v.StealShare}
+	if s := v.Server; s != nil {
+		figs = append(figs, s.StoppedMs, s.StarvedMs, s.CPUMs, s.WaitMs)
+		if s.Stops < 0 || s.Starves < 0 || s.Processes < 0 {
+			return fmt.Errorf("server counts %d stops, %d starves, %d processes: %w", s.Stops, s.Starves, s.Processes, ErrInconsistent)
+		}
+	}
+	for _, x := range figs {
+		if !finite(x) || x < 0 {
+			return fmt.Errorf("figure %v: %w", x, ErrInconsistent)
+		}
+	}
+	return nil
+}
+
 func verifyShard(where string, sh Shard) error {
 	if sh.Count < 1 || sh.Count > MaxShards || sh.Index < 0 || sh.Index >= sh.Count {
 		return fmt.Errorf("%s: index %d of %d, want 0 <= index < count <= %d: %w", where, sh.Index, sh.Count, MaxShards, ErrInconsistent)
@@ -298,6 +311,11 @@ func (p *Point) verify(quiet bool, o *VerifyOptions) error {
 	}
 	if err := p.Measured.verify(o); err != nil {
 		return err
+	}
+	if v := p.Validity; v != nil {
+		if err := v.verify(); err != nil {
+			return fmt.Errorf("validity: %w", err)
+		}
 	}
 	// Checked after every figure's own checks: a window stretched with
 	// its figures scaled to match passes those, and fails only here.

@@ -124,12 +124,12 @@ func TestVerifyRefusesForgedFigures(t *testing.T) {
 		{"capacity cost forged", func(doc map[string]any) {
 			doc["capacity"] = map[string]any{"rate": 14.5, "bound": "bracketed", "probes": 5, "offered": 12, "cost": map[string]any{"usd_per_m_output_tokens": -1}}
 		}, "capacity: cost -1"},
-		{"capacity interval upside down", func(doc map[string]any) {
-			doc["capacity"] = map[string]any{"rate": 14.5, "bound": "bracketed", "probes": 5, "interval": map[string]any{"level": 0.8, "low": 20, "high": 10}}
-		}, "capacity: interval: bounds 20–10"},
-		{"capacity interval at level 8", func(doc map[string]any) {
-			doc["capacity"] = map[string]any{"rate": 14.5, "bound": "bracketed", "probes": 5, "interval": map[string]any{"level": 8, "low": 10, "high": 20}}
-		}, "capacity: interval level 8"},
+		{"a server's wait for a CPU below zero", func(doc map[string]any) {
+			point0(doc)["validity"] = map[string]any{"stall_ms": 0, "max_stall_ms": 0, "server": map[string]any{"pid": 1, "processes": 1, "stopped_ms": 0, "cpu_ms": 100, "wait_ms": -1e9}}
+		}, "validity: figure -1e+09"},
+		{"a stall of no size", func(doc map[string]any) {
+			point0(doc)["validity"] = map[string]any{"stall_ms": -5, "max_stall_ms": 0}
+		}, "validity: figure -5"},
 		{"a simulated profile's interval x1000", func(doc map[string]any) {
 			sub(doc, "target")["sim_profile"] = map[string]any{"name": "x", "interval": map[string]any{"level": 0.8, "latency": []any{0.7, 1500}, "throughput": []any{0.6, 1.1}}}
 		}, "target.sim_profile.interval: bounds 0.7–1500"},

@@ -402,14 +402,6 @@ func CapacityString(c *result.Capacity) string {
 	default:
 		s = fmt.Sprintf("%g req/s (fails at %g; %d probes)", c.Rate, c.Failing, c.Probes)
 	}
-	if iv := c.Interval; iv != nil {
-		// Simulated: the interval comes before the figures it qualifies.
-		if c.Bound == "at-least-max" {
-			s += fmt.Sprintf(", on a real server at least %.3g req/s (%.0f%% interval)", iv.Low, 100*iv.Level)
-		} else {
-			s += fmt.Sprintf(", on a real server %.3g–%.3g req/s (%.0f%% interval)", iv.Low, iv.High, 100*iv.Level)
-		}
-	}
 	if c.Offered > 0 && c.Offered < c.Rate {
 		// Lead with what was shown to the server, not the probe's name.
 		s = fmt.Sprintf("%g req/s offered (the probe at %g req/s drew fewer arrivals than its rate, beyond noise: no more is proven); ", c.Offered, c.Rate) + s
@@ -462,6 +454,13 @@ func SimulatedNote(f *result.File) string {
 		return ""
 	}
 	iv := sp.Interval
-	return fmt.Sprintf("simulated (%s): every figure is the simulator's, not a measurement; a real server's lies within ×%.2f–%.2f of a latency here and ×%.2f–%.2f of a throughput, in %.0f%% of cases (%s)",
+	n := fmt.Sprintf("simulated (%s): every figure is the simulator's, not a measurement; a real server's lies within ×%.2f–%.2f of a latency here and ×%.2f–%.2f of a throughput, in %.0f%% of cases (%s)",
 		OneLine(sp.Name), iv.Latency[0], iv.Latency[1], iv.Throughput[0], iv.Throughput[1], 100*iv.Level, OneLine(iv.Basis))
+	if f.Capacity != nil {
+		// A server k times slower serves the twin's rate over k with every
+		// latency k times longer, so under fixed SLO thresholds it holds
+		// them at a rate lower still: the figures' interval gives none.
+		n += fmt.Sprintf("; the capacity has no interval: a server %.2f times slower holds fixed SLO thresholds at well under 1/%.2f of this rate", iv.Latency[1], iv.Latency[1])
+	}
+	return n
 }

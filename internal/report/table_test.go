@@ -283,25 +283,22 @@ func TestPointWithoutRequestsHasNoFigures(t *testing.T) {
 	}
 }
 
-// A simulated capacity says where a real server's lies, and a simulated
-// run says its figures are the simulator's with the interval's bounds;
-// a measured one says neither.
+// A simulated run says its figures are the simulator's, with the
+// interval's bounds, and that its capacity has none; a run whose profile
+// has no interval says nothing.
 func TestSimulatedFiguresCarryTheirInterval(t *testing.T) {
 	t.Parallel()
 	iv := &result.SimInterval{Level: 0.8, Latency: [2]float64{0.76, 1.58}, Throughput: [2]float64{0.6, 1.08}, Basis: "sim check"}
-	c := &result.Capacity{Rate: 49, Failing: 61.3, Bound: "bracketed", Probes: 5}
-	r := iv.RateRange(49)
-	c.Interval = &r
-	if got := CapacityString(c); !strings.Contains(got, "on a real server 29.4–64.5 req/s (80% interval)") {
-		t.Errorf("capacity %q: want the real server's 29.4–64.5 req/s (49 x 1/1.58 to 49 x 1/0.76)", got)
-	}
-	c.Bound = "at-least-max"
-	if got := CapacityString(c); !strings.Contains(got, "on a real server at least 29.4 req/s") {
-		t.Errorf("capacity %q: a search that held at its maximum bounds a real server from below only", got)
-	}
 	f := &result.File{Target: result.Target{Kind: "sim", Sim: &result.SimProfile{Name: "llama-3-8b@l40s-fp8", Interval: iv}}}
 	if got := SimulatedNote(f); !strings.Contains(got, "not a measurement") || !strings.Contains(got, "×0.76–1.58 of a latency") || !strings.Contains(got, "×0.60–1.08 of a throughput, in 80% of cases") {
 		t.Errorf("note %q", got)
+	}
+	if got := SimulatedNote(f); strings.Contains(got, "capacity") {
+		t.Errorf("a run without a capacity search: note %q", got)
+	}
+	f.Capacity = &result.Capacity{Rate: 49, Bound: "bracketed"}
+	if got := SimulatedNote(f); !strings.Contains(got, "the capacity has no interval: a server 1.58 times slower") {
+		t.Errorf("a capacity search: note %q", got)
 	}
 	f.Target.Sim.Interval = nil
 	if got := SimulatedNote(f); got != "" {

@@ -24,9 +24,6 @@ func Variants(r *variants.Report) Doc {
 	for _, v := range r.Verdicts {
 		head.Notes = append(head.Notes, fmt.Sprintf("%s: %s", v.Question, OneLine(v.Answer)))
 	}
-	if n := variantsIntervalNote(r); n != "" {
-		head.Notes = append(head.Notes, n)
-	}
 	t := &Table{Columns: variantColumns}
 	for _, v := range r.Variants {
 		c := CapacityCells(v)
@@ -110,13 +107,6 @@ func CapacityCells(v variants.Variant) [6]string {
 		out[0] = "≥ " + Plain(c.Rate, 3) + " req/s"
 	default:
 		out[0] = Plain(c.Rate, 3) + " req/s"
-	}
-	if iv := c.Interval; iv != nil {
-		if c.Bound == "at-least-max" {
-			out[0] += " (≥ " + Plain(iv.Low, 3) + ")"
-		} else {
-			out[0] += " (" + Plain(iv.Low, 3) + "–" + Plain(iv.High, 3) + ")"
-		}
 	}
 	if a := c.At; a != nil {
 		out[1], out[2], out[3], out[4] = a.Point, fmt.Sprintf("%.0f", a.OutputTokPS), Ms(a.TTFTP99Ms), Ms(a.TPOTP99Ms)
@@ -337,15 +327,3 @@ func commonRates(vs []variants.Variant) (rates, stopped []float64) {
 
 // variantsVirtual says that a variants comparison's figures are a replay's.
 const variantsVirtual = "virtual time (simulated clock): every variant was replayed on the embedded simulator, not measured"
-
-// variantsIntervalNote says how to read the intervals beside simulated
-// capacities ("" when no variant has one).
-func variantsIntervalNote(r *variants.Report) string {
-	for _, v := range r.Variants {
-		if c := v.Capacity; c != nil && c.Interval != nil {
-			return fmt.Sprintf("simulated: a capacity's (low–high) is the %.0f%% interval of a real server's, from benchci sim check's published figures; "+
-				"variants simulated alike share much of the simulator's error, so their order is surer than their intervals", 100*c.Interval.Level)
-		}
-	}
-	return ""
-}

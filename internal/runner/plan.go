@@ -303,14 +303,6 @@ func (p *capacityPlan) run(ctx context.Context, ex *executor) error {
 			c.Cost = pt.Cost
 			offeredCapacity(ex.s, c, pt)
 		}
-		if sp := ex.f.Target.Sim; sp != nil && sp.Interval != nil {
-			claimed := c.Rate
-			if c.Offered > 0 && c.Offered < c.Rate {
-				claimed = c.Offered
-			}
-			r := sp.Interval.RateRange(claimed)
-			c.Interval = &r
-		}
 	}
 	ex.f.Capacity = c
 	ex.f.Knee = sweep.Knee(ex.f.Points)

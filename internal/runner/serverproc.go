@@ -83,7 +83,9 @@ func judgeServer(w *procwatch.Watcher, v *result.Validity) {
 	sp := &result.ServerProcess{PID: r.PID, Processes: r.Processes, StoppedMs: ms(r.Stopped), Stops: r.Stops,
 		StarvedMs: ms(r.Starved), Starves: r.Starves}
 	if r.CPU >= 0 {
-		sp.CPUMs, sp.WaitMs = ms(r.CPU), ms(r.Wait)
+		// A thread that exits between two samples takes its time with it,
+		// so a sum can come out below zero: none is recorded as zero.
+		sp.CPUMs, sp.WaitMs = max(0, ms(r.CPU)), max(0, ms(r.Wait))
 	}
 	v.Server = sp
 	var why []string

@@ -132,29 +132,54 @@ var DerivedInterval = Interval{Level: 0.8, Latency: [2]float64{0.76, 1.58}, Thro
 
 // FromHeldOut is the interval of a twin from its own held-out ratios
 // (measured over predicted, each by a fit that did not see the point),
-// split by kind. With n ratios of a kind, the k-th smallest and largest
-// bound a further one in (n+1-2k)/(n+1) of cases, by their ranks alone;
-// k is the largest that still reaches level, or 1 (the range) where no k
-// does, and the interval's Level is what the fewer-held kind reaches.
-// False with fewer than two ratios of either kind.
-func FromHeldOut(latency, throughput []float64, level float64) (Interval, bool) {
+// split by kind, from points held-out points. With n independent ratios
+// of a kind, the k-th smallest and largest bound a further one in
+// (n+1-2k)/(n+1) of cases, by their ranks alone; k is the largest that
+// still reaches level, or 1 (the range) where no k does, and the
+// interval's Level is what the worse kind reaches. The ratios of one
+// point (its TTFT, TPOT and end-to-end) move together, so where a kind
+// has more ratios than there are points, n is the points and the
+// interval their whole range. False with fewer than two ratios of either
+// kind, or a ratio that is not a positive number.
+func FromHeldOut(latency, throughput []float64, points int, level float64) (Interval, bool) {
 	iv := Interval{Level: 1}
 	for _, kind := range []struct {
 		xs  []float64
 		out *[2]float64
 	}{{latency, &iv.Latency}, {throughput, &iv.Throughput}} {
 		xs := slices.Clone(kind.xs)
-		xs = slices.DeleteFunc(xs, func(x float64) bool { return !(x > 0) || math.IsInf(x, 0) })
-		n := len(xs)
+		if slices.ContainsFunc(xs, func(x float64) bool { return !(x > 0) || math.IsInf(x, 0) }) {
+			return Interval{}, false // a figure the twin could not predict
+		}
+		n := min(len(xs), points)
 		if n < 2 {
 			return Interval{}, false
 		}
 		slices.Sort(xs)
 		k := max(1, int(math.Floor((1-level)/2*float64(n+1)+1e-9)))
-		*kind.out = [2]float64{xs[k-1], xs[n-k]}
+		if len(xs) > points {
+			k = 1 // ratios that move together: their range, at the points' level
+		}
+		*kind.out = [2]float64{xs[k-1], xs[len(xs)-k]}
 		iv.Level = min(iv.Level, float64(n+1-2*k)/float64(n+1))
-		iv.Figures += n
+		iv.Figures += len(xs)
 	}
 	iv.Covered = -1 // not counted: each ratio was itself held out
 	return iv, true
+}
+
+// CalibratedEngine reports whether the published rows DerivedInterval
+// was calibrated on ran the engine model name ("" is vLLM's): the
+// interval says nothing of an engine no row ran.
+func CalibratedEngine(name string) bool {
+	e, ok := LookupEngine(name)
+	if !ok {
+		return false
+	}
+	for _, r := range References {
+		if re, _ := LookupEngine(r.EngineModel); re.Name == e.Name {
+			return true
+		}
+	}
+	return false
 }

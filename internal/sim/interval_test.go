@@ -84,19 +84,27 @@ func TestCalibrateBySourceHoldsOutSources(t *testing.T) {
 func TestFromHeldOutByRanks(t *testing.T) {
 	t.Parallel()
 	nine := []float64{0.9, 0.95, 1, 1.02, 1.05, 1.1, 1.2, 0.85, 1.3}
-	iv, ok := FromHeldOut(nine, nine, 0.8)
+	iv, ok := FromHeldOut(nine, nine, 9, 0.8)
 	if !ok || iv.Latency != [2]float64{0.85, 1.3} || iv.Level != 0.8 {
 		t.Errorf("nine ratios: %+v %v, want the range 0.85–1.3 at 80%%", iv, ok)
 	}
 	nineteen := append(slices.Clone(nine), 0.7, 0.8, 0.97, 0.98, 1.01, 1.03, 1.04, 1.15, 1.25, 1.5)
-	if iv, ok = FromHeldOut(nineteen, nine, 0.8); !ok || iv.Latency != [2]float64{0.8, 1.3} || iv.Level != 0.8 {
+	if iv, ok = FromHeldOut(nineteen, nineteen, 19, 0.8); !ok || iv.Latency != [2]float64{0.8, 1.3} || iv.Level != 0.8 {
 		t.Errorf("nineteen ratios: %+v %v, want the second smallest and largest (0.8–1.3) at 80%%", iv, ok)
 	}
+	// Nineteen latency ratios of nine points (TTFT, TPOT, E2E of each)
+	// move together: their range, at nine points' 80%.
+	if iv, ok = FromHeldOut(nineteen, nine, 9, 0.8); !ok || iv.Latency != [2]float64{0.7, 1.5} || iv.Level != 0.8 {
+		t.Errorf("nineteen ratios of nine points: %+v %v, want their range (0.7–1.5) at 80%%", iv, ok)
+	}
 	four := []float64{1.1, 0.9, 1.2, 1}
-	if iv, ok = FromHeldOut(four, nine, 0.8); !ok || iv.Latency != [2]float64{0.9, 1.2} || iv.Level != 0.6 {
+	if iv, ok = FromHeldOut(four, nine, 9, 0.8); !ok || iv.Latency != [2]float64{0.9, 1.2} || iv.Level != 0.6 {
 		t.Errorf("four ratios: %+v %v, want their range at 60%%", iv, ok)
 	}
-	if _, ok = FromHeldOut([]float64{1, math.Inf(1)}, nine, 0.8); ok {
-		t.Error("one finite ratio gave an interval")
+	if _, ok = FromHeldOut([]float64{1, 1.1, math.Inf(1)}, nine, 9, 0.8); ok {
+		t.Error("a figure the twin could not predict gave an interval")
+	}
+	if _, ok = FromHeldOut(nine, nine, 1, 0.8); ok {
+		t.Error("one point gave an interval")
 	}
 }

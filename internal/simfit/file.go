@@ -125,22 +125,28 @@ func Parse(data []byte) (*File, error) {
 // measured over predicted, throughput apart from the latencies.
 func heldOutInterval(v *Validation) *result.SimInterval {
 	var lat, tput []float64
+	points := map[string]bool{}
 	for _, r := range v.Rows {
-		if !(r.Predicted > 0) || !(r.Measured > 0) || math.IsInf(r.Predicted, 0) {
-			continue
-		}
+		points[r.Point] = true
+		ratio := r.Measured / r.Predicted // +Inf predicted: 0, refused below
 		if r.Figure == FigThroughput {
-			tput = append(tput, r.Measured/r.Predicted)
+			tput = append(tput, ratio)
 		} else {
-			lat = append(lat, r.Measured/r.Predicted)
+			lat = append(lat, ratio)
 		}
 	}
-	iv, ok := sim.FromHeldOut(lat, tput, 0.8)
+	iv, ok := sim.FromHeldOut(lat, tput, len(points), 0.8)
 	if !ok {
 		return nil
 	}
-	return &result.SimInterval{Level: iv.Level, Latency: iv.Latency, Throughput: iv.Throughput,
+	out := &result.SimInterval{Level: iv.Level, Latency: iv.Latency, Throughput: iv.Throughput,
 		Basis: fmt.Sprintf("benchci sim fit: %d of its figures, each predicted by a fit without its point; near the points measured, not on other cards", iv.Figures)}
+	if out.Verify() != nil {
+		// Off by more than a reader takes (a queued point a hundred
+		// times off): no interval, rather than a file nothing can read.
+		return nil
+	}
+	return out
 }
 
 // ReadInterval reads a profile file's interval as ReadProfile reads its

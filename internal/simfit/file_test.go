@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -213,7 +214,7 @@ func TestFileRefusesWhatItCannotCarry(t *testing.T) {
 }
 
 // A fit's file carries the interval of its own held-out predictions,
-// throughputs apart from latencies; an unpredicted figure is left out.
+// throughputs apart from latencies.
 func TestHeldOutIntervalFromTheFitsFolds(t *testing.T) {
 	t.Parallel()
 	v := &Validation{}
@@ -223,7 +224,6 @@ func TestHeldOutIntervalFromTheFitsFolds(t *testing.T) {
 			HeldOut{Point: pt, Figure: FigTTFT, Measured: 100 * r, Predicted: 100},
 			HeldOut{Point: pt, Figure: FigThroughput, Measured: 1000 / r, Predicted: 1000})
 	}
-	v.Rows = append(v.Rows, HeldOut{Point: "p4", Figure: FigTPOT, Measured: 20, Predicted: math.Inf(1)})
 	iv := heldOutInterval(v)
 	if iv == nil || iv.Latency != [2]float64{0.9, 1.2} || math.Abs(iv.Throughput[0]-1/1.2) > 1e-9 || math.Abs(iv.Throughput[1]-1/0.9) > 1e-9 || iv.Level != 0.6 {
 		t.Fatalf("interval %+v, want the four points' range at 60%%", iv)
@@ -233,5 +233,15 @@ func TestHeldOutIntervalFromTheFitsFolds(t *testing.T) {
 	}
 	if iv := heldOutInterval(&Validation{Rows: v.Rows[:2]}); iv != nil {
 		t.Errorf("one point gave an interval: %+v", iv)
+	}
+	// A figure the twin could not predict: no interval.
+	unpredicted := append(slices.Clone(v.Rows), HeldOut{Point: "p4", Figure: FigTPOT, Measured: 20, Predicted: math.Inf(1)})
+	if iv := heldOutInterval(&Validation{Rows: unpredicted}); iv != nil {
+		t.Errorf("a figure the twin could not predict was left out of the interval: %+v", iv)
+	}
+	// A queued point 150 times off: no interval, and the file still reads.
+	v.Rows[0].Measured = 15000
+	if iv := heldOutInterval(v); iv != nil {
+		t.Errorf("a ratio of 150 gave an interval a reader refuses: %+v", iv)
 	}
 }

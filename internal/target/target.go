@@ -415,11 +415,12 @@ func override(p sim.Profile, o suite.SimOverrides) sim.Profile {
 
 // simInterval is the interval of a profile: a fitted file's own, from
 // its held-out points (when the fit had enough), or for one derived from
-// cards the interval sim check's published rows calibrate
-// (sim.DerivedInterval). nil for what neither covers: a constant profile
-// (made up or of one server), a fit's efficiencies carried to other
-// cards, and speculative or disaggregated serving, whose few rows are
-// checked apart.
+// the built-in cards with an engine's own efficiencies, the interval sim
+// check's published rows calibrate (sim.DerivedInterval). nil for what
+// neither covers: a constant profile (made up or of one server), cards
+// or efficiencies written out in the suite, an engine no row ran, a fit's
+// efficiencies carried to other cards, and speculative or disaggregated
+// serving, whose few rows are checked apart.
 func simInterval(t *suite.Target, p sim.Profile) (*result.SimInterval, error) {
 	if path, ok := strings.CutPrefix(t.Profile, suite.ProfileFilePrefix); ok && t.Spec == nil {
 		if o := t.Sim; o != nil && *o != (suite.SimOverrides{}) {
@@ -430,8 +431,13 @@ func simInterval(t *suite.Target, p sim.Profile) (*result.SimInterval, error) {
 	if p.Spec == nil {
 		return nil, nil
 	}
-	if ss := t.Spec; ss != nil && (ss.Fitted != "" || ss.Speculative != nil || ss.Disaggregated != nil) {
-		return nil, nil
+	if ss := t.Spec; ss != nil {
+		_, modelNamed := ss.Model.(string)
+		_, gpuNamed := ss.GPU.(string)
+		if ss.Fitted != "" || ss.Speculative != nil || ss.Disaggregated != nil || !modelNamed || !gpuNamed ||
+			ss.MemoryEfficiency != 0 || ss.ComputeEfficiency != 0 || ss.StepOverhead != 0 || !sim.CalibratedEngine(ss.Engine) {
+			return nil, nil
+		}
 	}
 	d := sim.DerivedInterval
 	return &result.SimInterval{Level: d.Level, Latency: d.Latency, Throughput: d.Throughput,

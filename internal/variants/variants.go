@@ -100,9 +100,6 @@ type Capacity struct {
 	// passing rate of a rate sweep).
 	Source string   `json:"source"`
 	At     *Figures `json:"at,omitempty"`
-	// Interval is where a real server's capacity lies, for a simulated
-	// variant whose profile's interval is known (result.SimInterval).
-	Interval *result.Interval `json:"interval,omitempty"`
 }
 
 // Figures are one point's figures, medians over its trials.
@@ -370,17 +367,6 @@ func figures(label string, ps []*result.Point, slos []suite.SLO) Figures {
 // capacity is a capacity search's result, or else the highest rate of an
 // open-loop sweep below which every rate passed.
 func capacity(f *result.File, curve []Figures) *Capacity {
-	c := searchOrSweep(f, curve)
-	if sp := f.Target.Sim; c != nil && c.Rate > 0 && sp != nil && sp.Interval != nil {
-		iv := sp.Interval.RateRange(c.Rate)
-		c.Interval = &iv
-	}
-	return c
-}
-
-// searchOrSweep is the capacity a search found, or the highest passing
-// rate of a sweep.
-func searchOrSweep(f *result.File, curve []Figures) *Capacity {
 	at := func(rate float64) *Figures {
 		for i := range curve {
 			if curve[i].OpenLoop && curve[i].Offered == rate {
