@@ -73,15 +73,25 @@ func Write(path string, f *File) error {
 // at most MaxFileBytes, every field bounded, cards checked) and returns
 // its profile, ready to serve.
 func ReadProfile(path string) (sim.Profile, error) {
+	f, err := ReadFile(path)
+	if err != nil {
+		return sim.Profile{}, err
+	}
+	return f.Profile, nil
+}
+
+// ReadFile reads a profile file as hostile input, as ReadProfile does,
+// and returns it whole.
+func ReadFile(path string) (*File, error) {
 	data, err := inputfile.ReadFile(path, MaxFileBytes)
 	if err != nil {
-		return sim.Profile{}, fmt.Errorf("read simulator profile: %w", err)
+		return nil, fmt.Errorf("read simulator profile: %w", err)
 	}
 	f, err := Parse(data)
 	if err != nil {
-		return sim.Profile{}, fmt.Errorf("simulator profile %s: %w", path, err)
+		return nil, fmt.Errorf("simulator profile %s: %w", path, err)
 	}
-	return f.Profile, nil
+	return f, nil
 }
 
 // Parse decodes and checks a profile file's contents. A profile derived
@@ -152,13 +162,9 @@ func heldOutInterval(v *Validation) *result.SimInterval {
 // ReadInterval reads a profile file's interval as ReadProfile reads its
 // profile: nil where its fit recorded none.
 func ReadInterval(path string) (*result.SimInterval, error) {
-	data, err := inputfile.ReadFile(path, MaxFileBytes)
+	f, err := ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read simulator profile: %w", err)
-	}
-	f, err := Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("simulator profile %s: %w", path, err)
+		return nil, err
 	}
 	if f.Fit == nil {
 		return nil, nil
