@@ -41,8 +41,8 @@ type cpuWait struct {
 
 // HungrierCPU is how much more CPU per request the candidate's server
 // may use than the baseline's and still have its extra wait put on the
-// runner. Beside two hogs the launched simulator used the same CPU per
-// request as its quiet baseline, within a tenth, run to run.
+// runner. Beside two hogs the launched simulator used 0.70 to 1.01 times
+// its quiet baseline's CPU per request (four trials each, five runs).
 const HungrierCPU = 1.5
 
 // cpuWaits reads a point's trials; a model of a mix is judged by its

@@ -460,7 +460,7 @@ func SimulatedNote(f *result.File) string {
 		// A server k times slower serves the twin's rate over k with every
 		// latency k times longer, so under fixed SLO thresholds it holds
 		// them at a rate lower still: the figures' interval gives none.
-		n += fmt.Sprintf("; the capacity has no interval: a server %.2f times slower holds fixed SLO thresholds at well under 1/%.2f of this rate", iv.Latency[1], iv.Latency[1])
+		n += fmt.Sprintf("; the capacity has no interval: a server %.2f times slower holds fixed SLO thresholds only below 1/%.2f of this rate", iv.Latency[1], iv.Latency[1])
 	}
 	return n
 }
