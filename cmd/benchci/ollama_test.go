@@ -130,7 +130,8 @@ func serveOllama(tb testing.TB, bin, addr string, env []string) (stop func(), lo
 //
 // A trial a busy machine left inconclusive (exit 3) still counted its
 // tokens, which is what is checked; but only the machine may be why
-// (onlyTheMachine). It runs in the sequential phase: beside the parallel
+// (onlyTheMachine), and an attempt discarded for late reads may be so
+// only where its rerun cleared it. It runs in the sequential phase: beside the parallel
 // tests, its engine's CPU slowed them and started the scale-out guide's
 // shards seconds apart (cmd/benchci 433 -> 525 s beside two hogs).
 func TestOllama(t *testing.T) {
@@ -269,13 +270,21 @@ func onlyTheMachine(t *testing.T, f *result.File) {
 		if p.Validity == nil {
 			continue
 		}
-		for _, why := range append(slices.Clone(p.Validity.Invalid), p.Validity.Reruns...) {
+		for i, why := range append(slices.Clone(p.Validity.Invalid), p.Validity.Reruns...) {
+			rerun := i >= len(p.Validity.Invalid)
 			machine := false
 			for _, b := range busy {
 				machine = machine || strings.Contains(why, b)
 			}
 			switch {
-			case strings.Contains(why, "the server's process was stopped"), strings.Contains(why, "read late") && !machine:
+			case strings.Contains(why, "the server's process was stopped"):
+				t.Errorf("%s: %s", p.Label, why)
+			case strings.Contains(why, "read late") && !machine && !rerun:
+				// Late reads that every attempt showed, with no sign of a
+				// busy machine: the check misreads the engine's framing.
+				// One attempt's, cleared by its rerun, is the noise a
+				// loaded runner makes under -race (4 of 24 first tokens,
+				// beside a 42 ms stall under the limit, in one CI run).
 				t.Errorf("%s: %s", p.Label, why)
 			default:
 				t.Logf("%s on this machine: %s", p.Label, why)
