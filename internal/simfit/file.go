@@ -159,19 +159,6 @@ func heldOutInterval(v *Validation) *result.SimInterval {
 	return out
 }
 
-// ReadInterval reads a profile file's interval as ReadProfile reads its
-// profile: nil where its fit recorded none.
-func ReadInterval(path string) (*result.SimInterval, error) {
-	f, err := ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if f.Fit == nil {
-		return nil, nil
-	}
-	return f.Fit.Interval, nil
-}
-
 func short(s string) string { return s[:min(len(s), 80)] }
 
 // Bounds on what a profile file may set: far beyond any real engine, low

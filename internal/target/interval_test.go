@@ -54,13 +54,9 @@ func TestSimIntervalOnlyWhereCalibrated(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, field, err := SimProfile(&tt.t)
+			_, iv, field, err := simProfile(&tt.t)
 			if err != nil {
 				t.Fatalf("%s: %v", field, err)
-			}
-			iv, err := simInterval(&tt.t, p)
-			if err != nil {
-				t.Fatal(err)
 			}
 			if (iv == nil) != (tt.want == nil) || iv != nil && (iv.Level != tt.want.Level || iv.Latency != tt.want.Latency || iv.Throughput != tt.want.Throughput) {
 				t.Fatalf("interval %+v, want %+v", iv, tt.want)

@@ -52,7 +52,7 @@ func (t *Target) Close() {
 func Open(ctx context.Context, st suite.Target, opts Options) (*Target, error) {
 	switch st.Kind {
 	case suite.TargetSim:
-		p, field, err := SimProfile(&st)
+		p, interval, field, err := simProfile(&st)
 		if err != nil {
 			return nil, fmt.Errorf("target: %s: %w", field, err)
 		}
@@ -73,10 +73,7 @@ func Open(ctx context.Context, st suite.Target, opts Options) (*Target, error) {
 			model = st.Model
 		}
 		rec := recordProfile(p)
-		if rec.Interval, err = simInterval(&st, p); err != nil {
-			cancel()
-			return nil, fmt.Errorf("target: profile: %w", err)
-		}
+		rec.Interval = interval
 		return &Target{Info: result.Target{Kind: string(suite.TargetSim), URL: u, Model: model, Sim: rec}, close: cancel}, nil
 	case suite.TargetURL, suite.TargetLaunch:
 		// A password in the URL is as secret as a key, in any encoding a
@@ -277,14 +274,35 @@ func simServing(p sim.Profile, ss suite.SimSpec) (sim.Profile, string, error) {
 	return p, "", nil
 }
 
+// simProfile is SimProfile with the profile's interval (simInterval,
+// fileInterval), reading a profile file once for both.
+func simProfile(t *suite.Target) (sim.Profile, *result.SimInterval, string, error) {
+	if path, ok := strings.CutPrefix(t.Profile, suite.ProfileFilePrefix); ok && t.Spec == nil {
+		f, err := simfit.ReadFile(path)
+		if err != nil {
+			return sim.Profile{}, nil, "profile", err
+		}
+		p, field, err := fileOverrides(f.Profile, path, t.Sim)
+		return p, fileInterval(f, t.Sim), field, err
+	}
+	p, field, err := SimProfile(t)
+	return p, simInterval(t, p), field, err
+}
+
 // fileProfile reads a profile file (benchci sim fit's) and applies a
-// suite's overrides as to the profile it was fitted from: a constant
-// one's constants, a derived one's engine knobs.
+// suite's overrides (fileOverrides).
 func fileProfile(path string, o *suite.SimOverrides) (sim.Profile, string, error) {
 	p, err := simfit.ReadProfile(path)
 	if err != nil {
 		return p, "profile", err
 	}
+	return fileOverrides(p, path, o)
+}
+
+// fileOverrides applies a suite's overrides to the profile of the file at
+// path as to the profile it was fitted from: a constant one's constants,
+// a derived one's engine knobs.
+func fileOverrides(p sim.Profile, path string, o *suite.SimOverrides) (sim.Profile, string, error) {
 	if o == nil {
 		return p, "", nil
 	}
@@ -413,35 +431,38 @@ func override(p sim.Profile, o suite.SimOverrides) sim.Profile {
 	return p
 }
 
-// simInterval is the interval of a profile: a fitted file's own, from
-// its held-out points (when the fit had enough), or for one derived from
-// the built-in cards with an engine's own efficiencies, the interval sim
-// check's published rows calibrate (sim.DerivedInterval). nil for what
-// neither covers: a constant profile (made up or of one server), cards
-// or efficiencies written out in the suite, an engine no row ran, a fit's
-// efficiencies carried to other cards, and speculative or disaggregated
-// serving, whose few rows are checked apart.
-func simInterval(t *suite.Target, p sim.Profile) (*result.SimInterval, error) {
-	if path, ok := strings.CutPrefix(t.Profile, suite.ProfileFilePrefix); ok && t.Spec == nil {
-		if o := t.Sim; o != nil && *o != (suite.SimOverrides{}) {
-			return nil, nil // another engine than the one fitted
-		}
-		return simfit.ReadInterval(path)
+// fileInterval is a fitted profile file's own interval, from its
+// held-out points (when the fit had enough); nil where the suite's
+// overrides make it another engine than the one fitted.
+func fileInterval(f *simfit.File, o *suite.SimOverrides) *result.SimInterval {
+	if f.Fit == nil || o != nil && *o != (suite.SimOverrides{}) {
+		return nil
 	}
-	if p.Spec == nil {
-		return nil, nil
+	return f.Fit.Interval
+}
+
+// simInterval is the interval of a profile derived from the built-in
+// cards with an engine's own efficiencies: the one sim check's published
+// rows calibrate (sim.DerivedInterval). nil for what they do not cover: a
+// constant profile (made up or of one server), cards or efficiencies
+// written out in the suite, an engine no row ran, a fit's efficiencies
+// carried to other cards, and speculative or disaggregated serving, whose
+// few rows are checked apart.
+func simInterval(t *suite.Target, p sim.Profile) *result.SimInterval {
+	if p.Spec == nil || strings.HasPrefix(t.Profile, suite.ProfileFilePrefix) {
+		return nil
 	}
 	if ss := t.Spec; ss != nil {
 		_, modelNamed := ss.Model.(string)
 		_, gpuNamed := ss.GPU.(string)
 		if ss.Fitted != "" || ss.Speculative != nil || ss.Disaggregated != nil || !modelNamed || !gpuNamed ||
 			ss.MemoryEfficiency != 0 || ss.ComputeEfficiency != 0 || ss.StepOverhead != 0 || !sim.CalibratedEngine(ss.Engine) {
-			return nil, nil
+			return nil
 		}
 	}
 	d := sim.DerivedInterval
 	return &result.SimInterval{Level: d.Level, Latency: d.Latency, Throughput: d.Throughput,
-		Basis: fmt.Sprintf("benchci sim check: %d of %d published figures fell inside it, each source's rows bounded by the other sources'", d.Covered, d.Figures)}, nil
+		Basis: fmt.Sprintf("benchci sim check: %d of %d published figures fell inside it, each source's rows bounded by the other sources'", d.Covered, d.Figures)}
 }
 
 // recordProfile is p as results record it, durations in milliseconds.
