@@ -98,9 +98,13 @@ func reportTwinError(b *testing.B, in int, measuredPath, twinPath string) {
 		if iv != nil {
 			// The twin's interval, from the fit's held-out points: does
 			// the measured figure fall inside it?
-			r := iv.Range(f.got, f.throughput)
-			fmt.Fprintf(os.Stderr, " (its %.0f%% interval %.2f–%.2f)", 100*r.Level, r.Low, r.High)
-			if f.want >= r.Low && f.want <= r.High {
+			r := iv.Latency
+			if f.throughput {
+				r = iv.Throughput
+			}
+			low, high := f.got*r[0], f.got*r[1]
+			fmt.Fprintf(os.Stderr, " (its %.0f%% interval %.2f–%.2f)", 100*iv.Level, low, high)
+			if f.want >= low && f.want <= high {
 				inside++
 			}
 		}

@@ -189,16 +189,6 @@ type SimInterval struct {
 	Basis string `json:"basis"`
 }
 
-// Range is v's interval for a figure of the given kind (a throughput,
-// or a latency).
-func (iv *SimInterval) Range(v float64, throughput bool) Interval {
-	r := iv.Latency
-	if throughput {
-		r = iv.Throughput
-	}
-	return Interval{Level: iv.Level, Low: v * r[0], High: v * r[1]}
-}
-
 // Engine is the serving engine recognized behind the target.
 type Engine struct {
 	Name    string `json:"name"`
@@ -255,14 +245,6 @@ type Capacity struct {
 	// OutputThroughput at Rate (tokens/s) and the cost there.
 	OutputThroughput float64 `json:"output_throughput,omitempty"`
 	Cost             *Cost   `json:"cost,omitempty"`
-}
-
-// Interval is a figure's interval at a level: [Low, High] holds the true
-// figure in Level of cases.
-type Interval struct {
-	Level float64
-	Low   float64
-	High  float64
 }
 
 // CapacityInconclusive is the bound of a search one of whose probes did

@@ -19,7 +19,8 @@ type Interval struct {
 	Latency    [2]float64
 	Throughput [2]float64
 	// Covered of Figures held-out figures fell inside their source's
-	// interval (see CalibrateBySource).
+	// interval (CalibrateBySource; FromHeldOut counts only Figures, each
+	// of its ratios itself held out).
 	Covered, Figures int
 	// Tail is the share of the rows' ratios left out below and above
 	// each bound.
@@ -99,27 +100,25 @@ func heldOutCoverage(rs []ratio, tail float64) (covered, n int) {
 // interval" earns its name: measured on figures the bounds did not see.
 func CalibrateBySource(cs []Checked, level float64) (Interval, error) {
 	rs := ratios(cs)
-	const step = 0.0025
-	for tail := (1 - level) / 2; tail >= 0; tail -= step {
-		tail = math.Max(0, math.Round(tail/step)*step)
+	const step = 0.0025 // tails tried, from (1-level)/2 down to 0
+	for i := int(math.Round((1 - level) / 2 / step)); i >= 0; i-- {
+		tail := float64(i) * step
 		covered, n := heldOutCoverage(rs, tail)
 		if n == 0 {
 			break
 		}
 		if float64(covered) < level*float64(n) {
-			if tail == 0 {
+			if i == 0 {
 				return Interval{}, fmt.Errorf("the sources disagree beyond their own range: held out, %d of %d figures fall inside the others' widest bounds, short of %.0f%%", covered, n, 100*level)
 			}
 			continue
 		}
-		{
-			lat, ok1 := bounds(rs, false, "", tail)
-			tput, ok2 := bounds(rs, true, "", tail)
-			if !ok1 || !ok2 {
-				break
-			}
-			return Interval{Level: level, Latency: lat, Throughput: tput, Covered: covered, Figures: n, Tail: tail}, nil
+		lat, ok1 := bounds(rs, false, "", tail)
+		tput, ok2 := bounds(rs, true, "", tail)
+		if !ok1 || !ok2 {
+			break
 		}
+		return Interval{Level: level, Latency: lat, Throughput: tput, Covered: covered, Figures: n, Tail: tail}, nil
 	}
 	return Interval{}, fmt.Errorf("too few published figures to calibrate an interval")
 }
@@ -164,7 +163,6 @@ func FromHeldOut(latency, throughput []float64, points int, level float64) (Inte
 		iv.Level = min(iv.Level, float64(n+1-2*k)/float64(n+1))
 		iv.Figures += len(xs)
 	}
-	iv.Covered = -1 // not counted: each ratio was itself held out
 	return iv, true
 }
 
