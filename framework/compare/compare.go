@@ -310,48 +310,7 @@ func Gate(base, cand *result.File) (*Report, error) {
 func Compare(base, cand *result.File, tolerance map[string]string) (*Report, error) {
 	r := &Report{Suite: cand.Suite.Name, SLOs: cand.SLOs, Method: method,
 		Baseline: side(base), Candidate: side(cand)}
-	switch {
-	case base.Suite.Name != cand.Suite.Name && (base.Suite.WorkloadHash != cand.Suite.WorkloadHash || base.Suite.WorkloadHash == ""):
-		r.Refusal = fmt.Sprintf("baseline is of suite %q, candidate of %q, and they sent different requests (workload hash %.12s, %.12s)",
-			base.Suite.Name, cand.Suite.Name, base.Suite.WorkloadHash, cand.Suite.WorkloadHash)
-		return r, nil
-	case base.Suite.WorkloadHash != cand.Suite.WorkloadHash:
-		r.Refusal = fmt.Sprintf("the suite's workload changed since the baseline (workload hash %.12s, now %.12s): "+
-			"the two runs did not send the same requests, so their figures cannot be compared. "+
-			"If the change is intended, update the baseline in the same pull request: benchci baseline update results/%s.json",
-			base.Suite.WorkloadHash, cand.Suite.WorkloadHash, cand.Suite.Name)
-		return r, nil
-	case base.Virtual != cand.Virtual:
-		// Refused, not merely not gated: a gate that passed because it
-		// had nothing to judge would read as a pass. The two clocks
-		// measure different things (a replay has no client, HTTP or
-		// machine in its latencies), so every difference between them
-		// would be the mode's, not the change's.
-		r.Refusal = fmt.Sprintf("the %s is a virtual-time replay (simulated clock) and the %s was measured: their figures cannot be compared. "+
-			"Compare virtual runs with virtual runs, measured with measured", virtualSide(base, cand), measuredSide(base, cand))
-		return r, nil
-	case Simulated(base) != Simulated(cand):
-		// A simulated figure is the twin's, with an interval of tens of
-		// percent around a real server's: judged against a measurement,
-		// every verdict would be the twin's error, not the change's.
-		sim, real := "baseline", "candidate"
-		if Simulated(cand) {
-			sim, real = real, sim
-		}
-		r.Refusal = fmt.Sprintf("the %s ran on benchci's simulator and the %s measured a server: a simulated figure is not a measurement, and their difference is the simulator's error. "+
-			"Record a baseline on the server (benchci baseline update)", sim, real)
-		return r, nil
-	case base.Incomplete:
-		r.Refusal = "the baseline is an incomplete run; record a complete one"
-		return r, nil
-	case cand.Shard != nil || base.Shard != nil:
-		// One shard sent 1/N of the load: judged as the whole run, its
-		// throughput would be a regression and its latency a flattery.
-		sh, which := cand.Shard, "candidate"
-		if sh == nil {
-			sh, which = base.Shard, "baseline"
-		}
-		r.Refusal = fmt.Sprintf("the %s is shard %d of %d, which sent 1/%d of the load: merge the shards first (benchci merge)", which, sh.Index, sh.Count, sh.Count)
+	if r.Refusal = refusal(base, cand); r.Refusal != "" {
 		return r, nil
 	}
 	r.Comparable = true
@@ -557,6 +516,51 @@ func modelPoints(ps []*result.Point, name string) []*result.Point {
 		}
 	}
 	return out
+}
+
+// refusal says why base and cand cannot be compared ("" when they can):
+// other requests, other clocks (virtual or measured), the simulator
+// against a server, an incomplete baseline, or a shard.
+func refusal(base, cand *result.File) string {
+	switch {
+	case base.Suite.Name != cand.Suite.Name && (base.Suite.WorkloadHash != cand.Suite.WorkloadHash || base.Suite.WorkloadHash == ""):
+		return fmt.Sprintf("baseline is of suite %q, candidate of %q, and they sent different requests (workload hash %.12s, %.12s)",
+			base.Suite.Name, cand.Suite.Name, base.Suite.WorkloadHash, cand.Suite.WorkloadHash)
+	case base.Suite.WorkloadHash != cand.Suite.WorkloadHash:
+		return fmt.Sprintf("the suite's workload changed since the baseline (workload hash %.12s, now %.12s): "+
+			"the two runs did not send the same requests, so their figures cannot be compared. "+
+			"If the change is intended, update the baseline in the same pull request: benchci baseline update results/%s.json",
+			base.Suite.WorkloadHash, cand.Suite.WorkloadHash, cand.Suite.Name)
+	case base.Virtual != cand.Virtual:
+		// Refused, not merely not gated: a gate that passed because it
+		// had nothing to judge would read as a pass. The two clocks
+		// measure different things (a replay has no client, HTTP or
+		// machine in its latencies), so every difference between them
+		// would be the mode's, not the change's.
+		return fmt.Sprintf("the %s is a virtual-time replay (simulated clock) and the %s was measured: their figures cannot be compared. "+
+			"Compare virtual runs with virtual runs, measured with measured", virtualSide(base, cand), measuredSide(base, cand))
+	case Simulated(base) != Simulated(cand):
+		// A simulated figure is the twin's, with an interval of tens of
+		// percent around a real server's: judged against a measurement,
+		// every verdict would be the twin's error, not the change's.
+		sim, real := "baseline", "candidate"
+		if Simulated(cand) {
+			sim, real = real, sim
+		}
+		return fmt.Sprintf("the %s ran on benchci's simulator and the %s measured a server: a simulated figure is not a measurement, and their difference is the simulator's error. "+
+			"Record a baseline on the server (benchci baseline update)", sim, real)
+	case base.Incomplete:
+		return "the baseline is an incomplete run; record a complete one"
+	case cand.Shard != nil || base.Shard != nil:
+		// One shard sent 1/N of the load: judged as the whole run, its
+		// throughput would be a regression and its latency a flattery.
+		sh, which := cand.Shard, "candidate"
+		if sh == nil {
+			sh, which = base.Shard, "baseline"
+		}
+		return fmt.Sprintf("the %s is shard %d of %d, which sent 1/%d of the load: merge the shards first (benchci merge)", which, sh.Index, sh.Count, sh.Count)
+	}
+	return ""
 }
 
 // Simulated reports whether f's figures are benchci's simulator's: a sim

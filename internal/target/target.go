@@ -52,29 +52,7 @@ func (t *Target) Close() {
 func Open(ctx context.Context, st suite.Target, opts Options) (*Target, error) {
 	switch st.Kind {
 	case suite.TargetSim:
-		p, interval, field, err := simProfile(&st)
-		if err != nil {
-			return nil, fmt.Errorf("target: %s: %w", field, err)
-		}
-		srv := sim.New(p)
-		if f := st.Faults; f != nil {
-			srv.SetFaults(sim.Faults{ErrorRate: f.ErrorRate, ResetRate: f.ResetRate, StallRate: f.StallRate, Stall: f.Stall.D(),
-				SlowFirstByte: f.SlowFirstByte.D(), MalformedRate: f.MalformedRate, WrongUsageRate: f.WrongUsageRate,
-				WrongStructuredRate: f.WrongStructuredRate})
-		}
-		ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		u, err := srv.Listen(ctx, "127.0.0.1:0")
-		if err != nil {
-			cancel()
-			return nil, err
-		}
-		model := p.Model
-		if st.Model != "" {
-			model = st.Model
-		}
-		rec := recordProfile(p)
-		rec.Interval = interval
-		return &Target{Info: result.Target{Kind: string(suite.TargetSim), URL: u, Model: model, Sim: rec}, close: cancel}, nil
+		return openSim(ctx, st)
 	case suite.TargetURL, suite.TargetLaunch:
 		// A password in the URL is as secret as a key, in any encoding a
 		// server echoes it in.
@@ -178,6 +156,34 @@ func FirstModel(ctx context.Context, baseURL, apiKey string) (string, error) {
 		return "", fmt.Errorf("target: /v1/models names the model %q, with control or bidirectional characters (or over 512 bytes); set the model in the suite: b.target.url(url, model='...')", untrusted.Text(id[:min(len(id), 80)]))
 	}
 	return id, nil
+}
+
+// openSim serves a sim target's profile on a loopback port, in this
+// process, with its faults.
+func openSim(ctx context.Context, st suite.Target) (*Target, error) {
+	p, interval, field, err := simProfile(&st)
+	if err != nil {
+		return nil, fmt.Errorf("target: %s: %w", field, err)
+	}
+	srv := sim.New(p)
+	if f := st.Faults; f != nil {
+		srv.SetFaults(sim.Faults{ErrorRate: f.ErrorRate, ResetRate: f.ResetRate, StallRate: f.StallRate, Stall: f.Stall.D(),
+			SlowFirstByte: f.SlowFirstByte.D(), MalformedRate: f.MalformedRate, WrongUsageRate: f.WrongUsageRate,
+			WrongStructuredRate: f.WrongStructuredRate})
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	u, err := srv.Listen(ctx, "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	model := p.Model
+	if st.Model != "" {
+		model = st.Model
+	}
+	rec := recordProfile(p)
+	rec.Interval = interval
+	return &Target{Info: result.Target{Kind: string(suite.TargetSim), URL: u, Model: model, Sim: rec}, close: cancel}, nil
 }
 
 // SimProfile builds a sim target's profile: a constant profile with its
