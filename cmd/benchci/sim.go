@@ -126,6 +126,11 @@ virtual time, and prints the published and simulated figures side by side.
 It fails when a figure below the knee misses by more than 25% (throughput)
 or 30% (TTFT, TPOT, end-to-end latency).
 
+It leads with the same rows held out by source: the constants the rows set
+(each engine's step overhead) fitted again without one source at a time, and
+that source's rows predicted with them (about 15 seconds on two cores). A
+source whose figures miss without it is named with what it alone taught.
+
 A second table puts the roofline's terms next to kernels timed on a real
 GPU (sim/measured: decode matrix products, the KV cache's read bandwidth,
 long prefills, timed by measured/steps.py); it fails beyond 25%. A third
@@ -171,6 +176,7 @@ func runSimCheck(cmd *cobra.Command, format string, markdown bool) error {
 // measured ones: the published measurements under this build's step-cost
 // model and the one before, the kernels, and the published ratios.
 type simChecks struct {
+	cv         sim.CrossValidation
 	cs, before []sim.Checked
 	ks         []sim.KernelCheck
 	rs         []sim.RatioReference
@@ -186,6 +192,9 @@ var checkedReferences = sim.References
 func checkSim() (simChecks, error) {
 	var c simChecks
 	var err error
+	if c.cv, err = sim.CrossValidate(checkedReferences); err != nil {
+		return c, err
+	}
 	if c.cs, err = sim.Check(checkedReferences); err != nil {
 		return c, err
 	}
@@ -206,6 +215,7 @@ func (c simChecks) print(cmd *cobra.Command, format string) (io.Writer, error) {
 	if format == "text" {
 		// Held out by source first: what a figure of a card no row saw
 		// can be trusted to, before the rows that set the constants.
+		fmt.Fprint(out, c.cv.Markdown(), "\n")
 		if n := intervalNote(c.cs); n != "" {
 			fmt.Fprint(out, n, "\n\n")
 		}
@@ -215,7 +225,7 @@ func (c simChecks) print(cmd *cobra.Command, format string) (io.Writer, error) {
 		fmt.Fprint(out, "\n", sim.RatioMarkdown(c.rs))
 		return out, nil
 	}
-	if err := report.Write(out, format, simCheckDoc(c.before, c.cs, c.ks, c.rs)); err != nil {
+	if err := report.Write(out, format, simCheckDoc(c)); err != nil {
 		return nil, err
 	}
 	return cmd.ErrOrStderr(), nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/benchci/benchci/internal/bands"
 	"github.com/benchci/benchci/internal/report"
@@ -90,7 +91,24 @@ func addRate(t *report.Table, p selftest.RatePoint) {
 // simCheckDoc is sim check's two comparisons: the simulator against
 // published measurements, one row per figure, and the roofline against
 // measured kernels. Its markdown is the tables docs/simulator.md carries.
-func simCheckDoc(before, cs []sim.Checked, ks []sim.KernelCheck, rs []sim.RatioReference) report.Doc {
+func simCheckDoc(c simChecks) report.Doc {
+	before, cs, ks, rs := c.before, c.cs, c.ks, c.rs
+	held := &report.Table{Title: "held out by source: each source's rows predicted by the step overheads the other sources' rows fit", Columns: []report.Column{
+		{Key: "source", Title: "source held out"}, {Key: "engine", Title: "engine"}, {Key: "figures", Title: "figures", Right: true},
+		{Key: "step_overhead_ms", Title: "step overhead without it (ms)", Right: true}, {Key: "step_overhead_all_ms", Title: "with all (ms)", Right: true},
+		{Key: "median_abs_error", Title: "median abs. error held out", Right: true}, {Key: "median_abs_error_all", Title: "with all", Right: true},
+		{Key: "beyond_25", Title: "beyond ±25% held out", Right: true}, {Key: "beyond_25_all", Title: "with all", Right: true},
+	}, Notes: []string{"all rows held out: " + c.cv.Summary()}}
+	ms := func(d time.Duration) report.Cell {
+		v := float64(d) / 1e6
+		return report.Number(v, fmt.Sprintf("%.3f", v))
+	}
+	pct := func(v float64) report.Cell { return report.Number(v, fmt.Sprintf("%.0f%%", 100*v)) }
+	count := func(n int) report.Cell { return report.Number(float64(n), fmt.Sprint(n)) }
+	for _, f := range c.cv.Folds {
+		held.Add(report.Text(f.Source), report.Text(f.Engine), count(f.HeldOut.Figures), ms(f.Overhead), ms(f.InSample),
+			pct(f.HeldOut.MedianAbsErr), pct(f.Fitted.MedianAbsErr), count(f.BeyondHeldOut), count(f.BeyondFitted))
+	}
 	pub := &report.Table{Title: "the simulator against published serving measurements", Columns: []report.Column{
 		{Key: "engine", Title: "engine"}, {Key: "test", Title: "test"}, {Key: "gpu", Title: "GPU"}, {Key: "model", Title: "model"},
 		{Key: "tp", Title: "TP", Right: true}, {Key: "weights", Title: "weights"}, {Key: "kv_cache", Title: "KV cache"},
@@ -130,9 +148,9 @@ func simCheckDoc(before, cs []sim.Checked, ks []sim.KernelCheck, rs []sim.RatioR
 			report.Number(r.Simulated, fmt.Sprintf("%.2f", r.Simulated)), report.Number(r.Error(), fmt.Sprintf("%+.0f%%", 100*r.Error())),
 			report.Number(r.Tolerance, fmt.Sprintf("%.0f%%", 100*r.Tolerance)))
 	}
-	return report.Doc{Tables: []*report.Table{pub, kern, ratios}, Layouts: map[string]func(io.Writer) error{
+	return report.Doc{Tables: []*report.Table{held, pub, kern, ratios}, Layouts: map[string]func(io.Writer) error{
 		"markdown": func(w io.Writer) error {
-			_, err := fmt.Fprint(w, sim.SummaryMarkdown(before, cs), "\n", sim.Markdown(cs), "\n", sim.KernelMarkdown(ks), "\n", sim.RatioMarkdown(rs))
+			_, err := fmt.Fprint(w, c.cv.Markdown(), "\n", sim.SummaryMarkdown(before, cs), "\n", sim.Markdown(cs), "\n", sim.KernelMarkdown(ks), "\n", sim.RatioMarkdown(rs))
 			return err
 		},
 	}}

@@ -1,10 +1,13 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/benchci/benchci/internal/stats"
@@ -226,46 +229,83 @@ func Check(refs []Reference) ([]Checked, error) { return CheckVersion(refs, roof
 
 // CheckVersion runs each reference's workload on the profile roofline
 // version v derives, to show what a version changed.
-func CheckVersion(refs []Reference, v int) ([]Checked, error) {
-	out := make([]Checked, 0, len(refs))
-	for _, r := range refs {
-		m, ok := LookupModel(r.Model)
-		if !ok {
-			return nil, fmt.Errorf("reference %s: unknown model card %q", r.Test, r.Model)
-		}
-		g, ok := LookupGPU(r.GPU)
-		if !ok {
-			return nil, fmt.Errorf("reference %s: unknown GPU card %q", r.Test, r.GPU)
-		}
-		// Version 1 priced every engine alike; the engine's scheduling
-		// defaults (its batch cap) still apply, so a comparison of the two
-		// versions is one of their step costs alone.
-		spec := Spec{Model: m, GPU: g, TP: r.TP, Weights: r.Weights, KVCache: r.KVCache, Engine: r.EngineModel, Roofline: v}
-		p, err := Derive(spec, Knobs{MaxModelLen: min(m.ContextLen, max(defaultMaxModelLen, r.Input+r.Output))})
-		if err != nil {
-			return nil, fmt.Errorf("reference %s: %w", r.Test, err)
-		}
-		res := ClosedLoop(p, Load{Concurrency: r.Concurrency, Input: r.Input, Output: r.Output, Requests: r.Requests, Staggered: r.Requests > r.Concurrency})
-		c := Checked{Reference: r, Profile: p.Name, Sim: res, Errors: map[string]float64{}}
-		rel := func(sim, pub float64) float64 { return (sim - pub) / pub }
-		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-		if r.E2EMs > 0 {
-			c.Errors["e2e"] = rel(ms(res.E2E), r.E2EMs)
-			// One batch: its output throughput is the batch's tokens over its latency.
-			c.Errors["throughput"] = rel(float64(r.Requests*r.Output)/ms(res.E2E), float64(r.Requests*r.Output)/r.E2EMs)
-		}
-		if r.TTFTMs > 0 {
-			c.Errors["ttft"] = rel(ms(res.TTFT), r.TTFTMs)
-		}
-		if r.TPOTMs > 0 {
-			c.Errors["tpot"] = rel(ms(res.TPOT), r.TPOTMs)
-		}
-		if r.OutputPerSec > 0 {
-			c.Errors["throughput"] = rel(res.OutputPerSec, r.OutputPerSec)
-		}
-		out = append(out, c)
+func CheckVersion(refs []Reference, v int) ([]Checked, error) { return checkWith(refs, v, nil) }
+
+// checkWith checks refs under roofline version v, pricing each row's steps
+// with the step overhead overhead gives its engine model (by engineKey;
+// an engine it does not name keeps its own). Rows replay in parallel:
+// each is its own simulation.
+func checkWith(refs []Reference, v int, overhead map[string]time.Duration) ([]Checked, error) {
+	out := make([]Checked, len(refs))
+	errs := make([]error, len(refs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0), len(refs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i], errs[i] = checkOne(refs[i], v, overhead)
+			}
+		}()
+	}
+	for i := range refs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// engineKey names a row's engine model as Engines does ("" is vLLM).
+func engineKey(r Reference) string {
+	if r.EngineModel == "" {
+		return "vllm"
+	}
+	return r.EngineModel
+}
+
+// checkOne replays one row on its derived profile.
+func checkOne(r Reference, v int, overhead map[string]time.Duration) (Checked, error) {
+	m, ok := LookupModel(r.Model)
+	if !ok {
+		return Checked{}, fmt.Errorf("reference %s: unknown model card %q", r.Test, r.Model)
+	}
+	g, ok := LookupGPU(r.GPU)
+	if !ok {
+		return Checked{}, fmt.Errorf("reference %s: unknown GPU card %q", r.Test, r.GPU)
+	}
+	// Version 1 priced every engine alike; the engine's scheduling
+	// defaults (its batch cap) still apply, so a comparison of the two
+	// versions is one of their step costs alone.
+	spec := Spec{Model: m, GPU: g, TP: r.TP, Weights: r.Weights, KVCache: r.KVCache, Engine: r.EngineModel, Roofline: v,
+		Efficiency: Efficiency{StepOverhead: overhead[engineKey(r)]}}
+	p, err := Derive(spec, Knobs{MaxModelLen: min(m.ContextLen, max(defaultMaxModelLen, r.Input+r.Output))})
+	if err != nil {
+		return Checked{}, fmt.Errorf("reference %s: %w", r.Test, err)
+	}
+	res := ClosedLoop(p, Load{Concurrency: r.Concurrency, Input: r.Input, Output: r.Output, Requests: r.Requests, Staggered: r.Requests > r.Concurrency})
+	c := Checked{Reference: r, Profile: p.Name, Sim: res, Errors: map[string]float64{}}
+	rel := func(sim, pub float64) float64 { return (sim - pub) / pub }
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	if r.E2EMs > 0 {
+		c.Errors["e2e"] = rel(ms(res.E2E), r.E2EMs)
+		// One batch: its output throughput is the batch's tokens over its latency.
+		c.Errors["throughput"] = rel(float64(r.Requests*r.Output)/ms(res.E2E), float64(r.Requests*r.Output)/r.E2EMs)
+	}
+	if r.TTFTMs > 0 {
+		c.Errors["ttft"] = rel(ms(res.TTFT), r.TTFTMs)
+	}
+	if r.TPOTMs > 0 {
+		c.Errors["tpot"] = rel(ms(res.TPOT), r.TPOTMs)
+	}
+	if r.OutputPerSec > 0 {
+		c.Errors["throughput"] = rel(res.OutputPerSec, r.OutputPerSec)
+	}
+	return c, nil
 }
 
 // Markdown renders checked references as docs/simulator.md's table.

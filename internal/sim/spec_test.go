@@ -40,7 +40,7 @@ const (
 	h100Compute = 0.70 * 0.78
 	h200Mem     = 0.86 * 4258 / 4800
 	h200Compute = 0.70 * 787 / 989
-	vllmStep    = 1500 * time.Microsecond
+	vllmStep    = 2329 * time.Microsecond
 )
 
 // A decode step of Llama-3-8B on one H100 is its matrix products (the
@@ -257,19 +257,21 @@ func TestServerReportsPreemptions(t *testing.T) {
 }
 
 // Moving from H100 to H200 moves a decode-bound knee (the saturated
-// throughput a rate sweep flattens at) up by about the bandwidth ratio;
-// the fixed per-step costs, which do not scale, keep it a little under.
+// throughput a rate sweep flattens at) up, but by less than the bandwidth
+// ratio (1.43): the fixed per-step costs do not scale. The published rows
+// put it at 1.07-1.20 (vLLM's batch-8 latency rows of Llama-3-8B: 1.20;
+// TensorRT-LLM's 500-request burst: 1.07).
 func TestKneeFollowsBandwidth(t *testing.T) {
 	t.Parallel()
 	load := Load{Concurrency: 256, Input: 128, Output: 1024, Requests: 1024, Staggered: true}
 	h100 := ClosedLoop(derive(t, "llama-3-8b", "h100-sxm", Spec{}, Knobs{}), load)
 	h200 := ClosedLoop(derive(t, "llama-3-8b", "h200", Spec{}, Knobs{}), load)
-	got, want := h200.OutputPerSec/h100.OutputPerSec, 4800.0/3350
-	if got < 1 || math.Abs(got-want)/want > 0.15 {
-		t.Errorf("H200/H100 saturated throughput %.3f (%.0f / %.0f tok/s), want within 15%% of the bandwidth ratio %.3f",
-			got, h200.OutputPerSec, h100.OutputPerSec, want)
+	got, bw := h200.OutputPerSec/h100.OutputPerSec, 4800.0/3350
+	if got < 1.07 || got >= bw {
+		t.Errorf("H200/H100 saturated throughput %.3f (%.0f / %.0f tok/s), want from the published 1.07 up to the bandwidth ratio %.3f",
+			got, h200.OutputPerSec, h100.OutputPerSec, bw)
 	}
-	t.Logf("H200/H100 knee ratio %.3f, bandwidth ratio %.3f", got, want)
+	t.Logf("H200/H100 knee ratio %.3f, bandwidth ratio %.3f", got, bw)
 }
 
 // The published figures docs/simulator.md's table shows are met within the

@@ -1,0 +1,269 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Of the model's constants, the published rows set one per engine: the
+// step overhead (Engine.StepOverhead, vLLM's from its latency rows). The
+// kernel shares come from kernels timed on a GPU (sim/measured), the cards
+// from datasheets; no row set them, so a cross-validation has nothing of
+// theirs to refit. The model's structure was chosen looking at the rows
+// marked tuned-on (Reference.New is false) and cannot be held out: the
+// rows added with roofline 2 are its held-out test.
+
+// overheadRange bounds the fitted step overhead: from a CUDA graph's
+// replay to a slow Python scheduler's step.
+var overheadRange = [2]time.Duration{50 * time.Microsecond, 20 * time.Millisecond}
+
+// Fold is one source held out: the step overhead its engine was given,
+// fitted on the other sources' rows, and its rows' figures so predicted.
+type Fold struct {
+	Source string
+	Engine string
+	// Overhead is the step overhead fitted without the source;
+	// InSample the one fitted on every row.
+	Overhead, InSample time.Duration
+	// Pooled marks a fold whose engine no other source ran: its overhead
+	// was fitted on every engine's rows of the other sources.
+	Pooled bool
+	// HeldOut and Fitted sum up the source's figures predicted without
+	// and with its rows in the fit.
+	HeldOut, Fitted Accuracy
+	// BeyondHeldOut and BeyondFitted count its gated figures off by more
+	// than 25%, known misses included.
+	BeyondHeldOut, BeyondFitted int
+}
+
+// CrossValidation is a check held out by source: each source's rows
+// replayed with the constants the other sources' rows give.
+type CrossValidation struct {
+	// Checked is every row as its fold predicted it.
+	Checked []Checked
+	Folds   []Fold
+	// InSample is the overhead each engine's rows give, all of them.
+	InSample map[string]time.Duration
+}
+
+// CrossValidate refits the rows' constants without each source in turn
+// and predicts that source's rows with them.
+func CrossValidate(refs []Reference) (CrossValidation, error) {
+	cv := CrossValidation{InSample: map[string]time.Duration{}}
+	var engines, sources []string
+	for _, r := range refs {
+		if !slices.Contains(engines, engineKey(r)) {
+			engines = append(engines, engineKey(r))
+		}
+		if !slices.Contains(sources, r.Source) {
+			sources = append(sources, r.Source)
+		}
+	}
+	for _, e := range engines {
+		d, _, err := fitOverhead(refs, e)
+		if err != nil {
+			return cv, err
+		}
+		cv.InSample[e] = d
+	}
+	fitted, err := checkWith(refs, rooflineVersion, cv.InSample)
+	if err != nil {
+		return cv, err
+	}
+	for _, src := range sources {
+		var in, rest []Reference
+		for _, r := range refs {
+			if r.Source == src {
+				in = append(in, r)
+			} else {
+				rest = append(rest, r)
+			}
+		}
+		e := engineKey(in[0])
+		f := Fold{Source: src, Engine: e, InSample: cv.InSample[e]}
+		var ok bool
+		if f.Overhead, ok, err = fitOverhead(rest, e); err != nil {
+			return cv, err
+		}
+		if !ok {
+			f.Pooled = true
+			if f.Overhead, _, err = fitOverhead(rest, ""); err != nil {
+				return cv, err
+			}
+		}
+		held, err := checkWith(in, rooflineVersion, map[string]time.Duration{e: f.Overhead})
+		if err != nil {
+			return cv, err
+		}
+		cv.Checked = append(cv.Checked, held...)
+		f.HeldOut = Summarize(held, nil)
+		var own []Checked
+		for _, c := range fitted {
+			if c.Source == src {
+				own = append(own, c)
+			}
+		}
+		f.Fitted = Summarize(own, nil)
+		f.BeyondHeldOut, f.BeyondFitted = beyond(held, 0.25), beyond(own, 0.25)
+		cv.Folds = append(cv.Folds, f)
+	}
+	return cv, nil
+}
+
+// fitOverhead finds the step overhead of engine (every engine, priced
+// with one overhead, when engine is "") that brings its rows' gated
+// figures closest to the published ones: the least mean |log| ratio,
+// robust to a row the model misses for another reason. ok is false when
+// refs hold no gated figure of the engine.
+func fitOverhead(refs []Reference, engine string) (d time.Duration, ok bool, err error) {
+	var rows []Reference
+	for _, r := range refs {
+		if (engine == "" || engineKey(r) == engine) && !r.PastKnee {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return 0, false, nil
+	}
+	loss := func(x float64) (float64, error) {
+		d := time.Duration(math.Exp(x))
+		over := map[string]time.Duration{engine: d}
+		if engine == "" {
+			for _, e := range Engines {
+				over[e.Name] = d
+			}
+		}
+		cs, err := checkWith(rows, rooflineVersion, over)
+		if err != nil {
+			return 0, err
+		}
+		sum, n := 0.0, 0
+		for _, c := range cs {
+			for _, f := range c.Figures() {
+				if _, ungated := c.Ungated[f.Name]; ungated || !(f.Simulated > 0) || !(f.Published > 0) {
+					continue
+				}
+				sum += math.Abs(math.Log(f.Simulated / f.Published))
+				n++
+			}
+		}
+		if n == 0 {
+			return math.Inf(1), nil
+		}
+		return sum / float64(n), nil
+	}
+	x, err := goldenMin(loss, math.Log(float64(overheadRange[0])), math.Log(float64(overheadRange[1])), 14)
+	if err != nil {
+		return 0, false, err
+	}
+	if l, err := loss(x); err != nil || math.IsInf(l, 1) {
+		return 0, false, err
+	}
+	// Whole microseconds: the fit is not finer than that, and a printed
+	// constant reads as one.
+	return time.Duration(math.Exp(x)).Round(time.Microsecond), true, nil
+}
+
+// goldenMin narrows [a, b] around a minimum of f by golden-section search,
+// iters times (each keeps 0.618 of the bracket), and returns its middle.
+func goldenMin(f func(float64) (float64, error), a, b float64, iters int) (float64, error) {
+	const g = 0.6180339887498949
+	c, d := b-g*(b-a), a+g*(b-a)
+	fc, err := f(c)
+	if err != nil {
+		return 0, err
+	}
+	fd, err := f(d)
+	if err != nil {
+		return 0, err
+	}
+	for range iters {
+		if fc <= fd {
+			b, d, fd = d, c, fc
+			c = b - g*(b-a)
+			if fc, err = f(c); err != nil {
+				return 0, err
+			}
+		} else {
+			a, c, fc = c, d, fd
+			d = a + g*(b-a)
+			if fd, err = f(d); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return (a + b) / 2, nil
+}
+
+// ShortSource is a source's name without its parentheses and address, to
+// label a fold.
+func ShortSource(src string) string {
+	s := src
+	for {
+		i := strings.Index(s, " (")
+		j := strings.Index(s, ")")
+		if i < 0 || j < i {
+			break
+		}
+		s = s[:i] + s[j+1:]
+	}
+	s, _, _ = strings.Cut(s, ": ")
+	return s
+}
+
+// Markdown renders the cross-validation: the held-out summary first, then
+// a row per source, naming what a source alone taught the model where
+// more of its figures miss by 25% without it than with it.
+func (cv CrossValidation) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Held out by source, each source's rows predicted by the step overheads the other sources' rows fit (the kernel shares come from timed kernels, not rows): %s.\n\n", cv.Summary())
+	b.WriteString("| source held out | engine | figures | step overhead without it (with all) | median abs. error held out | with all | beyond ±25% held out | with all |\n|---|---|---|---|---|---|---|---|\n")
+	var taught []string
+	for _, f := range cv.Folds {
+		without := f.Overhead.String()
+		switch {
+		case f.Pooled:
+			without += ", every engine's rows: no other source ran it"
+		case f.Overhead <= overheadRange[0] || f.Overhead >= overheadRange[1]:
+			without += ", the fit's bound"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %s (%v) | %.0f%% | %.0f%% | %d | %d |\n", ShortSource(f.Source), f.Engine, f.HeldOut.Figures,
+			without, f.InSample, 100*f.HeldOut.MedianAbsErr, 100*f.Fitted.MedianAbsErr, f.BeyondHeldOut, f.BeyondFitted)
+		if f.BeyondHeldOut > f.BeyondFitted {
+			taught = append(taught, fmt.Sprintf("%s alone taught the model the %s step overhead (%v with it, %v without): %d of its figures miss by 25%% without it, %d with it",
+				ShortSource(f.Source), f.Engine, f.InSample, f.Overhead, f.BeyondHeldOut, f.BeyondFitted))
+		}
+	}
+	if len(taught) == 0 {
+		b.WriteString("\nNo source's figures miss by 25% more often held out than fitted on: none alone taught the model a constant its figures need.\n")
+	} else {
+		b.WriteString("\n" + strings.Join(taught, ".\n") + ".\n")
+	}
+	return b.String()
+}
+
+// Summary sums up every row as its fold predicted it, the figures beyond
+// ±25% (known misses included) counted.
+func (cv CrossValidation) Summary() string {
+	return fmt.Sprintf("%s; %d beyond ±25%%", Summarize(cv.Checked, nil), beyond(cv.Checked, 0.25))
+}
+
+// beyond counts the gated figures of cs off by more than tol, known
+// misses included.
+func beyond(cs []Checked, tol float64) int {
+	n := 0
+	for _, c := range cs {
+		if c.PastKnee {
+			continue
+		}
+		for _, f := range c.Figures() {
+			if _, ungated := c.Ungated[f.Name]; !ungated && math.Abs(f.Error) > tol {
+				n++
+			}
+		}
+	}
+	return n
+}
