@@ -263,6 +263,15 @@ func (e *engine) loop(ctx context.Context) {
 	}
 }
 
+// chunkCap is the most prompt tokens one sequence prefills in a step:
+// the profile's MaxPrefillChunk, else the step's whole budget.
+func (e *engine) chunkCap() int {
+	if e.p.MaxPrefillChunk > 0 {
+		return e.p.MaxPrefillChunk
+	}
+	return e.p.MaxBatchedTokens
+}
+
 // maxCatchUp is how far behind its timeline the engine may be and still
 // shorten the next step to make up for it.
 const maxCatchUp = 5 * time.Millisecond
@@ -310,7 +319,7 @@ func (e *engine) schedule(now time.Time) batch {
 		if s.prefillLeft == 0 || budget <= 0 {
 			continue
 		}
-		n := min(s.prefillLeft, budget)
+		n := min(s.prefillLeft, budget, e.chunkCap())
 		if e.p.NoChunkedPrefill && n < s.prefillLeft || !e.alloc(s, n) {
 			continue
 		}
@@ -326,7 +335,7 @@ func (e *engine) schedule(now time.Time) batch {
 		}
 		s := e.waiting[0]
 		e.matchPrefix(s)
-		n := min(s.prefillLeft, budget)
+		n := min(s.prefillLeft, budget, e.chunkCap())
 		need := n
 		if s.prefillLeft == 0 {
 			need = e.lookahead() // arrived with its KV cache (disagg.go): it decodes
@@ -354,6 +363,11 @@ func (e *engine) schedule(now time.Time) batch {
 		}
 		e.take(s, n, &b)
 		budget -= n
+	}
+	if e.p.UnifiedKV {
+		for _, s := range e.running {
+			b.kvInUse += int64(s.computed + s.scheduled)
+		}
 	}
 	e.publish()
 	return b

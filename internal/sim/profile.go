@@ -14,7 +14,10 @@ import (
 //
 //	StepBase + DecodePerSeq*decoding + PrefillPerToken*prefilled_tokens
 //
-// so a lone request sees TTFT = StepBase + PrefillPerToken*prompt_tokens and
+// plus AttendNsPerPair for each (token, cached token) pair the step's
+// attention reads (0 in the built-in constant profiles), so a lone request
+// sees TTFT = StepBase + PrefillPerToken*prompt_tokens (and its prompt's
+// pairs) and
 // ITL = StepBase + DecodePerSeq, while a full batch amortizes StepBase over
 // MaxNumSeqs sequences: throughput rises with load, then flattens once the
 // batch is full and requests queue, and TTFT climbs. That is the knee a sweep
@@ -53,8 +56,27 @@ type Profile struct {
 	// none is free preempts the newest sequence.
 	KVBlocks  int `json:"kv_blocks,omitempty"`
 	BlockSize int `json:"block_size,omitempty"`
+	// MaxPrefillChunk caps the prompt tokens one sequence prefills in a
+	// step, below the step's MaxBatchedTokens (vLLM's
+	// --long-prefill-token-threshold; Ollama's batch size, which it
+	// applies to each sequence, so that prompts sent together prefill
+	// together); 0 is no cap of its own.
+	MaxPrefillChunk int `json:"max_prefill_chunk,omitempty"`
 	// NoChunkedPrefill prefills a prompt in one step or not at all.
 	NoChunkedPrefill bool `json:"no_chunked_prefill,omitempty"`
+	// AttendNsPerPair prices a constant profile's attention: nanoseconds
+	// for each pair of a token the step computes and a cached token it
+	// attends to. It is what makes a long prompt's prefill cost more per
+	// token than a short one's on a small model, where attention is not
+	// negligible beside the weights (profiles from cards price it from the
+	// model instead).
+	AttendNsPerPair float64 `json:"attend_ns_per_pair,omitempty"`
+	// UnifiedKV makes every token of a step attend to every cached token,
+	// its sequence's or not, as llama.cpp's single KV cache does (masked:
+	// the work is done and thrown away): there, concurrent requests slow
+	// each other's prefills by their contexts. Off, a token attends to
+	// its own sequence's context (paged attention, as vLLM).
+	UnifiedKV bool `json:"unified_kv,omitempty"`
 	// RequestOverhead delays each request's arrival at the scheduler: the
 	// engine's HTTP, chat template and tokenizer (see Efficiency).
 	RequestOverhead time.Duration `json:"request_overhead,omitempty"`
@@ -76,14 +98,26 @@ func (p Profile) stepCost() func(batch) time.Duration {
 		return r.step
 	}
 	return func(b batch) time.Duration {
-		return p.StepBase + time.Duration(b.decodes)*p.DecodePerSeq + time.Duration(b.prefill)*p.PrefillPerToken
+		c := p.StepBase + time.Duration(b.decodes)*p.DecodePerSeq + time.Duration(b.prefill)*p.PrefillPerToken
+		if p.AttendNsPerPair > 0 {
+			pairs := b.decodeCtx + b.prefillAttn
+			if p.UnifiedKV {
+				pairs = int64(b.decodes+b.prefill) * b.kvInUse
+			}
+			c += time.Duration(float64(pairs) * p.AttendNsPerPair)
+		}
+		return c
 	}
 }
 
 // IdleTTFT is the TTFT of a lone request with the given prompt length,
 // including the template tokens the server adds for chat requests.
 func (p Profile) IdleTTFT(promptTokens int) time.Duration {
-	return p.RequestOverhead + p.StepBase + time.Duration(promptTokens)*p.PrefillPerToken
+	pairs := float64(promptTokens) * float64(promptTokens+1) / 2
+	if p.UnifiedKV {
+		pairs = float64(promptTokens) * float64(promptTokens) // the whole cache, masked
+	}
+	return p.RequestOverhead + p.StepBase + time.Duration(promptTokens)*p.PrefillPerToken + time.Duration(pairs*p.AttendNsPerPair)
 }
 
 // IdleITL is the gap between chunks of a lone request.

@@ -365,6 +365,9 @@ type batch struct {
 	decodeCtx   int64 // context tokens the decodes attend to (KV read)
 	prefillCtx  int64 // earlier context the prefill chunks attend to (KV read)
 	prefillAttn int64 // (query, key) pairs of the prefill chunks' attention
+	// kvInUse is the tokens the running sequences hold in the KV cache
+	// once the step has run; set only for a profile with UnifiedKV.
+	kvInUse int64
 	// sampled is the positions projected to logits, when more than one a
 	// sequence (speculative decoding verifies k+1); 0 is one a sequence.
 	sampled int

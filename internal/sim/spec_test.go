@@ -467,3 +467,38 @@ func TestCarryEfficiency(t *testing.T) {
 		t.Errorf("version 1: %+v, want them as fitted", old)
 	}
 }
+
+// A constant profile's attention prices each (token, cached token) pair:
+// its own sequence's context (paged, as vLLM), or every cached token of
+// the step when the cache is one for all (llama.cpp), so there a second
+// request's context slows the first's prefill, and a lone prompt pays
+// its whole square, masked.
+func TestConstantProfileAttention(t *testing.T) {
+	t.Parallel()
+	p := Profile{Name: "attn", Model: "m", MaxNumSeqs: 8, MaxBatchedTokens: 512, StepBase: time.Millisecond,
+		DecodePerSeq: 100 * time.Microsecond, PrefillPerToken: 40 * time.Microsecond, TokensPerStep: 1, MaxModelLen: 4096, AttendNsPerPair: 100}
+	b := batch{seqs: 2, decodes: 1, prefill: 200, decodeCtx: 1000, prefillAttn: 200 * 201 / 2, kvInUse: 3000}
+	flat := time.Millisecond + 100*time.Microsecond + 200*40*time.Microsecond
+	if got, want := p.stepCost()(b), flat+time.Duration(100*(1000+200*201/2)); got != want {
+		t.Errorf("paged: step %v, want %v", got, want)
+	}
+	u := p
+	u.UnifiedKV = true
+	if got, want := u.stepCost()(b), flat+time.Duration(100*201*3000); got != want {
+		t.Errorf("unified: step %v, want %v (201 tokens x 3,000 cached)", got, want)
+	}
+	// A lone request of 300 prompt tokens: one prefill step, as IdleTTFT says.
+	lone := Load{Concurrency: 1, Input: 300, Output: 2, Requests: 3}
+	for _, q := range []Profile{p, u} {
+		got := ClosedLoop(q, lone).TTFT
+		if want := q.IdleTTFT(300); (got - want).Abs() > time.Microsecond {
+			t.Errorf("unified %v: a lone request's TTFT %v, IdleTTFT %v", q.UnifiedKV, got, want)
+		}
+	}
+	// Four clients: with one cache their prefills pay for each other's
+	// contexts, so TTFT rises above the paged engine's.
+	four := Load{Concurrency: 4, Input: 400, Output: 50, Requests: 40, Staggered: true}
+	if pg, un := ClosedLoop(p, four).TTFT, ClosedLoop(u, four).TTFT; un <= pg*11/10 {
+		t.Errorf("four clients: unified TTFT %v, paged %v: the others' contexts cost nothing", un, pg)
+	}
+}
