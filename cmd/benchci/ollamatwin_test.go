@@ -59,7 +59,8 @@ func BenchmarkOllamaTwin(b *testing.B) {
 			fitFrom = append(fitFrom, filepath.Join(results, name+".json"))
 		}
 		fitted := filepath.Join(o.dir, "fitted.json")
-		cli(60, append(append([]string{"sim", "fit"}, fitFrom...), "--profile", "tiny", "--max-num-seqs", "4", "--out", fitted)...)
+		cli(60, append(append([]string{"sim", "fit"}, fitFrom...), "--profile", "tiny", "--max-num-seqs", "4", "--max-batched-tokens", "2048", "--max-prefill-chunk", "512", "--unified-kv",
+			"--params", "step_base,decode_per_seq,prefill_per_token,attend_ns_per_pair", "--out", fitted)...)
 		for _, in := range []int{128, 1024} {
 			name := "heldout" + strconv.Itoa(in)
 			cli(3, "run", "--progress=false", "--results", results, suite(name, target, in, "2"))
@@ -67,6 +68,36 @@ func BenchmarkOllamaTwin(b *testing.B) {
 				suite(name, "b.target.sim('file:fitted.json')", in, "2"))
 			reportTwinError(b, in, filepath.Join(results, name+".json"), filepath.Join(o.dir, "twin", name+".json"))
 		}
+		// The held-out point measured again: how far the server moves
+		// from itself between two runs on this machine, the floor under
+		// any twin's error.
+		cli(3, "run", "--progress=false", "--results", results, suite("again128", target, 128, "2"))
+		reportRerun(b, filepath.Join(results, "heldout128.json"), filepath.Join(results, "again128.json"))
+	}
+}
+
+// reportRerun reports, in percent, how far a second measurement of the
+// held-out point moved from the first.
+func reportRerun(b *testing.B, firstPath, againPath string) {
+	first, err := result.Read(firstPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	again, err := result.Read(againPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, a := first.Points[0], again.Points[0]
+	for _, x := range []struct {
+		name         string
+		first, again float64
+	}{
+		{"ttft", f.Latency[metric.TTFT].P50, a.Latency[metric.TTFT].P50},
+		{"tpot", f.Latency[metric.TPOT].P50, a.Latency[metric.TPOT].P50},
+		{"tput", f.Throughput.OutputTokens, a.Throughput.OutputTokens},
+	} {
+		fmt.Fprintf(os.Stderr, "prompt 128, 2 conversations, measured again: %s %.2f, first %.2f\n", x.name, x.again, x.first)
+		b.ReportMetric(100*(x.again/x.first-1), "rerun-"+x.name+"128-%")
 	}
 }
 

@@ -26,6 +26,8 @@ type simFitOptions struct {
 	profile, out              string
 	params                    []string
 	maxSeqs, maxTokens, folds int
+	maxChunk                  int
+	unifiedKV                 bool
 	network, timeout          time.Duration
 	format                    *formatFlag
 }
@@ -39,6 +41,7 @@ func simFitCmd() *cobra.Command {
 		Example: `  benchci sim fit results/chat.json --profile llama-3-8b@h100-sxm --out fitted.json
   benchci sim fit results/*.json --profile llama-3-70b@h100-sxm-tp4-fp8 --max-num-seqs 128
   benchci sim fit results/chat.json --params memory_efficiency,step_overhead,seq_overhead
+  benchci sim fit results/ollama-*.json --profile tiny --max-batched-tokens 2048 --max-prefill-chunk 512 --unified-kv --params step_base,decode_per_seq,prefill_per_token,attend_ns_per_pair
   benchci sim fit results/sim-run.json --folds 0 --format json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -54,6 +57,8 @@ func (o *simFitOptions) register(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVar(&o.params, "params", nil, "the parameters to fit (default: memory_efficiency,compute_efficiency,step_overhead for a profile from cards; step_base,decode_per_seq,prefill_per_token for a constant one)")
 	cmd.Flags().IntVar(&o.maxSeqs, "max-num-seqs", 0, "the server's max_num_seqs (default: the profile's)")
 	cmd.Flags().IntVar(&o.maxTokens, "max-batched-tokens", 0, "the server's max_num_batched_tokens (default: the profile's)")
+	cmd.Flags().IntVar(&o.maxChunk, "max-prefill-chunk", 0, "the most prompt tokens one request prefills in a step, below --max-batched-tokens (vLLM's --long-prefill-token-threshold; Ollama's batch size, 512: Ollama gives each request its own batch, so set --max-batched-tokens to 512 x OLLAMA_NUM_PARALLEL)")
+	cmd.Flags().BoolVar(&o.unifiedKV, "unified-kv", false, "the server's KV cache is one for all requests, each token attending to every cached one (llama.cpp, Ollama): with attend_ns_per_pair in --params, other requests' contexts slow a prefill (constant profiles)")
 	cmd.Flags().IntVar(&o.folds, "folds", simfit.MaxFolds, "held-out folds: each refits without a share of the points and predicts them (0: no held-out check)")
 	cmd.Flags().StringVar(&o.out, "out", "", "write the fitted profile to this file")
 	// No default shown: 0 is a round trip too, so unset is told by Changed.
@@ -136,6 +141,19 @@ func readFitInput(cmd *cobra.Command, o simFitOptions, args []string) (fitInput,
 	if err != nil {
 		return in, &exitError{exitUsage, err}
 	}
+	if o.maxChunk < 0 || o.maxChunk > maxSimBatchedTokens {
+		return in, &exitError{exitUsage, fmt.Errorf("--max-prefill-chunk %d: want 0 to %d", o.maxChunk, maxSimBatchedTokens)}
+	}
+	if o.maxChunk > 0 {
+		base.MaxPrefillChunk = o.maxChunk
+	}
+	if o.unifiedKV {
+		if base.Spec != nil {
+			return in, &exitError{exitUsage, fmt.Errorf("--unified-kv is a constant profile's: %s, from cards, prices attention from the model", base.Name)}
+		}
+		base.UnifiedKV = true
+	}
+	base = simfit.Seed(base, o.params)
 	ps, err := simfit.ParamsFor(base, o.params)
 	if err != nil {
 		return in, &exitError{exitUsage, fmt.Errorf("--params: %w", err)}

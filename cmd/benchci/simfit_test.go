@@ -102,6 +102,9 @@ func TestSimFitRefuses(t *testing.T) {
 		{"negative folds", []string{simFitFixture[0], "--profile", "tiny", "--folds", "-1"}, "--folds"},
 		{"more parameters than points", []string{onePoint, "--profile", "tiny"}, "3 parameters (step_base, decode_per_seq, prefill_per_token) need at least 3 points of distinct loads or lengths to pin them, and the fit has 1"},
 		{"timeout past the bound", []string{simFitFixture[0], "--profile", "tiny", "--timeout", "3h"}, "--timeout must be more than 0 and at most 2h0m0s"},
+		{"a unified cache on cards", []string{simFitFixture[0], "--profile", "llama-3-8b@h100-sxm", "--unified-kv"}, "--unified-kv is a constant profile's"},
+		{"a negative prefill chunk", []string{simFitFixture[0], "--profile", "tiny", "--max-prefill-chunk", "-1"}, "--max-prefill-chunk -1"},
+		{"attention on cards", []string{simFitFixture[0], "--profile", "llama-3-8b@h100-sxm", "--params", "attend_ns_per_pair"}, `no parameter "attend_ns_per_pair"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -211,4 +214,24 @@ func editedFixture(t *testing.T, path string, edit func(doc map[string]any)) str
 		t.Fatal(err)
 	}
 	return path
+}
+
+// A fit of a llama.cpp-like server: the attention it prices and the
+// batching it was told are in the file it writes, and the file reads
+// back as the same profile.
+func TestSimFitUnifiedCache(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "fitted.json")
+	code, stdout, stderr := runCLI(t, context.Background(), "sim", "fit", simFitFixture[0], "--profile", "tiny", "--folds", "0",
+		"--unified-kv", "--max-prefill-chunk", "256", "--params", "step_base,decode_per_seq,prefill_per_token,attend_ns_per_pair", "--out", out)
+	if code != exitOK || !strings.Contains(stdout, "attend_ns_per_pair") {
+		t.Fatalf("exit %d, want the fitted attention in:\n%s%s", code, stdout, stderr)
+	}
+	p, err := simfit.ReadProfile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.UnifiedKV || p.MaxPrefillChunk != 256 || !(p.AttendNsPerPair > 0) {
+		t.Errorf("the file's profile: unified_kv %v, max_prefill_chunk %d, attend_ns_per_pair %v; want true, 256 and a fitted price", p.UnifiedKV, p.MaxPrefillChunk, p.AttendNsPerPair)
+	}
 }

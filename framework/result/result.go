@@ -155,14 +155,21 @@ type Target struct {
 
 // SimProfile records the simulator's constants as they were for the run.
 type SimProfile struct {
-	Name              string  `json:"name"`
-	Model             string  `json:"model"`
-	MaxNumSeqs        int     `json:"max_num_seqs"`
-	MaxBatchedTokens  int     `json:"max_batched_tokens"`
+	Name             string `json:"name"`
+	Model            string `json:"model"`
+	MaxNumSeqs       int    `json:"max_num_seqs"`
+	MaxBatchedTokens int    `json:"max_batched_tokens"`
+	// MaxPrefillChunk caps one sequence's prefill in a step (absent: none
+	// below MaxBatchedTokens).
+	MaxPrefillChunk   int     `json:"max_prefill_chunk,omitempty"`
 	StepBaseMs        float64 `json:"step_base_ms"`
 	DecodePerSeqMs    float64 `json:"decode_per_seq_ms"`
 	PrefillPerTokenMs float64 `json:"prefill_per_token_ms"`
-	TokensPerStep     int     `json:"tokens_per_step"`
+	// AttendNsPerPair and UnifiedKV price a constant profile's attention
+	// (sim.Profile's): absent where it has none.
+	AttendNsPerPair float64 `json:"attend_ns_per_pair,omitempty"`
+	UnifiedKV       bool    `json:"unified_kv,omitempty"`
+	TokensPerStep   int     `json:"tokens_per_step"`
 	// ChatTemplateTokens is what the chat template adds per message.
 	ChatTemplateTokens int    `json:"chat_template_tokens"`
 	MaxModelLen        int    `json:"max_model_len"`

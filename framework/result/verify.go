@@ -189,8 +189,15 @@ func (f *File) verify(o *VerifyOptions) error {
 			return fmt.Errorf("target.sim_profile.interval: %w", err)
 		}
 	}
+	if sp := f.Target.Sim; sp != nil && !(sp.AttendNsPerPair >= 0 && sp.AttendNsPerPair <= MaxAttendNsPerPair) {
+		return fmt.Errorf("target.sim_profile.attend_ns_per_pair %v: want 0 to %v: %w", sp.AttendNsPerPair, float64(MaxAttendNsPerPair), ErrInconsistent)
+	}
 	return nil
 }
+
+// MaxAttendNsPerPair bounds a constant profile's price of one attention
+// pair: a microsecond is a thousand times a CPU's.
+const MaxAttendNsPerPair = 1000
 
 // maxIntervalRatio bounds an interval's ratios: a twin off by more than
 // a factor of 100 has no interval worth printing.

@@ -200,6 +200,7 @@ func checkProfile(p sim.Profile) (sim.Profile, error) {
 		v, lo, hi int
 	}{
 		{"max_num_seqs", p.MaxNumSeqs, 1, maxSeqs}, {"max_batched_tokens", p.MaxBatchedTokens, 1, maxTokensKnob},
+		{"max_prefill_chunk", p.MaxPrefillChunk, 0, maxTokensKnob},
 		{"max_model_len", p.MaxModelLen, 1, maxTokensKnob}, {"tokens_per_step", p.TokensPerStep, 1, maxTokensStep},
 		{"chat_template_tokens", p.ChatTemplateTokens, 0, maxTemplate},
 		{"kv_blocks", p.KVBlocks, 0, maxKVBlocks}, {"block_size", p.BlockSize, 0, maxBlockSize},
@@ -216,6 +217,12 @@ func checkProfile(p sim.Profile) (sim.Profile, error) {
 	}
 	if p.RequestOverhead < 0 || p.RequestOverhead > maxStep {
 		return p, fmt.Errorf("request_overhead %v: want 0 to %v", p.RequestOverhead, maxStep)
+	}
+	if !(p.AttendNsPerPair >= 0 && p.AttendNsPerPair <= result.MaxAttendNsPerPair) {
+		return p, fmt.Errorf("attend_ns_per_pair %v: want 0 to %d", p.AttendNsPerPair, result.MaxAttendNsPerPair)
+	}
+	if p.Spec != nil && (p.AttendNsPerPair > 0 || p.UnifiedKV) {
+		return p, errors.New("attend_ns_per_pair and unified_kv price a constant profile's attention: a profile from cards prices it from the model")
 	}
 	if p.Spec == nil {
 		for _, d := range []struct {
@@ -255,7 +262,7 @@ func checkProfile(p sim.Profile) (sim.Profile, error) {
 	}
 	// What the spec does not decide is the file's.
 	d.Name, d.Source, d.Model = p.Name, p.Source, p.Model
-	d.TokensPerStep, d.ChatTemplateTokens, d.PrefixCaching = p.TokensPerStep, p.ChatTemplateTokens, p.PrefixCaching
+	d.TokensPerStep, d.ChatTemplateTokens, d.PrefixCaching, d.MaxPrefillChunk = p.TokensPerStep, p.ChatTemplateTokens, p.PrefixCaching, p.MaxPrefillChunk
 	return d, nil
 }
 
@@ -318,7 +325,7 @@ func NewFile(f *Fitted, v *Validation, results []string, points int) (*File, err
 		if err != nil {
 			return nil, fmt.Errorf("derive the fitted profile: %w", err)
 		}
-		d.TokensPerStep, d.ChatTemplateTokens, d.PrefixCaching = p.TokensPerStep, p.ChatTemplateTokens, p.PrefixCaching
+		d.TokensPerStep, d.ChatTemplateTokens, d.PrefixCaching, d.MaxPrefillChunk = p.TokensPerStep, p.ChatTemplateTokens, p.PrefixCaching, p.MaxPrefillChunk
 		p = d
 	}
 	p.Name = f.Base.Name + "+fit"

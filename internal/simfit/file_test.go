@@ -202,6 +202,10 @@ func TestFileRefusesWhatItCannotCarry(t *testing.T) {
 		{"disaggregation", func(p *sim.Profile) { p.Disagg = &sim.Disaggregation{LinkGBs: 50} }, constant, "cannot carry speculative or disaggregated"},
 		{"a negative request overhead", func(p *sim.Profile) { p.RequestOverhead = -5 * time.Second }, constant, "request_overhead"},
 		{"a request overhead of years", func(p *sim.Profile) { p.RequestOverhead = 1 << 62 }, constant, "request_overhead"},
+		{"a negative attention price", func(p *sim.Profile) { p.AttendNsPerPair = -80 }, constant, "attend_ns_per_pair -80"},
+		{"an attention price of seconds", func(p *sim.Profile) { p.AttendNsPerPair = 1e9 }, constant, "attend_ns_per_pair 1e+09"},
+		{"an attention price on cards", func(p *sim.Profile) { p.AttendNsPerPair = 80 }, derived, "a profile from cards prices it from the model"},
+		{"a unified cache on cards", func(p *sim.Profile) { p.UnifiedKV = true }, derived, "a profile from cards prices it from the model"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := c.base

@@ -14,6 +14,7 @@ import (
 
 	"gonum.org/v1/gonum/optimize"
 
+	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/internal/sim"
 )
 
@@ -64,7 +65,9 @@ func specParam(name string, max float64, dur bool, f func(*sim.Spec) *float64, d
 // The parameters of each kind of profile. A constant profile prices a
 // step as step_base + decode_per_seq x decodes + prefill_per_token x
 // prompt tokens: each identifies from a different figure (idle ITL, the
-// rise of TPOT with load, TTFT with prompt length). A profile derived
+// rise of TPOT with load, TTFT with prompt length). attend_ns_per_pair,
+// asked for, adds its attention (TTFT rising faster than the prompt, or
+// with other requests' contexts where the profile is unified_kv). A profile derived
 // from cards prices it by the roofline: memory_efficiency sets decode
 // steps (weights and KV streamed), compute_efficiency long prefills,
 // step_overhead the fixed cost of every step. seq_overhead, a few
@@ -75,6 +78,9 @@ var (
 		durParam("step_base", func(p *sim.Profile) *time.Duration { return &p.StepBase }),
 		durParam("decode_per_seq", func(p *sim.Profile) *time.Duration { return &p.DecodePerSeq }),
 		durParam("prefill_per_token", func(p *sim.Profile) *time.Duration { return &p.PrefillPerToken }),
+		{Name: "attend_ns_per_pair", Max: result.MaxAttendNsPerPair,
+			get: func(p sim.Profile) float64 { return p.AttendNsPerPair },
+			set: func(p *sim.Profile, v float64) { p.AttendNsPerPair = v }},
 	}
 	specParams = []Param{
 		specParam("memory_efficiency", 1, false, func(s *sim.Spec) *float64 { return &s.MemoryEfficiency }, nil),
@@ -84,6 +90,19 @@ var (
 	}
 	defaultSpecParams = []string{"memory_efficiency", "compute_efficiency", "step_overhead"}
 )
+
+// Seed gives the named parameters that the profile sets to 0, and that
+// have a starting point, that start (the fit scales a value, and cannot
+// scale nothing): attend_ns_per_pair starts where attending to a
+// 100-token context costs what computing one prompt token does (the fit
+// may move it twenty times either way: a large model's attention to a
+// long context, or a tiny one's to a short).
+func Seed(p sim.Profile, names []string) sim.Profile {
+	if p.Spec == nil && slices.Contains(names, "attend_ns_per_pair") && p.AttendNsPerPair == 0 {
+		p.AttendNsPerPair = math.Min(result.MaxAttendNsPerPair, float64(p.PrefillPerToken)/100)
+	}
+	return p
+}
 
 // ParamsFor returns the named parameters of the profile's kind, or its
 // default set when names is empty.

@@ -63,6 +63,9 @@ func TestRecover(t *testing.T) {
 	}{
 		{"constant", constant, nil, []float64{1.3, 0.8, 1.15}},
 		{"constant-2", constant, nil, []float64{0.7, 1.4, 0.8}},
+		// Attention from Seed's 450 ns a pair, hidden at 67.5: a
+		// 2,500-token prompt's pairs cost twice its tokens' linear price.
+		{"constant-attention", Seed(constant, []string{"attend_ns_per_pair"}), []string{"step_base", "decode_per_seq", "prefill_per_token", "attend_ns_per_pair"}, []float64{1.2, 0.85, 0.8, 0.15}},
 		{"derived", derived, nil, []float64{0.85, 0.75, 1.3}},
 		{"derived-2", derived, nil, []float64{1.1, 1.3, 0.6}},
 	}

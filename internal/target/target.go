@@ -477,6 +477,7 @@ func recordProfile(p sim.Profile) *result.SimProfile {
 	return &result.SimProfile{
 		Name: p.Name, Model: p.Model, MaxNumSeqs: p.MaxNumSeqs, MaxBatchedTokens: p.MaxBatchedTokens,
 		StepBaseMs: ms(p.StepBase), DecodePerSeqMs: ms(p.DecodePerSeq), PrefillPerTokenMs: ms(p.PrefillPerToken),
+		AttendNsPerPair: p.AttendNsPerPair, UnifiedKV: p.UnifiedKV, MaxPrefillChunk: p.MaxPrefillChunk,
 		TokensPerStep: p.TokensPerStep, ChatTemplateTokens: p.ChatTemplateTokens, MaxModelLen: p.MaxModelLen,
 		PrefixCaching: p.PrefixCaching, Source: p.Source, KVCacheTokens: p.KVTokens(),
 	}
