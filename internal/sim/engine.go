@@ -266,7 +266,9 @@ func (e *engine) loop(ctx context.Context) {
 // chunkCap is the most prompt tokens one sequence prefills in a step:
 // the profile's MaxPrefillChunk, else the step's whole budget.
 func (e *engine) chunkCap() int {
-	if e.p.MaxPrefillChunk > 0 {
+	// A prompt prefilled in one step or not at all ignores the cap: held
+	// to it, a longer prompt could never be admitted.
+	if e.p.MaxPrefillChunk > 0 && !e.p.NoChunkedPrefill {
 		return e.p.MaxPrefillChunk
 	}
 	return e.p.MaxBatchedTokens

@@ -502,3 +502,24 @@ func TestConstantProfileAttention(t *testing.T) {
 		t.Errorf("four clients: unified TTFT %v, paged %v: the others' contexts cost nothing", un, pg)
 	}
 }
+
+// A per-request prefill cap splits a long prompt over steps (so prompts
+// sent together prefill together), and gives way where prompts are not
+// chunked at all: there it would keep a longer prompt out for ever.
+func TestMaxPrefillChunk(t *testing.T) {
+	t.Parallel()
+	p := Profile{Name: "chunk", Model: "m", MaxNumSeqs: 8, MaxBatchedTokens: 2048, StepBase: time.Millisecond,
+		DecodePerSeq: 100 * time.Microsecond, PrefillPerToken: 10 * time.Microsecond, TokensPerStep: 1, MaxModelLen: 4096}
+	lone := Load{Concurrency: 1, Input: 1000, Output: 2, Requests: 3}
+	whole := ClosedLoop(p, lone).TTFT
+	capped := p
+	capped.MaxPrefillChunk = 300
+	// 1,000 tokens in four steps of at most 300: three more step bases.
+	if got, want := ClosedLoop(capped, lone).TTFT, whole+3*time.Millisecond; (got - want).Abs() > time.Microsecond {
+		t.Errorf("capped at 300: TTFT %v, want %v (uncapped %v plus three steps' base)", got, want, whole)
+	}
+	capped.NoChunkedPrefill = true
+	if got := ClosedLoop(capped, lone); got.TTFT != whole {
+		t.Errorf("unchunked, capped at 300: TTFT %v, want the uncapped %v (the cap gives way)", got.TTFT, whole)
+	}
+}
