@@ -407,7 +407,7 @@ func fitBase(name string, files []*result.File, maxSeqs, maxTokens int) (sim.Pro
 		if err != nil {
 			return p, err
 		}
-		d.Name, d.TokensPerStep, d.ChatTemplateTokens, d.PrefixCaching = p.Name, p.TokensPerStep, p.ChatTemplateTokens, p.PrefixCaching
+		d.Name, d.TokensPerStep, d.ChatTemplateTokens, d.PrefixCaching, d.MaxPrefillChunk = p.Name, p.TokensPerStep, p.ChatTemplateTokens, p.PrefixCaching, p.MaxPrefillChunk
 		return d, nil
 	}
 	p.MaxNumSeqs, p.MaxBatchedTokens = orDefault(maxSeqs, p.MaxNumSeqs), orDefault(maxTokens, p.MaxBatchedTokens)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchci/benchci/internal/sim"
 	"github.com/benchci/benchci/internal/simfit"
 )
 
@@ -231,7 +232,9 @@ func TestSimFitUnifiedCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.UnifiedKV || p.MaxPrefillChunk != 256 || !(p.AttendNsPerPair > 0) {
-		t.Errorf("the file's profile: unified_kv %v, max_prefill_chunk %d, attend_ns_per_pair %v; want true, 256 and a fitted price", p.UnifiedKV, p.MaxPrefillChunk, p.AttendNsPerPair)
+	tiny, _ := sim.Lookup("tiny")
+	seed := simfit.Seed(tiny, []string{"attend_ns_per_pair"}).AttendNsPerPair
+	if !p.UnifiedKV || p.MaxPrefillChunk != 256 || !(p.AttendNsPerPair > 0) || p.AttendNsPerPair == seed {
+		t.Errorf("the file's profile: unified_kv %v, max_prefill_chunk %d, attend_ns_per_pair %v (seeded at %v); want true, 256 and a price the fit moved", p.UnifiedKV, p.MaxPrefillChunk, p.AttendNsPerPair, seed)
 	}
 }

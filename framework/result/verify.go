@@ -189,6 +189,9 @@ func (f *File) verify(o *VerifyOptions) error {
 			return fmt.Errorf("target.sim_profile.interval: %w", err)
 		}
 	}
+	if sp := f.Target.Sim; sp != nil && sp.MaxPrefillChunk < 0 {
+		return fmt.Errorf("target.sim_profile.max_prefill_chunk %d: %w", sp.MaxPrefillChunk, ErrInconsistent)
+	}
 	if sp := f.Target.Sim; sp != nil && !(sp.AttendNsPerPair >= 0 && sp.AttendNsPerPair <= MaxAttendNsPerPair) {
 		return fmt.Errorf("target.sim_profile.attend_ns_per_pair %v: want 0 to %v: %w", sp.AttendNsPerPair, float64(MaxAttendNsPerPair), ErrInconsistent)
 	}

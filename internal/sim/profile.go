@@ -104,11 +104,17 @@ func (p Profile) stepCost() func(batch) time.Duration {
 			if p.UnifiedKV {
 				pairs = int64(b.decodes+b.prefill) * b.kvInUse
 			}
-			c += time.Duration(float64(pairs) * p.AttendNsPerPair)
+			// Saturated: a hostile file's price times a huge cache
+			// would wrap a step's duration negative.
+			c += time.Duration(min(float64(pairs)*p.AttendNsPerPair, maxAttendNs))
 		}
 		return c
 	}
 }
+
+// maxAttendNs caps a step's attention at a day: past it a step is
+// already absurd, and a time.Duration would wrap.
+const maxAttendNs = float64(24 * time.Hour)
 
 // IdleTTFT is the TTFT of a lone request with the given prompt length,
 // including the template tokens the server adds for chat requests.

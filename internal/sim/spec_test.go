@@ -487,6 +487,12 @@ func TestConstantProfileAttention(t *testing.T) {
 	if got, want := u.stepCost()(b), flat+time.Duration(100*201*3000); got != want {
 		t.Errorf("unified: step %v, want %v (201 tokens x 3,000 cached)", got, want)
 	}
+	// A hostile price on a huge cache saturates; it does not wrap negative.
+	h := u
+	h.AttendNsPerPair = 1000
+	if got := h.stepCost()(batch{decodes: 1 << 16, prefill: 1 << 22, kvInUse: 1 << 38}); got < 24*time.Hour {
+		t.Errorf("a step of 2^22 tokens over 2^38 cached at 1000 ns a pair: %v, want at least a day", got)
+	}
 	// A lone request of 300 prompt tokens: one prefill step, as IdleTTFT says.
 	lone := Load{Concurrency: 1, Input: 300, Output: 2, Requests: 3}
 	for _, q := range []Profile{p, u} {

@@ -332,7 +332,7 @@ func fileOverrides(p sim.Profile, path string, o *suite.SimOverrides) (sim.Profi
 			return p, "sim", err
 		}
 		d.Name, d.Model, d.Source = p.Name+"+overrides", p.Model, p.Source
-		d.TokensPerStep, d.ChatTemplateTokens, d.PrefixCaching = p.TokensPerStep, p.ChatTemplateTokens, p.PrefixCaching
+		d.TokensPerStep, d.ChatTemplateTokens, d.PrefixCaching, d.MaxPrefillChunk = p.TokensPerStep, p.ChatTemplateTokens, p.PrefixCaching, p.MaxPrefillChunk
 		p = d
 	}
 	if o.TokensPerStep > 0 {
