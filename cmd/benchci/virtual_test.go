@@ -91,8 +91,17 @@ func TestRunOnTheSimulatorBesideAMeasuredBaseline(t *testing.T) {
   slos: [b.slo.rate('error_rate', '<=', 0.01)],`)
 	results, baselines := filepath.Join(dir, "results"), filepath.Join(dir, "baselines")
 	ctx := context.Background()
-	if code, stdout, stderr := runCLI(t, ctx, "run", "--progress=false", "--results", results, "--baselines", baselines, suite); code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	// The subject is the verdict, not the measurement: a loaded machine
+	// can stall a trial into an inconclusive run (exit 3), so the first
+	// run, which only makes the file, is tried up to three times.
+	for try := 1; ; try++ {
+		code, stdout, stderr := runCLI(t, ctx, "run", "--progress=false", "--results", results, "--baselines", baselines, suite)
+		if code == 0 {
+			break
+		}
+		if code != exitInconclusive || try == 3 {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
 	}
 	// Its own figures, as if a vLLM server had measured them.
 	f, err := result.Read(filepath.Join(results, "try.json"))
@@ -108,7 +117,7 @@ func TestRunOnTheSimulatorBesideAMeasuredBaseline(t *testing.T) {
 		t.Fatalf("baseline update: exit %d, %s", code, stderr)
 	}
 	code, stdout, stderr := runCLI(t, ctx, "run", "--progress=false", "--results", results, "--baselines", baselines, suite)
-	if code != 0 || !strings.Contains(stdout, "it measured a server, and this run ran on benchci's simulator; only its SLOs are judged") {
+	if (code != 0 && code != exitInconclusive) || !strings.Contains(stdout, "it measured a server, and this run ran on benchci's simulator; only its SLOs are judged") {
 		t.Errorf("a run on the simulator beside a measured baseline: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = runCLI(t, ctx, "compare", filepath.Join(baselines, "try.json"), filepath.Join(results, "try.json"))
