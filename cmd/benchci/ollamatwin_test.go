@@ -76,28 +76,28 @@ func BenchmarkOllamaTwin(b *testing.B) {
 	}
 }
 
+// heldOutFigures are the figures the twin is scored on, by name: TTFT
+// P50, TPOT P50 and output throughput (the last a throughput).
+var heldOutFigures = [3]string{"ttft", "tpot", "tput"}
+
+// readHeldOut reads a results file and its first point's heldOutFigures.
+func readHeldOut(b *testing.B, path string) (*result.File, [3]float64) {
+	f, err := result.Read(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := f.Points[0]
+	return f, [3]float64{p.Latency[metric.TTFT].P50, p.Latency[metric.TPOT].P50, p.Throughput.OutputTokens}
+}
+
 // reportRerun reports, in percent, how far a second measurement of the
 // held-out point moved from the first.
 func reportRerun(b *testing.B, firstPath, againPath string) {
-	first, err := result.Read(firstPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	again, err := result.Read(againPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	f, a := first.Points[0], again.Points[0]
-	for _, x := range []struct {
-		name         string
-		first, again float64
-	}{
-		{"ttft", f.Latency[metric.TTFT].P50, a.Latency[metric.TTFT].P50},
-		{"tpot", f.Latency[metric.TPOT].P50, a.Latency[metric.TPOT].P50},
-		{"tput", f.Throughput.OutputTokens, a.Throughput.OutputTokens},
-	} {
-		fmt.Fprintf(os.Stderr, "prompt 128, 2 conversations, measured again: %s %.2f, first %.2f\n", x.name, x.again, x.first)
-		b.ReportMetric(100*(x.again/x.first-1), "rerun-"+x.name+"128-%")
+	_, first := readHeldOut(b, firstPath)
+	_, again := readHeldOut(b, againPath)
+	for i, name := range heldOutFigures {
+		fmt.Fprintf(os.Stderr, "prompt 128, 2 conversations, measured again: %s %.2f, first %.2f\n", name, again[i], first[i])
+		b.ReportMetric(100*(again[i]/first[i]-1), "rerun-"+name+"128-%")
 	}
 }
 
@@ -105,42 +105,28 @@ func reportRerun(b *testing.B, firstPath, againPath string) {
 // P50 and output throughput at the held-out point (prompts of in tokens)
 // measured in one results file and predicted in the other.
 func reportTwinError(b *testing.B, in int, measuredPath, twinPath string) {
-	measured, err := result.Read(measuredPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	twin, err := result.Read(twinPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, p := measured.Points[0], twin.Points[0]
+	_, measured := readHeldOut(b, measuredPath)
+	twin, predicted := readHeldOut(b, twinPath)
 	iv := twin.Target.Sim.Interval
 	inside := 0
-	for _, f := range []struct {
-		name       string
-		got, want  float64
-		throughput bool
-	}{
-		{"ttft", p.Latency[metric.TTFT].P50, m.Latency[metric.TTFT].P50, false},
-		{"tpot", p.Latency[metric.TPOT].P50, m.Latency[metric.TPOT].P50, false},
-		{"tput", p.Throughput.OutputTokens, m.Throughput.OutputTokens, true},
-	} {
-		fmt.Fprintf(os.Stderr, "prompt %d, 2 conversations: %s measured %.2f, twin %.2f", in, f.name, f.want, f.got)
+	for i, name := range heldOutFigures {
+		got, want := predicted[i], measured[i]
+		fmt.Fprintf(os.Stderr, "prompt %d, 2 conversations: %s measured %.2f, twin %.2f", in, name, want, got)
 		if iv != nil {
 			// The twin's interval, from the fit's held-out points: does
 			// the measured figure fall inside it?
 			r := iv.Latency
-			if f.throughput {
+			if name == "tput" {
 				r = iv.Throughput
 			}
-			low, high := f.got*r[0], f.got*r[1]
+			low, high := got*r[0], got*r[1]
 			fmt.Fprintf(os.Stderr, " (its %.0f%% interval %.2f–%.2f)", 100*iv.Level, low, high)
-			if f.want >= low && f.want <= high {
+			if want >= low && want <= high {
 				inside++
 			}
 		}
 		fmt.Fprintln(os.Stderr)
-		b.ReportMetric(100*(f.got/f.want-1), fmt.Sprintf("%s%d-err-%%", f.name, in))
+		b.ReportMetric(100*(got/want-1), fmt.Sprintf("%s%d-err-%%", name, in))
 	}
 	if iv != nil {
 		b.ReportMetric(float64(inside), fmt.Sprintf("inside-interval-of-3-at-%d", in))

@@ -93,22 +93,7 @@ func addRate(t *report.Table, p selftest.RatePoint) {
 // measured kernels. Its markdown is the tables docs/simulator.md carries.
 func simCheckDoc(c simChecks) report.Doc {
 	before, cs, ks, rs := c.before, c.cs, c.ks, c.rs
-	held := &report.Table{Title: "held out by source: each source's rows predicted by the step overheads the other sources' rows fit", Columns: []report.Column{
-		{Key: "source", Title: "source held out"}, {Key: "engine", Title: "engine"}, {Key: "figures", Title: "figures", Right: true},
-		{Key: "step_overhead_ms", Title: "step overhead without it (ms)", Right: true}, {Key: "step_overhead_all_ms", Title: "with all (ms)", Right: true},
-		{Key: "median_abs_error", Title: "median abs. error held out", Right: true}, {Key: "median_abs_error_all", Title: "with all", Right: true},
-		{Key: "beyond_25", Title: "beyond ±25% held out", Right: true}, {Key: "beyond_25_all", Title: "with all", Right: true},
-	}, Notes: []string{"all rows held out: " + c.cv.Summary()}}
-	ms := func(d time.Duration) report.Cell {
-		v := float64(d) / 1e6
-		return report.Number(v, fmt.Sprintf("%.3f", v))
-	}
-	pct := func(v float64) report.Cell { return report.Number(v, fmt.Sprintf("%.0f%%", 100*v)) }
-	count := func(n int) report.Cell { return report.Number(float64(n), fmt.Sprint(n)) }
-	for _, f := range c.cv.Folds {
-		held.Add(report.Text(f.Source), report.Text(f.Engine), count(f.HeldOut.Figures), ms(f.Overhead), ms(f.InSample),
-			pct(f.HeldOut.MedianAbsErr), pct(f.Fitted.MedianAbsErr), count(f.BeyondHeldOut), count(f.BeyondFitted))
-	}
+	held := heldOutTable(c.cv)
 	pub := &report.Table{Title: "the simulator against published serving measurements", Columns: []report.Column{
 		{Key: "engine", Title: "engine"}, {Key: "test", Title: "test"}, {Key: "gpu", Title: "GPU"}, {Key: "model", Title: "model"},
 		{Key: "tp", Title: "TP", Right: true}, {Key: "weights", Title: "weights"}, {Key: "kv_cache", Title: "KV cache"},
@@ -154,6 +139,28 @@ func simCheckDoc(c simChecks) report.Doc {
 			return err
 		},
 	}}
+}
+
+// heldOutTable is sim check's first table: each source held out, the
+// overhead its fold fitted and its figures' errors, with and without it.
+func heldOutTable(cv sim.CrossValidation) *report.Table {
+	held := &report.Table{Title: "held out by source: each source's rows predicted by the step overheads the other sources' rows fit", Columns: []report.Column{
+		{Key: "source", Title: "source held out"}, {Key: "engine", Title: "engine"}, {Key: "figures", Title: "figures", Right: true},
+		{Key: "step_overhead_ms", Title: "step overhead without it (ms)", Right: true}, {Key: "step_overhead_all_ms", Title: "with all (ms)", Right: true},
+		{Key: "median_abs_error", Title: "median abs. error held out", Right: true}, {Key: "median_abs_error_all", Title: "with all", Right: true},
+		{Key: "beyond_25", Title: "beyond ±25% held out", Right: true}, {Key: "beyond_25_all", Title: "with all", Right: true},
+	}, Notes: []string{"all rows held out: " + cv.Summary()}}
+	ms := func(d time.Duration) report.Cell {
+		v := float64(d) / 1e6
+		return report.Number(v, fmt.Sprintf("%.3f", v))
+	}
+	pct := func(v float64) report.Cell { return report.Number(v, fmt.Sprintf("%.0f%%", 100*v)) }
+	count := func(n int) report.Cell { return report.Number(float64(n), fmt.Sprint(n)) }
+	for _, f := range cv.Folds {
+		held.Add(report.Text(f.Source), report.Text(f.Engine), count(f.HeldOut.Figures), ms(f.Overhead), ms(f.InSample),
+			pct(f.HeldOut.MedianAbsErr), pct(f.Fitted.MedianAbsErr), count(f.BeyondHeldOut), count(f.BeyondFitted))
+	}
+	return held
 }
 
 func pubTable(t *report.Table, c sim.Checked, fig, unit string, published, simulated, e float64) {

@@ -84,30 +84,11 @@ func CrossValidate(refs []Reference) (CrossValidation, error) {
 		}
 		e := engineKey(in[0])
 		f := Fold{Source: src, Engine: e, InSample: cv.InSample[e]}
-		// Every engine the source ran is refitted without it (today one
-		// each), so no row of it is priced with the in-sample fit.
-		over := map[string]time.Duration{}
-		for _, r := range in {
-			k := engineKey(r)
-			if _, done := over[k]; done {
-				continue
-			}
-			d, ok, err := fitOverhead(rest, k)
-			if err != nil {
-				return cv, err
-			}
-			if !ok {
-				if k == e {
-					f.Pooled = true
-				}
-				if d, ok, err = fitOverhead(rest, ""); err != nil {
-					return cv, err
-				} else if !ok {
-					return cv, fmt.Errorf("held out %s: no other source has a gated figure to fit on", ShortSource(src))
-				}
-			}
-			over[k] = d
+		over, pooled, err := foldOverheads(src, in, rest)
+		if err != nil {
+			return cv, err
 		}
+		f.Pooled = pooled[e]
 		f.Overhead = over[e]
 		held, err := checkWith(in, rooflineVersion, over)
 		if err != nil {
@@ -126,6 +107,34 @@ func CrossValidate(refs []Reference) (CrossValidation, error) {
 		cv.Folds = append(cv.Folds, f)
 	}
 	return cv, nil
+}
+
+// foldOverheads refits every engine a held-out source's rows ran (today
+// one each) on the other sources' rows, so no row of it is priced with
+// the in-sample fit; an engine no other source ran takes the overhead
+// every engine's rows give (pooled).
+func foldOverheads(src string, in, rest []Reference) (map[string]time.Duration, map[string]bool, error) {
+	over, pooled := map[string]time.Duration{}, map[string]bool{}
+	for _, r := range in {
+		k := engineKey(r)
+		if _, done := over[k]; done {
+			continue
+		}
+		d, ok, err := fitOverhead(rest, k)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			pooled[k] = true
+			if d, ok, err = fitOverhead(rest, ""); err != nil {
+				return nil, nil, err
+			} else if !ok {
+				return nil, nil, fmt.Errorf("held out %s: no other source has a gated figure to fit on", ShortSource(src))
+			}
+		}
+		over[k] = d
+	}
+	return over, pooled, nil
 }
 
 // fitOverhead finds the step overhead of engine (every engine, priced
