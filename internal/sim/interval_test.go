@@ -50,8 +50,9 @@ func TestCalibrateBySourceHoldsOutSources(t *testing.T) {
 			r := bias * (0.98 + 0.01*float64(i))
 			cs = append(cs, Checked{
 				Reference: Reference{Source: fmt.Sprintf("source %d", s), TTFTMs: 100 * r, OutputPerSec: 1000 / r},
-				Sim:       ClosedLoopResult{TTFT: 100 * time.Millisecond, OutputPerSec: 1000},
+				Sim:       ClosedLoopResult{OutputPerSec: 1000},
 			})
+			cs[len(cs)-1].Sim.Mean.TTFT = 100 * time.Millisecond
 		}
 	}
 	iv, err := CalibrateBySource(cs, 0.8)

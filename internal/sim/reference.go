@@ -184,15 +184,15 @@ func (c Checked) Figures() []Figure {
 		out = append(out, f)
 	}
 	if c.E2EMs > 0 {
-		add("e2e", c.E2EMs, ms(c.Sim.E2E), "ms")
-		add("throughput", float64(c.Requests*c.Output)/c.E2EMs*1000, float64(c.Requests*c.Output)/ms(c.Sim.E2E)*1000, "tok/s")
+		add("e2e", c.E2EMs, ms(c.Sim.Mean.E2E), "ms")
+		add("throughput", float64(c.Requests*c.Output)/c.E2EMs*1000, float64(c.Requests*c.Output)/ms(c.Sim.Mean.E2E)*1000, "tok/s")
 		return out
 	}
 	if c.TTFTMs > 0 {
-		add("ttft", c.TTFTMs, ms(c.Sim.TTFT), "ms")
+		add("ttft", c.TTFTMs, ms(c.Sim.Mean.TTFT), "ms")
 	}
 	if c.TPOTMs > 0 {
-		add("tpot", c.TPOTMs, ms(c.Sim.TPOT), "ms")
+		add("tpot", c.TPOTMs, ms(c.Sim.Mean.TPOT), "ms")
 	}
 	if c.OutputPerSec > 0 {
 		add("throughput", c.OutputPerSec, c.Sim.OutputPerSec, "tok/s")
@@ -293,15 +293,15 @@ func checkOne(r Reference, v int, overhead map[string]time.Duration) (Checked, e
 	rel := func(sim, pub float64) float64 { return (sim - pub) / pub }
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	if r.E2EMs > 0 {
-		c.Errors["e2e"] = rel(ms(res.E2E), r.E2EMs)
+		c.Errors["e2e"] = rel(ms(res.Mean.E2E), r.E2EMs)
 		// One batch: its output throughput is the batch's tokens over its latency.
-		c.Errors["throughput"] = rel(float64(r.Requests*r.Output)/ms(res.E2E), float64(r.Requests*r.Output)/r.E2EMs)
+		c.Errors["throughput"] = rel(float64(r.Requests*r.Output)/ms(res.Mean.E2E), float64(r.Requests*r.Output)/r.E2EMs)
 	}
 	if r.TTFTMs > 0 {
-		c.Errors["ttft"] = rel(ms(res.TTFT), r.TTFTMs)
+		c.Errors["ttft"] = rel(ms(res.Mean.TTFT), r.TTFTMs)
 	}
 	if r.TPOTMs > 0 {
-		c.Errors["tpot"] = rel(ms(res.TPOT), r.TPOTMs)
+		c.Errors["tpot"] = rel(ms(res.Mean.TPOT), r.TPOTMs)
 	}
 	if r.OutputPerSec > 0 {
 		c.Errors["throughput"] = rel(res.OutputPerSec, r.OutputPerSec)

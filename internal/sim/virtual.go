@@ -11,6 +11,11 @@ type ClosedLoopResult struct {
 	Requests int
 	// Medians over requests, in the engine's time (no HTTP, no client).
 	TTFT, TPOT, E2E time.Duration
+	// Mean holds the same figures' means, which is what the published
+	// rows state (genai-perf's and TensorRT-LLM's averages, vLLM's
+	// average batch latency): under load a few prompts that met in a
+	// step pull the mean TTFT up and leave the median where it was.
+	Mean struct{ TTFT, TPOT, E2E time.Duration }
 	// OutputPerSec is output tokens over the run's span.
 	OutputPerSec float64
 	Preemptions  int64
@@ -212,6 +217,7 @@ func (r *closedLoop) progress(i int) {
 func (r *closedLoop) result() ClosedLoopResult {
 	out := ClosedLoopResult{Requests: len(r.e2e), TTFT: median(r.ttft), TPOT: median(r.tpot), E2E: median(r.e2e),
 		Preemptions: r.c.sum(func(e *engine) int64 { return e.preemptions.Load() }), Steps: r.steps}
+	out.Mean.TTFT, out.Mean.TPOT, out.Mean.E2E = mean(r.ttft), mean(r.tpot), mean(r.e2e)
 	if r.l.Staggered {
 		if span := r.t.Sub(r.measuredFrom).Seconds(); span > 0 {
 			out.OutputPerSec = float64(r.measuredTokens) / span
@@ -227,6 +233,17 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+func mean(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return sum / time.Duration(len(ds))
 }
 
 func median(ds []time.Duration) time.Duration {
