@@ -220,6 +220,7 @@ func (c simChecks) print(cmd *cobra.Command, format string) (io.Writer, error) {
 		if n := intervalNote(c.cs); n != "" {
 			fmt.Fprint(out, n, "\n\n")
 		}
+		fmt.Fprint(out, scalingMarkdown(c.cv))
 		fmt.Fprint(out, sim.SummaryMarkdown(c.before, c.cs))
 		fmt.Fprint(out, "\n", sim.Markdown(c.cs))
 		fmt.Fprint(out, "\n", sim.KernelMarkdown(c.ks))

@@ -133,12 +133,41 @@ func simCheckDoc(c simChecks) report.Doc {
 			report.Number(r.Simulated, fmt.Sprintf("%.2f", r.Simulated)), report.Number(r.Error(), fmt.Sprintf("%+.0f%%", 100*r.Error())),
 			report.Number(r.Tolerance, fmt.Sprintf("%.0f%%", 100*r.Tolerance)))
 	}
-	return report.Doc{Tables: []*report.Table{held, pub, kern, ratios}, Layouts: map[string]func(io.Writer) error{
+	return report.Doc{Tables: []*report.Table{held, scalingTable(c.cv), pub, kern, ratios}, Layouts: map[string]func(io.Writer) error{
 		"markdown": func(w io.Writer) error {
-			_, err := fmt.Fprint(w, c.cv.Markdown(), "\n", sim.SummaryMarkdown(before, cs), "\n", sim.Markdown(cs), "\n", sim.KernelMarkdown(ks), "\n", sim.RatioMarkdown(rs))
+			_, err := fmt.Fprint(w, c.cv.Markdown(), "\n", scalingMarkdown(c.cv), sim.SummaryMarkdown(before, cs), "\n", sim.Markdown(cs), "\n", sim.KernelMarkdown(ks), "\n", sim.RatioMarkdown(rs))
 			return err
 		},
 	}}
+}
+
+// scalingMarkdown is the tensor-parallel scaling of the held-out rows,
+// with its heading, or "" where no rows differ in TP alone.
+func scalingMarkdown(cv sim.CrossValidation) string {
+	t := sim.ScalingMarkdown(sim.TPScaling(cv.Checked))
+	if t == "" {
+		return ""
+	}
+	return "Tensor-parallel scaling, held out by source (rows that differ in their TP alone):\n\n" + t + "\n"
+}
+
+// scalingTable is scalingMarkdown's table for json and the other formats:
+// one row per load, figure and TP.
+func scalingTable(cv sim.CrossValidation) *report.Table {
+	t := &report.Table{Title: "tensor-parallel scaling, held out by source", Columns: []report.Column{
+		{Key: "load", Title: "load"}, {Key: "figure", Title: "figure"}, {Key: "tp", Title: "TP", Right: true},
+		{Key: "published_ms", Title: "published (ms)", Right: true}, {Key: "simulated_ms", Title: "simulated (ms)", Right: true},
+		{Key: "published_x_first", Title: "published, x the first", Right: true}, {Key: "simulated_x_first", Title: "simulated, x the first", Right: true},
+	}}
+	for _, s := range sim.TPScaling(cv.Checked) {
+		for i, tp := range s.TP {
+			p, m := s.Published[i]/s.Published[0], s.Simulated[i]/s.Simulated[0]
+			t.Add(report.Text(s.Load), report.Text(s.Figure), report.Number(float64(tp), fmt.Sprint(tp)),
+				report.Number(s.Published[i], fmt.Sprintf("%.1f", s.Published[i])), report.Number(s.Simulated[i], fmt.Sprintf("%.1f", s.Simulated[i])),
+				report.Number(p, fmt.Sprintf("%.2f", p)), report.Number(m, fmt.Sprintf("%.2f", m)))
+		}
+	}
+	return t
 }
 
 // heldOutTable is sim check's first table: each source held out, the

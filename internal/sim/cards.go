@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
@@ -79,6 +80,11 @@ type GPUCard struct {
 	// (kernel launch and synchronization, as measured by nccl-tests).
 	LinkGBs     float64 `json:"link_gbs"`
 	AllReduceUs float64 `json:"all_reduce_us"`
+	// AllReduceDoublingUs is what each doubling of a switched group beyond
+	// two GPUs adds to a small all-reduce's latency: NCCL's rises from
+	// about 6 µs between two H100s to 21-24 µs among eight (a tree's
+	// depth, and more GPUs to wait for), about 8 µs a doubling.
+	AllReduceDoublingUs float64 `json:"all_reduce_doubling_us,omitempty"`
 	// Interconnect is how the tensor-parallel group's GPUs reach each
 	// other (see allReduce): "nvswitch" (every GPU reaches every other at
 	// LinkGBs through switches, as on HGX boards; the default), "mesh"
@@ -129,7 +135,8 @@ func (g GPUCard) computeCeiling(computeType string) float64 {
 // GPUs. On switches (NVSwitch) every GPU sends at its full link rate
 // whatever the group's size, and small messages take one fixed latency
 // (one-shot all-reduce kernels, as vLLM's custom all-reduce and NCCL's
-// NVLS do). A mesh gives a group of tp only tp-1 of its peer links. Over
+// NVLS do), which grows by AllReduceDoublingUs each time the group
+// doubles beyond two. A mesh gives a group of tp only tp-1 of its peer links. Over
 // PCIe the collective is a ring (vLLM's custom all-reduce needs peer
 // links beyond two GPUs), whose 2(tp-1) steps each pay a hop's latency,
 // with AllReduceUs the cost of the two steps of a pair.
@@ -138,6 +145,10 @@ func (g GPUCard) allReduce(tp int, msg float64) time.Duration {
 	bw := g.LinkGBs * 1e9
 	latency := g.AllReduceUs
 	switch g.Interconnect {
+	case "", InterconnectSwitch:
+		if n > 2 {
+			latency += g.AllReduceDoublingUs * math.Log2(n/2)
+		}
 	case InterconnectMesh:
 		if g.PeerLinks > 0 {
 			bw *= min(1, (n-1)/float64(g.PeerLinks))
@@ -158,8 +169,8 @@ func (g GPUCard) Check() error {
 	default:
 		return fmt.Errorf("gpu card %q: interconnect %q: want %s, %s or %s", g.Name, g.Interconnect, InterconnectSwitch, InterconnectMesh, InterconnectPCIe)
 	}
-	if g.PeerLinks < 0 || g.AllReduceUs < 0 {
-		return fmt.Errorf("gpu card %q: peer_links and all_reduce_us must not be negative", g.Name)
+	if g.PeerLinks < 0 || g.AllReduceUs < 0 || g.AllReduceDoublingUs < 0 {
+		return fmt.Errorf("gpu card %q: peer_links, all_reduce_us and all_reduce_doubling_us must not be negative", g.Name)
 	}
 	// An achieved figure under 1% of the datasheet's is a typo (a unit
 	// off), and would price a step in years: refused, as a negative one.
@@ -186,6 +197,9 @@ var modelCards = []ModelCard{
 	{Name: "llama-3-70b", Served: "meta-llama/Meta-Llama-3-70B-Instruct", Params: 70.55e9, Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128,
 		Intermediate: 28672, Vocab: 128256, ContextLen: 8192,
 		Source: "huggingface.co/meta-llama/Meta-Llama-3-70B config.json; 70.55B parameters. Llama 3.1/3.3 70B have the same shapes (context 131072)"},
+	{Name: "llama-2-70b", Served: "meta-llama/Llama-2-70b-chat-hf", Params: 68.98e9, Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128,
+		Intermediate: 28672, Vocab: 32000, ContextLen: 4096,
+		Source: "huggingface.co/meta-llama/Llama-2-70b-hf config.json; 68.98B parameters from its shapes (Llama 3 70B's, with a 32,000-token vocabulary)"},
 	{Name: "qwen2.5-7b", Served: "Qwen/Qwen2.5-7B-Instruct", Params: 7.62e9, Layers: 28, Hidden: 3584, Heads: 28, KVHeads: 4, HeadDim: 128,
 		Intermediate: 18944, Vocab: 152064, ContextLen: 32768,
 		Source: "huggingface.co/Qwen/Qwen2.5-7B-Instruct config.json; 7.61B parameters"},
@@ -202,13 +216,13 @@ var modelCards = []ModelCard{
 
 var gpuCards = []GPUCard{
 	{Name: "a100-80gb", MemoryGiB: 80, BandwidthGBs: 2039, TFLOPS: map[string]float64{"bf16": 312},
-		LinkGBs: 300, AllReduceUs: 25, Interconnect: InterconnectSwitch,
+		LinkGBs: 300, AllReduceUs: 25, AllReduceDoublingUs: 8, Interconnect: InterconnectSwitch,
 		Source: "NVIDIA A100 datasheet (SXM4 80GB): 2,039 GB/s HBM2e, 312 TFLOPS BF16 dense, NVLink 600 GB/s both directions; no FP8 units"},
 	{Name: "h100-sxm", MemoryGiB: 79.6, BandwidthGBs: 3350, TFLOPS: map[string]float64{"bf16": 989, "fp8": 1979},
-		LinkGBs: 450, AllReduceUs: 20, Interconnect: InterconnectSwitch,
+		LinkGBs: 450, AllReduceUs: 20, AllReduceDoublingUs: 8, Interconnect: InterconnectSwitch,
 		Source: "NVIDIA H100 datasheet (SXM5): 80 GB HBM3 (79.6 GiB usable), 3.35 TB/s, 989 TFLOPS BF16 / 1,979 FP8 dense, NVLink 900 GB/s both directions"},
 	{Name: "h200", MemoryGiB: 140.4, BandwidthGBs: 4800, TFLOPS: map[string]float64{"bf16": 989, "fp8": 1979},
-		LinkGBs: 450, AllReduceUs: 20, Interconnect: InterconnectSwitch,
+		LinkGBs: 450, AllReduceUs: 20, AllReduceDoublingUs: 8, Interconnect: InterconnectSwitch,
 		AchievedGBs: 4258, AchievedTFLOPS: map[string]float64{"bf16": 787},
 		Source: "NVIDIA H200 datasheet (SXM): 141 GB HBM3e (140.4 GiB usable), 4.8 TB/s, H100's compute, NVLink 900 GB/s both directions; " +
 			"achieved: a 4,258 GB/s copy and 787 TFLOPS BF16 matrix products, measured/h200-llama-3-8b.json's ceilings"},

@@ -113,7 +113,7 @@ type Engine struct {
 var Engines = []Engine{
 	{
 		Name: "vllm", KernelMemory: 0.86, KernelCompute: 0.7,
-		StepOverhead: 2329 * time.Microsecond, SeqOverhead: 4 * time.Microsecond,
+		StepOverhead: 2147 * time.Microsecond, SeqOverhead: 4 * time.Microsecond,
 		MaxNumSeqs: 256, MaxBatchedTokens: 8192,
 		Source: "kernel shares: measured/h200-llama-3-8b.json, decode matrix products at batch 1 reach 3.65 of the 4.26 TB/s a copy reaches (0.86) " +
 			"and a prefill of 8192 tokens 553 of 787 matmul TFLOPS (0.70); step overhead: fitted on the vLLM rows of References (CrossValidate's fit on all of them); defaults: vLLM's --max-num-seqs and --max-num-batched-tokens",
@@ -127,7 +127,7 @@ var Engines = []Engine{
 	},
 	{
 		Name: "trtllm", KernelMemory: 0.86, KernelCompute: 0.7,
-		StepOverhead: 1138 * time.Microsecond, SeqOverhead: 4 * time.Microsecond,
+		StepOverhead: 1625 * time.Microsecond, SeqOverhead: 4 * time.Microsecond,
 		MaxNumSeqs: 2048, MaxBatchedTokens: 8192,
 		Source: "kernel shares as vLLM's until a published row tells them apart; step overhead: fitted on the TensorRT-LLM rows of References (CrossValidate's fit on all of them; the rows barely pin it below 1.3 ms); defaults: trtllm-serve's max_batch_size 2048 and max_num_tokens 8192",
 	},
