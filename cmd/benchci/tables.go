@@ -156,15 +156,16 @@ func scalingMarkdown(cv sim.CrossValidation) string {
 func scalingTable(cv sim.CrossValidation) *report.Table {
 	t := &report.Table{Title: "tensor-parallel scaling, held out by source", Columns: []report.Column{
 		{Key: "load", Title: "load"}, {Key: "figure", Title: "figure"}, {Key: "tp", Title: "TP", Right: true},
-		{Key: "published_ms", Title: "published (ms)", Right: true}, {Key: "simulated_ms", Title: "simulated (ms)", Right: true},
+		{Key: "unit", Title: "unit"}, {Key: "published", Title: "published", Right: true}, {Key: "simulated", Title: "simulated", Right: true},
 		{Key: "published_x_first", Title: "published, x the first", Right: true}, {Key: "simulated_x_first", Title: "simulated, x the first", Right: true},
+		{Key: "ratio_error", Title: "error of the ratio", Right: true},
 	}}
 	for _, s := range sim.TPScaling(cv.Checked) {
 		for i, tp := range s.TP {
 			p, m := s.Published[i]/s.Published[0], s.Simulated[i]/s.Simulated[0]
-			t.Add(report.Text(s.Load), report.Text(s.Figure), report.Number(float64(tp), fmt.Sprint(tp)),
+			t.Add(report.Text(s.Load), report.Text(s.Figure), report.Number(float64(tp), fmt.Sprint(tp)), report.Text(s.Unit),
 				report.Number(s.Published[i], fmt.Sprintf("%.1f", s.Published[i])), report.Number(s.Simulated[i], fmt.Sprintf("%.1f", s.Simulated[i])),
-				report.Number(p, fmt.Sprintf("%.2f", p)), report.Number(m, fmt.Sprintf("%.2f", m)))
+				report.Number(p, fmt.Sprintf("%.2f", p)), report.Number(m, fmt.Sprintf("%.2f", m)), report.Number(m/p-1, fmt.Sprintf("%+.0f%%", 100*(m/p-1))))
 		}
 	}
 	return t

@@ -141,8 +141,7 @@ func foldOverheads(src string, in, rest []Reference) (map[string]time.Duration, 
 // with one overhead, when engine is "") that brings its rows' gated
 // figures closest to the published ones: the least mean |log| ratio.
 // Known misses count (the fit rests on no hand-written label; without
-// them vLLM's overhead fits 2.15 ms, not 2.33: the MI300X rows pull it
-// up). ok is false when
+// them vLLM's overhead fits 2.07 ms, not 2.15). ok is false when
 // refs hold no gated figure of the engine.
 func fitOverhead(refs []Reference, engine string) (d time.Duration, ok bool, err error) {
 	var rows []Reference

@@ -14,9 +14,10 @@ type Scaling struct {
 	// Load names the rows' shared settings: source, engine, GPU, model,
 	// weights, batch and lengths.
 	Load   string
-	Figure string // "ttft", "tpot"
+	Figure string // "ttft", "tpot", "throughput"
+	Unit   string // "ms", "tok/s"
 	TP     []int
-	// Published and Simulated are the figure at each TP, in ms.
+	// Published and Simulated are the figure at each TP, in Unit.
 	Published, Simulated []float64
 }
 
@@ -29,9 +30,10 @@ func scaled(xs []float64) []float64 {
 	return out
 }
 
-// ScalingError is the simulated speed-up's error at the largest TP:
-// (simulated ratio - published ratio) / published ratio; below zero the
-// simulator scales better than the engine did.
+// ScalingError is the error of the simulated figure's ratio at the
+// largest TP to its value at the smallest: (simulated ratio - published
+// ratio) / published ratio. For a latency, below zero means the simulator
+// scales better than the engine did; for a throughput, above zero.
 func (s Scaling) ScalingError() float64 {
 	p, m := scaled(s.Published), scaled(s.Simulated)
 	last := len(s.TP) - 1
@@ -39,7 +41,7 @@ func (s Scaling) ScalingError() float64 {
 }
 
 // TPScaling groups checked rows that differ only in their tensor-parallel
-// size, three sizes or more, and lists their latencies side by side.
+// size, three sizes or more, and lists their figures side by side.
 func TPScaling(cs []Checked) []Scaling {
 	type key struct {
 		source, engine, gpu, model, weights, kv string
@@ -64,12 +66,17 @@ func TPScaling(cs []Checked) []Scaling {
 		slices.SortFunc(g, func(a, b Checked) int { return cmp.Compare(a.TP, b.TP) })
 		weights := cmp.Or(k.weights, "bf16")
 		load := fmt.Sprintf("%s, %s %s on %s, batch of %d, %d/%d", g[0].Engine, k.model, weights, k.gpu, k.conc, k.in, k.out)
-		for _, fig := range []string{"ttft", "tpot"} {
-			s := Scaling{Load: load, Figure: fig}
+		for _, fig := range []string{"ttft", "tpot", "throughput"} {
+			s := Scaling{Load: load, Figure: fig, Unit: "ms"}
 			for _, c := range g {
-				pub, sim := c.TTFTMs, ms(c.Sim.Mean.TTFT)
-				if fig == "tpot" {
+				var pub, sim float64
+				switch fig {
+				case "ttft":
+					pub, sim = c.TTFTMs, ms(c.Sim.Mean.TTFT)
+				case "tpot":
 					pub, sim = c.TPOTMs, ms(c.Sim.Mean.TPOT)
+				default:
+					pub, sim, s.Unit = c.OutputPerSec, c.Sim.OutputPerSec, "tok/s"
 				}
 				if pub <= 0 || sim <= 0 {
 					continue
@@ -91,9 +98,9 @@ func ScalingMarkdown(ss []Scaling) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("| load | figure | TP | published (x the first) | simulated, held out (x the first) | error of the speed-up at the largest TP |\n|---|---|---|---|---|---|\n")
-	join := func(first float64, rs []float64) string {
-		parts := []string{fmt.Sprintf("%.1f ms", first)}
+	b.WriteString("| load | figure | TP | published (x the first) | simulated, held out (x the first) | error of the ratio at the largest TP |\n|---|---|---|---|---|---|\n")
+	join := func(first float64, unit string, rs []float64) string {
+		parts := []string{fmt.Sprintf("%.1f %s", first, unit)}
 		for _, r := range rs[1:] {
 			parts = append(parts, fmt.Sprintf("%.2f", r))
 		}
@@ -105,7 +112,7 @@ func ScalingMarkdown(ss []Scaling) string {
 			tps[i] = fmt.Sprint(tp)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %+.0f%% |\n", s.Load, s.Figure, strings.Join(tps, ", "),
-			join(s.Published[0], scaled(s.Published)), join(s.Simulated[0], scaled(s.Simulated)), 100*s.ScalingError())
+			join(s.Published[0], s.Unit, scaled(s.Published)), join(s.Simulated[0], s.Unit, scaled(s.Simulated)), 100*s.ScalingError())
 	}
 	return b.String()
 }

@@ -34,7 +34,7 @@ func TestTPScalingGroupsRowsByLoad(t *testing.T) {
 		t.Errorf("scaling error %.3f, want %.3f", e, 0.25/(10.0/28)-1)
 	}
 	md := ScalingMarkdown(ss)
-	if !strings.Contains(md, "| 1, 2, 4, 8 | 28.0 ms, 0.66, 0.46, 0.36 | 28.0 ms, 0.64, 0.39, 0.25 | -30% |") {
+	if !strings.Contains(md, "| tpot | 1, 2, 4, 8 | 28.0 ms, 0.66, 0.46, 0.36 | 28.0 ms, 0.64, 0.39, 0.25 | -30% |") {
 		t.Errorf("markdown:\n%s", md)
 	}
 	if ScalingMarkdown(nil) != "" {

@@ -30,12 +30,13 @@
       });
       { kind: 'sim', profile: profile, [if std.length(o) > 0 then 'sim']: o, [if faults != null then 'faults']: faults },
     // simSpec derives the simulator from a model card and a GPU card, each
-    // a built-in name (models: llama-3-8b, llama-3-70b, llama-3.1-405b,
+    // a built-in name (models: llama-3-8b, llama-3-70b, llama-2-70b, llama-3.1-405b,
     // qwen2.5-7b, qwen2.5-72b, mixtral-8x7b; GPUs: a100-80gb, h100-sxm,
     // h200, l40s, mi300x) or a card written out ({ name, params, layers, hidden, heads,
     // kv_heads, head_dim, intermediate, vocab, context_len } for a model;
     // { name, memory_gib, bandwidth_gbs, tflops: { bf16, fp8 }, link_gbs,
-    // all_reduce_us, and optionally interconnect: 'nvswitch'|'mesh'|'pcie',
+    // all_reduce_us, and optionally all_reduce_doubling_us (switches: what each
+    // doubling of the group beyond two adds), interconnect: 'nvswitch'|'mesh'|'pcie',
     // peer_links, achieved_gbs, achieved_tflops } for a GPU), with the
     // engine's knobs; engine is 'vllm' (default), 'sglang' or 'trtllm'; weights and
     // kv_cache are 'bf16' or 'fp8'. Efficiencies override the engine's achieved shares
