@@ -137,9 +137,10 @@ func (g GPUCard) computeCeiling(computeType string) float64 {
 // (one-shot all-reduce kernels, as vLLM's custom all-reduce and NCCL's
 // NVLS do), which grows by AllReduceDoublingUs each time the group
 // doubles beyond two. A mesh gives a group of tp only tp-1 of its peer links. Over
-// PCIe the collective is a ring (vLLM's custom all-reduce needs peer
-// links beyond two GPUs), whose 2(tp-1) steps each pay a hop's latency,
-// with AllReduceUs the cost of the two steps of a pair.
+// PCIe it is NCCL's (custom all-reduces need peer links): a small one
+// costs about the same among two GPUs or eight (nccl-tests: 37-54 µs for
+// 8 bytes among eight PCIe GPUs, NVIDIA/nccl#1530 and #1439), and a
+// large one moves at pcieBusShare of the link.
 func (g GPUCard) allReduce(tp int, msg float64) time.Duration {
 	n := float64(tp)
 	bw := g.LinkGBs * 1e9
@@ -154,10 +155,16 @@ func (g GPUCard) allReduce(tp int, msg float64) time.Duration {
 			bw *= min(1, (n-1)/float64(g.PeerLinks))
 		}
 	case InterconnectPCIe:
-		latency *= n - 1
+		bw *= pcieBusShare
 	}
 	return time.Duration((latency*1e-6 + 2*(n-1)/n*msg/bw) * 1e9)
 }
+
+// pcieBusShare is the share of one GPU's PCIe bandwidth a large
+// all-reduce's ring reaches through the host: nccl-tests' bus bandwidth
+// on PCIe boxes is 44-60% of the link (28 GB/s among eight PCIe 5 GPUs,
+// NVIDIA/nccl#1639); the high end met TensorRT-LLM's L40S rows, which set it.
+const pcieBusShare = 0.6
 
 // Check reports the first missing or impossible field.
 func (g GPUCard) Check() error {

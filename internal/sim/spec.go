@@ -127,7 +127,7 @@ var Engines = []Engine{
 	},
 	{
 		Name: "trtllm", KernelMemory: 0.86, KernelCompute: 0.7,
-		StepOverhead: 1603 * time.Microsecond, SeqOverhead: 4 * time.Microsecond,
+		StepOverhead: 1625 * time.Microsecond, SeqOverhead: 4 * time.Microsecond,
 		MaxNumSeqs: 2048, MaxBatchedTokens: 8192,
 		Source: "kernel shares as vLLM's until a published row tells them apart; step overhead: fitted on the TensorRT-LLM rows of References (CrossValidate's fit on all of them; its folds land between 1.1 and 1.8 ms); defaults: trtllm-serve's max_batch_size 2048 and max_num_tokens 8192",
 	},
