@@ -139,8 +139,9 @@ b.suite {
 			}
 			continue
 		}
-		// The gateway's hold, less what the clock lost to a busy machine's
-		// scheduling, is the least the client adds.
+		// Every request's client TTFT holds the gateway's 20 ms; the two
+		// means count slightly different requests (the window's edges),
+		// hence the slack.
 		if pt.Overhead == nil || pt.Overhead.TTFTMeanMs < 0.8*float64(gateway.Milliseconds()) {
 			t.Errorf("whole run: overhead %+v behind a %v gateway (client TTFT mean %.2f ms, server's %.2f ms)",
 				pt.Overhead, gateway, pt.Latency[metric.TTFT].Mean, 1000*pt.Server["server_ttft_mean_s"])

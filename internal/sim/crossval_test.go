@@ -92,4 +92,7 @@ func TestEngineOverheadsAreTheFit(t *testing.T) {
 	if !strings.Contains(string(doc), cv.Markdown()) {
 		t.Errorf("docs/simulator.md's cross-validation is stale: regenerate it with `go run ./cmd/benchci sim check --markdown`")
 	}
+	if !strings.Contains(string(doc), ScalingMarkdown(TPScaling(cv.Checked))) {
+		t.Errorf("docs/simulator.md's tensor-parallel scaling is stale: regenerate it with `go run ./cmd/benchci sim check --markdown`")
+	}
 }

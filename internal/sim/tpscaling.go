@@ -64,6 +64,9 @@ func TPScaling(cs []Checked) []Scaling {
 			continue
 		}
 		slices.SortFunc(g, func(a, b Checked) int { return cmp.Compare(a.TP, b.TP) })
+		// One row a size: a repeated TP (two runs of one load) is not a
+		// scaling; the first stands.
+		g = slices.CompactFunc(g, func(a, b Checked) bool { return a.TP == b.TP })
 		weights := cmp.Or(k.weights, "bf16")
 		load := fmt.Sprintf("%s, %s %s on %s, batch of %d, %d/%d", g[0].Engine, k.model, weights, k.gpu, k.conc, k.in, k.out)
 		for _, fig := range []string{"ttft", "tpot", "throughput"} {

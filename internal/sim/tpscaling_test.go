@@ -18,7 +18,7 @@ func TestTPScalingGroupsRowsByLoad(t *testing.T) {
 	}
 	cs := []Checked{
 		row("h100", 4, 13, 11), row("h100", 1, 28, 28), row("h100", 8, 10, 7), row("h100", 2, 18.5, 18),
-		row("l40s", 2, 64, 60), row("l40s", 4, 33, 47), // two sizes: no scaling
+		row("l40s", 2, 64, 60), row("l40s", 4, 33, 47), row("l40s", 4, 34, 47), // two sizes (one repeated): no scaling
 	}
 	ss := TPScaling(cs)
 	if len(ss) != 1 {
