@@ -97,7 +97,7 @@ func simCheckDoc(c simChecks) report.Doc {
 	pub := &report.Table{Title: "the simulator against published serving measurements", Columns: []report.Column{
 		{Key: "engine", Title: "engine"}, {Key: "test", Title: "test"}, {Key: "gpu", Title: "GPU"}, {Key: "model", Title: "model"},
 		{Key: "tp", Title: "TP", Right: true}, {Key: "weights", Title: "weights"}, {Key: "kv_cache", Title: "KV cache"},
-		{Key: "concurrency", Title: "clients", Right: true}, {Key: "input_tokens", Title: "in", Right: true}, {Key: "output_tokens", Title: "out", Right: true},
+		{Key: "concurrency", Title: "clients", Right: true}, {Key: "rate", Title: "req/s (open loop)", Right: true}, {Key: "input_tokens", Title: "in", Right: true}, {Key: "output_tokens", Title: "out", Right: true},
 		{Key: "past_knee", Title: "past the knee"}, {Key: "figure", Title: "figure"}, {Key: "unit", Title: "unit"},
 		{Key: "published", Title: "published", Right: true}, {Key: "simulated", Title: "simulated", Right: true}, {Key: "error", Title: "error", Right: true},
 		{Key: "not_gated", Title: "not gated because"}, {Key: "known_miss", Title: "known miss"}, {Key: "added_with_roofline_2", Title: "structure not tuned on"},
@@ -203,7 +203,7 @@ func pubTable(t *report.Table, c sim.Checked, fig, unit string, published, simul
 		knee = "yes"
 	}
 	t.Add(report.Text(c.Engine), report.Text(c.Test), report.Text(c.GPU), report.Text(c.Model), report.Number(float64(c.TP), fmt.Sprint(c.TP)),
-		report.Text(weights), report.Text(c.KVCache), report.Number(float64(c.Concurrency), fmt.Sprint(c.Concurrency)),
+		report.Text(weights), report.Text(c.KVCache), report.Number(float64(c.Concurrency), fmt.Sprint(c.Concurrency)), report.Number(c.Rate, fmt.Sprintf("%.3g", c.Rate)),
 		report.Number(float64(c.Input), fmt.Sprint(c.Input)), report.Number(float64(c.Output), fmt.Sprint(c.Output)), report.Text(knee),
 		report.Text(fig), report.Text(unit), report.Number(published, fmt.Sprintf("%.1f", published)), report.Number(simulated, fmt.Sprintf("%.1f", simulated)),
 		report.Number(e, fmt.Sprintf("%+.0f%%", 100*e)), report.Text(c.Ungated[fig]), report.Text(c.KnownMiss), report.Text(fmt.Sprint(c.New)))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"
@@ -27,6 +28,10 @@ type Reference struct {
 	// A closed loop of Concurrency clients sending Input/Output-token
 	// requests (vLLM's latency test is one batch: Requests = Concurrency).
 	Concurrency, Input, Output, Requests int
+	// Rate, where set, makes the row an open loop instead: Requests sent
+	// at Poisson arrivals of Rate per second (Concurrency is 0), every
+	// one counted, as vLLM's and SGLang's serving benchmarks count them.
+	Rate float64
 	// Published figures; zero where the source gives none.
 	E2EMs, TTFTMs, TPOTMs, OutputPerSec float64
 	Source                              string
@@ -347,7 +352,12 @@ func checkOne(r Reference, v int, overhead map[string]time.Duration) (Checked, e
 	if err != nil {
 		return Checked{}, fmt.Errorf("reference %s: %w", r.Test, err)
 	}
-	res := ClosedLoop(p, Load{Concurrency: r.Concurrency, Input: r.Input, Output: r.Output, Requests: r.Requests, Staggered: r.Requests > r.Concurrency})
+	var res ClosedLoopResult
+	if r.Rate > 0 {
+		res = openLoop(p, r)
+	} else {
+		res = ClosedLoop(p, Load{Concurrency: r.Concurrency, Input: r.Input, Output: r.Output, Requests: r.Requests, Staggered: r.Requests > r.Concurrency})
+	}
 	c := Checked{Reference: r, Profile: p.Name, Sim: res, Errors: map[string]float64{}}
 	rel := func(sim, pub float64) float64 { return (sim - pub) / pub }
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -366,6 +376,24 @@ func checkOne(r Reference, v int, overhead map[string]time.Duration) (Checked, e
 		c.Errors["throughput"] = rel(res.OutputPerSec, r.OutputPerSec)
 	}
 	return c, nil
+}
+
+// openLoop replays an open-loop row: its requests at seeded Poisson
+// arrivals, every one measured, its figures as ClosedLoop reports them.
+func openLoop(p Profile, r Reference) ClosedLoopResult {
+	run := Simulate(p, Run{Rate: r.Rate, Requests: r.Requests, Seed: 1,
+		Lengths: func(*rand.Rand) (int, int) { return r.Input, r.Output }})
+	var ttft, tpot, e2e []time.Duration
+	for _, s := range run.Samples {
+		ttft, e2e = append(ttft, s.TTFT), append(e2e, s.E2E)
+		if s.Output > 1 {
+			tpot = append(tpot, s.TPOT())
+		}
+	}
+	out := ClosedLoopResult{Requests: len(run.Samples), OutputPerSec: run.OutputPerSec(), Preemptions: run.Preemptions, Steps: run.Steps}
+	out.Mean.TTFT, out.Mean.TPOT, out.Mean.E2E = mean(ttft), mean(tpot), mean(e2e)
+	out.TTFT, out.TPOT, out.E2E = median(ttft), median(tpot), median(e2e)
+	return out
 }
 
 // Markdown renders checked references as docs/simulator.md's table.
@@ -398,6 +426,9 @@ func Markdown(cs []Checked) string {
 		}
 		if c.Requests == c.Concurrency {
 			load = fmt.Sprintf("batch of %d, %d/%d", c.Concurrency, c.Input, c.Output)
+		}
+		if c.Rate > 0 {
+			load = fmt.Sprintf("Poisson %.3g req/s, %d/%d", c.Rate, c.Input, c.Output)
 		}
 		for _, f := range c.Figures() {
 			mark := ""

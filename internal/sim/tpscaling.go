@@ -46,11 +46,12 @@ func TPScaling(cs []Checked) []Scaling {
 	type key struct {
 		source, engine, gpu, model, weights, kv string
 		conc, in, out                           int
+		rate                                    float64
 	}
 	groups := map[key][]Checked{}
 	var order []key
 	for _, c := range cs {
-		k := key{c.Source, c.Engine, c.GPU, c.Model, c.Weights, c.KVCache, c.Concurrency, c.Input, c.Output}
+		k := key{c.Source, c.Engine, c.GPU, c.Model, c.Weights, c.KVCache, c.Concurrency, c.Input, c.Output, c.Rate}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
