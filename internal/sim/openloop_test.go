@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 // An open-loop row replays Poisson arrivals at its rate, every request
@@ -38,5 +40,36 @@ func TestOpenLoopReferences(t *testing.T) {
 	}
 	if md := Markdown(cs); !strings.Contains(md, "Poisson 30 req/s, 1024/128") {
 		t.Errorf("the table does not name the open loop's rate:\n%s", md)
+	}
+}
+
+// A request path's delay is spread over half to one and a half of the
+// profile's RequestOverhead, request by request, in the closed loop as in
+// the open one: one fixed delay locked a closed loop's clients into
+// phase.
+func TestRequestPathIsSpread(t *testing.T) {
+	t.Parallel()
+	p, _ := Lookup("llama3-8b-h100")
+	p.RequestOverhead = 20 * time.Millisecond
+	for _, d := range []time.Duration{p.requestDelay(0), p.requestDelay(0.5), p.requestDelay(0.999)} {
+		if d < 10*time.Millisecond || d >= 30*time.Millisecond {
+			t.Errorf("request delay %v outside 10-30 ms", d)
+		}
+	}
+	// One client, short prompts: each TTFT is the request path and one
+	// short prefill, so its spread is the path's.
+	for _, conc := range []int{1, 0} {
+		run := Run{Concurrency: conc, Rate: 0.5, Requests: 200, Seed: 7, Lengths: func(*rand.Rand) (int, int) { return 16, 4 }}
+		if conc > 0 {
+			run.Rate = 0
+		}
+		res := Simulate(p, run)
+		lo, hi := time.Hour, time.Duration(0)
+		for _, s := range res.Samples {
+			lo, hi = min(lo, s.TTFT), max(hi, s.TTFT)
+		}
+		if hi-lo < 10*time.Millisecond || lo < 10*time.Millisecond {
+			t.Errorf("concurrency %d: TTFT from %v to %v: want the request path's 10-30 ms spread in it", conc, lo, hi)
+		}
 	}
 }

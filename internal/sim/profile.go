@@ -78,7 +78,8 @@ type Profile struct {
 	// its own sequence's context (paged attention, as vLLM).
 	UnifiedKV bool `json:"unified_kv,omitempty"`
 	// RequestOverhead delays each request's arrival at the scheduler: the
-	// engine's HTTP, chat template and tokenizer (see Efficiency).
+	// engine's HTTP, chat template and tokenizer (see Efficiency), on
+	// average; each request's delay is spread about it (requestDelay).
 	RequestOverhead time.Duration `json:"request_overhead,omitempty"`
 	// Speculative, when set (WithSpeculative), prices decode steps as a
 	// draft and a verification and draws the tokens each emits.
@@ -251,4 +252,15 @@ func ParseSpecName(name string) (Spec, error) {
 		}
 	}
 	return s, nil
+}
+
+// requestDelay is one request's way through the request path, given u
+// drawn uniformly from [0, 1): RequestOverhead spread evenly over half to
+// one and a half of it. A real request path (HTTP, the tokenizer, a queue
+// between them) takes longer for one request than another, and that
+// spread is what keeps a closed loop's clients from locking into a phase:
+// with one fixed delay, clients that finished in one step came back in
+// one step and queued behind each other's prefills, every time.
+func (p Profile) requestDelay(u float64) time.Duration {
+	return time.Duration(float64(p.RequestOverhead) * (0.5 + u))
 }

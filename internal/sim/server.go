@@ -11,6 +11,7 @@ import (
 	"image"
 	_ "image/jpeg" // images of multimodal prompts
 	_ "image/png"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -854,5 +855,5 @@ func (s *Server) requestPath(ctx context.Context) bool {
 	if s.p.RequestOverhead <= 0 {
 		return true
 	}
-	return clock.SleepUntil(ctx, time.Now().Add(s.p.RequestOverhead), clock.DefaultSpin)
+	return clock.SleepUntil(ctx, time.Now().Add(s.p.requestDelay(rand.Float64())), clock.DefaultSpin)
 }

@@ -91,10 +91,11 @@ type simulation struct {
 	c   *cluster
 	rng *rand.Rand
 	// t is the simulated clock.
-	t               time.Time
-	requestOverhead time.Duration
-	total, sent     int
-	closed          bool
+	t time.Time
+	// p is the profile replayed (its request path's delay).
+	p           Profile
+	total, sent int
+	closed      bool
 	// pending is sent, in arrival order, not yet handed over.
 	pending []*simReq
 	// inFlight finds a sequence's request by its tag (the request's
@@ -124,7 +125,7 @@ type simReq struct {
 func startSimulation(p Profile, run Run) *simulation {
 	t0 := time.Unix(0, 0)
 	r := &simulation{run: run, c: newCluster(p, true), rng: rand.New(rand.NewPCG(run.Seed, 0x5eed)), t: t0,
-		requestOverhead: p.RequestOverhead, total: run.Warmup + run.Requests, closed: run.Concurrency > 0}
+		p: p, total: run.Warmup + run.Requests, closed: run.Concurrency > 0}
 	if r.closed {
 		for ; r.sent < min(run.Concurrency, r.total); r.sent++ {
 			r.pending = append(r.pending, r.newReq(r.sent, t0))
@@ -137,6 +138,8 @@ func startSimulation(p Profile, run Run) *simulation {
 			}
 			r.pending = append(r.pending, r.newReq(r.sent, at))
 		}
+		// The request path's spread can let a later send arrive first.
+		slices.SortStableFunc(r.pending, func(a, b *simReq) int { return a.s.arrived.Compare(b.s.arrived) })
 	}
 	r.inFlight = make([]*simReq, r.total)
 	return r
@@ -149,7 +152,10 @@ func (r *simulation) newReq(i int, at time.Time) *simReq {
 	in, out := r.run.Lengths(r.rng)
 	in, out = max(in, 1), max(out, 1)
 	s := newVirtualSeq(in, out)
-	s.arrived = at.Add(r.requestOverhead) // after the server's request path
+	s.arrived = at // after the server's request path, where it has one
+	if r.p.RequestOverhead > 0 {
+		s.arrived = at.Add(r.p.requestDelay(r.rng.Float64()))
+	}
 	s.tag = i
 	return &simReq{s: s, sent: at, measured: i >= r.run.Warmup}
 }
@@ -231,8 +237,16 @@ func (r *simulation) progress(i int) {
 		r.res.Samples = append(r.res.Samples, Sample{Prompt: q.s.promptTokens, Output: q.s.maxTokens, TTFT: q.first.Sub(q.sent), E2E: r.t.Sub(q.sent)})
 	}
 	if r.closed && r.sent < r.total {
-		// A step's sends share its time: pending stays in time order.
-		r.pending = append(r.pending, r.newReq(r.sent, r.t.Add(r.run.Turnaround)))
+		// In arrival order: a request path's spread can put this one
+		// ahead of one sent earlier.
+		q := r.newReq(r.sent, r.t.Add(r.run.Turnaround))
+		at, _ := slices.BinarySearchFunc(r.pending, q.s.arrived, func(p *simReq, t time.Time) int {
+			if p.s.arrived.After(t) {
+				return 1
+			}
+			return -1
+		})
+		r.pending = slices.Insert(r.pending, at, q)
 		r.sent++
 	}
 }

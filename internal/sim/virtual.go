@@ -60,9 +60,11 @@ type closedLoop struct {
 	clients []*loopClient
 	// pending is in arrival order.
 	pending []*seq
-	// requestOverhead is the server's request path: a request reaches the
-	// scheduler that long after it was sent.
-	requestOverhead time.Duration
+	// p is the profile replayed: a request reaches the scheduler its
+	// request path's delay after it was sent (requestDelay, drawn from
+	// rng).
+	p   Profile
+	rng *rand.Rand
 
 	ttft, tpot, e2e []time.Duration
 	sent, tokens    int
@@ -87,7 +89,7 @@ type loopClient struct {
 //
 //go:norace
 func startClosedLoop(p Profile, l Load) *closedLoop {
-	r := &closedLoop{l: l, c: newCluster(p, true), t0: time.Unix(0, 0), requestOverhead: p.RequestOverhead}
+	r := &closedLoop{l: l, c: newCluster(p, true), t0: time.Unix(0, 0), p: p, rng: rand.New(rand.NewPCG(3, 4))}
 	r.t = r.t0
 	r.clients = make([]*loopClient, min(l.Concurrency, l.Requests))
 	var spread time.Duration
@@ -116,7 +118,10 @@ func (r *closedLoop) send(cl *loopClient, i int, at time.Time) {
 	cl.s.tag = i // the client's index: a step's sequences find their clients
 	// The request reaches the scheduler after the server's request path;
 	// its latencies count from the send.
-	cl.s.arrived, cl.start, cl.first = at.Add(r.requestOverhead), at, time.Time{}
+	cl.s.arrived, cl.start, cl.first = at, at, time.Time{}
+	if r.p.RequestOverhead > 0 {
+		cl.s.arrived = at.Add(r.p.requestDelay(r.rng.Float64()))
+	}
 	r.sent++
 }
 
