@@ -156,8 +156,9 @@ func TestRatioReferences(t *testing.T) {
 
 // A disaggregated replay with a request overhead hands requests over at
 // their arrival, after the overhead (it once waited for their send, and
-// its clock ran backwards, forever): at a rate where requests never
-// meet, each TTFT grows by exactly the overhead.
+// its clock ran backwards, forever): at a rate where requests rarely
+// meet, each TTFT grows by its request path's spread delay, the
+// overhead on average.
 func TestDisaggregatedReplayWithRequestOverhead(t *testing.T) {
 	t.Parallel()
 	run := func(ro time.Duration) []Sample {
@@ -178,10 +179,18 @@ func TestDisaggregatedReplayWithRequestOverhead(t *testing.T) {
 	if len(with) != 20 || len(without) != 20 {
 		t.Fatalf("%d and %d samples, want 20", len(without), len(with))
 	}
+	var sum time.Duration
 	for i := range with {
-		if d := with[i].TTFT - without[i].TTFT; d != 20*time.Millisecond {
-			t.Errorf("request %d: TTFT grew by %v, want 20ms", i, d)
+		d := with[i].TTFT - without[i].TTFT
+		// At least the spread's least; a little more where the shifted
+		// arrivals now meet another request's prefill.
+		if d < 10*time.Millisecond || d >= 40*time.Millisecond {
+			t.Errorf("request %d: TTFT grew by %v, want 10-40 ms (the overhead's spread)", i, d)
 		}
+		sum += d
+	}
+	if mean := sum / 20; mean < 15*time.Millisecond || mean > 25*time.Millisecond {
+		t.Errorf("TTFT grew by %v on average, want about the 20 ms overhead", mean)
 	}
 }
 
