@@ -511,9 +511,9 @@ func (a Accuracy) String() string {
 
 // Why rows added with roofline version 2 miss (Reference.KnownMiss).
 const (
-	missA100Prefill = "TensorRT-LLM prefilled 2,048 tokens of a 69B model on two A100s in 623 ms, 73% of their datasheet FLOP/s; the model prices a prefill at the engine's share (0.70) of a ceiling the A100 has no measurement of (the default 78%): 55%. At TP 4 and 8 the all-reduces' share hides it (+18%, -0%); as known miss 5, the A100's ceilings are not known"
+	missA100Prefill = "TensorRT-LLM prefilled 2,048 tokens of a 69B model on two A100s in 623 ms, 73% of their datasheet FLOP/s; the model prices a prefill at the engine's share (0.70) of a ceiling the A100 has no measurement of (the default 78%): 55%. At TP 4 and 8 the all-reduces' share hides it (+18%, -0%); as the A100 offline row's known miss, the A100's ceilings are not known"
 	missShort       = "the source's figures disagree: a 1.66 s TTFT and 21 ms TPOT end each request in ~6 s, so 500 sent at once end in ~8 s, not the 12.8 s its 39 requests/s imply (two waves of ~250?); its 467/256 rows fit one wave"
-	missMI300X      = "at batch 1 the row is met within 6%; each added sequence costs what an FP8 matrix-product rate of 5-14% of the datasheet would (141 TFLOPS for 70B, 366 for 405B): " +
+	missMI300X      = "at batch 1 the row is met within 3%; each added sequence costs what an FP8 matrix-product rate of 5-14% of the datasheet would (141 TFLOPS for 70B, 366 for 405B): " +
 		"the card's 45% (large matrix products) does not hold for the engine's skinny ones on ROCm, and the simulator does not know how much less they reach; fit your own runs (benchci sim fit)"
 )
 

@@ -40,7 +40,7 @@ const (
 
 // a10 is the card of the Mooncake benchmark, kept out of the built-in
 // list: it prices that reference only.
-var a10 = GPUCard{Name: "a10", MemoryGiB: 22.5, BandwidthGBs: 600, TFLOPS: map[string]float64{"bf16": 125}, LinkGBs: 32, AllReduceUs: 40, Interconnect: InterconnectPCIe,
+var a10 = GPUCard{Name: "a10", MemoryGiB: 22.5, BandwidthGBs: 600, TFLOPS: map[string]float64{"bf16": 125}, LinkGBs: 32, AllReduceUs: 40, Interconnect: InterconnectPCIe, // large all-reduces at pcieBusShare of the link: this row's TP 4 ratio depends on it
 	Source: "NVIDIA A10 datasheet: 24 GB GDDR6 (22.5 GiB usable), 600 GB/s, 125 TFLOPS BF16 dense, PCIe Gen4 x16 (no NVLink); all-reduce latency as the L40S's"}
 
 // eagle3Llama8B is speculation as the EAGLE-3 figures ran it, as a chain:

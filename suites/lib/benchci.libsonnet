@@ -36,7 +36,8 @@
     // kv_heads, head_dim, intermediate, vocab, context_len } for a model;
     // { name, memory_gib, bandwidth_gbs, tflops: { bf16, fp8 }, link_gbs,
     // all_reduce_us, and optionally all_reduce_doubling_us (switches: what each
-    // doubling of the group beyond two adds), interconnect: 'nvswitch'|'mesh'|'pcie',
+    // doubling of the group beyond two adds), interconnect: 'nvswitch'|'mesh'|'pcie'
+    // (on 'pcie' a large all-reduce moves at 60% of link_gbs),
     // peer_links, achieved_gbs, achieved_tflops } for a GPU), with the
     // engine's knobs; engine is 'vllm' (default), 'sglang' or 'trtllm'; weights and
     // kv_cache are 'bf16' or 'fp8'. Efficiencies override the engine's achieved shares
