@@ -133,6 +133,8 @@ source whose figures miss without it is named with what it alone taught.
 Rows that differ in their tensor-parallel size alone follow, held out:
 each figure as a multiple of its value at the smallest TP, published and
 simulated (decode's speed-up, TTFT's, and throughput's under full load).
+Then open loops at moderate rates (Poisson arrivals, 2 to 16 requests/s),
+held out by source and summed up by figure: shown, not gated.
 
 A second table puts the roofline's terms next to kernels timed on a real
 GPU (sim/measured: decode matrix products, the KV cache's read bandwidth,
@@ -182,8 +184,10 @@ func runSimCheck(cmd *cobra.Command, format string, markdown bool) error {
 type simChecks struct {
 	cv         sim.CrossValidation
 	cs, before []sim.Checked
-	ks         []sim.KernelCheck
-	rs         []sim.RatioReference
+	// open are the open-loop rows, held out by source (shown, not gated).
+	open []sim.Checked
+	ks   []sim.KernelCheck
+	rs   []sim.RatioReference
 }
 
 // checkedReferences are the published measurements sim check runs. A
@@ -191,6 +195,10 @@ type simChecks struct {
 // own tests run them all, and all of them take a minute under the race
 // detector.
 var checkedReferences = sim.References
+
+// checkedOpenLoop are the open-loop rows sim check shows; a test narrows
+// them as checkedReferences.
+var checkedOpenLoop = sim.OpenLoopReferences
 
 // checkSim runs every check.
 func checkSim() (simChecks, error) {
@@ -200,6 +208,9 @@ func checkSim() (simChecks, error) {
 		return c, err
 	}
 	if c.cs, err = sim.Check(checkedReferences); err != nil {
+		return c, err
+	}
+	if c.open, err = sim.CheckOpenLoop(c.cv, checkedOpenLoop); err != nil {
 		return c, err
 	}
 	if c.before, err = sim.CheckVersion(checkedReferences, 1); err != nil {
@@ -224,6 +235,7 @@ func (c simChecks) print(cmd *cobra.Command, format string) (io.Writer, error) {
 			fmt.Fprint(out, n, "\n\n")
 		}
 		fmt.Fprint(out, scalingMarkdown(c.cv))
+		fmt.Fprint(out, openLoopMarkdown(c.open))
 		fmt.Fprint(out, sim.SummaryMarkdown(c.before, c.cs))
 		fmt.Fprint(out, "\n", sim.Markdown(c.cs))
 		fmt.Fprint(out, "\n", sim.KernelMarkdown(c.ks))

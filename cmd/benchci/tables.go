@@ -133,9 +133,15 @@ func simCheckDoc(c simChecks) report.Doc {
 			report.Number(r.Simulated, fmt.Sprintf("%.2f", r.Simulated)), report.Number(r.Error(), fmt.Sprintf("%+.0f%%", 100*r.Error())),
 			report.Number(r.Tolerance, fmt.Sprintf("%.0f%%", 100*r.Tolerance)))
 	}
-	return report.Doc{Tables: []*report.Table{held, scalingTable(c.cv), pub, kern, ratios}, Layouts: map[string]func(io.Writer) error{
+	open := &report.Table{Title: "open loops at moderate rates, held out by source (shown, not gated)", Columns: pub.Columns, Notes: []string{sim.OpenLoopSummary(c.open)}}
+	for _, o := range c.open {
+		for _, f := range o.Figures() {
+			pubTable(open, o, f.Name, f.Unit, f.Published, f.Simulated, f.Error)
+		}
+	}
+	return report.Doc{Tables: []*report.Table{held, scalingTable(c.cv), open, pub, kern, ratios}, Layouts: map[string]func(io.Writer) error{
 		"markdown": func(w io.Writer) error {
-			_, err := fmt.Fprint(w, c.cv.Markdown(), "\n", scalingMarkdown(c.cv), sim.SummaryMarkdown(before, cs), "\n", sim.Markdown(cs), "\n", sim.KernelMarkdown(ks), "\n", sim.RatioMarkdown(rs))
+			_, err := fmt.Fprint(w, c.cv.Markdown(), "\n", scalingMarkdown(c.cv), openLoopMarkdown(c.open), sim.SummaryMarkdown(before, cs), "\n", sim.Markdown(cs), "\n", sim.KernelMarkdown(ks), "\n", sim.RatioMarkdown(rs))
 			return err
 		},
 	}}
@@ -149,6 +155,15 @@ func scalingMarkdown(cv sim.CrossValidation) string {
 		return ""
 	}
 	return "Tensor-parallel scaling, held out by source (rows that differ in their TP alone):\n\n" + t + "\n"
+}
+
+// openLoopMarkdown is the open-loop rows' summary and table, with its
+// heading, or "" where there are none.
+func openLoopMarkdown(cs []sim.Checked) string {
+	if len(cs) == 0 {
+		return ""
+	}
+	return "Open loops at moderate rates (Poisson arrivals), held out by source, shown and not gated: " + sim.OpenLoopSummary(cs) + ".\n\n" + sim.Markdown(cs) + "\n"
 }
 
 // scalingTable is scalingMarkdown's table for json and the other formats:
