@@ -102,11 +102,7 @@ func simCheckDoc(c simChecks) report.Doc {
 		{Key: "published", Title: "published", Right: true}, {Key: "simulated", Title: "simulated", Right: true}, {Key: "error", Title: "error", Right: true},
 		{Key: "not_gated", Title: "not gated because"}, {Key: "known_miss", Title: "known miss"}, {Key: "added_with_roofline_2", Title: "structure not tuned on"},
 	}}
-	for _, c := range cs {
-		for _, f := range c.Figures() {
-			pubTable(pub, c, f.Name, f.Unit, f.Published, f.Simulated, f.Error)
-		}
-	}
+	pubRows(pub, cs)
 	if n := intervalNote(cs); n != "" {
 		pub.Notes = append(pub.Notes, n)
 	}
@@ -134,11 +130,7 @@ func simCheckDoc(c simChecks) report.Doc {
 			report.Number(r.Tolerance, fmt.Sprintf("%.0f%%", 100*r.Tolerance)))
 	}
 	open := &report.Table{Title: "open loops at moderate rates, held out by source (shown, not gated)", Columns: pub.Columns, Notes: []string{sim.OpenLoopSummary(c.open)}}
-	for _, o := range c.open {
-		for _, f := range o.Figures() {
-			pubTable(open, o, f.Name, f.Unit, f.Published, f.Simulated, f.Error)
-		}
-	}
+	pubRows(open, c.open)
 	return report.Doc{Tables: []*report.Table{held, scalingTable(c.cv), open, pub, kern, ratios}, Layouts: map[string]func(io.Writer) error{
 		"markdown": func(w io.Writer) error {
 			_, err := fmt.Fprint(w, c.cv.Markdown(), "\n", scalingMarkdown(c.cv), openLoopMarkdown(c.open), sim.SummaryMarkdown(before, cs), "\n", sim.Markdown(cs), "\n", sim.KernelMarkdown(ks), "\n", sim.RatioMarkdown(rs))
@@ -208,18 +200,23 @@ func heldOutTable(cv sim.CrossValidation) *report.Table {
 	return held
 }
 
-func pubTable(t *report.Table, c sim.Checked, fig, unit string, published, simulated, e float64) {
-	weights := c.Weights
-	if weights == "" {
-		weights = "bf16"
+// pubRows adds one row per published figure of the checked rows.
+func pubRows(t *report.Table, cs []sim.Checked) {
+	for _, c := range cs {
+		weights := c.Weights
+		if weights == "" {
+			weights = "bf16"
+		}
+		knee := "no"
+		if c.PastKnee {
+			knee = "yes"
+		}
+		for _, f := range c.Figures() {
+			t.Add(report.Text(c.Engine), report.Text(c.Test), report.Text(c.GPU), report.Text(c.Model), report.Number(float64(c.TP), fmt.Sprint(c.TP)),
+				report.Text(weights), report.Text(c.KVCache), report.Number(float64(c.Concurrency), fmt.Sprint(c.Concurrency)), report.Number(c.Rate, fmt.Sprintf("%.3g", c.Rate)),
+				report.Number(float64(c.Input), fmt.Sprint(c.Input)), report.Number(float64(c.Output), fmt.Sprint(c.Output)), report.Text(knee),
+				report.Text(f.Name), report.Text(f.Unit), report.Number(f.Published, fmt.Sprintf("%.1f", f.Published)), report.Number(f.Simulated, fmt.Sprintf("%.1f", f.Simulated)),
+				report.Number(f.Error, fmt.Sprintf("%+.0f%%", 100*f.Error)), report.Text(c.Ungated[f.Name]), report.Text(c.KnownMiss), report.Text(fmt.Sprint(c.New)))
+		}
 	}
-	knee := "no"
-	if c.PastKnee {
-		knee = "yes"
-	}
-	t.Add(report.Text(c.Engine), report.Text(c.Test), report.Text(c.GPU), report.Text(c.Model), report.Number(float64(c.TP), fmt.Sprint(c.TP)),
-		report.Text(weights), report.Text(c.KVCache), report.Number(float64(c.Concurrency), fmt.Sprint(c.Concurrency)), report.Number(c.Rate, fmt.Sprintf("%.3g", c.Rate)),
-		report.Number(float64(c.Input), fmt.Sprint(c.Input)), report.Number(float64(c.Output), fmt.Sprint(c.Output)), report.Text(knee),
-		report.Text(fig), report.Text(unit), report.Number(published, fmt.Sprintf("%.1f", published)), report.Number(simulated, fmt.Sprintf("%.1f", simulated)),
-		report.Number(e, fmt.Sprintf("%+.0f%%", 100*e)), report.Text(c.Ungated[fig]), report.Text(c.KnownMiss), report.Text(fmt.Sprint(c.New)))
 }

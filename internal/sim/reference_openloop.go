@@ -147,28 +147,33 @@ func CheckOpenLoop(cv CrossValidation, refs []Reference) ([]Checked, error) {
 	return out, nil
 }
 
+// OnlyFigure is the rows with every published figure but name cleared
+// ("ttft", "tpot" or "throughput"): Figures lists what a row publishes, so
+// Summarize then sums up that figure alone.
+func OnlyFigure(cs []Checked, name string) []Checked {
+	out := make([]Checked, 0, len(cs))
+	for _, c := range cs {
+		d := c
+		d.E2EMs = 0
+		if name != "ttft" {
+			d.TTFTMs = 0
+		}
+		if name != "tpot" {
+			d.TPOTMs = 0
+		}
+		if name != "throughput" {
+			d.OutputPerSec = 0
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
 // OpenLoopSummary sums up the open-loop rows by figure, TTFT first.
 func OpenLoopSummary(cs []Checked) string {
 	var b strings.Builder
 	for _, name := range []string{"ttft", "tpot", "throughput"} {
-		// Each row with its other published figures cleared: Figures
-		// lists what a row publishes.
-		var one []Checked
-		for _, c := range cs {
-			d := c
-			d.E2EMs = 0
-			if name != "ttft" {
-				d.TTFTMs = 0
-			}
-			if name != "tpot" {
-				d.TPOTMs = 0
-			}
-			if name != "throughput" {
-				d.OutputPerSec = 0
-			}
-			one = append(one, d)
-		}
-		a := Summarize(one, nil)
+		a := Summarize(OnlyFigure(cs, name), nil)
 		if a.Figures == 0 {
 			continue
 		}
