@@ -161,6 +161,9 @@ func (g GPUCard) allReduce(tp int, msg float64) time.Duration {
 	return time.Duration((latency*1e-6 + 2*(n-1)/n*msg/bw) * 1e9)
 }
 
+// maxAllReduceUs bounds a card's all-reduce latencies, in microseconds.
+const maxAllReduceUs = 1e6
+
 // pcieBusShare is the share of one GPU's PCIe bandwidth a large
 // all-reduce's ring reaches through the host. nccl-tests' bus bandwidth
 // on PCIe 5 GeForce boxes is 44-55% of the link (28 GB/s among eight,
@@ -182,6 +185,16 @@ func (g GPUCard) Check() error {
 	}
 	if g.PeerLinks < 0 || g.AllReduceUs < 0 || g.AllReduceDoublingUs < 0 {
 		return fmt.Errorf("gpu card %q: peer_links, all_reduce_us and all_reduce_doubling_us must not be negative", g.Name)
+	}
+	// A collective of a second (NaN fails too) is a unit off: each step
+	// pays two a layer, and would run for minutes.
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"all_reduce_us", g.AllReduceUs}, {"all_reduce_doubling_us", g.AllReduceDoublingUs}} {
+		if !(f.v <= maxAllReduceUs) {
+			return fmt.Errorf("gpu card %q: %s %g: want at most %g (a second)", g.Name, f.name, f.v, float64(maxAllReduceUs))
+		}
 	}
 	// An achieved figure under 1% of the datasheet's is a typo (a unit
 	// off), and would price a step in years: refused, as a negative one.

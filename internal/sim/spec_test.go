@@ -346,6 +346,9 @@ func TestDeriveErrors(t *testing.T) {
 	slowCopy.AchievedGBs = 3 // TB/s, written where GB/s are asked
 	fp4 := h100
 	fp4.AchievedTFLOPS = map[string]float64{"fp4": 1000}
+	slowReduce, nanDoubling := h100, h100
+	slowReduce.AllReduceUs = 2e6 // seconds written where µs are asked
+	nanDoubling.AllReduceDoublingUs = math.NaN()
 	for _, tc := range []struct {
 		name string
 		s    Spec
@@ -361,6 +364,8 @@ func TestDeriveErrors(t *testing.T) {
 		{"interconnect", Spec{Model: m8, GPU: badLink}, Knobs{}, `interconnect "infiniband"`},
 		{"achieved bandwidth a unit off", Spec{Model: m8, GPU: slowCopy}, Knobs{}, "achieved_gbs 3"},
 		{"achieved FLOP/s without a datasheet figure", Spec{Model: m8, GPU: fp4}, Knobs{}, "achieved_tflops.fp4"},
+		{"an all-reduce of seconds", Spec{Model: m8, GPU: slowReduce, TP: 2}, Knobs{}, "all_reduce_us 2e+06"},
+		{"a doubling cost that is not a number", Spec{Model: m8, GPU: nanDoubling, TP: 2}, Knobs{}, "all_reduce_doubling_us NaN"},
 		{"engine", Spec{Model: m8, GPU: h100, Engine: "tgi"}, Knobs{}, `engine "tgi": want one of vllm, sglang, trtllm`},
 		{"roofline", Spec{Model: m8, GPU: h100, Roofline: 3}, Knobs{}, "roofline version 3"},
 	} {
