@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -24,27 +26,31 @@ type Replay struct {
 	// the ended ones are taken off its front.
 	live     []*seq
 	liveBase int
-	// stepping holds the sequences of the step started and not yet ended.
+	// stepping holds the sequences of the step started and not yet ended;
+	// idle is set when that step is a wait for a delayed arrival.
 	stepping []*seq
-	before   []int64 // the stepping sequences' tokens before the step
-	nextID   int
+	idle     bool
+	// delayed are requests sent and still on the request path (the
+	// profile's RequestOverhead), in arrival order; rng draws each one's
+	// delay, seeded, so a replay is the same every run.
+	delayed []*seq
+	rng     *rand.Rand
+	before  []int64 // the stepping sequences' tokens before the step
+	nextID  int
 }
 
 // NewReplay returns a replay of the profile's engine, empty and idle. It
-// steps one engine and hands requests to it as they are sent, so it
-// refuses what that cannot model: a disaggregated profile (its pools and
-// transfers), and a request overhead (an arrival after the send).
+// steps one engine, so it refuses a disaggregated profile (its pools and
+// transfers). A request reaches the engine its request path's delay after
+// it was sent (Profile.RequestOverhead, spread as requestDelay draws it).
 func NewReplay(p Profile) (*Replay, error) {
 	if p.Disagg != nil {
 		return nil, errors.New("the virtual replay steps one engine, and this profile is disaggregated (prefill and decode pools): run it without --virtual")
 	}
-	if p.RequestOverhead > 0 {
-		return nil, fmt.Errorf("the virtual replay hands requests to the engine as they are sent, and this profile has a request overhead of %v: run it without --virtual", p.RequestOverhead)
-	}
 	srv := New(p)
 	e := srv.cl.prefill[0]
 	e.lazyCancel = true
-	return &Replay{srv: srv, e: e, liveBase: 1}, nil
+	return &Replay{srv: srv, e: e, liveBase: 1, rng: rand.New(rand.NewPCG(3, 4))}, nil
 }
 
 // Profile returns the replayed profile.
@@ -114,7 +120,19 @@ func (r *Replay) admit(a admission, at time.Time) Admission {
 		r.live, r.liveBase = r.live[:0], s.tag
 	}
 	r.live = append(r.live, s)
-	r.e.waiting = append(r.e.waiting, s)
+	if d := r.srv.p.RequestOverhead; d > 0 {
+		s.arrived = at.Add(r.srv.p.requestDelay(r.rng.Float64()))
+		// After those arriving at the same instant: first sent, first in.
+		i, _ := slices.BinarySearchFunc(r.delayed, s.arrived, func(q *seq, t time.Time) int {
+			if q.arrived.After(t) {
+				return 1
+			}
+			return -1
+		})
+		r.delayed = slices.Insert(r.delayed, i, s)
+	} else {
+		r.e.waiting = append(r.e.waiting, s)
+	}
 	return Admission{ID: s.tag, Prompt: a.prompt, Output: a.maxTokens}
 }
 
@@ -153,17 +171,30 @@ func (r *Replay) ended(id int) {
 // does.
 func (r *Replay) ResetPrefixCache() { r.e.kv.reset() }
 
-// Busy reports whether requests wait or run.
-func (r *Replay) Busy() bool { return len(r.e.waiting) > 0 || len(r.e.running) > 0 }
+// Busy reports whether requests are on their way, wait or run.
+func (r *Replay) Busy() bool {
+	return len(r.delayed) > 0 || len(r.e.waiting) > 0 || len(r.e.running) > 0
+}
 
 // Start schedules the engine's next step at now and returns its cost:
 // the step's tokens come when the caller's clock reaches now + cost, and
 // End delivers them. ok is false when nothing can run (idle, or what
 // waits does not fit the KV cache): only an arrival or a cancel changes
-// that.
+// that. When nothing can run and a request is still on its request path,
+// the step is a wait until it arrives (End reports nothing).
 func (r *Replay) Start(now time.Time) (cost time.Duration, ok bool) {
+	n := 0
+	for n < len(r.delayed) && !r.delayed[n].arrived.After(now) {
+		n++
+	}
+	r.e.waiting = append(r.e.waiting, r.delayed[:n]...)
+	r.delayed = slices.Delete(r.delayed, 0, n)
 	b := r.e.schedule(now)
 	if b.seqs == 0 {
+		if len(r.delayed) > 0 {
+			r.idle = true
+			return r.delayed[0].arrived.Sub(now), true
+		}
 		return 0, false
 	}
 	r.stepping = append(r.stepping[:0], r.e.running...)
@@ -174,6 +205,10 @@ func (r *Replay) Start(now time.Time) (cost time.Duration, ok bool) {
 // tokens is reported with its total so far and whether it finished.
 // Canceled requests are not reported.
 func (r *Replay) End(report func(id, produced int, finished bool)) {
+	if r.idle {
+		r.idle = false
+		return
+	}
 	before := r.before[:0]
 	for _, s := range r.stepping {
 		before = append(before, s.produced)

@@ -125,9 +125,80 @@ func TestReplayRefuses(t *testing.T) {
 	if _, err := NewReplay(d); err == nil || !strings.Contains(err.Error(), "disaggregated") {
 		t.Errorf("disaggregated: err %v", err)
 	}
-	p.RequestOverhead = time.Millisecond
-	if _, err := NewReplay(p); err == nil || !strings.Contains(err.Error(), "request overhead") {
-		t.Errorf("request overhead: err %v", err)
+}
+
+// A request reaches the replayed engine its request path's delay after it
+// was sent: on an idle engine the first step is a wait of half to one and
+// a half of the overhead, and the first token comes exactly that much
+// later than without one. A request canceled on its way never runs.
+func TestReplayRequestPath(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"model":"m","max_tokens":4,"messages":[{"role":"user","content":"` + strings.Repeat("alpha beta ", 100) + `"}]}`)
+	ttft := func(overhead time.Duration) (first, wait time.Duration) {
+		p := derive(t, "llama-3-8b", "h100-sxm", Spec{}, Knobs{})
+		p.RequestOverhead = overhead
+		r, err := NewReplay(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Unix(0, 0)
+		a, err := r.Submit(body, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for step := 0; first == 0; step++ {
+			cost, ok := r.Start(now)
+			if !ok {
+				t.Fatal("the engine could not step")
+			}
+			now = now.Add(cost)
+			reported := false
+			r.End(func(id, produced int, finished bool) {
+				reported = true
+				if id == a.ID && first == 0 {
+					first = now.Sub(time.Unix(0, 0))
+				}
+			})
+			if step == 0 && !reported {
+				wait = cost
+			}
+		}
+		return first, wait
+	}
+	const overhead = 20 * time.Millisecond
+	bare, none := ttft(0)
+	delayed, wait := ttft(overhead)
+	if none != 0 {
+		t.Errorf("without a request overhead the first step waited %v", none)
+	}
+	if wait < overhead/2 || wait >= overhead*3/2 {
+		t.Errorf("the wait for the request's arrival was %v: want within [%v, %v)", wait, overhead/2, overhead*3/2)
+	}
+	if delayed != bare+wait {
+		t.Errorf("TTFT %v with the request path, %v without, wait %v: want the difference to be the wait", delayed, bare, wait)
+	}
+
+	p := derive(t, "llama-3-8b", "h100-sxm", Spec{}, Knobs{})
+	p.RequestOverhead = overhead
+	r, err := NewReplay(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(0, 0)
+	a, _ := r.Submit(body, now)
+	r.Cancel(a.ID)
+	for i := 0; i < 3; i++ {
+		cost, ok := r.Start(now)
+		if !ok {
+			break
+		}
+		now = now.Add(cost)
+		r.End(func(id, produced int, finished bool) {
+			t.Errorf("request %d, canceled on its way, produced %d tokens", id, produced)
+		})
+	}
+	if _, ok := r.Start(now); ok || r.Busy() {
+		t.Errorf("a canceled request kept the replay busy (start ok %v, busy %v)", ok, r.Busy())
 	}
 }
 
