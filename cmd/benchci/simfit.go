@@ -402,7 +402,8 @@ func fitBase(name string, files []*result.File, maxSeqs, maxTokens int) (sim.Pro
 	}
 	if p.Spec != nil && (maxSeqs > 0 || maxTokens > 0) {
 		// The knobs change the memory left to the KV cache.
-		k := sim.Knobs{MaxNumSeqs: orDefault(maxSeqs, p.MaxNumSeqs), MaxBatchedTokens: orDefault(maxTokens, p.MaxBatchedTokens), MaxModelLen: p.MaxModelLen, NoChunkedPrefill: p.NoChunkedPrefill}
+		k := p.Knobs()
+		k.MaxNumSeqs, k.MaxBatchedTokens = orDefault(maxSeqs, p.MaxNumSeqs), orDefault(maxTokens, p.MaxBatchedTokens)
 		d, err := sim.Derive(*p.Spec, k)
 		if err != nil {
 			return p, err

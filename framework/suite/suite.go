@@ -262,7 +262,8 @@ type SimSpec struct {
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
 	BlockSize            int     `json:"block_size,omitempty"`
 	MaxModelLen          int     `json:"max_model_len,omitempty"`
-	// ChunkedPrefill defaults to on.
+	// ChunkedPrefill defaults to the engine's: on for vllm and sglang,
+	// off for trtllm (its chunked context is off unless asked for).
 	ChunkedPrefill *bool `json:"chunked_prefill,omitempty"`
 	// Engine names the engine model whose overheads, kernel shares and
 	// scheduling defaults apply ("vllm", the default, "sglang" or "trtllm").

@@ -98,10 +98,10 @@ func TestEngineOverheadsAreTheFit(t *testing.T) {
 	}
 }
 
-// checkOpenLoopFigures holds the open loops at moderate rates, held out,
-// where they are: TPOT and throughput meet theirs; TTFT misses the
-// issue's 12% (a request path of a few ms the engines' models lack,
-// docs/simulator.md), so a change that moves it says so.
+// checkOpenLoopFigures holds the open loops at moderate rates, held out
+// by source (their request overhead was read off two of their 48 rows:
+// Engines), to issue 41's goal for TTFT and to where TPOT and throughput
+// are, neither side of the published by more than a tenth.
 func checkOpenLoopFigures(t *testing.T, cv CrossValidation) {
 	t.Helper()
 	open, err := CheckOpenLoop(cv, OpenLoopReferences)
@@ -109,14 +109,15 @@ func checkOpenLoopFigures(t *testing.T, cv CrossValidation) {
 		t.Fatal(err)
 	}
 	t.Logf("open loops: %s", OpenLoopSummary(open))
+	// TTFT's bound is issue 41's goal; the request path (TensorRT-LLM's
+	// RequestOverhead) and its unchunked prefill brought it from 21%.
 	for _, want := range []struct {
-		fig        string
-		lo, hi     float64 // the median |error|'s bounds
-		optimistic bool
-	}{{"ttft", 0.15, 0.25, true}, {"tpot", 0, 0.12, false}, {"throughput", 0, 0.05, false}} {
+		fig string
+		hi  float64 // the median |error|'s bound
+	}{{"ttft", 0.12}, {"tpot", 0.12}, {"throughput", 0.05}} {
 		a := Summarize(OnlyFigure(open, want.fig), nil)
-		if a.Figures < 40 || a.MedianAbsErr < want.lo || a.MedianAbsErr > want.hi || (want.optimistic && a.MedianRatio <= 1.1) {
-			t.Errorf("open loops' %s: %s; want a median |error| of %.0f-%.0f%%%s", want.fig, a, 100*want.lo, 100*want.hi, map[bool]string{true: ", promising more than 1.1x"}[want.optimistic])
+		if a.Figures < 40 || a.MedianAbsErr > want.hi || a.MedianRatio < 0.95 || a.MedianRatio > 1.1 {
+			t.Errorf("open loops' %s: %s; want a median |error| of at most %.0f%%, promised/published 0.95-1.10", want.fig, a, 100*want.hi)
 		}
 	}
 }

@@ -64,7 +64,7 @@ func WithDisaggregation(p Profile, d Disaggregation) (Profile, error) {
 		return p, fmt.Errorf("disaggregated link_latency %v: want 0 to a minute", d.LinkLatency)
 	}
 	s := p.Spec.withDefaults()
-	k := Knobs{MaxNumSeqs: p.MaxNumSeqs, MaxBatchedTokens: p.MaxBatchedTokens, MaxModelLen: p.MaxModelLen, NoChunkedPrefill: p.NoChunkedPrefill}
+	k := p.Knobs()
 	pool := func(name string, pl *Pool) (Profile, error) {
 		if pl.GPU.Name == "" && pl.GPU.MemoryGiB == 0 {
 			pl.GPU = s.GPU

@@ -96,17 +96,12 @@ type Engine struct {
 	// per step (vLLM --max-num-seqs and --max-num-batched-tokens;
 	// TensorRT-LLM max_batch_size and max_num_tokens).
 	MaxNumSeqs, MaxBatchedTokens int
-	Source                       string
+	// NoChunkedPrefill: the engine prefills a prompt whole unless told to
+	// chunk it (TensorRT-LLM's chunked context is off by default).
+	NoChunkedPrefill bool
+	Source           string
 }
 
-// Engines are the engine models a spec can name. None sets a request
-// overhead: NIM's concurrency-1 row suggests ~25 ms for a 5,000-token
-// prompt, but a fixed delay in front of the scheduler phase-locks the
-// simulator's closed loops (clients that finish together arrive together,
-// and queue behind each other's prefills: the median TTFT at 25 clients
-// tripled), which real clients' jitter does not do. Fitted profiles may
-// set one (Efficiency.RequestOverhead).
-//
 // Engines are the engine models a spec can name. The figures each rests
 // on are in its Source; docs/simulator.md's tables show them against published
 // serving figures.
@@ -127,9 +122,11 @@ var Engines = []Engine{
 	},
 	{
 		Name: "trtllm", KernelMemory: 0.86, KernelCompute: 0.7,
-		StepOverhead: 1625 * time.Microsecond, SeqOverhead: 4 * time.Microsecond,
-		MaxNumSeqs: 2048, MaxBatchedTokens: 8192,
-		Source: "kernel shares as vLLM's until a published row tells them apart; step overhead: fitted on the TensorRT-LLM rows of References (CrossValidate's fit on all of them; its folds land between 1.1 and 1.8 ms); defaults: trtllm-serve's max_batch_size 2048 and max_num_tokens 8192",
+		StepOverhead: 1577 * time.Microsecond, SeqOverhead: 4 * time.Microsecond, RequestOverhead: 5 * time.Millisecond,
+		MaxNumSeqs: 2048, MaxBatchedTokens: 8192, NoChunkedPrefill: true,
+		Source: "kernel shares as vLLM's until a published row tells them apart; step overhead: fitted on the TensorRT-LLM rows of References (CrossValidate's fit on all of them); " +
+			"request overhead: TensorRT-LLM 0.14's open-loop rows at 2 req/s with 16 output tokens on H100 (OpenLoopReferences: the engine idle four fifths of the time), whose TTFT was 3.7 ms (8B) and 6 ms (70B, TP 4) above the simulated prefill without one; " +
+			"defaults: trtllm-serve's max_batch_size 2048 and max_num_tokens 8192, and chunked context off (tensorrt_llm/llmapi/llm_args.py enable_chunked_prefill=False; Triton's tensorrtllm_backend config enable_chunked_context false; trtllm-bench turns it on)",
 	},
 }
 
@@ -250,9 +247,17 @@ type Knobs struct {
 	MaxNumSeqs       int
 	MaxBatchedTokens int
 	MaxModelLen      int
-	// NoChunkedPrefill turns chunked prefill off: a prompt is prefilled
-	// in one step, and the step's token budget grows to hold it.
-	NoChunkedPrefill bool
+	// ChunkedPrefill turns chunked prefill on or off (nil: the engine's
+	// default). Off, a prompt is prefilled in one step, and the step's
+	// token budget grows to hold it.
+	ChunkedPrefill *bool
+}
+
+// Knobs are the profile's own engine settings, for deriving it again
+// (on other knobs, or a fitted spec).
+func (p Profile) Knobs() Knobs {
+	chunked := !p.NoChunkedPrefill
+	return Knobs{MaxNumSeqs: p.MaxNumSeqs, MaxBatchedTokens: p.MaxBatchedTokens, MaxModelLen: p.MaxModelLen, ChunkedPrefill: &chunked}
 }
 
 // Derive builds the profile of a spec: its step-cost model, its KV-cache
@@ -305,7 +310,11 @@ func Derive(s Spec, k Knobs) (Profile, error) {
 	if k.MaxModelLen > s.Model.ContextLen {
 		return Profile{}, fmt.Errorf("max_model_len %d exceeds the model's context of %d", k.MaxModelLen, s.Model.ContextLen)
 	}
-	if k.NoChunkedPrefill {
+	noChunking := eng.NoChunkedPrefill
+	if k.ChunkedPrefill != nil {
+		noChunking = !*k.ChunkedPrefill
+	}
+	if noChunking {
 		k.MaxBatchedTokens = max(k.MaxBatchedTokens, k.MaxModelLen)
 	}
 	r := newRoofline(s)
@@ -321,7 +330,7 @@ func Derive(s Spec, k Knobs) (Profile, error) {
 	p := Profile{
 		Name: SpecName(s), Model: served,
 		MaxNumSeqs: k.MaxNumSeqs, MaxBatchedTokens: k.MaxBatchedTokens, MaxModelLen: k.MaxModelLen,
-		NoChunkedPrefill: k.NoChunkedPrefill,
+		NoChunkedPrefill: noChunking,
 		TokensPerStep:    1, ChatTemplateTokens: 5, PrefixCaching: true,
 		KVBlocks: int(blocks), BlockSize: s.BlockSize,
 		RequestOverhead: s.RequestOverhead,

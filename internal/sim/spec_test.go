@@ -549,3 +549,32 @@ func TestMaxPrefillChunk(t *testing.T) {
 		t.Errorf("unchunked, capped at 300: TTFT %v, want the uncapped %v (the cap gives way)", got.TTFT, whole)
 	}
 }
+
+// Chunked prefill follows the engine unless the knobs say otherwise:
+// TensorRT-LLM prefills whole prompts by default, vLLM and SGLang chunk
+// them; a profile's own Knobs derive it again as it was.
+func TestChunkedPrefillDefaultsToTheEngine(t *testing.T) {
+	t.Parallel()
+	on, off := true, false
+	for _, c := range []struct {
+		engine    string
+		chunked   *bool
+		wantWhole bool
+	}{
+		{"vllm", nil, false}, {"sglang", nil, false}, {"trtllm", nil, true},
+		{"trtllm", &on, false}, {"vllm", &off, true},
+	} {
+		p := derive(t, "llama-3-8b", "h100-sxm", Spec{Engine: c.engine}, Knobs{ChunkedPrefill: c.chunked})
+		if p.NoChunkedPrefill != c.wantWhole {
+			t.Errorf("%s, chunked_prefill %v: whole prompts %v, want %v", c.engine, c.chunked, p.NoChunkedPrefill, c.wantWhole)
+		}
+		again, err := Derive(*p.Spec, p.Knobs())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.NoChunkedPrefill != p.NoChunkedPrefill || again.MaxBatchedTokens != p.MaxBatchedTokens {
+			t.Errorf("%s, chunked_prefill %v: derived again from its knobs, whole prompts %v and %d tokens a step, was %v and %d",
+				c.engine, c.chunked, again.NoChunkedPrefill, again.MaxBatchedTokens, p.NoChunkedPrefill, p.MaxBatchedTokens)
+		}
+	}
+}

@@ -253,7 +253,7 @@ func checkProfile(p sim.Profile) (sim.Profile, error) {
 	if s.StepOverhead < 0 || s.StepOverhead > maxStep || s.SeqOverhead < 0 || s.SeqOverhead > maxPerUnit || s.RequestOverhead < 0 || s.RequestOverhead > maxStep {
 		return p, fmt.Errorf("spec: step_overhead %v, seq_overhead %v or request_overhead %v out of 0 to %v", s.StepOverhead, s.SeqOverhead, s.RequestOverhead, maxStep)
 	}
-	d, err := sim.Derive(s, sim.Knobs{MaxNumSeqs: p.MaxNumSeqs, MaxBatchedTokens: p.MaxBatchedTokens, MaxModelLen: p.MaxModelLen, NoChunkedPrefill: p.NoChunkedPrefill})
+	d, err := sim.Derive(s, p.Knobs())
 	if err != nil {
 		return p, fmt.Errorf("spec: %w", err)
 	}
@@ -321,7 +321,7 @@ func checkCards(s sim.Spec) error {
 func NewFile(f *Fitted, v *Validation, results []string, points int) (*File, error) {
 	p := f.Profile
 	if p.Spec != nil {
-		d, err := sim.Derive(*p.Spec, sim.Knobs{MaxNumSeqs: p.MaxNumSeqs, MaxBatchedTokens: p.MaxBatchedTokens, MaxModelLen: p.MaxModelLen, NoChunkedPrefill: p.NoChunkedPrefill})
+		d, err := sim.Derive(*p.Spec, p.Knobs())
 		if err != nil {
 			return nil, fmt.Errorf("derive the fitted profile: %w", err)
 		}

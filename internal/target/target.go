@@ -210,7 +210,7 @@ func SimProfile(t *suite.Target) (p sim.Profile, field string, err error) {
 			return p, "spec." + field, err
 		}
 		k.MaxModelLen = t.Spec.MaxModelLen
-		k.NoChunkedPrefill = t.Spec.ChunkedPrefill != nil && !*t.Spec.ChunkedPrefill
+		k.ChunkedPrefill = t.Spec.ChunkedPrefill
 	}
 	if o := t.Sim; o != nil {
 		if o.StepBase != 0 || o.DecodePerSeq != 0 || o.PrefillPerToken != 0 {
@@ -320,7 +320,7 @@ func fileOverrides(p sim.Profile, path string, o *suite.SimOverrides) (sim.Profi
 	}
 	if o.MaxNumSeqs > 0 || o.MaxBatchedTokens > 0 {
 		// The knobs change the memory left to the KV cache.
-		k := sim.Knobs{MaxNumSeqs: p.MaxNumSeqs, MaxBatchedTokens: p.MaxBatchedTokens, MaxModelLen: p.MaxModelLen, NoChunkedPrefill: p.NoChunkedPrefill}
+		k := p.Knobs()
 		if o.MaxNumSeqs > 0 {
 			k.MaxNumSeqs = o.MaxNumSeqs
 		}
