@@ -28,11 +28,16 @@ type VirtualServer interface {
 	Submit(it *Item, at time.Time) (id, prompt int, err error)
 	// Cancel drops a request, as a client closing its stream does.
 	Cancel(id int)
-	// Busy reports whether requests wait or run.
+	// Busy reports whether requests are on their way in, wait or run.
 	Busy() bool
 	// Start begins the next step at now and returns its cost; false:
 	// nothing can run.
 	Start(now time.Time) (time.Duration, bool)
+	// Waiting reports whether the step begun is only a wait for a request
+	// still on the server's request path: it reports nothing, and the
+	// loop ends it early when anything happens (a later request may
+	// arrive sooner), to start again.
+	Waiting() bool
 	// End ends the step, reporting each request that produced tokens.
 	End(report func(id, produced int, finished bool))
 }
@@ -633,6 +638,7 @@ func (r *vrun) loop(nextArrival func() (time.Time, bool), arrive func(time.Time)
 			r.now = later(r.now, ta)
 			r.stuck = false
 			arrive(ta)
+			stepping = r.endWait(stepping, report)
 		case haveEvent:
 			e := next
 			r.pop(e)
@@ -644,6 +650,7 @@ func (r *vrun) loop(nextArrival func() (time.Time, bool), arrive func(time.Time)
 			r.now = later(r.now, e.at)
 			r.stuck = false
 			r.event(e)
+			stepping = r.endWait(stepping, report)
 		default:
 			// Nothing left to happen: what is still live can never be
 			// admitted (a prompt larger than the KV cache). A client
@@ -652,6 +659,17 @@ func (r *vrun) loop(nextArrival func() (time.Time, bool), arrive func(time.Time)
 			return
 		}
 	}
+}
+
+// endWait ends a step that is only a wait for a request on its way in
+// (VirtualServer.Waiting): what just happened may bring one sooner, or
+// cancel the one waited for. It returns whether a step is still on.
+func (r *vrun) endWait(stepping bool, report func(id, produced int, finished bool)) bool {
+	if stepping && r.srv.Waiting() {
+		r.srv.End(report) // reports nothing
+		return false
+	}
+	return stepping
 }
 
 // unserved fails the requests the engine could never admit.

@@ -25,22 +25,35 @@ type stepServer struct {
 	next    int
 	running []*stepReq
 	waiting []*stepReq
+	// paths, when set, is each submitted request's way to the engine, in
+	// submission order: it reaches waiting that long after its send, and
+	// an idle engine's step is a wait for the first to arrive.
+	paths  []time.Duration
+	onWay  []*stepReq
+	waited bool
 }
 
 type stepReq struct {
 	id, n, produced int
 	canceled        bool
+	arrives         time.Time
 }
 
 const stepCost = 10 * time.Millisecond
 
-func (s *stepServer) Submit(it *Item, _ time.Time) (int, int, error) {
+func (s *stepServer) Submit(it *Item, at time.Time) (int, int, error) {
 	var b struct{ N int }
 	if err := json.Unmarshal(it.Body, &b); err != nil || b.N < 1 {
 		return 0, 0, errors.New("max_tokens must be at least 1")
 	}
 	s.next++
-	s.waiting = append(s.waiting, &stepReq{id: s.next, n: b.N})
+	r := &stepReq{id: s.next, n: b.N}
+	if s.paths != nil {
+		r.arrives = at.Add(s.paths[s.next-1])
+		s.onWay = append(s.onWay, r)
+	} else {
+		s.waiting = append(s.waiting, r)
+	}
 	return s.next, 7, nil
 }
 
@@ -58,17 +71,35 @@ func (s *stepServer) drop() {
 	s.waiting = slices.DeleteFunc(s.waiting, live)
 }
 
-func (s *stepServer) Busy() bool { return len(s.running)+len(s.waiting) > 0 }
+func (s *stepServer) Busy() bool { return len(s.running)+len(s.waiting)+len(s.onWay) > 0 }
 
-func (s *stepServer) Start(time.Time) (time.Duration, bool) {
+func (s *stepServer) Waiting() bool { return s.waited }
+
+func (s *stepServer) Start(now time.Time) (time.Duration, bool) {
+	s.onWay = slices.DeleteFunc(s.onWay, func(r *stepReq) bool {
+		if !r.arrives.After(now) {
+			s.waiting = append(s.waiting, r)
+			return true
+		}
+		return false
+	})
 	s.drop()
 	for len(s.waiting) > 0 && (s.slots == 0 || len(s.running) < s.slots) {
 		s.running, s.waiting = append(s.running, s.waiting[0]), s.waiting[1:]
+	}
+	if len(s.running) == 0 && len(s.onWay) > 0 {
+		first := slices.MinFunc(s.onWay, func(a, b *stepReq) int { return a.arrives.Compare(b.arrives) })
+		s.waited = true
+		return first.arrives.Sub(now), true
 	}
 	return stepCost, len(s.running) > 0
 }
 
 func (s *stepServer) End(report func(id, produced int, finished bool)) {
+	if s.waited {
+		s.waited = false
+		return
+	}
 	kept := s.running[:0]
 	for _, r := range s.running {
 		if r.canceled {
@@ -119,6 +150,7 @@ func TestRunVirtualTimeline(t *testing.T) {
 		cfg   Config
 		v     Virtual
 		slots int
+		paths []time.Duration
 		src   Source
 		want  []seen
 	}{{
@@ -162,6 +194,18 @@ func TestRunVirtualTimeline(t *testing.T) {
 			{id: "benchci-3", end: ms(45), ttft: ms(10), tokens: 4, err: client.ErrTimeout},
 		},
 	}, {
+		name:  "a request path: the engine waits for the first to arrive, sent second with a shorter way",
+		cfg:   Config{Mode: OpenLoop, Rate: 1000, Arrivals: arrivals(t, "constant", 1000), Requests: 2},
+		paths: []time.Duration{ms(7), ms(2)},
+		src:   cycle(Item{Body: body(1)}),
+		// The second reaches the engine at 3 ms: the wait begun for the
+		// first (until 7 ms) ends at its send. The first arrives during
+		// the second's step and runs in the next.
+		want: []seen{
+			{id: "benchci-2", scheduled: ms(1), sent: ms(1), end: ms(13), ttft: ms(12), tokens: 1},
+			{id: "benchci-1", end: ms(23), ttft: ms(23), tokens: 1},
+		},
+	}, {
 		name:  "a queue on the server: the third waits a slot, its TTFT grows",
 		cfg:   Config{Mode: OpenLoop, AllAtOnce: true, Requests: 3},
 		slots: 2,
@@ -181,7 +225,7 @@ func TestRunVirtualTimeline(t *testing.T) {
 					ttft: r.FirstToken, tokens: r.OutputTokens, err: r.Err, warmup: s.Warmup})
 			}
 			v := c.v
-			v.Server, v.Start = &stepServer{slots: c.slots}, t0
+			v.Server, v.Start = &stepServer{slots: c.slots, paths: c.paths}, t0
 			out, err := RunVirtual(context.Background(), v, c.cfg, c.src)
 			if err != nil {
 				t.Fatal(err)

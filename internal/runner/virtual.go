@@ -121,6 +121,7 @@ func (s replayServer) Submit(it *loadgen.Item, at time.Time) (int, int, error) {
 func (s replayServer) Cancel(id int)                             { s.r.Cancel(id) }
 func (s replayServer) Busy() bool                                { return s.r.Busy() }
 func (s replayServer) Start(now time.Time) (time.Duration, bool) { return s.r.Start(now) }
+func (s replayServer) Waiting() bool                             { return s.r.Waiting() }
 func (s replayServer) End(report func(id, produced int, finished bool)) {
 	s.r.End(report)
 }

@@ -142,6 +142,10 @@ func (r *Replay) Cancel(id int) {
 	if s := r.lookup(id); s != nil {
 		s.abandoned = true
 		r.ended(id)
+		// One still on its way never reaches the engine.
+		if i := slices.Index(r.delayed, s); i >= 0 {
+			r.delayed = slices.Delete(r.delayed, i, i+1)
+		}
 	}
 }
 
@@ -170,6 +174,12 @@ func (r *Replay) ended(id int) {
 // ResetPrefixCache empties the prefix cache, as POST /reset_prefix_cache
 // does.
 func (r *Replay) ResetPrefixCache() { r.e.kv.reset() }
+
+// Waiting reports whether the step Start began is only a wait for a
+// request on its request path: the caller may end it early (End reports
+// nothing) when another request is submitted or one canceled, and start
+// again, so a request sent later with a shorter way is not held back.
+func (r *Replay) Waiting() bool { return r.idle }
 
 // Busy reports whether requests are on their way, wait or run.
 func (r *Replay) Busy() bool {

@@ -130,7 +130,8 @@ func TestReplayRefuses(t *testing.T) {
 // A request reaches the replayed engine its request path's delay after it
 // was sent: on an idle engine the first step is a wait of half to one and
 // a half of the overhead, and the first token comes exactly that much
-// later than without one. A request canceled on its way never runs.
+// later than without one. The wait reports nothing; a request canceled on
+// its way leaves the replay idle at once.
 func TestReplayRequestPath(t *testing.T) {
 	t.Parallel()
 	body := []byte(`{"model":"m","max_tokens":4,"messages":[{"role":"user","content":"` + strings.Repeat("alpha beta ", 100) + `"}]}`)
@@ -186,19 +187,41 @@ func TestReplayRequestPath(t *testing.T) {
 	}
 	now := time.Unix(0, 0)
 	a, _ := r.Submit(body, now)
-	r.Cancel(a.ID)
-	for i := 0; i < 3; i++ {
-		cost, ok := r.Start(now)
-		if !ok {
-			break
-		}
-		now = now.Add(cost)
-		r.End(func(id, produced int, finished bool) {
-			t.Errorf("request %d, canceled on its way, produced %d tokens", id, produced)
-		})
+	if _, ok := r.Start(now); !ok || !r.Waiting() {
+		t.Fatalf("an idle engine with a request on its way: start ok %v, waiting %v; want a wait", ok, r.Waiting())
 	}
-	if _, ok := r.Start(now); ok || r.Busy() {
-		t.Errorf("a canceled request kept the replay busy (start ok %v, busy %v)", ok, r.Busy())
+	r.End(func(id, produced int, finished bool) { t.Errorf("a wait reported request %d", id) })
+	if r.Waiting() {
+		t.Error("still waiting after End")
+	}
+	r.Cancel(a.ID)
+	if r.Busy() {
+		t.Error("a request canceled on its way kept the replay busy")
+	}
+	if _, ok := r.Start(now.Add(overhead * 2)); ok {
+		t.Error("a step ran for a request canceled on its way")
+	}
+
+	// Sent a millisecond apart, each restarting the wait (as the load
+	// generator does on a send): the wait always ends at the earliest
+	// arrival, whichever was sent first, and some later send arrives
+	// before an earlier one.
+	overtaken := false
+	for i := 0; i < 8; i++ {
+		at := now.Add(time.Duration(i) * time.Millisecond)
+		r.Submit(body, at)
+		wait, ok := r.Start(at)
+		if !ok || !r.Waiting() {
+			t.Fatalf("send %d: start ok %v, waiting %v; want a wait", i, ok, r.Waiting())
+		}
+		if first := r.delayed[0].arrived; !at.Add(wait).Equal(first) {
+			t.Errorf("send %d: the wait ends at %v, the first arrival is at %v", i, at.Add(wait).Sub(now), first.Sub(now))
+		}
+		overtaken = overtaken || len(r.delayed) > 1 && r.delayed[0].tag > r.delayed[1].tag
+		r.End(func(int, int, bool) {})
+	}
+	if !overtaken {
+		t.Error("no later send arrived first: the case is not exercised")
 	}
 }
 
