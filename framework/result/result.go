@@ -170,6 +170,12 @@ type SimProfile struct {
 	AttendNsPerPair float64 `json:"attend_ns_per_pair,omitempty"`
 	UnifiedKV       bool    `json:"unified_kv,omitempty"`
 	TokensPerStep   int     `json:"tokens_per_step"`
+	// RequestOverheadMs is the server's request path before the
+	// scheduler (TensorRT-LLM's derived profiles have one), and
+	// NoChunkedPrefill that a prompt is prefilled whole: absent where the
+	// profile has neither (and in files written before they were recorded).
+	RequestOverheadMs float64 `json:"request_overhead_ms,omitempty"`
+	NoChunkedPrefill  bool    `json:"no_chunked_prefill,omitempty"`
 	// ChatTemplateTokens is what the chat template adds per message.
 	ChatTemplateTokens int    `json:"chat_template_tokens"`
 	MaxModelLen        int    `json:"max_model_len"`

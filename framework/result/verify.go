@@ -192,11 +192,18 @@ func (f *File) verify(o *VerifyOptions) error {
 	if sp := f.Target.Sim; sp != nil && sp.MaxPrefillChunk < 0 {
 		return fmt.Errorf("target.sim_profile.max_prefill_chunk %d: %w", sp.MaxPrefillChunk, ErrInconsistent)
 	}
+	if sp := f.Target.Sim; sp != nil && !(sp.RequestOverheadMs >= 0 && sp.RequestOverheadMs <= maxRequestOverheadMs) {
+		return fmt.Errorf("target.sim_profile.request_overhead_ms %v: want 0 to %v: %w", sp.RequestOverheadMs, float64(maxRequestOverheadMs), ErrInconsistent)
+	}
 	if sp := f.Target.Sim; sp != nil && !(sp.AttendNsPerPair >= 0 && sp.AttendNsPerPair <= MaxAttendNsPerPair) {
 		return fmt.Errorf("target.sim_profile.attend_ns_per_pair %v: want 0 to %v: %w", sp.AttendNsPerPair, float64(MaxAttendNsPerPair), ErrInconsistent)
 	}
 	return nil
 }
+
+// maxRequestOverheadMs bounds a recorded request path: a minute is
+// beyond any server's.
+const maxRequestOverheadMs = 60_000
 
 // MaxAttendNsPerPair bounds a constant profile's price of one attention
 // pair: a microsecond is a thousand times a CPU's.

@@ -133,6 +133,9 @@ func TestVerifyRefusesForgedFigures(t *testing.T) {
 		{"a simulated profile's attention at a negative price", func(doc map[string]any) {
 			sub(doc, "target")["sim_profile"] = map[string]any{"name": "x", "attend_ns_per_pair": -1e9}
 		}, "target.sim_profile.attend_ns_per_pair -1e+09"},
+		{"a simulated profile's request path of days", func(doc map[string]any) {
+			sub(doc, "target")["sim_profile"] = map[string]any{"name": "x", "request_overhead_ms": 1e9}
+		}, "target.sim_profile.request_overhead_ms 1e+09"},
 		{"a simulated profile's interval x1000", func(doc map[string]any) {
 			sub(doc, "target")["sim_profile"] = map[string]any{"name": "x", "interval": map[string]any{"level": 0.8, "latency": []any{0.7, 1500}, "throughput": []any{0.6, 1.1}}}
 		}, "target.sim_profile.interval: bounds 0.7–1500"},

@@ -479,6 +479,7 @@ func recordProfile(p sim.Profile) *result.SimProfile {
 		StepBaseMs: ms(p.StepBase), DecodePerSeqMs: ms(p.DecodePerSeq), PrefillPerTokenMs: ms(p.PrefillPerToken),
 		AttendNsPerPair: p.AttendNsPerPair, UnifiedKV: p.UnifiedKV, MaxPrefillChunk: p.MaxPrefillChunk,
 		TokensPerStep: p.TokensPerStep, ChatTemplateTokens: p.ChatTemplateTokens, MaxModelLen: p.MaxModelLen,
+		RequestOverheadMs: ms(p.RequestOverhead), NoChunkedPrefill: p.NoChunkedPrefill,
 		PrefixCaching: p.PrefixCaching, Source: p.Source, KVCacheTokens: p.KVTokens(),
 	}
 }
