@@ -122,10 +122,10 @@ var Engines = []Engine{
 	},
 	{
 		Name: "trtllm", KernelMemory: 0.86, KernelCompute: 0.7,
-		StepOverhead: 1577 * time.Microsecond, SeqOverhead: 4 * time.Microsecond, RequestOverhead: 5 * time.Millisecond,
+		StepOverhead: 1699 * time.Microsecond, SeqOverhead: 4 * time.Microsecond, RequestOverhead: 5 * time.Millisecond,
 		MaxNumSeqs: 2048, MaxBatchedTokens: 8192, NoChunkedPrefill: true,
 		Source: "kernel shares as vLLM's until a published row tells them apart; step overhead: fitted on the TensorRT-LLM rows of References (CrossValidate's fit on all of them); " +
-			"request overhead: TensorRT-LLM 0.14's open-loop rows at 2 req/s with 16 output tokens on H100 (OpenLoopReferences: the engine idle four fifths of the time), whose TTFT was 3.7 ms (8B) and 6 ms (70B, TP 4) above the simulated prefill without one; " +
+			"request overhead: TensorRT-LLM 0.14's open-loop rows at 2 req/s with 16 output tokens on H100 (OpenLoopReferences: the engine idle about four fifths of the time on 8B, half on 70B), whose TTFT was 3.7 ms (8B) and 6 ms (70B, TP 4) above the simulated prefill without one; " +
 			"defaults: trtllm-serve's max_batch_size 2048 and max_num_tokens 8192, and chunked context off (tensorrt_llm/llmapi/llm_args.py enable_chunked_prefill=False; Triton's tensorrtllm_backend config enable_chunked_context false; trtllm-bench turns it on)",
 	},
 }
@@ -310,7 +310,9 @@ func Derive(s Spec, k Knobs) (Profile, error) {
 	if k.MaxModelLen > s.Model.ContextLen {
 		return Profile{}, fmt.Errorf("max_model_len %d exceeds the model's context of %d", k.MaxModelLen, s.Model.ContextLen)
 	}
-	noChunking := eng.NoChunkedPrefill
+	// Version 1 chunked every engine's prefill, as it priced every engine
+	// alike; the engine's own default came with version 2.
+	noChunking := eng.NoChunkedPrefill && s.Roofline >= 2
 	if k.ChunkedPrefill != nil {
 		noChunking = !*k.ChunkedPrefill
 	}

@@ -551,30 +551,35 @@ func TestMaxPrefillChunk(t *testing.T) {
 }
 
 // Chunked prefill follows the engine unless the knobs say otherwise:
-// TensorRT-LLM prefills whole prompts by default, vLLM and SGLang chunk
-// them; a profile's own Knobs derive it again as it was.
+// TensorRT-LLM prefills whole prompts by default (roofline version 2; the
+// first chunked every engine's), vLLM and SGLang chunk them; whole, a
+// step's budget grows to a whole prompt (16,384 tokens here). A profile's
+// own Knobs derive it again as it was.
 func TestChunkedPrefillDefaultsToTheEngine(t *testing.T) {
 	t.Parallel()
 	on, off := true, false
 	for _, c := range []struct {
 		engine    string
+		roofline  int
 		chunked   *bool
 		wantWhole bool
 	}{
-		{"vllm", nil, false}, {"sglang", nil, false}, {"trtllm", nil, true},
-		{"trtllm", &on, false}, {"vllm", &off, true},
+		{"vllm", 0, nil, false}, {"sglang", 0, nil, false}, {"trtllm", 0, nil, true},
+		{"trtllm", 0, &on, false}, {"vllm", 0, &off, true}, {"trtllm", 1, nil, false},
 	} {
-		p := derive(t, "llama-3-8b", "h100-sxm", Spec{Engine: c.engine}, Knobs{ChunkedPrefill: c.chunked})
-		if p.NoChunkedPrefill != c.wantWhole {
-			t.Errorf("%s, chunked_prefill %v: whole prompts %v, want %v", c.engine, c.chunked, p.NoChunkedPrefill, c.wantWhole)
+		p := derive(t, "qwen2.5-7b", "h100-sxm", Spec{Engine: c.engine, Roofline: c.roofline}, Knobs{ChunkedPrefill: c.chunked, MaxModelLen: 16384})
+		wantTokens := map[bool]int{false: 8192, true: 16384}[c.wantWhole]
+		if p.NoChunkedPrefill != c.wantWhole || p.MaxBatchedTokens != wantTokens {
+			t.Errorf("%s (roofline %d), chunked_prefill %v: whole prompts %v and %d tokens a step, want %v and %d",
+				c.engine, c.roofline, c.chunked, p.NoChunkedPrefill, p.MaxBatchedTokens, c.wantWhole, wantTokens)
 		}
 		again, err := Derive(*p.Spec, p.Knobs())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if again.NoChunkedPrefill != p.NoChunkedPrefill || again.MaxBatchedTokens != p.MaxBatchedTokens {
-			t.Errorf("%s, chunked_prefill %v: derived again from its knobs, whole prompts %v and %d tokens a step, was %v and %d",
-				c.engine, c.chunked, again.NoChunkedPrefill, again.MaxBatchedTokens, p.NoChunkedPrefill, p.MaxBatchedTokens)
+		if again.NoChunkedPrefill != p.NoChunkedPrefill || again.MaxBatchedTokens != p.MaxBatchedTokens || again.MaxModelLen != p.MaxModelLen {
+			t.Errorf("%s, chunked_prefill %v: derived again from its knobs, whole prompts %v, %d tokens a step, max_model_len %d; was %v, %d, %d",
+				c.engine, c.chunked, again.NoChunkedPrefill, again.MaxBatchedTokens, again.MaxModelLen, p.NoChunkedPrefill, p.MaxBatchedTokens, p.MaxModelLen)
 		}
 	}
 }
