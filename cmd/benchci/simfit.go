@@ -145,6 +145,9 @@ func readFitInput(cmd *cobra.Command, o simFitOptions, args []string) (fitInput,
 		return in, &exitError{exitUsage, fmt.Errorf("--max-prefill-chunk %d: want 0 to %d", o.maxChunk, maxSimBatchedTokens)}
 	}
 	if o.maxChunk > 0 {
+		if base.NoChunkedPrefill {
+			return in, &exitError{exitUsage, fmt.Errorf("--max-prefill-chunk %d: %s prefills a prompt whole (its engine's default, or chunked_prefill off), so no chunk caps it", o.maxChunk, base.Name)}
+		}
 		base.MaxPrefillChunk = o.maxChunk
 	}
 	if o.unifiedKV {

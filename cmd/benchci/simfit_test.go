@@ -105,6 +105,7 @@ func TestSimFitRefuses(t *testing.T) {
 		{"timeout past the bound", []string{simFitFixture[0], "--profile", "tiny", "--timeout", "3h"}, "--timeout must be more than 0 and at most 2h0m0s"},
 		{"a unified cache on cards", []string{simFitFixture[0], "--profile", "llama-3-8b@h100-sxm", "--unified-kv"}, "--unified-kv is a constant profile's"},
 		{"a negative prefill chunk", []string{simFitFixture[0], "--profile", "tiny", "--max-prefill-chunk", "-1"}, "--max-prefill-chunk -1"},
+		{"a prefill chunk where prompts go whole", []string{simFitFixture[0], "--profile", "llama-3-8b@h100-sxm-trtllm", "--max-prefill-chunk", "512"}, "prefills a prompt whole"},
 		{"attention on cards", []string{simFitFixture[0], "--profile", "llama-3-8b@h100-sxm", "--params", "attend_ns_per_pair"}, `no parameter "attend_ns_per_pair"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
