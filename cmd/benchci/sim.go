@@ -128,7 +128,7 @@ or 30% (TTFT, TPOT, end-to-end latency).
 
 It leads with the same rows held out by source: the constants the rows set
 (each engine's step overhead) fitted again without one source at a time, and
-that source's rows predicted with them (about 20 seconds on two cores). A
+that source's rows predicted with them (about 30 seconds on two cores). A
 source whose figures miss without it is named with what it alone taught.
 Rows that differ in their tensor-parallel size alone follow, held out:
 each figure as a multiple of its value at the smallest TP, published and
