@@ -120,16 +120,9 @@ func (r *Replay) admit(a admission, at time.Time) Admission {
 		r.live, r.liveBase = r.live[:0], s.tag
 	}
 	r.live = append(r.live, s)
-	if d := r.srv.p.RequestOverhead; d > 0 {
+	if r.srv.p.RequestOverhead > 0 {
 		s.arrived = at.Add(r.srv.p.requestDelay(r.rng.Float64()))
-		// After those arriving at the same instant: first sent, first in.
-		i, _ := slices.BinarySearchFunc(r.delayed, s.arrived, func(q *seq, t time.Time) int {
-			if q.arrived.After(t) {
-				return 1
-			}
-			return -1
-		})
-		r.delayed = slices.Insert(r.delayed, i, s)
+		r.delayed = insertByArrival(r.delayed, s)
 	} else {
 		r.e.waiting = append(r.e.waiting, s)
 	}

@@ -205,13 +205,7 @@ func (r *closedLoop) progress(i int) {
 		r.send(cl, i, r.t)
 		// In arrival order: the first requests' staggered starts may
 		// still be ahead of this one's.
-		at, _ := slices.BinarySearchFunc(r.pending, cl.s.arrived, func(s *seq, at time.Time) int {
-			if s.arrived.After(at) {
-				return 1
-			}
-			return -1
-		})
-		r.pending = slices.Insert(r.pending, at, cl.s)
+		r.pending = insertByArrival(r.pending, cl.s)
 	}
 }
 
@@ -231,6 +225,20 @@ func (r *closedLoop) result() ClosedLoopResult {
 		out.OutputPerSec = float64(r.tokens) / span
 	}
 	return out
+}
+
+// insertByArrival inserts s into q, which is in arrival order, after those
+// arriving at the same instant: first sent, first in.
+//
+//go:norace
+func insertByArrival(q []*seq, s *seq) []*seq {
+	i, _ := slices.BinarySearchFunc(q, s.arrived, func(x *seq, at time.Time) int {
+		if x.arrived.After(at) {
+			return 1
+		}
+		return -1
+	})
+	return slices.Insert(q, i, s)
 }
 
 func later(a, b time.Time) time.Time {
