@@ -127,23 +127,33 @@ func TestReplayRefuses(t *testing.T) {
 	}
 }
 
+// pathReplay is a replay of llama-3-8b on an H100 with a request path of
+// overhead (0: none).
+func pathReplay(t *testing.T, overhead time.Duration) *Replay {
+	t.Helper()
+	p := derive(t, "llama-3-8b", "h100-sxm", Spec{}, Knobs{})
+	p.RequestOverhead = overhead
+	r, err := NewReplay(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+var pathBody = []byte(`{"model":"m","max_tokens":4,"messages":[{"role":"user","content":"` + strings.Repeat("alpha beta ", 100) + `"}]}`)
+
+const pathOverhead = 20 * time.Millisecond
+
 // A request reaches the replayed engine its request path's delay after it
 // was sent: on an idle engine the first step is a wait of half to one and
 // a half of the overhead, and the first token comes exactly that much
-// later than without one. The wait reports nothing; a request canceled on
-// its way leaves the replay idle at once.
+// later than without one.
 func TestReplayRequestPath(t *testing.T) {
 	t.Parallel()
-	body := []byte(`{"model":"m","max_tokens":4,"messages":[{"role":"user","content":"` + strings.Repeat("alpha beta ", 100) + `"}]}`)
 	ttft := func(overhead time.Duration) (first, wait time.Duration) {
-		p := derive(t, "llama-3-8b", "h100-sxm", Spec{}, Knobs{})
-		p.RequestOverhead = overhead
-		r, err := NewReplay(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := pathReplay(t, overhead)
 		now := time.Unix(0, 0)
-		a, err := r.Submit(body, now)
+		a, err := r.Submit(pathBody, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,27 +176,26 @@ func TestReplayRequestPath(t *testing.T) {
 		}
 		return first, wait
 	}
-	const overhead = 20 * time.Millisecond
 	bare, none := ttft(0)
-	delayed, wait := ttft(overhead)
+	delayed, wait := ttft(pathOverhead)
 	if none != 0 {
 		t.Errorf("without a request overhead the first step waited %v", none)
 	}
-	if wait < overhead/2 || wait >= overhead*3/2 {
-		t.Errorf("the wait for the request's arrival was %v: want within [%v, %v)", wait, overhead/2, overhead*3/2)
+	if wait < pathOverhead/2 || wait >= pathOverhead*3/2 {
+		t.Errorf("the wait for the request's arrival was %v: want within [%v, %v)", wait, pathOverhead/2, pathOverhead*3/2)
 	}
 	if delayed != bare+wait {
 		t.Errorf("TTFT %v with the request path, %v without, wait %v: want the difference to be the wait", delayed, bare, wait)
 	}
+}
 
-	p := derive(t, "llama-3-8b", "h100-sxm", Spec{}, Knobs{})
-	p.RequestOverhead = overhead
-	r, err := NewReplay(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+// A wait for a request on its way reports nothing, and a request canceled
+// on its way leaves the replay idle at once.
+func TestReplayWaitAndCancel(t *testing.T) {
+	t.Parallel()
+	r := pathReplay(t, pathOverhead)
 	now := time.Unix(0, 0)
-	a, _ := r.Submit(body, now)
+	a, _ := r.Submit(pathBody, now)
 	if _, ok := r.Start(now); !ok || !r.Waiting() {
 		t.Fatalf("an idle engine with a request on its way: start ok %v, waiting %v; want a wait", ok, r.Waiting())
 	}
@@ -198,18 +207,23 @@ func TestReplayRequestPath(t *testing.T) {
 	if r.Busy() {
 		t.Error("a request canceled on its way kept the replay busy")
 	}
-	if _, ok := r.Start(now.Add(overhead * 2)); ok {
+	if _, ok := r.Start(now.Add(pathOverhead * 2)); ok {
 		t.Error("a step ran for a request canceled on its way")
 	}
+}
 
-	// Sent a millisecond apart, each restarting the wait (as the load
-	// generator does on a send): the wait always ends at the earliest
-	// arrival, whichever was sent first, and some later send arrives
-	// before an earlier one.
+// Sent a millisecond apart, each restarting the wait (as the load
+// generator does on a send): the wait always ends at the earliest
+// arrival, whichever was sent first, and some later send arrives before
+// an earlier one.
+func TestReplayWaitEndsAtTheFirstArrival(t *testing.T) {
+	t.Parallel()
+	r := pathReplay(t, pathOverhead)
+	now := time.Unix(0, 0)
 	overtaken := false
 	for i := 0; i < 8; i++ {
 		at := now.Add(time.Duration(i) * time.Millisecond)
-		r.Submit(body, at)
+		r.Submit(pathBody, at)
 		wait, ok := r.Start(at)
 		if !ok || !r.Waiting() {
 			t.Fatalf("send %d: start ok %v, waiting %v; want a wait", i, ok, r.Waiting())
