@@ -147,6 +147,13 @@ type engine struct {
 	// They hold no KV cache, and admission skips them, so the schedule is
 	// the same; only the waiting gauge counts them meanwhile.
 	lazyCancel bool
+
+	// stale is, with UnifiedKV, the contexts finished requests left in
+	// their slots, the least recently freed first, and staleTokens their
+	// sum: they stay in the cache, and in every step's attention, until
+	// a new request takes the slot.
+	stale       []int64
+	staleTokens int64
 }
 
 func newEngine(p Profile) *engine {
@@ -356,6 +363,7 @@ func (e *engine) schedule(now time.Time) batch {
 		e.queueNanos.Add(int64(now.Sub(s.arrived)))
 		e.admitted.Add(1)
 		e.running = append(e.running, s)
+		e.takeSlot()
 		e.waiting[0] = nil
 		e.waiting = e.waiting[1:]
 		if s.prefillLeft == 0 {
@@ -367,6 +375,7 @@ func (e *engine) schedule(now time.Time) batch {
 		budget -= n
 	}
 	if e.p.UnifiedKV {
+		b.kvInUse = e.staleTokens
 		for _, s := range e.running {
 			b.kvInUse += int64(s.computed + s.scheduled)
 		}
@@ -466,6 +475,26 @@ func (e *engine) release(s *seq) {
 	}
 	e.kv.give(s.own)
 	s.refs, s.own = nil, 0
+	if e.p.UnifiedKV && s.computed > 0 {
+		e.stale = append(e.stale, int64(s.computed))
+		e.staleTokens += int64(s.computed)
+	}
+}
+
+// takeSlot gives the sequence just admitted a slot of the unified cache.
+// Ollama's runner gives a request the free slot whose context shares the
+// longest prefix with its prompt (OLLAMA_MULTIUSER_CACHE unset): every
+// used slot shares at least the chat template's, so a slot a request left
+// is taken before an empty one, and its old context is dropped past the
+// shared prefix. Old contexts linger only in slots the load no longer
+// needs (after a burst, or a level of a sweep above this one).
+//
+//go:norace
+func (e *engine) takeSlot() {
+	if len(e.stale) > 0 {
+		e.staleTokens -= e.stale[0]
+		e.stale = e.stale[1:]
+	}
 }
 
 // preempt frees s's KV cache and puts it first in line: on readmission it

@@ -75,7 +75,10 @@ type Profile struct {
 	// its sequence's or not, as llama.cpp's single KV cache does (masked:
 	// the work is done and thrown away): there, concurrent requests slow
 	// each other's prefills by their contexts. Off, a token attends to
-	// its own sequence's context (paged attention, as vLLM).
+	// its own sequence's context (paged attention, as vLLM). The cache
+	// also keeps a finished request's context in its slot until another
+	// request takes the slot, so after a burst the slots it filled stay
+	// in every step's attention (see takeSlot).
 	UnifiedKV bool `json:"unified_kv,omitempty"`
 	// RequestOverhead delays each request's arrival at the scheduler: the
 	// engine's HTTP, chat template and tokenizer (see Efficiency), on
