@@ -58,7 +58,7 @@ func (o *simFitOptions) register(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&o.maxSeqs, "max-num-seqs", 0, "the server's max_num_seqs (default: the profile's)")
 	cmd.Flags().IntVar(&o.maxTokens, "max-batched-tokens", 0, "the server's max_num_batched_tokens (default: the profile's)")
 	cmd.Flags().IntVar(&o.maxChunk, "max-prefill-chunk", 0, "the most prompt tokens one request prefills in a step, below --max-batched-tokens (vLLM's --long-prefill-token-threshold; Ollama's batch size, 512: Ollama gives each request its own batch, so set --max-batched-tokens to 512 x OLLAMA_NUM_PARALLEL)")
-	cmd.Flags().BoolVar(&o.unifiedKV, "unified-kv", false, "the server's KV cache is one for all requests, each token attending to every cached one (llama.cpp, Ollama): with attend_ns_per_pair in --params, other requests' contexts slow a prefill (constant profiles)")
+	cmd.Flags().BoolVar(&o.unifiedKV, "unified-kv", false, "the server's KV cache is one for all requests, each token attending to every cached one, and finished requests' contexts kept in their slots until a request takes them (llama.cpp, Ollama): with attend_ns_per_pair in --params, other requests' contexts slow a prefill (constant profiles)")
 	cmd.Flags().IntVar(&o.folds, "folds", simfit.MaxFolds, "held-out folds: each refits without a share of the points and predicts them (0: no held-out check)")
 	cmd.Flags().StringVar(&o.out, "out", "", "write the fitted profile to this file")
 	// No default shown: 0 is a round trip too, so unset is told by Changed.
@@ -223,6 +223,10 @@ func printFitNotes(w io.Writer, o simFitOptions, in fitInput, fitted *simfit.Fit
 	if len(below) > 0 {
 		fmt.Fprintf(w, "\nnote: %s %s off by more than 25%% below the knee (no queue measured or predicted: TTFTs within %d times the least load's): not a queue's luck but what the twin does not model of this server; fit the parameters that move these figures (--params), and expect what-ifs near them to miss as much\n",
 			strings.Join(below, ", "), isAre(below), simfit.QueueFactor)
+	}
+	if after := simfit.AfterHigherLoad(in.pts); len(after) > 0 && in.base.UnifiedKV {
+		fmt.Fprintf(w, "\nnote: %s came after a higher load in %s run: the server's one cache (--unified-kv) still held the contexts that load's requests left in their slots, which the fit's replay, from an empty cache, does not; measure such a point in a run of its own, or sweep the load upward\n",
+			strings.Join(after, ", "), map[bool]string{true: "its", false: "their"}[len(after) == 1])
 	}
 	if len(in.skipped) > 0 {
 		fmt.Fprintf(w, "\nleft out:%s\n", skippedLines(in.skipped))

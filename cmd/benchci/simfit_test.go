@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -237,5 +238,24 @@ func TestSimFitUnifiedCache(t *testing.T) {
 	seed := simfit.Seed(tiny, []string{"attend_ns_per_pair"}).AttendNsPerPair
 	if !p.UnifiedKV || p.MaxPrefillChunk != 256 || !(p.AttendNsPerPair > 0) || p.AttendNsPerPair == seed {
 		t.Errorf("the file's profile: unified_kv %v, max_prefill_chunk %d, attend_ns_per_pair %v (seeded at %v); want true, 256 and a price the fit moved", p.UnifiedKV, p.MaxPrefillChunk, p.AttendNsPerPair, seed)
+	}
+	const after = "came after a higher load"
+	if strings.Contains(stdout, after) {
+		t.Errorf("a sweep upward: the fit says a point came after a higher load:\n%s", stdout)
+	}
+	// The sweep coming down: its lower rates were measured with the
+	// contexts the higher ones left in the server's one cache.
+	down := editedFixture(t, filepath.Join(t.TempDir(), "down.json"), func(doc map[string]any) {
+		slices.Reverse(doc["points"].([]any))
+	})
+	for _, unified := range []bool{true, false} {
+		args := []string{"sim", "fit", down, "--profile", "tiny", "--folds", "0", "--params", "step_base,decode_per_seq,prefill_per_token"}
+		if unified {
+			args = append(args, "--unified-kv")
+		}
+		code, stdout, stderr := runCLI(t, context.Background(), args...)
+		if said := strings.Contains(stdout, "rate=16, rate=8 "+after+" in their run"); code != exitOK || said != unified {
+			t.Errorf("unified %v, a sweep coming down: exit %d, the note said %v, want %v:\n%s%s", unified, code, said, unified, stdout, stderr)
+		}
 	}
 }

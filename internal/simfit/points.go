@@ -70,6 +70,10 @@ type Point struct {
 	// seed is the point's own, for its replays: fixed when the points
 	// are read, so a point replays the same in every fold of a fit.
 	seed uint64
+	// after is the highest load of the same mode that its run served
+	// before it (0: none higher): what a server that keeps finished
+	// requests' contexts still held (see AfterHigherLoad).
+	after float64
 }
 
 // MaxRequests bounds the measured requests and warm-up a point replays
@@ -170,8 +174,11 @@ func Points(files []*result.File, names []string, network time.Duration) ([]Poin
 		if net < 0 {
 			net = Network(f)
 		}
+		highest := map[string]float64{} // by mode, over the points before
 		for i := range f.Points {
 			rp := &f.Points[i]
+			before := highest[rp.Mode]
+			highest[rp.Mode] = max(before, askedLoad(rp))
 			name := untrusted.Text(rp.Label)
 			if len(files) > 1 {
 				name = untrusted.Text(filepath.Base(names[fi])) + ":" + name
@@ -189,10 +196,30 @@ func Points(files []*result.File, names []string, network time.Duration) ([]Poin
 			}
 			p.Name, p.Network = name, net
 			p.seed = uint64(len(out) + 1)
+			if before > askedLoad(rp) {
+				p.after = before
+			}
 			out = append(out, p)
 		}
 	}
 	return out, skipped, nil
+}
+
+// AfterHigherLoad names the points a higher load of their run came
+// before. A server with one KV cache for all requests (llama.cpp,
+// Ollama: a unified_kv profile) keeps a finished request's context in
+// its slot until another request takes it, so such a point was measured
+// with the contexts of the clients the higher load had and this one
+// lacks, in every step's attention; the fit replays each point from an
+// empty cache, and cannot tell.
+func AfterHigherLoad(pts []Point) []string {
+	var names []string
+	for _, p := range pts {
+		if p.after > 0 {
+			names = append(names, p.Name)
+		}
+	}
+	return names
 }
 
 // maxNetwork bounds the round trip read from a file.
@@ -224,6 +251,18 @@ func Network(f *result.File) time.Duration {
 		return 0
 	}
 	return min(time.Duration(least.Overhead.TTFTMeanMs*1e6), maxNetwork)
+}
+
+// askedLoad is the load a point's suite asked for, as Point.load, with
+// a rate of 0 (every request at once) above every other.
+func askedLoad(rp *result.Point) float64 {
+	switch {
+	case rp.Mode == result.ModeConcurrency:
+		return float64(rp.Concurrency)
+	case rp.Rate == 0:
+		return math.Inf(1)
+	}
+	return rp.Rate
 }
 
 // minTurnaround is the least turnaround a closed-loop client is given:

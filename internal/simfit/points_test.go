@@ -85,6 +85,39 @@ func TestPoints(t *testing.T) {
 	}
 }
 
+// A point its run served after a higher load of the same mode is named:
+// a server of one cache still held that load's contexts. A rate of 0
+// (every request at once) is the highest load there is.
+func TestAfterHigherLoad(t *testing.T) {
+	t.Parallel()
+	tiny, _ := sim.Lookup("tiny")
+	path := synthesize(t, tiny, []load{
+		{concurrency: 4, in: [2]int{10, 20}, out: [2]int{5, 10}},
+		{concurrency: 1, in: [2]int{10, 20}, out: [2]int{5, 10}},
+		{concurrency: 4, in: [2]int{10, 20}, out: [2]int{5, 10}},
+		{rate: 10, in: [2]int{10, 20}, out: [2]int{5, 10}},
+		{rate: 20, in: [2]int{10, 20}, out: [2]int{5, 10}},
+	})
+	f, err := result.Read(path)
+	must(t, err)
+	f.Points[2].Label = "concurrency=4 again"
+	f.Points[4].Rate, f.Points[4].Label = 0, "every request at once"
+	f.Points = append(f.Points, f.Points[3])
+	f.Points[5].Label = "rate=10 after the burst"
+	pts, _, err := Points([]*result.File{f}, []string{path}, -1)
+	must(t, err)
+	got := AfterHigherLoad(pts)
+	if want := []string{"concurrency=1", "rate=10 after the burst"}; !slices.Equal(got, want) {
+		t.Errorf("after a higher load: %q, want %q (the same load again, and another mode's, are not)", got, want)
+	}
+	// Another run starts from an empty cache.
+	other, _, err := Points([]*result.File{f, f}, []string{"a.json", "b.json"}, -1)
+	must(t, err)
+	if got := AfterHigherLoad(other); len(got) != 4 || got[2] != "b.json:concurrency=1" {
+		t.Errorf("two runs: %q, want each run's two", got)
+	}
+}
+
 // A fit of more parameters than distinct conditions is refused; further
 // trials of a condition pin nothing more, though each drew its own
 // arrivals and lengths.
