@@ -27,6 +27,7 @@ type seq struct {
 	cached      int        // engine-owned: prompt tokens the prefix cache held at admission
 	scheduled   int        // engine-owned: tokens computed in the current step
 	prefilling  bool       // engine-owned: the current step's work is prefill
+	slotted     bool       // engine-owned: holds a slot of a unified cache (takeSlot)
 
 	tag int // the replay's id of the request (Replay); unused by the server
 
@@ -363,7 +364,7 @@ func (e *engine) schedule(now time.Time) batch {
 		e.queueNanos.Add(int64(now.Sub(s.arrived)))
 		e.admitted.Add(1)
 		e.running = append(e.running, s)
-		e.takeSlot()
+		e.takeSlot(s)
 		e.waiting[0] = nil
 		e.waiting = e.waiting[1:]
 		if s.prefillLeft == 0 {
@@ -475,22 +476,29 @@ func (e *engine) release(s *seq) {
 	}
 	e.kv.give(s.own)
 	s.refs, s.own = nil, 0
-	if e.p.UnifiedKV && s.computed > 0 {
+	if s.slotted {
+		// It leaves its slot, and its context there.
+		s.slotted = false
 		e.stale = append(e.stale, int64(s.computed))
 		e.staleTokens += int64(s.computed)
 	}
 }
 
-// takeSlot gives the sequence just admitted a slot of the unified cache.
-// Ollama's runner gives a request the free slot whose context shares the
-// longest prefix with its prompt (OLLAMA_MULTIUSER_CACHE unset): every
-// used slot shares at least the chat template's, so a slot a request left
-// is taken before an empty one, and its old context is dropped past the
-// shared prefix. Old contexts linger only in slots the load no longer
-// needs (after a burst, or a level of a sweep above this one).
+// takeSlot gives s, just admitted, a slot of the unified cache. Ollama's
+// runner gives a request the free slot whose context shares the longest
+// prefix with its prompt (OLLAMA_MULTIUSER_CACHE unset): every used slot
+// shares at least the chat template's first tokens, so a slot a request
+// left is taken before an empty one, and its old context is dropped past
+// that shared prefix (which Ollama does not prefill again, and this
+// model does). Old contexts linger only in slots the load no longer
+// needs: after a burst, or a sweep's higher level.
 //
 //go:norace
-func (e *engine) takeSlot() {
+func (e *engine) takeSlot(s *seq) {
+	if !e.p.UnifiedKV {
+		return
+	}
+	s.slotted = true
 	if len(e.stale) > 0 {
 		e.staleTokens -= e.stale[0]
 		e.stale = e.stale[1:]
@@ -503,6 +511,7 @@ func (e *engine) takeSlot() {
 //
 //go:norace
 func (e *engine) preempt(s *seq) {
+	s.slotted = false // its KV cache is freed, not left in the slot
 	e.release(s)
 	s.computed, s.scheduled, s.cached = 0, 0, 0
 	s.prefillLeft = s.promptTokens + int(s.produced)

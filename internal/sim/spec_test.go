@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bufio"
+	"hash/maphash"
 	"io"
 	"math"
 	"net/http"
@@ -543,11 +544,16 @@ func TestUnifiedCacheKeepsFinishedContexts(t *testing.T) {
 		DecodePerSeq: 100 * time.Microsecond, PrefillPerToken: 10 * time.Microsecond, TokensPerStep: 1, MaxModelLen: 4096,
 		AttendNsPerPair: 10, UnifiedKV: true}
 	e := newEngine(p)
-	// step runs one step of the engine, after admitting arrivals.
+	// step runs one step of the engine, after admitting arrivals; no
+	// more contexts are cached than there are slots.
 	step := func(arrivals ...*seq) batch {
+		t.Helper()
 		e.waiting = append(e.waiting, arrivals...)
 		b := e.schedule(time.Now())
 		e.emit()
+		if n := len(e.running) + len(e.stale); n > p.MaxNumSeqs {
+			t.Fatalf("%d running and %d old contexts in %d slots", len(e.running), len(e.stale), p.MaxNumSeqs)
+		}
 		return b
 	}
 	drain := func() {
@@ -573,6 +579,25 @@ func TestUnifiedCacheKeepsFinishedContexts(t *testing.T) {
 	// Four again take every slot: nothing old is left.
 	if b := step(newSeq(100, 3, nil), newSeq(100, 3, nil), newSeq(100, 3, nil), newSeq(100, 3, nil)); b.kvInUse != 4*100 {
 		t.Errorf("four requests in four slots: %d tokens cached, want their own 400", b.kvInUse)
+	}
+	// A request that never held a slot leaves no context behind: here
+	// the second of two (a shared prefix of 6 blocks, 7 blocks in all)
+	// is turned away each step after its prefix matched, until the first
+	// is done and takes its slot.
+	full := p
+	full.PrefixCaching, full.KVBlocks, full.BlockSize = true, 7, BlockTokens
+	e = newEngine(full)
+	seed := maphash.MakeSeed()
+	shared := tokens("p", 96)
+	first := newSeq(100, 10, blockHashes(seed, append(shared[:96:96], tokens("a", 4)...), BlockTokens))
+	second := newSeq(100, 10, blockHashes(seed, append(shared[:96:96], tokens("b", 4)...), BlockTokens))
+	step(first, second)
+	if len(e.waiting) != 1 {
+		t.Fatalf("%d waiting after the first step, want the second turned away", len(e.waiting))
+	}
+	drain()
+	if len(e.stale) != 1 || e.staleTokens != 109 {
+		t.Errorf("both done: %d old contexts of %d tokens, want the second's alone, 109 tokens (it took the first's slot)", len(e.stale), e.staleTokens)
 	}
 	// A paged engine's sequences keep nothing of the others'.
 	p.UnifiedKV = false
