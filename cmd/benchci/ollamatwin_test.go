@@ -30,8 +30,8 @@ import (
 //	go test -run XXX -bench OllamaTwin -benchtime 1x ./cmd/benchci
 //
 // With BENCHCI_TWIN_KEEP naming a directory, the measured results and
-// the fitted profile are copied there, to fit them again without
-// measuring again.
+// the fitted profile are copied to a new directory in it, to fit them
+// again without measuring again.
 func BenchmarkOllamaTwin(b *testing.B) {
 	o := newOllama(b)
 	target := fmt.Sprintf(`b.target.launch([%q, 'serve'], url='http://%s', model='benchci-tiny', env=%s,
@@ -83,9 +83,18 @@ func BenchmarkOllamaTwin(b *testing.B) {
 		reportRerun(b, filepath.Join(results, "heldout128.json"), filepath.Join(results, "again128.json"))
 	}
 	if keep := os.Getenv("BENCHCI_TWIN_KEEP"); keep != "" {
-		if err := os.CopyFS(keep, os.DirFS(results)); err != nil {
+		// A directory of its own in keep, so that runs do not collide.
+		if err := os.MkdirAll(keep, 0o755); err != nil {
 			b.Fatal(err)
 		}
+		dir, err := os.MkdirTemp(keep, "twin-")
+		if err == nil {
+			err = os.CopyFS(dir, os.DirFS(results))
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		fmt.Fprintf(os.Stderr, "kept the results and the fitted profile in %s\n", dir)
 	}
 }
 

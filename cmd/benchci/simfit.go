@@ -224,8 +224,8 @@ func printFitNotes(w io.Writer, o simFitOptions, in fitInput, fitted *simfit.Fit
 		fmt.Fprintf(w, "\nnote: %s %s off by more than 25%% below the knee (no queue measured or predicted: TTFTs within %d times the least load's): not a queue's luck but what the twin does not model of this server; fit the parameters that move these figures (--params), and expect what-ifs near them to miss as much\n",
 			strings.Join(below, ", "), isAre(below), simfit.QueueFactor)
 	}
-	if after := simfit.AfterHigherLoad(in.pts); len(after) > 0 && in.base.UnifiedKV {
-		fmt.Fprintf(w, "\nnote: %s came after a higher load in %s run: the server's one cache (--unified-kv) still held the contexts that load's requests left in their slots, which the fit's replay, from an empty cache, does not; measure such a point in a run of its own, or sweep the load upward\n",
+	if after := simfit.AfterHigherLoad(in.pts, in.base.MaxNumSeqs); len(after) > 0 && in.base.UnifiedKV {
+		fmt.Fprintf(w, "\nnote: %s came after a point of %s results file that kept more requests in flight: the server's one cache (--unified-kv) still held the contexts those requests left in their slots, which the fit's replay, from an empty cache, does not; measure such a point in a run of its own, or sweep the load upward\n",
 			strings.Join(after, ", "), map[bool]string{true: "its", false: "their"}[len(after) == 1])
 	}
 	if len(in.skipped) > 0 {

@@ -239,7 +239,7 @@ func TestSimFitUnifiedCache(t *testing.T) {
 	if !p.UnifiedKV || p.MaxPrefillChunk != 256 || !(p.AttendNsPerPair > 0) || p.AttendNsPerPair == seed {
 		t.Errorf("the file's profile: unified_kv %v, max_prefill_chunk %d, attend_ns_per_pair %v (seeded at %v); want true, 256 and a price the fit moved", p.UnifiedKV, p.MaxPrefillChunk, p.AttendNsPerPair, seed)
 	}
-	const after = "came after a higher load"
+	const after = "came after a point of"
 	if strings.Contains(stdout, after) {
 		t.Errorf("a sweep upward: the fit says a point came after a higher load:\n%s", stdout)
 	}
@@ -254,7 +254,7 @@ func TestSimFitUnifiedCache(t *testing.T) {
 			args = append(args, "--unified-kv")
 		}
 		code, stdout, stderr := runCLI(t, context.Background(), args...)
-		if said := strings.Contains(stdout, "rate=16, rate=8 "+after+" in their run"); code != exitOK || said != unified {
+		if said := strings.Contains(stdout, "rate=16, rate=8 "+after+" their results file"); code != exitOK || said != unified {
 			t.Errorf("unified %v, a sweep coming down: exit %d, the note said %v, want %v:\n%s%s", unified, code, said, unified, stdout, stderr)
 		}
 	}

@@ -70,10 +70,9 @@ type Point struct {
 	// seed is the point's own, for its replays: fixed when the points
 	// are read, so a point replays the same in every fold of a fit.
 	seed uint64
-	// after is the highest load of the same mode that its run served
-	// before it (0: none higher): what a server that keeps finished
-	// requests' contexts still held (see AfterHigherLoad).
-	after float64
+	// inFlight is the requests the point kept in flight on average, and
+	// after the most an earlier point of its run did (see AfterHigherLoad).
+	inFlight, after float64
 }
 
 // MaxRequests bounds the measured requests and warm-up a point replays
@@ -174,11 +173,11 @@ func Points(files []*result.File, names []string, network time.Duration) ([]Poin
 		if net < 0 {
 			net = Network(f)
 		}
-		highest := map[string]float64{} // by mode, over the points before
+		highest := 0.0 // in flight, over the points before
 		for i := range f.Points {
 			rp := &f.Points[i]
-			before := highest[rp.Mode]
-			highest[rp.Mode] = max(before, askedLoad(rp))
+			before := highest
+			highest = max(before, inFlight(rp))
 			name := untrusted.Text(rp.Label)
 			if len(files) > 1 {
 				name = untrusted.Text(filepath.Base(names[fi])) + ":" + name
@@ -196,26 +195,28 @@ func Points(files []*result.File, names []string, network time.Duration) ([]Poin
 			}
 			p.Name, p.Network = name, net
 			p.seed = uint64(len(out) + 1)
-			if before > askedLoad(rp) {
-				p.after = before
-			}
+			p.inFlight, p.after = inFlight(rp), before
 			out = append(out, p)
 		}
 	}
 	return out, skipped, nil
 }
 
-// AfterHigherLoad names the points a higher load of their run came
-// before. A server with one KV cache for all requests (llama.cpp,
-// Ollama: a unified_kv profile) keeps a finished request's context in
-// its slot until another request takes it, so such a point was measured
-// with the contexts of the clients the higher load had and this one
-// lacks, in every step's attention; the fit replays each point from an
-// empty cache, and cannot tell.
-func AfterHigherLoad(pts []Point) []string {
+// AfterHigherLoad names the points an earlier point of their results
+// file kept more requests in flight than they did, of at most slots. A
+// server with one KV cache for all requests (llama.cpp, Ollama: a
+// unified_kv profile, slots its parallel requests) keeps a finished
+// request's context in its slot until another request takes it, so such
+// a point was measured with contexts the earlier load left behind, in
+// every step's attention; the fit replays each point from an empty
+// cache, and cannot tell. A results file is taken for one server's run
+// (a launch target's; a URL's server may have served more before), and
+// what it does not record (a capacity search's probes) is not seen.
+func AfterHigherLoad(pts []Point, slots int) []string {
 	var names []string
+	n := float64(slots)
 	for _, p := range pts {
-		if p.after > 0 {
+		if min(p.after, n) > min(p.inFlight, n) {
 			names = append(names, p.Name)
 		}
 	}
@@ -253,16 +254,18 @@ func Network(f *result.File) time.Duration {
 	return min(time.Duration(least.Overhead.TTFTMeanMs*1e6), maxNetwork)
 }
 
-// askedLoad is the load a point's suite asked for, as Point.load, with
-// a rate of 0 (every request at once) above every other.
-func askedLoad(rp *result.Point) float64 {
+// inFlight is the requests a point kept in flight on average: a closed
+// loop's clients, an open loop's rate times its mean latency (Little's
+// law), every request of a burst (a rate of 0).
+func inFlight(rp *result.Point) float64 {
 	switch {
 	case rp.Mode == result.ModeConcurrency:
 		return float64(rp.Concurrency)
 	case rp.Rate == 0:
-		return math.Inf(1)
+		return float64(rp.Requests.Sent)
 	}
-	return rp.Rate
+	e2e := rp.Latency[metric.E2E]
+	return max(0, rp.Rate*e2e.Mean/1000)
 }
 
 // minTurnaround is the least turnaround a closed-loop client is given:

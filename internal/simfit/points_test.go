@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchci/benchci/framework/metric"
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/internal/sim"
 )
@@ -85,36 +86,48 @@ func TestPoints(t *testing.T) {
 	}
 }
 
-// A point its run served after a higher load of the same mode is named:
-// a server of one cache still held that load's contexts. A rate of 0
-// (every request at once) is the highest load there is.
+// A point is named when an earlier point of its results file kept more
+// requests in flight, of the server's slots: a server of one cache
+// still held their contexts. An open loop keeps its rate times its mean
+// latency in flight, a burst (a rate of 0) every request it sent.
 func TestAfterHigherLoad(t *testing.T) {
 	t.Parallel()
 	tiny, _ := sim.Lookup("tiny")
 	path := synthesize(t, tiny, []load{
+		{concurrency: 8, in: [2]int{10, 20}, out: [2]int{5, 10}},
 		{concurrency: 4, in: [2]int{10, 20}, out: [2]int{5, 10}},
 		{concurrency: 1, in: [2]int{10, 20}, out: [2]int{5, 10}},
-		{concurrency: 4, in: [2]int{10, 20}, out: [2]int{5, 10}},
 		{rate: 10, in: [2]int{10, 20}, out: [2]int{5, 10}},
 		{rate: 20, in: [2]int{10, 20}, out: [2]int{5, 10}},
 	})
 	f, err := result.Read(path)
 	must(t, err)
-	f.Points[2].Label = "concurrency=4 again"
+	// The open loop: 10 req/s of 200 ms each keep 2 in flight.
+	e2e := f.Points[3].Latency[metric.E2E]
+	e2e.Mean = 200
+	f.Points[3].Latency[metric.E2E] = e2e
 	f.Points[4].Rate, f.Points[4].Label = 0, "every request at once"
 	f.Points = append(f.Points, f.Points[3])
 	f.Points[5].Label = "rate=10 after the burst"
 	pts, _, err := Points([]*result.File{f}, []string{path}, -1)
 	must(t, err)
-	got := AfterHigherLoad(pts)
-	if want := []string{"concurrency=1", "rate=10 after the burst"}; !slices.Equal(got, want) {
-		t.Errorf("after a higher load: %q, want %q (the same load again, and another mode's, are not)", got, want)
+	for _, c := range []struct {
+		slots int
+		want  []string
+	}{
+		// 4 slots: 8 clients left no more than 4 did.
+		{4, []string{"concurrency=1", "rate=10", "rate=10 after the burst"}},
+		{8, []string{"concurrency=4", "concurrency=1", "rate=10", "rate=10 after the burst"}},
+	} {
+		if got := AfterHigherLoad(pts, c.slots); !slices.Equal(got, c.want) {
+			t.Errorf("%d slots: %q, want %q", c.slots, got, c.want)
+		}
 	}
-	// Another run starts from an empty cache.
+	// Another results file is taken for another run of the server.
 	other, _, err := Points([]*result.File{f, f}, []string{"a.json", "b.json"}, -1)
 	must(t, err)
-	if got := AfterHigherLoad(other); len(got) != 4 || got[2] != "b.json:concurrency=1" {
-		t.Errorf("two runs: %q, want each run's two", got)
+	if got := AfterHigherLoad(other, 4); len(got) != 6 || got[3] != "b.json:concurrency=1" {
+		t.Errorf("two files: %q, want each file's three", got)
 	}
 }
 
