@@ -149,12 +149,11 @@ type engine struct {
 	// the same; only the waiting gauge counts them meanwhile.
 	lazyCancel bool
 
-	// stale is, with UnifiedKV, the contexts finished requests left in
-	// their slots, the least recently freed first, and staleTokens their
-	// sum: they stay in the cache, and in every step's attention, until
-	// a new request takes the slot.
-	stale       []int64
-	staleTokens int64
+	// stale is, with UnifiedKV, the tokens of the contexts finished
+	// requests left in their slots, the least recently freed first: they
+	// stay in the cache, and in every step's attention, until a new
+	// request takes the slot.
+	stale []int64
 }
 
 func newEngine(p Profile) *engine {
@@ -376,7 +375,9 @@ func (e *engine) schedule(now time.Time) batch {
 		budget -= n
 	}
 	if e.p.UnifiedKV {
-		b.kvInUse = e.staleTokens
+		for _, n := range e.stale {
+			b.kvInUse += n
+		}
 		for _, s := range e.running {
 			b.kvInUse += int64(s.computed + s.scheduled)
 		}
@@ -480,7 +481,6 @@ func (e *engine) release(s *seq) {
 		// It leaves its slot, and its context there.
 		s.slotted = false
 		e.stale = append(e.stale, int64(s.computed))
-		e.staleTokens += int64(s.computed)
 	}
 }
 
@@ -500,7 +500,6 @@ func (e *engine) takeSlot(s *seq) {
 	}
 	s.slotted = true
 	if len(e.stale) > 0 {
-		e.staleTokens -= e.stale[0]
 		e.stale = e.stale[1:]
 	}
 }

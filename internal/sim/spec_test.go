@@ -596,8 +596,8 @@ func TestUnifiedCacheKeepsFinishedContexts(t *testing.T) {
 		t.Fatalf("%d waiting after the first step, want the second turned away", len(e.waiting))
 	}
 	drain()
-	if len(e.stale) != 1 || e.staleTokens != 109 {
-		t.Errorf("both done: %d old contexts of %d tokens, want the second's alone, 109 tokens (it took the first's slot)", len(e.stale), e.staleTokens)
+	if len(e.stale) != 1 || e.stale[0] != 109 {
+		t.Errorf("both done: old contexts of %v tokens, want the second's alone, 109 tokens (it took the first's slot)", e.stale)
 	}
 	// A paged engine's sequences keep nothing of the others'.
 	p.UnifiedKV = false
