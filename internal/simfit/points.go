@@ -176,8 +176,8 @@ func Points(files []*result.File, names []string, network time.Duration) ([]Poin
 		highest := 0.0 // in flight, over the points before
 		for i := range f.Points {
 			rp := &f.Points[i]
-			before := highest
-			highest = max(before, inFlight(rp))
+			before, now := highest, inFlight(rp)
+			highest = max(before, now)
 			name := untrusted.Text(rp.Label)
 			if len(files) > 1 {
 				name = untrusted.Text(filepath.Base(names[fi])) + ":" + name
@@ -195,7 +195,7 @@ func Points(files []*result.File, names []string, network time.Duration) ([]Poin
 			}
 			p.Name, p.Network = name, net
 			p.seed = uint64(len(out) + 1)
-			p.inFlight, p.after = inFlight(rp), before
+			p.inFlight, p.after = now, before
 			out = append(out, p)
 		}
 	}
