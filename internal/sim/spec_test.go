@@ -530,6 +530,36 @@ func TestConstantProfileAttention(t *testing.T) {
 	}
 }
 
+// slotsProfile is a constant profile of four slots and one cache for all
+// (UnifiedKV).
+func slotsProfile() Profile {
+	return Profile{Name: "slots", Model: "m", MaxNumSeqs: 4, MaxBatchedTokens: 2048, StepBase: time.Millisecond,
+		DecodePerSeq: 100 * time.Microsecond, PrefillPerToken: 10 * time.Microsecond, TokensPerStep: 1, MaxModelLen: 4096,
+		AttendNsPerPair: 10, UnifiedKV: true}
+}
+
+// stepper drives e a step at a time: step admits arrivals and runs one
+// step, checking that no more contexts are cached than there are slots;
+// drain steps until nothing is left to run.
+func stepper(t *testing.T, e *engine) (step func(arrivals ...*seq) batch, drain func()) {
+	step = func(arrivals ...*seq) batch {
+		t.Helper()
+		e.waiting = append(e.waiting, arrivals...)
+		b := e.schedule(time.Now())
+		e.emit()
+		if n := len(e.running) + len(e.stale); n > e.p.MaxNumSeqs {
+			t.Fatalf("%d running and %d old contexts in %d slots", len(e.running), len(e.stale), e.p.MaxNumSeqs)
+		}
+		return b
+	}
+	drain = func() {
+		for len(e.running) > 0 || len(e.waiting) > 0 {
+			step()
+		}
+	}
+	return step, drain
+}
+
 // A unified cache keeps a finished request's context in its slot until
 // a new request takes the slot, and a request takes a slot a request left
 // before an empty one (Ollama's runner): in a steady loop nothing
@@ -540,27 +570,8 @@ func TestConstantProfileAttention(t *testing.T) {
 // 43 ms (BenchmarkOllamaTwin's sweep coming down).
 func TestUnifiedCacheKeepsFinishedContexts(t *testing.T) {
 	t.Parallel()
-	p := Profile{Name: "slots", Model: "m", MaxNumSeqs: 4, MaxBatchedTokens: 2048, StepBase: time.Millisecond,
-		DecodePerSeq: 100 * time.Microsecond, PrefillPerToken: 10 * time.Microsecond, TokensPerStep: 1, MaxModelLen: 4096,
-		AttendNsPerPair: 10, UnifiedKV: true}
-	e := newEngine(p)
-	// step runs one step of the engine, after admitting arrivals; no
-	// more contexts are cached than there are slots.
-	step := func(arrivals ...*seq) batch {
-		t.Helper()
-		e.waiting = append(e.waiting, arrivals...)
-		b := e.schedule(time.Now())
-		e.emit()
-		if n := len(e.running) + len(e.stale); n > p.MaxNumSeqs {
-			t.Fatalf("%d running and %d old contexts in %d slots", len(e.running), len(e.stale), p.MaxNumSeqs)
-		}
-		return b
-	}
-	drain := func() {
-		for len(e.running) > 0 || len(e.waiting) > 0 {
-			step()
-		}
-	}
+	p := slotsProfile()
+	step, drain := stepper(t, newEngine(p))
 	// Two requests one after the other: the second takes the first's slot.
 	step(newSeq(100, 3, nil))
 	drain()
@@ -580,13 +591,27 @@ func TestUnifiedCacheKeepsFinishedContexts(t *testing.T) {
 	if b := step(newSeq(100, 3, nil), newSeq(100, 3, nil), newSeq(100, 3, nil), newSeq(100, 3, nil)); b.kvInUse != 4*100 {
 		t.Errorf("four requests in four slots: %d tokens cached, want their own 400", b.kvInUse)
 	}
-	// A request that never held a slot leaves no context behind: here
-	// the second of two (a shared prefix of 6 blocks, 7 blocks in all)
-	// is turned away each step after its prefix matched, until the first
-	// is done and takes its slot.
-	full := p
+	// A paged engine's sequences keep nothing of the others'.
+	p.UnifiedKV = false
+	paged := newEngine(p)
+	paged.waiting = append(paged.waiting, newSeq(100, 1, nil))
+	paged.schedule(time.Now())
+	paged.emit()
+	if len(paged.stale) != 0 {
+		t.Errorf("a paged engine kept %d finished contexts", len(paged.stale))
+	}
+}
+
+// A request that never held a slot leaves no context behind: here the
+// second of two (a shared prefix of 6 blocks, 7 blocks in all) is turned
+// away each step after its prefix matched, until the first is done and
+// it takes the first's slot.
+func TestUnifiedCacheTurnedAwayLeavesNothing(t *testing.T) {
+	t.Parallel()
+	full := slotsProfile()
 	full.PrefixCaching, full.KVBlocks, full.BlockSize = true, 7, BlockTokens
-	e = newEngine(full)
+	e := newEngine(full)
+	step, drain := stepper(t, e)
 	seed := maphash.MakeSeed()
 	shared := tokens("p", 96)
 	first := newSeq(100, 10, blockHashes(seed, append(shared[:96:96], tokens("a", 4)...), BlockTokens))
@@ -598,15 +623,6 @@ func TestUnifiedCacheKeepsFinishedContexts(t *testing.T) {
 	drain()
 	if len(e.stale) != 1 || e.stale[0] != 109 {
 		t.Errorf("both done: old contexts of %v tokens, want the second's alone, 109 tokens (it took the first's slot)", e.stale)
-	}
-	// A paged engine's sequences keep nothing of the others'.
-	p.UnifiedKV = false
-	paged := newEngine(p)
-	paged.waiting = append(paged.waiting, newSeq(100, 1, nil))
-	paged.schedule(time.Now())
-	paged.emit()
-	if len(paged.stale) != 0 {
-		t.Errorf("a paged engine kept %d finished contexts", len(paged.stale))
 	}
 }
 
