@@ -83,19 +83,24 @@ func BenchmarkOllamaTwin(b *testing.B) {
 		reportRerun(b, filepath.Join(results, "heldout128.json"), filepath.Join(results, "again128.json"))
 	}
 	if keep := os.Getenv("BENCHCI_TWIN_KEEP"); keep != "" {
-		// A directory of its own in keep, so that runs do not collide.
-		if err := os.MkdirAll(keep, 0o755); err != nil {
-			b.Fatal(err)
-		}
-		dir, err := os.MkdirTemp(keep, "twin-")
-		if err == nil {
-			err = os.CopyFS(dir, os.DirFS(results))
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-		fmt.Fprintf(os.Stderr, "kept the results and the fitted profile in %s\n", dir)
+		keepTwinResults(b, keep, results)
 	}
+}
+
+// keepTwinResults copies the results directory to a new directory of its
+// own in keep, so that runs do not collide.
+func keepTwinResults(b *testing.B, keep, results string) {
+	if err := os.MkdirAll(keep, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(keep, "twin-")
+	if err == nil {
+		err = os.CopyFS(dir, os.DirFS(results))
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	fmt.Fprintf(os.Stderr, "kept the results and the fitted profile in %s\n", dir)
 }
 
 // twinPoint is a point BenchmarkOllamaTwin's fit never saw: a suite of
