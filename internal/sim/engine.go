@@ -295,10 +295,34 @@ func (e *engine) schedule(now time.Time) batch {
 	} else {
 		e.waiting = e.dropCanceled(e.waiting)
 	}
-	budget := e.p.MaxBatchedTokens
 	var b batch
+	budget, preempted := e.scheduleDecodes(&b, e.p.MaxBatchedTokens)
+	budget = e.schedulePrefills(&b, budget)
+	// Admissions only if the step did not have to preempt: the room a
+	// preemption freed is the preempted sequence's to take back.
+	if !preempted {
+		e.admit(now, &b, budget)
+	}
+	if e.p.UnifiedKV {
+		for _, n := range e.stale {
+			b.kvInUse += n
+		}
+		for _, s := range e.running {
+			b.kvInUse += int64(s.computed + s.scheduled)
+		}
+	}
+	e.publish()
+	return b
+}
+
+// scheduleDecodes puts each running sequence done with its prompt in b,
+// first: each needs room for the tokens it emits, and gets it by
+// preempting the latest admitted. It returns the token budget left and
+// whether it preempted.
+//
+//go:norace
+func (e *engine) scheduleDecodes(b *batch, budget int) (int, bool) {
 	preempted := false
-	// Decodes first: each needs room for the tokens it emits.
 	for i := 0; i < len(e.running); i++ {
 		s := e.running[i]
 		s.scheduled = 0
@@ -323,7 +347,14 @@ func (e *engine) schedule(now time.Time) batch {
 		b.decodes++
 		b.decodeCtx += int64(s.computed)
 	}
-	// Then prefill chunks of running sequences, in admission order.
+	return budget, preempted
+}
+
+// schedulePrefills puts the next prompt chunk of each running sequence
+// still prefilling in b, in admission order, and returns the budget left.
+//
+//go:norace
+func (e *engine) schedulePrefills(b *batch, budget int) int {
 	for _, s := range e.running {
 		if s.prefillLeft == 0 || budget <= 0 {
 			continue
@@ -332,11 +363,19 @@ func (e *engine) schedule(now time.Time) batch {
 		if e.p.NoChunkedPrefill && n < s.prefillLeft || !e.alloc(s, n) {
 			continue
 		}
-		e.take(s, n, &b)
+		e.take(s, n, b)
 		budget -= n
 	}
-	// Then admissions, FIFO, unless the step had to preempt.
-	for !preempted && len(e.waiting) > 0 && len(e.running) < e.p.MaxNumSeqs && budget > 0 {
+	return budget
+}
+
+// admit moves waiting sequences to running, first come first served,
+// while there is a slot, budget and cache for their first chunk (or, one
+// that arrived with its KV cache, its first decode), and puts each in b.
+//
+//go:norace
+func (e *engine) admit(now time.Time, b *batch, budget int) {
+	for len(e.waiting) > 0 && len(e.running) < e.p.MaxNumSeqs && budget > 0 {
 		if e.lazyCancel {
 			if e.dropCanceledHead(); len(e.waiting) == 0 {
 				break
@@ -367,23 +406,13 @@ func (e *engine) schedule(now time.Time) batch {
 		e.waiting[0] = nil
 		e.waiting = e.waiting[1:]
 		if s.prefillLeft == 0 {
-			e.admitDecode(s, &b)
+			e.admitDecode(s, b)
 			budget -= e.decodeBudget()
 			continue
 		}
-		e.take(s, n, &b)
+		e.take(s, n, b)
 		budget -= n
 	}
-	if e.p.UnifiedKV {
-		for _, n := range e.stale {
-			b.kvInUse += n
-		}
-		for _, s := range e.running {
-			b.kvInUse += int64(s.computed + s.scheduled)
-		}
-	}
-	e.publish()
-	return b
 }
 
 // dropCanceledHead drops the canceled sequences at the head of waiting.
