@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,67 +25,95 @@ import (
 // and one conversation right after four (512 tokens, a sweep coming
 // down, where the four left their contexts in the server's cache).
 // Each prediction is a virtual-time run of the same suite on the fitted
-// profile. It reports the prediction's error, in percent, on TTFT P50,
-// TPOT P50 and output throughput at each held-out point:
+// profile.
 //
-//	go test -run XXX -bench OllamaTwin -benchtime 1x ./cmd/benchci
+// Every suite is measured twinRepeats times, each on a server launched
+// anew, the repeats interleaved: one launch of this server settles into
+// a pace of its own and keeps it (two 36 s runs of a point differed by
+// 41% in throughput), so one measurement cannot tell a twin's error from
+// the server's. The fit sees every repeat; the twin is scored against
+// the median of the held-out point's. It reports, in percent, the twin's
+// error on TTFT P50, TPOT P50 and output throughput at each held-out
+// point, and the server's own spread there (largest over smallest of
+// the repeats, less one):
 //
-// With BENCHCI_TWIN_KEEP naming a directory, the measured results and
-// the fitted profile are copied to a new directory in it, to fit them
-// again without measuring again.
+//	go test -run XXX -bench OllamaTwin -benchtime 1x -timeout 30m ./cmd/benchci
+//
+// BENCHCI_TWIN_REPEATS sets the repeats (3; 1 is the quick look). With
+// BENCHCI_TWIN_KEEP naming a directory, the measured results and the
+// fitted profile are copied to a new directory in it, to fit them again
+// without measuring again.
 func BenchmarkOllamaTwin(b *testing.B) {
 	o := newOllama(b)
-	target := fmt.Sprintf(`b.target.launch([%q, 'serve'], url='http://%s', model='benchci-tiny', env=%s,
-                          health='/api/version', start_timeout='60s', stop_grace='10s', warmup_requests=2)`, o.bin, o.addr, o.envJsonnet)
-	// suite writes a suite of the Ollama (or the fitted twin) at the
-	// levels and prompt length, and returns its path.
-	suite := func(name, target string, input int, levels string) string {
-		return writeSuite(b, o.dir, name, fmt.Sprintf(`
+	t := &twinBench{b: b, dir: o.dir, results: filepath.Join(o.dir, "results"), repeats: twinRepeats(b),
+		target: fmt.Sprintf(`b.target.launch([%q, 'serve'], url='http://%s', model='benchci-tiny', env=%s,
+                          health='/api/version', start_timeout='60s', stop_grace='10s', warmup_requests=2)`, o.bin, o.addr, o.envJsonnet)}
+	for b.Loop() {
+		var fitFrom []string
+		for _, paths := range t.measure([]twinSuite{{"fit128", "1, 4", 128}, {"fit512", "1, 2, 4", 512}}) {
+			fitFrom = append(fitFrom, paths...)
+		}
+		t.cli(60, append(append([]string{"sim", "fit"}, fitFrom...), "--profile", "tiny", "--max-num-seqs", "4", "--max-batched-tokens", "2048", "--max-prefill-chunk", "512", "--unified-kv",
+			"--params", "step_base,decode_per_seq,prefill_per_token,attend_ns_per_pair", "--out", filepath.Join(t.results, "fitted.json"))...)
+		heldOut := make([]twinSuite, len(twinHeldOut))
+		for i, h := range twinHeldOut {
+			heldOut[i] = h.twinSuite
+		}
+		for i, measured := range t.measure(heldOut) {
+			h := twinHeldOut[i]
+			t.cli(4, "run", "--virtual", "--progress=false", "--results", filepath.Join(t.dir, "twin"),
+				t.suite(h.name, "b.target.sim('file:results/fitted.json')", h.in, h.levels))
+			reportTwinError(b, h, measured, filepath.Join(t.dir, "twin", h.name+".json"))
+		}
+	}
+	if keep := os.Getenv("BENCHCI_TWIN_KEEP"); keep != "" {
+		keepTwinResults(b, keep, t.results)
+	}
+}
+
+// twinBench is BenchmarkOllamaTwin's state: where it writes, the Ollama
+// launch its suites target, and how many times it measures each.
+type twinBench struct {
+	b                    *testing.B
+	dir, results, target string
+	repeats              int
+}
+
+// suite writes a suite of the Ollama (or the fitted twin) at the levels
+// and prompt length, and returns its path.
+func (t *twinBench) suite(name, target string, input int, levels string) string {
+	return writeSuite(t.b, t.dir, name, fmt.Sprintf(`
   target: %s,
   api: 'chat',
   workload: { input_tokens: b.dist.fixed(%d), output_tokens: b.dist.fixed(48), seed: 3 },
   sweep: b.sweep.concurrency([%s], warmup='2s', duration='12s'),`, target, input, levels))
+}
+
+// cli runs benchci and prints its output's first lines (a table's head;
+// the notes after it are the results files'). Printed, not logged: a
+// benchmark's log is cut short.
+func (t *twinBench) cli(lines int, args ...string) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), &out, &errOut, args); code != exitOK {
+		t.b.Fatalf("benchci %v: exit %d\n%s\n%s", args, code, out.String(), errOut.String())
 	}
-	// cli runs benchci and logs its output's first lines (a table's
-	// head; the notes after it are the results files').
-	cli := func(lines int, args ...string) {
-		var out, errOut bytes.Buffer
-		if code := run(context.Background(), &out, &errOut, args); code != exitOK {
-			b.Fatalf("benchci %v: exit %d\n%s\n%s", args, code, out.String(), errOut.String())
+	head := strings.SplitN(out.String(), "\n", lines+1)
+	fmt.Fprintf(os.Stderr, "benchci %s:\n%s\n", strings.Join(args, " "), strings.Join(head[:min(lines, len(head))], "\n"))
+}
+
+// measure runs each suite on the Ollama t.repeats times, the repeats
+// interleaved (a slow minute of the machine lands on one repeat of each,
+// not on every repeat of one), and returns each suite's results files.
+func (t *twinBench) measure(suites []twinSuite) [][]string {
+	paths := make([][]string, len(suites))
+	for r := range t.repeats {
+		for i, s := range suites {
+			name := fmt.Sprintf("%s-%d", s.name, r+1)
+			t.cli(5, "run", "--progress=false", "--results", t.results, t.suite(name, t.target, s.in, s.levels))
+			paths[i] = append(paths[i], filepath.Join(t.results, name+".json"))
 		}
-		// Printed, not logged: a benchmark's log is cut short.
-		head := strings.SplitN(out.String(), "\n", lines+1)
-		fmt.Fprintf(os.Stderr, "benchci %s:\n%s\n", strings.Join(args, " "), strings.Join(head[:min(lines, len(head))], "\n"))
 	}
-	results := filepath.Join(o.dir, "results")
-	for b.Loop() {
-		var fitFrom []string
-		for _, fit := range []struct {
-			in     int
-			levels string
-		}{{128, "1, 4"}, {512, "1, 2, 4"}} {
-			name := "fit" + strconv.Itoa(fit.in)
-			cli(5, "run", "--progress=false", "--results", results, suite(name, target, fit.in, fit.levels))
-			fitFrom = append(fitFrom, filepath.Join(results, name+".json"))
-		}
-		fitted := filepath.Join(results, "fitted.json")
-		cli(60, append(append([]string{"sim", "fit"}, fitFrom...), "--profile", "tiny", "--max-num-seqs", "4", "--max-batched-tokens", "2048", "--max-prefill-chunk", "512", "--unified-kv",
-			"--params", "step_base,decode_per_seq,prefill_per_token,attend_ns_per_pair", "--out", fitted)...)
-		for _, h := range twinHeldOut {
-			cli(4, "run", "--progress=false", "--results", results, suite(h.name, target, h.in, h.levels))
-			cli(4, "run", "--virtual", "--progress=false", "--results", filepath.Join(o.dir, "twin"),
-				suite(h.name, "b.target.sim('file:results/fitted.json')", h.in, h.levels))
-			reportTwinError(b, h, filepath.Join(results, h.name+".json"), filepath.Join(o.dir, "twin", h.name+".json"))
-		}
-		// The held-out point measured again: how far the server moves
-		// from itself between two runs on this machine, the floor under
-		// any twin's error.
-		cli(3, "run", "--progress=false", "--results", results, suite("again128", target, 128, "2"))
-		reportRerun(b, filepath.Join(results, "heldout128.json"), filepath.Join(results, "again128.json"))
-	}
-	if keep := os.Getenv("BENCHCI_TWIN_KEEP"); keep != "" {
-		keepTwinResults(b, keep, results)
-	}
+	return paths
 }
 
 // keepTwinResults copies the results directory to a new directory of its
@@ -103,19 +132,39 @@ func keepTwinResults(b *testing.B, keep, results string) {
 	fmt.Fprintf(os.Stderr, "kept the results and the fitted profile in %s\n", dir)
 }
 
-// twinPoint is a point BenchmarkOllamaTwin's fit never saw: a suite of
-// prompts of in tokens at the concurrency levels, scored at its point'th
-// level.
-type twinPoint struct {
+// twinSuite is a suite BenchmarkOllamaTwin measures: prompts of in
+// tokens at the concurrency levels.
+type twinSuite struct {
 	name, levels string
-	in, point    int
-	what         string // for the log
+	in           int
+}
+
+// twinPoint is a point BenchmarkOllamaTwin's fit never saw: its suite,
+// scored at its point'th level.
+type twinPoint struct {
+	twinSuite
+	point int
+	what  string // for the log
 }
 
 var twinHeldOut = []twinPoint{
-	{"heldout128", "2", 128, 0, "prompt 128, 2 conversations"},
-	{"heldout1024", "2", 1024, 0, "prompt 1024, 2 conversations"},
-	{"after4", "4, 1", 512, 1, "prompt 512, 1 conversation after 4"},
+	{twinSuite{"heldout128", "2", 128}, 0, "prompt 128, 2 conversations"},
+	{twinSuite{"heldout1024", "2", 1024}, 0, "prompt 1024, 2 conversations"},
+	{twinSuite{"after4", "4, 1", 512}, 1, "prompt 512, 1 conversation after 4"},
+}
+
+// twinRepeats is how many times BenchmarkOllamaTwin measures each suite:
+// BENCHCI_TWIN_REPEATS, 3 by default.
+func twinRepeats(b *testing.B) int {
+	v := os.Getenv("BENCHCI_TWIN_REPEATS")
+	if v == "" {
+		return 3
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 20 {
+		b.Fatalf("BENCHCI_TWIN_REPEATS=%q: want a whole number from 1 to 20", v)
+	}
+	return n
 }
 
 // heldOutFigures are the figures the twin is scored on, by name: TTFT
@@ -135,31 +184,32 @@ func readHeldOut(b *testing.B, path string, point int) (*result.File, [3]float64
 	return f, [3]float64{p.Latency[metric.TTFT].P50, p.Latency[metric.TPOT].P50, p.Throughput.OutputTokens}
 }
 
-// reportRerun reports, in percent, how far a second measurement of the
-// held-out point moved from the first.
-func reportRerun(b *testing.B, firstPath, againPath string) {
-	_, first := readHeldOut(b, firstPath, 0)
-	_, again := readHeldOut(b, againPath, 0)
-	for i, name := range heldOutFigures {
-		fmt.Fprintf(os.Stderr, "prompt 128, 2 conversations, measured again: %s %.2f, first %.2f\n", name, again[i], first[i])
-		b.ReportMetric(100*(again[i]/first[i]-1), "rerun-"+name+"128-%")
-	}
-}
-
 // reportTwinError reports the twin's error, in percent, on TTFT P50, TPOT
-// P50 and output throughput at the held-out point h measured in one
-// results file and predicted in the other.
-func reportTwinError(b *testing.B, h twinPoint, measuredPath, twinPath string) {
-	_, measured := readHeldOut(b, measuredPath, h.point)
+// P50 and output throughput at the held-out point h, against the median
+// of its measurements (each a results file), and the measurements' own
+// spread: the largest over the smallest, less one.
+func reportTwinError(b *testing.B, h twinPoint, measuredPaths []string, twinPath string) {
+	var runs [][3]float64
+	for _, path := range measuredPaths {
+		_, m := readHeldOut(b, path, h.point)
+		runs = append(runs, m)
+	}
 	twin, predicted := readHeldOut(b, twinPath, h.point)
 	iv := twin.Target.Sim.Interval
 	inside := 0
 	for i, name := range heldOutFigures {
-		got, want := predicted[i], measured[i]
-		fmt.Fprintf(os.Stderr, "%s: %s measured %.2f, twin %.2f", h.what, name, want, got)
+		each := make([]float64, len(runs))
+		for r, m := range runs {
+			each[r] = m[i]
+		}
+		slices.Sort(each)
+		// The median; of an even count, the mean of the middle two.
+		want := (each[(len(each)-1)/2] + each[len(each)/2]) / 2
+		got := predicted[i]
+		fmt.Fprintf(os.Stderr, "%s: %s measured %.2f (median of %s), twin %.2f", h.what, name, want, formatAll(each), got)
 		if iv != nil {
 			// The twin's interval, from the fit's held-out points: does
-			// the measured figure fall inside it?
+			// the measured median fall inside it?
 			r := iv.Latency
 			if name == "tput" {
 				r = iv.Throughput
@@ -172,8 +222,23 @@ func reportTwinError(b *testing.B, h twinPoint, measuredPath, twinPath string) {
 		}
 		fmt.Fprintln(os.Stderr)
 		b.ReportMetric(100*(got/want-1), fmt.Sprintf("%s-%s-err-%%", name, h.name))
+		if len(each) > 1 {
+			b.ReportMetric(100*(each[len(each)-1]/each[0]-1), fmt.Sprintf("%s-%s-server-spread-%%", name, h.name))
+		}
 	}
 	if iv != nil {
 		b.ReportMetric(float64(inside), "inside-interval-of-3-"+h.name)
 	}
+}
+
+// formatAll writes figures as "1.00, 2.00 and 3.00".
+func formatAll(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.FormatFloat(x, 'f', 2, 64)
+	}
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
