@@ -59,7 +59,7 @@ func (o *simFitOptions) register(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&o.maxTokens, "max-batched-tokens", 0, "the server's max_num_batched_tokens (default: the profile's)")
 	cmd.Flags().IntVar(&o.maxChunk, "max-prefill-chunk", 0, "the most prompt tokens one request prefills in a step, below --max-batched-tokens (vLLM's --long-prefill-token-threshold; Ollama's batch size, 512: Ollama gives each request its own batch, so set --max-batched-tokens to 512 x OLLAMA_NUM_PARALLEL)")
 	cmd.Flags().BoolVar(&o.unifiedKV, "unified-kv", false, "the server's KV cache is one for all requests, each token attending to every cached one, and finished requests' contexts kept in their slots until a request takes them (llama.cpp, Ollama): with attend_ns_per_pair in --params, other requests' contexts slow a prefill (constant profiles)")
-	cmd.Flags().IntVar(&o.folds, "folds", simfit.MaxFolds, "held-out folds: each refits without a share of the points and predicts them (0: no held-out check)")
+	cmd.Flags().IntVar(&o.folds, "folds", simfit.MaxFolds, "held-out folds: each refits without a share of the conditions (loads and lengths, with their trials) and predicts their points (0: no held-out check)")
 	cmd.Flags().StringVar(&o.out, "out", "", "write the fitted profile to this file")
 	// No default shown: 0 is a round trip too, so unset is told by Changed.
 	cmd.Flags().DurationVar(&o.network, "network", 0, "the client's round trip to the server, which the client's latencies hold and the engine's do not (default: each file's overhead at its least load, else 0)")
@@ -188,7 +188,7 @@ func readFitInput(cmd *cobra.Command, o simFitOptions, args []string) (fitInput,
 }
 
 // fitAndValidate fits, then checks the fit on held-out folds (none with
-// --folds 0 or one point), both within --timeout.
+// --folds 0 or one condition), both within --timeout.
 func fitAndValidate(ctx context.Context, o simFitOptions, in fitInput) (*simfit.Fitted, *simfit.Validation, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
@@ -203,7 +203,7 @@ func fitAndValidate(ctx context.Context, o simFitOptions, in fitInput) (*simfit.
 		return nil, nil, stopped(err)
 	}
 	var val *simfit.Validation
-	if o.folds > 0 && len(in.pts) >= 2 {
+	if o.folds > 0 && simfit.Distinct(in.pts) >= 2 {
 		if val, err = simfit.CrossValidate(ctx, in.base, in.params, in.pts, simfit.Options{MaxFolds: o.folds}); err != nil {
 			return nil, nil, stopped(err)
 		}
@@ -236,7 +236,7 @@ func printFitNotes(w io.Writer, o simFitOptions, in fitInput, fitted *simfit.Fit
 	}
 	if val == nil {
 		fmt.Fprintf(w, "\nno held-out check (%s): the in-sample error above flatters the twin\n",
-			map[bool]string{true: "--folds 0", false: "one point"}[o.folds == 0])
+			map[bool]string{true: "--folds 0", false: "one load and length, nothing to hold out"}[o.folds == 0])
 	}
 }
 
@@ -360,8 +360,9 @@ its check stop at --timeout (10m by default, at most 2h).
 
 The answer leads: the held-out error, the median |predicted - measured| /
 measured of each point's figures predicted by a fit that did not see the
-point (leave-one-out up to --folds points, --folds folds beyond; --folds 0
-skips it). It is the error to expect of a what-if near the points measured;
+point, nor its trials (the points of its load and lengths, held out
+together: one condition out at a time up to --folds conditions, --folds
+folds beyond; --folds 0 skips it). It is the error to expect of a what-if near the points measured;
 the in-sample error beside it flatters the twin. A parameter whose fitted
 value moves a lot from fold to fold is not pinned by the points: measure
 where it matters (long contexts at load tell bandwidth from fixed overhead,
@@ -449,7 +450,7 @@ func simFitDoc(f *simfit.Fitted, v *simfit.Validation, pts []simfit.Point) repor
 	pct := func(e float64) report.Cell { return report.Number(e, fmt.Sprintf("%.1f%%", 100*e)) }
 	if v != nil {
 		head.Add(report.Text("held out"), pct(v.MedianAbsError), report.Number(float64(len(v.Rows)), fmt.Sprint(len(v.Rows))),
-			report.Text(fmt.Sprintf("each point predicted by a fit without it (%d folds): expect this off a point not measured", v.Folds)))
+			report.Text(fmt.Sprintf("each point predicted by a fit without it or its trials (%d folds): expect this off a point not measured", v.Folds)))
 	}
 	head.Add(report.Text("in sample"), pct(medianAbs(inSample)), report.Number(float64(len(inSample)), fmt.Sprint(len(inSample))),
 		report.Text("the points the fit saw: flatters the twin"))

@@ -135,9 +135,7 @@ func Parse(data []byte) (*File, error) {
 // measured over predicted, throughput apart from the latencies.
 func heldOutInterval(v *Validation) *result.SimInterval {
 	var lat, tput []float64
-	points := map[string]bool{}
 	for _, r := range v.Rows {
-		points[r.Point] = true
 		ratio := r.Measured / r.Predicted // +Inf predicted: 0, refused below
 		if r.Figure == FigThroughput {
 			tput = append(tput, ratio)
@@ -145,12 +143,14 @@ func heldOutInterval(v *Validation) *result.SimInterval {
 			lat = append(lat, ratio)
 		}
 	}
-	iv, ok := sim.FromHeldOut(lat, tput, len(points), 0.8)
+	// Trials of one condition are one point here: they were held out
+	// together, and their errors move together.
+	iv, ok := sim.FromHeldOut(lat, tput, v.Conditions, 0.8)
 	if !ok {
 		return nil
 	}
 	out := &result.SimInterval{Level: iv.Level, Latency: iv.Latency, Throughput: iv.Throughput,
-		Basis: fmt.Sprintf("benchci sim fit: %d of its figures, each predicted by a fit without its point; near the points measured, not on other cards", iv.Figures)}
+		Basis: fmt.Sprintf("benchci sim fit: %d of its figures, each predicted by a fit without its point or its trials; near the points measured, not on other cards", iv.Figures)}
 	if out.Verify() != nil {
 		// Off by more than a reader takes (a queued point a hundred
 		// times off): no interval, rather than a file nothing can read.

@@ -221,7 +221,7 @@ func TestFileRefusesWhatItCannotCarry(t *testing.T) {
 // throughputs apart from latencies.
 func TestHeldOutIntervalFromTheFitsFolds(t *testing.T) {
 	t.Parallel()
-	v := &Validation{}
+	v := &Validation{Conditions: 4}
 	for i, r := range []float64{0.9, 1.1, 1.0, 1.2} {
 		pt := fmt.Sprintf("p%d", i)
 		v.Rows = append(v.Rows,
@@ -235,12 +235,17 @@ func TestHeldOutIntervalFromTheFitsFolds(t *testing.T) {
 	if err := iv.Verify(); err != nil {
 		t.Errorf("the interval a fit writes does not verify: %v", err)
 	}
-	if iv := heldOutInterval(&Validation{Rows: v.Rows[:2]}); iv != nil {
+	if iv := heldOutInterval(&Validation{Rows: v.Rows[:2], Conditions: 1}); iv != nil {
 		t.Errorf("one point gave an interval: %+v", iv)
+	}
+	// The four points trials of two conditions: the same range, at the
+	// level two points give, not four.
+	if iv := heldOutInterval(&Validation{Rows: v.Rows, Conditions: 2}); iv == nil || iv.Latency != [2]float64{0.9, 1.2} || math.Abs(iv.Level-1.0/3) > 1e-9 {
+		t.Errorf("trials of two conditions: %+v, want the range at 33%%", iv)
 	}
 	// A figure the twin could not predict: no interval.
 	unpredicted := append(slices.Clone(v.Rows), HeldOut{Point: "p4", Figure: FigTPOT, Measured: 20, Predicted: math.Inf(1)})
-	if iv := heldOutInterval(&Validation{Rows: unpredicted}); iv != nil {
+	if iv := heldOutInterval(&Validation{Rows: unpredicted, Conditions: 5}); iv != nil {
 		t.Errorf("a figure the twin could not predict was left out of the interval: %+v", iv)
 	}
 	// A queued point 150 times off: no interval, and the file still reads.

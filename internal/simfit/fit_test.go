@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -213,6 +214,42 @@ func TestFitIsDeterministic(t *testing.T) {
 	}
 	if fits[0].Evals > 40 {
 		t.Errorf("%d evaluations, more than the 40 allowed", fits[0].Evals)
+	}
+}
+
+// The held-out check holds a condition's trials out together: a fit that
+// saw one trial of a load has all but measured the others, so holding
+// out trials one by one would flatter the twin (and count each as a
+// point of its own).
+func TestCrossValidateHoldsOutConditions(t *testing.T) {
+	t.Parallel()
+	tiny, _ := sim.Lookup("tiny")
+	one := load{concurrency: 1, in: [2]int{50, 150}, out: [2]int{5, 10}}
+	four := load{concurrency: 4, in: [2]int{50, 150}, out: [2]int{5, 10}}
+	long := load{rate: 50, in: [2]int{300, 600}, out: [2]int{5, 10}}
+	pts := readPoints(t, synthesize(t, tiny, []load{one, one, four, four, long, long}))
+	params, err := ParamsFor(tiny, []string{"step_base", "prefill_per_token"})
+	must(t, err)
+	cond := Conditions(pts)
+	if !slices.Equal(cond, []int{0, 0, 1, 1, 2, 2}) {
+		t.Fatalf("conditions %v, want each load's two trials", cond)
+	}
+	for _, c := range []struct {
+		k    int
+		want [][]int
+	}{{3, [][]int{{0, 1}, {2, 3}, {4, 5}}}, {2, [][]int{{0, 1, 4, 5}, {2, 3}}}} {
+		if got := folds(cond, c.k); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%d folds: %v, want %v", c.k, got, c.want)
+		}
+	}
+	v, err := CrossValidate(context.Background(), tiny, params, pts, Options{MaxEvals: 20})
+	must(t, err)
+	if v.Folds != 3 || v.Conditions != 3 || len(v.Scales) != 3 || len(v.Rows) != 6*len(pts[0].Measured) {
+		t.Errorf("%d folds of %d conditions, %d fits, %d rows; want 3 of 3, 3, every figure of the 6 points", v.Folds, v.Conditions, len(v.Scales), len(v.Rows))
+	}
+	// One load, however many trials: nothing to hold out.
+	if _, err := CrossValidate(context.Background(), tiny, params[:1], pts[:2], Options{MaxEvals: 20}); !errors.Is(err, ErrTooFewPoints) {
+		t.Errorf("two trials of one load: %v, want ErrTooFewPoints", err)
 	}
 }
 

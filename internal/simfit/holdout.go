@@ -22,10 +22,16 @@ type HeldOut struct {
 
 // Validation is a fit's held-out check.
 type Validation struct {
-	// Folds is how many fits it took: one per point (leave-one-out) up to
-	// MaxFolds points, MaxFolds folds of every MaxFolds-th point beyond.
+	// Folds is how many fits it took: one per condition (leave one
+	// condition out) up to MaxFolds conditions, MaxFolds folds of every
+	// MaxFolds-th condition beyond. A condition's trials are held out
+	// together: a fit that saw one trial of a load has all but measured
+	// the others, and would flatter the twin.
 	Folds int
-	Rows  []HeldOut
+	// Conditions is how many distinct conditions were held out (Distinct):
+	// the independent points the held-out errors stand on.
+	Conditions int
+	Rows       []HeldOut
 	// MedianAbsError is the median of |Error| over the rows: the answer
 	// to how far the twin is off on a point it was not fitted to.
 	MedianAbsError float64
@@ -37,27 +43,29 @@ type Validation struct {
 // MaxFolds bounds the refits of a held-out check.
 const MaxFolds = 8
 
-// ErrTooFewPoints is returned when there are too few points to hold one
-// out and still fit the parameters.
-var ErrTooFewPoints = errors.New("too few points to hold one out")
+// ErrTooFewPoints is returned when there are too few conditions (loads
+// or lengths) to hold one out and still fit the parameters.
+var ErrTooFewPoints = errors.New("too few loads or lengths to hold one out")
 
-// CrossValidate refits the base profile without each fold of points and
-// predicts the points left out, from the base each time (not from the
-// full fit, which saw them). It stops when ctx is done, as Fit does.
+// CrossValidate refits the base profile without each fold of conditions
+// and predicts the points left out, from the base each time (not from
+// the full fit, which saw them). It stops when ctx is done, as Fit does.
 func CrossValidate(ctx context.Context, base sim.Profile, params []Param, pts []Point, opts Options) (*Validation, error) {
-	if len(pts) < 2 {
+	cond := Conditions(pts)
+	n := Distinct(pts)
+	if n < 2 {
 		return nil, ErrTooFewPoints
 	}
 	k := MaxFolds
 	if opts.MaxFolds > 0 {
 		k = opts.MaxFolds
 	}
-	k = min(len(pts), k)
-	v := &Validation{Folds: k}
-	for fold := range k {
+	k = min(n, k)
+	v := &Validation{Folds: k, Conditions: n}
+	for _, fold := range folds(cond, k) {
 		var train, test []Point
 		for i, p := range pts {
-			if i%k == fold {
+			if slices.Contains(fold, i) {
 				test = append(test, p)
 			} else {
 				train = append(train, p)
@@ -82,6 +90,16 @@ func CrossValidate(ctx context.Context, base sim.Profile, params []Param, pts []
 	}
 	v.MedianAbsError = Median(errs)
 	return v, nil
+}
+
+// folds splits the points' indices into k folds, each of whole
+// conditions (cond is Conditions' numbering): every k-th condition.
+func folds(cond []int, k int) [][]int {
+	out := make([][]int, k)
+	for i, c := range cond {
+		out[c%k] = append(out[c%k], i)
+	}
+	return out
 }
 
 // InSample lists each figure of the points beside its prediction.

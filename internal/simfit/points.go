@@ -420,17 +420,30 @@ func (p Point) run(seed uint64) sim.Run {
 // lengths: they measure the same thing again, and pin no further
 // parameter.
 func Distinct(pts []Point) int {
+	n := 0
+	for _, c := range Conditions(pts) {
+		n = max(n, c+1)
+	}
+	return n
+}
+
+// Conditions numbers each point's condition (see Distinct), from 0, in
+// the order the conditions first appear.
+func Conditions(pts []Point) []int {
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 0.1*max(a, b) }
 	var conds []Point
-	for _, p := range pts {
-		same := func(q Point) bool {
+	of := make([]int, len(pts))
+	for i, p := range pts {
+		c := slices.IndexFunc(conds, func(q Point) bool {
 			return q.Mode == p.Mode && q.load == p.load && near(q.prompt.mean, p.prompt.mean) && near(q.output.mean, p.output.mean)
-		}
-		if !slices.ContainsFunc(conds, same) {
+		})
+		if c < 0 {
+			c = len(conds)
 			conds = append(conds, p)
 		}
+		of[i] = c
 	}
-	return len(conds)
+	return of
 }
 
 // Pinned refuses a fit of more parameters than its points can pin. Each
