@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,14 +29,14 @@ import (
 // profile.
 //
 // Every suite is measured twinRepeats times, each on a server launched
-// anew, the repeats interleaved: one launch of this server settles into
-// a pace of its own and keeps it (two 36 s runs of a point differed by
-// 41% in throughput), so one measurement cannot tell a twin's error from
-// the server's. The fit sees every repeat; the twin is scored against
-// the median of the held-out point's. It reports, in percent, the twin's
-// error on TTFT P50, TPOT P50 and output throughput at each held-out
-// point, and the server's own spread there (largest over smallest of
-// the repeats, less one):
+// anew, the repeats interleaved: launches of this server differ from
+// each other (two 36 s runs of a point differed by 41% in throughput),
+// so one measurement cannot tell a twin's error from the server's. The
+// fit sees every repeat; the twin is scored against the median of the
+// held-out point's. It reports, in percent, the twin's error on TTFT
+// P50, TPOT P50 and output throughput at each held-out point and, with
+// more than one repeat, the server's own spread there (largest over
+// smallest of the repeats, less one):
 //
 //	go test -run XXX -bench OllamaTwin -benchtime 1x -timeout 30m ./cmd/benchci
 //
@@ -181,7 +182,15 @@ func readHeldOut(b *testing.B, path string, point int) (*result.File, [3]float64
 		b.Fatalf("%s: %d points, want a point %d", path, len(f.Points), point+1)
 	}
 	p := f.Points[point]
-	return f, [3]float64{p.Latency[metric.TTFT].P50, p.Latency[metric.TPOT].P50, p.Throughput.OutputTokens}
+	figs := [3]float64{p.Latency[metric.TTFT].P50, p.Latency[metric.TPOT].P50, p.Throughput.OutputTokens}
+	for i, x := range figs {
+		// A missing or zero figure would score as an error of ±Inf or
+		// -100%, not as a failed run.
+		if !(x > 0) || math.IsInf(x, 0) {
+			b.Fatalf("%s: point %d: %s is %v, want a positive figure", path, point+1, heldOutFigures[i], x)
+		}
+	}
+	return f, figs
 }
 
 // reportTwinError reports the twin's error, in percent, on TTFT P50, TPOT
