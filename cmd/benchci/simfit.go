@@ -78,8 +78,9 @@ func (o *simFitOptions) check(cmd *cobra.Command) error {
 	if o.timeout <= 0 || o.timeout > maxFitTimeout {
 		return &exitError{exitUsage, fmt.Errorf("--timeout must be more than 0 and at most %s", maxFitTimeout)}
 	}
-	if o.folds < 0 {
-		return &exitError{exitUsage, errors.New("--folds must be 0 (no held-out check) or more")}
+	if o.folds < 0 || o.folds == 1 {
+		// One fold holds every point out, and leaves none to fit.
+		return &exitError{exitUsage, errors.New("--folds must be 0 (no held-out check) or 2 or more")}
 	}
 	return nil
 }
@@ -360,10 +361,11 @@ its check stop at --timeout (10m by default, at most 2h).
 
 The answer leads: the held-out error, the median |predicted - measured| /
 measured of each point's figures predicted by a fit that did not see the
-point, nor its trials (the points of its load and lengths, held out
-together: one condition out at a time up to --folds conditions, --folds
-folds beyond; --folds 0 skips it). It is the error to expect of a what-if near the points measured;
-the in-sample error beside it flatters the twin. A parameter whose fitted
+point, nor its trials (the points of its load with prompt and output
+lengths within 10%, held out together: one such condition out at a time
+up to --folds conditions, --folds folds beyond; --folds 0 skips it). It
+is the error to expect of a what-if near the points measured; the
+in-sample error beside it flatters the twin. A parameter whose fitted
 value moves a lot from fold to fold is not pinned by the points: measure
 where it matters (long contexts at load tell bandwidth from fixed overhead,
 long prompts compute).
@@ -475,7 +477,7 @@ func simFitDoc(f *simfit.Fitted, v *simfit.Validation, pts []simfit.Point) repor
 	title := "each point, in sample (no held-out check)"
 	if v != nil {
 		rows = v.Rows
-		title = "each point, held out: predicted by a fit that did not see it"
+		title = "each point, held out: predicted by a fit that did not see it, nor its trials"
 	}
 	tab := &report.Table{Title: title, Columns: []report.Column{{Key: "point", Title: "point"}, {Key: "figure", Title: "figure"},
 		{Key: "measured", Title: "measured", Right: true}, {Key: "predicted", Title: "predicted", Right: true}, {Key: "error", Title: "error", Right: true}}}

@@ -102,6 +102,7 @@ func TestSimFitRefuses(t *testing.T) {
 		{"unknown profile", []string{simFitFixture[0], "--profile", "llama-3-8b@h999"}, "unknown GPU card"},
 		{"not results", []string{"testdata/tiny.jsonnet", "--profile", "tiny"}, "not valid JSON"},
 		{"negative folds", []string{simFitFixture[0], "--profile", "tiny", "--folds", "-1"}, "--folds"},
+		{"one fold", []string{simFitFixture[0], "--profile", "tiny", "--folds", "1"}, "or 2 or more"},
 		{"more parameters than points", []string{onePoint, "--profile", "tiny"}, "3 parameters (step_base, decode_per_seq, prefill_per_token) need at least 3 points of distinct loads or lengths to pin them, and the fit has 1"},
 		{"timeout past the bound", []string{simFitFixture[0], "--profile", "tiny", "--timeout", "3h"}, "--timeout must be more than 0 and at most 2h0m0s"},
 		{"a unified cache on cards", []string{simFitFixture[0], "--profile", "llama-3-8b@h100-sxm", "--unified-kv"}, "--unified-kv is a constant profile's"},

@@ -44,7 +44,8 @@ type FitInfo struct {
 	Loss float64 `json:"loss"`
 	// HeldOutMedianAbsError is the median |predicted - measured| /
 	// measured over every figure of every point, each predicted by a fit
-	// without its point; absent when there were too few points.
+	// without its point or its trials; absent when there were too few
+	// conditions.
 	HeldOutMedianAbsError *float64 `json:"heldout_median_abs_error,omitempty"`
 	Folds                 int      `json:"folds,omitempty"`
 	// Interval bounds a real figure by the twin's from the same held-out

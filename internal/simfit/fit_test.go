@@ -228,6 +228,9 @@ func TestCrossValidateHoldsOutConditions(t *testing.T) {
 	four := load{concurrency: 4, in: [2]int{50, 150}, out: [2]int{5, 10}}
 	long := load{rate: 50, in: [2]int{300, 600}, out: [2]int{5, 10}}
 	pts := readPoints(t, synthesize(t, tiny, []load{one, one, four, four, long, long}))
+	for i := range pts {
+		pts[i].Name = fmt.Sprintf("p%d", i) // the synthetic trials share a label
+	}
 	params, err := ParamsFor(tiny, []string{"step_base", "prefill_per_token"})
 	must(t, err)
 	cond := Conditions(pts)
@@ -246,6 +249,16 @@ func TestCrossValidateHoldsOutConditions(t *testing.T) {
 	must(t, err)
 	if v.Folds != 3 || v.Conditions != 3 || len(v.Scales) != 3 || len(v.Rows) != 6*len(pts[0].Measured) {
 		t.Errorf("%d folds of %d conditions, %d fits, %d rows; want 3 of 3, 3, every figure of the 6 points", v.Folds, v.Conditions, len(v.Scales), len(v.Rows))
+	}
+	// Each trial predicted by the fit that held out its sibling too.
+	foldOf := map[string]int{}
+	for _, r := range v.Rows {
+		foldOf[r.Point] = r.Fold
+	}
+	for i := 0; i < len(pts); i += 2 {
+		if a, b := foldOf[pts[i].Name], foldOf[pts[i+1].Name]; a != b {
+			t.Errorf("%s predicted by fold %d, its trial %s by fold %d", pts[i].Name, a, pts[i+1].Name, b)
+		}
 	}
 	// One load, however many trials: nothing to hold out.
 	if _, err := CrossValidate(context.Background(), tiny, params[:1], pts[:2], Options{MaxEvals: 20}); !errors.Is(err, ErrTooFewPoints) {

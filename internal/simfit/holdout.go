@@ -13,7 +13,9 @@ import (
 // HeldOut is one figure of one point, predicted by a fit that did not see
 // the point.
 type HeldOut struct {
-	Point, Figure       string
+	Point, Figure string
+	// Fold is the fit that predicted it (CrossValidate's; 0 in sample).
+	Fold                int
 	Measured, Predicted float64
 	// Error is (predicted - measured) / measured; +Inf when the twin
 	// could not predict the figure (no request finished).
@@ -52,7 +54,10 @@ var ErrTooFewPoints = errors.New("too few loads or lengths to hold one out")
 // the full fit, which saw them). It stops when ctx is done, as Fit does.
 func CrossValidate(ctx context.Context, base sim.Profile, params []Param, pts []Point, opts Options) (*Validation, error) {
 	cond := Conditions(pts)
-	n := Distinct(pts)
+	n := 0
+	if len(cond) > 0 {
+		n = slices.Max(cond) + 1
+	}
 	if n < 2 {
 		return nil, ErrTooFewPoints
 	}
@@ -62,7 +67,7 @@ func CrossValidate(ctx context.Context, base sim.Profile, params []Param, pts []
 	}
 	k = min(n, k)
 	v := &Validation{Folds: k, Conditions: n}
-	for _, fold := range folds(cond, k) {
+	for f, fold := range folds(cond, k) {
 		var train, test []Point
 		for i, p := range pts {
 			if slices.Contains(fold, i) {
@@ -71,12 +76,15 @@ func CrossValidate(ctx context.Context, base sim.Profile, params []Param, pts []
 				train = append(train, p)
 			}
 		}
-		f, err := Fit(ctx, base, params, train, opts)
+		fit, err := Fit(ctx, base, params, train, opts)
 		if err != nil {
 			return nil, err
 		}
-		v.Scales = append(v.Scales, f.Scales)
-		v.Rows = append(v.Rows, InSample(test, predictAll(ctx, f.Profile, test, opts.Workers))...)
+		v.Scales = append(v.Scales, fit.Scales)
+		for _, r := range InSample(test, predictAll(ctx, fit.Profile, test, opts.Workers)) {
+			r.Fold = f
+			v.Rows = append(v.Rows, r)
+		}
 	}
 	// Rows in the points' order, as the tables list them.
 	order := map[string]int{}
@@ -93,7 +101,8 @@ func CrossValidate(ctx context.Context, base sim.Profile, params []Param, pts []
 }
 
 // folds splits the points' indices into k folds, each of whole
-// conditions (cond is Conditions' numbering): every k-th condition.
+// conditions (cond is Conditions' numbering, 0 to n-1): every k-th
+// condition. With k at most n, no fold is empty.
 func folds(cond []int, k int) [][]int {
 	out := make([][]int, k)
 	for i, c := range cond {

@@ -428,7 +428,10 @@ func Distinct(pts []Point) int {
 }
 
 // Conditions numbers each point's condition (see Distinct), from 0, in
-// the order the conditions first appear.
+// the order the conditions first appear. A point joins the first
+// condition whose first point is near it, so lengths that drift by a
+// tenth at a time can split or join conditions by their order; trials
+// of one suite, the case it is for, draw the same lengths.
 func Conditions(pts []Point) []int {
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 0.1*max(a, b) }
 	var conds []Point
