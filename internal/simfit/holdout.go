@@ -54,10 +54,7 @@ var ErrTooFewPoints = errors.New("too few loads or lengths to hold one out")
 // the full fit, which saw them). It stops when ctx is done, as Fit does.
 func CrossValidate(ctx context.Context, base sim.Profile, params []Param, pts []Point, opts Options) (*Validation, error) {
 	cond := Conditions(pts)
-	n := 0
-	if len(cond) > 0 {
-		n = slices.Max(cond) + 1
-	}
+	n := count(cond)
 	if n < 2 {
 		return nil, ErrTooFewPoints
 	}

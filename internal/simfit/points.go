@@ -419,9 +419,12 @@ func (p Point) run(seed uint64) sim.Run {
 // condition count once, though each sent at its own rate and drew its own
 // lengths: they measure the same thing again, and pin no further
 // parameter.
-func Distinct(pts []Point) int {
+func Distinct(pts []Point) int { return count(Conditions(pts)) }
+
+// count is how many conditions Conditions' numbering holds.
+func count(cond []int) int {
 	n := 0
-	for _, c := range Conditions(pts) {
+	for _, c := range cond {
 		n = max(n, c+1)
 	}
 	return n
