@@ -142,7 +142,7 @@ long prefills, timed by measured/steps.py); it fails beyond 25%. A third
 puts speculative decoding's speed-ups and disaggregation's latency ratios
 next to published ones; each fails beyond its stated tolerance.
 A first table sums up the published figures' errors under the step-cost
-model of this build (roofline 2) and the one before it (roofline 1),
+model of this build (roofline 3) and the first one (roofline 1),
 apart for the rows added with roofline 2, whose structure was set before
 they were run.
 Rows whose miss is understood but not modelled say why under the table

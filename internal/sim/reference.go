@@ -542,7 +542,7 @@ func SummaryMarkdown(before, after []Checked) string {
 	for _, v := range []struct {
 		name string
 		cs   []Checked
-	}{{"1 (before)", before}, {"2 (this build)", after}} {
+	}{{"1 (before)", before}, {fmt.Sprintf("%d (this build)", rooflineVersion), after}} {
 		for _, set := range []struct {
 			name string
 			keep func(Checked) bool

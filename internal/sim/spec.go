@@ -44,12 +44,15 @@ type Spec struct {
 	// Engine names the serving engine whose overheads and kernel
 	// efficiencies apply (see Engines); empty is vLLM.
 	Engine string `json:"engine,omitempty"`
-	// Roofline is the step-cost model's version: 2 is the one described
-	// above; 1 (what profile files written before version 2 carry) took
+	// Roofline is the cost model's version (the name predates request
+	// paths): 3 is the one described above. 2 had no engine request path:
+	// an engine's RequestOverhead (TensorRT-LLM's 5 ms) is not a default
+	// under it, so a file fitted then replays without one unless it names
+	// one. 1 (what profile files written before version 2 carry) also took
 	// the larger of all bytes and all FLOPs, priced every all-reduce
 	// alike, and read efficiencies from one engine-wide default. Fitted
-	// efficiencies only mean something under the model they were fitted
-	// with, so a file keeps its version. 0 is the current one.
+	// figures only mean something under the model they were fitted with,
+	// so a file keeps its version. 0 is the current one.
 	Roofline int `json:"roofline,omitempty"`
 	Efficiency
 }
@@ -77,7 +80,8 @@ type Efficiency struct {
 }
 
 // DefaultEfficiency is the efficiency of roofline version 1, which every
-// spec took when it set none. Version 2 derives it per engine and card.
+// spec took when it set none. Versions 2 and up derive it per engine and
+// card.
 var DefaultEfficiency = Efficiency{MemoryEfficiency: 0.8, ComputeEfficiency: 0.5, StepOverhead: 1800 * time.Microsecond, SeqOverhead: 4 * time.Microsecond}
 
 // Engine is what a serving engine adds to the kernels of a card: how close
@@ -149,8 +153,8 @@ const (
 	// nonTorchBytes is memory outside the engine's tensors (CUDA context,
 	// NCCL buffers, CUDA graphs) that the utilization cap also covers.
 	nonTorchBytes = 1 << 30
-	// rooflineVersion is the step-cost model Derive uses for a new spec.
-	rooflineVersion = 2
+	// rooflineVersion is the cost model Derive uses for a new spec.
+	rooflineVersion = 3
 )
 
 func dtypeBytes(dt string) (float64, error) {
@@ -206,7 +210,7 @@ func (s Spec) withDefaults() Spec {
 	if s.SeqOverhead == 0 {
 		s.SeqOverhead = d.SeqOverhead
 	}
-	if s.RequestOverhead == 0 {
+	if s.RequestOverhead == 0 && s.Roofline >= 3 {
 		s.RequestOverhead = d.RequestOverhead
 	}
 	return s

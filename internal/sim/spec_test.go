@@ -368,7 +368,7 @@ func TestDeriveErrors(t *testing.T) {
 		{"an all-reduce of seconds", Spec{Model: m8, GPU: slowReduce, TP: 2}, Knobs{}, "all_reduce_us 2e+06"},
 		{"a doubling cost that is not a number", Spec{Model: m8, GPU: nanDoubling, TP: 2}, Knobs{}, "all_reduce_doubling_us NaN"},
 		{"engine", Spec{Model: m8, GPU: h100, Engine: "tgi"}, Knobs{}, `engine "tgi": want one of vllm, sglang, trtllm`},
-		{"roofline", Spec{Model: m8, GPU: h100, Roofline: 3}, Knobs{}, "roofline version 3"},
+		{"roofline", Spec{Model: m8, GPU: h100, Roofline: 4}, Knobs{}, "roofline version 4"},
 	} {
 		_, err := Derive(tc.s, tc.k)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -136,6 +136,9 @@ func FuzzParse(f *testing.F) {
 	derived, _ := sim.Resolve("mixtral-8x7b@h100-sxm-tp2")
 	f.Add(fileBytes(f, tiny))
 	f.Add(fileBytes(f, derived))
+	if old, err := os.ReadFile(filepath.Join("testdata", "trtllm-fitted-roofline2.json")); err == nil {
+		f.Add(old)
+	}
 	f.Add([]byte(`{"schema":"benchci.sim-profile/v1","profile":{"name":"x","model":"m","max_num_seqs":1,"max_batched_tokens":1,"max_model_len":1,"tokens_per_step":1,"step_base":1}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Parse(data)
@@ -252,5 +255,64 @@ func TestHeldOutIntervalFromTheFitsFolds(t *testing.T) {
 	v.Rows[0].Measured = 15000
 	if iv := heldOutInterval(v); iv != nil {
 		t.Errorf("a ratio of 150 gave an interval a reader refuses: %+v", iv)
+	}
+}
+
+// A TensorRT-LLM profile fitted under roofline version 2 (testdata: written
+// by benchci at 6c58785, before the engine model had a request path)
+// replays as it did when it was fitted: without the 5 ms request overhead
+// the engine now defaults to, which doubled its closed loop's median TTFT
+// at 16 clients (215 ms to 430 ms). A file of version 2 that names one
+// keeps it, and a file written now names the default.
+func TestFileFittedBeforeRequestPathKeepsNone(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("testdata", "trtllm-fitted-roofline2.json"))
+	must(t, err)
+	f, err := Parse(data)
+	must(t, err)
+	old := f.Profile
+	if old.Spec.Roofline != 2 || old.RequestOverhead != 0 || old.NoChunkedPrefill {
+		t.Fatalf("roofline %d, request overhead %v, whole prefills %v: want 2, none, chunked as when it was fitted",
+			old.Spec.Roofline, old.RequestOverhead, old.NoChunkedPrefill)
+	}
+	s := *old.Spec
+	s.Roofline, s.RequestOverhead = 0, 0
+	now, err := sim.Derive(s, old.Knobs())
+	must(t, err)
+	if now.RequestOverhead != 5*time.Millisecond {
+		t.Fatalf("the same spec now: request overhead %v, want the engine's 5ms", now.RequestOverhead)
+	}
+	run := sim.Run{Concurrency: 16, Warmup: 32, Requests: 128, Seed: 1, Turnaround: 50 * time.Microsecond,
+		Lengths: func(*rand.Rand) (int, int) { return 2005, 100 }}
+	ttft := func(p sim.Profile) time.Duration {
+		var d []time.Duration
+		for _, x := range sim.Simulate(p, run).Samples {
+			d = append(d, x.TTFT)
+		}
+		return sim.Quantile(d, 0.5)
+	}
+	without := now
+	without.RequestOverhead = 0
+	if got, want := ttft(old), ttft(without); got != want || got == ttft(now) {
+		t.Errorf("the old file's median TTFT %v, want %v as fitted (the default's is %v)", got, want, ttft(now))
+	}
+
+	var raw map[string]any
+	must(t, json.Unmarshal(data, &raw))
+	raw["profile"].(map[string]any)["spec"].(map[string]any)["request_overhead"] = float64(2 * time.Millisecond)
+	named, err := json.Marshal(raw)
+	must(t, err)
+	g, err := Parse(named)
+	must(t, err)
+	if g.Profile.RequestOverhead != 2*time.Millisecond {
+		t.Errorf("a version 2 file naming 2ms: request overhead %v", g.Profile.RequestOverhead)
+	}
+
+	out := filepath.Join(t.TempDir(), "now.json")
+	must(t, Write(out, &File{Schema: FileSchema, Profile: now}))
+	back, err := ReadProfile(out)
+	must(t, err)
+	if back.Spec.Roofline != 3 || back.RequestOverhead != 5*time.Millisecond {
+		t.Errorf("written now and read back: roofline %d, request overhead %v; want 3 and 5ms", back.Spec.Roofline, back.RequestOverhead)
 	}
 }
