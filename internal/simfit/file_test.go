@@ -136,7 +136,7 @@ func FuzzParse(f *testing.F) {
 	derived, _ := sim.Resolve("mixtral-8x7b@h100-sxm-tp2")
 	f.Add(fileBytes(f, tiny))
 	f.Add(fileBytes(f, derived))
-	if old, err := os.ReadFile(filepath.Join("testdata", "trtllm-fitted-roofline2.json")); err == nil {
+	if old, err := os.ReadFile(filepath.Join("testdata", "fitted-before", "roofline2-llama-3-8b-at-h100-sxm-trtllm.json")); err == nil {
 		f.Add(old)
 	}
 	f.Add([]byte(`{"schema":"benchci.sim-profile/v1","profile":{"name":"x","model":"m","max_num_seqs":1,"max_batched_tokens":1,"max_model_len":1,"tokens_per_step":1,"step_base":1}}`))
@@ -266,7 +266,7 @@ func TestHeldOutIntervalFromTheFitsFolds(t *testing.T) {
 // keeps it, and a file written now names the default.
 func TestFileFittedBeforeRequestPathKeepsNone(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile(filepath.Join("testdata", "trtllm-fitted-roofline2.json"))
+	data, err := os.ReadFile(filepath.Join("testdata", "fitted-before", "roofline2-llama-3-8b-at-h100-sxm-trtllm.json"))
 	must(t, err)
 	f, err := Parse(data)
 	must(t, err)
