@@ -17,10 +17,11 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 // Profile files fitted by earlier builds replay as they did when they were
 // fitted: a team's twin must not move because benchci did. The files in
-// testdata/fitted-before were written by `benchci sim fit` at 57c3f4a (the
-// first build of roofline version 2; constant-tiny.json too) and at 6c58785
-// (the TensorRT-LLM 8B file, the last build before that engine's request
-// path), one per engine, card family and tensor-parallel degree; the
+// testdata/fitted-before were written by `benchci sim fit` at 57c3f4a^ (the
+// roofline1 files, the last build before versions), at 57c3f4a (the first
+// build of roofline version 2; constant-tiny.json too) and at 6c58785 (the
+// TensorRT-LLM 8B file, the last build before that engine's request path),
+// one per engine, card family and tensor-parallel degree; the
 // golden figures are what those builds replayed (checked with their own
 // Simulate when the golden was written). A change to the cost model that
 // moves them must come with a new roofline version, under which only new
@@ -29,7 +30,7 @@ func TestOldProfileFilesReplayAsFitted(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "fitted-before", "*.json"))
 	must(t, err)
-	if len(files) < 8 {
+	if len(files) < 11 {
 		t.Fatalf("%d files in testdata/fitted-before", len(files))
 	}
 	var got bytes.Buffer
