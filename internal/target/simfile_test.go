@@ -125,3 +125,36 @@ func writeFile(t *testing.T, s string) string {
 	}
 	return path
 }
+
+// A fitted file carried to other cards keeps the request path and prefill
+// mode it was fitted with when the suite keeps its engine (files written
+// before TensorRT-LLM's request path had none and chunked), and takes the
+// named engine's when the suite names another: the request path is not a
+// fitted figure. The files are simfit's committed ones from earlier builds.
+func TestFittedFileCarriedKeepsItsEngine(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("..", "simfit", "testdata", "fitted-before")
+	for _, c := range []struct {
+		name, file, engine string
+		overhead           time.Duration
+		whole              bool
+	}{
+		{"trtllm fitted before its request path, kept", "roofline2-llama-3-8b-at-h100-sxm-trtllm.json", "", 0, false},
+		{"trtllm fitted with its request path named, kept", "roofline2-named-llama-3-8b-at-h100-sxm-trtllm.json", "", 5 * time.Millisecond, true},
+		{"trtllm fitted before its request path, as vllm", "roofline2-llama-3-8b-at-h100-sxm-trtllm.json", "vllm", 0, false},
+		{"trtllm fitted with its request path named, as vllm", "roofline2-named-llama-3-8b-at-h100-sxm-trtllm.json", "vllm", 0, false},
+		{"vllm fitted under version 2, as trtllm", "roofline2-llama-3-8b-at-h100-sxm.json", "trtllm", 5 * time.Millisecond, true},
+		{"vllm fitted under version 1, kept", "roofline1-llama-3-8b-at-h100-sxm.json", "", 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, _, err := SimProfile(&suite.Target{Kind: suite.TargetSim, Spec: &suite.SimSpec{Model: "llama-3-8b", GPU: "h200", TP: 1,
+				Engine: c.engine, Fitted: filepath.Join(dir, c.file)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.RequestOverhead != c.overhead || p.NoChunkedPrefill != c.whole {
+				t.Errorf("request overhead %v, whole prefills %v; want %v, %v", p.RequestOverhead, p.NoChunkedPrefill, c.overhead, c.whole)
+			}
+		})
+	}
+}

@@ -206,11 +206,15 @@ func SimProfile(t *suite.Target) (p sim.Profile, field string, err error) {
 			return p, "profile", err
 		}
 	} else {
-		if s, field, err = simSpec(*t.Spec); err != nil {
+		var fitChunked *bool
+		if s, fitChunked, field, err = simSpec(*t.Spec); err != nil {
 			return p, "spec." + field, err
 		}
 		k.MaxModelLen = t.Spec.MaxModelLen
 		k.ChunkedPrefill = t.Spec.ChunkedPrefill
+		if k.ChunkedPrefill == nil {
+			k.ChunkedPrefill = fitChunked
+		}
 	}
 	if o := t.Sim; o != nil {
 		if o.StepBase != 0 || o.DecodePerSeq != 0 || o.PrefillPerToken != 0 {
@@ -342,32 +346,34 @@ func fileOverrides(p sim.Profile, path string, o *suite.SimOverrides) (sim.Profi
 }
 
 // simSpec turns a suite's spec into the simulator's, reading cards
-// written out strictly: an unknown field is an error, not a default.
-func simSpec(ss suite.SimSpec) (s sim.Spec, field string, err error) {
+// written out strictly: an unknown field is an error, not a default. A
+// fitted file's engine carries its prefill mode (chunked, as the fit
+// replayed) unless the suite names another engine.
+func simSpec(ss suite.SimSpec) (s sim.Spec, fitChunked *bool, field string, err error) {
 	if s.Model, err = card(ss.Model, sim.LookupModel, sim.ModelNames()); err != nil {
-		return s, "model", err
+		return s, nil, "model", err
 	}
 	if err = s.Model.Check(); err != nil {
-		return s, "model", err
+		return s, nil, "model", err
 	}
 	if s.GPU, err = card(ss.GPU, sim.LookupGPU, sim.GPUNames()); err != nil {
-		return s, "gpu", err
+		return s, nil, "gpu", err
 	}
 	if err = s.GPU.Check(); err != nil {
-		return s, "gpu", err
+		return s, nil, "gpu", err
 	}
 	s.TP, s.Weights, s.KVCache = ss.TP, ss.Weights, ss.KVCache
 	s.GPUMemoryUtilization, s.BlockSize, s.Engine = ss.GPUMemoryUtilization, ss.BlockSize, ss.Engine
 	if _, ok := sim.LookupEngine(s.Engine); !ok {
-		return s, "engine", fmt.Errorf("unknown engine %q%s (known: %s)", ss.Engine, didyoumean.Hint(ss.Engine, sim.EngineNames()), strings.Join(sim.EngineNames(), ", "))
+		return s, nil, "engine", fmt.Errorf("unknown engine %q%s (known: %s)", ss.Engine, didyoumean.Hint(ss.Engine, sim.EngineNames()), strings.Join(sim.EngineNames(), ", "))
 	}
 	if ss.Fitted != "" {
 		fp, err := simfit.ReadProfile(ss.Fitted)
 		if err != nil {
-			return s, "fitted", err
+			return s, nil, "fitted", err
 		}
 		if fp.Spec == nil {
-			return s, "fitted", fmt.Errorf("%s was fitted from a constant profile (%s): its step costs are of that server, with no efficiencies of a card to carry to these; fit from the cards it ran on (benchci sim fit --profile model@gpu)", ss.Fitted, fp.Name)
+			return s, nil, "fitted", fmt.Errorf("%s was fitted from a constant profile (%s): its step costs are of that server, with no efficiencies of a card to carry to these; fit from the cards it ran on (benchci sim fit --profile model@gpu)", ss.Fitted, fp.Name)
 		}
 		// What the fit measured of the engine, on these cards, under the
 		// step-cost model it was fitted with (its efficiencies mean nothing
@@ -376,6 +382,15 @@ func simSpec(ss suite.SimSpec) (s sim.Spec, field string, err error) {
 		s.Efficiency = sim.CarryEfficiency(fp.Spec.Efficiency, *fp.Spec, s)
 		if s.Engine == "" {
 			s.Engine = fp.Spec.Engine
+		}
+		fitted, _ := sim.LookupEngine(fp.Spec.Engine)
+		if named, _ := sim.LookupEngine(s.Engine); named.Name != fitted.Name {
+			// The request path is the named engine's (it is not fitted),
+			// and so is its prefill mode.
+			s.RequestOverhead = named.RequestOverhead
+		} else {
+			chunked := !fp.NoChunkedPrefill
+			fitChunked = &chunked
 		}
 	}
 	if ss.MemoryEfficiency != 0 {
@@ -387,7 +402,7 @@ func simSpec(ss suite.SimSpec) (s sim.Spec, field string, err error) {
 	if ss.StepOverhead != 0 {
 		s.StepOverhead = ss.StepOverhead.D()
 	}
-	return s, "", nil
+	return s, fitChunked, "", nil
 }
 
 // card reads a built-in card's name or a card written out.
