@@ -48,7 +48,9 @@ type Spec struct {
 	// paths): 3 is the one described above. 2 had no engine request path:
 	// an engine's RequestOverhead (TensorRT-LLM's 5 ms) is not a default
 	// under it, so a file fitted then replays without one unless it names
-	// one. 1 (what profile files written before version 2 carry) also took
+	// one (files written between that default and version 3 name it, and
+	// their whole prefills). 1 (what profile files written before version
+	// 2 carry) also took
 	// the larger of all bytes and all FLOPs, priced every all-reduce
 	// alike, and read efficiencies from one engine-wide default. Fitted
 	// figures only mean something under the model they were fitted with,
@@ -217,7 +219,7 @@ func (s Spec) withDefaults() Spec {
 }
 
 // CarryEfficiency carries efficiencies fitted on one spec's card to
-// another's: under roofline version 2 what an engine reaches is a share of
+// another's: under roofline version 2 and up what an engine reaches is a share of
 // what the card's best kernels reach, so the fitted share is kept and the
 // new card's ceilings applied (a fit on an H200 carried to an MI300X keeps
 // the engine, not the H200's bandwidth efficiency). Version 1 had no
@@ -315,7 +317,9 @@ func Derive(s Spec, k Knobs) (Profile, error) {
 		return Profile{}, fmt.Errorf("max_model_len %d exceeds the model's context of %d", k.MaxModelLen, s.Model.ContextLen)
 	}
 	// Version 1 chunked every engine's prefill, as it priced every engine
-	// alike; the engine's own default came with version 2.
+	// alike. The engine's own default (TensorRT-LLM's whole prefills)
+	// applies from version 2: it came after version 2's first files, which
+	// chunked, but a file's knobs (Profile.Knobs) always name its mode.
 	noChunking := eng.NoChunkedPrefill && s.Roofline >= 2
 	if k.ChunkedPrefill != nil {
 		noChunking = !*k.ChunkedPrefill

@@ -261,9 +261,11 @@ func TestHeldOutIntervalFromTheFitsFolds(t *testing.T) {
 // A TensorRT-LLM profile fitted under roofline version 2 (testdata: written
 // by benchci at 6c58785, before the engine model had a request path)
 // replays as it did when it was fitted: without the 5 ms request overhead
-// the engine now defaults to, which doubled its closed loop's median TTFT
-// at 16 clients (215 ms to 430 ms). A file of version 2 that names one
-// keeps it, and a file written now names the default.
+// the engine now defaults to, which moved its closed loops' median TTFT at
+// 16 clients both ways (this replay's 431 ms to 377 ms; a virtual run of
+// 2,000-token prompts, 215 ms to 430 ms): where a request lands against
+// the steps decides its wait. A file of version 2 that names one keeps it,
+// and a file written now names the default.
 func TestFileFittedBeforeRequestPathKeepsNone(t *testing.T) {
 	t.Parallel()
 	data, err := os.ReadFile(filepath.Join("testdata", "fitted-before", "roofline2-llama-3-8b-at-h100-sxm-trtllm.json"))
@@ -293,8 +295,9 @@ func TestFileFittedBeforeRequestPathKeepsNone(t *testing.T) {
 	}
 	without := now
 	without.RequestOverhead = 0
-	if got, want := ttft(old), ttft(without); got != want || got == ttft(now) {
-		t.Errorf("the old file's median TTFT %v, want %v as fitted (the default's is %v)", got, want, ttft(now))
+	got, want, def := ttft(old), ttft(without), ttft(now)
+	if got != want || math.Abs(float64(def)/float64(want)-1) < 0.05 {
+		t.Errorf("the old file's median TTFT %v, want %v as fitted, at least 5%% from the default's %v", got, want, def)
 	}
 
 	var raw map[string]any
