@@ -49,12 +49,11 @@ type Spec struct {
 	// an engine's RequestOverhead (TensorRT-LLM's 5 ms) is not a default
 	// under it, so a file fitted then replays without one unless it names
 	// one (files written between that default and version 3 name it, and
-	// their whole prefills). 1 (what profile files written before version
-	// 2 carry) also took
-	// the larger of all bytes and all FLOPs, priced every all-reduce
-	// alike, and read efficiencies from one engine-wide default. Fitted
-	// figures only mean something under the model they were fitted with,
-	// so a file keeps its version. 0 is the current one.
+	// their whole prefills). 1, what profile files written before version
+	// 2 carry, also took the larger of all bytes and all FLOPs, priced
+	// every all-reduce alike, and read efficiencies from one engine-wide
+	// default. Fitted figures only mean something under the model they
+	// were fitted with, so a file keeps its version. 0 is the current one.
 	Roofline int `json:"roofline,omitempty"`
 	Efficiency
 }
@@ -219,7 +218,7 @@ func (s Spec) withDefaults() Spec {
 }
 
 // CarryEfficiency carries efficiencies fitted on one spec's card to
-// another's: under roofline version 2 and up what an engine reaches is a share of
+// another's: from roofline version 2 what an engine reaches is a share of
 // what the card's best kernels reach, so the fitted share is kept and the
 // new card's ceilings applied (a fit on an H200 carried to an MI300X keeps
 // the engine, not the H200's bandwidth efficiency). Version 1 had no
