@@ -161,6 +161,15 @@ func (g GPUCard) allReduce(tp int, msg float64) time.Duration {
 	return time.Duration((latency*1e-6 + 2*(n-1)/n*msg/bw) * 1e9)
 }
 
+// allReducePCIeRing is a PCIe all-reduce as roofline version 2 priced it
+// before its PCIe fix (7c1a22c): a ring whose 2(tp-1) steps each pay a
+// hop's latency, AllReduceUs the two steps of a pair, at the link's full
+// rate. Only profile files fitted then use it (Spec.PCIeAllReduce).
+func (g GPUCard) allReducePCIeRing(tp int, msg float64) time.Duration {
+	n := float64(tp)
+	return time.Duration((g.AllReduceUs*(n-1)*1e-6 + 2*(n-1)/n*msg/(g.LinkGBs*1e9)) * 1e9)
+}
+
 // maxAllReduceUs bounds a card's all-reduce latencies, in microseconds.
 const maxAllReduceUs = 1e6
 

@@ -55,8 +55,17 @@ type Spec struct {
 	// default. Fitted figures only mean something under the model they
 	// were fitted with, so a file keeps its version. 0 is the current one.
 	Roofline int `json:"roofline,omitempty"`
+	// PCIeAllReduce is PCIeRing for a version-2 profile file fitted before
+	// the PCIe all-reduce was NCCL's (allReducePCIeRing): its efficiencies
+	// were fitted under the ring. Reading such a file marks it (its idle
+	// step says which it was priced with), and a file written from it
+	// keeps the mark. Empty is NCCL's.
+	PCIeAllReduce string `json:"pcie_all_reduce,omitempty"`
 	Efficiency
 }
+
+// PCIeRing is Spec.PCIeAllReduce's one value.
+const PCIeRing = "ring"
 
 // Efficiency is what share of a card's peak a serving engine reaches, and
 // its fixed costs per step and per request. Zero fields take the engine's
@@ -275,6 +284,9 @@ func Derive(s Spec, k Knobs) (Profile, error) {
 	if s.Roofline < 0 || s.Roofline > rooflineVersion {
 		return Profile{}, fmt.Errorf("roofline version %d: this benchci knows 1 to %d", s.Roofline, rooflineVersion)
 	}
+	if s.PCIeAllReduce != "" && (s.PCIeAllReduce != PCIeRing || s.Roofline != 2) {
+		return Profile{}, fmt.Errorf("pcie_all_reduce %q: only %q, and only under roofline version 2", s.PCIeAllReduce, PCIeRing)
+	}
 	s = s.withDefaults()
 	if err := s.Model.Check(); err != nil {
 		return Profile{}, err
@@ -491,7 +503,12 @@ func (r roofline) step(b batch) time.Duration {
 	if r.s.TP > 1 {
 		// Two all-reduces per layer (after attention and after the MLP)
 		// of the step's activations.
-		d += time.Duration(2*r.s.Model.Layers) * r.s.GPU.allReduce(r.s.TP, tokens*float64(r.s.Model.Hidden)*2)
+		msg := tokens * float64(r.s.Model.Hidden) * 2
+		each := r.s.GPU.allReduce(r.s.TP, msg)
+		if r.s.PCIeAllReduce == PCIeRing && r.s.GPU.Interconnect == InterconnectPCIe {
+			each = r.s.GPU.allReducePCIeRing(r.s.TP, msg)
+		}
+		d += time.Duration(2*r.s.Model.Layers) * each
 	}
 	return d
 }

@@ -369,6 +369,8 @@ func TestDeriveErrors(t *testing.T) {
 		{"a doubling cost that is not a number", Spec{Model: m8, GPU: nanDoubling, TP: 2}, Knobs{}, "all_reduce_doubling_us NaN"},
 		{"engine", Spec{Model: m8, GPU: h100, Engine: "tgi"}, Knobs{}, `engine "tgi": want one of vllm, sglang, trtllm`},
 		{"roofline", Spec{Model: m8, GPU: h100, Roofline: 4}, Knobs{}, "roofline version 4"},
+		{"a PCIe ring under the current version", Spec{Model: m8, GPU: l40s, TP: 2, PCIeAllReduce: PCIeRing}, Knobs{}, "only under roofline version 2"},
+		{"an all-reduce not known", Spec{Model: m8, GPU: l40s, TP: 2, Roofline: 2, PCIeAllReduce: "tree"}, Knobs{}, `pcie_all_reduce "tree"`},
 	} {
 		_, err := Derive(tc.s, tc.k)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

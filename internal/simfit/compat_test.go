@@ -23,7 +23,9 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // TensorRT-LLM 8B file, the last build before that engine's request path)
 // and at 4393055 (the "named" file, which names the 5 ms and its whole
 // prefills under version 2), one per engine, card family and
-// tensor-parallel degree; the
+// tensor-parallel degree, and L40S at TP 2 and 4 fitted at 4caa57d (the
+// "pcie-ring" files, under the ring all-reduce) and at f36dd45 (the
+// "pcie-nccl" ones, under NCCL's, both version 2); the
 // golden figures are what those builds replayed (checked with their own
 // Simulate when the golden was written). A change to the cost model that
 // moves them must come with a new roofline version, under which only new
@@ -34,7 +36,7 @@ func TestOldProfileFilesReplayAsFitted(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "fitted-before", "*.json"))
 	must(t, err)
-	if len(files) < 12 {
+	if len(files) < 16 {
 		t.Fatalf("%d files in testdata/fitted-before", len(files))
 	}
 	var got bytes.Buffer

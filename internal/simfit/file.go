@@ -116,6 +116,7 @@ func Parse(data []byte) (*File, error) {
 		// efficiencies are version 1's.
 		s.Roofline = 1
 	}
+	markPCIeRing(&f.Profile)
 	p, err := checkProfile(f.Profile)
 	if err != nil {
 		return nil, err
@@ -131,6 +132,30 @@ func Parse(data []byte) (*File, error) {
 	}
 	return &f, nil
 }
+
+// markPCIeRing marks a version-2 file fitted on PCIe cards at TP 2 or more
+// before the PCIe all-reduce became NCCL's (sim.PCIeRing): builds of both
+// wrote version 2, but the idle step a file recorded is priced with its
+// all-reduce, so the nearer of the two derivations tells which. A file it
+// cannot derive is left to checkProfile to refuse.
+func markPCIeRing(p *sim.Profile) {
+	s := p.Spec
+	if s == nil || s.Roofline != 2 || s.PCIeAllReduce != "" || s.TP < 2 || s.GPU.Interconnect != sim.InterconnectPCIe {
+		return
+	}
+	ring := *s
+	ring.PCIeAllReduce = sim.PCIeRing
+	now, err1 := sim.Derive(*s, p.Knobs())
+	then, err2 := sim.Derive(ring, p.Knobs())
+	if err1 != nil || err2 != nil {
+		return
+	}
+	if abs(then.StepBase-p.StepBase) < abs(now.StepBase-p.StepBase) {
+		s.PCIeAllReduce = sim.PCIeRing
+	}
+}
+
+func abs(d time.Duration) time.Duration { return max(d, -d) }
 
 // heldOutInterval is the fit's 80% interval from its held-out rows:
 // measured over predicted, throughput apart from the latencies.

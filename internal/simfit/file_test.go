@@ -319,3 +319,52 @@ func TestFileFittedBeforeRequestPathKeepsNone(t *testing.T) {
 		t.Errorf("written now and read back: roofline %d, request overhead %v; want 3 and 5ms", back.Spec.Roofline, back.RequestOverhead)
 	}
 }
+
+// A version-2 file fitted on PCIe cards at TP 2 or more before the PCIe
+// all-reduce became NCCL's (testdata: written at 4caa57d, the last landed
+// build before it) is marked to replay under the ring it was fitted with;
+// one fitted after (f36dd45) is not. Unmarked, the 70B TP 4 file's TTFT
+// at one client read 448 ms where it was fitted at 337 ms, and its TPOT
+// 36 ms where 49. A mark is written back with the file, and refused where
+// it does not belong.
+func TestFilePCIeRingMarked(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ file, want string }{
+		{"roofline2-pcie-ring-llama-3-8b-at-l40s-tp2.json", sim.PCIeRing},
+		{"roofline2-pcie-ring-llama-3-70b-at-l40s-tp4-fp8.json", sim.PCIeRing},
+		{"roofline2-pcie-nccl-llama-3-8b-at-l40s-tp2.json", ""},
+		{"roofline2-pcie-nccl-llama-3-70b-at-l40s-tp4-fp8.json", ""},
+		{"roofline2-qwen2.5-7b-at-l40s.json", ""}, // TP 1: no all-reduce
+	} {
+		f, err := ReadFile(filepath.Join("testdata", "fitted-before", c.file))
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		if got := f.Profile.Spec.PCIeAllReduce; got != c.want {
+			t.Errorf("%s: pcie_all_reduce %q, want %q", c.file, got, c.want)
+		}
+		if c.want == "" {
+			continue
+		}
+		out := filepath.Join(t.TempDir(), c.file)
+		must(t, Write(out, f))
+		data, err := os.ReadFile(out)
+		must(t, err)
+		if !strings.Contains(string(data), `"pcie_all_reduce": "ring"`) {
+			t.Errorf("%s written back without its mark", c.file)
+		}
+		back, err := Parse(data)
+		must(t, err)
+		if back.Profile.StepBase != f.Profile.StepBase {
+			t.Errorf("%s written back: idle step %v, was %v", c.file, back.Profile.StepBase, f.Profile.StepBase)
+		}
+		var raw map[string]any
+		must(t, json.Unmarshal(data, &raw))
+		raw["profile"].(map[string]any)["spec"].(map[string]any)["roofline"] = 3.0
+		bad, err := json.Marshal(raw)
+		must(t, err)
+		if _, err := Parse(bad); err == nil || !strings.Contains(err.Error(), "pcie_all_reduce") {
+			t.Errorf("%s as version 3 with the mark: %v", c.file, err)
+		}
+	}
+}

@@ -158,3 +158,18 @@ func TestFittedFileCarriedKeepsItsEngine(t *testing.T) {
 		})
 	}
 }
+
+// A fit priced under the PCIe ring (a version-2 file from before NCCL's
+// PCIe all-reduce) carries the ring to other PCIe cards with its version:
+// its efficiencies were fitted with it.
+func TestFittedFileCarriesItsPCIeRing(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join("..", "simfit", "testdata", "fitted-before", "roofline2-pcie-ring-llama-3-8b-at-l40s-tp2.json")
+	p, _, err := SimProfile(&suite.Target{Kind: suite.TargetSim, Spec: &suite.SimSpec{Model: "llama-3-8b", GPU: "l40s", TP: 4, Fitted: file}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Spec.Roofline != 2 || p.Spec.PCIeAllReduce != sim.PCIeRing {
+		t.Errorf("roofline %d, pcie_all_reduce %q; want 2 and the ring", p.Spec.Roofline, p.Spec.PCIeAllReduce)
+	}
+}

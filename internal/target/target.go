@@ -378,7 +378,7 @@ func simSpec(ss suite.SimSpec) (s sim.Spec, fitChunked *bool, field string, err 
 		// What the fit measured of the engine, on these cards, under the
 		// step-cost model it was fitted with (its efficiencies mean nothing
 		// under another), and of the engine it modelled unless named.
-		s.Roofline = fp.Spec.Roofline
+		s.Roofline, s.PCIeAllReduce = fp.Spec.Roofline, fp.Spec.PCIeAllReduce
 		s.Efficiency = sim.CarryEfficiency(fp.Spec.Efficiency, *fp.Spec, s)
 		if s.Engine == "" {
 			s.Engine = fp.Spec.Engine
