@@ -579,6 +579,10 @@ func TestDefinitionsDiffer(t *testing.T) {
 	if !strings.HasPrefix(r.DefinitionsDiffer, "the baseline was measured by a benchci that defined some figures otherwise (since then: ITL spreads") {
 		t.Errorf("%q", r.DefinitionsDiffer)
 	}
+	base.Figures = 2
+	if r, _ := Compare(base, cand, nil); !strings.Contains(r.DefinitionsDiffer, "TPOT leaves out an answer whose tokens all came in one read") || strings.Contains(r.DefinitionsDiffer, "ITL spreads") {
+		t.Errorf("version 2: %q", r.DefinitionsDiffer)
+	}
 	base.Figures = result.Figures
 	if r, _ := Compare(base, cand, nil); r.DefinitionsDiffer != "" {
 		t.Errorf("same version: %q", r.DefinitionsDiffer)
