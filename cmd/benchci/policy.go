@@ -477,15 +477,20 @@ func renamedBy(base *result.File, ran []*result.File) string {
 
 // recordedPolicy reviews cand's rules against those base was recorded
 // with (benchci compare has no git revision to read the base's from); a
-// base recording no suite leaves cand's own rules.
+// base recording no suite leaves cand's own rules. A base whose recorded
+// rules do not read is refused: judging by cand's own would let a change
+// loosen its gate unseen.
 func recordedPolicy(path string, base, cand *result.File) (*compare.Policy, *suite.Suite, error) {
 	cs, err := recorded(cand)
 	if err != nil {
 		return nil, nil, err
 	}
-	bs, err := recorded(base)
-	if err != nil || len(base.Suite.Definition) == 0 {
+	if len(base.Suite.Definition) == 0 {
 		return nil, cs, nil
+	}
+	bs, err := recorded(base)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: the rules it was recorded with cannot be read, so the candidate cannot be judged by them: %w", path, err)
 	}
 	return againstRefs([]reference{{"the rules " + path + " was recorded with", bs}}, nil, cs)
 }

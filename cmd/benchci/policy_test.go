@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -404,5 +407,53 @@ func TestPolicyBaseReadsOnlyTheBase(t *testing.T) {
 	code, out, md := ciPolicyWith(t, repo, base, []string{"--jpath", filepath.Join(repo.Dir, "lib")}, "slo.jsonnet")
 	if code != exitFailed || !strings.Contains(md, "⛔ **policy loosened: slo.**") || !strings.Contains(md, "&lt; 5ms → &lt; 500ms") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, md)
+	}
+}
+
+// A baseline recorded by a build that let a suite set retry budget 0 (no
+// cap then; refused since f069c87) still judges a candidate by its rules:
+// testdata/retry-budget-0/baseline.json was written at f069c87^, and the
+// candidate, written now, loosens the default tolerance. Before the
+// recorded definition was migrated it did not decode, and compare judged
+// the candidate by its own rules, passing the loosening. A base whose
+// recorded rules cannot be read at all is refused, not passed over.
+func TestCompareJudgesByRulesRecordedBeforeARefusal(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("testdata", "retry-budget-0")
+	base, cand := filepath.Join(dir, "baseline.json"), filepath.Join(dir, "loosened.json")
+	code, out, errOut := runCLI(t, context.Background(), "compare", base, cand)
+	if code != exitFailed || !strings.Contains(errOut, "looser than the base's: tolerance.default: 10% (benchci's default) → 40%") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	// The same baseline with a budget no build accepted, hashed again so
+	// that it reads: its rules cannot be decoded.
+	data, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	st := raw["suite"].(map[string]any)
+	st["definition"].(map[string]any)["request"].(map[string]any)["retry"].(map[string]any)["budget"] = 2.0
+	def, err := json.Marshal(st["definition"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(def)
+	st["hash"] = hex.EncodeToString(sum[:])
+	bad, err := json.Marshal(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	badPath := filepath.Join(t.TempDir(), "baseline.json")
+	if err := os.WriteFile(badPath, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCLI(t, context.Background(), "compare", badPath, cand)
+	if code != exitUsage || !strings.Contains(errOut, "the rules it was recorded with cannot be read") {
+		t.Fatalf("unreadable rules: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

@@ -38,8 +38,43 @@ func WorkloadHash(s *Suite) string {
 
 // Decode decodes an evaluated suite, applies defaults and validates its
 // structure, without checking names against a binary's registries: it is
-// what reading a suite recorded in a results file needs.
-func Decode(data []byte) (*Suite, error) { return DecodeWith(data, nil) }
+// what reading a suite recorded in a results file needs. A definition an
+// earlier build recorded is first read as it meant then (migrateRecorded).
+func Decode(data []byte) (*Suite, error) { return DecodeWith(migrateRecorded(data), nil) }
+
+// migrateRecorded rewrites what earlier builds recorded and this one
+// refuses into what it meant: request.retry.budget 0 was no cap until
+// f069c87, which refuses it in a suite (it allowed twenty attempts a
+// request where a budget was meant) and reads no budget as no cap.
+// Without this a results file or baseline recorded with it no longer
+// decodes, and the rules it was recorded with are lost to the review.
+func migrateRecorded(data []byte) []byte {
+	if !bytes.Contains(data, []byte(`"budget"`)) {
+		return data
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v map[string]any
+	if dec.Decode(&v) != nil {
+		return data // Decode says why
+	}
+	req, _ := v["request"].(map[string]any)
+	retry, _ := req["retry"].(map[string]any)
+	if b, ok := retry["budget"].(json.Number); !ok || !isZero(b) {
+		return data
+	}
+	delete(retry, "budget")
+	out, err := json.Marshal(v)
+	if err != nil {
+		return data
+	}
+	return out
+}
+
+func isZero(n json.Number) bool {
+	f, err := n.Float64()
+	return err == nil && f == 0
+}
 
 // DecodeWith is Decode that also checks the names known is given for.
 func DecodeWith(data []byte, known *Known) (*Suite, error) {

@@ -1,6 +1,10 @@
 package suite
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 // FuzzDecode feeds arbitrary JSON to the decoder: it must return a suite or
 // an error, never panic.
@@ -8,6 +12,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"name":"x","target":{"kind":"sim","profile":"tiny"},"workload":{"input_tokens":{"kind":"fixed","value":1},"output_tokens":{"kind":"fixed","value":1}},"sweep":{"rates":[1]}}`))
 	f.Add([]byte(`{"sweep":{"rates":[1,"x",null,{}]},"slos":[{"metric":"ttft","threshold":[]}],"tolerance":{"a":1}}`))
 	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"request":{"retry":{"budget":0}}}`))
 	f.Add([]byte(`{"trials":1e300,"request":{"timeout":"-1s","extra":{"a":[1,{"b":2}]}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Decode(data)
@@ -16,3 +21,39 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// A definition recorded with retry budget 0 (no cap, until f069c87) reads
+// as no cap; any other budget, and a suite evaluated now, are as they are.
+func TestDecodeMigratesRecordedBudgetZero(t *testing.T) {
+	t.Parallel()
+	const base = `{"name":"x","target":{"kind":"sim","profile":"tiny"},"workload":{"input_tokens":{"kind":"fixed","value":1},"output_tokens":{"kind":"fixed","value":1}},"sweep":{"rates":[1]},"request":{"timeout":"1m","retry":{"on":["429"],"max_attempts":3%s}}}`
+	for _, c := range []struct {
+		name, budget string
+		want         *float64
+		err          string
+	}{
+		{"recorded as 0", `,"budget":0`, nil, ""},
+		{"recorded as 0.0", `,"budget":0.0`, nil, ""},
+		{"a share", `,"budget":0.25`, ptr(0.25), ""},
+		{"none", ``, nil, ""},
+		{"out of bounds", `,"budget":2`, nil, "budget"},
+	} {
+		s, err := Decode([]byte(fmt.Sprintf(base, c.budget)))
+		switch {
+		case c.err != "":
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: err %v, want one naming %q", c.name, err, c.err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case (s.Request.Retry.Budget == nil) != (c.want == nil) || c.want != nil && *s.Request.Retry.Budget != *c.want:
+			t.Errorf("%s: budget %v, want %v", c.name, s.Request.Retry.Budget, c.want)
+		}
+	}
+	// What a suite evaluated now says is not migrated: 0 is refused.
+	if _, err := DecodeWith([]byte(fmt.Sprintf(base, `,"budget":0`)), nil); err == nil || !strings.Contains(err.Error(), "leave it out for no cap") {
+		t.Errorf("a suite of now with budget 0: %v", err)
+	}
+}
+
+func ptr(f float64) *float64 { return &f }
