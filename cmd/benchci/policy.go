@@ -179,6 +179,13 @@ func variantNamed(l *suitefile.File, name string) *suite.Suite {
 }
 
 // recorded is the suite a results or baseline file was measured with.
+// hasDefinition reports whether f recorded its suite's definition: a file
+// written through framework/result without one stores null.
+func hasDefinition(f *result.File) bool {
+	d := bytes.TrimSpace(f.Suite.Definition)
+	return len(d) > 0 && !bytes.Equal(d, []byte("null"))
+}
+
 func recorded(f *result.File) (*suite.Suite, error) {
 	s, err := suite.Decode(f.Suite.Definition)
 	if err != nil {
@@ -251,7 +258,7 @@ func (p *policyReviewer) review(name, path string, cand *result.File, base *resu
 	if p.rev == "" {
 		recordedWith, at = now, ""
 	}
-	if recordedWith != nil {
+	if recordedWith != nil && hasDefinition(recordedWith.Result) {
 		if s, err := recorded(recordedWith.Result); err == nil {
 			refs = append(refs, reference{fmt.Sprintf("the rules %s was recorded with%s", bpath, at), s})
 		} else {
@@ -259,6 +266,11 @@ func (p *policyReviewer) review(name, path string, cand *result.File, base *resu
 		}
 	}
 	if len(refs) == 0 {
+		if len(notes) > 0 {
+			// Nothing of the base's rules reads: judging by cand's own
+			// would let the change loosen its gate unseen.
+			return nil, nil, fmt.Errorf("the base's rules cannot be read (%s): record the baseline again with this benchci", strings.Join(notes, "; "))
+		}
 		return nil, cs, nil
 	}
 	rev, eff, err := againstRefs(refs, notes, cs)
@@ -485,12 +497,12 @@ func recordedPolicy(path string, base, cand *result.File) (*compare.Policy, *sui
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(base.Suite.Definition) == 0 {
+	if !hasDefinition(base) {
 		return nil, cs, nil
 	}
 	bs, err := recorded(base)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: the rules it was recorded with cannot be read, so the candidate cannot be judged by them: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: the rules it was recorded with cannot be read, so the candidate cannot be judged by them (record it again with this benchci): %w", path, err)
 	}
 	return againstRefs([]reference{{"the rules " + path + " was recorded with", bs}}, nil, cs)
 }

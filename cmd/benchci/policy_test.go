@@ -456,4 +456,19 @@ func TestCompareJudgesByRulesRecordedBeforeARefusal(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errOut, "the rules it was recorded with cannot be read") {
 		t.Fatalf("unreadable rules: exit %d\n%s\n%s", code, out, errOut)
 	}
+
+	// A file written through framework/result without a definition
+	// stores null: it recorded no rules, and is not refused for them.
+	st["definition"], st["hash"] = nil, ""
+	none, err := json.Marshal(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(badPath, none, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCLI(t, context.Background(), "compare", badPath, cand)
+	if code == exitUsage || strings.Contains(errOut, "cannot be read") {
+		t.Fatalf("no recorded rules: exit %d\n%s\n%s", code, out, errOut)
+	}
 }
