@@ -12,8 +12,8 @@ import (
 // The gate never mixes a virtual-time replay (run --virtual) with a
 // measurement, whichever side it is on: the comparison is refused, and a
 // refusal fails the gate. Virtual against virtual compares as measured
-// against measured does. The committed baseline, written before results
-// could be virtual, reads as measured and still compares.
+// against measured does. The committed baseline, a measured run, reads as
+// measured and still compares.
 func TestCompareNeverMixesVirtualAndMeasured(t *testing.T) {
 	t.Parallel()
 	b, err := baseline.Read("../../baselines/quickstart.json")

@@ -97,7 +97,9 @@ func ReadFile(path string) (*File, error) {
 
 // Parse decodes and checks a profile file's contents. A profile derived
 // from cards is derived again from its spec and knobs, so its KV cache
-// and step constants are the simulator's, not the file's.
+// and step constants are the simulator's, not the file's (the recorded
+// idle step only tells which all-reduce a version-2 file was fitted
+// under: markPCIeRing).
 func Parse(data []byte) (*File, error) {
 	var f File
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -136,8 +138,10 @@ func Parse(data []byte) (*File, error) {
 // markPCIeRing marks a version-2 file fitted on PCIe cards at TP 2 or more
 // before the PCIe all-reduce became NCCL's (sim.PCIeRing): builds of both
 // wrote version 2, but the idle step a file recorded is priced with its
-// all-reduce, so the nearer of the two derivations tells which. A file it
-// cannot derive is left to checkProfile to refuse.
+// all-reduce, so a file whose step_base is the ring's (to a microsecond;
+// at TP 2 the two differ by about 11 µs for an 8B model, more with more
+// GPUs) and not NCCL's was fitted under the ring. This is the one use of a derived file's recorded step constants.
+// A file it cannot derive is left to checkProfile to refuse.
 func markPCIeRing(p *sim.Profile) {
 	s := p.Spec
 	if s == nil || s.Roofline != 2 || s.PCIeAllReduce != "" || s.TP < 2 || s.GPU.Interconnect != sim.InterconnectPCIe {
@@ -150,7 +154,7 @@ func markPCIeRing(p *sim.Profile) {
 	if err1 != nil || err2 != nil {
 		return
 	}
-	if abs(then.StepBase-p.StepBase) < abs(now.StepBase-p.StepBase) {
+	if abs(then.StepBase-p.StepBase) <= time.Microsecond && abs(now.StepBase-p.StepBase) > time.Microsecond {
 		s.PCIeAllReduce = sim.PCIeRing
 	}
 }

@@ -321,8 +321,8 @@ func TestFileFittedBeforeRequestPathKeepsNone(t *testing.T) {
 }
 
 // A version-2 file fitted on PCIe cards at TP 2 or more before the PCIe
-// all-reduce became NCCL's (testdata: written at 4caa57d, the last landed
-// build before it) is marked to replay under the ring it was fitted with;
+// all-reduce became NCCL's (testdata: written at 4caa57d, a landed build
+// before 7c1a22c, whose ring formula its parent 56d6fd4 kept) is marked to replay under the ring it was fitted with;
 // one fitted after (f36dd45) is not. Unmarked, the 70B TP 4 file's TTFT
 // at one client read 448 ms where it was fitted at 337 ms, and its TPOT
 // 36 ms where 49. A mark is written back with the file, and refused where
