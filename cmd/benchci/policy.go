@@ -178,7 +178,6 @@ func variantNamed(l *suitefile.File, name string) *suite.Suite {
 	return nil
 }
 
-// recorded is the suite a results or baseline file was measured with.
 // hasDefinition reports whether f recorded its suite's definition: a file
 // written through framework/result without one stores null.
 func hasDefinition(f *result.File) bool {
@@ -186,6 +185,7 @@ func hasDefinition(f *result.File) bool {
 	return len(d) > 0 && !bytes.Equal(d, []byte("null"))
 }
 
+// recorded is the suite a results or baseline file was measured with.
 func recorded(f *result.File) (*suite.Suite, error) {
 	s, err := suite.Decode(f.Suite.Definition)
 	if err != nil {
