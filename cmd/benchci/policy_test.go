@@ -472,3 +472,42 @@ func TestCompareJudgesByRulesRecordedBeforeARefusal(t *testing.T) {
 		t.Fatalf("no recorded rules: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// ci refuses, rather than judging a suite by its own rules, when nothing
+// of the base's rules reads: the base has no suite of that name or
+// workload, and the baseline it kept recorded rules this benchci cannot
+// decode (a retry budget of 2, which no build accepted, hashed again so
+// that the file reads). The pull request restores the suite, loosened.
+func TestCIRefusesWhenNoBaseRulesRead(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
+	repo, _ := policyRepo(t)
+	data, err := os.ReadFile(filepath.Join(repo.Dir, "baselines", "len.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	st := raw["result"].(map[string]any)["suite"].(map[string]any)
+	st["definition"].(map[string]any)["request"] = map[string]any{"retry": map[string]any{"on": []any{"429"}, "max_attempts": 3, "budget": 2}}
+	def, err := json.Marshal(st["definition"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(def)
+	st["hash"] = hex.EncodeToString(sum[:])
+	unreadable, err := json.Marshal(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := repo.Commit("suite gone, its baseline kept", map[string][]byte{"suites/len.jsonnet": nil, "baselines/len.json": unreadable})
+	if err := os.WriteFile(filepath.Join(repo.Dir, "suites", "len.jsonnet"),
+		policySuite("len", "4ms", func(s string) string { return strings.Replace(s, `'5%'`, `'50%'`, 1) }), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := ciPolicy(t, repo, base, "len.jsonnet")
+	if code != exitUsage || !strings.Contains(out, "the base's rules cannot be read") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
