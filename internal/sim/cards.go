@@ -141,8 +141,11 @@ func (g GPUCard) computeCeiling(computeType string) float64 {
 // costs one latency whatever the group (nccl-tests show 40-54 µs for 8
 // bytes among eight PCIe GPUs, NVIDIA/nccl#1530 and #1439; that two cost
 // as much is this model's assumption), and a large one moves at
-// pcieBusShare of the link.
-func (g GPUCard) allReduce(tp int, msg float64) time.Duration {
+// pcieBusShare of the link. pcieRing prices it as roofline version 2 did
+// before that (7c1a22c), for the profile files fitted then
+// (Spec.PCIeAllReduce): a ring whose 2(tp-1) steps each pay a hop's
+// latency, AllReduceUs the two steps of a pair, at the link's full rate.
+func (g GPUCard) allReduce(tp int, msg float64, pcieRing bool) time.Duration {
 	n := float64(tp)
 	bw := g.LinkGBs * 1e9
 	latency := g.AllReduceUs
@@ -156,18 +159,13 @@ func (g GPUCard) allReduce(tp int, msg float64) time.Duration {
 			bw *= min(1, (n-1)/float64(g.PeerLinks))
 		}
 	case InterconnectPCIe:
-		bw *= pcieBusShare
+		if pcieRing {
+			latency *= n - 1
+		} else {
+			bw *= pcieBusShare
+		}
 	}
 	return time.Duration((latency*1e-6 + 2*(n-1)/n*msg/bw) * 1e9)
-}
-
-// allReducePCIeRing is a PCIe all-reduce as roofline version 2 priced it
-// before its PCIe fix (7c1a22c): a ring whose 2(tp-1) steps each pay a
-// hop's latency, AllReduceUs the two steps of a pair, at the link's full
-// rate. Only profile files fitted then use it (Spec.PCIeAllReduce).
-func (g GPUCard) allReducePCIeRing(tp int, msg float64) time.Duration {
-	n := float64(tp)
-	return time.Duration((g.AllReduceUs*(n-1)*1e-6 + 2*(n-1)/n*msg/(g.LinkGBs*1e9)) * 1e9)
 }
 
 // maxAllReduceUs bounds a card's all-reduce latencies, in microseconds.

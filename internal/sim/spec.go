@@ -56,7 +56,7 @@ type Spec struct {
 	// were fitted with, so a file keeps its version. 0 is the current one.
 	Roofline int `json:"roofline,omitempty"`
 	// PCIeAllReduce is PCIeRing for a version-2 profile file fitted before
-	// the PCIe all-reduce was NCCL's (allReducePCIeRing): its efficiencies
+	// the PCIe all-reduce was NCCL's (GPUCard.allReduce's ring): its efficiencies
 	// were fitted under the ring. Reading such a file marks it (its idle
 	// step says which it was priced with), and a file written from it
 	// keeps the mark. Empty is NCCL's.
@@ -503,12 +503,7 @@ func (r roofline) step(b batch) time.Duration {
 	if r.s.TP > 1 {
 		// Two all-reduces per layer (after attention and after the MLP)
 		// of the step's activations.
-		msg := tokens * float64(r.s.Model.Hidden) * 2
-		each := r.s.GPU.allReduce(r.s.TP, msg)
-		if r.s.PCIeAllReduce == PCIeRing && r.s.GPU.Interconnect == InterconnectPCIe {
-			each = r.s.GPU.allReducePCIeRing(r.s.TP, msg)
-		}
-		d += time.Duration(2*r.s.Model.Layers) * each
+		d += time.Duration(2*r.s.Model.Layers) * r.s.GPU.allReduce(r.s.TP, tokens*float64(r.s.Model.Hidden)*2, r.s.PCIeAllReduce == PCIeRing)
 	}
 	return d
 }

@@ -149,26 +149,26 @@ func TestAllReduceByInterconnect(t *testing.T) {
 	l40s, _ := LookupGPU("l40s")
 	mi, _ := LookupGPU("mi300x")
 	us := func(d time.Duration) float64 { return float64(d) / 1e3 }
-	a, b, c := us(h100.allReduce(2, small)), us(h100.allReduce(4, small)), us(h100.allReduce(8, small))
+	a, b, c := us(h100.allReduce(2, small, false)), us(h100.allReduce(4, small, false)), us(h100.allReduce(8, small, false))
 	if math.Abs(b-a-h100.AllReduceDoublingUs) > 1 || math.Abs(c-b-h100.AllReduceDoublingUs) > 1 || h100.AllReduceDoublingUs <= 0 {
 		t.Errorf("NVSwitch: %.1f µs at TP2, %.1f at TP4, %.1f at TP8: want %.0f µs more a doubling", a, b, c, h100.AllReduceDoublingUs)
 	}
 	custom := h100
 	custom.AllReduceDoublingUs = 0 // a card file written before the field
-	if a, b := us(custom.allReduce(2, small)), us(custom.allReduce(8, small)); b-a > 1 {
+	if a, b := us(custom.allReduce(2, small, false)), us(custom.allReduce(8, small, false)); b-a > 1 {
 		t.Errorf("NVSwitch without a doubling cost: %.1f µs at TP2, %.1f at TP8: want the same latency", a, b)
 	}
-	if a, b := us(l40s.allReduce(2, small)), us(l40s.allReduce(8, small)); a < l40s.AllReduceUs || b > 1.2*a {
+	if a, b := us(l40s.allReduce(2, small, false)), us(l40s.allReduce(8, small, false)); a < l40s.AllReduceUs || b > 1.2*a {
 		t.Errorf("PCIe: %.1f µs at TP2, %.1f at TP8: want NCCL's one latency (%.0f µs) among two GPUs or eight", a, b, l40s.AllReduceUs)
 	}
 	// A large one moves at pcieBusShare of the link: 60% of 32 GB/s.
 	const prefill = 2048 * 8192 * 2
 	want := l40s.AllReduceUs + 2*7.0/8*prefill/(pcieBusShare*l40s.LinkGBs*1e9)*1e6
-	if got := us(l40s.allReduce(8, prefill)); math.Abs(got-want) > 1 {
+	if got := us(l40s.allReduce(8, prefill, false)); math.Abs(got-want) > 1 {
 		t.Errorf("PCIe: a %d-byte all-reduce among eight takes %.0f µs, want %.0f", prefill, got, want)
 	}
 	const big = 64 << 20
-	two, eight := mi.allReduce(2, big), mi.allReduce(8, big)
+	two, eight := mi.allReduce(2, big, false), mi.allReduce(8, big, false)
 	// Per GPU a ring moves 2(n-1)/n of the message: 1x at TP2, 1.75x at
 	// TP8, over 1 link against 7.
 	if r := float64(two) / float64(eight); r < 3.5 || r > 4.5 {

@@ -140,8 +140,9 @@ func Parse(data []byte) (*File, error) {
 // wrote version 2, but the idle step a file recorded is priced with its
 // all-reduce, so a file whose step_base is the ring's (to a microsecond;
 // at TP 2 the two differ by about 11 µs for an 8B model, more with more
-// GPUs) and not NCCL's was fitted under the ring. This is the one use of a derived file's recorded step constants.
-// A file it cannot derive is left to checkProfile to refuse.
+// GPUs) and not NCCL's was fitted under the ring. This is the one use of
+// a derived file's recorded step constants. A file it cannot derive is
+// left to checkProfile to refuse.
 func markPCIeRing(p *sim.Profile) {
 	s := p.Spec
 	if s == nil || s.Roofline != 2 || s.PCIeAllReduce != "" || s.TP < 2 || s.GPU.Interconnect != sim.InterconnectPCIe {
