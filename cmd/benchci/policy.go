@@ -178,13 +178,6 @@ func variantNamed(l *suitefile.File, name string) *suite.Suite {
 	return nil
 }
 
-// hasDefinition reports whether f recorded its suite's definition: a file
-// written through framework/result without one stores null.
-func hasDefinition(f *result.File) bool {
-	d := bytes.TrimSpace(f.Suite.Definition)
-	return len(d) > 0 && !bytes.Equal(d, []byte("null"))
-}
-
 // recorded is the suite a results or baseline file was measured with.
 func recorded(f *result.File) (*suite.Suite, error) {
 	s, err := suite.Decode(f.Suite.Definition)
@@ -258,7 +251,7 @@ func (p *policyReviewer) review(name, path string, cand *result.File, base *resu
 	if p.rev == "" {
 		recordedWith, at = now, ""
 	}
-	if recordedWith != nil && hasDefinition(recordedWith.Result) {
+	if recordedWith != nil && recordedWith.Result.Suite.HasDefinition() {
 		if s, err := recorded(recordedWith.Result); err == nil {
 			refs = append(refs, reference{fmt.Sprintf("the rules %s was recorded with%s", bpath, at), s})
 		} else {
@@ -497,7 +490,7 @@ func recordedPolicy(path string, base, cand *result.File) (*compare.Policy, *sui
 	if err != nil {
 		return nil, nil, err
 	}
-	if !hasDefinition(base) {
+	if !base.Suite.HasDefinition() {
 		return nil, cs, nil
 	}
 	bs, err := recorded(base)

@@ -19,6 +19,13 @@ import (
 // was masked when the file was written (the hash covers the secret).
 var ErrUnverifiable = errors.New("the stored suite definition cannot be checked against a hash")
 
+// HasDefinition reports whether the file recorded its suite's
+// definition: one written through this package without it stores null.
+func (s Suite) HasDefinition() bool {
+	d := bytes.TrimSpace(s.Definition)
+	return len(d) > 0 && !bytes.Equal(d, []byte("null"))
+}
+
 // CheckHash checks that the stored definition is the one suite.hash was
 // made of: the runner hashes the compact JSON it stores (suitefile: the
 // evaluated suite; a variant: its json.Marshal), so an edit of the
@@ -34,10 +41,10 @@ var ErrUnverifiable = errors.New("the stored suite definition cannot be checked 
 // (A v1 file's definition is checked as it was written, before
 // migration re-encodes it: see Parse.)
 func (s Suite) CheckHash() error {
-	def := bytes.TrimSpace(s.Definition)
-	if len(def) == 0 || string(def) == "null" || s.Hash == "" {
+	if !s.HasDefinition() || s.Hash == "" {
 		return ErrUnverifiable
 	}
+	def := bytes.TrimSpace(s.Definition)
 	var c bytes.Buffer
 	if err := json.Compact(&c, def); err != nil {
 		return fmt.Errorf("suite definition: %w", err)
