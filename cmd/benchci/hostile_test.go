@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -254,12 +252,7 @@ func TestMeasuredSLOsAreJudgedAgain(t *testing.T) {
 		t.Errorf("a definition edited after the run: exit %d, want 2\n%s", code, out)
 	}
 	// Hashed again to match, it reads, and its SLO is judged.
-	def, err := json.Marshal(doc["suite"].(map[string]any)["definition"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(def)
-	doc["suite"].(map[string]any)["hash"] = hex.EncodeToString(sum[:])
+	rehash(t, doc["suite"].(map[string]any))
 	if code, out := gate(doc, "--suite-from-results"); code != 1 || !strings.Contains(out, "SLO FAILED") {
 		t.Errorf("verdicts edited to pass: exit %d, want 1\n%s", code, out)
 	}

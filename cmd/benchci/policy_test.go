@@ -410,6 +410,33 @@ func TestPolicyBaseReadsOnlyTheBase(t *testing.T) {
 	}
 }
 
+// jsonTree reads a results or baseline file as a JSON tree to edit.
+func jsonTree(t *testing.T, path string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tree map[string]any
+	if err := json.Unmarshal(data, &tree); err != nil {
+		t.Fatal(err)
+	}
+	return tree
+}
+
+// rehash sets a file's suite.hash (st is its "suite" object) to its
+// edited definition's, as the run that wrote it would have, so that the
+// file reads and the edit is judged, not refused as tampered.
+func rehash(t *testing.T, st map[string]any) {
+	t.Helper()
+	def, err := json.Marshal(st["definition"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(def)
+	st["hash"] = hex.EncodeToString(sum[:])
+}
+
 // A baseline recorded by a build that let a suite set retry budget 0 (no
 // cap then; refused since f069c87) still judges a candidate by its rules:
 // testdata/retry-budget-0/baseline.json was written at f069c87^, and the
@@ -428,22 +455,10 @@ func TestCompareJudgesByRulesRecordedBeforeARefusal(t *testing.T) {
 
 	// The same baseline with a budget no build accepted, hashed again so
 	// that it reads: its rules cannot be decoded.
-	data, err := os.ReadFile(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw map[string]any
-	if err := json.Unmarshal(data, &raw); err != nil {
-		t.Fatal(err)
-	}
+	raw := jsonTree(t, base)
 	st := raw["suite"].(map[string]any)
 	st["definition"].(map[string]any)["request"].(map[string]any)["retry"].(map[string]any)["budget"] = 2.0
-	def, err := json.Marshal(st["definition"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(def)
-	st["hash"] = hex.EncodeToString(sum[:])
+	rehash(t, st)
 	bad, err := json.Marshal(raw)
 	if err != nil {
 		t.Fatal(err)
@@ -481,22 +496,10 @@ func TestCompareJudgesByRulesRecordedBeforeARefusal(t *testing.T) {
 func TestCIRefusesWhenNoBaseRulesRead(t *testing.T) {
 	t.Parallel() // ci --virtual: exact, whatever else runs
 	repo, _ := policyRepo(t)
-	data, err := os.ReadFile(filepath.Join(repo.Dir, "baselines", "len.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw map[string]any
-	if err := json.Unmarshal(data, &raw); err != nil {
-		t.Fatal(err)
-	}
+	raw := jsonTree(t, filepath.Join(repo.Dir, "baselines", "len.json"))
 	st := raw["result"].(map[string]any)["suite"].(map[string]any)
 	st["definition"].(map[string]any)["request"] = map[string]any{"retry": map[string]any{"on": []any{"429"}, "max_attempts": 3, "budget": 2}}
-	def, err := json.Marshal(st["definition"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(def)
-	st["hash"] = hex.EncodeToString(sum[:])
+	rehash(t, st)
 	unreadable, err := json.Marshal(raw)
 	if err != nil {
 		t.Fatal(err)
