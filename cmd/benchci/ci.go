@@ -143,11 +143,20 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 		cmd.SetContext(ctx)
 		o.run.timeout = 0
 	}
+	// The gate's rules are the base's: each suite is judged by the
+	// stricter of its base's rules and its own, and a loosening shows.
+	opts, err := o.run.suites.options()
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	rules := newPolicyReviewer(cmd.Context(), resolvedBaseRef(o), o.run.baselines, opts)
+	defer rules.close()
+	rules.recordDefined() // before the run writes files a suite may read
 	abRuns, results, runErr := ciResults(cmd, o, paths)
 	if results == nil && abRuns == nil {
 		return runErr // nothing ran: the suites did not load
 	}
-	g, err := gateCI(cmd, o, abRuns, results, runErr, regressions)
+	g, err := gateCI(cmd, o, rules, abRuns, results, runErr, regressions)
 	if err != nil {
 		return err
 	}
@@ -216,19 +225,11 @@ type ciGate struct {
 
 // gateCI judges every run, printing each comparison, and counts the
 // regressions.
-func gateCI(cmd *cobra.Command, o ciOptions, abRuns []abRun, results []*result.File, runErr error, regressions *int) (ciGate, error) {
+func gateCI(cmd *cobra.Command, o ciOptions, rules *policyReviewer, abRuns []abRun, results []*result.File, runErr error, regressions *int) (ciGate, error) {
 	var g ciGate
 	if runErr != nil {
 		g.errs = append(g.errs, runErr)
 	}
-	// The gate's rules are the base's: each suite is judged by the
-	// stricter of its base's rules and its own, and a loosening shows.
-	opts, err := o.run.suites.options()
-	if err != nil {
-		return g, &exitError{exitUsage, err}
-	}
-	rules := newPolicyReviewer(cmd.Context(), resolvedBaseRef(o), o.run.baselines, opts)
-	defer rules.close()
 	ran, err := judgeABByBaseRules(rules, abRuns)
 	if err != nil {
 		return g, err

@@ -46,6 +46,9 @@ type policyReviewer struct {
 	// index holds the base's suites by name and by workload hash, to
 	// find one this change moved (findBase).
 	index map[string][]baseFound
+	// defined is what the suite files committed baselines name defined
+	// in this checkout before the job ran (recordDefined), by path.
+	defined map[string]definedHere
 }
 
 func newPolicyReviewer(ctx context.Context, rev, baselines string, opts suitefile.Options) *policyReviewer {
@@ -426,14 +429,21 @@ func (p *policyReviewer) goneSuites(ran []*result.File) []*compare.Report {
 		if spath == "" {
 			return nil
 		}
-		if still(p.ctx, spath, name, p.opts) {
+		here, ok := p.defined[spath]
+		if !ok {
+			here = p.evaluateHere(spath)
+		}
+		if here.names[name] {
 			return nil // defined here, only not run by this job
 		}
 		if bs, err := p.baseSuite(spath, name); err != nil || bs == nil {
 			return nil // not the base's either: not this change's doing
 		}
 		why := fmt.Sprintf("suite %s was deleted in this change (%s no longer defines it) while %s stays", name, spath, path)
-		if to := renamedTo(b.Result, unmatched); to != "" {
+		switch to := renamedTo(b.Result, unmatched); {
+		case here.err != nil:
+			why = fmt.Sprintf("suite %s: %s, which defines it at the base, does not evaluate in this change (%v) while %s stays", name, spath, here.err, path)
+		case to != "":
 			why = fmt.Sprintf("suite %s was renamed to %s in this change (%s) while %s stays", name, to, renamedBy(b.Result, unmatched), path)
 		}
 		why += ": move or delete the baseline in the same change (benchci baseline update), so the owners of baselines/ review it"
@@ -443,18 +453,56 @@ func (p *policyReviewer) goneSuites(ran []*result.File) []*compare.Report {
 	return out
 }
 
-// still reports whether the suite file at path in this checkout defines
-// name. A file that does not evaluate does define it as far as this check
-// goes: the job that runs it fails on it.
-func still(ctx context.Context, path, name string, opts suitefile.Options) bool {
+// definedHere is what a suite file of this checkout defines: the names
+// its suite and variants run under, or why it does not evaluate (both
+// empty: there is no such file).
+type definedHere struct {
+	names map[string]bool
+	err   error
+}
+
+// recordDefined evaluates, before the job runs, every suite file that a
+// committed baseline names; goneSuites judges by what they defined then.
+// Evaluated again after the run, a file could define other names, for a
+// suite may read files the run writes (results/ is in the repository):
+// a suite renamed in a change would then seem to stay.
+func (p *policyReviewer) recordDefined() {
+	if p.rev == "" {
+		return
+	}
+	p.defined = map[string]definedHere{}
+	_ = filepath.WalkDir(p.baselines, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
+			return nil
+		}
+		b, err := baseline.Read(path)
+		if err != nil {
+			return nil
+		}
+		if spath := b.Result.Suite.Path; spath != "" {
+			if _, done := p.defined[spath]; !done {
+				p.defined[spath] = p.evaluateHere(spath)
+			}
+		}
+		return nil
+	})
+}
+
+// evaluateHere is what the suite file at path defines in this checkout.
+// One that does not evaluate defines nothing: the check fails closed.
+func (p *policyReviewer) evaluateHere(path string) definedHere {
 	if _, err := os.Stat(path); err != nil {
-		return false
+		return definedHere{}
 	}
-	l, err := loadSuite(ctx, path, opts)
+	l, err := loadSuite(p.ctx, path, p.opts)
 	if err != nil {
-		return true
+		return definedHere{err: err}
 	}
-	return variantNamed(l, name) != nil
+	names := map[string]bool{}
+	for _, v := range l.Variants() {
+		names[v.Suite.RunName()] = true
+	}
+	return definedHere{names: names}
 }
 
 // renamedTo names the suite among ran that is base under another name:

@@ -267,6 +267,57 @@ func TestSuiteGoneWhileItsBaselineStays(t *testing.T) {
 	}
 }
 
+// A suite cannot seem to stay by reading what the run writes: its name
+// here is the one it had when the job began (a suite file may import a
+// results file, and results/ is in the repository). One that does not
+// evaluate in the change does not define its base's suite either.
+func TestRenamedSuiteCannotHideBehindTheRunsFiles(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
+	repo, base := policyRepo(t)
+	// Renamed, 3x slower, looser, sending other requests, and named len
+	// again once the run has overwritten the results file it reads.
+	marker := filepath.Join(repo.Dir, "results", "len2.json")
+	if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(marker, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hide := policySuite("len", "12ms", func(s string) string {
+		s = strings.Replace(s, "name: 'len',", "name: if std.length(importstr '../results/len2.json') < 100 then 'len2' else 'len',", 1)
+		s = strings.Replace(s, "fixed(16)", "fixed(17)", 1) // other requests: no base found by them
+		return strings.Replace(s, `'5%'`, `'50%'`, 1)
+	})
+	suitePath := filepath.Join(repo.Dir, "suites", "len.jsonnet")
+	if err := os.WriteFile(suitePath, hide, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	report := filepath.Join(t.TempDir(), "r.md")
+	code, out, errOut := runCLI(t, context.Background(), "ci", "--virtual", "--comment=false", "--summary", "", "--html", "", "--outputs", "",
+		"--progress=false", "--base-ref", base, "--results", filepath.Join(repo.Dir, "results"),
+		"--baselines", filepath.Join(repo.Dir, "baselines"), "--report", report, suitePath)
+	md, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatalf("no report (exit %d): %v\n%s\n%s", code, err, out, errOut)
+	}
+	if code != exitFailed || !strings.Contains(string(md), "suite len was renamed to len2 in this change") {
+		t.Fatalf("renamed behind the run's files: exit %d\n%s\n%s\n%s", code, out, errOut, md)
+	}
+
+	// The old file breaks while the job runs another suite.
+	other := policySuite("other", "4ms", func(s string) string { return strings.Replace(s, "fixed(20)", "fixed(24)", 1) })
+	if err := os.WriteFile(filepath.Join(repo.Dir, "suites", "other.jsonnet"), other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(suitePath, []byte("error 'gone'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, md2 := ciPolicy(t, repo, base, "other.jsonnet")
+	if code != exitFailed || !strings.Contains(md2, "suite len: "+suitePath+", which defines it at the base, does not evaluate in this change") {
+		t.Fatalf("broken: exit %d\n%s\n%s", code, out, md2)
+	}
+}
+
 // benchci compare judges by the rules the reference was recorded with
 // where they are stricter, and a loosened rule fails it, named.
 func TestComparePolicyFromTheReference(t *testing.T) {
