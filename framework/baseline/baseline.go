@@ -214,6 +214,9 @@ func Parse(data []byte) (*File, error) { return ParseWith(data, result.VerifyOpt
 // only the summary's figures and the histograms it names. The summary is
 // checked against the result either way.
 func ParseWith(data []byte, o result.VerifyOptions) (*File, error) {
+	if err := result.CheckShape(data); err != nil {
+		return nil, err
+	}
 	// A file that decodes is decoded in one pass (and its result in
 	// another); one that does not goes the long way, whose errors say
 	// what is wrong with it.

@@ -551,6 +551,9 @@ func Parse(data []byte) (*File, error) { return ParseWith(data, VerifyOptions{})
 
 // ParseWith is Parse checking the contents as o says (VerifyWith).
 func ParseWith(data []byte, o VerifyOptions) (*File, error) {
+	if err := CheckShape(data); err != nil {
+		return nil, err
+	}
 	// A file of this version that decodes is decoded in one pass; any
 	// other (an older version to migrate, or one that does not decode)
 	// goes the long way, whose errors say what is wrong with it.

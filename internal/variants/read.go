@@ -25,6 +25,9 @@ func Read(path string) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read variants comparison: %w", err)
 	}
+	if err := result.CheckShape(data); err != nil {
+		return nil, fmt.Errorf("read variants comparison %s: %w", path, err)
+	}
 	var r Report
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("read variants comparison %s: not valid JSON (truncated or corrupt?): %w", path, err)
