@@ -430,7 +430,11 @@ func (m *Measured) verify(o *VerifyOptions) error {
 	if !finite(m.Window.Seconds) || m.Window.Seconds < 0 {
 		return fmt.Errorf("window of %v s: %w", m.Window.Seconds, ErrInconsistent)
 	}
+	// A summary's histogram says more of one that differs from it.
 	if err := m.verifyHistograms(o); err != nil {
+		return err
+	}
+	if err := m.verifySummaries(); err != nil {
 		return err
 	}
 	if err := m.verifyThroughput(); err != nil {
@@ -443,6 +447,61 @@ func (m *Measured) verify(o *VerifyOptions) error {
 		if err := mm.verify(o); err != nil {
 			return fmt.Errorf("model %s: %w", name, err)
 		}
+	}
+	return nil
+}
+
+// verifySummaries checks that every summary could be one: a point
+// measured without histograms (or read from an older file) is judged by
+// its summaries alone, so one with negative, unordered or absurd figures
+// would gate as any other.
+func (m *Measured) verifySummaries() error {
+	for name, s := range m.Latency {
+		if err := s.verify(); err != nil {
+			return fmt.Errorf("latency %s: %w", name, err)
+		}
+	}
+	for _, t := range []struct {
+		name string
+		s    *Summary
+	}{{"prompt", &m.Tokens.Prompt}, {"output", &m.Tokens.Output}, {"prompt_asked", m.Tokens.PromptAsked}} {
+		if t.s == nil {
+			continue
+		}
+		if err := t.s.verify(); err != nil {
+			return fmt.Errorf("tokens.%s: %w", t.name, err)
+		}
+	}
+	return nil
+}
+
+// MaxSummaryValue bounds any figure of a summary (milliseconds or
+// tokens): 10^12 ms is 31 years.
+const MaxSummaryValue = 1e12
+
+// verify checks a summary's figures are finite, within 0 and
+// MaxSummaryValue, its quantiles in order between its min and max, and
+// its mean among them.
+func (s Summary) verify() error {
+	vals := []float64{s.Min, s.P50, s.P90, s.P95, s.P99, s.P999, s.Max}
+	for _, v := range append(vals, s.Mean, s.Stddev) {
+		if !finite(v) || v < 0 || v > MaxSummaryValue {
+			return fmt.Errorf("a figure of %v: want 0 to %v: %w", v, MaxSummaryValue, ErrInconsistent)
+		}
+	}
+	if s.Count < 0 {
+		return fmt.Errorf("count %d: %w", s.Count, ErrInconsistent)
+	}
+	if s.Count == 0 {
+		return nil
+	}
+	for i := 1; i < len(vals); i++ {
+		if vals[i] < vals[i-1] {
+			return fmt.Errorf("quantiles out of order (min, p50, p90, p95, p99, p99.9, max: %v): %w", vals, ErrInconsistent)
+		}
+	}
+	if s.Mean < s.Min && !near(s.Mean, s.Min) || s.Mean > s.Max && !near(s.Mean, s.Max) {
+		return fmt.Errorf("mean %v outside min %v and max %v: %w", s.Mean, s.Min, s.Max, ErrInconsistent)
 	}
 	return nil
 }

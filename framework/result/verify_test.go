@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/benchci/benchci/internal/inputfile"
 	"math"
 	"os"
 	"path/filepath"
@@ -139,6 +140,21 @@ func TestVerifyRefusesForgedFigures(t *testing.T) {
 		{"a simulated profile's interval x1000", func(doc map[string]any) {
 			sub(doc, "target")["sim_profile"] = map[string]any{"name": "x", "interval": map[string]any{"level": 0.8, "latency": []any{0.7, 1500}, "throughput": []any{0.6, 1.1}}}
 		}, "target.sim_profile.interval: bounds 0.7–1500"},
+		{"latencies below zero where no histogram checks them", func(doc map[string]any) {
+			ttft := withoutHistograms(doc)["ttft"].(map[string]any)
+			for _, k := range []string{"min", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"} {
+				ttft[k] = -5.0
+			}
+		}, "latency ttft: a figure of -5"},
+		{"a latency of 1e308 ms where no histogram checks it", func(doc map[string]any) {
+			withoutHistograms(doc)["e2e"].(map[string]any)["max"] = 1e308
+		}, "latency e2e: a figure of 1e+308"},
+		{"a P99 below the P90 where no histogram checks it", func(doc map[string]any) {
+			withoutHistograms(doc)["tpot"].(map[string]any)["p99"] = 0.001
+		}, "latency tpot: quantiles out of order"},
+		{"a mean outside the figures where no histogram checks it", func(doc map[string]any) {
+			withoutHistograms(doc)["itl"].(map[string]any)["mean"] = 1e9
+		}, "latency itl: mean 1e+09 outside"},
 		{"a simulated profile's interval of no level", func(doc map[string]any) {
 			sub(doc, "target")["sim_profile"] = map[string]any{"name": "x", "interval": map[string]any{"latency": []any{0.7, 1.5}, "throughput": []any{0.6, 1.1}}}
 		}, "target.sim_profile.interval: level 0"},
@@ -214,7 +230,8 @@ func TestVerifyBoundsHistograms(t *testing.T) {
 		pts = append(pts, pts[0])
 	}
 	doc["points"] = pts
-	if _, err := Parse(mustJSON(t, doc)); !errors.Is(err, ErrInconsistent) || !strings.Contains(err.Error(), "points, more than") {
+	// Refused by the file's shape, before a point is decoded.
+	if _, err := Parse(mustJSON(t, doc)); !errors.Is(err, inputfile.ErrTooLarge) || !strings.Contains(err.Error(), "5000 points") {
 		t.Errorf("%d points: %v", len(pts), err)
 	}
 }
@@ -334,8 +351,9 @@ func TestVerifyWithChecksTheNamedHistograms(t *testing.T) {
 	}
 
 	// A forged TTFT summary is refused; a forged summary the options do
-	// not name is not checked (the reader must not show it).
-	sub(sub(point0(doc), "latency_ms"), "ttft")["p99"] = 1.0
+	// not name is not checked against its histogram (the reader must not
+	// show it). This one is in order, so it passes as a summary.
+	sub(sub(point0(doc), "latency_ms"), "ttft")["p99"] = 110.0
 	forged, _ := json.Marshal(doc)
 	if _, err := ParseWith(forged, o); !errors.Is(err, ErrInconsistent) {
 		t.Errorf("forged ttft: %v", err)
@@ -379,4 +397,14 @@ func TestVerifyMemoKeysOnScale(t *testing.T) {
 			t.Fatalf("ms %+v, counts %+v, want %+v", ms, n, want)
 		}
 	}
+}
+
+// withoutHistograms strips the first point of its histograms (and the
+// asked prompt lengths, which need theirs), as a file measured without
+// them has, and returns its latency summaries.
+func withoutHistograms(doc map[string]any) map[string]any {
+	p := point0(doc)
+	p["histograms"] = map[string]any{}
+	delete(sub(p, "tokens"), "prompt_asked")
+	return sub(p, "latency_ms")
 }
