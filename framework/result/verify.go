@@ -198,8 +198,22 @@ func (f *File) verify(o *VerifyOptions) error {
 	if sp := f.Target.Sim; sp != nil && !(sp.AttendNsPerPair >= 0 && sp.AttendNsPerPair <= MaxAttendNsPerPair) {
 		return fmt.Errorf("target.sim_profile.attend_ns_per_pair %v: want 0 to %v: %w", sp.AttendNsPerPair, float64(MaxAttendNsPerPair), ErrInconsistent)
 	}
+	if sp := f.Target.Sim; sp != nil {
+		for _, c := range []struct {
+			name string
+			v    float64
+		}{{"step_base_ms", sp.StepBaseMs}, {"decode_per_seq_ms", sp.DecodePerSeqMs}, {"prefill_per_token_ms", sp.PrefillPerTokenMs}} {
+			if !(c.v >= 0 && c.v <= maxSimStepMs) {
+				return fmt.Errorf("target.sim_profile.%s %v: want 0 to %v: %w", c.name, c.v, float64(maxSimStepMs), ErrInconsistent)
+			}
+		}
+	}
 	return nil
 }
+
+// maxSimStepMs bounds a recorded profile's step costs: an hour is past
+// any profile the simulator accepts (a minute a step from cards).
+const maxSimStepMs = 3_600_000
 
 // maxRequestOverheadMs bounds a recorded request path: a minute is
 // beyond any server's.

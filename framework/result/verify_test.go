@@ -137,6 +137,12 @@ func TestVerifyRefusesForgedFigures(t *testing.T) {
 		{"a simulated profile's request path of days", func(doc map[string]any) {
 			sub(doc, "target")["sim_profile"] = map[string]any{"name": "x", "request_overhead_ms": 1e9}
 		}, "target.sim_profile.request_overhead_ms 1e+09"},
+		{"a simulated profile's step wrapped negative", func(doc map[string]any) {
+			sub(doc, "target")["sim_profile"] = map[string]any{"name": "x", "step_base_ms": -9223372036852.625}
+		}, "target.sim_profile.step_base_ms -9.223372036852625e+12"},
+		{"a simulated profile's prompt token of years", func(doc map[string]any) {
+			sub(doc, "target")["sim_profile"] = map[string]any{"name": "x", "step_base_ms": 1, "prefill_per_token_ms": 5e12}
+		}, "target.sim_profile.prefill_per_token_ms 5e+12"},
 		{"a simulated profile's interval x1000", func(doc map[string]any) {
 			sub(doc, "target")["sim_profile"] = map[string]any{"name": "x", "interval": map[string]any{"level": 0.8, "latency": []any{0.7, 1500}, "throughput": []any{0.6, 1.1}}}
 		}, "target.sim_profile.interval: bounds 0.7–1500"},

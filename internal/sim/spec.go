@@ -306,8 +306,10 @@ func Derive(s Spec, k Knobs) (Profile, error) {
 	if s.BlockSize < 1 || s.BlockSize > 1024 {
 		return Profile{}, fmt.Errorf("block_size %d: want 1 to 1024", s.BlockSize)
 	}
-	if s.MemoryEfficiency <= 0 || s.MemoryEfficiency > 1 || s.ComputeEfficiency <= 0 || s.ComputeEfficiency > 1 {
-		return Profile{}, fmt.Errorf("efficiencies must be above 0 and at most 1")
+	// Under 1% of the card's is a unit off (as GPUCard.Check says of its
+	// achieved figures), and prices a step in years.
+	if !(s.MemoryEfficiency >= minEfficiency && s.MemoryEfficiency <= 1) || !(s.ComputeEfficiency >= minEfficiency && s.ComputeEfficiency <= 1) {
+		return Profile{}, fmt.Errorf("memory_efficiency %g, compute_efficiency %g: want %g to 1", s.MemoryEfficiency, s.ComputeEfficiency, minEfficiency)
 	}
 	if _, err := dtypeBytes(s.Weights); err != nil {
 		return Profile{}, fmt.Errorf("weights: %w", err)
@@ -363,8 +365,22 @@ func Derive(s Spec, k Knobs) (Profile, error) {
 	one := r.step(batch{seqs: 1, decodes: 1, decodeCtx: 1})
 	p.StepBase = one
 	p.PrefillPerToken = r.step(batch{seqs: 1, prefill: 1024, prefillAttn: 1024 * 1025 / 2})/1024 - one/1024
+	// Cards a unit off (a card's figure of 1e-300) price a step in
+	// centuries, past which a duration wraps negative: refused, whatever
+	// figure did it.
+	if !(one > 0 && one <= maxDerivedStep) || !(p.PrefillPerToken >= 0 && p.PrefillPerToken <= maxDerivedStep) {
+		return Profile{}, fmt.Errorf("%s: the cards price a lone decode step at %v and a prompt token at %v: want at most %v (a card's figure off by units?)", p.Name, one, p.PrefillPerToken, maxDerivedStep)
+	}
 	return p, nil
 }
+
+// minEfficiency and maxDerivedStep bound what a spec's cards may make of
+// a step: a CPU's memory serving a 70B model takes seconds a token, not
+// minutes.
+const (
+	minEfficiency  = 0.01
+	maxDerivedStep = time.Minute
+)
 
 // SpecName names a derived profile: model@gpu, then -tpN and the dtypes
 // where they are not the defaults.

@@ -350,6 +350,8 @@ func TestDeriveErrors(t *testing.T) {
 	slowReduce, nanDoubling := h100, h100
 	slowReduce.AllReduceUs = 2e6 // seconds written where µs are asked
 	nanDoubling.AllReduceDoublingUs = math.NaN()
+	tinyCard := h100 // every figure 1e-300: a step of centuries wraps negative
+	tinyCard.BandwidthGBs, tinyCard.TFLOPS = 1e-300, map[string]float64{"bf16": 1e-300, "fp8": 1e-300}
 	for _, tc := range []struct {
 		name string
 		s    Spec
@@ -371,6 +373,9 @@ func TestDeriveErrors(t *testing.T) {
 		{"roofline", Spec{Model: m8, GPU: h100, Roofline: 4}, Knobs{}, "roofline version 4"},
 		{"a PCIe ring under the current version", Spec{Model: m8, GPU: l40s, TP: 2, PCIeAllReduce: PCIeRing}, Knobs{}, "only under roofline version 2"},
 		{"an all-reduce not known", Spec{Model: m8, GPU: l40s, TP: 2, Roofline: 2, PCIeAllReduce: "tree"}, Knobs{}, `pcie_all_reduce "tree"`},
+		{"an efficiency of 1e-300", Spec{Model: m8, GPU: h100, Efficiency: Efficiency{MemoryEfficiency: 1e-300, ComputeEfficiency: 0.5}}, Knobs{}, "memory_efficiency 1e-300"},
+		{"an efficiency under 1%", Spec{Model: m8, GPU: h100, Efficiency: Efficiency{MemoryEfficiency: 0.5, ComputeEfficiency: 0.009}}, Knobs{}, "compute_efficiency 0.009"},
+		{"a card of 1e-300", Spec{Model: m8, GPU: tinyCard}, Knobs{}, "the cards price a lone decode step at"},
 	} {
 		_, err := Derive(tc.s, tc.k)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
