@@ -408,8 +408,8 @@ func (m *Measured) verify(o *VerifyOptions) error {
 		{"tokens.output_mismatch", m.Tokens.OutputMismatch}, {"tokens.prompt_mismatch", m.Tokens.PromptMismatch}, {"tokens.reasoning", m.Tokens.Reasoning},
 		{"tokens.out_of_range", m.Tokens.OutOfRange}, {"tokens.empty_answers", m.Tokens.EmptyAnswers}, {"tokens.usage_rejected", m.Tokens.UsageRejected},
 		{"tokens.chunk_gaps", m.Tokens.ChunkGaps}, {"tokens.coalesced_gaps", m.Tokens.CoalescedGaps}, {"tokens.coalesced_first", m.Tokens.CoalescedFirst}, {"tokens.spread_gaps", m.Tokens.SpreadGaps}, {"tokens.one_read", m.Tokens.OneRead}} {
-		if c.n < 0 {
-			return fmt.Errorf("%s is %d: %w", c.name, c.n, ErrInconsistent)
+		if c.n < 0 || c.n > MaxCount {
+			return fmt.Errorf("%s is %d: want 0 to %d: %w", c.name, c.n, MaxCount, ErrInconsistent)
 		}
 	}
 	if err := m.Tokens.verifyKinds(r.Completed); err != nil {
@@ -426,7 +426,7 @@ func (m *Measured) verify(o *VerifyOptions) error {
 	}
 	errs := 0
 	for kind, n := range r.Errors {
-		if n < 0 {
+		if n < 0 || n > MaxCount {
 			return fmt.Errorf("errors[%s] is %d: %w", kind, n, ErrInconsistent)
 		}
 		errs += n
@@ -488,6 +488,11 @@ func (m *Measured) verifySummaries() error {
 	}
 	return nil
 }
+
+// MaxCount bounds a point's counts (requests, tokens' kinds): 2^40 is
+// ten thousand requests a second for three years, and the counts of
+// MaxShards shards add up without overflowing.
+const MaxCount = 1 << 40
 
 // MaxSummaryValue bounds any figure of a summary (milliseconds or
 // tokens): 10^12 ms is 31 years.

@@ -146,6 +146,15 @@ func TestVerifyRefusesForgedFigures(t *testing.T) {
 		{"a simulated profile's interval x1000", func(doc map[string]any) {
 			sub(doc, "target")["sim_profile"] = map[string]any{"name": "x", "interval": map[string]any{"level": 0.8, "latency": []any{0.7, 1500}, "throughput": []any{0.6, 1.1}}}
 		}, "target.sim_profile.interval: bounds 0.7–1500"},
+		{"requests counted past 2^40, and their tokens lost to match", func(doc map[string]any) {
+			p := point0(doc)
+			r := sub(p, "requests")
+			r["sent"], r["completed"] = int64(1)<<62, int64(1)<<62
+			sub(p, "tokens")["out_of_range"] = int64(1) << 62
+		}, "is 4611686018427387904: want 0 to 1099511627776"},
+		{"error kinds that wrap around to the failures", func(doc map[string]any) {
+			sub(point0(doc), "requests")["errors"] = map[string]any{"a": int64(math.MaxInt64), "b": int64(math.MaxInt64), "c": 2}
+		}, "is 9223372036854775807"},
 		{"latencies below zero where no histogram checks them", func(doc map[string]any) {
 			ttft := withoutHistograms(doc)["ttft"].(map[string]any)
 			for _, k := range []string{"min", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"} {

@@ -151,6 +151,11 @@ func Merge(files []*result.File, maxSkew time.Duration) (*result.File, error) {
 	}
 	out.Knee = sweep.Knee(points)
 	slo.Judge(s, out)
+	// The merged file is read back as any other: one that would not be
+	// (counts that add past their bound) is not written.
+	if err := out.Verify(); err != nil {
+		return nil, fmt.Errorf("merge: the merged result: %w", err)
+	}
 	return out, nil
 }
 
