@@ -208,7 +208,7 @@ func (f *File) verify(o *VerifyOptions) error {
 			}
 		}
 	}
-	return nil
+	return checkNumbers(f)
 }
 
 // maxSimStepMs bounds a recorded profile's step costs: an hour is past

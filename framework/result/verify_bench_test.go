@@ -29,3 +29,48 @@ func BenchmarkParseCommitted(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBoundsBesideParse prices the two checks that bound every file
+// (its shape before decoding, every number after) beside the whole read,
+// on the same file, in one run:
+//
+//	go test -run XXX -bench BoundsBesideParse ./framework/result
+func BenchmarkBoundsBesideParse(b *testing.B) {
+	data, err := os.ReadFile("testdata/quickstart-v1.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var doc struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		b.Fatal(err)
+	}
+	f, err := Parse(doc.Result)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("parse", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Parse(doc.Result); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("shape", func(b *testing.B) {
+		b.SetBytes(int64(len(doc.Result)))
+		for b.Loop() {
+			if err := CheckShape(doc.Result); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("numbers", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := checkNumbers(f); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -155,6 +155,12 @@ func TestVerifyRefusesForgedFigures(t *testing.T) {
 		{"error kinds that wrap around to the failures", func(doc map[string]any) {
 			sub(point0(doc), "requests")["errors"] = map[string]any{"a": int64(math.MaxInt64), "b": int64(math.MaxInt64), "c": 2}
 		}, "is 9223372036854775807"},
+		{"a schedule's rate of -1e308, which no other check reads", func(doc map[string]any) {
+			sub(point0(doc), "schedule")["send_rate"] = -1e308
+		}, "points[0].schedule.send_rate is -1e+308"},
+		{"structured answers checked -1 times", func(doc map[string]any) {
+			point0(doc)["structured"] = map[string]any{"checked": -1, "correct": 5, "rate": 1}
+		}, "points[0].structured.checked is -1"},
 		{"latencies below zero where no histogram checks them", func(doc map[string]any) {
 			ttft := withoutHistograms(doc)["ttft"].(map[string]any)
 			for _, k := range []string{"min", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"} {
