@@ -308,8 +308,8 @@ func Derive(s Spec, k Knobs) (Profile, error) {
 	}
 	// Under 1% of the card's is a unit off (as GPUCard.Check says of its
 	// achieved figures), and prices a step in years.
-	if !(s.MemoryEfficiency >= minEfficiency && s.MemoryEfficiency <= 1) || !(s.ComputeEfficiency >= minEfficiency && s.ComputeEfficiency <= 1) {
-		return Profile{}, fmt.Errorf("memory_efficiency %g, compute_efficiency %g: want %g to 1", s.MemoryEfficiency, s.ComputeEfficiency, minEfficiency)
+	if !(s.MemoryEfficiency >= MinEfficiency && s.MemoryEfficiency <= 1) || !(s.ComputeEfficiency >= MinEfficiency && s.ComputeEfficiency <= 1) {
+		return Profile{}, fmt.Errorf("memory_efficiency %g, compute_efficiency %g: want %g to 1", s.MemoryEfficiency, s.ComputeEfficiency, MinEfficiency)
 	}
 	if _, err := dtypeBytes(s.Weights); err != nil {
 		return Profile{}, fmt.Errorf("weights: %w", err)
@@ -374,11 +374,11 @@ func Derive(s Spec, k Knobs) (Profile, error) {
 	return p, nil
 }
 
-// minEfficiency and maxDerivedStep bound what a spec's cards may make of
+// MinEfficiency and maxDerivedStep bound what a spec's cards may make of
 // a step: a CPU's memory serving a 70B model takes seconds a token, not
 // minutes.
 const (
-	minEfficiency  = 0.01
+	MinEfficiency  = 0.01
 	maxDerivedStep = time.Minute
 )
 

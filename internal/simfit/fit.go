@@ -24,10 +24,11 @@ type Param struct {
 	Name string
 	// Duration marks a time (printed as one); otherwise a fraction.
 	Duration bool
-	// Max bounds the value (1 for an efficiency); 0 for none.
-	Max float64
-	get func(sim.Profile) float64
-	set func(*sim.Profile, float64)
+	// Min and Max bound the value (an efficiency: sim.MinEfficiency to
+	// 1, as Derive accepts); 0 for none.
+	Min, Max float64
+	get      func(sim.Profile) float64
+	set      func(*sim.Profile, float64)
 }
 
 // Get reads the parameter's value from a profile.
@@ -43,6 +44,9 @@ func durParam(name string, f func(*sim.Profile) *time.Duration) Param {
 // profile given is not changed.
 func specParam(name string, max float64, dur bool, f func(*sim.Spec) *float64, d func(*sim.Spec) *time.Duration) Param {
 	p := Param{Name: name, Max: max, Duration: dur}
+	if f != nil {
+		p.Min = sim.MinEfficiency // every fraction of a spec is an efficiency
+	}
 	p.get = func(p sim.Profile) float64 {
 		s := *p.Spec
 		if d != nil {
@@ -299,6 +303,11 @@ func apply(base sim.Profile, params []Param, x []float64) (sim.Profile, float64)
 			over := math.Log(v / q.Max)
 			penalty += over * over
 			v = q.Max
+		}
+		if q.Min > 0 && v < q.Min {
+			under := math.Log(q.Min / v)
+			penalty += under * under
+			v = q.Min
 		}
 		q.set(&p, v)
 	}

@@ -317,3 +317,30 @@ func TestSample(t *testing.T) {
 		t.Errorf("%d points at the cap: cut %v, kept %d", MaxPoints, cut, len(got))
 	}
 }
+
+// An efficiency the search pushes below what Derive accepts stays at its
+// bound, and pays for asking: the fitted file reads back.
+func TestApplyKeepsEfficienciesDeriveAccepts(t *testing.T) {
+	base, err := sim.Resolve("llama-3-8b@h100-sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := ParamsFor(base, []string{"memory_efficiency", "compute_efficiency"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Twenty times lower, then past the search's own bound.
+	low := []float64{-maxLogScale, -2 * maxLogScale}
+	p, penalty := apply(base, params, low)
+	for i, q := range params {
+		if v := q.Get(p); v < sim.MinEfficiency {
+			t.Errorf("%s %g: below %g", q.Name, v, sim.MinEfficiency)
+		}
+		if q.Get(base)*math.Exp(low[i]) < sim.MinEfficiency && penalty == 0 {
+			t.Errorf("%s clamped without a penalty", q.Name)
+		}
+	}
+	if _, err := sim.Derive(*p.Spec, p.Knobs()); err != nil {
+		t.Fatalf("the clamped spec does not derive: %v", err)
+	}
+}
