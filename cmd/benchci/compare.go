@@ -70,6 +70,9 @@ func comparePair(cmd *cobra.Command, basePath, candPath, format, key string) err
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
+	if !base.Suite.HasDefinition() {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s records no suite definition (older files have none): the candidate is judged by its own tolerances and SLOs\n", basePath)
+	}
 	if err := judgeBy(by, cand); err != nil {
 		return &exitError{exitUsage, err}
 	}

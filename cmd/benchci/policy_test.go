@@ -343,6 +343,19 @@ func TestComparePolicyFromTheReference(t *testing.T) {
 		!strings.Contains(md, "| ±5% |") {
 		t.Fatalf("exit %d\n%s\n%s", code, md, errOut)
 	}
+
+	// A reference that records no rules (older files have none) leaves
+	// the candidate's own, and says so.
+	tree := jsonTree(t, files[0])
+	tree["suite"].(map[string]any)["definition"] = nil
+	none := filepath.Join(dir, "none.json")
+	if data, err := json.Marshal(tree); err != nil || os.WriteFile(none, data, 0o644) != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCLI(t, context.Background(), "compare", none, files[1])
+	if code != exitOK || !strings.Contains(errOut, "records no suite definition") || !strings.Contains(errOut, "judged by its own tolerances") {
+		t.Fatalf("no recorded rules: exit %d\n%s\n%s", code, out, errOut)
+	}
 }
 
 // A suite cannot shed its base's rules by moving to another file or
