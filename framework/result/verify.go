@@ -137,6 +137,9 @@ func (f *File) VerifyHistograms() error {
 }
 
 func (f *File) verify(o *VerifyOptions) error {
+	if err := verifySpan("the run", f.Started, f.Finished); err != nil {
+		return err
+	}
 	if sh := f.Shard; sh != nil {
 		if err := verifyShard("shard", *sh); err != nil {
 			return err
@@ -329,6 +332,14 @@ func (v *Validity) verify() error {
 func verifyShard(where string, sh Shard) error {
 	if sh.Count < 1 || sh.Count > MaxShards || sh.Index < 0 || sh.Index >= sh.Count {
 		return fmt.Errorf("%s: index %d of %d, want 0 <= index < count <= %d: %w", where, sh.Index, sh.Count, MaxShards, ErrInconsistent)
+	}
+	return verifySpan(where, sh.Started, sh.Finished)
+}
+
+// verifySpan refuses a run that finished before it started.
+func verifySpan(where string, started, finished time.Time) error {
+	if !started.IsZero() && !finished.IsZero() && finished.Before(started) {
+		return fmt.Errorf("%s finished at %s, before it started at %s: %w", where, finished.Format(time.RFC3339), started.Format(time.RFC3339), ErrInconsistent)
 	}
 	return nil
 }

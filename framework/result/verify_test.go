@@ -161,6 +161,9 @@ func TestVerifyRefusesForgedFigures(t *testing.T) {
 		{"structured answers checked -1 times", func(doc map[string]any) {
 			point0(doc)["structured"] = map[string]any{"checked": -1, "correct": 5, "rate": 1}
 		}, "points[0].structured.checked is -1"},
+		{"a run that finished before it started", func(doc map[string]any) {
+			doc["finished"] = "1970-01-01T00:00:00Z"
+		}, "the run finished at 1970-01-01T00:00:00Z, before it started"},
 		{"latencies below zero where no histogram checks them", func(doc map[string]any) {
 			ttft := withoutHistograms(doc)["ttft"].(map[string]any)
 			for _, k := range []string{"min", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"} {
