@@ -432,3 +432,13 @@ func withoutHistograms(doc map[string]any) map[string]any {
 	delete(sub(p, "tokens"), "prompt_asked")
 	return sub(p, "latency_ms")
 }
+
+// Gauges a suite names are in their own units: 2 TB of memory in bytes
+// reads (the bound on every other number does not apply to them).
+func TestVerifyKeepsLargeGauges(t *testing.T) {
+	doc := committedResult(t)
+	point0(doc)["telemetry"] = map[string]any{"node.node_memory_MemTotal_bytes_mean": 2.2e12}
+	if _, err := Parse(mustJSON(t, doc)); err != nil {
+		t.Fatal(err)
+	}
+}
