@@ -151,7 +151,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	}
 	rules := newPolicyReviewer(cmd.Context(), resolvedBaseRef(o), o.run.baselines, opts)
 	defer rules.close()
-	rules.recordDefined() // before the run writes files a suite may read
+	rules.recordDefined(paths) // before the run writes files a suite may read
 	abRuns, results, runErr := ciResults(cmd, o, paths)
 	if results == nil && abRuns == nil {
 		return runErr // nothing ran: the suites did not load

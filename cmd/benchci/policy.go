@@ -46,9 +46,11 @@ type policyReviewer struct {
 	// index holds the base's suites by name and by workload hash, to
 	// find one this change moved (findBase).
 	index map[string][]baseFound
-	// defined is what the suite files committed baselines name defined
-	// in this checkout before the job ran (recordDefined), by path.
-	defined map[string]definedHere
+	// committed holds the committed baselines, and defined what the
+	// suite files they name (but the job's own) defined in this checkout
+	// before the job ran, by path (recordDefined).
+	committed []committedBaseline
+	defined   map[string]definedHere
 }
 
 func newPolicyReviewer(ctx context.Context, rev, baselines string, opts suitefile.Options) *policyReviewer {
@@ -409,6 +411,9 @@ func (p *policyReviewer) goneSuites(ran []*result.File) []*compare.Report {
 	if p.rev == "" {
 		return nil
 	}
+	if p.committed == nil {
+		p.recordDefined(nil)
+	}
 	names := map[string]bool{}
 	var unmatched []*result.File
 	for _, f := range ran {
@@ -420,40 +425,54 @@ func (p *policyReviewer) goneSuites(ran []*result.File) []*compare.Report {
 		}
 	}
 	var out []*compare.Report
-	_ = filepath.WalkDir(p.baselines, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
-			return nil
-		}
-		b, err := baseline.Read(path)
-		if err != nil || names[b.Result.Suite.Name] {
-			return nil
-		}
-		name, spath := b.Result.Suite.Name, b.Result.Suite.Path
-		if spath == "" {
-			return nil
-		}
-		here, ok := p.defined[spath]
-		if !ok {
-			here = p.evaluateHere(spath)
-		}
-		if here.names[name] {
-			return nil // defined here, only not run by this job
+	for _, c := range p.committed {
+		name, spath := c.b.Result.Suite.Name, c.b.Result.Suite.Path
+		if names[name] || p.stays(spath, name, ran) {
+			continue
 		}
 		if bs, err := p.baseSuite(spath, name); err != nil || bs == nil {
-			return nil // not the base's either: not this change's doing
+			continue // not the base's either: not this change's doing
 		}
-		why := fmt.Sprintf("suite %s was deleted in this change (%s no longer defines it) while %s stays", name, spath, path)
-		switch to := renamedTo(b.Result, unmatched); {
-		case here.err != nil:
-			why = fmt.Sprintf("suite %s: %s, which defines it at the base, does not evaluate in this change (%v) while %s stays", name, spath, here.err, path)
-		case to != "":
-			why = fmt.Sprintf("suite %s was renamed to %s in this change (%s) while %s stays", name, to, renamedBy(b.Result, unmatched), path)
+		why := fmt.Sprintf("suite %s was deleted in this change (%s no longer defines it) while %s stays", name, spath, c.path)
+		if to := renamedTo(c.b.Result, unmatched); to != "" {
+			why = fmt.Sprintf("suite %s was renamed to %s in this change (%s) while %s stays", name, to, renamedBy(c.b.Result, unmatched), c.path)
 		}
 		why += ": move or delete the baseline in the same change (benchci baseline update), so the owners of baselines/ review it"
-		out = append(out, compare.SuiteGone(b.Result, why))
-		return nil
-	})
+		out = append(out, compare.SuiteGone(c.b.Result, why))
+	}
 	return out
+}
+
+// stays reports whether the suite file at spath defines name in this
+// checkout as the job began: by the job's own evaluation when it ran the
+// file, else by recordDefined's. A file that does not evaluate stays as
+// far as this check goes: the job that runs it fails on it (and one that
+// needs another job's flags evaluates there).
+func (p *policyReviewer) stays(spath, name string, ran []*result.File) bool {
+	if here, ok := p.defined[spath]; ok {
+		return here.err != nil || here.names[name]
+	}
+	evaluated := false
+	for _, f := range ran {
+		if samePath(f.Suite.Path, spath) {
+			evaluated = true
+			if f.Suite.Name == name {
+				return true
+			}
+		}
+	}
+	if evaluated {
+		return false
+	}
+	// Named by no baseline when the job began, nor run: read it now.
+	here := p.evaluateHere(spath)
+	return here.err != nil || here.names[name]
+}
+
+// committedBaseline is a committed baseline and where it lies.
+type committedBaseline struct {
+	path string
+	b    *baseline.File
 }
 
 // definedHere is what a suite file of this checkout defines: the names
@@ -464,16 +483,18 @@ type definedHere struct {
 	err   error
 }
 
-// recordDefined evaluates, before the job runs, every suite file that a
-// committed baseline names; goneSuites judges by what they defined then.
-// Evaluated again after the run, a file could define other names, for a
-// suite may read files the run writes (results/ is in the repository):
-// a suite renamed in a change would then seem to stay.
-func (p *policyReviewer) recordDefined() {
+// recordDefined reads the committed baselines and evaluates, before the
+// job runs, every suite file they name that the job does not run itself
+// (jobPaths: the job's own evaluation names those); goneSuites judges
+// by what they defined then. Evaluated again after the run, a file could
+// define other names, for a suite may read files the run writes
+// (results/ is in the repository): a suite renamed in a change would
+// then seem to stay.
+func (p *policyReviewer) recordDefined(jobPaths []string) {
 	if p.rev == "" {
 		return
 	}
-	p.defined = map[string]definedHere{}
+	p.committed, p.defined = []committedBaseline{}, map[string]definedHere{}
 	_ = filepath.WalkDir(p.baselines, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
 			return nil
@@ -482,17 +503,30 @@ func (p *policyReviewer) recordDefined() {
 		if err != nil {
 			return nil
 		}
-		if spath := b.Result.Suite.Path; spath != "" {
-			if _, done := p.defined[spath]; !done {
-				p.defined[spath] = p.evaluateHere(spath)
-			}
+		p.committed = append(p.committed, committedBaseline{path, b})
+		spath := b.Result.Suite.Path
+		if spath == "" || slices.ContainsFunc(jobPaths, func(j string) bool { return samePath(j, spath) }) {
+			return nil
+		}
+		if _, done := p.defined[spath]; !done {
+			p.defined[spath] = p.evaluateHere(spath)
 		}
 		return nil
 	})
 }
 
+// samePath reports whether two paths, each absolute or relative to the
+// working directory, name one file.
+func samePath(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	x, errA := filepath.Abs(a)
+	y, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && x == y
+}
+
 // evaluateHere is what the suite file at path defines in this checkout.
-// One that does not evaluate defines nothing: the check fails closed.
 func (p *policyReviewer) evaluateHere(path string) definedHere {
 	if _, err := os.Stat(path); err != nil {
 		return definedHere{}
