@@ -1,7 +1,10 @@
 package result
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/benchci/benchci/internal/inputfile"
 )
@@ -18,23 +21,26 @@ const (
 	// depths together.
 	MaxContainers = 1 << 19
 	// MaxArrayElements bounds one array (an empirical distribution of a
-	// recorded suite holds at most 65,536 values).
+	// recorded suite holds at most 65,536 values), and the members of
+	// one object (a map decodes a value of each).
 	MaxArrayElements = 1 << 17
-	// maxDepth bounds nesting (encoding/json's own limit is 10,000).
-	maxDepth = 64
+	// maxDepth bounds nesting (encoding/json's own limit is 10,000); a
+	// suite's structured-output schema nests two levels a property.
+	maxDepth = 512
 )
 
 // CheckShape refuses data whose arrays, objects or nesting exceed the
-// bounds above, or whose "points" arrays hold more than MaxPoints, in one
-// pass over its bytes that allocates nothing per element. It does not
-// check that data is JSON: the decoder after it does.
+// bounds above, or whose "points" arrays (the key as the decoder matches
+// it: unescaped, any case) hold more than MaxPoints, in one pass over its
+// bytes that allocates nothing per element. It does not check that data
+// is JSON: the decoder after it does.
 func CheckShape(data []byte) error {
 	type level struct {
-		array bool
-		n     int    // elements so far (commas seen) in an array
-		key   []byte // the last string seen directly in an object
+		array, points bool
+		n             int    // commas seen: elements, or members, less one
+		key           []byte // the last string seen directly in an object
 	}
-	var stack [maxDepth]level
+	stack := make([]level, maxDepth)
 	depth, containers := 0, 0
 	for i := 0; i < len(data); i++ {
 		switch c := data[i]; c {
@@ -57,21 +63,21 @@ func CheckShape(data []byte) error {
 			if containers++; containers > MaxContainers {
 				return fmt.Errorf("more than the %d objects and arrays a results file may hold: %w", MaxContainers, inputfile.ErrTooLarge)
 			}
-			var key []byte
-			if depth > 0 && !stack[depth-1].array {
-				key = stack[depth-1].key
-			}
-			stack[depth] = level{array: c == '[', key: key}
+			points := c == '[' && depth > 0 && !stack[depth-1].array && isPoints(stack[depth-1].key)
+			stack[depth] = level{array: c == '[', points: points}
 			depth++
 		case '}', ']':
 			depth = max(0, depth-1)
 		case ',':
-			if depth == 0 || !stack[depth-1].array {
+			if depth == 0 {
 				continue
 			}
 			l := &stack[depth-1]
 			limit, what := MaxArrayElements, "elements in an array"
-			if string(l.key) == "points" {
+			switch {
+			case !l.array:
+				what = "members in an object"
+			case l.points:
 				limit, what = MaxPoints, "points"
 			}
 			// n commas: n+1 elements.
@@ -81,4 +87,16 @@ func CheckShape(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// isPoints reports whether a raw key decodes to "points" as the decoder
+// matches field names: unescaped, in any case.
+func isPoints(raw []byte) bool {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return bytes.EqualFold(raw, []byte("points"))
+	}
+	var key string
+	q := make([]byte, 0, len(raw)+2)
+	q = append(append(append(q, '"'), raw...), '"')
+	return json.Unmarshal(q, &key) == nil && strings.EqualFold(key, "points")
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,11 +39,14 @@ func TestCheckShape(t *testing.T) {
 		{"a point too many", array("points", MaxPoints+1), "more than the 5000 points"},
 		{"the longest array", array("slices", MaxArrayElements), ""},
 		{"an element too many", array("slices", MaxArrayElements+1), "more than the 131072 elements"},
-		{"an escaped key is any other array", array(`point\u0073`, MaxPoints+1), ""},
+		{"points spelled with an escape, as the decoder reads them", array(`point\u0073`, MaxPoints+1), "5000 points"},
+		{"points in capitals, as the decoder matches them", array("Points", MaxPoints+1), "5000 points"},
+		{"another key with an escape", array(`slice\u0073`, MaxPoints+1), ""},
+		{"an object of too many members", []byte(`{"models":{` + strings.Repeat(`"m":{},`, MaxArrayElements) + `"m":{}}}`), "members in an object"},
 		{"commas in strings are not elements", []byte(`{"points":["` + strings.Repeat(",", 2*MaxPoints) + `"]}`), ""},
 		{"an escaped quote does not end a string", []byte(`{"a":"\"[[[","points":[1]}`), ""},
 		{"nesting", []byte(strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth)), ""},
-		{"nested too deep", []byte(strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1)), "nested deeper than 64"},
+		{"nested too deep", []byte(strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1)), "nested deeper than " + fmt.Sprint(maxDepth)},
 		{"too many objects", []byte(`[` + strings.Repeat(`[{},{},{},{}],`, MaxContainers/5+1) + `[]]`), "objects and arrays"},
 		{"an unterminated string", []byte(`{"points":["`), ""},
 	} {
@@ -66,9 +70,7 @@ func TestCheckShape(t *testing.T) {
 }
 
 // FuzzCheckShape holds the scanner to the decoder's tokens of the same
-// JSON: it refuses exactly the documents past a bound. (A key spelled
-// with escapes, such as "point\u0073", is not "points" to the scanner:
-// the decoder after it refuses that many points.)
+// JSON: it refuses exactly the documents past a bound.
 func FuzzCheckShape(f *testing.F) {
 	for _, s := range []string{`{}`, `{"points":[{},{}]}`, `[[[]]]`, `{"a":"\"]","b":[1,2,{"points":[3]}]}`, `"x"`, `[1,"a,b",[2,3]]`, `{"a":[],"a":[]}`} {
 		f.Add([]byte(s))
@@ -82,14 +84,14 @@ func FuzzCheckShape(f *testing.F) {
 		if !ok {
 			return
 		}
-		over := s.depth > maxDepth || s.containers > MaxContainers || s.maxArray > MaxArrayElements || s.points > MaxPoints
+		over := s.depth > maxDepth || s.containers > MaxContainers || s.maxArray > MaxArrayElements || s.maxMembers > MaxArrayElements || s.points > MaxPoints
 		if over != (err != nil) {
-			t.Fatalf("CheckShape(%q) = %v; tokens: depth %d, %d containers, longest array %d, points %d", data, err, s.depth, s.containers, s.maxArray, s.points)
+			t.Fatalf("CheckShape(%q) = %v; tokens: depth %d, %d containers, longest array %d, most members %d, points %d", data, err, s.depth, s.containers, s.maxArray, s.maxMembers, s.points)
 		}
 	})
 }
 
-type shapeCount struct{ depth, containers, maxArray, points int }
+type shapeCount struct{ depth, containers, maxArray, maxMembers, points int }
 
 // countShape counts data's containers from the decoder's tokens, which
 // keep duplicate keys (a decoded map would drop them).
@@ -114,9 +116,11 @@ func countShape(data []byte) (shapeCount, bool) {
 			stack = stack[:len(stack)-1]
 			if l.array {
 				s.maxArray = max(s.maxArray, l.n)
-				if l.key == "points" {
+				if strings.EqualFold(l.key, "points") {
 					s.points = max(s.points, l.n)
 				}
+			} else {
+				s.maxMembers = max(s.maxMembers, l.n/2)
 			}
 			if len(stack) > 0 {
 				stack[len(stack)-1].n++
