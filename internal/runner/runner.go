@@ -128,12 +128,13 @@ const DefaultPointGap = 10 * time.Second
 // incomplete and the error says why.
 func Run(ctx context.Context, in Input, opts Options) (*result.File, error) {
 	s := in.Suite
+	t0 := time.Now()
 	f := &result.File{
 		Schema:   result.Schema,
 		Counting: result.CountingRule, Figures: result.Figures,
 		Tool:    result.Tool{Name: "benchci", Version: opts.Version},
 		Suite:   in.record(opts.Order),
-		Started: time.Now().UTC(),
+		Started: t0.UTC(),
 		Points:  []result.Point{},
 	}
 	if sh := opts.Shard; sh.Count > 1 {
@@ -145,7 +146,10 @@ func Run(ctx context.Context, in Input, opts Options) (*result.File, error) {
 		}
 	}
 	err := run(ctx, s, opts, f)
-	f.Finished = time.Now().UTC()
+	// By the monotonic clock: a wall clock stepped back mid-run (NTP, a
+	// VM resumed) would write a run that finished before it started,
+	// which the reader refuses.
+	f.Finished = f.Started.Add(time.Since(t0))
 	if f.Shard != nil {
 		f.Shard.Finished = f.Finished
 	}
