@@ -374,7 +374,7 @@ func TestDeriveErrors(t *testing.T) {
 		{"a PCIe ring under the current version", Spec{Model: m8, GPU: l40s, TP: 2, PCIeAllReduce: PCIeRing}, Knobs{}, "only under roofline version 2"},
 		{"an all-reduce not known", Spec{Model: m8, GPU: l40s, TP: 2, Roofline: 2, PCIeAllReduce: "tree"}, Knobs{}, `pcie_all_reduce "tree"`},
 		{"an efficiency of 1e-300", Spec{Model: m8, GPU: h100, Efficiency: Efficiency{MemoryEfficiency: 1e-300, ComputeEfficiency: 0.5}}, Knobs{}, "memory_efficiency 1e-300"},
-		{"an efficiency under 1%", Spec{Model: m8, GPU: h100, Efficiency: Efficiency{MemoryEfficiency: 0.5, ComputeEfficiency: 0.009}}, Knobs{}, "compute_efficiency 0.009"},
+		{"an efficiency under 0.1%", Spec{Model: m8, GPU: h100, Efficiency: Efficiency{MemoryEfficiency: 0.5, ComputeEfficiency: 0.0009}}, Knobs{}, "compute_efficiency 0.0009"},
 		{"a card of 1e-300", Spec{Model: m8, GPU: tinyCard}, Knobs{}, "the cards price a lone decode step at"},
 	} {
 		_, err := Derive(tc.s, tc.k)

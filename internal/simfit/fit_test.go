@@ -321,7 +321,13 @@ func TestSample(t *testing.T) {
 // An efficiency the search pushes below what Derive accepts stays at its
 // bound, and pays for asking: the fitted file reads back.
 func TestApplyKeepsEfficienciesDeriveAccepts(t *testing.T) {
-	base, err := sim.Resolve("llama-3-8b@h100-sxm")
+	s, err := sim.ParseSpecName("llama-3-8b@h100-sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Efficiencies near the floor, so that twenty times lower is below it.
+	s.MemoryEfficiency, s.ComputeEfficiency = 2*sim.MinEfficiency, 3*sim.MinEfficiency
+	base, err := sim.Derive(s, sim.Knobs{})
 	if err != nil {
 		t.Fatal(err)
 	}
