@@ -97,6 +97,8 @@ func TestCountsAreBounded(t *testing.T) {
 		{"auto points", `{"sweep":{"kind":"auto","rates":null,"points":1e6}}`, "sweep.points: 1000000 is more than the 1000"},
 		{"warmup requests", `{"target":{"kind":"launch","profile":null,"url":"http://127.0.0.1:8000","launch":{"command":["x"],"warmup_requests":1e9}}}`, "target.launch.warmup_requests: 1000000000 is more than the 10000"},
 		{"empirical values", `{"workload":{"input_tokens":{"kind":"empirical","value":null,"values":[` + strings.TrimSuffix(strings.Repeat("1,", MaxEmpiricalValues+1), ",") + `]}}}`, "workload.input_tokens.values: 65537 values"},
+		{"a throughput SLO of 1e13", `{"slos":[{"metric":"output_throughput","op":">","threshold":1e13}]}`, "slos[0].threshold: 1e+13 is beyond any figure a run records"},
+		{"a TTFT SLO of a million hours", `{"slos":[{"metric":"ttft","stat":"p99","op":"<","threshold":"1000000h"}]}`, "1000000h is beyond any figure"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := problems(t, with(t, tc.patch))
