@@ -390,3 +390,8 @@ func ParseTolerance(s string) (Key, error) {
 	}
 	return k, nil
 }
+
+// MaxValue bounds any figure benchci records or is asked to compare one
+// with: 10^12 is 31 years in milliseconds, and a trillion tokens a
+// second. Results files refuse a figure past it, and suites a threshold.
+const MaxValue = 1e12

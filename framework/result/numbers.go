@@ -7,24 +7,22 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/benchci/benchci/framework/metric"
 )
 
-// maxMagnitude bounds every real number of a results file, whatever it
-// measures: 10^12 is 31 years in ms and a trillion tokens a second. The
-// checks that know a field ask more of it (summaries, throughputs, the
+// checkNumbers walks f's decoded fields: every real number finite and
+// within ±metric.MaxValue (but the free-form gauges of maps of reals),
+// every integer (all are counts, sizes, indexes or versions) within 0 and
+// MaxCount. It names the first that is not by its JSON path. The checks
+// that know a field ask more of it (summaries, throughputs, the
 // simulator's constants); this one keeps the fields no check names (a
 // schedule's rate, a server's queue time, a calibration's slope) from
 // reaching a report as NaN, infinity or a 300-digit figure.
-const maxMagnitude = 1e12
-
-// checkNumbers walks f's decoded fields: every real number finite and
-// within ±maxMagnitude (but the free-form gauges of maps of reals), every
-// integer (all are counts, sizes, indexes or versions) within 0 and
-// MaxCount. It names the first that is not by its JSON path.
 func checkNumbers(f *File) error {
 	if path, v := badNumber(reflect.ValueOf(f).Elem()); path != nil {
 		slices.Reverse(path)
-		return fmt.Errorf("%s is %v: want a finite figure within ±%g, or a count within 0 and %d: %w", strings.TrimPrefix(strings.Join(path, ""), "."), v, maxMagnitude, MaxCount, ErrInconsistent)
+		return fmt.Errorf("%s is %v: want a finite figure within ±%g, or a count within 0 and %d: %w", strings.TrimPrefix(strings.Join(path, ""), "."), v, metric.MaxValue, MaxCount, ErrInconsistent)
 	}
 	return nil
 }
@@ -80,7 +78,7 @@ func badNumber(v reflect.Value) ([]string, any) {
 			}
 		}
 	case reflect.Float64, reflect.Float32:
-		if x := v.Float(); math.IsNaN(x) || math.Abs(x) > maxMagnitude {
+		if x := v.Float(); math.IsNaN(x) || math.Abs(x) > metric.MaxValue {
 			return []string{}, x
 		}
 	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Int16, reflect.Int8:

@@ -505,18 +505,14 @@ func (m *Measured) verifySummaries() error {
 // MaxShards shards add up without overflowing.
 const MaxCount = 1 << 40
 
-// MaxSummaryValue bounds any figure of a summary (milliseconds or
-// tokens): 10^12 ms is 31 years.
-const MaxSummaryValue = 1e12
-
 // verify checks a summary's figures are finite, within 0 and
-// MaxSummaryValue, its quantiles in order between its min and max, and
+// metric.MaxValue, its quantiles in order between its min and max, and
 // its mean among them.
 func (s Summary) verify() error {
 	vals := []float64{s.Min, s.P50, s.P90, s.P95, s.P99, s.P999, s.Max}
 	for _, v := range append(vals, s.Mean, s.Stddev) {
-		if !finite(v) || v < 0 || v > MaxSummaryValue {
-			return fmt.Errorf("a figure of %v: want 0 to %v: %w", v, MaxSummaryValue, ErrInconsistent)
+		if !finite(v) || v < 0 || v > metric.MaxValue {
+			return fmt.Errorf("a figure of %v: want 0 to %v: %w", v, metric.MaxValue, ErrInconsistent)
 		}
 	}
 	if s.Count < 0 {

@@ -96,16 +96,13 @@ func validateTolerance(s *Suite) []*FieldError {
 // measured in: milliseconds for latencies, the plain number otherwise.
 func ParseThreshold(slo SLO) (float64, error) {
 	v, err := parseThreshold(slo)
-	if err == nil && (math.IsNaN(v) || math.Abs(v) > MaxThreshold) {
-		return 0, fmt.Errorf("%v is beyond any figure a run records (at most %g, in ms for a latency)", slo.Threshold, float64(MaxThreshold))
+	// Results files bound every figure so: past it the run would write a
+	// verdict no reader takes.
+	if err == nil && (math.IsNaN(v) || math.Abs(v) > metric.MaxValue) {
+		return 0, fmt.Errorf("%v is beyond any figure a run records (at most %g, in ms for a latency)", slo.Threshold, float64(metric.MaxValue))
 	}
 	return v, err
 }
-
-// MaxThreshold bounds an SLO's threshold as results files bound every
-// figure (10^12; a latency's in ms): past it the run would write a
-// verdict no reader takes.
-const MaxThreshold = 1e12
 
 func parseThreshold(slo SLO) (float64, error) {
 	if d, ok := metric.Lookup(slo.Metric); ok && d.Kind == metric.Latency {
