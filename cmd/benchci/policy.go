@@ -172,11 +172,7 @@ func (p *policyReviewer) findBase(near, name, workload string) (*baseFound, erro
 // l, or nil.
 func variantNamed(l *suitefile.File, name string) *suite.Suite {
 	for _, v := range l.Variants() {
-		n := l.Suite.Name
-		if v.Name != "" {
-			n += "/" + v.Name
-		}
-		if n == name {
+		if v.Suite.RunName() == name {
 			return v.Suite
 		}
 	}
@@ -406,13 +402,11 @@ func judgeBy(s *suite.Suite, cand *result.File) error {
 // points are), so a suite cannot leave the gate without its baseline
 // leaving in the same change, where the owners of baselines/ see it.
 // Only suites the base defined are named: a baseline left behind earlier
-// is the base's business. ran holds the suites this job judged.
+// is the base's business. ran holds the suites this job judged; the
+// committed baselines are those recordDefined read before the job ran.
 func (p *policyReviewer) goneSuites(ran []*result.File) []*compare.Report {
 	if p.rev == "" {
 		return nil
-	}
-	if p.committed == nil {
-		p.recordDefined(nil)
 	}
 	names := map[string]bool{}
 	var unmatched []*result.File
@@ -444,29 +438,24 @@ func (p *policyReviewer) goneSuites(ran []*result.File) []*compare.Report {
 }
 
 // stays reports whether the suite file at spath defines name in this
-// checkout as the job began: by the job's own evaluation when it ran the
-// file, else by recordDefined's. A file that does not evaluate stays as
-// far as this check goes: the job that runs it fails on it (and one that
-// needs another job's flags evaluates there).
+// checkout as the job began: by recordDefined's evaluation, else (the
+// job's own files) by what the job ran of it. A file that does not
+// evaluate stays as far as this check goes: the job that runs it fails
+// on it (and one that needs another job's flags evaluates there).
 func (p *policyReviewer) stays(spath, name string, ran []*result.File) bool {
 	if here, ok := p.defined[spath]; ok {
 		return here.err != nil || here.names[name]
 	}
-	evaluated := false
+	ranIt := false
 	for _, f := range ran {
 		if samePath(f.Suite.Path, spath) {
-			evaluated = true
+			ranIt = true
 			if f.Suite.Name == name {
 				return true
 			}
 		}
 	}
-	if evaluated {
-		return false
-	}
-	// Named by no baseline when the job began, nor run: read it now.
-	here := p.evaluateHere(spath)
-	return here.err != nil || here.names[name]
+	return !ranIt // the job's own file, which it could not run: it fails on it
 }
 
 // committedBaseline is a committed baseline and where it lies.
