@@ -187,31 +187,40 @@ func (f *File) verify(o *VerifyOptions) error {
 			return fmt.Errorf("capacity: %w", err)
 		}
 	}
-	if sp := f.Target.Sim; sp != nil && sp.Interval != nil {
+	if sp := f.Target.Sim; sp != nil {
+		if err := sp.verify(); err != nil {
+			return err
+		}
+	}
+	return checkNumbers(f)
+}
+
+// verify bounds a recorded simulator profile's constants, each named by
+// its path in the file.
+func (sp *SimProfile) verify() error {
+	if sp.Interval != nil {
 		if err := sp.Interval.verify(); err != nil {
 			return fmt.Errorf("target.sim_profile.interval: %w", err)
 		}
 	}
-	if sp := f.Target.Sim; sp != nil && sp.MaxPrefillChunk < 0 {
+	if sp.MaxPrefillChunk < 0 {
 		return fmt.Errorf("target.sim_profile.max_prefill_chunk %d: %w", sp.MaxPrefillChunk, ErrInconsistent)
 	}
-	if sp := f.Target.Sim; sp != nil && !(sp.RequestOverheadMs >= 0 && sp.RequestOverheadMs <= maxRequestOverheadMs) {
+	if !(sp.RequestOverheadMs >= 0 && sp.RequestOverheadMs <= maxRequestOverheadMs) {
 		return fmt.Errorf("target.sim_profile.request_overhead_ms %v: want 0 to %v: %w", sp.RequestOverheadMs, float64(maxRequestOverheadMs), ErrInconsistent)
 	}
-	if sp := f.Target.Sim; sp != nil && !(sp.AttendNsPerPair >= 0 && sp.AttendNsPerPair <= MaxAttendNsPerPair) {
+	if !(sp.AttendNsPerPair >= 0 && sp.AttendNsPerPair <= MaxAttendNsPerPair) {
 		return fmt.Errorf("target.sim_profile.attend_ns_per_pair %v: want 0 to %v: %w", sp.AttendNsPerPair, float64(MaxAttendNsPerPair), ErrInconsistent)
 	}
-	if sp := f.Target.Sim; sp != nil {
-		for _, c := range []struct {
-			name string
-			v    float64
-		}{{"step_base_ms", sp.StepBaseMs}, {"decode_per_seq_ms", sp.DecodePerSeqMs}, {"prefill_per_token_ms", sp.PrefillPerTokenMs}} {
-			if !(c.v >= 0 && c.v <= maxSimStepMs) {
-				return fmt.Errorf("target.sim_profile.%s %v: want 0 to %v: %w", c.name, c.v, float64(maxSimStepMs), ErrInconsistent)
-			}
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"step_base_ms", sp.StepBaseMs}, {"decode_per_seq_ms", sp.DecodePerSeqMs}, {"prefill_per_token_ms", sp.PrefillPerTokenMs}} {
+		if !(c.v >= 0 && c.v <= maxSimStepMs) {
+			return fmt.Errorf("target.sim_profile.%s %v: want 0 to %v: %w", c.name, c.v, float64(maxSimStepMs), ErrInconsistent)
 		}
 	}
-	return checkNumbers(f)
+	return nil
 }
 
 // maxSimStepMs bounds a recorded profile's step costs: an hour is past
