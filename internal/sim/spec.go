@@ -288,58 +288,12 @@ func Derive(s Spec, k Knobs) (Profile, error) {
 		return Profile{}, fmt.Errorf("pcie_all_reduce %q: only %q, and only under roofline version 2", s.PCIeAllReduce, PCIeRing)
 	}
 	s = s.withDefaults()
-	if err := s.Model.Check(); err != nil {
+	if err := s.check(); err != nil {
 		return Profile{}, err
 	}
-	if err := s.GPU.Check(); err != nil {
+	k, noChunking, err := k.forEngine(eng, s)
+	if err != nil {
 		return Profile{}, err
-	}
-	if s.TP < 1 || s.TP > 64 {
-		return Profile{}, fmt.Errorf("tp %d: want 1 to 64", s.TP)
-	}
-	if s.Model.Heads%s.TP != 0 {
-		return Profile{}, fmt.Errorf("tp %d does not divide the model's %d attention heads", s.TP, s.Model.Heads)
-	}
-	if s.GPUMemoryUtilization <= 0 || s.GPUMemoryUtilization > 1 {
-		return Profile{}, fmt.Errorf("gpu_memory_utilization %g: want above 0 and at most 1", s.GPUMemoryUtilization)
-	}
-	if s.BlockSize < 1 || s.BlockSize > 1024 {
-		return Profile{}, fmt.Errorf("block_size %d: want 1 to 1024", s.BlockSize)
-	}
-	// Far under what any kernel reaches is a unit off, and prices a step
-	// in years (GPUCard.Check allows an achieved figure of 1% of the
-	// datasheet, and an engine's share of that is less).
-	if !(s.MemoryEfficiency >= MinEfficiency && s.MemoryEfficiency <= 1) || !(s.ComputeEfficiency >= MinEfficiency && s.ComputeEfficiency <= 1) {
-		return Profile{}, fmt.Errorf("memory_efficiency %g, compute_efficiency %g: want %g to 1", s.MemoryEfficiency, s.ComputeEfficiency, MinEfficiency)
-	}
-	if _, err := dtypeBytes(s.Weights); err != nil {
-		return Profile{}, fmt.Errorf("weights: %w", err)
-	}
-	if _, err := dtypeBytes(s.KVCache); err != nil {
-		return Profile{}, fmt.Errorf("kv_cache: %w", err)
-	}
-	if k.MaxNumSeqs == 0 {
-		k.MaxNumSeqs = eng.MaxNumSeqs
-	}
-	if k.MaxBatchedTokens == 0 {
-		k.MaxBatchedTokens = eng.MaxBatchedTokens
-	}
-	if k.MaxModelLen == 0 {
-		k.MaxModelLen = min(s.Model.ContextLen, defaultMaxModelLen)
-	}
-	if k.MaxModelLen > s.Model.ContextLen {
-		return Profile{}, fmt.Errorf("max_model_len %d exceeds the model's context of %d", k.MaxModelLen, s.Model.ContextLen)
-	}
-	// Version 1 chunked every engine's prefill, as it priced every engine
-	// alike. The engine's own default (TensorRT-LLM's whole prefills)
-	// applies from version 2: it came after version 2's first files, which
-	// chunked, but a file's knobs (Profile.Knobs) always name its mode.
-	noChunking := eng.NoChunkedPrefill && s.Roofline >= 2
-	if k.ChunkedPrefill != nil {
-		noChunking = !*k.ChunkedPrefill
-	}
-	if noChunking {
-		k.MaxBatchedTokens = max(k.MaxBatchedTokens, k.MaxModelLen)
 	}
 	r := newRoofline(s)
 	blocks := r.kvTokens(k.MaxBatchedTokens, k.MaxNumSeqs) / int64(s.BlockSize)
@@ -373,6 +327,70 @@ func Derive(s Spec, k Knobs) (Profile, error) {
 		return Profile{}, fmt.Errorf("%s: the cards price a lone decode step at %v and a prompt token at %v: want at most %v (a card's figure off by units?)", p.Name, one, p.PrefillPerToken, maxDerivedStep)
 	}
 	return p, nil
+}
+
+// forEngine fills the knobs a spec leaves to its engine, and says
+// whether prompts are prefilled whole.
+func (k Knobs) forEngine(eng Engine, s Spec) (Knobs, bool, error) {
+	if k.MaxNumSeqs == 0 {
+		k.MaxNumSeqs = eng.MaxNumSeqs
+	}
+	if k.MaxBatchedTokens == 0 {
+		k.MaxBatchedTokens = eng.MaxBatchedTokens
+	}
+	if k.MaxModelLen == 0 {
+		k.MaxModelLen = min(s.Model.ContextLen, defaultMaxModelLen)
+	}
+	if k.MaxModelLen > s.Model.ContextLen {
+		return k, false, fmt.Errorf("max_model_len %d exceeds the model's context of %d", k.MaxModelLen, s.Model.ContextLen)
+	}
+	// Version 1 chunked every engine's prefill, as it priced every engine
+	// alike. The engine's own default (TensorRT-LLM's whole prefills)
+	// applies from version 2: it came after version 2's first files, which
+	// chunked, but a file's knobs (Profile.Knobs) always name its mode.
+	noChunking := eng.NoChunkedPrefill && s.Roofline >= 2
+	if k.ChunkedPrefill != nil {
+		noChunking = !*k.ChunkedPrefill
+	}
+	if noChunking {
+		k.MaxBatchedTokens = max(k.MaxBatchedTokens, k.MaxModelLen)
+	}
+	return k, noChunking, nil
+}
+
+// check refuses a defaulted spec's impossible cards, sizes and shares.
+func (s Spec) check() error {
+	if err := s.Model.Check(); err != nil {
+		return err
+	}
+	if err := s.GPU.Check(); err != nil {
+		return err
+	}
+	if s.TP < 1 || s.TP > 64 {
+		return fmt.Errorf("tp %d: want 1 to 64", s.TP)
+	}
+	if s.Model.Heads%s.TP != 0 {
+		return fmt.Errorf("tp %d does not divide the model's %d attention heads", s.TP, s.Model.Heads)
+	}
+	if s.GPUMemoryUtilization <= 0 || s.GPUMemoryUtilization > 1 {
+		return fmt.Errorf("gpu_memory_utilization %g: want above 0 and at most 1", s.GPUMemoryUtilization)
+	}
+	if s.BlockSize < 1 || s.BlockSize > 1024 {
+		return fmt.Errorf("block_size %d: want 1 to 1024", s.BlockSize)
+	}
+	// Far under what any kernel reaches is a unit off, and prices a step
+	// in years (GPUCard.Check allows an achieved figure of 1% of the
+	// datasheet, and an engine's share of that is less).
+	if !(s.MemoryEfficiency >= MinEfficiency && s.MemoryEfficiency <= 1) || !(s.ComputeEfficiency >= MinEfficiency && s.ComputeEfficiency <= 1) {
+		return fmt.Errorf("memory_efficiency %g, compute_efficiency %g: want %g to 1", s.MemoryEfficiency, s.ComputeEfficiency, MinEfficiency)
+	}
+	if _, err := dtypeBytes(s.Weights); err != nil {
+		return fmt.Errorf("weights: %w", err)
+	}
+	if _, err := dtypeBytes(s.KVCache); err != nil {
+		return fmt.Errorf("kv_cache: %w", err)
+	}
+	return nil
 }
 
 // MinEfficiency and maxDerivedStep bound what a spec's cards may make of
