@@ -418,7 +418,8 @@ func verifyLabel(p *Point) error {
 	return nil
 }
 
-func (m *Measured) verify(o *VerifyOptions) error {
+// verifyCounts bounds a point's counts to 0 through MaxCount, each named.
+func (m *Measured) verifyCounts() error {
 	r := m.Requests
 	for _, c := range []struct {
 		name string
@@ -431,6 +432,14 @@ func (m *Measured) verify(o *VerifyOptions) error {
 		if c.n < 0 || c.n > MaxCount {
 			return fmt.Errorf("%s is %d: want 0 to %d: %w", c.name, c.n, MaxCount, ErrInconsistent)
 		}
+	}
+	return nil
+}
+
+func (m *Measured) verify(o *VerifyOptions) error {
+	r := m.Requests
+	if err := m.verifyCounts(); err != nil {
+		return err
 	}
 	if err := m.Tokens.verifyKinds(r.Completed); err != nil {
 		return err
