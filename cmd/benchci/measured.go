@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
@@ -53,14 +54,14 @@ func measuredSuite(f *result.File, opts suitefile.Options, ownSuite bool) (*suit
 		if err := f.Suite.CheckHash(); err != nil {
 			return nil, "", fmt.Errorf("--suite-from-results: %w (no suite.hash, or a secret masked in it): judge it from the suite file in the checkout instead", err)
 		}
+		if !suiteAbsent(f) {
+			if err := stillNamed(f, opts); err != nil {
+				return nil, "", fmt.Errorf("--suite-from-results: %w", err)
+			}
+		}
 		return own, "SLOs judged from the suite definition the results carry (--suite-from-results), not from a checkout", nil
 	}
-	absent := f.Suite.Path == ""
-	if !absent {
-		_, err := os.Stat(f.Suite.Path)
-		absent = errors.Is(err, os.ErrNotExist)
-	}
-	if absent {
+	if suiteAbsent(f) {
 		// A results file can name any path: judging by the definition it
 		// carries would let an edited file pass its own loosened SLOs.
 		return nil, "", fmt.Errorf("its suite file %q is not in this checkout: run ci --measured from the repository root the suite was measured in, so its SLOs are judged from the suite as committed (or pass --suite-from-results to trust the definition the results carry)", f.Suite.Path)
@@ -84,4 +85,35 @@ func measuredSuite(f *result.File, opts suitefile.Options, ownSuite bool) (*suit
 		return v.Suite, "", nil
 	}
 	return nil, "", fmt.Errorf("%s in this checkout has no suite named %s", f.Suite.Path, f.Suite.Name)
+}
+
+// suiteAbsent reports whether f's suite file is not in this checkout.
+func suiteAbsent(f *result.File) bool {
+	if f.Suite.Path == "" {
+		return true
+	}
+	_, err := os.Stat(f.Suite.Path)
+	return errors.Is(err, os.ErrNotExist)
+}
+
+// stillNamed checks that f's suite file, as this checkout evaluates it
+// now, still defines a suite by f's name. The gate reads which suites
+// stay from the same evaluation, made after an earlier step wrote the
+// results: a file whose name turned on a file the run wrote would
+// otherwise carry its results under the new name while its old name
+// seemed to stay, and a rename would pass unseen.
+func stillNamed(f *result.File, opts suitefile.Options) error {
+	l, err := loadSuite(context.Background(), f.Suite.Path, opts)
+	if err != nil {
+		return fmt.Errorf("its suite file is in this checkout and must still define %s, but does not evaluate: %w", f.Suite.Name, err)
+	}
+	var names []string
+	for _, v := range l.Variants() {
+		if v.Suite.RunName() == f.Suite.Name {
+			return nil
+		}
+		names = append(names, v.Suite.RunName())
+	}
+	return fmt.Errorf("%s in this checkout defines %s, not %s: the results were measured from a definition this checkout no longer gives (a name that reads files the run writes, or a rename): measure it again from this checkout",
+		f.Suite.Path, strings.Join(names, ", "), f.Suite.Name)
 }

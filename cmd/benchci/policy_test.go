@@ -303,6 +303,18 @@ func TestRenamedSuiteCannotHideBehindTheRunsFiles(t *testing.T) {
 		t.Fatalf("renamed behind the run's files: exit %d\n%s\n%s\n%s", code, out, errOut, md)
 	}
 
+	// Gated later from the results the run wrote (ci --measured), the
+	// file names len again by then. The definition the results carry
+	// names len2: refused, not judged by its own rules.
+	for _, trust := range [][]string{nil, {"--suite-from-results"}} {
+		args := append([]string{"ci", "--measured", "--comment=false", "--summary", "", "--html", "", "--outputs", "",
+			"--base-ref", base, "--baselines", filepath.Join(repo.Dir, "baselines"), "--report", filepath.Join(t.TempDir(), "r.md")}, trust...)
+		code, out, errOut = runCLI(t, context.Background(), append(args, marker)...)
+		if code != exitUsage || !strings.Contains(errOut, "defines len, not len2") && !strings.Contains(errOut, "has no suite named len2") {
+			t.Fatalf("measured %v, renamed behind the run's files: exit %d\n%s\n%s", trust, code, out, errOut)
+		}
+	}
+
 	// The old file breaks while the job runs another suite: left to the
 	// job that runs it, which fails on it (a file may need another job's
 	// flags to evaluate).
@@ -322,6 +334,39 @@ func TestRenamedSuiteCannotHideBehindTheRunsFiles(t *testing.T) {
 		"--report", filepath.Join(t.TempDir(), "r.md"), suitePath)
 	if code != exitUsage || !strings.Contains(errOut, "RUNTIME ERROR: gone") {
 		t.Fatalf("broken, run here: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// --suite-from-results still gates results measured from another
+// version of a suite file this checkout has, as long as the file still
+// defines the suite by that name.
+func TestMeasuredFromAnotherVersionOfThisSuite(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
+	repo, base := policyRepo(t)
+	results := t.TempDir()
+	suitePath := filepath.Join(repo.Dir, "suites", "len.jsonnet")
+	if code, out, errOut := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", results,
+		"--baselines", filepath.Join(t.TempDir(), "none"), suitePath); code != exitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	stricter := policySuite("len", "4ms", func(s string) string { return strings.Replace(s, `'5%'`, `'4%'`, 1) })
+	if err := os.WriteFile(suitePath, stricter, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		flags []string
+		code  int
+		says  string
+	}{
+		{nil, exitUsage, "measured with another version of"},
+		{[]string{"--suite-from-results"}, exitOK, "SLOs judged from the suite definition the results carry"},
+	} {
+		args := append([]string{"ci", "--measured", "--comment=false", "--summary", "", "--html", "", "--outputs", "",
+			"--base-ref", base, "--baselines", filepath.Join(repo.Dir, "baselines"), "--report", filepath.Join(t.TempDir(), "r.md")}, tc.flags...)
+		code, out, errOut := runCLI(t, context.Background(), append(args, filepath.Join(results, "len.json"))...)
+		if code != tc.code || !strings.Contains(out+errOut, tc.says) {
+			t.Errorf("%v: exit %d, want %d saying %q\n%s\n%s", tc.flags, code, tc.code, tc.says, out, errOut)
+		}
 	}
 }
 
