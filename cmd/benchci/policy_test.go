@@ -604,6 +604,21 @@ func TestCompareJudgesByRulesRecordedBeforeARefusal(t *testing.T) {
 	}
 }
 
+// A baseline recorded before suite times were bounded still judges a
+// candidate by its rules: testdata/recorded-before-bounds/baseline.json
+// was written at 6855499^ with request.timeout 48h (at most 24h since
+// 776e9eb), and the candidate, written now, loosens the default
+// tolerance. Before the recorded times were clamped (suite.Decode), its
+// rules did not decode and compare exited 2, asking for a new baseline.
+func TestCompareJudgesByRulesRecordedBeforeABound(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("testdata", "recorded-before-bounds")
+	code, out, errOut := runCLI(t, context.Background(), "compare", filepath.Join(dir, "baseline.json"), filepath.Join(dir, "loosened.json"))
+	if code != exitFailed || !strings.Contains(errOut, "looser than the base's: tolerance.default: 10% (benchci's default) → 40%") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
 // ci refuses, rather than judging a suite by its own rules, when nothing
 // of the base's rules reads: the base has no suite of that name or
 // workload, and the baseline it kept recorded rules this benchci cannot

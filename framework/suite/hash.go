@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-multierror"
 )
@@ -39,8 +40,12 @@ func WorkloadHash(s *Suite) string {
 // Decode decodes an evaluated suite, applies defaults and validates its
 // structure, without checking names against a binary's registries: it is
 // what reading a suite recorded in a results file needs. A definition an
-// earlier build recorded is first read as it meant then (migrateRecorded).
-func Decode(data []byte) (*Suite, error) { return DecodeWith(migrateRecorded(data), nil) }
+// earlier build recorded is first read as it meant then (migrateRecorded),
+// with times and trials recorded before they were bounded at the bound
+// (clampRecorded).
+func Decode(data []byte) (*Suite, error) {
+	return decode(migrateRecorded(data), nil, clampRecorded)
+}
 
 // migrateRecorded rewrites what earlier builds recorded and this one
 // refuses into what it meant: request.retry.budget 0 was no cap until
@@ -76,8 +81,45 @@ func isZero(n json.Number) bool {
 	return err == nil && f == 0
 }
 
-// DecodeWith is Decode that also checks the names known is given for.
-func DecodeWith(data []byte, known *Known) (*Suite, error) {
+// DecodeWith decodes a suite evaluated now: it checks the names known is
+// given for, and migrates nothing (a value past a bound is refused).
+func DecodeWith(data []byte, known *Known) (*Suite, error) { return decode(data, known, nil) }
+
+// clampRecorded brings the times and the trials a definition recorded
+// before they were bounded (776e9eb, 6855499) within their bounds. They
+// say how a run waited and repeated, which the recorded run already did;
+// reading them back as the bound changes no verdict a reader draws from
+// the definition (its rules), where refusing them lost those rules and
+// made the file compare no more. A suite file past a bound is refused
+// still, at its field.
+func clampRecorded(s *Suite) {
+	s.Request.Timeout = min(s.Request.Timeout, MaxWait)
+	s.Workload.Prompts.ThinkTime = min(s.Workload.Prompts.ThinkTime, MaxWait)
+	s.Trials = min(s.Trials, MaxTrials)
+	clampTarget(&s.Target)
+	for _, v := range s.Variants {
+		if v.Target != nil {
+			clampTarget(v.Target)
+		}
+	}
+	for i := range s.Telemetry {
+		t := &s.Telemetry[i]
+		t.Interval = min(t.Interval, Duration(time.Minute))
+	}
+}
+
+func clampTarget(t *Target) {
+	if l := t.Launch; l != nil {
+		l.StartTimeout = min(l.StartTimeout, MaxStartTimeout)
+		l.StopGrace = min(l.StopGrace, MaxStopGrace)
+	}
+	if f := t.Proxy; f != nil {
+		f.Latency, f.RetryAfter = min(f.Latency, MaxFaultDelay), min(f.RetryAfter, MaxFaultDelay)
+		f.Stall, f.SlowFirstByte = min(f.Stall, MaxFaultDelay), min(f.SlowFirstByte, MaxFaultDelay)
+	}
+}
+
+func decode(data []byte, known *Known, migrate func(*Suite)) (*Suite, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
@@ -90,6 +132,9 @@ func DecodeWith(data []byte, known *Known) (*Suite, error) {
 	s := Default()
 	d := &decoder{}
 	d.decode("", v, reflect.ValueOf(s).Elem())
+	if migrate != nil {
+		migrate(s)
+	}
 	// Validate even after decode errors, so that every problem is listed,
 	// but say nothing more of a field that could not be decoded: its zero
 	// value would only draw a second, misleading complaint.
