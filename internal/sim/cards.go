@@ -100,7 +100,14 @@ type GPUCard struct {
 	// defaultComputeCeiling of the datasheet stand in.
 	AchievedGBs    float64            `json:"achieved_gbs,omitempty"`
 	AchievedTFLOPS map[string]float64 `json:"achieved_tflops,omitempty"`
-	Source         string             `json:"source,omitempty"`
+	// SeqLayerUs is what each sequence of a step costs per layer on the
+	// card's serving stack beyond the roofline, in microseconds: decode
+	// work that grows with the batch's sequences, not with their context
+	// or their FLOPs. It is fitted on the card's published rows where its
+	// batched rows want it (CrossValidate refits it without each source),
+	// and 0 elsewhere. Under roofline versions before 3 it is not priced.
+	SeqLayerUs float64 `json:"seq_layer_us,omitempty"`
+	Source     string  `json:"source,omitempty"`
 }
 
 // Interconnects a card can name.
@@ -171,6 +178,10 @@ func (g GPUCard) allReduce(tp int, msg float64, pcieRing bool) time.Duration {
 // maxAllReduceUs bounds a card's all-reduce latencies, in microseconds.
 const maxAllReduceUs = 1e6
 
+// maxSeqLayerUs bounds GPUCard.SeqLayerUs: at 100 µs a sequence and a
+// layer, a step of 256 sequences of an 80-layer model takes 2 s.
+const maxSeqLayerUs = 100
+
 // pcieBusShare is the share of one GPU's PCIe bandwidth a large
 // all-reduce's ring reaches through the host. nccl-tests' bus bandwidth
 // on PCIe 5 GeForce boxes is 44-55% of the link (28 GB/s among eight,
@@ -202,6 +213,9 @@ func (g GPUCard) Check() error {
 		if !(f.v <= maxAllReduceUs) {
 			return fmt.Errorf("gpu card %q: %s %g: want at most %g (a second)", g.Name, f.name, f.v, float64(maxAllReduceUs))
 		}
+	}
+	if !(g.SeqLayerUs >= 0 && g.SeqLayerUs <= maxSeqLayerUs) {
+		return fmt.Errorf("gpu card %q: seq_layer_us %g: want 0 to %g", g.Name, g.SeqLayerUs, float64(maxSeqLayerUs))
 	}
 	// An achieved figure under 1% of the datasheet's is a typo (a unit
 	// off), and would price a step in years: refused, as a negative one.
@@ -265,9 +279,10 @@ var gpuCards = []GPUCard{
 		Source: "NVIDIA L40S datasheet: 48 GB GDDR6 (45 GiB usable), 864 GB/s, 362 TFLOPS BF16 / 733 FP8 dense, PCIe Gen4 x16 (no NVLink)"},
 	{Name: "mi300x", MemoryGiB: 192, BandwidthGBs: 5300, TFLOPS: map[string]float64{"bf16": 1307, "fp8": 2615},
 		LinkGBs: 448, AllReduceUs: 25, Interconnect: InterconnectMesh, PeerLinks: 7,
-		AchievedGBs: 4293, AchievedTFLOPS: map[string]float64{"bf16": 588, "fp8": 1177},
+		AchievedGBs: 4293, AchievedTFLOPS: map[string]float64{"bf16": 588, "fp8": 1177}, SeqLayerUs: 1.12,
 		Source: "AMD Instinct MI300X datasheet: 192 GB HBM3, 5.3 TB/s, 1,307 TFLOPS BF16 / 2,615 FP8 dense, Infinity Fabric 7 x 128 GB/s links (64 GB/s each way); " +
-			"achieved: ~81% of its bandwidth and ~45% of its peak FLOP/s in BF16 and FP8, SemiAnalysis's MI300X vs H100 measurements (Dec 2024) as reported at aiweekly.co/alerts/amd-mi300x-hits-only-45-of-peak-flops-in-practice"},
+			"achieved: ~81% of its bandwidth and ~45% of its peak FLOP/s in BF16 and FP8, SemiAnalysis's MI300X vs H100 measurements (Dec 2024) as reported at aiweekly.co/alerts/amd-mi300x-hits-only-45-of-peak-flops-in-practice; " +
+			"seq_layer_us: fitted on the MI300X rows of References (CrossValidate's fit on all of them), vLLM on ROCm at batch 64-256 of 70B and 405B: at batch 1 the roofline meets them within 3%, and each added sequence costs about 1 µs a layer more, whatever its context; fitted on the H100 and H200 rows too, the held-out median rose from 7% to 8%"},
 }
 
 // LookupModel returns the named built-in model card.

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -9,7 +10,11 @@ import (
 )
 
 // Of the model's constants, the published rows set one per engine: the
-// step overhead (Engine.StepOverhead, vLLM's from its latency rows). The
+// step overhead (Engine.StepOverhead, vLLM's from its latency rows), and
+// one per card whose batched rows want it (GPUCard.SeqLayerUs: MI300X's).
+// A card with a constant of its own runs its own stack (ROCm), so its rows
+// do not fit the engines' step overheads, which its constant would
+// otherwise trade against. The
 // kernel shares come from kernels timed on a GPU (sim/measured), the cards
 // from datasheets; no row set them, so a cross-validation has nothing of
 // theirs to refit. The model's structure was chosen looking at the rows
@@ -31,6 +36,10 @@ type Fold struct {
 	// Pooled marks a fold whose engine no other source ran: its overhead
 	// was fitted on every engine's rows of the other sources.
 	Pooled bool
+	// SeqLayer is the SeqLayerUs of each fitted card the source's rows
+	// ran on, fitted on the other sources' rows of it (0, the roofline
+	// alone, where no other source ran on it).
+	SeqLayer map[string]float64
 	// HeldOut and Fitted sum up the source's figures predicted without
 	// and with its rows in the fit.
 	HeldOut, Fitted Accuracy
@@ -45,14 +54,16 @@ type CrossValidation struct {
 	// Checked is every row as its fold predicted it.
 	Checked []Checked
 	Folds   []Fold
-	// InSample is the overhead each engine's rows give, all of them.
+	// InSample is the overhead each engine's rows give, all of them;
+	// SeqLayer the SeqLayerUs each fitted card's rows give.
 	InSample map[string]time.Duration
+	SeqLayer map[string]float64
 }
 
 // CrossValidate refits the rows' constants without each source in turn
 // and predicts that source's rows with them.
 func CrossValidate(refs []Reference) (CrossValidation, error) {
-	cv := CrossValidation{InSample: map[string]time.Duration{}}
+	cv := CrossValidation{InSample: map[string]time.Duration{}, SeqLayer: map[string]float64{}}
 	var engines, sources []string
 	for _, r := range refs {
 		if !slices.Contains(engines, engineKey(r)) {
@@ -63,13 +74,22 @@ func CrossValidate(refs []Reference) (CrossValidation, error) {
 		}
 	}
 	for _, e := range engines {
-		d, _, err := fitOverhead(refs, e)
+		d, ok, err := fitOverhead(refs, e)
 		if err != nil {
 			return cv, err
 		}
-		cv.InSample[e] = d
+		if ok {
+			cv.InSample[e] = d
+		}
 	}
-	fitted, err := checkWith(refs, rooflineVersion, cv.InSample)
+	for _, card := range fittedCards(refs) {
+		us, _, err := fitSeqLayer(refs, card, cv.InSample)
+		if err != nil {
+			return cv, err
+		}
+		cv.SeqLayer[card] = us
+	}
+	fitted, err := checkWith(refs, rooflineVersion, constants{cv.InSample, cv.SeqLayer})
 	if err != nil {
 		return cv, err
 	}
@@ -90,7 +110,10 @@ func CrossValidate(refs []Reference) (CrossValidation, error) {
 		}
 		f.Pooled = pooled[e]
 		f.Overhead = over[e]
-		held, err := checkWith(in, rooflineVersion, over)
+		if f.SeqLayer, err = foldSeqLayers(in, rest, over); err != nil {
+			return cv, err
+		}
+		held, err := checkWith(in, rooflineVersion, constants{over, f.SeqLayer})
 		if err != nil {
 			return cv, err
 		}
@@ -137,16 +160,97 @@ func foldOverheads(src string, in, rest []Reference) (map[string]time.Duration, 
 	return over, pooled, nil
 }
 
+// foldSeqLayers refits the SeqLayerUs of every fitted card a held-out
+// source's rows ran on, on the other sources' rows of that card; a card
+// no other source ran on is priced by the roofline alone (0).
+func foldSeqLayers(in, rest []Reference, over map[string]time.Duration) (map[string]float64, error) {
+	seq := map[string]float64{}
+	for _, card := range fittedCards(in) {
+		us, _, err := fitSeqLayer(rest, card, over)
+		if err != nil {
+			return nil, err
+		}
+		seq[card] = us
+	}
+	return seq, nil
+}
+
+// fittedCards names the cards of refs' rows that have a SeqLayerUs of
+// their own.
+func fittedCards(refs []Reference) []string {
+	var out []string
+	for _, r := range refs {
+		if g, ok := LookupGPU(r.GPU); ok && g.SeqLayerUs > 0 && !slices.Contains(out, g.Name) {
+			out = append(out, g.Name)
+		}
+	}
+	return out
+}
+
+// seqLayerRange bounds the fitted SeqLayerUs, in microseconds.
+var seqLayerRange = [2]float64{0, 10}
+
+// fitSeqLayer finds the SeqLayerUs of card that brings its rows' gated
+// figures closest to the published ones (the least mean |log| ratio),
+// each engine priced with the step overhead over gives it. ok is false
+// when refs hold no gated figure on the card.
+func fitSeqLayer(refs []Reference, card string, over map[string]time.Duration) (us float64, ok bool, err error) {
+	var rows []Reference
+	for _, r := range refs {
+		if r.GPU == card && !r.PastKnee {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return 0, false, nil
+	}
+	loss := func(x float64) (float64, error) {
+		cs, err := checkWith(rows, rooflineVersion, constants{over, map[string]float64{card: x}})
+		if err != nil {
+			return 0, err
+		}
+		return meanAbsLog(cs), nil
+	}
+	x, err := goldenMin(loss, seqLayerRange[0], seqLayerRange[1], 16)
+	if err != nil {
+		return 0, false, err
+	}
+	if l, err := loss(x); err != nil || math.IsInf(l, 1) {
+		return 0, false, err
+	}
+	// Hundredths of a microsecond: the fit is not finer than that.
+	return math.Round(x*100) / 100, true, nil
+}
+
+// meanAbsLog is the mean |log| ratio of simulated to published over cs's
+// gated figures (+Inf for none): what the fits minimize.
+func meanAbsLog(cs []Checked) float64 {
+	sum, n := 0.0, 0
+	for _, c := range cs {
+		for _, f := range c.Figures() {
+			if _, ungated := c.Ungated[f.Name]; ungated || !(f.Simulated > 0) || !(f.Published > 0) {
+				continue
+			}
+			sum += math.Abs(math.Log(f.Simulated / f.Published))
+			n++
+		}
+	}
+	if n == 0 {
+		return math.Inf(1)
+	}
+	return sum / float64(n)
+}
+
 // fitOverhead finds the step overhead of engine (every engine, priced
 // with one overhead, when engine is "") that brings its rows' gated
 // figures closest to the published ones: the least mean |log| ratio.
-// Known misses count (the fit rests on no hand-written label; without
-// them vLLM's overhead fits 2.07 ms, not 2.15). ok is false when
-// refs hold no gated figure of the engine.
+// Known misses count (the fit rests on no hand-written label). Rows on
+// a card with a constant of its own (fittedCards) are left to it. ok is
+// false when refs hold no other gated figure of the engine.
 func fitOverhead(refs []Reference, engine string) (d time.Duration, ok bool, err error) {
 	var rows []Reference
 	for _, r := range refs {
-		if (engine == "" || engineKey(r) == engine) && !r.PastKnee {
+		if (engine == "" || engineKey(r) == engine) && !r.PastKnee && len(fittedCards([]Reference{r})) == 0 {
 			rows = append(rows, r)
 		}
 	}
@@ -161,24 +265,11 @@ func fitOverhead(refs []Reference, engine string) (d time.Duration, ok bool, err
 				over[e.Name] = d
 			}
 		}
-		cs, err := checkWith(rows, rooflineVersion, over)
+		cs, err := checkWith(rows, rooflineVersion, constants{overhead: over})
 		if err != nil {
 			return 0, err
 		}
-		sum, n := 0.0, 0
-		for _, c := range cs {
-			for _, f := range c.Figures() {
-				if _, ungated := c.Ungated[f.Name]; ungated || !(f.Simulated > 0) || !(f.Published > 0) {
-					continue
-				}
-				sum += math.Abs(math.Log(f.Simulated / f.Published))
-				n++
-			}
-		}
-		if n == 0 {
-			return math.Inf(1), nil
-		}
-		return sum / float64(n), nil
+		return meanAbsLog(cs), nil
 	}
 	x, err := goldenMin(loss, math.Log(float64(overheadRange[0])), math.Log(float64(overheadRange[1])), 14)
 	if err != nil {
@@ -258,14 +349,49 @@ func (cv CrossValidation) Markdown() string {
 		fmt.Fprintf(&b, "| %s | %s | %d | %s (%v) | %.0f%% | %.0f%% | %d | %d |\n", ShortSource(f.Source), f.Engine, f.HeldOut.Figures,
 			without, f.InSample, 100*f.HeldOut.MedianAbsErr, 100*f.Fitted.MedianAbsErr, f.BeyondHeldOut, f.BeyondFitted)
 		if f.BeyondHeldOut > f.BeyondFitted {
-			taught = append(taught, fmt.Sprintf("%s alone taught the model the %s step overhead (%v with it, %v without): %d of its figures miss by 25%% without it, %d with it",
-				ShortSource(f.Source), f.Engine, f.InSample, f.Overhead, f.BeyondHeldOut, f.BeyondFitted))
+			taught = append(taught, fmt.Sprintf("%s alone taught the model %s: %d of its figures miss by 25%% without it, %d with it",
+				ShortSource(f.Source), cv.taughtBy(f), f.BeyondHeldOut, f.BeyondFitted))
 		}
 	}
+	b.WriteString(cv.seqLayerMarkdown())
 	if len(taught) == 0 {
 		b.WriteString("\nNo source's figures miss by 25% more often held out than fitted on: none alone taught the model a constant its figures need.\n")
 	} else {
 		b.WriteString("\n" + strings.Join(taught, ".\n") + ".\n")
+	}
+	return b.String()
+}
+
+// taughtBy names the constants fold f's source moves: those it was
+// priced with held out that differ from the fit on every row.
+func (cv CrossValidation) taughtBy(f Fold) string {
+	var out []string
+	if f.Overhead != f.InSample {
+		out = append(out, fmt.Sprintf("the %s step overhead (%v with it, %v without)", f.Engine, f.InSample, f.Overhead))
+	}
+	for _, card := range slices.Sorted(maps.Keys(f.SeqLayer)) {
+		if us, all := f.SeqLayer[card], cv.SeqLayer[card]; us != all {
+			out = append(out, fmt.Sprintf("the %s card's seq_layer_us (%.2f µs with it, %.2f without)", card, all, us))
+		}
+	}
+	if len(out) == 0 {
+		return "nothing its constants show (they fit the same without it)"
+	}
+	return strings.Join(out, " and ")
+}
+
+// seqLayerMarkdown says what each fitted card's SeqLayerUs was, on every
+// row and without each source that ran on the card.
+func (cv CrossValidation) seqLayerMarkdown() string {
+	var b strings.Builder
+	for _, card := range slices.Sorted(maps.Keys(cv.SeqLayer)) {
+		var without []string
+		for _, f := range cv.Folds {
+			if us, ok := f.SeqLayer[card]; ok {
+				without = append(without, fmt.Sprintf("%.2f µs without %s", us, ShortSource(f.Source)))
+			}
+		}
+		fmt.Fprintf(&b, "\nThe %s card's cost a sequence and a layer (seq_layer_us), fitted on its rows: %.2f µs on all of them; %s.\n", card, cv.SeqLayer[card], strings.Join(without, "; "))
 	}
 	return b.String()
 }

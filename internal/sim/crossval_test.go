@@ -80,6 +80,15 @@ func TestEngineOverheadsAreTheFit(t *testing.T) {
 			t.Errorf("engine %s: step overhead %v, but its rows fit %v: set it (Engines)", name, e.StepOverhead, d)
 		}
 	}
+	if len(cv.SeqLayer) == 0 {
+		t.Error("no card's SeqLayerUs was fitted (MI300X's is)")
+	}
+	for name, us := range cv.SeqLayer {
+		g, ok := LookupGPU(name)
+		if !ok || math.Abs(g.SeqLayerUs-us) > 0.01*us {
+			t.Errorf("card %s: seq_layer_us %v, but its rows fit %v: set it (gpuCards)", name, g.SeqLayerUs, us)
+		}
+	}
 	a := Summarize(cv.Checked, nil)
 	t.Logf("held out by source: %s (median promised/published %.4f)", cv.Summary(), a.MedianRatio)
 	if a.Figures != 95 || a.MedianAbsErr > 0.08 || a.MedianRatio < 0.97 || a.MedianRatio > 1.035 {

@@ -64,8 +64,9 @@ type Reference struct {
 	// InProcess marks a harness that called the engine in its own process
 	// (trtllm-bench, gptSessionBenchmark): no server, so no request path.
 	InProcess bool
-	// New marks the rows added with roofline version 2, whose structure
-	// was set before they were run: the check reports them apart. Their
+	// New marks the rows added with roofline version 2 whose structure
+	// was set before they were run (all but MI300X's): the check reports
+	// them apart. Their
 	// step overheads are fitted on every row (CrossValidate holds out).
 	New bool
 }
@@ -149,16 +150,20 @@ var References = []Reference{
 			"a known miss (-27%) until the A100 card took a measured matrix-product ceiling (87% of the datasheet, not the default 78%); still 21% low, and the engine's batch cap is not published", New: true},
 	{Test: "LLaMA v3.1 8B, offline", Engine: "TensorRT-LLM 0.17", EngineModel: "trtllm", Model: "llama-3-8b", GPU: "l40s", TP: 1, Weights: "fp8", KVCache: "fp8", Concurrency: 3000, Input: 1000, Output: 1000, Requests: 3000,
 		OutputPerSec: 4054.71, Source: srcTRTOffline, ChunkedPrefill: true, InProcess: true, Note: noteOffline, New: true},
+	// MI300X: added with roofline 2 as known misses (each added sequence
+	// cost what an FP8 matrix-product rate of 5-14% of the datasheet
+	// would), they are tuned on since the card's SeqLayerUs was chosen
+	// looking at them; CrossValidate holds each source out.
 	{Test: "Llama 3.1 70B FP8, BS 1", Engine: "vLLM 0.10 (ROCm)", Model: "llama-3-70b", GPU: "mi300x", TP: 8, Weights: "fp8", Concurrency: 1, Input: 128, Output: 2048, Requests: 1,
-		E2EMs: 17236, Source: srcROCm, Note: noteROCm, New: true},
+		E2EMs: 17236, Source: srcROCm, Note: noteROCm},
 	{Test: "Llama 3.1 70B FP8, BS 64", Engine: "vLLM 0.10 (ROCm)", Model: "llama-3-70b", GPU: "mi300x", TP: 8, Weights: "fp8", Concurrency: 64, Input: 128, Output: 2048, Requests: 64,
-		E2EMs: 33287, Source: srcROCm, Note: noteROCm, New: true, Missing: []string{"e2e", "throughput"}, KnownMiss: missMI300X},
+		E2EMs: 33287, Source: srcROCm, Note: noteROCm},
 	{Test: "Llama 3.1 70B FP8, BS 128", Engine: "vLLM 0.10 (ROCm)", Model: "llama-3-70b", GPU: "mi300x", TP: 8, Weights: "fp8", Concurrency: 128, Input: 2048, Output: 2048, Requests: 128,
-		E2EMs: 52394, Source: srcROCm, Note: noteROCm, New: true, Missing: []string{"throughput"}, KnownMiss: missMI300X},
+		E2EMs: 52394, Source: srcROCm, Note: noteROCm},
 	{Test: "Llama 3.1 405B FP8, BS 128", Engine: "vLLM 0.10 (ROCm)", Model: "llama-3.1-405b", GPU: "mi300x", TP: 8, Weights: "fp8", Concurrency: 128, Input: 128, Output: 2048, Requests: 128,
-		E2EMs: 117027, Source: srcROCm, Note: noteROCm, New: true, Missing: []string{"e2e", "throughput"}, KnownMiss: missMI300X},
+		E2EMs: 117027, Source: srcROCm, Note: noteROCm},
 	{Test: "Llama 3.1 405B FP8, batch 256", Engine: "vLLM (version not said)", Model: "llama-3.1-405b", GPU: "mi300x", TP: 8, Weights: "fp8", Concurrency: 256, Input: 128, Output: 128, Requests: 256,
-		E2EMs: 17750, Source: srcOracle, Note: "benchmark_latency.py, average latency; TP 8 inferred from 'all eight GPUs were assigned'; KV cache dtype and vLLM version not said", New: true, Missing: []string{"e2e", "throughput"}, KnownMiss: missMI300X},
+		E2EMs: 17750, Source: srcOracle, Note: "benchmark_latency.py, average latency; TP 8 inferred from 'all eight GPUs were assigned'; KV cache dtype and vLLM version not said"},
 
 	// Tensor-parallel scaling: one model, engine and load at TP 1 (or 2) to
 	// 8. The engine prefilled each static batch in one pass. Tuned on: added
@@ -301,13 +306,22 @@ func Check(refs []Reference) ([]Checked, error) { return CheckVersion(refs, roof
 
 // CheckVersion runs each reference's workload on the profile roofline
 // version v derives, to show what a version changed.
-func CheckVersion(refs []Reference, v int) ([]Checked, error) { return checkWith(refs, v, nil) }
+func CheckVersion(refs []Reference, v int) ([]Checked, error) {
+	return checkWith(refs, v, constants{})
+}
+
+// constants are the row-fitted constants a check prices rows with: the
+// step overhead of each engine model (by engineKey) and the SeqLayerUs of
+// each card (by name). An engine or a card they do not name keeps its
+// own.
+type constants struct {
+	overhead map[string]time.Duration
+	seqLayer map[string]float64
+}
 
 // checkWith checks refs under roofline version v, pricing each row's steps
-// with the step overhead overhead gives its engine model (by engineKey;
-// an engine it does not name keeps its own). Rows replay in parallel:
-// each is its own simulation.
-func checkWith(refs []Reference, v int, overhead map[string]time.Duration) ([]Checked, error) {
+// with c. Rows replay in parallel: each is its own simulation.
+func checkWith(refs []Reference, v int, c constants) ([]Checked, error) {
 	out := make([]Checked, len(refs))
 	errs := make([]error, len(refs))
 	var wg sync.WaitGroup
@@ -317,7 +331,7 @@ func checkWith(refs []Reference, v int, overhead map[string]time.Duration) ([]Ch
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i], errs[i] = checkOne(refs[i], v, overhead)
+				out[i], errs[i] = checkOne(refs[i], v, c)
 			}
 		}()
 	}
@@ -341,7 +355,7 @@ func engineKey(r Reference) string {
 }
 
 // checkOne replays one row on its derived profile.
-func checkOne(r Reference, v int, overhead map[string]time.Duration) (Checked, error) {
+func checkOne(r Reference, v int, fit constants) (Checked, error) {
 	m, ok := LookupModel(r.Model)
 	if !ok {
 		return Checked{}, fmt.Errorf("reference %s: unknown model card %q", r.Test, r.Model)
@@ -350,11 +364,14 @@ func checkOne(r Reference, v int, overhead map[string]time.Duration) (Checked, e
 	if !ok {
 		return Checked{}, fmt.Errorf("reference %s: unknown GPU card %q", r.Test, r.GPU)
 	}
+	if us, ok := fit.seqLayer[g.Name]; ok {
+		g.SeqLayerUs = us
+	}
 	// Version 1 priced every engine alike; the engine's scheduling
 	// defaults (its batch cap) still apply, so a comparison of the two
 	// versions is one of their step costs alone.
 	spec := Spec{Model: m, GPU: g, TP: r.TP, Weights: r.Weights, KVCache: r.KVCache, Engine: r.EngineModel, Roofline: v,
-		Efficiency: Efficiency{StepOverhead: overhead[engineKey(r)]}}
+		Efficiency: Efficiency{StepOverhead: fit.overhead[engineKey(r)]}}
 	k := Knobs{MaxModelLen: min(m.ContextLen, max(defaultMaxModelLen, r.Input+r.Output)), MaxBatchedTokens: r.MaxBatchedTokens}
 	if r.ChunkedPrefill {
 		k.ChunkedPrefill = &r.ChunkedPrefill
@@ -527,8 +544,6 @@ func (a Accuracy) String() string {
 const (
 	noteA100Prefill = "TensorRT-LLM prefilled 2,048 tokens of a 69B model on two A100s in 623 ms, 73% of their datasheet FLOP/s; the model prices a prefill at the engine's share (0.70) of the A100's measured matrix-product ceiling (87%): 61%, so its TTFT is 25% high, at the edge (a known miss at +39% while the card had the default 78%)"
 	missShort       = "the source's figures disagree: a 1.66 s TTFT and 21 ms TPOT end each request in ~6 s, so 500 sent at once end in ~8 s, not the 12.8 s its 39 requests/s imply (two waves of ~250?); its 467/256 rows fit one wave"
-	missMI300X      = "at batch 1 the row is met within 3%; each added sequence costs what an FP8 matrix-product rate of 5-14% of the datasheet would (141 TFLOPS for 70B, 366 for 405B): " +
-		"the card's 45% (large matrix products) does not hold for the engine's skinny ones on ROCm, and the simulator does not know how much less they reach; fit your own runs (benchci sim fit)"
 )
 
 // SummaryMarkdown sums up a check under two roofline versions, the rows it

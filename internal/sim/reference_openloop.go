@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 )
@@ -129,16 +130,16 @@ func CheckOpenLoop(cv CrossValidation, refs []Reference) ([]Checked, error) {
 		bySource[r.Source] = append(bySource[r.Source], r)
 	}
 	for _, src := range order {
-		overhead := map[string]time.Duration{}
-		for e, d := range cv.InSample {
-			overhead[e] = d
-		}
+		c := constants{overhead: map[string]time.Duration{}, seqLayer: map[string]float64{}}
+		maps.Copy(c.overhead, cv.InSample)
+		maps.Copy(c.seqLayer, cv.SeqLayer)
 		for _, f := range cv.Folds {
 			if f.Source == src {
-				overhead[f.Engine] = f.Overhead
+				c.overhead[f.Engine] = f.Overhead
+				maps.Copy(c.seqLayer, f.SeqLayer)
 			}
 		}
-		cs, err := checkWith(bySource[src], rooflineVersion, overhead)
+		cs, err := checkWith(bySource[src], rooflineVersion, c)
 		if err != nil {
 			return nil, err
 		}

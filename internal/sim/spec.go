@@ -15,6 +15,7 @@ import (
 //	matmuls(weights / bandwidth, layer FLOPs / FLOP/s)
 //	+ attention(KV bytes / bandwidth, attention FLOPs / FLOP/s)
 //	+ tensor-parallel all-reduces + StepOverhead + SeqOverhead x sequences
+//	+ the card's SeqLayerUs x sequences x layers
 //
 // where each kernel group's memory and compute terms combine as a smooth
 // maximum (see overlap) rather than a hard one, and the two groups add:
@@ -535,6 +536,9 @@ func (r roofline) step(b batch) time.Duration {
 	attention := overlap(float64(b.decodeCtx+b.prefillCtx)*r.kvBytesPerToken/r.bandwidth,
 		float64(b.decodeCtx+b.prefillAttn)*r.attnFlopsPerPair/r.bf16Flops)
 	d := time.Duration((matmuls+attention)*1e9) + r.s.StepOverhead + time.Duration(b.seqs)*r.s.SeqOverhead
+	if r.s.Roofline >= 3 {
+		d += time.Duration(float64(b.seqs*r.s.Model.Layers) * r.s.GPU.SeqLayerUs * 1e3)
+	}
 	if r.s.TP > 1 {
 		// Two all-reduces per layer (after attention and after the MLP)
 		// of the step's activations.
