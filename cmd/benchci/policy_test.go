@@ -410,6 +410,40 @@ func TestComparePolicyFromTheReference(t *testing.T) {
 	}
 }
 
+// compare judges the candidate's SLOs again, whatever verdicts its file
+// carries: a candidate edited to say its failed SLOs passed fails them.
+func TestCompareJudgesTheCandidatesSLOsAgain(t *testing.T) {
+	t.Parallel() // run --virtual: exact, whatever else runs
+	dir := t.TempDir()
+	suitePath := filepath.Join(dir, "len.jsonnet")
+	src := policySuite("len", "12ms", func(s string) string { return strings.Replace(s, `'<', '500ms'`, `'<', '20ms'`, 1) })
+	if err := os.WriteFile(suitePath, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for i := range 2 {
+		results := filepath.Join(dir, fmt.Sprint("r", i))
+		if code, out, errOut := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", results,
+			"--baselines", filepath.Join(dir, "none"), suitePath); code != exitFailed {
+			t.Fatalf("run: exit %d, want its SLO failed\n%s\n%s", code, out, errOut)
+		}
+		files = append(files, filepath.Join(results, "len.json"))
+	}
+	tree := jsonTree(t, files[1])
+	slos := tree["slos"].([]any)
+	for _, v := range slos {
+		v.(map[string]any)["pass"] = true
+	}
+	edited := filepath.Join(dir, "edited.json")
+	if data, err := json.Marshal(tree); err != nil || os.WriteFile(edited, data, 0o644) != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, context.Background(), "compare", files[0], edited)
+	if code != exitFailed || !strings.Contains(out+errOut, "SLO") {
+		t.Fatalf("a candidate saying its failed SLOs passed: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
 // A suite cannot shed its base's rules by moving to another file or
 // taking another name: the base's version is found by name, or by the
 // requests it sends, and judges it.
