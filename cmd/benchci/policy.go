@@ -482,9 +482,18 @@ func (p *policyReviewer) recordDefined(jobPaths []string) {
 		return
 	}
 	p.committed, p.defined = []committedBaseline{}, map[string]definedHere{}
-	_ = filepath.WalkDir(p.baselines, func(path string, d fs.DirEntry, err error) error {
+	// A baselines directory that is a link is walked too (WalkDir does
+	// not follow its root), under its own name.
+	root := p.baselines
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
 			return nil
+		}
+		if rel, err := filepath.Rel(root, path); err == nil {
+			path = filepath.Join(p.baselines, rel)
 		}
 		b, err := baseline.Read(path)
 		if err != nil {

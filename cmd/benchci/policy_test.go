@@ -337,6 +337,30 @@ func TestRenamedSuiteCannotHideBehindTheRunsFiles(t *testing.T) {
 	}
 }
 
+// A directory moved in the change and left behind as a link to its new
+// place (suites -> bench, baselines -> bl) still names, at the base,
+// the files the base had at the old path: a rename behind it is found.
+func TestRenamedBehindADirectoryLink(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
+	for _, dir := range []string{"suites", "baselines"} {
+		repo, base := policyRepo(t)
+		if err := os.Rename(filepath.Join(repo.Dir, dir), filepath.Join(repo.Dir, dir+"-moved")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(dir+"-moved", filepath.Join(repo.Dir, dir)); err != nil {
+			t.Fatal(err)
+		}
+		renamed := policySuite("len2", "12ms", func(s string) string { return strings.Replace(s, `'5%'`, `'50%'`, 1) })
+		if err := os.WriteFile(filepath.Join(repo.Dir, "suites", "len.jsonnet"), renamed, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, md := ciPolicy(t, repo, base, "len.jsonnet")
+		if code != exitFailed || !strings.Contains(md, "suite len was renamed to len2") {
+			t.Errorf("%s moved behind a link: exit %d\n%s\n%s", dir, code, out, md)
+		}
+	}
+}
+
 // --suite-from-results still gates results measured from another
 // version of a suite file this checkout has, as long as the file still
 // defines the suite by that name.

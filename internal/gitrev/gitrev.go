@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -41,24 +42,58 @@ type Tree struct {
 }
 
 // Path maps a path in the work tree (absolute, or relative to the
-// working directory) to the same file in the revision written.
+// working directory) to the same file in the revision written: the file
+// the revision has at the path as written below the repository's root,
+// where it has one, else at the path with its links resolved. A link
+// inside the work tree (suites -> bench, kept for old paths) thus names
+// what the revision had at suites/, not at bench/, which it may not have.
 func (t *Tree) Path(p string) (string, error) {
-	abs, err := filepath.Abs(p)
+	rels, err := t.rels(p)
 	if err != nil {
 		return "", err
+	}
+	for _, rel := range rels[:len(rels)-1] {
+		if _, err := os.Lstat(filepath.Join(t.Dir, rel)); err == nil {
+			return filepath.Join(t.Dir, rel), nil
+		}
+	}
+	return filepath.Join(t.Dir, rels[len(rels)-1]), nil
+}
+
+// rels are the paths relative to the root that p may name in a revision:
+// as written below the root (links inside the work tree kept), then with
+// its links resolved, where that differs.
+func (t *Tree) rels(p string) ([]string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil, err
+	}
+	root, err := filepath.EvalSymlinks(t.Root)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil && real == root {
+			if rel, err := filepath.Rel(dir, abs); err == nil && filepath.IsLocal(rel) {
+				out = append(out, rel)
+			}
+			break
+		}
+		if dir == filepath.Dir(dir) {
+			break
+		}
 	}
 	if real, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
 		abs = filepath.Join(real, filepath.Base(abs))
 	}
-	root, err := filepath.EvalSymlinks(t.Root)
-	if err != nil {
-		return "", err
+	if rel, err := filepath.Rel(root, abs); err == nil && filepath.IsLocal(rel) && !slices.Contains(out, rel) {
+		out = append(out, rel)
 	}
-	rel, err := filepath.Rel(root, abs)
-	if err != nil || !filepath.IsLocal(rel) {
-		return "", fmt.Errorf("%s is outside the repository at %s", p, t.Root)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s is outside the repository at %s", p, t.Root)
 	}
-	return filepath.Join(t.Dir, rel), nil
+	return out, nil
 }
 
 // Write resolves rev (a branch, tag, commit or expression such as
@@ -208,11 +243,17 @@ func ReadFile(path, rev string, max int64) ([]byte, string, error) {
 		return nil, "", err
 	}
 	h := c.Hash
-	rel, err := (&Tree{Root: root}).Path(path)
+	rels, err := (&Tree{Root: root}).rels(path)
 	if err != nil {
 		return nil, "", err
 	}
-	f, err := c.File(filepath.ToSlash(rel))
+	var rel string
+	var f *object.File
+	for _, rel = range rels {
+		if f, err = c.File(filepath.ToSlash(rel)); !errors.Is(err, object.ErrFileNotFound) {
+			break
+		}
+	}
 	if errors.Is(err, object.ErrFileNotFound) {
 		return nil, h.String(), fmt.Errorf("%s at %s: %w", rel, rev, os.ErrNotExist)
 	}
