@@ -160,6 +160,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	if err != nil {
 		return err
 	}
+	g.deleted = rules.deletedBaselines()
 	md, err := ciMarkdown(cmd, o, g, results, abRuns)
 	if err != nil {
 		return err
@@ -221,6 +222,8 @@ type ciGate struct {
 	reports   []*compare.Report
 	committed []*compare.Report
 	errs      []error
+	// deleted names the baselines this change deleted, gated or not.
+	deleted []string
 }
 
 // gateCI judges every run, printing each comparison, and counts the
@@ -281,7 +284,7 @@ func (g *ciGate) add(cmd *cobra.Command, o ciOptions, run htmlpage.Run, regressi
 // answers, and a link to the HTML report, which it writes.
 func ciMarkdown(cmd *cobra.Command, o ciOptions, g ciGate, results []*result.File, abRuns []abRun) ([]byte, error) {
 	var md bytes.Buffer
-	edits := baselineEdits(cmd, o, results, abRuns)
+	edits := baselineEdits(cmd, o, results, abRuns, g.deleted)
 	if err := writeLead(&md, o.run.output(cmd).say(), o.comment.key, g.reports, edits); err != nil {
 		return nil, err
 	}

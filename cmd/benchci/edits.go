@@ -17,9 +17,12 @@ import (
 
 // baselineEdits compares each gated suite's baseline with its version at
 // the base revision, and returns the suites whose baseline this change
-// added or edited. A terminal line says each; nothing is returned outside
-// a pull request (no base revision known) or when --base-ref is "".
-func baselineEdits(cmd *cobra.Command, o ciOptions, results []*result.File, abRuns []abRun) []report.BaselineEdit {
+// added, edited or deleted, with the baselines deleted of suites the job
+// did not gate (deleted: a suite renamed along with deleting its old
+// baseline leaves the gate so, and the owners of baselines/ must see
+// it). A terminal line says each; nothing is returned outside a pull
+// request (no base revision known) or when --base-ref is "".
+func baselineEdits(cmd *cobra.Command, o ciOptions, results []*result.File, abRuns []abRun, deleted []string) []report.BaselineEdit {
 	rev := resolvedBaseRef(o)
 	if rev == "" {
 		return nil
@@ -32,6 +35,7 @@ func baselineEdits(cmd *cobra.Command, o ciOptions, results []*result.File, abRu
 	for _, ab := range abRuns {
 		names = append(names, ab.cand.Suite.Name)
 	}
+	names = append(names, deleted...)
 	var edits []report.BaselineEdit
 	for _, name := range names {
 		if seen[name] {

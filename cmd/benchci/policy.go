@@ -511,6 +511,37 @@ func (p *policyReviewer) recordDefined(jobPaths []string) {
 	})
 }
 
+// deletedBaselines names the suites whose baseline the base revision has
+// and this checkout does not: deleted in this change.
+func (p *policyReviewer) deletedBaselines() []string {
+	if p.rev == "" {
+		return nil
+	}
+	tree, err := p.baseTree(p.baselines)
+	if tree == nil || err != nil {
+		return nil
+	}
+	dir, err := tree.Path(p.baselines)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(dir, path)
+		name, ok := strings.CutSuffix(filepath.ToSlash(rel), ".json")
+		if err != nil || !ok || !d.Type().IsRegular() {
+			return nil
+		}
+		// The suite's baseline as this checkout names it (variants' in
+		// subdirectories).
+		if _, err := os.Lstat(layout.Baselines(p.baselines).Baseline(name)); errors.Is(err, os.ErrNotExist) {
+			out = append(out, name)
+		}
+		return nil
+	})
+	return out
+}
+
 // samePath reports whether two paths, each absolute or relative to the
 // working directory, name one file.
 func samePath(a, b string) bool {

@@ -337,6 +337,26 @@ func TestRenamedSuiteCannotHideBehindTheRunsFiles(t *testing.T) {
 	}
 }
 
+// A suite renamed along with deleting its old baseline leaves the gate
+// the way a deleted baseline does, and is as loud: the report leads with
+// the deletion though no suite the job ran names it.
+func TestRenamedWithItsBaselineDeletedIsLoud(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
+	repo, base := policyRepo(t)
+	renamed := policySuite("len2", "12ms", func(s string) string { return strings.Replace(s, `'5%'`, `'50%'`, 1) })
+	if err := os.WriteFile(filepath.Join(repo.Dir, "suites", "len.jsonnet"), renamed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(repo.Dir, "baselines", "len.json")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, md := ciPolicy(t, repo, base, "len.jsonnet")
+	lead, _, _ := strings.Cut(md, "## benchci")
+	if !strings.Contains(out, "baseline len: deleted here") || !strings.Contains(lead, "deletes the baseline of len") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, md)
+	}
+}
+
 // A directory moved in the change and left behind as a link to its new
 // place (suites -> bench, baselines -> bl) still names, at the base,
 // the files the base had at the old path: a rename behind it is found.
