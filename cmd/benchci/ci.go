@@ -151,7 +151,12 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	}
 	rules := newPolicyReviewer(cmd.Context(), resolvedBaseRef(o), o.run.baselines, opts)
 	defer rules.close()
-	rules.recordDefined(paths) // before the run writes files a suite may read
+	// Before the run writes files a suite may read; a suite that reads
+	// what an earlier step's run wrote is refused.
+	rules.runOutput = runOutputDirs(o, paths)
+	if err := rules.recordDefined(paths); err != nil {
+		return &exitError{exitUsage, err}
+	}
 	abRuns, results, runErr := ciResults(cmd, o, paths)
 	if results == nil && abRuns == nil {
 		return runErr // nothing ran: the suites did not load
@@ -202,7 +207,7 @@ func readMeasuredAll(cmd *cobra.Command, o ciOptions, paths []string) ([]*result
 	}
 	var results []*result.File
 	for _, p := range paths {
-		f, note, err := readMeasured(p, opts, o.suiteFromResults)
+		f, note, err := readMeasured(p, opts, o.suiteFromResults, runOutputDirs(o, paths))
 		if err != nil {
 			return nil, &exitError{exitUsage, err}
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/benchci/benchci/framework/result"
@@ -21,7 +23,7 @@ import (
 // this checkout evaluates to (same hash), and its SLOs are judged from
 // it. Only with ownSuite (--suite-from-results) is the file's own
 // definition trusted, and a note says so.
-func readMeasured(path string, opts suitefile.Options, ownSuite bool) (*result.File, string, error) {
+func readMeasured(path string, opts suitefile.Options, ownSuite bool, runOutput []string) (*result.File, string, error) {
 	f, err := result.Read(path)
 	if err != nil {
 		return nil, "", err
@@ -29,7 +31,7 @@ func readMeasured(path string, opts suitefile.Options, ownSuite bool) (*result.F
 	if sh := f.Shard; sh != nil {
 		return nil, "", fmt.Errorf("%s is shard %d of %d, which sent 1/%d of the load: merge the shards first (benchci merge)", path, sh.Index, sh.Count, sh.Count)
 	}
-	s, note, err := measuredSuite(f, opts, ownSuite)
+	s, note, err := measuredSuite(f, opts, ownSuite, runOutput)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
@@ -41,8 +43,9 @@ func readMeasured(path string, opts suitefile.Options, ownSuite bool) (*result.F
 }
 
 // measuredSuite returns the suite to judge f by: the checkout's, when f's
-// suite file is here, else f's own definition (and a note).
-func measuredSuite(f *result.File, opts suitefile.Options, ownSuite bool) (*suite.Suite, string, error) {
+// suite file is here, else f's own definition (and a note). A suite file
+// of this checkout that reads runOutput is refused (readsNoRunOutput).
+func measuredSuite(f *result.File, opts suitefile.Options, ownSuite bool, runOutput []string) (*suite.Suite, string, error) {
 	own, err := suite.Decode(f.Suite.Definition)
 	if err != nil {
 		return nil, "", fmt.Errorf("the suite in the results: %w", err)
@@ -55,7 +58,7 @@ func measuredSuite(f *result.File, opts suitefile.Options, ownSuite bool) (*suit
 			return nil, "", fmt.Errorf("--suite-from-results: %w (no suite.hash, or a secret masked in it): judge it from the suite file in the checkout instead", err)
 		}
 		if !suiteAbsent(f) {
-			if err := stillNamed(f, opts); err != nil {
+			if err := stillNamed(f, opts, runOutput); err != nil {
 				return nil, "", fmt.Errorf("--suite-from-results: %w", err)
 			}
 		}
@@ -68,6 +71,9 @@ func measuredSuite(f *result.File, opts suitefile.Options, ownSuite bool) (*suit
 	}
 	l, err := loadSuite(context.Background(), f.Suite.Path, opts)
 	if err != nil {
+		return nil, "", err
+	}
+	if err := readsNoRunOutput(l, runOutput); err != nil {
 		return nil, "", err
 	}
 	for _, v := range l.Variants() {
@@ -102,10 +108,13 @@ func suiteAbsent(f *result.File) bool {
 // results: a file whose name turned on a file the run wrote would
 // otherwise carry its results under the new name while its old name
 // seemed to stay, and a rename would pass unseen.
-func stillNamed(f *result.File, opts suitefile.Options) error {
+func stillNamed(f *result.File, opts suitefile.Options, runOutput []string) error {
 	l, err := loadSuite(context.Background(), f.Suite.Path, opts)
 	if err != nil {
 		return fmt.Errorf("its suite file is in this checkout and must still define %s, but does not evaluate: %w", f.Suite.Name, err)
+	}
+	if err := readsNoRunOutput(l, runOutput); err != nil {
+		return err
 	}
 	var names []string
 	for _, v := range l.Variants() {
@@ -116,4 +125,55 @@ func stillNamed(f *result.File, opts suitefile.Options) error {
 	}
 	return fmt.Errorf("%s in this checkout defines %s, not %s: the results were measured from a definition this checkout no longer gives (a name that reads files the run writes, or a rename): measure it again from this checkout",
 		f.Suite.Path, strings.Join(names, ", "), f.Suite.Name)
+}
+
+// runOutputDirs are the directories a ci job's runs write results to
+// (--results), and those of the results files --measured gates: the
+// gate reads which suites there are from the suite files, before its own
+// run writes anything, but an earlier step's run has written there
+// already, so a suite whose name turned on a file there could keep its
+// old name in the gate's eyes while its results carry the new one.
+func runOutputDirs(o ciOptions, paths []string) []string {
+	dirs := []string{o.run.resultsDir}
+	if o.measured {
+		for _, p := range paths {
+			dirs = append(dirs, filepath.Dir(p))
+		}
+	}
+	var out []string
+	for _, d := range dirs {
+		if abs, err := realPath(d); err == nil && !slices.Contains(out, abs) {
+			out = append(out, abs)
+		}
+	}
+	return out
+}
+
+// readsNoRunOutput refuses a suite that imports a file under dirs
+// (runOutputDirs).
+func readsNoRunOutput(l *suitefile.File, dirs []string) error {
+	for _, imp := range l.Imports {
+		at, err := realPath(imp)
+		if err != nil {
+			continue
+		}
+		for _, d := range dirs {
+			if rel, err := filepath.Rel(d, at); err == nil && filepath.IsLocal(rel) {
+				return fmt.Errorf("%s reads %s, in %s, where runs write their results: the gate reads which suites there are from the suite files, and they must not turn on what a run wrote (read results in a step of your own, and pass what a suite needs with --ext-str)", l.Path, imp, d)
+			}
+		}
+	}
+	return nil
+}
+
+// realPath is p absolute, its links resolved where it exists.
+func realPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real, nil
+	}
+	return abs, nil
 }

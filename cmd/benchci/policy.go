@@ -50,6 +50,9 @@ type policyReviewer struct {
 	// before the job ran, by path (recordDefined).
 	committed []committedBaseline
 	defined   map[string]definedHere
+	// runOutput are the directories runs write results to: a suite file
+	// that reads one is refused (readsNoRunOutput).
+	runOutput []string
 }
 
 func newPolicyReviewer(ctx context.Context, rev, baselines string, opts suitefile.Options) *policyReviewer {
@@ -468,6 +471,9 @@ type committedBaseline struct {
 type definedHere struct {
 	names map[string]bool
 	err   error
+	// refused says why the file cannot be read for the gate at all: it
+	// reads what runs write (readsNoRunOutput).
+	refused error
 }
 
 // recordDefined reads the committed baselines and evaluates, before the
@@ -476,11 +482,13 @@ type definedHere struct {
 // by what they defined then. Evaluated again after the run, a file could
 // define other names, for a suite may read files the run writes
 // (results/ is in the repository): a suite renamed in a change would
-// then seem to stay.
-func (p *policyReviewer) recordDefined(jobPaths []string) {
+// then seem to stay. A suite file that reads what an earlier step's run
+// wrote (runOutput) is refused: the error says which.
+func (p *policyReviewer) recordDefined(jobPaths []string) error {
 	if p.rev == "" {
-		return
+		return nil
 	}
+	var refused error
 	p.committed, p.defined = []committedBaseline{}, map[string]definedHere{}
 	// A baselines directory that is a link is walked too (WalkDir does
 	// not follow its root), under its own name.
@@ -506,9 +514,13 @@ func (p *policyReviewer) recordDefined(jobPaths []string) {
 		}
 		if _, done := p.defined[spath]; !done {
 			p.defined[spath] = p.evaluateHere(spath)
+			if refused == nil {
+				refused = p.defined[spath].refused
+			}
 		}
 		return nil
 	})
+	return refused
 }
 
 // deletedBaselines names the suites whose baseline the base revision has
@@ -561,6 +573,9 @@ func (p *policyReviewer) evaluateHere(path string) definedHere {
 	l, err := loadSuite(p.ctx, path, p.opts)
 	if err != nil {
 		return definedHere{err: err}
+	}
+	if err := readsNoRunOutput(l, p.runOutput); err != nil {
+		return definedHere{err: err, refused: err}
 	}
 	names := map[string]bool{}
 	for _, v := range l.Variants() {

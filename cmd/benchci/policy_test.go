@@ -304,14 +304,24 @@ func TestRenamedSuiteCannotHideBehindTheRunsFiles(t *testing.T) {
 	}
 
 	// Gated later from the results the run wrote (ci --measured), the
-	// file names len again by then. The definition the results carry
-	// names len2: refused, not judged by its own rules.
-	for _, trust := range [][]string{nil, {"--suite-from-results"}} {
+	// file names len again by then, while the results carry len2: a
+	// suite that reads what runs write is refused, not judged by its own
+	// rules, and so is one measured from a path not in this checkout.
+	tree := jsonTree(t, marker)
+	tree["suite"].(map[string]any)["path"] = "/elsewhere/suites/len.jsonnet"
+	moved := filepath.Join(filepath.Dir(marker), "moved.json")
+	if data, err := json.Marshal(tree); err != nil || os.WriteFile(moved, data, 0o644) != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		results string
+		trust   []string
+	}{{marker, nil}, {marker, []string{"--suite-from-results"}}, {moved, []string{"--suite-from-results"}}} {
 		args := append([]string{"ci", "--measured", "--comment=false", "--summary", "", "--html", "", "--outputs", "",
-			"--base-ref", base, "--baselines", filepath.Join(repo.Dir, "baselines"), "--report", filepath.Join(t.TempDir(), "r.md")}, trust...)
-		code, out, errOut = runCLI(t, context.Background(), append(args, marker)...)
-		if code != exitUsage || !strings.Contains(errOut, "defines len, not len2") && !strings.Contains(errOut, "has no suite named len2") {
-			t.Fatalf("measured %v, renamed behind the run's files: exit %d\n%s\n%s", trust, code, out, errOut)
+			"--base-ref", base, "--baselines", filepath.Join(repo.Dir, "baselines"), "--report", filepath.Join(t.TempDir(), "r.md")}, c.trust...)
+		code, out, errOut = runCLI(t, context.Background(), append(args, c.results)...)
+		if code != exitUsage || !strings.Contains(errOut, "suites/len.jsonnet reads") || !strings.Contains(errOut, "where runs write their results") {
+			t.Fatalf("measured %s %v, renamed behind the run's files: exit %d\n%s\n%s", filepath.Base(c.results), c.trust, code, out, errOut)
 		}
 	}
 
