@@ -421,7 +421,7 @@ func (p *policyReviewer) goneSuites(ran []*result.File) []*compare.Report {
 	}
 	var out []*compare.Report
 	for _, c := range p.committed {
-		name, spath := c.b.Result.Suite.Name, c.b.Result.Suite.Path
+		name, spath := c.b.Result.Suite.Name, c.spath
 		if names[name] || p.stays(spath, name, ran) {
 			continue
 		}
@@ -463,6 +463,43 @@ func (p *policyReviewer) stays(spath, name string, ran []*result.File) bool {
 type committedBaseline struct {
 	path string
 	b    *baseline.File
+	// spath is its suite file in this checkout (suitePathHere).
+	spath string
+}
+
+// suitePathHere is where a baseline's recorded suite path lies in this
+// checkout: as recorded, where that is relative or inside the
+// repository; else (recorded in another clone, as a cluster's run may
+// record it) the longest tail of it that names a file here or at the
+// base revision. Unmapped, such a baseline's suite could be renamed
+// unseen: its file would be found neither here nor at the base.
+func (p *policyReviewer) suitePathHere(sp string) string {
+	if sp == "" || !filepath.IsAbs(sp) {
+		return sp
+	}
+	root, err := gitrev.Root(p.baselines)
+	if err != nil {
+		return sp
+	}
+	if rel, err := filepath.Rel(root, sp); err == nil && filepath.IsLocal(rel) {
+		return sp
+	}
+	tree, _ := p.baseTree(p.baselines)
+	parts := strings.Split(filepath.ToSlash(filepath.Clean(sp)), "/")
+	for i := 1; i < len(parts); i++ {
+		here := filepath.Join(root, filepath.FromSlash(strings.Join(parts[i:], "/")))
+		if _, err := os.Stat(here); err == nil {
+			return here
+		}
+		if tree != nil {
+			if at, err := tree.Path(here); err == nil {
+				if _, err := os.Stat(at); err == nil {
+					return here
+				}
+			}
+		}
+	}
+	return sp
 }
 
 // definedHere is what a suite file of this checkout defines: the names
@@ -507,8 +544,8 @@ func (p *policyReviewer) recordDefined(jobPaths []string) error {
 		if err != nil {
 			return nil
 		}
-		p.committed = append(p.committed, committedBaseline{path, b})
-		spath := b.Result.Suite.Path
+		spath := p.suitePathHere(b.Result.Suite.Path)
+		p.committed = append(p.committed, committedBaseline{path, b, spath})
 		if spath == "" || slices.ContainsFunc(jobPaths, func(j string) bool { return samePath(j, spath) }) {
 			return nil
 		}

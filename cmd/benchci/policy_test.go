@@ -367,6 +367,32 @@ func TestRenamedWithItsBaselineDeletedIsLoud(t *testing.T) {
 	}
 }
 
+// A baseline recorded in another clone (a cluster's, by an absolute
+// path) still names its suite's file here, by the tail of its path: a
+// rename of that suite is found.
+func TestRenamedSuiteOfABaselineRecordedElsewhere(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
+	repo, _ := policyRepo(t)
+	bpath := filepath.Join(repo.Dir, "baselines", "len.json")
+	tree := jsonTree(t, bpath)
+	tree["result"].(map[string]any)["suite"].(map[string]any)["path"] = "/elsewhere/clone/suites/len.jsonnet"
+	data, err := json.Marshal(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := repo.Commit("baseline recorded elsewhere", map[string][]byte{"baselines/len.json": data})
+	renamed := policySuite("len2", "12ms", func(s string) string {
+		return strings.Replace(strings.Replace(s, `'5%'`, `'50%'`, 1), "fixed(16)", "fixed(17)", 1)
+	})
+	if err := os.WriteFile(filepath.Join(repo.Dir, "suites", "len.jsonnet"), renamed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, md := ciPolicy(t, repo, base, "len.jsonnet")
+	if code != exitFailed || !strings.Contains(md, "suite len was") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, md)
+	}
+}
+
 // A directory moved in the change and left behind as a link to its new
 // place (suites -> bench, baselines -> bl) still names, at the base,
 // the files the base had at the old path: a rename behind it is found.
