@@ -152,8 +152,7 @@ func runCI(cmd *cobra.Command, o ciOptions, paths []string, regressions *int) er
 	rules := newPolicyReviewer(cmd.Context(), resolvedBaseRef(o), o.run.baselines, opts)
 	defer rules.close()
 	// Before the run writes files a suite may read; a suite that reads
-	// what an earlier step's run wrote is refused.
-	rules.runOutput = runOutputDirs(o, paths)
+	// what is not committed (an earlier step's run wrote) is refused.
 	if err := rules.recordDefined(paths); err != nil {
 		return &exitError{exitUsage, err}
 	}
@@ -207,7 +206,7 @@ func readMeasuredAll(cmd *cobra.Command, o ciOptions, paths []string) ([]*result
 	}
 	var results []*result.File
 	for _, p := range paths {
-		f, note, err := readMeasured(p, opts, o.suiteFromResults, runOutputDirs(o, paths))
+		f, note, err := readMeasured(p, opts, o.suiteFromResults)
 		if err != nil {
 			return nil, &exitError{exitUsage, err}
 		}

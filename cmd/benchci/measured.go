@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/suitefile"
+	"github.com/benchci/benchci/internal/gitrev"
 	"github.com/benchci/benchci/internal/slo"
 )
 
@@ -23,7 +23,7 @@ import (
 // this checkout evaluates to (same hash), and its SLOs are judged from
 // it. Only with ownSuite (--suite-from-results) is the file's own
 // definition trusted, and a note says so.
-func readMeasured(path string, opts suitefile.Options, ownSuite bool, runOutput []string) (*result.File, string, error) {
+func readMeasured(path string, opts suitefile.Options, ownSuite bool) (*result.File, string, error) {
 	f, err := result.Read(path)
 	if err != nil {
 		return nil, "", err
@@ -31,7 +31,7 @@ func readMeasured(path string, opts suitefile.Options, ownSuite bool, runOutput 
 	if sh := f.Shard; sh != nil {
 		return nil, "", fmt.Errorf("%s is shard %d of %d, which sent 1/%d of the load: merge the shards first (benchci merge)", path, sh.Index, sh.Count, sh.Count)
 	}
-	s, note, err := measuredSuite(f, opts, ownSuite, runOutput)
+	s, note, err := measuredSuite(f, opts, ownSuite)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
@@ -44,8 +44,9 @@ func readMeasured(path string, opts suitefile.Options, ownSuite bool, runOutput 
 
 // measuredSuite returns the suite to judge f by: the checkout's, when f's
 // suite file is here, else f's own definition (and a note). A suite file
-// of this checkout that reads runOutput is refused (readsNoRunOutput).
-func measuredSuite(f *result.File, opts suitefile.Options, ownSuite bool, runOutput []string) (*suite.Suite, string, error) {
+// of this checkout that imports what is not committed is refused
+// (importsCommitted).
+func measuredSuite(f *result.File, opts suitefile.Options, ownSuite bool) (*suite.Suite, string, error) {
 	own, err := suite.Decode(f.Suite.Definition)
 	if err != nil {
 		return nil, "", fmt.Errorf("the suite in the results: %w", err)
@@ -58,7 +59,7 @@ func measuredSuite(f *result.File, opts suitefile.Options, ownSuite bool, runOut
 			return nil, "", fmt.Errorf("--suite-from-results: %w (no suite.hash, or a secret masked in it): judge it from the suite file in the checkout instead", err)
 		}
 		if !suiteAbsent(f) {
-			if err := stillNamed(f, opts, runOutput); err != nil {
+			if err := stillNamed(f, opts); err != nil {
 				return nil, "", fmt.Errorf("--suite-from-results: %w", err)
 			}
 		}
@@ -73,7 +74,7 @@ func measuredSuite(f *result.File, opts suitefile.Options, ownSuite bool, runOut
 	if err != nil {
 		return nil, "", err
 	}
-	if err := readsNoRunOutput(l, runOutput); err != nil {
+	if err := importsCommitted(l); err != nil {
 		return nil, "", err
 	}
 	for _, v := range l.Variants() {
@@ -108,12 +109,12 @@ func suiteAbsent(f *result.File) bool {
 // results: a file whose name turned on a file the run wrote would
 // otherwise carry its results under the new name while its old name
 // seemed to stay, and a rename would pass unseen.
-func stillNamed(f *result.File, opts suitefile.Options, runOutput []string) error {
+func stillNamed(f *result.File, opts suitefile.Options) error {
 	l, err := loadSuite(context.Background(), f.Suite.Path, opts)
 	if err != nil {
 		return fmt.Errorf("its suite file is in this checkout and must still define %s, but does not evaluate: %w", f.Suite.Name, err)
 	}
-	if err := readsNoRunOutput(l, runOutput); err != nil {
+	if err := importsCommitted(l); err != nil {
 		return err
 	}
 	var names []string
@@ -127,53 +128,17 @@ func stillNamed(f *result.File, opts suitefile.Options, runOutput []string) erro
 		f.Suite.Path, strings.Join(names, ", "), f.Suite.Name)
 }
 
-// runOutputDirs are the directories a ci job's runs write results to
-// (--results), and those of the results files --measured gates: the
-// gate reads which suites there are from the suite files, before its own
-// run writes anything, but an earlier step's run has written there
-// already, so a suite whose name turned on a file there could keep its
-// old name in the gate's eyes while its results carry the new one.
-func runOutputDirs(o ciOptions, paths []string) []string {
-	dirs := []string{o.run.resultsDir}
-	if o.measured {
-		for _, p := range paths {
-			dirs = append(dirs, filepath.Dir(p))
-		}
+// importsCommitted refuses a suite file that imports a file of its
+// repository other than as committed (untracked, modified, or written
+// since the checkout, as an earlier step's run writes results): the gate
+// reads which suites there are from the suite files, and a suite whose
+// name turned on such a file could keep its old name in the gate's eyes
+// while its results carry the new one. Outside a git repository there is
+// no base to gate by, and nothing is refused.
+func importsCommitted(l *suitefile.File) error {
+	bad, err := gitrev.Uncommitted(filepath.Dir(l.Path), l.Imports, suitefile.MaxDataFile)
+	if err != nil || bad == "" {
+		return nil
 	}
-	var out []string
-	for _, d := range dirs {
-		if abs, err := realPath(d); err == nil && !slices.Contains(out, abs) {
-			out = append(out, abs)
-		}
-	}
-	return out
-}
-
-// readsNoRunOutput refuses a suite that imports a file under dirs
-// (runOutputDirs).
-func readsNoRunOutput(l *suitefile.File, dirs []string) error {
-	for _, imp := range l.Imports {
-		at, err := realPath(imp)
-		if err != nil {
-			continue
-		}
-		for _, d := range dirs {
-			if rel, err := filepath.Rel(d, at); err == nil && filepath.IsLocal(rel) {
-				return fmt.Errorf("%s reads %s, in %s, where runs write their results: the gate reads which suites there are from the suite files, and they must not turn on what a run wrote (read results in a step of your own, and pass what a suite needs with --ext-str)", l.Path, imp, d)
-			}
-		}
-	}
-	return nil
-}
-
-// realPath is p absolute, its links resolved where it exists.
-func realPath(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		return real, nil
-	}
-	return abs, nil
+	return fmt.Errorf("%s imports %s, which is not as committed (untracked, edited, or written since the checkout, as a run writes results): the gate reads which suites there are from the suite files as committed, so they must not turn on what a run wrote; commit it, or pass what a suite needs with --ext-str", l.Path, bad)
 }

@@ -50,9 +50,6 @@ type policyReviewer struct {
 	// before the job ran, by path (recordDefined).
 	committed []committedBaseline
 	defined   map[string]definedHere
-	// runOutput are the directories runs write results to: a suite file
-	// that reads one is refused (readsNoRunOutput).
-	runOutput []string
 }
 
 func newPolicyReviewer(ctx context.Context, rev, baselines string, opts suitefile.Options) *policyReviewer {
@@ -509,7 +506,7 @@ type definedHere struct {
 	names map[string]bool
 	err   error
 	// refused says why the file cannot be read for the gate at all: it
-	// reads what runs write (readsNoRunOutput).
+	// imports what is not committed (importsCommitted).
 	refused error
 }
 
@@ -519,8 +516,9 @@ type definedHere struct {
 // by what they defined then. Evaluated again after the run, a file could
 // define other names, for a suite may read files the run writes
 // (results/ is in the repository): a suite renamed in a change would
-// then seem to stay. A suite file that reads what an earlier step's run
-// wrote (runOutput) is refused: the error says which.
+// then seem to stay. A suite file that imports what is not committed
+// (an earlier step's run may have written it) is refused: the error says
+// which.
 func (p *policyReviewer) recordDefined(jobPaths []string) error {
 	if p.rev == "" {
 		return nil
@@ -611,7 +609,7 @@ func (p *policyReviewer) evaluateHere(path string) definedHere {
 	if err != nil {
 		return definedHere{err: err}
 	}
-	if err := readsNoRunOutput(l, p.runOutput); err != nil {
+	if err := importsCommitted(l); err != nil {
 		return definedHere{err: err, refused: err}
 	}
 	names := map[string]bool{}

@@ -320,7 +320,7 @@ func TestRenamedSuiteCannotHideBehindTheRunsFiles(t *testing.T) {
 		args := append([]string{"ci", "--measured", "--comment=false", "--summary", "", "--html", "", "--outputs", "",
 			"--base-ref", base, "--baselines", filepath.Join(repo.Dir, "baselines"), "--report", filepath.Join(t.TempDir(), "r.md")}, c.trust...)
 		code, out, errOut = runCLI(t, context.Background(), append(args, c.results)...)
-		if code != exitUsage || !strings.Contains(errOut, "suites/len.jsonnet reads") || !strings.Contains(errOut, "where runs write their results") {
+		if code != exitUsage || !strings.Contains(errOut, "suites/len.jsonnet imports") || !strings.Contains(errOut, "results/len2.json, which is not as committed") {
 			t.Fatalf("measured %s %v, renamed behind the run's files: exit %d\n%s\n%s", filepath.Base(c.results), c.trust, code, out, errOut)
 		}
 	}
@@ -414,6 +414,26 @@ func TestRenamedBehindADirectoryLink(t *testing.T) {
 		if code != exitFailed || !strings.Contains(md, "suite len was renamed to len2") {
 			t.Errorf("%s moved behind a link: exit %d\n%s\n%s", dir, code, out, md)
 		}
+	}
+}
+
+// ci --measured gates results kept anywhere, the repository's root
+// included, of a suite that imports committed files.
+func TestMeasuredAtTheRootOfASuiteWithImports(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
+	repo, _ := policyRepo(t)
+	withLib := policySuite("len", "4ms", func(s string) string {
+		return strings.Replace(s, "tolerance: { default: '5%' },", "tolerance: import '../lib/tolerance.libsonnet',", 1)
+	})
+	base := repo.Commit("a library", map[string][]byte{"suites/len.jsonnet": withLib, "lib/tolerance.libsonnet": []byte("{ default: '5%' }\n")})
+	if code, out, errOut := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", repo.Dir,
+		"--baselines", filepath.Join(t.TempDir(), "none"), filepath.Join(repo.Dir, "suites", "len.jsonnet")); code != exitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut := runCLI(t, context.Background(), "ci", "--measured", "--comment=false", "--summary", "", "--html", "", "--outputs", "",
+		"--base-ref", base, "--baselines", filepath.Join(repo.Dir, "baselines"), "--report", filepath.Join(t.TempDir(), "r.md"), filepath.Join(repo.Dir, "len.json"))
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 }
 
