@@ -181,7 +181,7 @@ func scalingTable(cv sim.CrossValidation) *report.Table {
 // heldOutTable is sim check's first table: each source held out, the
 // overhead its fold fitted and its figures' errors, with and without it.
 func heldOutTable(cv sim.CrossValidation) *report.Table {
-	held := &report.Table{Title: "held out by source: each source's rows predicted by the step overheads the other sources' rows fit", Columns: []report.Column{
+	held := &report.Table{Title: "held out by source: each source's rows predicted by the constants the other sources' rows fit", Columns: []report.Column{
 		{Key: "source", Title: "source held out"}, {Key: "engine", Title: "engine"}, {Key: "figures", Title: "figures", Right: true},
 		{Key: "step_overhead_ms", Title: "step overhead without it (ms)", Right: true}, {Key: "step_overhead_all_ms", Title: "with all (ms)", Right: true},
 		{Key: "median_abs_error", Title: "median abs. error held out", Right: true}, {Key: "median_abs_error_all", Title: "with all", Right: true},

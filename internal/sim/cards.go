@@ -105,7 +105,7 @@ type GPUCard struct {
 	// work that grows with the batch's sequences, not with their context
 	// or their FLOPs. It is fitted on the card's published rows where its
 	// batched rows want it (CrossValidate refits it without each source),
-	// and 0 elsewhere. Under roofline versions before 3 it is not priced.
+	// and 0 elsewhere. Under roofline versions before 4 it is not priced.
 	SeqLayerUs float64 `json:"seq_layer_us,omitempty"`
 	Source     string  `json:"source,omitempty"`
 }
@@ -282,7 +282,7 @@ var gpuCards = []GPUCard{
 		AchievedGBs: 4293, AchievedTFLOPS: map[string]float64{"bf16": 588, "fp8": 1177}, SeqLayerUs: 1.12,
 		Source: "AMD Instinct MI300X datasheet: 192 GB HBM3, 5.3 TB/s, 1,307 TFLOPS BF16 / 2,615 FP8 dense, Infinity Fabric 7 x 128 GB/s links (64 GB/s each way); " +
 			"achieved: ~81% of its bandwidth and ~45% of its peak FLOP/s in BF16 and FP8, SemiAnalysis's MI300X vs H100 measurements (Dec 2024) as reported at aiweekly.co/alerts/amd-mi300x-hits-only-45-of-peak-flops-in-practice; " +
-			"seq_layer_us: fitted on the MI300X rows of References (CrossValidate's fit on all of them), vLLM on ROCm at batch 64-256 of 70B and 405B: at batch 1 the roofline meets them within 3%, and each added sequence costs about 1 µs a layer more, whatever its context; fitted on the H100 and H200 rows too, the held-out median rose from 7% to 8%"},
+			"seq_layer_us: fitted on the MI300X rows of References (CrossValidate's fit on all of them), vLLM on ROCm at batch 64-256 of 70B and 405B: at batch 1 the roofline meets them within 3%, and each added sequence costs 0.6 to 1.5 µs a layer more (the long-context 70B row the least); tried on the H100 and H200 rows too, the held-out median rose from 7% to 8%"},
 }
 
 // LookupModel returns the named built-in model card.

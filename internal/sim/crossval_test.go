@@ -60,10 +60,11 @@ func TestCrossValidationHoldsOutItsSource(t *testing.T) {
 	}
 }
 
-// The engines' step overheads are what CrossValidate fits on every row,
+// The engines' step overheads and the cards' seq_layer_us are what
+// CrossValidate fits on every row,
 // the rows held out by source meet issue 41's goals where this build
 // does (a median |error| of at most 8%, and promised/published 0.97-1.03:
-// it is 1.010, the bound 1.035; not every figure within 25%: the
+// it is 1.00, the bound 1.035; not every figure within 25%: the
 // known misses count), and docs/simulator.md shows the table.
 func TestEngineOverheadsAreTheFit(t *testing.T) {
 	t.Parallel()

@@ -79,8 +79,8 @@ func bounds(rs []ratio, throughput bool, leaveOut string, tail float64) ([2]floa
 // a harness and a machine, so a row beside its own source's rows is not
 // held out, and rows pooled across sources can promise too narrow an
 // interval (with the rows of 2026-12-05, the 10th to 90th percentiles of
-// all rows covered 72% of a source's figures left out; today's rows,
-// 81%, need no widening).
+// all rows covered 72% of a source's figures left out; today's rows need
+// widening to their 3rd and 97th percentiles to cover 80%).
 func heldOutCoverage(rs []ratio, tail float64) (covered, n int) {
 	for _, r := range rs {
 		b, ok := bounds(rs, r.throughput, r.source, tail)

@@ -46,7 +46,9 @@ type Spec struct {
 	// efficiencies apply (see Engines); empty is vLLM.
 	Engine string `json:"engine,omitempty"`
 	// Roofline is the cost model's version (the name predates request
-	// paths): 3 is the one described above. 2 had no engine request path:
+	// paths): 4 is the one described above. 3 did not price a card's
+	// SeqLayerUs, so a file fitted under it (on an MI300X, say, whose fit
+	// absorbed that cost) replays as fitted. 2 had no engine request path:
 	// an engine's RequestOverhead (TensorRT-LLM's 5 ms) is not a default
 	// under it, so a file fitted then replays without one unless it names
 	// one (files written between that default and version 3 name it, and
@@ -165,7 +167,7 @@ const (
 	// NCCL buffers, CUDA graphs) that the utilization cap also covers.
 	nonTorchBytes = 1 << 30
 	// rooflineVersion is the cost model Derive uses for a new spec.
-	rooflineVersion = 3
+	rooflineVersion = 4
 )
 
 func dtypeBytes(dt string) (float64, error) {
@@ -536,7 +538,7 @@ func (r roofline) step(b batch) time.Duration {
 	attention := overlap(float64(b.decodeCtx+b.prefillCtx)*r.kvBytesPerToken/r.bandwidth,
 		float64(b.decodeCtx+b.prefillAttn)*r.attnFlopsPerPair/r.bf16Flops)
 	d := time.Duration((matmuls+attention)*1e9) + r.s.StepOverhead + time.Duration(b.seqs)*r.s.SeqOverhead
-	if r.s.Roofline >= 3 {
+	if r.s.Roofline >= 4 {
 		d += time.Duration(float64(b.seqs*r.s.Model.Layers) * r.s.GPU.SeqLayerUs * 1e3)
 	}
 	if r.s.TP > 1 {

@@ -370,7 +370,7 @@ func TestDeriveErrors(t *testing.T) {
 		{"an all-reduce of seconds", Spec{Model: m8, GPU: slowReduce, TP: 2}, Knobs{}, "all_reduce_us 2e+06"},
 		{"a doubling cost that is not a number", Spec{Model: m8, GPU: nanDoubling, TP: 2}, Knobs{}, "all_reduce_doubling_us NaN"},
 		{"engine", Spec{Model: m8, GPU: h100, Engine: "tgi"}, Knobs{}, `engine "tgi": want one of vllm, sglang, trtllm`},
-		{"roofline", Spec{Model: m8, GPU: h100, Roofline: 4}, Knobs{}, "roofline version 4"},
+		{"roofline", Spec{Model: m8, GPU: h100, Roofline: 5}, Knobs{}, "roofline version 5"},
 		{"a PCIe ring under the current version", Spec{Model: m8, GPU: l40s, TP: 2, PCIeAllReduce: PCIeRing}, Knobs{}, "only under roofline version 2"},
 		{"an all-reduce not known", Spec{Model: m8, GPU: l40s, TP: 2, Roofline: 2, PCIeAllReduce: "tree"}, Knobs{}, `pcie_all_reduce "tree"`},
 		{"an efficiency of 1e-300", Spec{Model: m8, GPU: h100, Efficiency: Efficiency{MemoryEfficiency: 1e-300, ComputeEfficiency: 0.5}}, Knobs{}, "memory_efficiency 1e-300"},
@@ -684,6 +684,33 @@ func TestChunkedPrefillDefaultsToTheEngine(t *testing.T) {
 		if again.NoChunkedPrefill != p.NoChunkedPrefill || again.MaxBatchedTokens != p.MaxBatchedTokens || again.MaxModelLen != p.MaxModelLen {
 			t.Errorf("%s, chunked_prefill %v: derived again from its knobs, whole prompts %v, %d tokens a step, max_model_len %d; was %v, %d, %d",
 				c.engine, c.chunked, again.NoChunkedPrefill, again.MaxBatchedTokens, again.MaxModelLen, p.NoChunkedPrefill, p.MaxBatchedTokens, p.MaxModelLen)
+		}
+	}
+}
+
+// A card's SeqLayerUs is priced from roofline version 4 on, each
+// sequence of a step paying it in every layer: a file fitted under
+// version 3 replays as it was fitted. A card past its bound is refused.
+func TestSeqLayerFromVersion4(t *testing.T) {
+	t.Parallel()
+	g, _ := LookupGPU("mi300x")
+	m, _ := LookupModel("llama-3-70b")
+	b := batch{seqs: 128, decodes: 128, decodeCtx: 128 * 1024}
+	step := func(v int) time.Duration {
+		return newRoofline(Spec{Model: m, GPU: g, TP: 8, Weights: "fp8", Roofline: v}.withDefaults()).step(b)
+	}
+	want := time.Duration(128 * 80 * g.SeqLayerUs * 1e3)
+	if g.SeqLayerUs <= 0 {
+		t.Fatal("the mi300x card has no seq_layer_us")
+	}
+	if got := step(4) - step(3); got < want-time.Microsecond || got > want+time.Microsecond {
+		t.Errorf("version 4 adds %v to a step of 128 sequences of an 80-layer model, want %v", got, want)
+	}
+	for _, us := range []float64{-1, 101, math.NaN()} {
+		bad := g
+		bad.SeqLayerUs = us
+		if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "seq_layer_us") {
+			t.Errorf("seq_layer_us %v: %v", us, err)
 		}
 	}
 }

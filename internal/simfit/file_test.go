@@ -316,8 +316,8 @@ func TestFileFittedBeforeRequestPathKeepsNone(t *testing.T) {
 	must(t, Write(out, &File{Schema: FileSchema, Profile: now}))
 	back, err := ReadProfile(out)
 	must(t, err)
-	if back.Spec.Roofline != 3 || back.RequestOverhead != 5*time.Millisecond {
-		t.Errorf("written now and read back: roofline %d, request overhead %v; want 3 and 5ms", back.Spec.Roofline, back.RequestOverhead)
+	if back.Spec.Roofline != 4 || back.RequestOverhead != 5*time.Millisecond {
+		t.Errorf("written now and read back: roofline %d, request overhead %v; want 4 and 5ms", back.Spec.Roofline, back.RequestOverhead)
 	}
 }
 
