@@ -465,38 +465,62 @@ type committedBaseline struct {
 }
 
 // suitePathHere is where a baseline's recorded suite path lies in this
-// checkout: as recorded, where that is relative or inside the
-// repository; else (recorded in another clone, as a cluster's run may
-// record it) the longest tail of it that names a file here or at the
-// base revision. Unmapped, such a baseline's suite could be renamed
-// unseen: its file would be found neither here nor at the base.
+// checkout: as recorded, where that names a file of the repository here
+// or at the base; else (recorded in another clone, or from another
+// directory, as a cluster's run may record it) the longest tail of it
+// that names a file at the base, else here. The base's files come first:
+// a file this change adds at a longer tail cannot stand in for the
+// suite's. Unmapped, such a baseline's suite could be renamed unseen:
+// its file would be found neither here nor at the base.
 func (p *policyReviewer) suitePathHere(sp string) string {
-	if sp == "" || !filepath.IsAbs(sp) {
+	if sp == "" {
 		return sp
 	}
 	root, err := gitrev.Root(p.baselines)
 	if err != nil {
 		return sp
 	}
-	if rel, err := filepath.Rel(root, sp); err == nil && filepath.IsLocal(rel) {
+	tree, _ := p.baseTree(p.baselines)
+	atBase := func(path string) bool {
+		if tree == nil {
+			return false
+		}
+		at, err := tree.Path(path)
+		if err != nil {
+			return false
+		}
+		_, err = os.Stat(at)
+		return err == nil
+	}
+	here := func(path string) bool {
+		_, err := os.Stat(path)
+		return err == nil
+	}
+	if rel, err := filepath.Rel(root, absPath(sp)); err == nil && filepath.IsLocal(rel) && (atBase(sp) || here(sp)) {
 		return sp
 	}
-	tree, _ := p.baseTree(p.baselines)
+	var tails []string
 	parts := strings.Split(filepath.ToSlash(filepath.Clean(sp)), "/")
-	for i := 1; i < len(parts); i++ {
-		here := filepath.Join(root, filepath.FromSlash(strings.Join(parts[i:], "/")))
-		if _, err := os.Stat(here); err == nil {
-			return here
+	for i := range parts {
+		if tail := filepath.FromSlash(strings.Join(parts[i:], "/")); filepath.IsLocal(tail) {
+			tails = append(tails, filepath.Join(root, tail))
 		}
-		if tree != nil {
-			if at, err := tree.Path(here); err == nil {
-				if _, err := os.Stat(at); err == nil {
-					return here
-				}
-			}
+	}
+	for _, exists := range []func(string) bool{atBase, here} {
+		if i := slices.IndexFunc(tails, exists); i >= 0 {
+			return tails[i]
 		}
 	}
 	return sp
+}
+
+// absPath is p absolute ("" where it cannot be).
+func absPath(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return ""
+	}
+	return abs
 }
 
 // definedHere is what a suite file of this checkout defines: the names
@@ -525,27 +549,15 @@ func (p *policyReviewer) recordDefined(jobPaths []string) error {
 	}
 	var refused error
 	p.committed, p.defined = []committedBaseline{}, map[string]definedHere{}
-	// A baselines directory that is a link is walked too (WalkDir does
-	// not follow its root), under its own name.
-	root := p.baselines
-	if real, err := filepath.EvalSymlinks(root); err == nil {
-		root = real
-	}
-	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
-			return nil
-		}
-		if rel, err := filepath.Rel(root, path); err == nil {
-			path = filepath.Join(p.baselines, rel)
-		}
+	walkBaselines(p.baselines, func(path string) {
 		b, err := baseline.Read(path)
 		if err != nil {
-			return nil
+			return
 		}
 		spath := p.suitePathHere(b.Result.Suite.Path)
 		p.committed = append(p.committed, committedBaseline{path, b, spath})
 		if spath == "" || slices.ContainsFunc(jobPaths, func(j string) bool { return samePath(j, spath) }) {
-			return nil
+			return
 		}
 		if _, done := p.defined[spath]; !done {
 			p.defined[spath] = p.evaluateHere(spath)
@@ -553,9 +565,42 @@ func (p *policyReviewer) recordDefined(jobPaths []string) error {
 				refused = p.defined[spath].refused
 			}
 		}
-		return nil
 	})
 	return refused
+}
+
+// walkBaselines calls fn with every .json file under dir, by its path
+// under dir's name, following links to directories (a baselines
+// directory, or a variant's, moved and left as a link is still read).
+// Breadth first, each real directory once: a file reached by two paths
+// (a link back up) is read by the shorter.
+func walkBaselines(dir string, fn func(path string)) {
+	seen := map[string]bool{}
+	queue := []string{dir}
+	for len(queue) > 0 && len(seen) < 10_000 {
+		d := queue[0]
+		queue = queue[1:]
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil || seen[real] {
+			continue
+		}
+		seen[real] = true
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			path := filepath.Join(d, e.Name())
+			st, err := os.Stat(path) // through a link
+			switch {
+			case err != nil:
+			case st.IsDir():
+				queue = append(queue, path)
+			case st.Mode().IsRegular() && strings.HasSuffix(e.Name(), ".json"):
+				fn(path)
+			}
+		}
+	}
 }
 
 // deletedBaselines names the suites whose baseline the base revision has

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -368,28 +369,48 @@ func TestRenamedWithItsBaselineDeletedIsLoud(t *testing.T) {
 }
 
 // A baseline recorded in another clone (a cluster's, by an absolute
-// path) still names its suite's file here, by the tail of its path: a
-// rename of that suite is found.
+// path) or from another directory (a relative path that does not name
+// the file from the repository's root) still names its suite's file
+// here, by the longest tail of its path the base has: a rename of that
+// suite is found, and a file the change adds at a longer tail (a decoy
+// that still defines the old name) does not stand in for it.
 func TestRenamedSuiteOfABaselineRecordedElsewhere(t *testing.T) {
 	t.Parallel() // ci --virtual: exact, whatever else runs
-	repo, _ := policyRepo(t)
-	bpath := filepath.Join(repo.Dir, "baselines", "len.json")
-	tree := jsonTree(t, bpath)
-	tree["result"].(map[string]any)["suite"].(map[string]any)["path"] = "/elsewhere/clone/suites/len.jsonnet"
-	data, err := json.Marshal(tree)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := repo.Commit("baseline recorded elsewhere", map[string][]byte{"baselines/len.json": data})
-	renamed := policySuite("len2", "12ms", func(s string) string {
-		return strings.Replace(strings.Replace(s, `'5%'`, `'50%'`, 1), "fixed(16)", "fixed(17)", 1)
-	})
-	if err := os.WriteFile(filepath.Join(repo.Dir, "suites", "len.jsonnet"), renamed, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, out, md := ciPolicy(t, repo, base, "len.jsonnet")
-	if code != exitFailed || !strings.Contains(md, "suite len was") {
-		t.Fatalf("exit %d\n%s\n%s", code, out, md)
+	for _, c := range []struct {
+		recorded string
+		decoy    bool
+	}{
+		{"/elsewhere/clone/suites/len.jsonnet", false},
+		{"/home/runner/clone/suites/len.jsonnet", true},
+		{"clone/suites/len.jsonnet", false},
+	} {
+		repo, _ := policyRepo(t)
+		bpath := filepath.Join(repo.Dir, "baselines", "len.json")
+		tree := jsonTree(t, bpath)
+		tree["result"].(map[string]any)["suite"].(map[string]any)["path"] = c.recorded
+		data, err := json.Marshal(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := repo.Commit("baseline recorded elsewhere", map[string][]byte{"baselines/len.json": data})
+		renamed := policySuite("len2", "12ms", func(s string) string {
+			return strings.Replace(strings.Replace(s, `'5%'`, `'50%'`, 1), "fixed(16)", "fixed(17)", 1)
+		})
+		if err := os.WriteFile(filepath.Join(repo.Dir, "suites", "len.jsonnet"), renamed, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if c.decoy {
+			if err := os.MkdirAll(filepath.Join(repo.Dir, "clone", "suites"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(repo.Dir, "clone", "suites", "len.jsonnet"), policySuite("len", "4ms", nil), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		code, out, md := ciPolicy(t, repo, base, "len.jsonnet")
+		if code != exitFailed || !strings.Contains(md, "suite len was") {
+			t.Errorf("recorded as %s (decoy %v): exit %d\n%s\n%s", c.recorded, c.decoy, code, out, md)
+		}
 	}
 }
 
@@ -777,5 +798,35 @@ func TestCIRefusesWhenNoBaseRulesRead(t *testing.T) {
 	code, out, _ := ciPolicy(t, repo, base, "len.jsonnet")
 	if code != exitUsage || !strings.Contains(out, "the base's rules cannot be read") {
 		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
+
+// The committed baselines are read through links to directories (a
+// variant's baselines moved and left as a link), each under its name in
+// baselines/, and a link back up is walked once.
+func TestWalkBaselinesFollowsLinks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, f := range []string{"baselines/x.json", "bl/v/a.json", "bl/v/notes.txt"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, to := range map[string]string{"baselines/v": "../bl/v", "baselines/loop": ".."} {
+		if err := os.Symlink(to, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	walkBaselines(filepath.Join(dir, "baselines"), func(path string) {
+		rel, _ := filepath.Rel(dir, path)
+		got = append(got, filepath.ToSlash(rel))
+	})
+	slices.Sort(got)
+	if want := []string{"baselines/v/a.json", "baselines/x.json"}; !slices.Equal(got, want) {
+		t.Errorf("walked %q, want %q", got, want)
 	}
 }
