@@ -458,6 +458,67 @@ func TestMeasuredAtTheRootOfASuiteWithImports(t *testing.T) {
 	}
 }
 
+// In a repository whose suites/ or baselines/ is a committed link, a
+// change that points the link elsewhere is judged by what the base's
+// link led to: a suite renamed behind it is found, and baselines left
+// behind by it are named as deleted.
+func TestCommittedLinkPointedElsewhere(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
+	repoWith := func(linked string) (*gitfixture.Repo, string) {
+		repo := gitfixture.New(t)
+		suiteDir := map[bool]string{true: "bench", false: "suites"}[linked == "suites"]
+		repo.Commit("suite", map[string][]byte{suiteDir + "/len.jsonnet": policySuite("len", "4ms", nil)})
+		if linked == "suites" {
+			repo.Link("link", "suites", "bench")
+		}
+		results := t.TempDir()
+		if code, out, errOut := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", results,
+			"--baselines", filepath.Join(t.TempDir(), "none"), filepath.Join(repo.Dir, "suites", "len.jsonnet")); code != exitOK {
+			t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+		}
+		blDir := map[bool]string{true: "bl", false: "baselines"}[linked == "baselines"]
+		writeVirtualBaseline(t, filepath.Join(results, "len.json"), filepath.Join(repo.Dir, blDir, "len.json"))
+		data, err := os.ReadFile(filepath.Join(repo.Dir, blDir, "len.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := repo.Commit("baseline", map[string][]byte{blDir + "/len.json": data})
+		if linked == "baselines" {
+			base = repo.Link("link", "baselines", "bl")
+		}
+		return repo, base
+	}
+	repoint := func(repo *gitfixture.Repo, link string) {
+		if err := os.Remove(filepath.Join(repo.Dir, link)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(repo.Dir, link+"2"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(link+"2", filepath.Join(repo.Dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	repo, base := repoWith("suites")
+	repoint(repo, "suites")
+	renamed := policySuite("len2", "12ms", func(s string) string {
+		return strings.Replace(strings.Replace(s, `'5%'`, `'50%'`, 1), "fixed(16)", "fixed(17)", 1)
+	})
+	if err := os.WriteFile(filepath.Join(repo.Dir, "suites", "len.jsonnet"), renamed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, md := ciPolicy(t, repo, base, "len.jsonnet"); code != exitFailed || !strings.Contains(md, "suite len was") {
+		t.Errorf("suites -> bench pointed elsewhere: exit %d\n%s\n%s", code, out, md)
+	}
+
+	repo, base = repoWith("baselines")
+	repoint(repo, "baselines")
+	if code, out, md := ciPolicy(t, repo, base, "len.jsonnet"); !strings.Contains(out, "baseline len: deleted here") || !strings.Contains(md, "deletes the baseline of len") {
+		t.Errorf("baselines -> bl pointed elsewhere: exit %d\n%s\n%s", code, out, md)
+	}
+}
+
 // --suite-from-results still gates results measured from another
 // version of a suite file this checkout has, as long as the file still
 // defines the suite by that name.
@@ -669,12 +730,7 @@ func TestPolicyBaseReadsOnlyTheBase(t *testing.T) {
 	if hostile == string(lib) {
 		t.Fatal("the library's latency SLO changed shape; update this test")
 	}
-	if err := os.MkdirAll(filepath.Join(repo.Dir, "lib"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(repo.Dir, "lib", "benchci.libsonnet"), []byte(hostile), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	repo.Commit("the change: a library on the import path", map[string][]byte{"lib/benchci.libsonnet": []byte(hostile)})
 	code, out, md := ciPolicyWith(t, repo, base, []string{"--jpath", filepath.Join(repo.Dir, "lib")}, "slo.jsonnet")
 	if code != exitFailed || !strings.Contains(md, "⛔ **policy loosened: slo.**") || !strings.Contains(md, "&lt; 5ms → &lt; 500ms") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, md)

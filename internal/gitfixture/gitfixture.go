@@ -74,6 +74,27 @@ func (r *Repo) Commit(msg string, files map[string][]byte) string {
 	return h.String()
 }
 
+// Link makes path a symbolic link to target and commits it, returning
+// the commit's hash.
+func (r *Repo) Link(msg, path, target string) string {
+	r.t.Helper()
+	full := filepath.Join(r.Dir, path)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.Symlink(target, full); err != nil {
+		r.t.Fatal(err)
+	}
+	wt, err := r.git.Worktree()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if _, err := wt.Add(path); err != nil {
+		r.t.Fatal(err)
+	}
+	return r.Commit(msg, nil)
+}
+
 // Baseline is the baseline at src with its TTFT
 // statistics multiplied by ttft and every latency and throughput moved by
 // 1% noise drawn from seed, re-summarized as benchci writes it.

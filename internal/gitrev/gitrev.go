@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -40,6 +42,54 @@ type Tree struct {
 	// mirrors; Dir holds the revision's files; Commit is the revision
 	// resolved.
 	Root, Dir, Commit string
+	// links are the revision's symbolic links, by slash path, to their
+	// targets: not written (a suite reads through none), but a path
+	// through one names its target's file (throughLinks).
+	links map[string]string
+}
+
+// maxLink bounds a link's target read from a revision.
+const maxLink = 4096
+
+// throughLinks rewrites rel (slash-separated, relative to the root)
+// through the links lookup finds on its way, as a file system follows
+// them: each prefix that is a link is replaced by its target, relative
+// to the link's directory. ok is false for a target outside the
+// repository, or a chain of more than 40 links.
+func throughLinks(rel string, lookup func(string) (string, bool)) (string, bool) {
+	parts := strings.Split(rel, "/")
+	for i, hops := 0, 0; i < len(parts); i++ {
+		prefix := strings.Join(parts[:i+1], "/")
+		target, isLink := lookup(prefix)
+		if !isLink {
+			continue
+		}
+		next := path.Clean(path.Join(path.Dir(prefix), target))
+		if hops++; hops > 40 || path.IsAbs(target) || next == ".." || strings.HasPrefix(next, "../") {
+			return "", false
+		}
+		rest := path.Join(append([]string{next}, parts[i+1:]...)...)
+		if rest == "." {
+			return rest, true
+		}
+		parts = strings.Split(rest, "/")
+		i = -1
+	}
+	return path.Clean(strings.Join(parts, "/")), true
+}
+
+// candidates are rels, each first as the revision's links lead it.
+func candidates(rels []string, lookup func(string) (string, bool)) []string {
+	var out []string
+	for _, rel := range rels {
+		if r, ok := throughLinks(filepath.ToSlash(rel), lookup); ok && !slices.Contains(out, filepath.FromSlash(r)) {
+			out = append(out, filepath.FromSlash(r))
+		}
+		if !slices.Contains(out, rel) {
+			out = append(out, rel)
+		}
+	}
+	return out
 }
 
 // Path maps a path in the work tree (absolute, or relative to the
@@ -53,7 +103,7 @@ func (t *Tree) Path(p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, rel := range rels[:len(rels)-1] {
+	for _, rel := range candidates(rels, func(l string) (string, bool) { target, ok := t.links[l]; return target, ok }) {
 		if _, err := os.Lstat(filepath.Join(t.Dir, rel)); err == nil {
 			return filepath.Join(t.Dir, rel), nil
 		}
@@ -120,9 +170,17 @@ func Write(dir, rev, dest string, lim Limits) (*Tree, error) {
 	defer out.Close()
 	var files int
 	var bytes int64
+	links := map[string]string{}
 	err = tree.Files().ForEach(func(f *object.File) error {
+		if f.Mode == filemode.Symlink {
+			// Not written, but a path through it names its target.
+			if target, ok := linkTarget(f); ok {
+				links[f.Name] = target
+			}
+			return nil
+		}
 		if f.Mode != filemode.Regular && f.Mode != filemode.Executable && f.Mode != filemode.Deprecated {
-			return nil // links and submodules: nothing a suite reads
+			return nil // submodules: nothing a suite reads
 		}
 		if !filepath.IsLocal(filepath.FromSlash(f.Name)) {
 			return fmt.Errorf("%q is not a local path", f.Name)
@@ -137,7 +195,7 @@ func Write(dir, rev, dest string, lim Limits) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", rev, err)
 	}
-	return &Tree{Root: root, Dir: dest, Commit: h.String()}, nil
+	return &Tree{Root: root, Dir: dest, Commit: h.String(), links: links}, nil
 }
 
 // Root is the work-tree root of the git repository holding dir.
@@ -248,10 +306,25 @@ func ReadFile(path, rev string, max int64) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	ct, err := c.Tree()
+	if err != nil {
+		return nil, "", fmt.Errorf("read the tree of %s: %w", h, err)
+	}
+	lookup := func(p string) (string, bool) {
+		e, err := ct.FindEntry(p)
+		if err != nil || e.Mode != filemode.Symlink {
+			return "", false
+		}
+		f, err := ct.TreeEntryFile(e)
+		if err != nil {
+			return "", false
+		}
+		return linkTarget(f)
+	}
 	var rel string
 	var f *object.File
-	for _, rel = range rels {
-		if f, err = c.File(filepath.ToSlash(rel)); !errors.Is(err, object.ErrFileNotFound) {
+	for _, rel = range candidates(rels, lookup) {
+		if f, err = c.File(filepath.ToSlash(rel)); !errors.Is(err, object.ErrFileNotFound) && (err != nil || f.Mode != filemode.Symlink) {
 			break
 		}
 	}
@@ -309,4 +382,13 @@ func Uncommitted(dir string, paths []string, max int64) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// linkTarget is the target a symbolic link of a revision names.
+func linkTarget(f *object.File) (string, bool) {
+	if f.Size > maxLink {
+		return "", false
+	}
+	target, err := f.Contents()
+	return target, err == nil && target != ""
 }
