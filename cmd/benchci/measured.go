@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/benchci/benchci/framework/result"
 	"github.com/benchci/benchci/framework/suite"
 	"github.com/benchci/benchci/framework/suitefile"
-	"github.com/benchci/benchci/internal/gitrev"
 	"github.com/benchci/benchci/internal/slo"
 )
 
@@ -43,9 +41,7 @@ func readMeasured(path string, opts suitefile.Options, ownSuite bool) (*result.F
 }
 
 // measuredSuite returns the suite to judge f by: the checkout's, when f's
-// suite file is here, else f's own definition (and a note). A suite file
-// of this checkout that imports what is not committed is refused
-// (importsCommitted).
+// suite file is here, else f's own definition (and a note).
 func measuredSuite(f *result.File, opts suitefile.Options, ownSuite bool) (*suite.Suite, string, error) {
 	own, err := suite.Decode(f.Suite.Definition)
 	if err != nil {
@@ -72,9 +68,6 @@ func measuredSuite(f *result.File, opts suitefile.Options, ownSuite bool) (*suit
 	}
 	l, err := loadSuite(context.Background(), f.Suite.Path, opts)
 	if err != nil {
-		return nil, "", err
-	}
-	if err := importsCommitted(l); err != nil {
 		return nil, "", err
 	}
 	for _, v := range l.Variants() {
@@ -105,17 +98,17 @@ func suiteAbsent(f *result.File) bool {
 
 // stillNamed checks that f's suite file, as this checkout evaluates it
 // now, still defines a suite by f's name. The gate reads which suites
-// stay from the same evaluation, made after an earlier step wrote the
-// results: a file whose name turned on a file the run wrote would
-// otherwise carry its results under the new name while its old name
-// seemed to stay, and a rename would pass unseen.
+// stay from the files as committed where they evaluate so, else from
+// this same evaluation, made after an earlier step wrote the results: a
+// file whose name turned on a file the run wrote would otherwise carry
+// its results under the new name while its old name seemed to stay, and
+// a rename would pass unseen.
 func stillNamed(f *result.File, opts suitefile.Options) error {
 	l, err := loadSuite(context.Background(), f.Suite.Path, opts)
 	if err != nil {
-		return fmt.Errorf("its suite file is in this checkout and must still define %s, but does not evaluate: %w", f.Suite.Name, err)
-	}
-	if err := importsCommitted(l); err != nil {
-		return err
+		// Left to the job that runs it, as goneSuites leaves it: a suite
+		// may need flags only its own job passes (--ext-str).
+		return nil
 	}
 	var names []string
 	for _, v := range l.Variants() {
@@ -126,19 +119,4 @@ func stillNamed(f *result.File, opts suitefile.Options) error {
 	}
 	return fmt.Errorf("%s in this checkout defines %s, not %s: the results were measured from a definition this checkout no longer gives (a name that reads files the run writes, or a rename): measure it again from this checkout",
 		f.Suite.Path, strings.Join(names, ", "), f.Suite.Name)
-}
-
-// importsCommitted refuses a suite file that imports a file of its
-// repository other than as committed (untracked, modified, or written
-// since the checkout, as an earlier step's run writes results): the gate
-// reads which suites there are from the suite files, and a suite whose
-// name turned on such a file could keep its old name in the gate's eyes
-// while its results carry the new one. Outside a git repository there is
-// no base to gate by, and nothing is refused.
-func importsCommitted(l *suitefile.File) error {
-	bad, err := gitrev.Uncommitted(filepath.Dir(l.Path), l.Imports, suitefile.MaxDataFile)
-	if err != nil || bad == "" {
-		return nil
-	}
-	return fmt.Errorf("%s imports %s, which is not as committed (untracked, edited, or written since the checkout, as a run writes results): the gate reads which suites there are from the suite files as committed, so they must not turn on what a run wrote; commit it, or pass what a suite needs with --ext-str", l.Path, bad)
 }

@@ -50,6 +50,12 @@ type policyReviewer struct {
 	// before the job ran, by path (recordDefined).
 	committed []committedBaseline
 	defined   map[string]definedHere
+	// The change's own tree as committed (HEAD), written on first use,
+	// and the options that evaluate its suites from it (evaluateHere).
+	head     *gitrev.Tree
+	headOpts suitefile.Options
+	headErr  error
+	headTmp  string
 }
 
 func newPolicyReviewer(ctx context.Context, rev, baselines string, opts suitefile.Options) *policyReviewer {
@@ -58,8 +64,10 @@ func newPolicyReviewer(ctx context.Context, rev, baselines string, opts suitefil
 
 // close removes the base revision's tree.
 func (p *policyReviewer) close() {
-	if p.tmp != "" {
-		os.RemoveAll(p.tmp)
+	for _, dir := range []string{p.tmp, p.headTmp} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 }
 
@@ -84,6 +92,24 @@ func (p *policyReviewer) baseTree(near string) (*gitrev.Tree, error) {
 		}
 	}
 	return p.tree, p.treeErr
+}
+
+// headTree writes the change's tree as committed (HEAD) once; nil where
+// it cannot be written (the error says why).
+func (p *policyReviewer) headTree(near string) (*gitrev.Tree, error) {
+	if p.head == nil && p.headErr == nil {
+		if st, err := os.Stat(p.baselines); err == nil && st.IsDir() {
+			near = p.baselines
+		}
+		p.headTmp, p.headErr = os.MkdirTemp("", "benchci-head-")
+		if p.headErr == nil {
+			p.head, p.headErr = gitrev.Write(near, "HEAD", p.headTmp, gitrev.DefaultLimits)
+		}
+		if p.headErr == nil {
+			p.headOpts, p.headErr = atRevision(p.opts, p.head)
+		}
+	}
+	return p.head, p.headErr
 }
 
 // baseSuite is the suite named name as defined at the base revision by
@@ -426,8 +452,8 @@ func (p *policyReviewer) goneSuites(ran []*result.File) []*compare.Report {
 			continue // not the base's either: not this change's doing
 		}
 		why := fmt.Sprintf("suite %s was deleted in this change (%s no longer defines it) while %s stays", name, spath, c.path)
-		if to := renamedTo(c.b.Result, unmatched); to != "" {
-			why = fmt.Sprintf("suite %s was renamed to %s in this change (%s) while %s stays", name, to, renamedBy(c.b.Result, unmatched), c.path)
+		if to := renamedTo(c.b.Result, spath, unmatched); to != "" {
+			why = fmt.Sprintf("suite %s was renamed to %s in this change (%s) while %s stays", name, to, renamedBy(c.b.Result, spath, unmatched), c.path)
 		}
 		why += ": move or delete the baseline in the same change (benchci baseline update), so the owners of baselines/ review it"
 		out = append(out, compare.SuiteGone(c.b.Result, why))
@@ -465,10 +491,9 @@ type committedBaseline struct {
 }
 
 // suitePathHere is where a baseline's recorded suite path lies in this
-// checkout: as recorded, where that names a file of the repository here
-// or at the base; else (recorded in another clone, or from another
-// directory, as a cluster's run may record it) the longest tail of it
-// that names a file at the base, else here. The base's files come first:
+// checkout: as recorded, or (recorded in another clone, or from another
+// directory, as a cluster's run may record it) the longest tail of it,
+// whichever first names a file at the base, else here. The base's files come first:
 // a file this change adds at a longer tail cannot stand in for the
 // suite's. Unmapped, such a baseline's suite could be renamed unseen:
 // its file would be found neither here nor at the base.
@@ -496,19 +521,19 @@ func (p *policyReviewer) suitePathHere(sp string) string {
 		_, err := os.Stat(path)
 		return err == nil
 	}
-	if rel, err := filepath.Rel(root, absPath(sp)); err == nil && filepath.IsLocal(rel) && (atBase(sp) || here(sp)) {
-		return sp
+	var cands []string
+	if rel, err := filepath.Rel(root, absPath(sp)); err == nil && filepath.IsLocal(rel) {
+		cands = append(cands, sp)
 	}
-	var tails []string
 	parts := strings.Split(filepath.ToSlash(filepath.Clean(sp)), "/")
 	for i := range parts {
 		if tail := filepath.FromSlash(strings.Join(parts[i:], "/")); filepath.IsLocal(tail) {
-			tails = append(tails, filepath.Join(root, tail))
+			cands = append(cands, filepath.Join(root, tail))
 		}
 	}
 	for _, exists := range []func(string) bool{atBase, here} {
-		if i := slices.IndexFunc(tails, exists); i >= 0 {
-			return tails[i]
+		if i := slices.IndexFunc(cands, exists); i >= 0 {
+			return cands[i]
 		}
 	}
 	return sp
@@ -529,9 +554,6 @@ func absPath(p string) string {
 type definedHere struct {
 	names map[string]bool
 	err   error
-	// refused says why the file cannot be read for the gate at all: it
-	// imports what is not committed (importsCommitted).
-	refused error
 }
 
 // recordDefined reads the committed baselines and evaluates, before the
@@ -540,16 +562,18 @@ type definedHere struct {
 // by what they defined then. Evaluated again after the run, a file could
 // define other names, for a suite may read files the run writes
 // (results/ is in the repository): a suite renamed in a change would
-// then seem to stay. A suite file that imports what is not committed
-// (an earlier step's run may have written it) is refused: the error says
-// which.
-func (p *policyReviewer) recordDefined(jobPaths []string) error {
+// then seem to stay. An earlier step's run may have written there
+// already: evaluateHere reads the files as committed where it can.
+func (p *policyReviewer) recordDefined(jobPaths []string) {
 	if p.rev == "" {
-		return nil
+		return
 	}
-	var refused error
 	p.committed, p.defined = []committedBaseline{}, map[string]definedHere{}
-	walkBaselines(p.baselines, func(path string) {
+	root, err := gitrev.Root(p.baselines)
+	if err != nil {
+		root = p.baselines
+	}
+	walkBaselines(p.baselines, root, func(path string) {
 		b, err := baseline.Read(path)
 		if err != nil {
 			return
@@ -561,27 +585,31 @@ func (p *policyReviewer) recordDefined(jobPaths []string) error {
 		}
 		if _, done := p.defined[spath]; !done {
 			p.defined[spath] = p.evaluateHere(spath)
-			if refused == nil {
-				refused = p.defined[spath].refused
-			}
 		}
 	})
-	return refused
 }
 
 // walkBaselines calls fn with every .json file under dir, by its path
-// under dir's name, following links to directories (a baselines
-// directory, or a variant's, moved and left as a link is still read).
-// Breadth first, each real directory once: a file reached by two paths
-// (a link back up) is read by the shorter.
-func walkBaselines(dir string, fn func(path string)) {
+// under dir's name, following links to directories inside root (a
+// baselines directory, or a variant's, moved and left as a link is
+// still read; one out of the repository is not). Breadth first, each
+// real directory and file once: a file reached by two paths (a link back
+// up) is read by the shorter.
+func walkBaselines(dir, root string, fn func(path string)) {
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	inside := func(real string) bool {
+		rel, err := filepath.Rel(root, real)
+		return err == nil && filepath.IsLocal(rel) || real == root
+	}
 	seen := map[string]bool{}
 	queue := []string{dir}
-	for len(queue) > 0 && len(seen) < 10_000 {
+	for len(queue) > 0 && len(seen) < 100_000 {
 		d := queue[0]
 		queue = queue[1:]
 		real, err := filepath.EvalSymlinks(d)
-		if err != nil || seen[real] {
+		if err != nil || seen[real] || !inside(real) {
 			continue
 		}
 		seen[real] = true
@@ -597,7 +625,10 @@ func walkBaselines(dir string, fn func(path string)) {
 			case st.IsDir():
 				queue = append(queue, path)
 			case st.Mode().IsRegular() && strings.HasSuffix(e.Name(), ".json"):
-				fn(path)
+				if real, err := filepath.EvalSymlinks(path); err == nil && !seen[real] && inside(real) {
+					seen[real] = true
+					fn(path)
+				}
 			}
 		}
 	}
@@ -645,18 +676,35 @@ func samePath(a, b string) bool {
 	return errA == nil && errB == nil && x == y
 }
 
-// evaluateHere is what the suite file at path defines in this checkout.
+// evaluateHere is what the suite file at path defines in this change:
+// as committed (HEAD's tree) where it evaluates there, else as the work
+// tree has it. The work tree may hold files an earlier step's run wrote
+// (results/), which a suite can import: read as committed, its name
+// cannot turn on them. Where the committed tree does not evaluate (an
+// ignored library directory, a generated file, a file not committed
+// yet), the work tree's reading stands.
 func (p *policyReviewer) evaluateHere(path string) definedHere {
 	if _, err := os.Stat(path); err != nil {
 		return definedHere{}
+	}
+	if tree, err := p.headTree(filepath.Dir(path)); err == nil && tree != nil {
+		if hp, err := tree.Path(path); err == nil {
+			if _, err := os.Stat(hp); err == nil {
+				if l, err := loadSuite(p.ctx, hp, p.headOpts); err == nil {
+					return namesOf(l)
+				}
+			}
+		}
 	}
 	l, err := loadSuite(p.ctx, path, p.opts)
 	if err != nil {
 		return definedHere{err: err}
 	}
-	if err := importsCommitted(l); err != nil {
-		return definedHere{err: err, refused: err}
-	}
+	return namesOf(l)
+}
+
+// namesOf is what a loaded suite file defines: its runs' names.
+func namesOf(l *suitefile.File) definedHere {
 	names := map[string]bool{}
 	for _, v := range l.Variants() {
 		names[v.Suite.RunName()] = true
@@ -665,22 +713,23 @@ func (p *policyReviewer) evaluateHere(path string) definedHere {
 }
 
 // renamedTo names the suite among ran that is base under another name:
-// the same file, or the same requests (workload hash).
-func renamedTo(base *result.File, ran []*result.File) string {
-	i := slices.IndexFunc(ran, func(f *result.File) bool { return renamedBy(base, []*result.File{f}) != "" })
+// the same file (spath, base's suite file in this checkout), or the same
+// requests (workload hash).
+func renamedTo(base *result.File, spath string, ran []*result.File) string {
+	i := slices.IndexFunc(ran, func(f *result.File) bool { return renamedBy(base, spath, []*result.File{f}) != "" })
 	if i < 0 {
 		return ""
 	}
 	return ran[i].Suite.Name
 }
 
-func renamedBy(base *result.File, ran []*result.File) string {
+func renamedBy(base *result.File, spath string, ran []*result.File) string {
 	for _, f := range ran {
 		switch {
 		case f.Suite.Name == base.Suite.Name:
 		case base.Suite.WorkloadHash != "" && f.Suite.WorkloadHash == base.Suite.WorkloadHash:
 			return "the same workload hash"
-		case f.Suite.Path == base.Suite.Path:
+		case f.Suite.Path == base.Suite.Path || samePath(f.Suite.Path, spath):
 			return "the same file"
 		}
 	}

@@ -276,22 +276,15 @@ func TestRenamedSuiteCannotHideBehindTheRunsFiles(t *testing.T) {
 	repo, base := policyRepo(t)
 	// Renamed, 3x slower, looser, sending other requests, and named len
 	// again once the run has overwritten the results file it reads.
-	marker := filepath.Join(repo.Dir, "results", "len2.json")
-	if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(marker, []byte("{}"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	hide := policySuite("len", "12ms", func(s string) string {
 		s = strings.Replace(s, "name: 'len',", "name: if std.length(importstr '../results/len2.json') < 100 then 'len2' else 'len',", 1)
 		s = strings.Replace(s, "fixed(16)", "fixed(17)", 1) // other requests: no base found by them
 		return strings.Replace(s, `'5%'`, `'50%'`, 1)
 	})
+	// The pull request commits the suite and the file it reads.
+	repo.Commit("the change", map[string][]byte{"suites/len.jsonnet": hide, "results/len2.json": []byte("{}")})
+	marker := filepath.Join(repo.Dir, "results", "len2.json")
 	suitePath := filepath.Join(repo.Dir, "suites", "len.jsonnet")
-	if err := os.WriteFile(suitePath, hide, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	report := filepath.Join(t.TempDir(), "r.md")
 	code, out, errOut := runCLI(t, context.Background(), "ci", "--virtual", "--comment=false", "--summary", "", "--html", "", "--outputs", "",
 		"--progress=false", "--base-ref", base, "--results", filepath.Join(repo.Dir, "results"),
@@ -305,9 +298,10 @@ func TestRenamedSuiteCannotHideBehindTheRunsFiles(t *testing.T) {
 	}
 
 	// Gated later from the results the run wrote (ci --measured), the
-	// file names len again by then, while the results carry len2: a
-	// suite that reads what runs write is refused, not judged by its own
-	// rules, and so is one measured from a path not in this checkout.
+	// file names len again by then, while the results carry len2: the
+	// results are refused, or (measured from a path not in this
+	// checkout) the rename is found, for the gate reads the suite files
+	// as committed.
 	tree := jsonTree(t, marker)
 	tree["suite"].(map[string]any)["path"] = "/elsewhere/suites/len.jsonnet"
 	moved := filepath.Join(filepath.Dir(marker), "moved.json")
@@ -317,12 +311,20 @@ func TestRenamedSuiteCannotHideBehindTheRunsFiles(t *testing.T) {
 	for _, c := range []struct {
 		results string
 		trust   []string
-	}{{marker, nil}, {marker, []string{"--suite-from-results"}}, {moved, []string{"--suite-from-results"}}} {
+		code    int
+		says    string
+	}{
+		{marker, nil, exitUsage, "has no suite named len2"},
+		{marker, []string{"--suite-from-results"}, exitUsage, "defines len, not len2"},
+		{moved, []string{"--suite-from-results"}, exitFailed, "suite len was"},
+	} {
+		report := filepath.Join(t.TempDir(), "r.md")
 		args := append([]string{"ci", "--measured", "--comment=false", "--summary", "", "--html", "", "--outputs", "",
-			"--base-ref", base, "--baselines", filepath.Join(repo.Dir, "baselines"), "--report", filepath.Join(t.TempDir(), "r.md")}, c.trust...)
+			"--base-ref", base, "--baselines", filepath.Join(repo.Dir, "baselines"), "--report", report}, c.trust...)
 		code, out, errOut = runCLI(t, context.Background(), append(args, c.results)...)
-		if code != exitUsage || !strings.Contains(errOut, "suites/len.jsonnet imports") || !strings.Contains(errOut, "results/len2.json, which is not as committed") {
-			t.Fatalf("measured %s %v, renamed behind the run's files: exit %d\n%s\n%s", filepath.Base(c.results), c.trust, code, out, errOut)
+		md, _ := os.ReadFile(report)
+		if code != c.code || !strings.Contains(errOut+string(md), c.says) {
+			t.Fatalf("measured %s %v, renamed behind the run's files: exit %d, want %d saying %q\n%s\n%s\n%s", filepath.Base(c.results), c.trust, code, c.code, c.says, out, errOut, md)
 		}
 	}
 
@@ -330,12 +332,7 @@ func TestRenamedSuiteCannotHideBehindTheRunsFiles(t *testing.T) {
 	// job that runs it, which fails on it (a file may need another job's
 	// flags to evaluate).
 	other := policySuite("other", "4ms", func(s string) string { return strings.Replace(s, "fixed(20)", "fixed(24)", 1) })
-	if err := os.WriteFile(filepath.Join(repo.Dir, "suites", "other.jsonnet"), other, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(suitePath, []byte("error 'gone'\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	repo.Commit("broken", map[string][]byte{"suites/other.jsonnet": other, "suites/len.jsonnet": []byte("error 'gone'\n")})
 	code, out, md2 := ciPolicy(t, repo, base, "other.jsonnet")
 	if code != exitOK || strings.Contains(md2, "suite len was") {
 		t.Fatalf("broken, run elsewhere: exit %d\n%s\n%s", code, out, md2)
@@ -516,6 +513,30 @@ func TestCommittedLinkPointedElsewhere(t *testing.T) {
 	repoint(repo, "baselines")
 	if code, out, md := ciPolicy(t, repo, base, "len.jsonnet"); !strings.Contains(out, "baseline len: deleted here") || !strings.Contains(md, "deletes the baseline of len") {
 		t.Errorf("baselines -> bl pointed elsewhere: exit %d\n%s\n%s", code, out, md)
+	}
+}
+
+// A suite file the gate reads for another job's suite may import what
+// the repository does not commit (a library directory a setup step
+// fills, ignored by git): it is read as the work tree has it, and the
+// job passes.
+func TestOtherSuiteImportingAnIgnoredLibrary(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
+	repo, _ := policyRepo(t)
+	vendored := policySuite("len", "4ms", func(s string) string {
+		return strings.Replace(s, "tolerance: { default: '5%' },", "tolerance: import 'tolerance.libsonnet',", 1)
+	})
+	other := policySuite("other", "4ms", func(s string) string { return strings.Replace(s, "fixed(20)", "fixed(24)", 1) })
+	base := repo.Commit("vendored", map[string][]byte{"suites/len.jsonnet": vendored, "suites/other.jsonnet": other, ".gitignore": []byte("vendor/\n")})
+	if err := os.MkdirAll(filepath.Join(repo.Dir, "vendor"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo.Dir, "vendor", "tolerance.libsonnet"), []byte("{ default: '5%' }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, md := ciPolicyWith(t, repo, base, []string{"--jpath", filepath.Join(repo.Dir, "vendor")}, "other.jsonnet")
+	if code != exitOK || strings.Contains(md, "suite len was") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, md)
 	}
 }
 
@@ -857,9 +878,10 @@ func TestCIRefusesWhenNoBaseRulesRead(t *testing.T) {
 	}
 }
 
-// The committed baselines are read through links to directories (a
-// variant's baselines moved and left as a link), each under its name in
-// baselines/, and a link back up is walked once.
+// The committed baselines are read through links to directories inside
+// the repository (a variant's baselines moved and left as a link), each
+// under its name in baselines/ and once (a link back up, a file linked
+// twice); a link out of the repository is not followed.
 func TestWalkBaselinesFollowsLinks(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -871,13 +893,17 @@ func TestWalkBaselinesFollowsLinks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for link, to := range map[string]string{"baselines/v": "../bl/v", "baselines/loop": ".."} {
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "stray.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, to := range map[string]string{"baselines/v": "../bl/v", "baselines/loop": "..", "baselines/out": outside, "baselines/y.json": "x.json"} {
 		if err := os.Symlink(to, filepath.Join(dir, link)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var got []string
-	walkBaselines(filepath.Join(dir, "baselines"), func(path string) {
+	walkBaselines(filepath.Join(dir, "baselines"), dir, func(path string) {
 		rel, _ := filepath.Rel(dir, path)
 		got = append(got, filepath.ToSlash(rel))
 	})

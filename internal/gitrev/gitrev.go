@@ -22,7 +22,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
-	"github.com/benchci/benchci/internal/inputfile"
 	"github.com/benchci/benchci/internal/safefile"
 )
 
@@ -173,7 +172,11 @@ func Write(dir, rev, dest string, lim Limits) (*Tree, error) {
 	links := map[string]string{}
 	err = tree.Files().ForEach(func(f *object.File) error {
 		if f.Mode == filemode.Symlink {
-			// Not written, but a path through it names its target.
+			// Not written, but a path through it names its target; it
+			// counts as a file of the tree.
+			if files++; files > lim.MaxFiles {
+				return fmt.Errorf("the tree at %s holds more than %d files: %w", h.String()[:12], lim.MaxFiles, ErrTooLarge)
+			}
 			if target, ok := linkTarget(f); ok {
 				links[f.Name] = target
 			}
@@ -350,38 +353,6 @@ func ReadFile(path, rev string, max int64) ([]byte, string, error) {
 		return nil, "", err
 	}
 	return data, h.String(), nil
-}
-
-// Uncommitted returns the first of paths that is inside the repository
-// holding dir but not in its HEAD commit with the same bytes as in the
-// work tree (untracked, modified, or written since the checkout); "" if
-// none is. Paths outside the repository are not its to say.
-func Uncommitted(dir string, paths []string, max int64) (string, error) {
-	if len(paths) == 0 {
-		return "", nil
-	}
-	root, c, err := commitAt(dir, "HEAD")
-	if err != nil {
-		return "", err
-	}
-	for _, p := range paths {
-		rels, err := (&Tree{Root: root}).rels(p)
-		if err != nil {
-			continue // outside the repository
-		}
-		data, err := inputfile.ReadFile(p, max)
-		if err != nil {
-			return p, nil
-		}
-		want := plumbing.ComputeHash(plumbing.BlobObject, data)
-		if !slices.ContainsFunc(rels, func(rel string) bool {
-			f, err := c.File(filepath.ToSlash(rel))
-			return err == nil && f.Hash == want
-		}) {
-			return p, nil
-		}
-	}
-	return "", nil
 }
 
 // linkTarget is the target a symbolic link of a revision names.
