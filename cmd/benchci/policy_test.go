@@ -540,6 +540,28 @@ func TestOtherSuiteImportingAnIgnoredLibrary(t *testing.T) {
 	}
 }
 
+// A suite that needs a flag (--ext-str, as docs/scale-out.md's) is gated
+// from the results the shards wrote when the gate job passes the same
+// flag, as benchci-shards.yml's does: the base's rules need it too.
+func TestMeasuredSuiteNeedingTheShardsFlags(t *testing.T) {
+	t.Parallel() // run --virtual: exact, whatever else runs
+	repo, _ := policyRepo(t)
+	flagged := policySuite("len", "4ms", func(s string) string {
+		return strings.Replace(s, "step_base='4ms'", "step_base=std.extVar('step')", 1)
+	})
+	base := repo.Commit("the step is a flag", map[string][]byte{"suites/len.jsonnet": flagged})
+	results := t.TempDir()
+	if code, out, errOut := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", results, "--ext-str", "step=4ms",
+		"--baselines", filepath.Join(t.TempDir(), "none"), filepath.Join(repo.Dir, "suites", "len.jsonnet")); code != exitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut := runCLI(t, context.Background(), "ci", "--measured", "--suite-from-results", "--ext-str", "step=4ms", "--comment=false", "--summary", "", "--html", "", "--outputs", "",
+		"--base-ref", base, "--baselines", filepath.Join(repo.Dir, "baselines"), "--report", filepath.Join(t.TempDir(), "r.md"), filepath.Join(results, "len.json"))
+	if code != exitOK || !strings.Contains(out+errOut, "SLOs judged from the suite definition the results carry") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
 // --suite-from-results still gates results measured from another
 // version of a suite file this checkout has, as long as the file still
 // defines the suite by that name.
