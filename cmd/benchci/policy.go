@@ -62,7 +62,7 @@ func newPolicyReviewer(ctx context.Context, rev, baselines string, opts suitefil
 	return &policyReviewer{ctx: ctx, rev: rev, baselines: baselines, opts: opts}
 }
 
-// close removes the base revision's tree.
+// close removes the trees written: the base revision's and the change's.
 func (p *policyReviewer) close() {
 	for _, dir := range []string{p.tmp, p.headTmp} {
 		if dir != "" {
@@ -493,9 +493,9 @@ type committedBaseline struct {
 // suitePathHere is where a baseline's recorded suite path lies in this
 // checkout: as recorded, or (recorded in another clone, or from another
 // directory, as a cluster's run may record it) the longest tail of it,
-// whichever first names a file at the base, else here. The base's files come first:
-// a file this change adds at a longer tail cannot stand in for the
-// suite's. Unmapped, such a baseline's suite could be renamed unseen:
+// whichever first names a file at the base, else here. The base's files
+// come first: a file this change adds at a longer tail cannot stand in
+// for the suite's. Unmapped, such a baseline's suite could be renamed unseen:
 // its file would be found neither here nor at the base.
 func (p *policyReviewer) suitePathHere(sp string) string {
 	if sp == "" {
