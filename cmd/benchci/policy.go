@@ -596,10 +596,19 @@ func (p *policyReviewer) recordDefined(jobPaths []string) {
 // real directory and file once: a file reached by two paths (a link back
 // up) is read by the shorter.
 func walkBaselines(dir, root string, fn func(path string)) {
+	// Absolute both: a real path of a relative dir is relative, and no
+	// relative path is inside an absolute root (--baselines defaults to
+	// "baselines").
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
 	if real, err := filepath.EvalSymlinks(root); err == nil {
 		root = real
 	}
 	inside := func(real string) bool {
+		if abs, err := filepath.Abs(real); err == nil {
+			real = abs
+		}
 		rel, err := filepath.Rel(root, real)
 		return err == nil && filepath.IsLocal(rel) || real == root
 	}
