@@ -106,9 +106,10 @@ func suiteAbsent(f *result.File) bool {
 func stillNamed(f *result.File, opts suitefile.Options) error {
 	l, err := loadSuite(context.Background(), f.Suite.Path, opts)
 	if err != nil {
-		// Left to the job that runs it, as goneSuites leaves it: a suite
-		// may need flags only its own job passes (--ext-str).
-		return nil
+		// Its results were measured here (this job gates them): a file
+		// that will not say which suites it defines fails, where a name
+		// that turns on what the run wrote would otherwise pass unseen.
+		return fmt.Errorf("its suite file is in this checkout and must still define %s, but does not evaluate here (pass ci the flags the run was given, e.g. --ext-str): %w", f.Suite.Name, err)
 	}
 	var names []string
 	for _, v := range l.Variants() {

@@ -562,6 +562,59 @@ func TestMeasuredSuiteNeedingTheShardsFlags(t *testing.T) {
 	}
 }
 
+// The gate finds a renamed suite with --baselines relative to the
+// working directory, as workflows pass it (its default is "baselines"):
+// read as relative, the committed baselines were not walked at all.
+func TestRenamedWithRelativeBaselines(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
+	repo, base := policyRepo(t)
+	renamed := policySuite("len2", "12ms", func(s string) string {
+		return strings.Replace(strings.Replace(s, `'5%'`, `'50%'`, 1), "fixed(16)", "fixed(17)", 1)
+	})
+	repo.Commit("rename", map[string][]byte{"suites/len.jsonnet": renamed})
+	cwd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(cwd, filepath.Join(repo.Dir, "baselines"))
+	if err != nil || filepath.IsAbs(rel) {
+		t.Fatalf("no relative path to the baselines: %q, %v", rel, err)
+	}
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, context.Background(), "ci", "--virtual", "--comment=false", "--summary", "", "--html", "", "--outputs", "", "--progress=false",
+		"--base-ref", base, "--results", dir, "--baselines", rel, "--report", filepath.Join(dir, "r.md"), filepath.Join(repo.Dir, "suites", "len.jsonnet"))
+	md, _ := os.ReadFile(filepath.Join(dir, "r.md"))
+	if code != exitFailed || !strings.Contains(strings.ReplaceAll(string(md), "\u200b", ""), "suite len was renamed to len2") {
+		t.Fatalf("--baselines %s: exit %d\n%s\n%s\n%s", rel, code, out, errOut, md)
+	}
+}
+
+// A suite whose file no longer evaluates once the run wrote its results
+// (it imports through a committed link, and raises an error when the
+// results are there) is refused, not left to "the job that runs it":
+// this job gates that run's results.
+func TestMeasuredSuiteThatStopsEvaluating(t *testing.T) {
+	t.Parallel() // run --virtual: exact, whatever else runs
+	repo, base := policyRepo(t)
+	hide := policySuite("len", "12ms", func(s string) string {
+		s = strings.Replace(s, "local b = import 'benchci.libsonnet';", "local b = import 'benchci.libsonnet';\nlocal c = import '../lib/common.libsonnet';", 1)
+		s = strings.Replace(s, "name: 'len',", "name: if std.length(importstr '../results/len2.json') < 100 then 'len2' else error 'results present',", 1)
+		s = strings.Replace(s, "fixed(16)", "fixed(17)", 1)
+		return strings.Replace(s, "tolerance: { default: '5%' },", "tolerance: { default: c.tol },", 1)
+	})
+	repo.Commit("the change", map[string][]byte{"suites/len.jsonnet": hide, "results/len2.json": []byte("{}"), "libsrc/common.libsonnet": []byte("{ tol: '50%' }\n")})
+	repo.Link("a library link", "lib", "libsrc")
+	if code, out, errOut := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", filepath.Join(repo.Dir, "results"),
+		"--baselines", filepath.Join(t.TempDir(), "none"), filepath.Join(repo.Dir, "suites", "len.jsonnet")); code != exitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut := runCLI(t, context.Background(), "ci", "--measured", "--suite-from-results", "--comment=false", "--summary", "", "--html", "", "--outputs", "",
+		"--base-ref", base, "--baselines", filepath.Join(repo.Dir, "baselines"), "--report", filepath.Join(t.TempDir(), "r.md"), filepath.Join(repo.Dir, "results", "len2.json"))
+	if code != exitUsage || !strings.Contains(errOut, "must still define len2, but does not evaluate here") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
 // --suite-from-results still gates results measured from another
 // version of a suite file this checkout has, as long as the file still
 // defines the suite by that name.

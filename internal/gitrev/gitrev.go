@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -170,6 +171,7 @@ func Write(dir, rev, dest string, lim Limits) (*Tree, error) {
 	var files int
 	var bytes int64
 	links := map[string]string{}
+	var written []*object.File
 	err = tree.Files().ForEach(func(f *object.File) error {
 		if f.Mode == filemode.Symlink {
 			// Not written, but a path through it names its target; it
@@ -193,8 +195,19 @@ func Write(dir, rev, dest string, lim Limits) (*Tree, error) {
 		if files > lim.MaxFiles || bytes > lim.MaxBytes {
 			return fmt.Errorf("the tree at %s holds more than %d files or %d MiB: %w", h.String()[:12], lim.MaxFiles, lim.MaxBytes>>20, ErrTooLarge)
 		}
+		written = append(written, f)
 		return writeFile(out, filepath.FromSlash(f.Name), f)
 	})
+	if err == nil {
+		err = copyThroughLinks(out, links, written, func(size int64) error {
+			files++
+			bytes += size
+			if files > lim.MaxFiles || bytes > lim.MaxBytes {
+				return fmt.Errorf("the tree at %s holds more than %d files or %d MiB with its links' copies: %w", h.String()[:12], lim.MaxFiles, lim.MaxBytes>>20, ErrTooLarge)
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", rev, err)
 	}
@@ -353,6 +366,39 @@ func ReadFile(path, rev string, max int64) ([]byte, string, error) {
 		return nil, "", err
 	}
 	return data, h.String(), nil
+}
+
+// copyThroughLinks writes, at each link of the revision, a copy of what
+// it leads to inside the revision (a file, or a directory's files), so
+// that a suite that imports through a link evaluates from the written
+// tree as from a checkout. No link is written: a copy cannot lead out of
+// the tree. count is called with each copy's size, to bound the tree.
+func copyThroughLinks(out *safefile.Dir, links map[string]string, written []*object.File, count func(int64) error) error {
+	lookup := func(l string) (string, bool) { target, ok := links[l]; return target, ok }
+	for _, link := range slices.Sorted(maps.Keys(links)) {
+		target, ok := throughLinks(link, lookup)
+		if !ok || target == "." {
+			continue
+		}
+		for _, f := range written {
+			var at string
+			switch {
+			case f.Name == target:
+				at = link
+			case strings.HasPrefix(f.Name, target+"/"):
+				at = link + f.Name[len(target):]
+			default:
+				continue
+			}
+			if err := count(f.Size); err != nil {
+				return err
+			}
+			if err := writeFile(out, filepath.FromSlash(at), f); err != nil && !errors.Is(err, os.ErrExist) {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // linkTarget is the target a symbolic link of a revision names.
