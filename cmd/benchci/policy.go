@@ -34,14 +34,11 @@ type policyReviewer struct {
 	rev       string
 	baselines string
 	opts      suitefile.Options
-	// The base revision's tree, written on first use, and the options
-	// that evaluate its suites from it alone.
-	baseOpts suitefile.Options
 	// ctx stops the base's suites' evaluation (SIGTERM, Ctrl-C).
-	ctx     context.Context
-	tree    *gitrev.Tree
-	treeErr error
-	tmp     string
+	ctx context.Context
+	// base is the base revision's tree, and head the change's as
+	// committed (evaluateHere), each written on first use.
+	base, head revTree
 	// index holds the base's suites by name and by workload hash, to
 	// find one this change moved (findBase).
 	index map[string][]baseFound
@@ -50,12 +47,40 @@ type policyReviewer struct {
 	// before the job ran, by path (recordDefined).
 	committed []committedBaseline
 	defined   map[string]definedHere
-	// The change's own tree as committed (HEAD), written on first use,
-	// and the options that evaluate its suites from it (evaluateHere).
-	head     *gitrev.Tree
-	headOpts suitefile.Options
-	headErr  error
-	headTmp  string
+}
+
+// revTree is a revision's tree, written once on first use, with the
+// options that evaluate its suites from it alone.
+type revTree struct {
+	tree *gitrev.Tree
+	opts suitefile.Options
+	err  error
+	tmp  string
+}
+
+// write writes rev's tree once: of the repository the baselines are
+// committed in, as the revision names it; near's when there are none.
+func (r *revTree) write(rev, baselines, near string, opts suitefile.Options) (*gitrev.Tree, error) {
+	if r.tree == nil && r.err == nil {
+		if st, err := os.Stat(baselines); err == nil && st.IsDir() {
+			near = baselines
+		}
+		r.tmp, r.err = os.MkdirTemp("", "benchci-policy-")
+		if r.err == nil {
+			r.tree, r.err = gitrev.Write(near, rev, r.tmp, gitrev.DefaultLimits)
+		}
+		if r.err == nil {
+			r.opts, r.err = atRevision(opts, r.tree)
+		}
+	}
+	return r.tree, r.err
+}
+
+// remove removes the tree written.
+func (r *revTree) remove() {
+	if r.tmp != "" {
+		os.RemoveAll(r.tmp)
+	}
 }
 
 func newPolicyReviewer(ctx context.Context, rev, baselines string, opts suitefile.Options) *policyReviewer {
@@ -64,11 +89,8 @@ func newPolicyReviewer(ctx context.Context, rev, baselines string, opts suitefil
 
 // close removes the trees written: the base revision's and the change's.
 func (p *policyReviewer) close() {
-	for _, dir := range []string{p.tmp, p.headTmp} {
-		if dir != "" {
-			os.RemoveAll(dir)
-		}
-	}
+	p.base.remove()
+	p.head.remove()
 }
 
 // baseTree writes the base revision's tree once; nil when there is no
@@ -77,39 +99,7 @@ func (p *policyReviewer) baseTree(near string) (*gitrev.Tree, error) {
 	if p.rev == "" {
 		return nil, nil
 	}
-	if p.tree == nil && p.treeErr == nil {
-		// The repository is the one the baselines are committed in, as
-		// the base revision names; the suite's own when there are none.
-		if st, err := os.Stat(p.baselines); err == nil && st.IsDir() {
-			near = p.baselines
-		}
-		p.tmp, p.treeErr = os.MkdirTemp("", "benchci-policy-")
-		if p.treeErr == nil {
-			p.tree, p.treeErr = gitrev.Write(near, p.rev, p.tmp, gitrev.DefaultLimits)
-		}
-		if p.treeErr == nil {
-			p.baseOpts, p.treeErr = atRevision(p.opts, p.tree)
-		}
-	}
-	return p.tree, p.treeErr
-}
-
-// headTree writes the change's tree as committed (HEAD) once; nil where
-// it cannot be written (the error says why).
-func (p *policyReviewer) headTree(near string) (*gitrev.Tree, error) {
-	if p.head == nil && p.headErr == nil {
-		if st, err := os.Stat(p.baselines); err == nil && st.IsDir() {
-			near = p.baselines
-		}
-		p.headTmp, p.headErr = os.MkdirTemp("", "benchci-head-")
-		if p.headErr == nil {
-			p.head, p.headErr = gitrev.Write(near, "HEAD", p.headTmp, gitrev.DefaultLimits)
-		}
-		if p.headErr == nil {
-			p.headOpts, p.headErr = atRevision(p.opts, p.head)
-		}
-	}
-	return p.head, p.headErr
+	return p.base.write(p.rev, p.baselines, near, p.opts)
 }
 
 // baseSuite is the suite named name as defined at the base revision by
@@ -130,7 +120,7 @@ func (p *policyReviewer) baseSuite(path, name string) (*suite.Suite, error) {
 	if _, err := os.Stat(bp); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	l, err := loadSuite(p.ctx, bp, p.baseOpts)
+	l, err := loadSuite(p.ctx, bp, p.base.opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s at %s does not evaluate: %w", path, p.rev, err)
 	}
@@ -163,7 +153,7 @@ func (p *policyReviewer) findBase(near, name, workload string) (*baseFound, erro
 				return nil
 			}
 			n++
-			l, err := loadSuite(p.ctx, path, p.baseOpts)
+			l, err := loadSuite(p.ctx, path, p.base.opts)
 			if err != nil {
 				return nil // not a suite, or not one that evaluates: nothing to inherit
 			}
@@ -495,14 +485,11 @@ type committedBaseline struct {
 // directory, as a cluster's run may record it) the longest tail of it,
 // whichever first names a file at the base, else here. The base's files
 // come first: a file this change adds at a longer tail cannot stand in
-// for the suite's. Unmapped, such a baseline's suite could be renamed unseen:
-// its file would be found neither here nor at the base.
-func (p *policyReviewer) suitePathHere(sp string) string {
-	if sp == "" {
-		return sp
-	}
-	root, err := gitrev.Root(p.baselines)
-	if err != nil {
+// for the suite's. Unmapped, such a baseline's suite could be renamed
+// unseen: its file would be found neither here nor at the base. root is
+// the repository's work tree ("": none, and sp is left as it is).
+func (p *policyReviewer) suitePathHere(root, sp string) string {
+	if sp == "" || root == "" {
 		return sp
 	}
 	tree, _ := p.baseTree(p.baselines)
@@ -569,16 +556,18 @@ func (p *policyReviewer) recordDefined(jobPaths []string) {
 		return
 	}
 	p.committed, p.defined = []committedBaseline{}, map[string]definedHere{}
+	// Once: each call opens the repository.
 	root, err := gitrev.Root(p.baselines)
+	walkRoot := root
 	if err != nil {
-		root = p.baselines
+		root, walkRoot = "", p.baselines
 	}
-	walkBaselines(p.baselines, root, func(path string) {
+	walkBaselines(p.baselines, walkRoot, func(path string) {
 		b, err := baseline.Read(path)
 		if err != nil {
 			return
 		}
-		spath := p.suitePathHere(b.Result.Suite.Path)
+		spath := p.suitePathHere(root, b.Result.Suite.Path)
 		p.committed = append(p.committed, committedBaseline{path, b, spath})
 		if spath == "" || slices.ContainsFunc(jobPaths, func(j string) bool { return samePath(j, spath) }) {
 			return
@@ -696,20 +685,35 @@ func (p *policyReviewer) evaluateHere(path string) definedHere {
 	if _, err := os.Stat(path); err != nil {
 		return definedHere{}
 	}
-	if tree, err := p.headTree(filepath.Dir(path)); err == nil && tree != nil {
-		if hp, err := tree.Path(path); err == nil {
-			if _, err := os.Stat(hp); err == nil {
-				if l, err := loadSuite(p.ctx, hp, p.headOpts); err == nil {
-					return namesOf(l)
-				}
-			}
-		}
+	if l := p.committedSuite(path); l != nil {
+		return namesOf(l)
 	}
 	l, err := loadSuite(p.ctx, path, p.opts)
 	if err != nil {
 		return definedHere{err: err}
 	}
 	return namesOf(l)
+}
+
+// committedSuite is the suite file at path as the change commits it
+// (HEAD's tree), nil where it is not there or does not evaluate there.
+func (p *policyReviewer) committedSuite(path string) *suitefile.File {
+	tree, err := p.head.write("HEAD", p.baselines, filepath.Dir(path), p.opts)
+	if err != nil {
+		return nil
+	}
+	hp, err := tree.Path(path)
+	if err != nil {
+		return nil
+	}
+	if _, err := os.Stat(hp); err != nil {
+		return nil
+	}
+	l, err := loadSuite(p.ctx, hp, p.head.opts)
+	if err != nil {
+		return nil
+	}
+	return l
 }
 
 // namesOf is what a loaded suite file defines: its runs' names.
