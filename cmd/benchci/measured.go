@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/benchci/benchci/framework/result"
@@ -71,11 +73,7 @@ func measuredSuite(f *result.File, opts suitefile.Options, ownSuite bool) (*suit
 		return nil, "", err
 	}
 	for _, v := range l.Variants() {
-		name := l.Suite.Name
-		if v.Name != "" {
-			name += "/" + v.Name
-		}
-		if name != f.Suite.Name {
+		if v.Suite.RunName() != f.Suite.Name {
 			continue
 		}
 		if v.Hash != f.Suite.Hash {
@@ -111,13 +109,10 @@ func stillNamed(f *result.File, opts suitefile.Options) error {
 		// that turns on what the run wrote would otherwise pass unseen.
 		return fmt.Errorf("its suite file is in this checkout and must still define %s, but does not evaluate here (pass ci the flags the run was given, e.g. --ext-str): %w", f.Suite.Name, err)
 	}
-	var names []string
-	for _, v := range l.Variants() {
-		if v.Suite.RunName() == f.Suite.Name {
-			return nil
-		}
-		names = append(names, v.Suite.RunName())
+	defined := namesOf(l).names
+	if defined[f.Suite.Name] {
+		return nil
 	}
 	return fmt.Errorf("%s in this checkout defines %s, not %s: the results were measured from a definition this checkout no longer gives (a name that reads files the run writes, or a rename): measure it again from this checkout",
-		f.Suite.Path, strings.Join(names, ", "), f.Suite.Name)
+		f.Suite.Path, strings.Join(slices.Sorted(maps.Keys(defined)), ", "), f.Suite.Name)
 }
