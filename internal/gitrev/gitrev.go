@@ -168,21 +168,17 @@ func Write(dir, rev, dest string, lim Limits) (*Tree, error) {
 		return nil, err
 	}
 	defer out.Close()
-	var files int
-	var bytes int64
+	b := &budget{lim: lim, at: h.String()[:12]}
 	links := map[string]string{}
 	var written []*object.File
 	err = tree.Files().ForEach(func(f *object.File) error {
 		if f.Mode == filemode.Symlink {
 			// Not written, but a path through it names its target; it
 			// counts as a file of the tree.
-			if files++; files > lim.MaxFiles {
-				return fmt.Errorf("the tree at %s holds more than %d files: %w", h.String()[:12], lim.MaxFiles, ErrTooLarge)
-			}
 			if target, ok := linkTarget(f); ok {
 				links[f.Name] = target
 			}
-			return nil
+			return b.add(0, "")
 		}
 		if f.Mode != filemode.Regular && f.Mode != filemode.Executable && f.Mode != filemode.Deprecated {
 			return nil // submodules: nothing a suite reads
@@ -190,28 +186,38 @@ func Write(dir, rev, dest string, lim Limits) (*Tree, error) {
 		if !filepath.IsLocal(filepath.FromSlash(f.Name)) {
 			return fmt.Errorf("%q is not a local path", f.Name)
 		}
-		files++
-		bytes += f.Size
-		if files > lim.MaxFiles || bytes > lim.MaxBytes {
-			return fmt.Errorf("the tree at %s holds more than %d files or %d MiB: %w", h.String()[:12], lim.MaxFiles, lim.MaxBytes>>20, ErrTooLarge)
+		if err := b.add(f.Size, ""); err != nil {
+			return err
 		}
 		written = append(written, f)
 		return writeFile(out, filepath.FromSlash(f.Name), f)
 	})
 	if err == nil {
-		err = copyThroughLinks(out, links, written, func(size int64) error {
-			files++
-			bytes += size
-			if files > lim.MaxFiles || bytes > lim.MaxBytes {
-				return fmt.Errorf("the tree at %s holds more than %d files or %d MiB with its links' copies: %w", h.String()[:12], lim.MaxFiles, lim.MaxBytes>>20, ErrTooLarge)
-			}
-			return nil
-		})
+		err = copyThroughLinks(out, links, written, func(size int64) error { return b.add(size, " with its links' copies") })
 	}
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", rev, err)
 	}
 	return &Tree{Root: root, Dir: dest, Commit: h.String(), links: links}, nil
+}
+
+// budget counts the files and bytes a written tree holds against its
+// limits.
+type budget struct {
+	lim   Limits
+	files int
+	bytes int64
+	at    string // the commit, to say which tree
+}
+
+// add counts one more file of size bytes; an error past a limit.
+func (b *budget) add(size int64, what string) error {
+	b.files++
+	b.bytes += size
+	if b.files > b.lim.MaxFiles || b.bytes > b.lim.MaxBytes {
+		return fmt.Errorf("the tree at %s holds more than %d files or %d MiB%s: %w", b.at, b.lim.MaxFiles, b.lim.MaxBytes>>20, what, ErrTooLarge)
+	}
+	return nil
 }
 
 // Root is the work-tree root of the git repository holding dir.
