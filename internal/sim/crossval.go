@@ -95,42 +95,53 @@ func CrossValidate(refs []Reference) (CrossValidation, error) {
 		return cv, err
 	}
 	for _, src := range sources {
-		var in, rest []Reference
-		for _, r := range refs {
-			if r.Source == src {
-				in = append(in, r)
-			} else {
-				rest = append(rest, r)
-			}
-		}
-		e := engineKey(in[0])
-		f := Fold{Source: src, Engine: e, InSample: cv.InSample[e]}
-		over, pooled, err := foldOverheads(src, in, rest)
-		if err != nil {
-			return cv, err
-		}
-		f.Pooled = pooled[e]
-		f.Overhead = over[e]
-		if f.SeqLayer, err = foldSeqLayers(in, rest, over); err != nil {
-			return cv, err
-		}
-		held, err := checkWith(in, rooflineVersion, constants{over, f.SeqLayer})
+		f, held, err := cv.fold(src, refs, fitted)
 		if err != nil {
 			return cv, err
 		}
 		cv.Checked = append(cv.Checked, held...)
-		f.HeldOut = Summarize(held, nil)
-		var own []Checked
-		for _, c := range fitted {
-			if c.Source == src {
-				own = append(own, c)
-			}
-		}
-		f.Fitted = Summarize(own, nil)
-		f.BeyondHeldOut, f.BeyondFitted = beyond(held, 0.25), beyond(own, 0.25)
 		cv.Folds = append(cv.Folds, f)
 	}
 	return cv, nil
+}
+
+// fold holds src out: its rows predicted by the constants the other
+// sources' rows fit (held), beside fitted, every row as the fit on all
+// of them predicts it.
+func (cv CrossValidation) fold(src string, refs []Reference, fitted []Checked) (Fold, []Checked, error) {
+	var in, rest []Reference
+	for _, r := range refs {
+		if r.Source == src {
+			in = append(in, r)
+		} else {
+			rest = append(rest, r)
+		}
+	}
+	e := engineKey(in[0])
+	f := Fold{Source: src, Engine: e, InSample: cv.InSample[e]}
+	over, pooled, err := foldOverheads(src, in, rest)
+	if err != nil {
+		return f, nil, err
+	}
+	f.Pooled = pooled[e]
+	f.Overhead = over[e]
+	if f.SeqLayer, err = foldSeqLayers(in, rest, over); err != nil {
+		return f, nil, err
+	}
+	held, err := checkWith(in, rooflineVersion, constants{over, f.SeqLayer})
+	if err != nil {
+		return f, nil, err
+	}
+	f.HeldOut = Summarize(held, nil)
+	var own []Checked
+	for _, c := range fitted {
+		if c.Source == src {
+			own = append(own, c)
+		}
+	}
+	f.Fitted = Summarize(own, nil)
+	f.BeyondHeldOut, f.BeyondFitted = beyond(held, 0.25), beyond(own, 0.25)
+	return f, held, nil
 }
 
 // foldOverheads refits every engine a held-out source's rows ran (today
