@@ -59,6 +59,30 @@ func policyRepo(t *testing.T) (*gitfixture.Repo, string) {
 	return repo, repo.Commit("baseline", map[string][]byte{"baselines/len.json": data})
 }
 
+// runVirtual runs the suite file at path in virtual time into results,
+// with no baseline to compare with (flags added), and fails the test on
+// an exit other than want.
+func runVirtual(t *testing.T, want int, results, path string, flags ...string) {
+	t.Helper()
+	args := append([]string{"run", "--virtual", "--progress=false", "--results", results, "--baselines", filepath.Join(t.TempDir(), "none")}, flags...)
+	if code, out, errOut := runCLI(t, context.Background(), append(args, path)...); code != want {
+		t.Fatalf("run: exit %d, want %d\n%s\n%s", code, want, out, errOut)
+	}
+}
+
+// ciMeasured gates results files already measured (ci --measured, flags
+// added) by the baselines of repo, with base as the base revision: the
+// exit code, the output, the errors and the report.
+func ciMeasured(t *testing.T, repo *gitfixture.Repo, base string, flags []string, results ...string) (int, string, string, string) {
+	t.Helper()
+	report := filepath.Join(t.TempDir(), "r.md")
+	args := append([]string{"ci", "--measured", "--comment=false", "--summary", "", "--html", "", "--outputs", "",
+		"--base-ref", base, "--baselines", filepath.Join(repo.Dir, "baselines"), "--report", report}, flags...)
+	code, out, errOut := runCLI(t, context.Background(), append(args, results...)...)
+	md, _ := os.ReadFile(report)
+	return code, out, errOut, string(md)
+}
+
 // writeVirtualBaseline makes a baseline of a virtual run, which benchci
 // baseline update refuses to start from (a plan is not a measurement);
 // ci --virtual compares with such baselines only.
@@ -215,10 +239,7 @@ func TestPolicyLooseningApprovedByTheBaseline(t *testing.T) {
 	}
 	// Re-recorded with the new rules: approved, named, and judged by them.
 	results := t.TempDir()
-	if code, out, errOut := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", results,
-		"--baselines", filepath.Join(t.TempDir(), "none"), suitePath); code != exitOK {
-		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
-	}
+	runVirtual(t, exitOK, results, suitePath)
 	writeVirtualBaseline(t, filepath.Join(results, "len.json"), filepath.Join(repo.Dir, "baselines", "len.json"))
 	code, out, md = ciPolicy(t, repo, base, "len.jsonnet")
 	if code != exitOK || !strings.Contains(md, "policy loosened, approved: len.") || !strings.Contains(md, "changed in this change to this suite's rules") {
@@ -318,12 +339,8 @@ func TestRenamedSuiteCannotHideBehindTheRunsFiles(t *testing.T) {
 		{marker, []string{"--suite-from-results"}, exitUsage, "defines len, not len2"},
 		{moved, []string{"--suite-from-results"}, exitFailed, "suite len was"},
 	} {
-		report := filepath.Join(t.TempDir(), "r.md")
-		args := append([]string{"ci", "--measured", "--comment=false", "--summary", "", "--html", "", "--outputs", "",
-			"--base-ref", base, "--baselines", filepath.Join(repo.Dir, "baselines"), "--report", report}, c.trust...)
-		code, out, errOut = runCLI(t, context.Background(), append(args, c.results)...)
-		md, _ := os.ReadFile(report)
-		if code != c.code || !strings.Contains(errOut+string(md), c.says) {
+		code, out, errOut, md := ciMeasured(t, repo, base, c.trust, c.results)
+		if code != c.code || !strings.Contains(errOut+md, c.says) {
 			t.Fatalf("measured %s %v, renamed behind the run's files: exit %d, want %d saying %q\n%s\n%s\n%s", filepath.Base(c.results), c.trust, code, c.code, c.says, out, errOut, md)
 		}
 	}
@@ -444,12 +461,8 @@ func TestMeasuredAtTheRootOfASuiteWithImports(t *testing.T) {
 		return strings.Replace(s, "tolerance: { default: '5%' },", "tolerance: import '../lib/tolerance.libsonnet',", 1)
 	})
 	base := repo.Commit("a library", map[string][]byte{"suites/len.jsonnet": withLib, "lib/tolerance.libsonnet": []byte("{ default: '5%' }\n")})
-	if code, out, errOut := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", repo.Dir,
-		"--baselines", filepath.Join(t.TempDir(), "none"), filepath.Join(repo.Dir, "suites", "len.jsonnet")); code != exitOK {
-		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
-	}
-	code, out, errOut := runCLI(t, context.Background(), "ci", "--measured", "--comment=false", "--summary", "", "--html", "", "--outputs", "",
-		"--base-ref", base, "--baselines", filepath.Join(repo.Dir, "baselines"), "--report", filepath.Join(t.TempDir(), "r.md"), filepath.Join(repo.Dir, "len.json"))
+	runVirtual(t, exitOK, repo.Dir, filepath.Join(repo.Dir, "suites", "len.jsonnet"))
+	code, out, errOut, _ := ciMeasured(t, repo, base, nil, filepath.Join(repo.Dir, "len.json"))
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -469,10 +482,7 @@ func TestCommittedLinkPointedElsewhere(t *testing.T) {
 			repo.Link("link", "suites", "bench")
 		}
 		results := t.TempDir()
-		if code, out, errOut := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", results,
-			"--baselines", filepath.Join(t.TempDir(), "none"), filepath.Join(repo.Dir, "suites", "len.jsonnet")); code != exitOK {
-			t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
-		}
+		runVirtual(t, exitOK, results, filepath.Join(repo.Dir, "suites", "len.jsonnet"))
 		blDir := map[bool]string{true: "bl", false: "baselines"}[linked == "baselines"]
 		writeVirtualBaseline(t, filepath.Join(results, "len.json"), filepath.Join(repo.Dir, blDir, "len.json"))
 		data, err := os.ReadFile(filepath.Join(repo.Dir, blDir, "len.json"))
@@ -551,12 +561,8 @@ func TestMeasuredSuiteNeedingTheShardsFlags(t *testing.T) {
 	})
 	base := repo.Commit("the step is a flag", map[string][]byte{"suites/len.jsonnet": flagged})
 	results := t.TempDir()
-	if code, out, errOut := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", results, "--ext-str", "step=4ms",
-		"--baselines", filepath.Join(t.TempDir(), "none"), filepath.Join(repo.Dir, "suites", "len.jsonnet")); code != exitOK {
-		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
-	}
-	code, out, errOut := runCLI(t, context.Background(), "ci", "--measured", "--suite-from-results", "--ext-str", "step=4ms", "--comment=false", "--summary", "", "--html", "", "--outputs", "",
-		"--base-ref", base, "--baselines", filepath.Join(repo.Dir, "baselines"), "--report", filepath.Join(t.TempDir(), "r.md"), filepath.Join(results, "len.json"))
+	runVirtual(t, exitOK, results, filepath.Join(repo.Dir, "suites", "len.jsonnet"), "--ext-str", "step=4ms")
+	code, out, errOut, _ := ciMeasured(t, repo, base, []string{"--suite-from-results", "--ext-str", "step=4ms"}, filepath.Join(results, "len.json"))
 	if code != exitOK || !strings.Contains(out+errOut, "SLOs judged from the suite definition the results carry") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -604,12 +610,8 @@ func TestMeasuredSuiteThatStopsEvaluating(t *testing.T) {
 	})
 	repo.Commit("the change", map[string][]byte{"suites/len.jsonnet": hide, "results/len2.json": []byte("{}"), "libsrc/common.libsonnet": []byte("{ tol: '50%' }\n")})
 	repo.Link("a library link", "lib", "libsrc")
-	if code, out, errOut := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", filepath.Join(repo.Dir, "results"),
-		"--baselines", filepath.Join(t.TempDir(), "none"), filepath.Join(repo.Dir, "suites", "len.jsonnet")); code != exitOK {
-		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
-	}
-	code, out, errOut := runCLI(t, context.Background(), "ci", "--measured", "--suite-from-results", "--comment=false", "--summary", "", "--html", "", "--outputs", "",
-		"--base-ref", base, "--baselines", filepath.Join(repo.Dir, "baselines"), "--report", filepath.Join(t.TempDir(), "r.md"), filepath.Join(repo.Dir, "results", "len2.json"))
+	runVirtual(t, exitOK, filepath.Join(repo.Dir, "results"), filepath.Join(repo.Dir, "suites", "len.jsonnet"))
+	code, out, errOut, _ := ciMeasured(t, repo, base, []string{"--suite-from-results"}, filepath.Join(repo.Dir, "results", "len2.json"))
 	if code != exitUsage || !strings.Contains(errOut, "must still define len2, but does not evaluate here") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -623,10 +625,7 @@ func TestMeasuredFromAnotherVersionOfThisSuite(t *testing.T) {
 	repo, base := policyRepo(t)
 	results := t.TempDir()
 	suitePath := filepath.Join(repo.Dir, "suites", "len.jsonnet")
-	if code, out, errOut := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", results,
-		"--baselines", filepath.Join(t.TempDir(), "none"), suitePath); code != exitOK {
-		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
-	}
+	runVirtual(t, exitOK, results, suitePath)
 	stricter := policySuite("len", "4ms", func(s string) string { return strings.Replace(s, `'5%'`, `'4%'`, 1) })
 	if err := os.WriteFile(suitePath, stricter, 0o644); err != nil {
 		t.Fatal(err)
@@ -639,9 +638,7 @@ func TestMeasuredFromAnotherVersionOfThisSuite(t *testing.T) {
 		{nil, exitUsage, "measured with another version of"},
 		{[]string{"--suite-from-results"}, exitOK, "SLOs judged from the suite definition the results carry"},
 	} {
-		args := append([]string{"ci", "--measured", "--comment=false", "--summary", "", "--html", "", "--outputs", "",
-			"--base-ref", base, "--baselines", filepath.Join(repo.Dir, "baselines"), "--report", filepath.Join(t.TempDir(), "r.md")}, tc.flags...)
-		code, out, errOut := runCLI(t, context.Background(), append(args, filepath.Join(results, "len.json"))...)
+		code, out, errOut, _ := ciMeasured(t, repo, base, tc.flags, filepath.Join(results, "len.json"))
 		if code != tc.code || !strings.Contains(out+errOut, tc.says) {
 			t.Errorf("%v: exit %d, want %d saying %q\n%s\n%s", tc.flags, code, tc.code, tc.says, out, errOut)
 		}
@@ -661,10 +658,7 @@ func TestComparePolicyFromTheReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		results := filepath.Join(dir, fmt.Sprint("r", i))
-		if code, out, errOut := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", results,
-			"--baselines", filepath.Join(dir, "none"), suitePath); code != exitOK {
-			t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
-		}
+		runVirtual(t, exitOK, results, suitePath)
 		files = append(files, filepath.Join(results, "len.json"))
 	}
 	code, out, errOut := runCLI(t, context.Background(), "compare", "--format", "markdown", files[0], files[1])
@@ -701,10 +695,7 @@ func TestCompareJudgesTheCandidatesSLOsAgain(t *testing.T) {
 	var files []string
 	for i := range 2 {
 		results := filepath.Join(dir, fmt.Sprint("r", i))
-		if code, out, errOut := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", results,
-			"--baselines", filepath.Join(dir, "none"), suitePath); code != exitFailed {
-			t.Fatalf("run: exit %d, want its SLO failed\n%s\n%s", code, out, errOut)
-		}
+		runVirtual(t, exitFailed, results, suitePath)
 		files = append(files, filepath.Join(results, "len.json"))
 	}
 	tree := jsonTree(t, files[1])
@@ -781,10 +772,7 @@ func TestPolicyApprovalNeedsANewMeasurement(t *testing.T) {
 		t.Fatal(err)
 	}
 	results := t.TempDir()
-	if code, out, errOut := runCLI(t, context.Background(), "run", "--virtual", "--progress=false", "--results", results,
-		"--baselines", filepath.Join(t.TempDir(), "none"), suitePath); code != exitOK {
-		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
-	}
+	runVirtual(t, exitOK, results, suitePath)
 	cand, err := result.Read(filepath.Join(results, "len.json"))
 	if err != nil {
 		t.Fatal(err)
