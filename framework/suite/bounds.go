@@ -117,6 +117,9 @@ const (
 	MaxStopGrace    = Duration(10 * time.Minute)
 	// MaxFaultDelay bounds each delay a fault proxy adds to a request.
 	MaxFaultDelay = Duration(10 * time.Minute)
+	// MaxTelemetryInterval bounds how long a point waits between scrapes
+	// of an exporter.
+	MaxTelemetryInterval = Duration(time.Minute)
 )
 
 // MaxImageFile bounds one image file of workload.images.dir: a file past

@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/go-multierror"
 )
@@ -104,7 +103,7 @@ func clampRecorded(s *Suite) {
 	}
 	for i := range s.Telemetry {
 		t := &s.Telemetry[i]
-		t.Interval = min(t.Interval, Duration(time.Minute))
+		t.Interval = min(t.Interval, MaxTelemetryInterval)
 	}
 }
 

@@ -24,7 +24,7 @@ func validateTelemetry(s *Suite) []*FieldError {
 		if u, err := url.Parse(t.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			p.add(at+".url", "want the metrics' full http(s) address, e.g. http://127.0.0.1:9400/metrics, got %q", t.URL)
 		}
-		if t.Interval != 0 && (t.Interval < Duration(100*time.Millisecond) || t.Interval > Duration(time.Minute)) {
+		if t.Interval != 0 && (t.Interval < Duration(100*time.Millisecond) || t.Interval > MaxTelemetryInterval) {
 			p.add(at+".interval", "must be 100ms to 1m, got %s", t.Interval.D())
 		}
 	}
