@@ -192,11 +192,18 @@ func foldSeqLayers(in, rest []Reference, over map[string]time.Duration) (map[str
 func fittedCards(refs []Reference) []string {
 	var out []string
 	for _, r := range refs {
-		if g, ok := LookupGPU(r.GPU); ok && g.SeqLayerUs > 0 && !slices.Contains(out, g.Name) {
-			out = append(out, g.Name)
+		if onFittedCard(r) && !slices.Contains(out, r.GPU) {
+			out = append(out, r.GPU)
 		}
 	}
 	return out
+}
+
+// onFittedCard reports whether r ran on a card with a SeqLayerUs of its
+// own.
+func onFittedCard(r Reference) bool {
+	g, ok := LookupGPU(r.GPU)
+	return ok && g.SeqLayerUs > 0
 }
 
 // seqLayerRange bounds the fitted SeqLayerUs, in microseconds.
@@ -213,25 +220,11 @@ func fitSeqLayer(refs []Reference, card string, over map[string]time.Duration) (
 			rows = append(rows, r)
 		}
 	}
-	if len(rows) == 0 {
-		return 0, false, nil
-	}
-	loss := func(x float64) (float64, error) {
-		cs, err := checkWith(rows, rooflineVersion, constants{over, map[string]float64{card: x}})
-		if err != nil {
-			return 0, err
-		}
-		return meanAbsLog(cs), nil
-	}
-	x, err := goldenMin(loss, seqLayerRange[0], seqLayerRange[1], 16)
-	if err != nil {
-		return 0, false, err
-	}
-	if l, err := loss(x); err != nil || math.IsInf(l, 1) {
-		return 0, false, err
-	}
+	x, ok, err := fitConstant(rows, seqLayerRange[0], seqLayerRange[1], 16, func(x float64) constants {
+		return constants{over, map[string]float64{card: x}}
+	})
 	// Hundredths of a microsecond: the fit is not finer than that.
-	return math.Round(x*100) / 100, true, nil
+	return math.Round(x*100) / 100, ok, err
 }
 
 // meanAbsLog is the mean |log| ratio of simulated to published over cs's
@@ -262,14 +255,11 @@ func meanAbsLog(cs []Checked) float64 {
 func fitOverhead(refs []Reference, engine string) (d time.Duration, ok bool, err error) {
 	var rows []Reference
 	for _, r := range refs {
-		if (engine == "" || engineKey(r) == engine) && !r.PastKnee && len(fittedCards([]Reference{r})) == 0 {
+		if (engine == "" || engineKey(r) == engine) && !r.PastKnee && !onFittedCard(r) {
 			rows = append(rows, r)
 		}
 	}
-	if len(rows) == 0 {
-		return 0, false, nil
-	}
-	loss := func(x float64) (float64, error) {
+	x, ok, err := fitConstant(rows, math.Log(float64(overheadRange[0])), math.Log(float64(overheadRange[1])), 14, func(x float64) constants {
 		d := time.Duration(math.Exp(x))
 		over := map[string]time.Duration{engine: d}
 		if engine == "" {
@@ -277,22 +267,39 @@ func fitOverhead(refs []Reference, engine string) (d time.Duration, ok bool, err
 				over[e.Name] = d
 			}
 		}
-		cs, err := checkWith(rows, rooflineVersion, constants{overhead: over})
+		return constants{overhead: over}
+	})
+	if !ok || err != nil {
+		return 0, false, err
+	}
+	// Whole microseconds: the fit is not finer than that, and a printed
+	// constant reads as one.
+	return time.Duration(math.Exp(x)).Round(time.Microsecond), true, nil
+}
+
+// fitConstant finds the x in [lo, hi] whose constants (priced) bring
+// rows' gated figures closest to the published ones: the least mean
+// |log| ratio, by golden-section search of iters steps. ok is false when
+// rows hold no gated figure.
+func fitConstant(rows []Reference, lo, hi float64, iters int, priced func(x float64) constants) (float64, bool, error) {
+	if len(rows) == 0 {
+		return 0, false, nil
+	}
+	loss := func(x float64) (float64, error) {
+		cs, err := checkWith(rows, rooflineVersion, priced(x))
 		if err != nil {
 			return 0, err
 		}
 		return meanAbsLog(cs), nil
 	}
-	x, err := goldenMin(loss, math.Log(float64(overheadRange[0])), math.Log(float64(overheadRange[1])), 14)
+	x, err := goldenMin(loss, lo, hi, iters)
 	if err != nil {
 		return 0, false, err
 	}
 	if l, err := loss(x); err != nil || math.IsInf(l, 1) {
 		return 0, false, err
 	}
-	// Whole microseconds: the fit is not finer than that, and a printed
-	// constant reads as one.
-	return time.Duration(math.Exp(x)).Round(time.Microsecond), true, nil
+	return x, true, nil
 }
 
 // goldenMin narrows [a, b] around a minimum of f by golden-section search,
