@@ -345,18 +345,23 @@ func TestRenamedSuiteCannotHideBehindTheRunsFiles(t *testing.T) {
 		}
 	}
 
-	// The old file breaks while the job runs another suite: left to the
-	// job that runs it, which fails on it (a file may need another job's
-	// flags to evaluate).
+}
+
+// A suite file that breaks while the job runs another suite is left to
+// the job that runs it, which fails on it (a file may need another job's
+// flags to evaluate).
+func TestBrokenSuiteFileIsLeftToItsJob(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
+	repo, base := policyRepo(t)
 	other := policySuite("other", "4ms", func(s string) string { return strings.Replace(s, "fixed(20)", "fixed(24)", 1) })
 	repo.Commit("broken", map[string][]byte{"suites/other.jsonnet": other, "suites/len.jsonnet": []byte("error 'gone'\n")})
-	code, out, md2 := ciPolicy(t, repo, base, "other.jsonnet")
-	if code != exitOK || strings.Contains(md2, "suite len was") {
-		t.Fatalf("broken, run elsewhere: exit %d\n%s\n%s", code, out, md2)
+	code, out, md := ciPolicy(t, repo, base, "other.jsonnet")
+	if code != exitOK || strings.Contains(md, "suite len was") {
+		t.Fatalf("broken, run elsewhere: exit %d\n%s\n%s", code, out, md)
 	}
-	code, out, errOut = runCLI(t, context.Background(), "ci", "--virtual", "--comment=false", "--summary", "", "--html", "", "--outputs", "",
+	code, out, errOut := runCLI(t, context.Background(), "ci", "--virtual", "--comment=false", "--summary", "", "--html", "", "--outputs", "",
 		"--progress=false", "--base-ref", base, "--results", t.TempDir(), "--baselines", filepath.Join(repo.Dir, "baselines"),
-		"--report", filepath.Join(t.TempDir(), "r.md"), suitePath)
+		"--report", filepath.Join(t.TempDir(), "r.md"), filepath.Join(repo.Dir, "suites", "len.jsonnet"))
 	if code != exitUsage || !strings.Contains(errOut, "RUNTIME ERROR: gone") {
 		t.Fatalf("broken, run here: exit %d\n%s\n%s", code, out, errOut)
 	}
