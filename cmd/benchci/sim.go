@@ -302,9 +302,13 @@ func (c simChecks) verdict(out io.Writer) error {
 	if rMissed > 0 {
 		return &exitError{exitFailed, fmt.Errorf("%d of %d published ratios miss beyond their tolerance", rMissed, rGated)}
 	}
-	fmt.Fprintf(out, "\nall %d measurements below the knee within ±%.0f%% throughput, ±%.0f%% latency (%d past the knee and %d known misses shown, not gated);\n"+
+	shown := fmt.Sprintf("%d past the knee", len(c.cs)-gated-known)
+	if known > 0 {
+		shown += fmt.Sprintf(" and %d known misses", known)
+	}
+	fmt.Fprintf(out, "\nall %d measurements below the knee within ±%.0f%% throughput, ±%.0f%% latency (%s shown, not gated);\n"+
 		"all %d kernel figures within ±%.0f%% (%d shown, not gated); all %d published ratios within their tolerance (%d shown, not gated)\n",
-		gated, 100*sim.ThroughputTolerance, 100*sim.LatencyTolerance, len(c.cs)-gated-known, known, kGated, 100*sim.KernelTolerance, len(c.ks)-kGated,
+		gated, 100*sim.ThroughputTolerance, 100*sim.LatencyTolerance, shown, kGated, 100*sim.KernelTolerance, len(c.ks)-kGated,
 		rGated, len(c.rs)-rGated)
 	return nil
 }
