@@ -64,6 +64,20 @@ type Reference struct {
 	// InProcess marks a harness that called the engine in its own process
 	// (trtllm-bench, gptSessionBenchmark): no server, so no request path.
 	InProcess bool
+	// Dataset names the published dataset the row's requests were drawn
+	// from (datasets): each request's lengths are drawn from its shape,
+	// scaled so Input and Output, the means the source states, stay the
+	// means. Empty: every request is Input/Output tokens.
+	Dataset string
+	// BenchmarkServing marks a row measured by vLLM's benchmark_serving.py,
+	// whose figures are defined as ClosedLoop's are not: its mean ITL
+	// (TPOTMs) pools every gap of every request, so a request weighs by
+	// its tokens where the mean TPOT weighs each once, and its throughput
+	// is every output token over the whole run, from the first send to
+	// the last end, where an open loop's is over its steady window. The
+	// first differs only where lengths vary, the second where the drain
+	// is a fair share of the run.
+	BenchmarkServing bool
 	// New marks the rows added with roofline version 2 whose structure
 	// was set before they were run (all but MI300X's): the check reports
 	// them apart. Their
@@ -82,8 +96,15 @@ const (
 	srcTRT090     = "TensorRT-LLM 0.9.0 benchmark dataset (LLaMA v2 70B, 2048 in / 128 out, custom all-reduce on NVLink, off on PCIe): github.com/wbing520/ai-performance-engineering code/ch11_inference/inference_gpu_cluster_sizing/dataset/trt_llm_0_9_0_dli.csv at 5a4d0c37a3231b2ff8a268df7f129be259c48a48"
 	srcOracle     = "Oracle Cloud Infrastructure blog, Serving Llama 3.1 405B model with AMD Instinct MI300X Accelerators (2024-10-10), Latency measurements: blogs.oracle.com/cloud-infrastructure/post/serving-llama-31-405b-model-with-amd-mi300x-gpus"
 
-	burstTTFT          = "a mean TTFT of 500 requests sent at once is mostly their queue"
-	noteBurst          = "all 500 requests sent at once (QPS INF); TTFT is the mean, TPOT the mean ITL; output tokens/s of the system; lengths as stated (fixed or means: not said); KV cache BF16 inferred from 'BF16 precision'"
+	burstTTFT = "a mean TTFT of 500 requests sent at once is mostly their queue"
+	noteBurst = "all 500 requests sent at once (QPS INF); TTFT is the mean, TPOT the mean ITL; output tokens/s over the run; KV cache BF16 inferred from 'BF16 precision'; " + noteServingClient
+	// noteServingClient says how TensorRT-LLM 0.14's serving table was
+	// measured, which the source does not say: its columns are those
+	// benchmark_serving.py prints, and its loads those of vLLM's own
+	// comparison with TensorRT-LLM a month before. Each row's arithmetic
+	// agrees: 500 over a 467-token row's requests/s is one request's
+	// length (fixed lengths), over a 202/214 row's twice that.
+	noteServingClient  = "client and loads inferred: the columns are vLLM benchmark_serving.py's, and the loads those of vLLM's September 2024 comparison with TensorRT-LLM (500 prompts of ShareGPT, 202 tokens in on average, or of sonnet, ~462 in with 16 or 256 out: vllm-project/vllm-project.github.io _posts/2024-09-05-perf-update.md at 4577c6ac65d828f8f2ba8a9311c81d64875b9b82); the 202/214 rows' lengths are drawn from ShareGPT's, the others' fixed"
 	noteOffline        = "offline: all 3000 requests queued at once, the in-flight batch capped by an engine limit trtllm-bench chose and did not publish; output tokens/s of the system; FP8 KV cache as the source says FP8 quantization sets"
 	noteTRT090         = "static batching (the whole batch prefilled, then decoded together), fake weights, one run; TPOT is the file's token-to-token latency, (latency - first-token latency) / 127; FP8 KV cache inferred (TensorRT-LLM's FP8 recipe quantizes it too)"
 	notePCIeTuned      = "; tuned on: the PCIe all-reduce's share of the link (pcieBusShare) was set with these and the L40S scaling rows, after an earlier model missed the TP 8 row by 34%"
@@ -115,18 +136,17 @@ var References = []Reference{
 
 	// Rows added with roofline version 2: sources it was not built on.
 	{Test: "LLaMA 3.1 8B, QPS INF", Engine: "TensorRT-LLM 0.14", EngineModel: "trtllm", Model: "llama-3-8b", GPU: "h100-sxm", TP: 1, Concurrency: 500, Input: 467, Output: 256, Requests: 500,
-		TTFTMs: 3335, TPOTMs: 39, OutputPerSec: 9420, Source: srcTRTOnline, Note: noteBurst, Ungated: map[string]string{"ttft": burstTTFT}, New: true},
+		TTFTMs: 3335, TPOTMs: 39, OutputPerSec: 9420, Source: srcTRTOnline, BenchmarkServing: true, Note: noteBurst, Ungated: map[string]string{"ttft": burstTTFT}, New: true},
 	{Test: "LLaMA 3.1 8B, QPS INF", Engine: "TensorRT-LLM 0.14", EngineModel: "trtllm", Model: "llama-3-8b", GPU: "h200", TP: 1, Concurrency: 500, Input: 467, Output: 256, Requests: 500,
-		TTFTMs: 3237, TPOTMs: 36, OutputPerSec: 10121, Source: srcTRTOnline, Note: noteBurst + "; the table calls the GPU 'H200 131GB'", Ungated: map[string]string{"ttft": burstTTFT}, New: true},
+		TTFTMs: 3237, TPOTMs: 36, OutputPerSec: 10121, Source: srcTRTOnline, BenchmarkServing: true, Note: noteBurst + "; the table calls the GPU 'H200 131GB'", Ungated: map[string]string{"ttft": burstTTFT}, New: true},
 	{Test: "LLaMA 3.1 70B, QPS INF", Engine: "TensorRT-LLM 0.14", EngineModel: "trtllm", Model: "llama-3-70b", GPU: "h100-sxm", TP: 4, Concurrency: 500, Input: 467, Output: 256, Requests: 500,
-		TTFTMs: 9123, TPOTMs: 85, OutputPerSec: 4103, Source: srcTRTOnline, Note: noteBurst, Ungated: map[string]string{"ttft": burstTTFT}, New: true},
+		TTFTMs: 9123, TPOTMs: 85, OutputPerSec: 4103, Source: srcTRTOnline, BenchmarkServing: true, Note: noteBurst, Ungated: map[string]string{"ttft": burstTTFT}, New: true},
 	{Test: "LLaMA 3.1 70B, QPS INF", Engine: "TensorRT-LLM 0.14", EngineModel: "trtllm", Model: "llama-3-70b", GPU: "h200", TP: 4, Concurrency: 500, Input: 467, Output: 256, Requests: 500,
-		TTFTMs: 9222, TPOTMs: 83, OutputPerSec: 4185, Source: srcTRTOnline, Note: noteBurst, Ungated: map[string]string{"ttft": burstTTFT}, New: true},
-	{Test: "LLaMA 3.1 8B, QPS INF", Engine: "TensorRT-LLM 0.14", EngineModel: "trtllm", Model: "llama-3-8b", GPU: "h100-sxm", TP: 1, Concurrency: 500, Input: 202, Output: 214, Requests: 500,
-		TTFTMs: 1657, TPOTMs: 21, OutputPerSec: 8291, Source: srcTRTOnline, Note: noteBurst, Ungated: map[string]string{"ttft": burstTTFT}, New: true, Missing: []string{"throughput", "tpot"}, KnownMiss: missShort},
-	{Test: "LLaMA 3.1 70B, QPS INF", Engine: "TensorRT-LLM 0.14", EngineModel: "trtllm", Model: "llama-3-70b", GPU: "h100-sxm", TP: 4, Concurrency: 500, Input: 202, Output: 214, Requests: 500,
-		TTFTMs: 4482, TPOTMs: 50, OutputPerSec: 3459, Source: srcTRTOnline, Note: noteBurst, Ungated: map[string]string{"ttft": burstTTFT}, New: true,
-		Missing: []string{"throughput", "tpot"}, KnownMiss: "as the 8B row at 202/214: 16 requests/s of 500 sent at once is 31 s, two requests' length (4.5 s + 213 x 50 ms each)"},
+		TTFTMs: 9222, TPOTMs: 83, OutputPerSec: 4185, Source: srcTRTOnline, BenchmarkServing: true, Note: noteBurst, Ungated: map[string]string{"ttft": burstTTFT}, New: true},
+	{Test: "LLaMA 3.1 8B, QPS INF", Engine: "TensorRT-LLM 0.14", EngineModel: "trtllm", Model: "llama-3-8b", GPU: "h100-sxm", TP: 1, Concurrency: 500, Input: 202, Output: 214, Dataset: datasetShareGPT, Requests: 500,
+		TTFTMs: 1657, TPOTMs: 21, OutputPerSec: 8291, Source: srcTRTOnline, BenchmarkServing: true, Note: noteBurst, Ungated: map[string]string{"ttft": burstTTFT}, New: true},
+	{Test: "LLaMA 3.1 70B, QPS INF", Engine: "TensorRT-LLM 0.14", EngineModel: "trtllm", Model: "llama-3-70b", GPU: "h100-sxm", TP: 4, Concurrency: 500, Input: 202, Output: 214, Dataset: datasetShareGPT, Requests: 500,
+		TTFTMs: 4482, TPOTMs: 50, OutputPerSec: 3459, Source: srcTRTOnline, BenchmarkServing: true, Note: noteBurst, Ungated: map[string]string{"ttft": burstTTFT}, New: true},
 	{Test: "LLaMA v3.1 70B, offline", Engine: "TensorRT-LLM 0.17", EngineModel: "trtllm", Model: "llama-3-70b", GPU: "l40s", TP: 4, Weights: "fp8", KVCache: "fp8", Concurrency: 3000, Input: 1000, Output: 1000, Requests: 3000,
 		OutputPerSec: 1209.25, Source: srcTRTOffline, ChunkedPrefill: true, InProcess: true, Note: noteOffline + "; tensor parallel over PCIe" + notePCIeTuned},
 	{Test: "LLaMA v3.1 70B, offline", Engine: "TensorRT-LLM 0.17", EngineModel: "trtllm", Model: "llama-3-70b", GPU: "l40s", TP: 8, Weights: "fp8", KVCache: "fp8", Concurrency: 3000, Input: 1000, Output: 1000, Requests: 3000,
@@ -383,10 +403,17 @@ func checkOne(r Reference, v int, fit constants) (Checked, error) {
 	if r.InProcess {
 		p.RequestOverhead = 0
 	}
+	lengths, err := rowLengths(r)
+	if err != nil {
+		return Checked{}, fmt.Errorf("reference %s: %w", r.Test, err)
+	}
 	var res ClosedLoopResult
-	if r.Rate > 0 {
-		res = openLoop(p, r)
-	} else {
+	switch {
+	case r.Rate > 0:
+		res = openLoop(p, r, lengths)
+	case r.Dataset != "":
+		res = burst(p, r, lengths)
+	default:
 		res = ClosedLoop(p, Load{Concurrency: r.Concurrency, Input: r.Input, Output: r.Output, Requests: r.Requests, Staggered: r.Requests > r.Concurrency})
 	}
 	c := Checked{Reference: r, Profile: p.Name, Sim: res, Errors: map[string]float64{}}
@@ -411,18 +438,72 @@ func checkOne(r Reference, v int, fit constants) (Checked, error) {
 
 // openLoop replays an open-loop row: its requests at seeded Poisson
 // arrivals, every one measured, its figures as ClosedLoop reports them.
-func openLoop(p Profile, r Reference) ClosedLoopResult {
-	run := Simulate(p, Run{Rate: r.Rate, Requests: r.Requests, Seed: 1,
-		Lengths: func(*rand.Rand) (int, int) { return r.Input, r.Output }})
+func openLoop(p Profile, r Reference, lengths func(*rand.Rand) (int, int)) ClosedLoopResult {
+	run := Simulate(p, Run{Rate: r.Rate, Requests: r.Requests, Seed: 1, Lengths: lengths})
+	out := figuresOf(run, r)
+	out.OutputPerSec = run.OutputPerSec()
+	if r.BenchmarkServing {
+		out.OutputPerSec = spanThroughput(run)
+	}
+	return out
+}
+
+// spanThroughput is a run's output tokens over its span, from the first
+// send to the last end, as a client that counts every request computes it.
+func spanThroughput(run RunResult) float64 {
+	if len(run.Samples) == 0 {
+		return 0
+	}
+	var tokens int
+	first, last := run.Samples[0].Sent, time.Duration(0)
+	for _, s := range run.Samples {
+		tokens += s.Output
+		first, last = min(first, s.Sent), max(last, s.Sent+s.E2E)
+	}
+	if last <= first {
+		return 0
+	}
+	return float64(tokens) / (last - first).Seconds()
+}
+
+// burst replays a closed-loop row whose lengths vary (Reference.Dataset),
+// with every request sent at once as its source's were: its throughput
+// is its tokens over the span until the last ends, as a client that
+// sends them all and waits computes it.
+func burst(p Profile, r Reference, lengths func(*rand.Rand) (int, int)) ClosedLoopResult {
+	run := Simulate(p, Run{Concurrency: r.Concurrency, Requests: r.Requests, Seed: 1, Lengths: lengths})
+	out := figuresOf(run, r)
+	var tokens int
+	var span time.Duration
+	for _, s := range run.Samples {
+		tokens += s.Output
+		span = max(span, s.E2E)
+	}
+	if span > 0 {
+		out.OutputPerSec = float64(tokens) / span.Seconds()
+	}
+	return out
+}
+
+// figuresOf sums up a Simulate run as ClosedLoop reports its figures,
+// the mean TPOT pooled over every gap where the row's client pools it.
+func figuresOf(run RunResult, r Reference) ClosedLoopResult {
 	var ttft, tpot, e2e []time.Duration
+	var decode time.Duration
+	gaps := 0
 	for _, s := range run.Samples {
 		ttft, e2e = append(ttft, s.TTFT), append(e2e, s.E2E)
 		if s.Output > 1 {
 			tpot = append(tpot, s.TPOT())
+			decode += s.E2E - s.TTFT
+			gaps += s.Output - 1
 		}
 	}
-	out := ClosedLoopResult{Requests: len(run.Samples), OutputPerSec: run.OutputPerSec(), Preemptions: run.Preemptions, Steps: run.Steps}
+	out := ClosedLoopResult{Requests: len(run.Samples), Preemptions: run.Preemptions, Steps: run.Steps}
 	out.Mean.TTFT, out.Mean.TPOT, out.Mean.E2E = mean(ttft), mean(tpot), mean(e2e)
+	if r.BenchmarkServing && gaps > 0 {
+		out.Mean.TPOT = decode / time.Duration(gaps)
+	}
 	out.TTFT, out.TPOT, out.E2E = median(ttft), median(tpot), median(e2e)
 	return out
 }
@@ -451,15 +532,19 @@ func Markdown(cs []Checked) string {
 		if c.KVCache != "" {
 			dtype += ", KV " + c.KVCache
 		}
-		load := fmt.Sprintf("%d clients, %d/%d", c.Concurrency, c.Input, c.Output)
+		lengths := fmt.Sprintf("%d/%d", c.Input, c.Output)
+		if c.Dataset != "" {
+			lengths = fmt.Sprintf("%s, %s on average", datasetNames[c.Dataset], lengths)
+		}
+		load := fmt.Sprintf("%d clients, %s", c.Concurrency, lengths)
 		if c.PastKnee {
 			load += " (past the knee, not gated)"
 		}
 		if c.Requests == c.Concurrency {
-			load = fmt.Sprintf("batch of %d, %d/%d", c.Concurrency, c.Input, c.Output)
+			load = fmt.Sprintf("batch of %d, %s", c.Concurrency, lengths)
 		}
 		if c.Rate > 0 {
-			load = fmt.Sprintf("Poisson %.3g req/s, %d/%d", c.Rate, c.Input, c.Output)
+			load = fmt.Sprintf("Poisson %.3g req/s, %s", c.Rate, lengths)
 		}
 		for _, f := range c.Figures() {
 			mark := ""
@@ -543,7 +628,6 @@ func (a Accuracy) String() string {
 // Why rows added with roofline version 2 miss (Reference.KnownMiss).
 const (
 	noteA100Prefill = "TensorRT-LLM prefilled 2,048 tokens of a 69B model on two A100s in 623 ms, 73% of their datasheet FLOP/s; the model prices a prefill at the engine's share (0.70) of the A100's measured matrix-product ceiling (87%): 61%, so its TTFT is 25% high, at the edge (a known miss at +39% while the card had the default 78%)"
-	missShort       = "the source's figures disagree: a 1.66 s TTFT and 21 ms TPOT end each request in ~6 s, so 500 sent at once end in ~8 s, not the 12.8 s its 39 requests/s imply (two waves of ~250?); its 467/256 rows fit one wave"
 )
 
 // SummaryMarkdown sums up a check under two roofline versions, the rows it

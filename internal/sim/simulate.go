@@ -32,7 +32,9 @@ type Run struct {
 // Sample is one measured request of a Run, in engine time.
 type Sample struct {
 	Prompt, Output int
-	TTFT, E2E      time.Duration
+	// Sent is when it was sent, from the run's start.
+	Sent      time.Duration
+	TTFT, E2E time.Duration
 }
 
 // TPOT is the mean time between output tokens after the first, as a
@@ -118,12 +120,15 @@ type simReq struct {
 	measured    bool
 }
 
+// simStart is a simulation's clock at its start.
+var simStart = time.Unix(0, 0)
+
 // startSimulation sends the run's first requests: a closed loop's clients
 // at once, an open loop's every arrival, each at its time.
 //
 //go:norace
 func startSimulation(p Profile, run Run) *simulation {
-	t0 := time.Unix(0, 0)
+	t0 := simStart
 	r := &simulation{run: run, c: newCluster(p, true), rng: rand.New(rand.NewPCG(run.Seed, 0x5eed)), t: t0,
 		p: p, total: run.Warmup + run.Requests, closed: run.Concurrency > 0}
 	if r.closed {
@@ -234,7 +239,7 @@ func (r *simulation) progress(i int) {
 	r.inFlight[i] = nil
 	r.flying--
 	if q.measured {
-		r.res.Samples = append(r.res.Samples, Sample{Prompt: q.s.promptTokens, Output: q.s.maxTokens, TTFT: q.first.Sub(q.sent), E2E: r.t.Sub(q.sent)})
+		r.res.Samples = append(r.res.Samples, Sample{Prompt: q.s.promptTokens, Output: q.s.maxTokens, Sent: q.sent.Sub(simStart), TTFT: q.first.Sub(q.sent), E2E: r.t.Sub(q.sent)})
 	}
 	if r.closed && r.sent < r.total {
 		// In arrival order: a request path's spread can put this one
