@@ -25,6 +25,11 @@ type Interval struct {
 	// Tail is the share of the rows' ratios left out below and above
 	// each bound.
 	Tail float64
+	// Widen, above 1, is how many times the ratios' whole range (Tail 0)
+	// the bounds span, about its middle (in logarithms): where the other
+	// sources' range holds fewer than Level of a source's figures. 0 or 1
+	// is the range itself.
+	Widen float64
 }
 
 // String says the interval as a planner reads it.
@@ -59,8 +64,10 @@ func ratios(cs []Checked) []ratio {
 }
 
 // bounds are the tail and 1-tail quantiles of the ratios of one kind
-// (throughput or latency), leaving out one source ("" leaves none).
-func bounds(rs []ratio, throughput bool, leaveOut string, tail float64) ([2]float64, bool) {
+// (throughput or latency), leaving out one source ("" leaves none), the
+// span between them widened widen times about its middle (in logarithms;
+// 1 leaves them where they are).
+func bounds(rs []ratio, throughput bool, leaveOut string, tail, widen float64) ([2]float64, bool) {
 	var xs []float64
 	for _, r := range rs {
 		if r.throughput == throughput && r.source != leaveOut {
@@ -71,7 +78,12 @@ func bounds(rs []ratio, throughput bool, leaveOut string, tail float64) ([2]floa
 		return [2]float64{}, false
 	}
 	slices.Sort(xs)
-	return [2]float64{stat.Quantile(tail, stat.LinInterp, xs, nil), stat.Quantile(1-tail, stat.LinInterp, xs, nil)}, true
+	lo, hi := stat.Quantile(tail, stat.LinInterp, xs, nil), stat.Quantile(1-tail, stat.LinInterp, xs, nil)
+	if widen > 1 {
+		mid, half := (math.Log(lo)+math.Log(hi))/2, (math.Log(hi)-math.Log(lo))/2
+		lo, hi = math.Exp(mid-widen*half), math.Exp(mid+widen*half)
+	}
+	return [2]float64{lo, hi}, true
 }
 
 // heldOutCoverage counts the figures that fall inside the interval the
@@ -81,9 +93,9 @@ func bounds(rs []ratio, throughput bool, leaveOut string, tail float64) ([2]floa
 // interval (with the rows of 2026-12-05, the 10th to 90th percentiles of
 // all rows covered 72% of a source's figures left out; today's rows need
 // widening to their 3rd and 97th percentiles to cover 80%).
-func heldOutCoverage(rs []ratio, tail float64) (covered, n int) {
+func heldOutCoverage(rs []ratio, tail, widen float64) (covered, n int) {
 	for _, r := range rs {
-		b, ok := bounds(rs, r.throughput, r.source, tail)
+		b, ok := bounds(rs, r.throughput, r.source, tail, widen)
 		if !ok {
 			continue
 		}
@@ -99,30 +111,52 @@ func heldOutCoverage(rs []ratio, tail float64) (covered, n int) {
 // each source's figures against the bounds of the others', reaches
 // level, and returns its bounds over all the rows. It is how an "80%
 // interval" earns its name: measured on figures the bounds did not see.
+// It narrows the tails left out first, from (1-level)/2 down to none;
+// where the others' whole range still holds too few, it reaches past the
+// range (Interval.Widen), up to maxWiden times its span.
 func CalibrateBySource(cs []Checked, level float64) (Interval, error) {
 	rs := ratios(cs)
 	const step = 0.0025 // tails tried, from (1-level)/2 down to 0
+	type try struct{ tail, widen float64 }
+	var tries []try
 	for i := int(math.Round((1 - level) / 2 / step)); i >= 0; i-- {
-		tail := float64(i) * step
-		covered, n := heldOutCoverage(rs, tail)
-		if n == 0 {
+		tries = append(tries, try{float64(i) * step, 1})
+	}
+	for w := 1 + widenStep; w <= maxWiden+1e-9; w += widenStep {
+		tries = append(tries, try{0, math.Round(w*100) / 100})
+	}
+	covered, n := 0, 0
+	for _, t := range tries {
+		if covered, n = heldOutCoverage(rs, t.tail, t.widen); n == 0 {
 			break
 		}
 		if float64(covered) < level*float64(n) {
-			if i == 0 {
-				return Interval{}, fmt.Errorf("the sources disagree beyond their own range: held out, %d of %d figures fall inside the others' widest bounds, short of %.0f%%", covered, n, 100*level)
-			}
 			continue
 		}
-		lat, ok1 := bounds(rs, false, "", tail)
-		tput, ok2 := bounds(rs, true, "", tail)
+		lat, ok1 := bounds(rs, false, "", t.tail, t.widen)
+		tput, ok2 := bounds(rs, true, "", t.tail, t.widen)
 		if !ok1 || !ok2 {
 			break
 		}
-		return Interval{Level: level, Latency: lat, Throughput: tput, Covered: covered, Figures: n, Tail: tail}, nil
+		iv := Interval{Level: level, Latency: lat, Throughput: tput, Covered: covered, Figures: n, Tail: t.tail}
+		if t.widen > 1 {
+			iv.Widen = t.widen
+		}
+		return iv, nil
+	}
+	if n > 0 {
+		return Interval{}, fmt.Errorf("the sources disagree beyond their own range: held out, %d of %d figures fall inside the others' bounds at %g times their range, short of %.0f%%", covered, n, maxWiden, 100*level)
 	}
 	return Interval{}, fmt.Errorf("too few published figures to calibrate an interval")
 }
+
+// Past the ratios' range, CalibrateBySource widens the bounds in steps of
+// widenStep, to at most maxWiden times the range's span: beyond that the
+// sources are too far apart for one interval.
+const (
+	widenStep = 0.05
+	maxWiden  = 3.0
+)
 
 // DerivedInterval is CalibrateBySource(Check(References), 0.8), kept
 // here so that a run does not replay every published row to print it;

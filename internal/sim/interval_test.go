@@ -24,14 +24,14 @@ func TestDerivedIntervalIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lit := fmt.Sprintf("Interval{Level: 0.8, Latency: [2]float64{%.2f, %.2f}, Throughput: [2]float64{%.2f, %.2f}, Covered: %d, Figures: %d, Tail: %g}",
-		iv.Latency[0], iv.Latency[1], iv.Throughput[0], iv.Throughput[1], iv.Covered, iv.Figures, iv.Tail)
+	lit := fmt.Sprintf("Interval{Level: 0.8, Latency: [2]float64{%.2f, %.2f}, Throughput: [2]float64{%.2f, %.2f}, Covered: %d, Figures: %d, Tail: %g, Widen: %g}",
+		iv.Latency[0], iv.Latency[1], iv.Throughput[0], iv.Throughput[1], iv.Covered, iv.Figures, iv.Tail, iv.Widen)
 	if *updateInterval {
 		t.Logf("var DerivedInterval = %s", lit)
 	}
 	near := func(a, b [2]float64) bool { return math.Abs(a[0]-b[0]) < 0.006 && math.Abs(a[1]-b[1]) < 0.006 }
 	d := DerivedInterval
-	if !near(d.Latency, iv.Latency) || !near(d.Throughput, iv.Throughput) || d.Covered != iv.Covered || d.Figures != iv.Figures || d.Tail != iv.Tail {
+	if !near(d.Latency, iv.Latency) || !near(d.Throughput, iv.Throughput) || d.Covered != iv.Covered || d.Figures != iv.Figures || d.Tail != iv.Tail || d.Widen != iv.Widen {
 		t.Errorf("DerivedInterval is stale: the rows calibrate\n\tvar DerivedInterval = %s", lit)
 	}
 }
@@ -77,6 +77,20 @@ func TestCalibrateBySourceHoldsOutSources(t *testing.T) {
 	// Two sources apart: held out, neither is inside the other's range.
 	if _, err := CalibrateBySource(append(slices.Clone(cs[:3]), cs[21:24]...), 0.8); err == nil {
 		t.Error("sources that disagree beyond their range calibrated an interval")
+	}
+	// Three sources at 0.9, 1 and 1.1 (sources 1, 3, 6): the outer two,
+	// held out, fall outside the others' whole range, so the bounds reach
+	// past it, as far as it takes and no further.
+	three := slices.Concat(cs[3:6], cs[9:12], cs[18:21])
+	iv, err = CalibrateBySource(three, 0.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if iv.Tail != 0 || iv.Widen <= 1 || iv.Widen > maxWiden || float64(iv.Covered) < 0.8*float64(iv.Figures) {
+		t.Errorf("three sources: tail %g, widen %g, %d of %d covered; want the whole range widened until 80%% are inside", iv.Tail, iv.Widen, iv.Covered, iv.Figures)
+	}
+	if c, n := heldOutCoverage(ratios(three), 0, iv.Widen-widenStep); float64(c) >= 0.8*float64(n) {
+		t.Errorf("widen %g covers %d of %d too: the calibration went further than it had to", iv.Widen-widenStep, c, n)
 	}
 }
 
