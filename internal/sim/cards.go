@@ -279,10 +279,10 @@ var gpuCards = []GPUCard{
 		Source: "NVIDIA L40S datasheet: 48 GB GDDR6 (45 GiB usable), 864 GB/s, 362 TFLOPS BF16 / 733 FP8 dense, PCIe Gen4 x16 (no NVLink)"},
 	{Name: "mi300x", MemoryGiB: 192, BandwidthGBs: 5300, TFLOPS: map[string]float64{"bf16": 1307, "fp8": 2615},
 		LinkGBs: 448, AllReduceUs: 25, Interconnect: InterconnectMesh, PeerLinks: 7,
-		AchievedGBs: 4293, AchievedTFLOPS: map[string]float64{"bf16": 588, "fp8": 1177}, SeqLayerUs: 1.12,
+		AchievedGBs: 4293, AchievedTFLOPS: map[string]float64{"bf16": 588, "fp8": 1177}, SeqLayerUs: 1.14,
 		Source: "AMD Instinct MI300X datasheet: 192 GB HBM3, 5.3 TB/s, 1,307 TFLOPS BF16 / 2,615 FP8 dense, Infinity Fabric 7 x 128 GB/s links (64 GB/s each way); " +
 			"achieved: ~81% of its bandwidth and ~45% of its peak FLOP/s in BF16 and FP8, SemiAnalysis's MI300X vs H100 measurements (Dec 2024) as reported at aiweekly.co/alerts/amd-mi300x-hits-only-45-of-peak-flops-in-practice; " +
-			"seq_layer_us: fitted on the MI300X rows of References (CrossValidate's fit on all of them), vLLM on ROCm at batch 64-256 of 70B and 405B: at batch 1 the roofline meets them within 3%, and each added sequence costs 0.6 to 1.5 µs a layer more (the long-context 70B row the least); tried on the H100 and H200 rows too, the held-out median rose from 7% to 8%"},
+			"seq_layer_us: fitted on the MI300X rows of References (CrossValidate's fit on all of them), vLLM on ROCm at batch 64-256 of 70B and 405B: at batch 1 the roofline meets them within 3%, and each added sequence costs 1.0 to 1.5 µs a layer more (70B's rows the least; the long-context 70B row wanted 0.6 while its prompts were priced as prefilled, which the benchmark's warm-up had cached); tried on the H100 and H200 rows too, the held-out median rose from 7% to 8%"},
 }
 
 // LookupModel returns the named built-in model card.

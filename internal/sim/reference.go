@@ -78,6 +78,12 @@ type Reference struct {
 	// first differs only where lengths vary, the second where the drain
 	// is a fair share of the run.
 	BenchmarkServing bool
+	// RepeatedPrompts marks a batch measured by vLLM's benchmark_latency.py
+	// on vLLM V1: its warm-up and measured iterations send the same dummy
+	// prompts, and V1 caches prefixes unless told not to, so the measured
+	// batch finds every prompt cached but its last block. The row is
+	// replayed as one warm-up batch and one measured (Run.RepeatPrompts).
+	RepeatedPrompts bool
 	// New marks the rows added with roofline version 2 whose structure
 	// was set before they were run (all but MI300X's): the check reports
 	// them apart. Their
@@ -109,7 +115,7 @@ const (
 	noteTRT090         = "static batching (the whole batch prefilled, then decoded together), fake weights, one run; TPOT is the file's token-to-token latency, (latency - first-token latency) / 127; FP8 KV cache inferred (TensorRT-LLM's FP8 recipe quantizes it too)"
 	notePCIeTuned      = "; tuned on: the PCIe all-reduce's share of the link (pcieBusShare) was set with these and the L40S scaling rows, after an earlier model missed the TP 8 row by 34%"
 	noteOfflineScaling = "; added after the all-reduce's growth with the group, to check throughput's scaling (the structure was not changed for them; an all-reduce bandwidth halved would meet their scaling and miss the other rows)"
-	noteROCm           = "mean of 5 batches; the latency command sets no --kv-cache-dtype, so the KV cache is FP16 (inferred)"
+	noteROCm           = "mean of 5 batches after 3 warm-up ones, the same dummy prompts in each (benchmark_latency.py), so vLLM V1's prefix cache, on by default, holds every prompt but its last block; the latency command sets no --kv-cache-dtype, so the KV cache is FP16 (inferred)"
 )
 
 // References are the published figures the derived profiles are checked
@@ -175,13 +181,13 @@ var References = []Reference{
 	// would), they are tuned on since the card's SeqLayerUs was chosen
 	// looking at them; CrossValidate holds each source out.
 	{Test: "Llama 3.1 70B FP8, BS 1", Engine: "vLLM 0.10 (ROCm)", Model: "llama-3-70b", GPU: "mi300x", TP: 8, Weights: "fp8", Concurrency: 1, Input: 128, Output: 2048, Requests: 1,
-		E2EMs: 17236, Source: srcROCm, Note: noteROCm},
+		E2EMs: 17236, Source: srcROCm, Note: noteROCm, RepeatedPrompts: true},
 	{Test: "Llama 3.1 70B FP8, BS 64", Engine: "vLLM 0.10 (ROCm)", Model: "llama-3-70b", GPU: "mi300x", TP: 8, Weights: "fp8", Concurrency: 64, Input: 128, Output: 2048, Requests: 64,
-		E2EMs: 33287, Source: srcROCm, Note: noteROCm},
+		E2EMs: 33287, Source: srcROCm, Note: noteROCm, RepeatedPrompts: true},
 	{Test: "Llama 3.1 70B FP8, BS 128", Engine: "vLLM 0.10 (ROCm)", Model: "llama-3-70b", GPU: "mi300x", TP: 8, Weights: "fp8", Concurrency: 128, Input: 2048, Output: 2048, Requests: 128,
-		E2EMs: 52394, Source: srcROCm, Note: noteROCm},
+		E2EMs: 52394, Source: srcROCm, Note: noteROCm, RepeatedPrompts: true},
 	{Test: "Llama 3.1 405B FP8, BS 128", Engine: "vLLM 0.10 (ROCm)", Model: "llama-3.1-405b", GPU: "mi300x", TP: 8, Weights: "fp8", Concurrency: 128, Input: 128, Output: 2048, Requests: 128,
-		E2EMs: 117027, Source: srcROCm, Note: noteROCm},
+		E2EMs: 117027, Source: srcROCm, Note: noteROCm, RepeatedPrompts: true},
 	{Test: "Llama 3.1 405B FP8, batch 256", Engine: "vLLM (version not said)", Model: "llama-3.1-405b", GPU: "mi300x", TP: 8, Weights: "fp8", Concurrency: 256, Input: 128, Output: 128, Requests: 256,
 		E2EMs: 17750, Source: srcOracle, Note: "benchmark_latency.py, average latency; TP 8 inferred from 'all eight GPUs were assigned'; KV cache dtype and vLLM version not said"},
 
@@ -413,6 +419,9 @@ func checkOne(r Reference, v int, fit constants) (Checked, error) {
 		res = openLoop(p, r, lengths)
 	case r.Dataset != "":
 		res = burst(p, r, lengths)
+	case r.RepeatedPrompts:
+		run := Simulate(p, Run{Concurrency: r.Concurrency, Warmup: r.Concurrency, Requests: r.Requests, RepeatPrompts: true, Seed: 1, Lengths: lengths})
+		res = figuresOf(run, r)
 	default:
 		res = ClosedLoop(p, Load{Concurrency: r.Concurrency, Input: r.Input, Output: r.Output, Requests: r.Requests, Staggered: r.Requests > r.Concurrency})
 	}

@@ -22,6 +22,13 @@ type Run struct {
 	Lengths func(r *rand.Rand) (prompt, output int)
 	// Seed seeds the arrivals and the lengths: a run is the same every time.
 	Seed uint64
+	// RepeatPrompts makes a closed loop's request i send the prompt of
+	// request i mod Concurrency, as a latency benchmark sends the same
+	// batch of prompts in every iteration, warm-up included: the engine's
+	// prefix cache (vLLM V1's is on by default) then holds each prompt
+	// from the iteration before, and a batch prefills only the last block
+	// of each. Off, every prompt is new.
+	RepeatPrompts bool
 	// Turnaround is how long after a closed-loop client's answer ends its
 	// next request reaches the engine (the last chunk's way to the client
 	// and the request's way back): any at all, and the request misses the
@@ -157,6 +164,9 @@ func (r *simulation) newReq(i int, at time.Time) *simReq {
 	in, out := r.run.Lengths(r.rng)
 	in, out = max(in, 1), max(out, 1)
 	s := newVirtualSeq(in, out)
+	if r.run.RepeatPrompts && r.run.Concurrency > 0 {
+		s.hashes = repeatedPromptHashes(i%r.run.Concurrency, in, r.p.blockSize())
+	}
 	s.arrived = at // after the server's request path, where it has one
 	if r.p.RequestOverhead > 0 {
 		s.arrived = at.Add(r.p.requestDelay(r.rng.Float64()))
@@ -291,4 +301,21 @@ func Quantile(ds []time.Duration, q float64) time.Duration {
 	slices.Sort(s)
 	i := int(math.Ceil(q*float64(len(s)))) - 1
 	return s[min(max(i, 0), len(s)-1)]
+}
+
+// repeatedPromptHashes are the block hashes of prompt number prompt, of
+// tokens tokens: its whole blocks', each standing for every token up to
+// its end (prompt and block identify it), so two requests share blocks
+// only when they send the same prompt.
+func repeatedPromptHashes(prompt, tokens, blockSize int) []uint64 {
+	out := make([]uint64, tokens/blockSize)
+	for j := range out {
+		// splitmix64 of (prompt, block): distinct pairs, spread hashes.
+		z := uint64(prompt)<<32 | uint64(j)
+		z += 0x9e3779b97f4a7c15
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		out[j] = z ^ z>>31
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -76,4 +77,46 @@ func ttfts(r RunResult) []time.Duration {
 		out = append(out, s.TTFT)
 	}
 	return out
+}
+
+// A latency benchmark's repeated batch: after the warm-up batch each
+// request finds its own prompt cached (but its last block) and prefills
+// little, where fresh prompts prefill whole; requests of one batch send
+// different prompts, so they share nothing with each other.
+func TestRepeatPromptsHitTheirOwnPrefix(t *testing.T) {
+	t.Parallel()
+	p := derive(t, "llama-3-8b", "h100-sxm", Spec{}, Knobs{})
+	lengths := func(*rand.Rand) (int, int) { return 4096, 8 }
+	ttft := func(repeat bool, warmup int) time.Duration {
+		run := Simulate(p, Run{Concurrency: 8, Warmup: warmup, Requests: 8, RepeatPrompts: repeat, Seed: 1, Lengths: lengths})
+		if len(run.Samples) != 8 {
+			t.Fatalf("%d samples, want 8", len(run.Samples))
+		}
+		var sum time.Duration
+		for _, s := range run.Samples {
+			sum += s.TTFT
+		}
+		return sum / 8
+	}
+	// The first batch finds nothing cached; the second, its own prompts.
+	if fresh, first := ttft(false, 0), ttft(true, 0); first != fresh {
+		t.Errorf("first batch of repeated prompts: TTFT %v, want a fresh batch's %v (nothing is cached yet)", first, fresh)
+	}
+	if fresh, warm := ttft(false, 8), ttft(true, 8); warm > fresh/5 {
+		t.Errorf("second batch of repeated prompts: TTFT %v, want under a fifth of fresh prompts' %v", warm, fresh)
+	}
+
+	a, b := repeatedPromptHashes(0, 64, 16), repeatedPromptHashes(1, 64, 16)
+	if len(a) != 4 || slices.Equal(a, b) || !slices.Equal(a, repeatedPromptHashes(0, 64, 16)) {
+		t.Errorf("hashes %v and %v: want four a prompt, the same for the same prompt, apart for another", a, b)
+	}
+	seen := map[uint64]bool{}
+	for prompt := range 64 {
+		for _, h := range repeatedPromptHashes(prompt, 1024, 16) {
+			if seen[h] {
+				t.Fatalf("prompt %d: hash %x seen before", prompt, h)
+			}
+			seen[h] = true
+		}
+	}
 }
