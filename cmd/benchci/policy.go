@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -655,12 +656,28 @@ func (p *policyReviewer) deletedBaselines() []string {
 		}
 		// The suite's baseline as this checkout names it (variants' in
 		// subdirectories).
-		if _, err := os.Lstat(layout.Baselines(p.baselines).Baseline(name)); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Lstat(layout.Baselines(p.baselines).Baseline(name)); errors.Is(err, os.ErrNotExist) && isBaselineFile(path) {
 			out = append(out, name)
 		}
 		return nil
 	})
 	return out
+}
+
+// isBaselineFile reports whether the file at path is a baseline: JSON
+// that names the baseline schema. Other JSON kept beside the baselines
+// (a team's notes, an owners list) is not one, and its deletion is not a
+// baseline's; a file that does not read as JSON at all may be a baseline
+// gone bad, and counts as one.
+func isBaselineFile(path string) bool {
+	data, err := inputfile.ReadFile(path, result.MaxFileBytes)
+	if err != nil {
+		return true
+	}
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	return json.Unmarshal(data, &head) != nil || head.Schema == baseline.Schema
 }
 
 // samePath reports whether two paths, each absolute or relative to the

@@ -387,6 +387,28 @@ func TestRenamedWithItsBaselineDeletedIsLoud(t *testing.T) {
 	}
 }
 
+// JSON kept beside the baselines that is not one (a team's owners list)
+// is not named as a deleted baseline when the change removes it; a
+// baseline removed beside it still is.
+func TestDeletedJSONThatIsNotABaseline(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
+	repo, _ := policyRepo(t)
+	base := repo.Commit("owners", map[string][]byte{"baselines/owners.json": []byte(`{"owners": ["@platform"]}` + "\n")})
+	if err := os.Remove(filepath.Join(repo.Dir, "baselines", "owners.json")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, md := ciPolicy(t, repo, base, "len.jsonnet")
+	if code != exitOK || strings.Contains(out+md, "owners") {
+		t.Fatalf("owners.json removed: exit %d\n%s\n%s", code, out, md)
+	}
+	if err := os.Remove(filepath.Join(repo.Dir, "baselines", "len.json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, out, md := ciPolicy(t, repo, base, "len.jsonnet"); !strings.Contains(out, "baseline len: deleted here") || strings.Contains(out+md, "owners") {
+		t.Fatalf("len.json removed too:\n%s\n%s", out, md)
+	}
+}
+
 // A baseline recorded in another clone (a cluster's, by an absolute
 // path) or from another directory (a relative path that does not name
 // the file from the repository's root) still names its suite's file
