@@ -23,11 +23,12 @@ type Run struct {
 	// Seed seeds the arrivals and the lengths: a run is the same every time.
 	Seed uint64
 	// RepeatPrompts makes a closed loop's request i send the prompt of
-	// request i mod Concurrency, as a latency benchmark sends the same
-	// batch of prompts in every iteration, warm-up included: the engine's
-	// prefix cache (vLLM V1's is on by default) then holds each prompt
-	// from the iteration before, and a batch prefills only the last block
-	// of each. Off, every prompt is new.
+	// request i mod Concurrency (its lengths too), as a latency benchmark
+	// sends the same batch of prompts in every iteration, warm-up
+	// included: a profile's prefix cache (vLLM V1's is on by default)
+	// then holds each prompt from the iteration before, and a batch
+	// prefills only the last block of each. Off, or in an open loop,
+	// every prompt is new.
 	RepeatPrompts bool
 	// Turnaround is how long after a closed-loop client's answer ends its
 	// next request reaches the engine (the last chunk's way to the client
@@ -118,6 +119,9 @@ type simulation struct {
 	// (ended), and then up to its send.
 	windowStart, windowEnd time.Time
 	ended                  bool
+	// repeated holds the first Concurrency requests' lengths where
+	// requests repeat prompts (repeats).
+	repeated [][2]int
 }
 
 // simReq is a request of a simulation.
@@ -161,10 +165,9 @@ func startSimulation(p Profile, run Run) *simulation {
 //
 //go:norace
 func (r *simulation) newReq(i int, at time.Time) *simReq {
-	in, out := r.run.Lengths(r.rng)
-	in, out = max(in, 1), max(out, 1)
+	in, out := r.lengths(i)
 	s := newVirtualSeq(in, out)
-	if r.run.RepeatPrompts && r.run.Concurrency > 0 {
+	if r.repeats() && r.p.PrefixCaching {
 		s.hashes = repeatedPromptHashes(i%r.run.Concurrency, in, r.p.blockSize())
 	}
 	s.arrived = at // after the server's request path, where it has one
@@ -173,6 +176,30 @@ func (r *simulation) newReq(i int, at time.Time) *simReq {
 	}
 	s.tag = i
 	return &simReq{s: s, sent: at, measured: i >= r.run.Warmup}
+}
+
+// repeats reports whether requests repeat earlier ones' prompts: a
+// closed loop's, with Run.RepeatPrompts.
+func (r *simulation) repeats() bool { return r.run.RepeatPrompts && r.run.Concurrency > 0 }
+
+// lengths draws request i's prompt and output tokens; where requests
+// repeat prompts, request i repeats request i mod Concurrency's lengths
+// as well as its prompt.
+func (r *simulation) lengths(i int) (int, int) {
+	c := r.run.Concurrency
+	if r.repeats() && i >= c {
+		l := r.repeated[i%c]
+		return l[0], l[1]
+	}
+	in, out := r.run.Lengths(r.rng)
+	in, out = max(in, 1), max(out, 1)
+	if r.repeats() {
+		if r.repeated == nil {
+			r.repeated = make([][2]int, c)
+		}
+		r.repeated[i] = [2]int{in, out}
+	}
+	return in, out
 }
 
 // step hands over what has arrived (when idle, jumping to the next

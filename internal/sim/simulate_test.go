@@ -106,6 +106,29 @@ func TestRepeatPromptsHitTheirOwnPrefix(t *testing.T) {
 		t.Errorf("second batch of repeated prompts: TTFT %v, want under a fifth of fresh prompts' %v", warm, fresh)
 	}
 
+	// A profile without a prefix cache prefills every prompt whole.
+	noCache := p
+	noCache.PrefixCaching = false
+	run := func(p Profile, repeat bool) time.Duration {
+		r := Simulate(p, Run{Concurrency: 8, Warmup: 8, Requests: 8, RepeatPrompts: repeat, Seed: 1, Lengths: lengths})
+		return r.Samples[0].TTFT
+	}
+	if got, want := run(noCache, true), run(noCache, false); got != want {
+		t.Errorf("no prefix cache: repeated prompts' TTFT %v, fresh %v: want them equal", got, want)
+	}
+	// A repeated prompt has its first sending's lengths too.
+	next := 0
+	counted := func(*rand.Rand) (int, int) { next++; return 100 * next, next }
+	r := Simulate(p, Run{Concurrency: 4, Warmup: 4, Requests: 4, RepeatPrompts: true, Seed: 1, Lengths: counted})
+	var got []int
+	for _, s := range r.Samples {
+		got = append(got, s.Prompt)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, []int{100, 200, 300, 400}) || next != 4 {
+		t.Errorf("measured prompts %v after %d draws, want the warm-up's 100-400 after 4", got, next)
+	}
+
 	a, b := repeatedPromptHashes(0, 64, 16), repeatedPromptHashes(1, 64, 16)
 	if len(a) != 4 || slices.Equal(a, b) || !slices.Equal(a, repeatedPromptHashes(0, 64, 16)) {
 		t.Errorf("hashes %v and %v: want four a prompt, the same for the same prompt, apart for another", a, b)
