@@ -110,7 +110,7 @@ const (
 	// comparison with TensorRT-LLM a month before. Each row's arithmetic
 	// agrees: 500 over a 467-token row's requests/s is one request's
 	// length (fixed lengths), over a 202/214 row's twice that.
-	noteServingClient  = "client and loads inferred: the columns are vLLM benchmark_serving.py's, and the loads those of vLLM's September 2024 comparison with TensorRT-LLM (500 prompts of ShareGPT, 202 tokens in on average, or of sonnet, ~462 in with 16 or 256 out: vllm-project/vllm-project.github.io _posts/2024-09-05-perf-update.md at 4577c6ac65d828f8f2ba8a9311c81d64875b9b82); the 202/214 rows' lengths are drawn from ShareGPT's, the others' fixed"
+	noteServingClient  = "client and loads inferred: the columns are vLLM benchmark_serving.py's, and the loads those of vLLM's September 2024 comparison with TensorRT-LLM (500 prompts of ShareGPT, 202 tokens in on average, or of sonnet, ~462 in with 16 or 256 out: vllm-project/vllm-project.github.io _posts/2024-09-05-perf-update.md at 4577c6ac65d828f8f2ba8a9311c81d64875b9b82); the 202/214 rows' lengths are drawn from ShareGPT's, the others' fixed; the table's 214 output tokens on average where vLLM's own runs generated 179 say TensorRT-LLM ran each completion to its reference length (whether the client asked it to ignore end-of-sequence is not said)"
 	noteOffline        = "offline: all 3000 requests queued at once, the in-flight batch capped by an engine limit trtllm-bench chose and did not publish; output tokens/s of the system; FP8 KV cache as the source says FP8 quantization sets"
 	noteTRT090         = "static batching (the whole batch prefilled, then decoded together), fake weights, one run; TPOT is the file's token-to-token latency, (latency - first-token latency) / 127; FP8 KV cache inferred (TensorRT-LLM's FP8 recipe quantizes it too)"
 	notePCIeTuned      = "; tuned on: the PCIe all-reduce's share of the link (pcieBusShare) was set with these and the L40S scaling rows, after an earlier model missed the TP 8 row by 34%"
@@ -153,6 +153,12 @@ var References = []Reference{
 		TTFTMs: 1657, TPOTMs: 21, OutputPerSec: 8291, Source: srcTRTOnline, BenchmarkServing: true, Note: noteBurst, Ungated: map[string]string{"ttft": burstTTFT}, New: true},
 	{Test: "LLaMA 3.1 70B, QPS INF", Engine: "TensorRT-LLM 0.14", EngineModel: "trtllm", Model: "llama-3-70b", GPU: "h100-sxm", TP: 4, Concurrency: 500, Input: 202, Output: 214, Dataset: datasetShareGPT, Requests: 500,
 		TTFTMs: 4482, TPOTMs: 50, OutputPerSec: 3459, Source: srcTRTOnline, BenchmarkServing: true, Note: noteBurst, Ungated: map[string]string{"ttft": burstTTFT}, New: true},
+	// The same table's H200 rows at 202/214, added after its ShareGPT
+	// reading was settled on the H100 rows above, not looked at before.
+	{Test: "LLaMA 3.1 8B, QPS INF", Engine: "TensorRT-LLM 0.14", EngineModel: "trtllm", Model: "llama-3-8b", GPU: "h200", TP: 1, Concurrency: 500, Input: 202, Output: 214, Dataset: datasetShareGPT, Requests: 500,
+		TTFTMs: 1665, TPOTMs: 19, OutputPerSec: 9189, Source: srcTRTOnline, BenchmarkServing: true, Note: noteBurst + "; the table calls the GPU 'H200 131GB'", Ungated: map[string]string{"ttft": burstTTFT}, New: true},
+	{Test: "LLaMA 3.1 70B, QPS INF", Engine: "TensorRT-LLM 0.14", EngineModel: "trtllm", Model: "llama-3-70b", GPU: "h200", TP: 4, Concurrency: 500, Input: 202, Output: 214, Dataset: datasetShareGPT, Requests: 500,
+		TTFTMs: 4480, TPOTMs: 48, OutputPerSec: 3719, Source: srcTRTOnline, BenchmarkServing: true, Note: noteBurst + "; the table calls the GPU 'H200 131GB'", Ungated: map[string]string{"ttft": burstTTFT}, New: true},
 	{Test: "LLaMA v3.1 70B, offline", Engine: "TensorRT-LLM 0.17", EngineModel: "trtllm", Model: "llama-3-70b", GPU: "l40s", TP: 4, Weights: "fp8", KVCache: "fp8", Concurrency: 3000, Input: 1000, Output: 1000, Requests: 3000,
 		OutputPerSec: 1209.25, Source: srcTRTOffline, ChunkedPrefill: true, InProcess: true, Note: noteOffline + "; tensor parallel over PCIe" + notePCIeTuned},
 	{Test: "LLaMA v3.1 70B, offline", Engine: "TensorRT-LLM 0.17", EngineModel: "trtllm", Model: "llama-3-70b", GPU: "l40s", TP: 8, Weights: "fp8", KVCache: "fp8", Concurrency: 3000, Input: 1000, Output: 1000, Requests: 3000,
@@ -413,6 +419,10 @@ func checkOne(r Reference, v int, fit constants) (Checked, error) {
 	if err != nil {
 		return Checked{}, fmt.Errorf("reference %s: %w", r.Test, err)
 	}
+	if r.RepeatedPrompts && (r.Dataset != "" || r.Rate > 0) {
+		// A latency benchmark's batch: fixed lengths, a closed loop.
+		return Checked{}, fmt.Errorf("reference %s: repeated prompts are a closed loop's of fixed lengths", r.Test)
+	}
 	var res ClosedLoopResult
 	switch {
 	case r.Rate > 0:
@@ -482,15 +492,7 @@ func spanThroughput(run RunResult) float64 {
 func burst(p Profile, r Reference, lengths func(*rand.Rand) (int, int)) ClosedLoopResult {
 	run := Simulate(p, Run{Concurrency: r.Concurrency, Requests: r.Requests, Seed: 1, Lengths: lengths})
 	out := figuresOf(run, r)
-	var tokens int
-	var span time.Duration
-	for _, s := range run.Samples {
-		tokens += s.Output
-		span = max(span, s.E2E)
-	}
-	if span > 0 {
-		out.OutputPerSec = float64(tokens) / span.Seconds()
-	}
+	out.OutputPerSec = spanThroughput(run)
 	return out
 }
 

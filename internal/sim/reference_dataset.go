@@ -82,18 +82,29 @@ func parseLengthPairs(text string) (lengthPairs, error) {
 	return out, nil
 }
 
-// draw returns a pair drawn at random, scaled so the dataset's means
-// become in and out.
-func (l lengthPairs) draw(rng *rand.Rand, in, out int) (int, int) {
-	p := l.pairs[rng.IntN(len(l.pairs))]
+// sampler draws a row's requests as benchmark_serving.py samples a
+// dataset: its pairs in a random order, none twice until all are drawn
+// (then a new order), each scaled so the dataset's means become in and
+// out. Drawing without replacement, 500 requests of 879 pairs hold the
+// dataset's shape closer than 500 independent draws would.
+func (l lengthPairs) sampler(in, out int) func(*rand.Rand) (int, int) {
 	scale := func(n int, mean float64, want int) int {
 		return max(1, int(math.Round(float64(n)*float64(want)/mean)))
 	}
-	return scale(p[0], l.meanPrompt, in), scale(p[1], l.meanOutput, out)
+	var order []int
+	return func(rng *rand.Rand) (int, int) {
+		if len(order) == 0 {
+			order = rng.Perm(len(l.pairs))
+		}
+		p := l.pairs[order[0]]
+		order = order[1:]
+		return scale(p[0], l.meanPrompt, in), scale(p[1], l.meanOutput, out)
+	}
 }
 
 // rowLengths is how a row's requests are drawn: its dataset's shape at
-// its means, or Input/Output every time.
+// its means, or Input/Output every time. A dataset's draws have a state:
+// each run takes its own.
 func rowLengths(r Reference) (func(*rand.Rand) (int, int), error) {
 	if r.Dataset == "" {
 		return func(*rand.Rand) (int, int) { return r.Input, r.Output }, nil
@@ -106,5 +117,5 @@ func rowLengths(r Reference) (func(*rand.Rand) (int, int), error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown dataset %q", r.Dataset)
 	}
-	return func(rng *rand.Rand) (int, int) { return l.draw(rng, r.Input, r.Output) }, nil
+	return l.sampler(r.Input, r.Output), nil
 }

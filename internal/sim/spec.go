@@ -139,7 +139,7 @@ var Engines = []Engine{
 	},
 	{
 		Name: "trtllm", KernelMemory: 0.86, KernelCompute: 0.7,
-		StepOverhead: 1668 * time.Microsecond, SeqOverhead: 4 * time.Microsecond, RequestOverhead: 5 * time.Millisecond,
+		StepOverhead: 1595 * time.Microsecond, SeqOverhead: 4 * time.Microsecond, RequestOverhead: 5 * time.Millisecond,
 		MaxNumSeqs: 2048, MaxBatchedTokens: 8192, NoChunkedPrefill: true,
 		Source: "kernel shares as vLLM's until a published row tells them apart; step overhead: fitted on the TensorRT-LLM rows of References (CrossValidate's fit on all of them); " +
 			"request overhead: TensorRT-LLM 0.14's open-loop rows at 2 req/s with 16 output tokens on H100 (OpenLoopReferences: the engine idle about four fifths of the time on 8B, half on 70B), whose TTFT was 3.7 ms (8B) and 6 ms (70B, TP 4) above the simulated prefill without one; " +
