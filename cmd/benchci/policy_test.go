@@ -389,22 +389,28 @@ func TestRenamedWithItsBaselineDeletedIsLoud(t *testing.T) {
 
 // JSON kept beside the baselines that is not one (a team's owners list)
 // is not named as a deleted baseline when the change removes it; a
-// baseline removed beside it still is.
+// baseline removed beside it still is, and so is a .json that does not
+// read as JSON at all (a baseline gone bad).
 func TestDeletedJSONThatIsNotABaseline(t *testing.T) {
 	t.Parallel() // ci --virtual: exact, whatever else runs
 	repo, _ := policyRepo(t)
-	base := repo.Commit("owners", map[string][]byte{"baselines/owners.json": []byte(`{"owners": ["@platform"]}` + "\n")})
-	if err := os.Remove(filepath.Join(repo.Dir, "baselines", "owners.json")); err != nil {
-		t.Fatal(err)
+	base := repo.Commit("owners", map[string][]byte{
+		"baselines/owners.json": []byte(`{"owners": ["@platform"]}` + "\n"),
+		"baselines/broken.json": []byte(`{"schema": "benchci.baseline/v1", "result": {`),
+	})
+	for _, f := range []string{"owners.json", "broken.json"} {
+		if err := os.Remove(filepath.Join(repo.Dir, "baselines", f)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	code, out, md := ciPolicy(t, repo, base, "len.jsonnet")
-	if code != exitOK || strings.Contains(out+md, "owners") {
-		t.Fatalf("owners.json removed: exit %d\n%s\n%s", code, out, md)
+	if strings.Contains(out+md, "baseline owners: deleted") || !strings.Contains(out, "baseline broken: deleted here") {
+		t.Fatalf("owners.json and a broken baseline removed: exit %d\n%s\n%s", code, out, md)
 	}
 	if err := os.Remove(filepath.Join(repo.Dir, "baselines", "len.json")); err != nil {
 		t.Fatal(err)
 	}
-	if _, out, md := ciPolicy(t, repo, base, "len.jsonnet"); !strings.Contains(out, "baseline len: deleted here") || strings.Contains(out+md, "owners") {
+	if _, out, md := ciPolicy(t, repo, base, "len.jsonnet"); !strings.Contains(out, "baseline len: deleted here") || strings.Contains(out+md, "baseline owners: deleted") {
 		t.Fatalf("len.json removed too:\n%s\n%s", out, md)
 	}
 }

@@ -304,7 +304,7 @@ func (c simChecks) verdict(out io.Writer) error {
 	}
 	shown := fmt.Sprintf("%d past the knee", len(c.cs)-gated-known)
 	if known > 0 {
-		shown += fmt.Sprintf(" and %d known misses", known)
+		shown += fmt.Sprintf(" and %d known %s", known, map[bool]string{true: "miss", false: "misses"}[known == 1])
 	}
 	fmt.Fprintf(out, "\nall %d measurements below the knee within ±%.0f%% throughput, ±%.0f%% latency (%s shown, not gated);\n"+
 		"all %d kernel figures within ±%.0f%% (%d shown, not gated); all %d published ratios within their tolerance (%d shown, not gated)\n",

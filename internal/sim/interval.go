@@ -92,7 +92,7 @@ func bounds(rs []ratio, throughput bool, leaveOut string, tail, widen float64) (
 // held out, and rows pooled across sources can promise too narrow an
 // interval (with the rows of 2026-12-05, the 10th to 90th percentiles of
 // all rows covered 72% of a source's figures left out; today's rows need
-// widening to their 3rd and 97th percentiles to cover 80%).
+// their 6th and 94th percentiles to cover 80%).
 func heldOutCoverage(rs []ratio, tail, widen float64) (covered, n int) {
 	for _, r := range rs {
 		b, ok := bounds(rs, r.throughput, r.source, tail, widen)

@@ -423,6 +423,10 @@ func checkOne(r Reference, v int, fit constants) (Checked, error) {
 		// A latency benchmark's batch: fixed lengths, a closed loop.
 		return Checked{}, fmt.Errorf("reference %s: repeated prompts are a closed loop's of fixed lengths", r.Test)
 	}
+	if r.Dataset != "" && r.Rate == 0 && r.Requests != r.Concurrency {
+		// burst replays a burst; a closed loop of drawn lengths is not one.
+		return Checked{}, fmt.Errorf("reference %s: a dataset's closed loop is replayed as a burst: want Requests = Concurrency", r.Test)
+	}
 	var res ClosedLoopResult
 	switch {
 	case r.Rate > 0:
@@ -456,7 +460,8 @@ func checkOne(r Reference, v int, fit constants) (Checked, error) {
 }
 
 // openLoop replays an open-loop row: its requests at seeded Poisson
-// arrivals, every one measured, its figures as ClosedLoop reports them.
+// arrivals, every one measured, its figures as ClosedLoop reports them
+// (or as benchmark_serving does, for its rows: figuresOf, spanThroughput).
 func openLoop(p Profile, r Reference, lengths func(*rand.Rand) (int, int)) ClosedLoopResult {
 	run := Simulate(p, Run{Rate: r.Rate, Requests: r.Requests, Seed: 1, Lengths: lengths})
 	out := figuresOf(run, r)

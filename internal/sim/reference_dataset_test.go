@@ -170,3 +170,35 @@ func TestShareGPTBurstOutlastsItsMeans(t *testing.T) {
 		t.Errorf("ShareGPT burst's pooled ITL %v, fixed lengths' %v: want it shorter (the long requests decode as the batch empties)", varied.Mean.TPOT, fixed.Mean.TPOT)
 	}
 }
+
+// The client samples a dataset without replacement: each run of as many
+// draws as there are pairs takes every pair once, and the next run starts
+// a new order.
+func TestDatasetSamplerDrawsWithoutReplacement(t *testing.T) {
+	t.Parallel()
+	l, err := parseLengthPairs("1 10\n2 10\n3 10\n4 10\n5 10\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	draw := l.sampler(3, 10) // mean prompt 3: tokens as written
+	rng := rand.New(rand.NewPCG(1, 2))
+	var orders [][]int
+	for range 4 {
+		var got []int
+		for range 5 {
+			in, out := draw(rng)
+			if out != 10 {
+				t.Fatalf("output %d, want 10", out)
+			}
+			got = append(got, in)
+		}
+		orders = append(orders, slices.Clone(got))
+		slices.Sort(got)
+		if !slices.Equal(got, []int{1, 2, 3, 4, 5}) {
+			t.Fatalf("five draws %v, want each pair once", got)
+		}
+	}
+	if slices.Equal(orders[0], orders[1]) && slices.Equal(orders[1], orders[2]) && slices.Equal(orders[2], orders[3]) {
+		t.Errorf("every run drew the pairs in one order %v, want a new order each", orders[0])
+	}
+}
