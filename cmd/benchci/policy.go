@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -670,14 +669,8 @@ func (p *policyReviewer) deletedBaselines() []string {
 // baseline's; a file that does not read as JSON at all may be a baseline
 // gone bad, and counts as one.
 func isBaselineFile(path string) bool {
-	data, err := inputfile.ReadFile(path, result.MaxFileBytes)
-	if err != nil {
-		return true
-	}
-	var head struct {
-		Schema string `json:"schema"`
-	}
-	return json.Unmarshal(data, &head) != nil || head.Schema == baseline.Schema
+	data, err := result.ReadBytes(path)
+	return err != nil || !baseline.OtherSchema(data)
 }
 
 // samePath reports whether two paths, each absolute or relative to the

@@ -188,10 +188,7 @@ func ReadReference(path string) (*result.File, error) {
 	if err != nil {
 		return nil, err // names the path already
 	}
-	var head struct {
-		Schema string `json:"schema"`
-	}
-	if json.Unmarshal(data, &head) == nil && head.Schema != Schema {
+	if OtherSchema(data) {
 		f, err := result.Parse(data)
 		if err != nil {
 			return nil, fmt.Errorf("read results %s: %w", path, err)
@@ -203,6 +200,16 @@ func ReadReference(path string) (*result.File, error) {
 		return nil, fmt.Errorf("read baseline %s: %w", path, err)
 	}
 	return b.Result, nil
+}
+
+// OtherSchema reports whether data is JSON naming a schema other than a
+// baseline's (a results file, or no benchci file at all). Data that is
+// not JSON names none, and may be a baseline gone bad.
+func OtherSchema(data []byte) bool {
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	return json.Unmarshal(data, &head) == nil && head.Schema != Schema
 }
 
 // Parse decodes and checks a baseline file's contents. The embedded result
