@@ -415,29 +415,9 @@ func checkOne(r Reference, v int, fit constants) (Checked, error) {
 	if r.InProcess {
 		p.RequestOverhead = 0
 	}
-	lengths, err := rowLengths(r)
+	res, err := replay(p, r)
 	if err != nil {
 		return Checked{}, fmt.Errorf("reference %s: %w", r.Test, err)
-	}
-	if r.RepeatedPrompts && (r.Dataset != "" || r.Rate > 0) {
-		// A latency benchmark's batch: fixed lengths, a closed loop.
-		return Checked{}, fmt.Errorf("reference %s: repeated prompts are a closed loop's of fixed lengths", r.Test)
-	}
-	if r.Dataset != "" && r.Rate == 0 && r.Requests != r.Concurrency {
-		// burst replays a burst; a closed loop of drawn lengths is not one.
-		return Checked{}, fmt.Errorf("reference %s: a dataset's closed loop is replayed as a burst: want Requests = Concurrency", r.Test)
-	}
-	var res ClosedLoopResult
-	switch {
-	case r.Rate > 0:
-		res = openLoop(p, r, lengths)
-	case r.Dataset != "":
-		res = burst(p, r, lengths)
-	case r.RepeatedPrompts:
-		run := Simulate(p, Run{Concurrency: r.Concurrency, Warmup: r.Concurrency, Requests: r.Requests, RepeatPrompts: true, Seed: 1, Lengths: lengths})
-		res = figuresOf(run, r)
-	default:
-		res = ClosedLoop(p, Load{Concurrency: r.Concurrency, Input: r.Input, Output: r.Output, Requests: r.Requests, Staggered: r.Requests > r.Concurrency})
 	}
 	c := Checked{Reference: r, Profile: p.Name, Sim: res, Errors: map[string]float64{}}
 	rel := func(sim, pub float64) float64 { return (sim - pub) / pub }
@@ -457,6 +437,34 @@ func checkOne(r Reference, v int, fit constants) (Checked, error) {
 		c.Errors["throughput"] = rel(res.OutputPerSec, r.OutputPerSec)
 	}
 	return c, nil
+}
+
+// replay runs row r's load on p as its source ran it: an open loop, a
+// burst of a dataset's lengths, a latency benchmark's repeated batch, or
+// a closed loop of fixed lengths.
+func replay(p Profile, r Reference) (ClosedLoopResult, error) {
+	lengths, err := rowLengths(r)
+	if err != nil {
+		return ClosedLoopResult{}, err
+	}
+	if r.RepeatedPrompts && (r.Dataset != "" || r.Rate > 0) {
+		// A latency benchmark's batch: fixed lengths, a closed loop.
+		return ClosedLoopResult{}, fmt.Errorf("repeated prompts are a closed loop's of fixed lengths")
+	}
+	if r.Dataset != "" && r.Rate == 0 && r.Requests != r.Concurrency {
+		// burst replays a burst; a closed loop of drawn lengths is not one.
+		return ClosedLoopResult{}, fmt.Errorf("a dataset's closed loop is replayed as a burst: want Requests = Concurrency")
+	}
+	switch {
+	case r.Rate > 0:
+		return openLoop(p, r, lengths), nil
+	case r.Dataset != "":
+		return burst(p, r, lengths), nil
+	case r.RepeatedPrompts:
+		run := Simulate(p, Run{Concurrency: r.Concurrency, Warmup: r.Concurrency, Requests: r.Requests, RepeatPrompts: true, Seed: 1, Lengths: lengths})
+		return figuresOf(run, r), nil
+	}
+	return ClosedLoop(p, Load{Concurrency: r.Concurrency, Input: r.Input, Output: r.Output, Requests: r.Requests, Staggered: r.Requests > r.Concurrency}), nil
 }
 
 // openLoop replays an open-loop row: its requests at seeded Poisson
