@@ -109,8 +109,11 @@ type engine struct {
 	// channel it is sent when done.
 	resets chan chan struct{}
 	// sleep blocks for d; nil until the loop starts (a clock.Sleeper),
-	// tests set their own.
+	// tests set their own. now reads the clock sleep runs on (time.Now
+	// when nil): a test whose sleep returns at once gives its virtual
+	// time, so a descheduled test goroutine cannot look like a late step.
 	sleep func(time.Duration)
+	now   func() time.Time
 
 	// quiet: a colocated replay in virtual time, whose gauges nothing
 	// reads (no /metrics, no routing). publish skips them: their atomics,
@@ -217,6 +220,9 @@ func (e *engine) loop(ctx context.Context) {
 		defer sl.Close()
 		e.sleep = sl.Sleep
 	}
+	if e.now == nil {
+		e.now = time.Now
+	}
 	var deadline time.Time
 	idle := true
 	for {
@@ -247,7 +253,7 @@ func (e *engine) loop(ctx context.Context) {
 				break drain
 			}
 		}
-		now := time.Now()
+		now := e.now()
 		b := e.schedule(now)
 		if b.seqs == 0 {
 			continue

@@ -7,16 +7,34 @@ import (
 	"time"
 )
 
-// fakeClock records step durations instead of sleeping.
+// fakeClock records step durations instead of sleeping, and its now
+// advances only by them: the engine's catch-up for late steps reads a
+// virtual clock, so a test goroutine descheduled on a loaded machine does
+// not shorten the next step (a CI run saw step 1 at 550µs, half of 1.1ms).
 type fakeClock struct {
 	mu    sync.Mutex
 	steps []time.Duration
+	t     time.Time
 }
 
 func (c *fakeClock) sleep(d time.Duration) {
 	c.mu.Lock()
 	c.steps = append(c.steps, d)
+	c.t = c.t.Add(d)
 	c.mu.Unlock()
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// useFakeClock makes e step on a fresh fake clock starting now.
+func useFakeClock(e *engine) *fakeClock {
+	clk := &fakeClock{t: time.Now()}
+	e.sleep, e.now = clk.sleep, clk.now
+	return clk
 }
 
 func waitDone(t *testing.T, s *seq) {
@@ -39,8 +57,7 @@ func testProfile() Profile {
 func TestEngineSingleRequestSteps(t *testing.T) {
 	t.Parallel()
 	e := newEngine(testProfile())
-	clk := &fakeClock{}
-	e.sleep = clk.sleep
+	clk := useFakeClock(e)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go e.loop(ctx)
@@ -73,8 +90,7 @@ func TestEngineChunkedPrefillAndBatchCap(t *testing.T) {
 	t.Parallel()
 	p := testProfile()
 	e := newEngine(p)
-	clk := &fakeClock{}
-	e.sleep = clk.sleep
+	clk := useFakeClock(e)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 

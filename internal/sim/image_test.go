@@ -46,8 +46,7 @@ func TestServerChargesImages(t *testing.T) {
 	// The engine's steps are recorded, not slept: each request here is
 	// one step (its prefill), priced by the profile.
 	srv := New(p)
-	clk := &fakeClock{}
-	srv.cl.prefill[0].sleep = clk.sleep
+	clk := useFakeClock(srv.cl.prefill[0])
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	u, err := srv.Listen(ctx, "127.0.0.1:0")
