@@ -78,12 +78,18 @@ func TestArrivedIsArrival(t *testing.T) {
 			}
 			t.Fatal("read not stamped by the kernel in 5 tries")
 		}
-		if at := c.Arrived(); at.After(written.Add(time.Millisecond)) || at.Before(written.Add(-time.Second)) {
+		if at := c.Arrived(); at.After(written.Add(stampSlack)) || at.Before(written.Add(-time.Second)) {
 			t.Errorf("arrived %v after the write returned, want at or before it", at.Sub(written))
 		}
 		return
 	}
 }
+
+// stampSlack is how long after a loopback write returned its kernel
+// stamp may be: a loaded machine can defer the receive path to ksoftirqd
+// (a CI run stamped a chunk 1.1 ms after its write returned). Half the
+// 30 ms before the read still tells an arrival from the read's time.
+const stampSlack = 15 * time.Millisecond
 
 // Without stamps, the time the read returned stands in.
 func TestArrivedFallsBackToReadTime(t *testing.T) {
@@ -138,7 +144,7 @@ func TestListenerStampsRequests(t *testing.T) {
 		if !got.FromKernel() && attempt < 5 {
 			continue
 		}
-		if !got.FromKernel() || got.Arrived().After(written.Add(time.Millisecond)) {
+		if !got.FromKernel() || got.Arrived().After(written.Add(stampSlack)) {
 			t.Errorf("accepted connection: arrival %v not stamped by the kernel (from kernel %v)", got.Arrived().Sub(written), got.FromKernel())
 		}
 		return
