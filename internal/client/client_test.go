@@ -33,6 +33,32 @@ func scripted(t *testing.T, status int, pause time.Duration, writes ...string) *
 	return srv
 }
 
+// afterTaken serves writes as scripted does, but each write after the
+// first only once taken is closed (or after 5 s): a test closes it when
+// the client has taken the first chunk, so no two chunks share a read
+// however late the client's goroutine runs.
+func afterTaken(t *testing.T, taken <-chan struct{}, writes ...string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		for i, s := range writes {
+			if i == 1 {
+				select {
+				case <-taken:
+				case <-time.After(5 * time.Second):
+				}
+			}
+			if _, err := io.WriteString(w, s); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 func newTestClient(t *testing.T, url string, api API) *Client {
 	t.Helper()
 	c, err := New(Options{BaseURL: url, API: api, Model: "m", Timeout: 5 * time.Second, MaxLine: 1 << 10, MaxStream: 1 << 16})
@@ -126,8 +152,25 @@ func TestClientStreams(t *testing.T) {
 			if status == 0 {
 				status = 200
 			}
-			srv := scripted(t, status, time.Millisecond, tt.writes...)
+			var taken chan struct{}
+			var srv *httptest.Server
+			if tt.answerAfter {
+				// The answer must come in a later read than the
+				// reasoning: 1 ms apart, a loaded machine read both at
+				// once, and they shared its stamp.
+				taken = make(chan struct{})
+				srv = afterTaken(t, taken, tt.writes...)
+			} else {
+				srv = scripted(t, status, time.Millisecond, tt.writes...)
+			}
 			c := newTestClient(t, srv.URL, tt.api)
+			if taken != nil {
+				var once sync.Once
+				c.opts.Counter = CounterFunc(func(s string) int {
+					once.Do(func() { close(taken) })
+					return Words.Count(s)
+				})
+			}
 			var res Result
 			c.Do(context.Background(), []byte(`{}`), "id-1", &res)
 			if res.Err != tt.wantErr {

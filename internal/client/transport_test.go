@@ -167,6 +167,11 @@ func TestTransportRetriesOnceOnStaleConnection(t *testing.T) {
 func TestTransportCloseDelimited(t *testing.T) {
 	t.Parallel()
 	var conns atomic.Int32
+	// Each chunk after the first is written 5 ms after the client counted
+	// the one before, so none shares a read with it (5 ms apart by the
+	// clock alone, a loaded machine read two at once and stamped them
+	// alike).
+	counted := make(chan struct{}, 16)
 	url := rawServer(t, func(c net.Conn) {
 		defer c.Close()
 		conns.Add(1)
@@ -174,19 +179,34 @@ func TestTransportCloseDelimited(t *testing.T) {
 			return
 		}
 		io.WriteString(c, "HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\n")
-		for _, s := range []string{chatChunk("a"), chatChunk("b"), done} {
+		for i, s := range []string{chatChunk("a"), chatChunk("b"), done} {
+			if i > 0 {
+				select {
+				case <-counted:
+				case <-time.After(5 * time.Second):
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
 			io.WriteString(c, s)
-			time.Sleep(5 * time.Millisecond)
 		}
 	})
 	c := newTestClient(t, url, "chat")
+	c.opts.Counter = CounterFunc(func(s string) int {
+		if s != "" {
+			select {
+			case counted <- struct{}{}:
+			default:
+			}
+		}
+		return Words.Count(s)
+	})
 	r1 := mustDo(t, c, "1")
 	mustDo(t, c, "2")
 	if n := conns.Load(); n != 2 {
 		t.Errorf("%d connections for 2 close-delimited responses, want 2", n)
 	}
-	if gap := r1.ChunkAt[1] - r1.ChunkAt[0]; gap < 4*time.Millisecond {
-		t.Errorf("chunks 5ms apart measured %v apart", gap)
+	if gap := r1.ChunkAt[1] - r1.ChunkAt[0]; gap < 5*time.Millisecond {
+		t.Errorf("a chunk written 5ms after the one before was read measured %v after it", gap)
 	}
 }
 
