@@ -203,7 +203,10 @@ func TestFirstChunksReadTogether(t *testing.T) {
 	}
 	p := f.Points[0]
 	n, ttfts := p.Tokens.CoalescedFirst, int(p.Latency["ttft"].Count)
-	if n == 0 || n+ttfts != p.Requests.Completed || n > p.Requests.Completed/3 {
+	// The server coalesces one request in four; a client that fell behind
+	// (a stall of the loaded machine) reads more together, rightly.
+	behind := p.Validity != nil && p.Validity.MaxStallMs > 0 || p.Latency[metric.Lag].P99 > 10
+	if n == 0 || n+ttfts != p.Requests.Completed || (n > p.Requests.Completed/3 && !behind) {
 		t.Errorf("%d first chunks read together, %d TTFTs, %d answers", n, ttfts, p.Requests.Completed)
 	}
 	// Invalid only where the client shows it fell behind: a stall, or a
