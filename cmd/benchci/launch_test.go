@@ -53,8 +53,14 @@ func TestLaunchTarget(t *testing.T) {
                           warmup_requests=3),
   workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(20) },
   sweep: b.sweep.rates([10, 20], duration='30s', warmup='0s'),`, os.Args[0], addr, addr))
+	// Stopped once the server has generated 300 tokens (the warm-up's 60,
+	// then the first point's at 200 a second), not at a time: on a loaded
+	// machine starting the server and the warm-up can take seconds.
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(2*time.Second, cancel)
+	go func() {
+		untilGenerated(addr, 300)
+		cancel()
+	}()
 	code, stdout, stderr := runCLI(t, ctx, "run", "--results", dir, "--progress=false", path)
 	if code != 2 {
 		t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
@@ -152,17 +158,26 @@ func killOnceGenerating(addr, pidFile string, tokens float64) {
 // onceGenerating calls do with the simulator's pid (from pidFile) once
 // its own metrics count tokens generated tokens.
 func onceGenerating(addr, pidFile string, tokens float64, do func(pid int)) {
+	if !untilGenerated(addr, tokens) {
+		return
+	}
+	pid, _ := os.ReadFile(pidFile)
+	if n, err := strconv.Atoi(strings.TrimSpace(string(pid))); err == nil {
+		do(n)
+	}
+}
+
+// untilGenerated waits until the simulator at addr counts tokens
+// generated tokens in its own metrics; false after a minute.
+func untilGenerated(addr string, tokens float64) bool {
 	for range 1200 { // a hang guard, not a timing
 		snap, err := engine.Scrape(context.Background(), "http://"+addr)
-		pid, _ := os.ReadFile(pidFile)
-		if err == nil && snap["vllm:generation_tokens_total"] >= tokens && len(pid) > 0 {
-			if n, err := strconv.Atoi(strings.TrimSpace(string(pid))); err == nil {
-				do(n)
-			}
-			return
+		if err == nil && snap["vllm:generation_tokens_total"] >= tokens {
+			return true
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	return false
 }
 
 // A launched server stopped mid-trial (as a shared runner deschedules a
