@@ -91,6 +91,7 @@ func TestLaunchPerPoint(t *testing.T) {
   workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(5) },
   sweep: b.sweep.rates([5, 10], duration='500ms', warmup='0s'),`, os.Args[0], addr, addr))
 	code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", dir, "--progress=false", path)
+	skipIfStalled(t, code, stdout)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}

@@ -61,6 +61,7 @@ func TestRunMatchesSimulator(t *testing.T) {
   slos: [b.slo.p50('itl', '<', '100ms'), b.slo.rate('error_rate', '<=', 0)],
   cost: b.cost.gpu(usd_per_hour=1),`)
 	code, stdout, stderr := runCLI(t, context.Background(), "run", "--results", dir, "--progress=false", path)
+	skipIfStalled(t, code, stdout)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -521,5 +522,15 @@ func TestMissingEngineLosesNothing(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(out); !bytes.Equal(got, earlier) {
 		t.Errorf("the earlier results were overwritten: %s", got)
+	}
+}
+
+// skipIfStalled skips a test whose run exited 3 showing that this machine
+// stalled through every rerun of a point (a loaded CI machine's doing):
+// what the test asserts needs a run that measured the server.
+func skipIfStalled(t *testing.T, code int, stdout string) {
+	t.Helper()
+	if code == exitInconclusive && strings.Contains(stdout, "INVALID, did not measure the server") {
+		t.Skipf("this machine stalled through every rerun of a point (exit 3):\n%s", stdout)
 	}
 }

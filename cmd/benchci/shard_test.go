@@ -109,6 +109,7 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 
 	single := filepath.Join(dir, "single")
 	if code, out, errOut := runCLI(t, ctx, "run", "--progress=false", "--requests", "--results", single, suitePath); code != 0 {
+		skipIfStalled(t, code, out)
 		t.Fatalf("single run: exit %d\n%s\n%s", code, out, errOut)
 	}
 

@@ -141,6 +141,7 @@ func TestVariantGate(t *testing.T) {
 	}
 	base, baselines := filepath.Join(dir, "base"), filepath.Join(dir, "baselines")
 	if code, stdout, stderr := runCLI(t, context.Background(), "run", "--progress=false", "--results", base, path); code != 0 {
+		skipIfStalled(t, code, stdout)
 		t.Fatalf("baseline run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	// Every variant becomes its own baseline, from the comparison.
@@ -157,6 +158,7 @@ func TestVariantGate(t *testing.T) {
 	report := filepath.Join(dir, "report.md")
 	code, stdout, stderr := runCLI(t, context.Background(), "ci", "--progress=false", "--comment=false", "--summary", "",
 		"--results", filepath.Join(dir, "c"), "--baselines", baselines, "--report", report, "--tla-str", "step_base=6ms", path)
+	skipIfStalled(t, code, stdout)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 (a regression)\n%s\n%s", code, stdout, stderr)
 	}
