@@ -53,8 +53,9 @@ func TestLaunchTarget(t *testing.T) {
                           warmup_requests=3),
   workload: { input_tokens: b.dist.fixed(10), output_tokens: b.dist.fixed(20) },
   sweep: b.sweep.rates([10, 20], duration='30s', warmup='0s'),`, os.Args[0], addr, addr))
-	// Stopped once the server has generated 300 tokens (the warm-up's 60,
-	// then the first point's at 200 a second), not at a time: on a loaded
+	// Stopped once the server has generated 300 tokens (some 50 in the
+	// warm-up, preflight and calibration, then the first point's at 200 a
+	// second), not at a time: on a loaded
 	// machine starting the server and the warm-up can take seconds.
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -162,9 +163,13 @@ func onceGenerating(addr, pidFile string, tokens float64, do func(pid int)) {
 	if !untilGenerated(addr, tokens) {
 		return
 	}
-	pid, _ := os.ReadFile(pidFile)
-	if n, err := strconv.Atoi(strings.TrimSpace(string(pid))); err == nil {
-		do(n)
+	for range 100 { // the shell writes the pid as it starts the server
+		pid, _ := os.ReadFile(pidFile)
+		if n, err := strconv.Atoi(strings.TrimSpace(string(pid))); err == nil {
+			do(n)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
