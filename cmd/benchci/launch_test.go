@@ -55,8 +55,8 @@ func TestLaunchTarget(t *testing.T) {
   sweep: b.sweep.rates([10, 20], duration='30s', warmup='0s'),`, os.Args[0], addr, addr))
 	// Stopped once the server has generated 300 tokens (some 50 in the
 	// warm-up, preflight and calibration, then the first point's at 200 a
-	// second), not at a time: on a loaded
-	// machine starting the server and the warm-up can take seconds.
+	// second), not at a time: on a loaded machine starting the server and
+	// the warm-up can take seconds.
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		untilGenerated(addr, 300)
