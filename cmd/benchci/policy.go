@@ -512,7 +512,10 @@ func (p *policyReviewer) suitePathHere(root, sp string) string {
 	if rel, err := filepath.Rel(root, absPath(sp)); err == nil && filepath.IsLocal(rel) {
 		cands = append(cands, sp)
 	}
-	parts := strings.Split(filepath.ToSlash(filepath.Clean(sp)), "/")
+	// A path recorded on Windows separates with backslashes, which
+	// filepath.ToSlash leaves alone elsewhere: split on both, or such a
+	// baseline's suite was found nowhere and reported deleted.
+	parts := strings.FieldsFunc(filepath.ToSlash(filepath.Clean(sp)), func(r rune) bool { return r == '/' || r == '\\' })
 	for i := range parts {
 		if tail := filepath.FromSlash(strings.Join(parts[i:], "/")); filepath.IsLocal(tail) {
 			cands = append(cands, filepath.Join(root, tail))

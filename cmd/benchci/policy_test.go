@@ -461,6 +461,35 @@ func TestRenamedSuiteOfABaselineRecordedElsewhere(t *testing.T) {
 	}
 }
 
+// A baseline recorded on Windows names its suite with backslashes: the
+// suite is found by the path's tail all the same, so an unchanged suite
+// passes (it was reported deleted, exit 1) and a renamed one is named.
+func TestBaselineRecordedOnWindows(t *testing.T) {
+	t.Parallel() // ci --virtual: exact, whatever else runs
+	for _, renamed := range []bool{false, true} {
+		repo, _ := policyRepo(t)
+		bpath := filepath.Join(repo.Dir, "baselines", "len.json")
+		tree := jsonTree(t, bpath)
+		tree["result"].(map[string]any)["suite"].(map[string]any)["path"] = `C:\Users\ci\clone\suites\len.jsonnet`
+		data, err := json.Marshal(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := repo.Commit("baseline recorded on Windows", map[string][]byte{"baselines/len.json": data})
+		want, says := exitOK, "0 regressions"
+		if renamed {
+			if err := os.WriteFile(filepath.Join(repo.Dir, "suites", "len.jsonnet"), policySuite("len2", "4ms", nil), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want, says = exitFailed, "suite len was renamed to len2"
+		}
+		code, out, md := ciPolicy(t, repo, base, "len.jsonnet")
+		if code != want || !strings.Contains(md, says) || strings.Contains(md, "was deleted") {
+			t.Errorf("renamed %v: exit %d, want %d and %q\n%s\n%s", renamed, code, want, says, out, md)
+		}
+	}
+}
+
 // A directory moved in the change and left behind as a link to its new
 // place (suites -> bench, baselines -> bl) still names, at the base,
 // the files the base had at the old path: a rename behind it is found.
