@@ -482,12 +482,14 @@ type committedBaseline struct {
 
 // suitePathHere is where a baseline's recorded suite path lies in this
 // checkout: as recorded, or (recorded in another clone, or from another
-// directory, as a cluster's run may record it) the longest tail of it,
-// whichever first names a file at the base, else here. The base's files
-// come first: a file this change adds at a longer tail cannot stand in
-// for the suite's. Unmapped, such a baseline's suite could be renamed
-// unseen: its file would be found neither here nor at the base. root is
-// the repository's work tree ("": none, and sp is left as it is).
+// directory, as a cluster's run may record it) the longest tail of it
+// that names a file at the base, else the one file of the base whose
+// path ends in it (a run from suites/ records "len.jsonnet"), else the
+// longest tail that names a file here. The base's files come first: a
+// file this change adds cannot stand in for the suite's. Unmapped, such
+// a baseline's suite could be renamed unseen: its file would be found
+// neither here nor at the base, and the gone-suite check skips those.
+// root is the repository's work tree ("": none, and sp is left as it is).
 func (p *policyReviewer) suitePathHere(root, sp string) string {
 	if sp == "" || root == "" {
 		return sp
@@ -504,29 +506,66 @@ func (p *policyReviewer) suitePathHere(root, sp string) string {
 		_, err = os.Stat(at)
 		return err == nil
 	}
-	here := func(path string) bool {
-		_, err := os.Stat(path)
-		return err == nil
-	}
 	var cands []string
 	if rel, err := filepath.Rel(root, absPath(sp)); err == nil && filepath.IsLocal(rel) {
 		cands = append(cands, sp)
 	}
-	// A path recorded on Windows separates with backslashes, which
-	// filepath.ToSlash leaves alone elsewhere: split on both, or such a
-	// baseline's suite was found nowhere and reported deleted.
-	parts := strings.FieldsFunc(filepath.ToSlash(filepath.Clean(sp)), func(r rune) bool { return r == '/' || r == '\\' })
-	for i := range parts {
-		if tail := filepath.FromSlash(strings.Join(parts[i:], "/")); filepath.IsLocal(tail) {
-			cands = append(cands, filepath.Join(root, tail))
+	tails := recordedTails(sp)
+	for _, tail := range tails {
+		cands = append(cands, filepath.Join(root, tail))
+	}
+	if i := slices.IndexFunc(cands, atBase); i >= 0 {
+		return cands[i]
+	}
+	if tree != nil && len(tails) > 0 {
+		if rel := endingIn(tree.Dir, tails[0]); rel != "" {
+			return filepath.Join(root, rel)
 		}
 	}
-	for _, exists := range []func(string) bool{atBase, here} {
-		if i := slices.IndexFunc(cands, exists); i >= 0 {
-			return cands[i]
-		}
+	if i := slices.IndexFunc(cands, func(path string) bool { _, err := os.Stat(path); return err == nil }); i >= 0 {
+		return cands[i]
 	}
 	return sp
+}
+
+// recordedTails are the relative tails of a recorded suite path, longest
+// first. A path recorded on Windows separates with backslashes, which
+// filepath.ToSlash leaves alone elsewhere, so both split it: split on
+// '/' alone, such a baseline's suite was found nowhere, and a rename of
+// it passed.
+func recordedTails(sp string) []string {
+	parts := strings.FieldsFunc(filepath.ToSlash(filepath.Clean(sp)), func(r rune) bool { return r == '/' || r == '\\' })
+	var tails []string
+	for i := range parts {
+		if tail := filepath.FromSlash(strings.Join(parts[i:], "/")); filepath.IsLocal(tail) {
+			tails = append(tails, tail)
+		}
+	}
+	return tails
+}
+
+// endingIn is the path, relative to dir, of the one regular file under
+// dir whose path ends in tail ("" for none or several: a guess between
+// two files could pick the one that still defines the suite).
+func endingIn(dir, tail string) string {
+	suffix := "/" + filepath.ToSlash(tail)
+	var found []string
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		if rel, err := filepath.Rel(dir, path); err == nil && strings.HasSuffix("/"+filepath.ToSlash(rel), suffix) {
+			found = append(found, rel)
+		}
+		if len(found) > 1 {
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	if len(found) != 1 {
+		return ""
+	}
+	return found[0]
 }
 
 // absPath is p absolute ("" where it cannot be).

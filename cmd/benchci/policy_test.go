@@ -461,31 +461,49 @@ func TestRenamedSuiteOfABaselineRecordedElsewhere(t *testing.T) {
 	}
 }
 
-// A baseline recorded on Windows names its suite with backslashes: the
-// suite is found by the path's tail all the same, so an unchanged suite
-// passes (it was reported deleted, exit 1) and a renamed one is named.
-func TestBaselineRecordedOnWindows(t *testing.T) {
+// A baseline's suite path recorded on Windows (backslashes) or from
+// another directory of the repository (a run from suites/ records
+// "len.jsonnet") still names its suite: an unchanged suite passes, a
+// renamed one is named, and a file the change adds where the recorded
+// path would lie from the root cannot stand in for it. Each of these
+// renames passed with exit 0: the suite was found neither here nor at
+// the base, and the gone-suite check skipped it.
+func TestBaselineSuitePathRecordedElsewhere(t *testing.T) {
 	t.Parallel() // ci --virtual: exact, whatever else runs
-	for _, renamed := range []bool{false, true} {
+	for _, c := range []struct {
+		recorded       string
+		renamed, decoy bool
+	}{
+		{`C:\Users\ci\clone\suites\len.jsonnet`, false, false},
+		{`C:\Users\ci\clone\suites\len.jsonnet`, true, false},
+		{"len.jsonnet", false, false},
+		{"len.jsonnet", true, false},
+		{"./len.jsonnet", true, true},
+	} {
 		repo, _ := policyRepo(t)
 		bpath := filepath.Join(repo.Dir, "baselines", "len.json")
 		tree := jsonTree(t, bpath)
-		tree["result"].(map[string]any)["suite"].(map[string]any)["path"] = `C:\Users\ci\clone\suites\len.jsonnet`
+		tree["result"].(map[string]any)["suite"].(map[string]any)["path"] = c.recorded
 		data, err := json.Marshal(tree)
 		if err != nil {
 			t.Fatal(err)
 		}
-		base := repo.Commit("baseline recorded on Windows", map[string][]byte{"baselines/len.json": data})
+		base := repo.Commit("baseline recorded elsewhere", map[string][]byte{"baselines/len.json": data})
 		want, says := exitOK, "0 regressions"
-		if renamed {
+		if c.renamed {
 			if err := os.WriteFile(filepath.Join(repo.Dir, "suites", "len.jsonnet"), policySuite("len2", "4ms", nil), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			want, says = exitFailed, "suite len was renamed to len2"
 		}
+		if c.decoy {
+			if err := os.WriteFile(filepath.Join(repo.Dir, "len.jsonnet"), policySuite("len", "4ms", nil), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		code, out, md := ciPolicy(t, repo, base, "len.jsonnet")
 		if code != want || !strings.Contains(md, says) || strings.Contains(md, "was deleted") {
-			t.Errorf("renamed %v: exit %d, want %d and %q\n%s\n%s", renamed, code, want, says, out, md)
+			t.Errorf("recorded as %s, renamed %v, decoy %v: exit %d, want %d and %q\n%s\n%s", c.recorded, c.renamed, c.decoy, code, want, says, out, md)
 		}
 	}
 }
