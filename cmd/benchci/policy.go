@@ -131,6 +131,8 @@ func (p *policyReviewer) baseSuite(path, name string) (*suite.Suite, error) {
 type baseFound struct {
 	suite *suite.Suite
 	where string
+	rel   string // the file, relative to the repository's root
+	hash  string // the definition's (suitefile.File.Hash)
 }
 
 // maxBaseSuites bounds the files evaluated to find a moved suite.
@@ -163,7 +165,7 @@ func (p *policyReviewer) findBase(near, name, workload string) (*baseFound, erro
 				if v.Name != "" {
 					vn += "/" + v.Name
 				}
-				f := baseFound{v.Suite, fmt.Sprintf("%s (suite %s) at %s", filepath.ToSlash(rel), vn, p.rev)}
+				f := baseFound{v.Suite, fmt.Sprintf("%s (suite %s) at %s", filepath.ToSlash(rel), vn, p.rev), rel, v.Hash}
 				p.index["name:"+vn] = append(p.index["name:"+vn], f)
 				p.index["workload:"+v.WorkloadHash+"/"+v.Name] = append(p.index["workload:"+v.WorkloadHash+"/"+v.Name], f)
 			}
@@ -482,14 +484,12 @@ type committedBaseline struct {
 
 // suitePathHere is where a baseline's recorded suite path lies in this
 // checkout: as recorded, or (recorded in another clone, or from another
-// directory, as a cluster's run may record it) the longest tail of it
-// that names a file at the base, else the one file of the base whose
-// path ends in it (a run from suites/ records "len.jsonnet"), else the
-// longest tail that names a file here. The base's files come first: a
-// file this change adds cannot stand in for the suite's. Unmapped, such
-// a baseline's suite could be renamed unseen: its file would be found
-// neither here nor at the base, and the gone-suite check skips those.
-// root is the repository's work tree ("": none, and sp is left as it is).
+// directory, as a cluster's run may record it) the longest tail of it,
+// whichever first names a file at the base, else here. The base's files
+// come first: a file this change adds at a longer tail cannot stand in
+// for the suite's. A path that leads to no file of the base defining the
+// suite is mapped by the suite's name instead (baseFileOf). root is the
+// repository's work tree ("": none, and sp is left as it is).
 func (p *policyReviewer) suitePathHere(root, sp string) string {
 	if sp == "" || root == "" {
 		return sp
@@ -506,34 +506,36 @@ func (p *policyReviewer) suitePathHere(root, sp string) string {
 		_, err = os.Stat(at)
 		return err == nil
 	}
+	here := func(path string) bool {
+		_, err := os.Stat(path)
+		return err == nil
+	}
 	var cands []string
 	if rel, err := filepath.Rel(root, absPath(sp)); err == nil && filepath.IsLocal(rel) {
 		cands = append(cands, sp)
 	}
-	tails := recordedTails(sp)
-	for _, tail := range tails {
+	for _, tail := range recordedTails(sp) {
 		cands = append(cands, filepath.Join(root, tail))
 	}
-	if i := slices.IndexFunc(cands, atBase); i >= 0 {
-		return cands[i]
-	}
-	if tree != nil && len(tails) > 0 {
-		if rel := endingIn(tree.Dir, tails[0]); rel != "" {
-			return filepath.Join(root, rel)
+	for _, exists := range []func(string) bool{atBase, here} {
+		if i := slices.IndexFunc(cands, exists); i >= 0 {
+			return cands[i]
 		}
-	}
-	if i := slices.IndexFunc(cands, func(path string) bool { _, err := os.Stat(path); return err == nil }); i >= 0 {
-		return cands[i]
 	}
 	return sp
 }
 
+// maxRecordedPath bounds the recorded suite path split into tails (whose
+// bytes grow as its square); a longer one is mapped by name alone.
+const maxRecordedPath = 4096
+
 // recordedTails are the relative tails of a recorded suite path, longest
 // first. A path recorded on Windows separates with backslashes, which
-// filepath.ToSlash leaves alone elsewhere, so both split it: split on
-// '/' alone, such a baseline's suite was found nowhere, and a rename of
-// it passed.
+// filepath.ToSlash leaves alone elsewhere, so both split it.
 func recordedTails(sp string) []string {
+	if len(sp) > maxRecordedPath {
+		return nil
+	}
 	parts := strings.FieldsFunc(filepath.ToSlash(filepath.Clean(sp)), func(r rune) bool { return r == '/' || r == '\\' })
 	var tails []string
 	for i := range parts {
@@ -544,28 +546,40 @@ func recordedTails(sp string) []string {
 	return tails
 }
 
-// endingIn is the path, relative to dir, of the one regular file under
-// dir whose path ends in tail ("" for none or several: a guess between
-// two files could pick the one that still defines the suite).
-func endingIn(dir, tail string) string {
-	suffix := "/" + filepath.ToSlash(tail)
-	var found []string
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return nil
-		}
-		if rel, err := filepath.Rel(dir, path); err == nil && strings.HasSuffix("/"+filepath.ToSlash(rel), suffix) {
-			found = append(found, rel)
-		}
-		if len(found) > 1 {
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	if len(found) != 1 {
+// baseFileOf is where the base defines the suite a committed baseline
+// names when the path mapped from its record does not lead there: the
+// suite file of the base that defines name, relative to the root, where
+// every file that does defines it alike (a link at the base is written
+// as a copy of its target); "" where the path leads there, or none or
+// several unlike do. Mapped by path alone, a path recorded from another
+// directory ("len.jsonnet", run from suites/), on Windows, or in other
+// letter case led nowhere, the gone-suite check skipped it, and a
+// renamed suite passed. Of copies, the one not reached through a link
+// here is named, as the job names the file it runs.
+func (p *policyReviewer) baseFileOf(root, spath, name string) string {
+	if p.rev == "" || name == "" || root == "" {
 		return ""
 	}
-	return found[0]
+	if bs, err := p.baseSuite(spath, name); err == nil && bs != nil {
+		return ""
+	}
+	if _, err := p.findBase(p.baselines, name, ""); err != nil {
+		return "" // builds p.index
+	}
+	fs := p.index["name:"+name]
+	if len(fs) == 0 || slices.ContainsFunc(fs[1:], func(f baseFound) bool { return f.hash != fs[0].hash }) {
+		return ""
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return fs[0].rel
+	}
+	for _, f := range fs {
+		if real, err := filepath.EvalSymlinks(filepath.Join(root, f.rel)); err != nil || real == filepath.Join(realRoot, f.rel) {
+			return f.rel // not through a link here (or gone from here)
+		}
+	}
+	return fs[0].rel
 }
 
 // absPath is p absolute ("" where it cannot be).
@@ -610,6 +624,9 @@ func (p *policyReviewer) recordDefined(jobPaths []string) {
 			return
 		}
 		spath := p.suitePathHere(root, b.Result.Suite.Path)
+		if rel := p.baseFileOf(root, spath, b.Result.Suite.Name); rel != "" {
+			spath = filepath.Join(root, rel)
+		}
 		p.committed = append(p.committed, committedBaseline{path, b, spath})
 		if spath == "" || slices.ContainsFunc(jobPaths, func(j string) bool { return samePath(j, spath) }) {
 			return

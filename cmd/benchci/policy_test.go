@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -461,51 +462,89 @@ func TestRenamedSuiteOfABaselineRecordedElsewhere(t *testing.T) {
 	}
 }
 
-// A baseline's suite path recorded on Windows (backslashes) or from
-// another directory of the repository (a run from suites/ records
-// "len.jsonnet") still names its suite: an unchanged suite passes, a
-// renamed one is named, and a file the change adds where the recorded
-// path would lie from the root cannot stand in for it. Each of these
-// renames passed with exit 0: the suite was found neither here nor at
-// the base, and the gone-suite check skipped it.
+// A baseline's suite path recorded on Windows, from another directory
+// of the repository (a run from suites/ records "len.jsonnet"), in other
+// letter case, or leading at the base to some other file still names its
+// suite: an unchanged suite passes, and one renamed (slower, looser, its
+// workload changed, so no other check catches it) is named. A file the
+// change adds where the recorded path would lie cannot stand in for it,
+// nor can a copy of the suite at the base (a link is written as one).
+// Each of these renames passed with exit 0 (all but the last on 11ef980,
+// the last on fef993d's mapping by path alone, and eight on fa69109's;
+// found by attack helpers): the suite file was found neither here nor at
+// the base, or at the base defined no such suite, and the gone-suite
+// check skipped it.
 func TestBaselineSuitePathRecordedElsewhere(t *testing.T) {
 	t.Parallel() // ci --virtual: exact, whatever else runs
-	for _, c := range []struct {
-		recorded       string
-		renamed, decoy bool
-	}{
-		{`C:\Users\ci\clone\suites\len.jsonnet`, false, false},
-		{`C:\Users\ci\clone\suites\len.jsonnet`, true, false},
-		{"len.jsonnet", false, false},
-		{"len.jsonnet", true, false},
-		{"./len.jsonnet", true, true},
-	} {
-		repo, _ := policyRepo(t)
-		bpath := filepath.Join(repo.Dir, "baselines", "len.json")
-		tree := jsonTree(t, bpath)
-		tree["result"].(map[string]any)["suite"].(map[string]any)["path"] = c.recorded
-		data, err := json.Marshal(tree)
-		if err != nil {
-			t.Fatal(err)
-		}
-		base := repo.Commit("baseline recorded elsewhere", map[string][]byte{"baselines/len.json": data})
-		want, says := exitOK, "0 regressions"
-		if c.renamed {
-			if err := os.WriteFile(filepath.Join(repo.Dir, "suites", "len.jsonnet"), policySuite("len2", "4ms", nil), 0o644); err != nil {
-				t.Fatal(err)
+	type layoutCase struct {
+		name, recorded, suiteAt string
+		base                    map[string][]byte // committed at the base beside the baseline
+		link                    [2]string         // a link committed at the base: path, target
+		decoy                   bool              // the change adds len.jsonnet at the root, defining len
+	}
+	cases := []layoutCase{
+		{name: "windows", recorded: `C:\Users\ci\clone\suites\len.jsonnet`},
+		{name: "windows .\\", recorded: `.\len.jsonnet`},
+		{name: "windows .\\ below", recorded: `.\llm\len.jsonnet`, suiteAt: "suites/llm/len.jsonnet"},
+		{name: "run from suites/", recorded: "len.jsonnet"},
+		{name: "run from suites/, a decoy at the root", recorded: "./len.jsonnet", decoy: true},
+		{name: "a directory link at the base", recorded: "len.jsonnet", link: [2]string{"bench", "suites"}},
+		{name: "a file link at the base", recorded: "len.jsonnet", link: [2]string{"compat/len.jsonnet", "../suites/len.jsonnet"}},
+		{name: "another file of that name at the base", recorded: "len.jsonnet", base: map[string][]byte{"docs/examples/len.jsonnet": []byte("// example\n")}},
+		{name: "a shorter tail at the base", recorded: "llm/len.jsonnet", suiteAt: "suites/llm/len.jsonnet", base: map[string][]byte{"len.jsonnet": []byte("// root\n")}},
+		{name: "letter case", recorded: `C:\Users\ci\clone\Suites\len.jsonnet`},
+		{name: "a backslash in a file's name", recorded: `/other/clone/suites/a\b.jsonnet`, suiteAt: `suites/a\b.jsonnet`},
+	}
+	for _, c := range cases {
+		for _, renamed := range []bool{false, true} {
+			code, out, md := ciRecordedElsewhere(t, c.recorded, c.suiteAt, c.base, c.link, c.decoy, renamed)
+			want, says := exitOK, "0 regressions"
+			if renamed {
+				want, says = exitFailed, "suite len was renamed to len2"
 			}
-			want, says = exitFailed, "suite len was renamed to len2"
-		}
-		if c.decoy {
-			if err := os.WriteFile(filepath.Join(repo.Dir, "len.jsonnet"), policySuite("len", "4ms", nil), 0o644); err != nil {
-				t.Fatal(err)
+			if code != want || !strings.Contains(md, says) || strings.Contains(md, "was deleted") {
+				t.Errorf("%s (recorded %q), renamed %v: exit %d, want %d and %q\n%s\n%s", c.name, c.recorded, renamed, code, want, says, out, md)
 			}
-		}
-		code, out, md := ciPolicy(t, repo, base, "len.jsonnet")
-		if code != want || !strings.Contains(md, says) || strings.Contains(md, "was deleted") {
-			t.Errorf("recorded as %s, renamed %v, decoy %v: exit %d, want %d and %q\n%s\n%s", c.recorded, c.renamed, c.decoy, code, want, says, out, md)
 		}
 	}
+}
+
+// ciRecordedElsewhere gates a change to a repository whose baseline of
+// suite len records its suite file as recorded: the suite renamed (and
+// slowed, loosened, its workload changed) or left as it is.
+func ciRecordedElsewhere(t *testing.T, recorded, suiteAt string, base map[string][]byte, link [2]string, decoy, renamed bool) (int, string, string) {
+	t.Helper()
+	repo, _ := policyRepo(t)
+	tree := jsonTree(t, filepath.Join(repo.Dir, "baselines", "len.json"))
+	tree["result"].(map[string]any)["suite"].(map[string]any)["path"] = recorded
+	data, err := json.Marshal(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{"baselines/len.json": data}
+	maps.Copy(files, base)
+	if suiteAt == "" {
+		suiteAt = "suites/len.jsonnet"
+	} else {
+		files["suites/len.jsonnet"], files[suiteAt] = nil, policySuite("len", "4ms", nil)
+	}
+	rev := repo.Commit("baseline recorded elsewhere", files)
+	if link[0] != "" {
+		rev = repo.Link("a link", link[0], link[1])
+	}
+	// The change is committed, as a pull request's is: the gate reads
+	// the other suite files as HEAD has them.
+	change := map[string][]byte{}
+	if renamed {
+		change[suiteAt] = policySuite("len2", "12ms", func(s string) string {
+			return strings.Replace(strings.Replace(s, `'5%'`, `'50%'`, 1), "fixed(16)", "fixed(17)", 1)
+		})
+	}
+	if decoy {
+		change["len.jsonnet"] = policySuite("len", "4ms", nil)
+	}
+	repo.Commit("the change", change)
+	return ciPolicy(t, repo, rev, strings.TrimPrefix(suiteAt, "suites/"))
 }
 
 // A directory moved in the change and left behind as a link to its new
