@@ -47,6 +47,16 @@ type policyReviewer struct {
 	// before the job ran, by path (recordDefined).
 	committed []committedBaseline
 	defined   map[string]definedHere
+	// loaded holds the base's suite files evaluated by baseSuite, by
+	// their path in the base's tree: each committed baseline asks for
+	// its own (recordDefined), and a file's variants share one.
+	loaded map[string]loadedBase
+}
+
+// loadedBase is a base suite file as baseSuite evaluated it.
+type loadedBase struct {
+	file *suitefile.File
+	err  error
 }
 
 // revTree is a revision's tree, written once on first use, with the
@@ -120,11 +130,18 @@ func (p *policyReviewer) baseSuite(path, name string) (*suite.Suite, error) {
 	if _, err := os.Stat(bp); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	l, err := loadSuite(p.ctx, bp, p.base.opts)
-	if err != nil {
-		return nil, fmt.Errorf("%s at %s does not evaluate: %w", path, p.rev, err)
+	got, ok := p.loaded[bp]
+	if !ok {
+		got.file, got.err = loadSuite(p.ctx, bp, p.base.opts)
+		if p.loaded == nil {
+			p.loaded = map[string]loadedBase{}
+		}
+		p.loaded[bp] = got
 	}
-	return variantNamed(l, name), nil
+	if got.err != nil {
+		return nil, fmt.Errorf("%s at %s does not evaluate: %w", path, p.rev, got.err)
+	}
+	return variantNamed(got.file, name), nil
 }
 
 // baseFound is a suite of the base revision and where it was found.
@@ -132,7 +149,6 @@ type baseFound struct {
 	suite *suite.Suite
 	where string
 	rel   string // the file, relative to the repository's root
-	hash  string // the definition's (suitefile.File.Hash)
 }
 
 // maxBaseSuites bounds the files evaluated to find a moved suite.
@@ -165,7 +181,7 @@ func (p *policyReviewer) findBase(near, name, workload string) (*baseFound, erro
 				if v.Name != "" {
 					vn += "/" + v.Name
 				}
-				f := baseFound{v.Suite, fmt.Sprintf("%s (suite %s) at %s", filepath.ToSlash(rel), vn, p.rev), rel, v.Hash}
+				f := baseFound{v.Suite, fmt.Sprintf("%s (suite %s) at %s", filepath.ToSlash(rel), vn, p.rev), rel}
 				p.index["name:"+vn] = append(p.index["name:"+vn], f)
 				p.index["workload:"+v.WorkloadHash+"/"+v.Name] = append(p.index["workload:"+v.WorkloadHash+"/"+v.Name], f)
 			}
@@ -526,7 +542,8 @@ func (p *policyReviewer) suitePathHere(root, sp string) string {
 }
 
 // maxRecordedPath bounds the recorded suite path split into tails (whose
-// bytes grow as its square); a longer one is mapped by name alone.
+// bytes grow as its square); a longer one is tried as written, then by
+// the suite's name (baseFileOf).
 const maxRecordedPath = 4096
 
 // recordedTails are the relative tails of a recorded suite path, longest
@@ -548,38 +565,36 @@ func recordedTails(sp string) []string {
 
 // baseFileOf is where the base defines the suite a committed baseline
 // names when the path mapped from its record does not lead there: the
-// suite file of the base that defines name, relative to the root, where
-// every file that does defines it alike (a link at the base is written
-// as a copy of its target); "" where the path leads there, or none or
-// several unlike do. Mapped by path alone, a path recorded from another
-// directory ("len.jsonnet", run from suites/), on Windows, or in other
-// letter case led nowhere, the gone-suite check skipped it, and a
-// renamed suite passed. Of copies, the one not reached through a link
-// here is named, as the job names the file it runs.
-func (p *policyReviewer) baseFileOf(root, spath, name string) string {
-	if p.rev == "" || name == "" || root == "" {
+// one suite file of the base that defines name, relative to the root,
+// counting no copy the base wrote for one of its links (those are the
+// same file); "" where the path leads there, or none or several do.
+// Mapped by path alone, a path recorded from another directory
+// ("len.jsonnet", run from suites/), on Windows, or in other letter case
+// led nowhere, the gone-suite check skipped it, and a renamed suite
+// passed. The choice is the base's alone: which files are links here is
+// the change's to say.
+func (p *policyReviewer) baseFileOf(spath, name string) string {
+	if p.rev == "" || name == "" {
 		return ""
 	}
 	if bs, err := p.baseSuite(spath, name); err == nil && bs != nil {
 		return ""
 	}
-	if _, err := p.findBase(p.baselines, name, ""); err != nil {
-		return "" // builds p.index
-	}
-	fs := p.index["name:"+name]
-	if len(fs) == 0 || slices.ContainsFunc(fs[1:], func(f baseFound) bool { return f.hash != fs[0].hash }) {
+	tree, err := p.baseTree(p.baselines)
+	if tree == nil || err != nil {
 		return ""
 	}
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return fs[0].rel
-	}
-	for _, f := range fs {
-		if real, err := filepath.EvalSymlinks(filepath.Join(root, f.rel)); err != nil || real == filepath.Join(realRoot, f.rel) {
-			return f.rel // not through a link here (or gone from here)
+	p.findBase(p.baselines, name, "") // builds p.index
+	var own []string
+	for _, f := range p.index["name:"+name] {
+		if !tree.Linked(f.rel) {
+			own = append(own, f.rel)
 		}
 	}
-	return fs[0].rel
+	if len(own) != 1 {
+		return ""
+	}
+	return own[0]
 }
 
 // absPath is p absolute ("" where it cannot be).
@@ -624,7 +639,7 @@ func (p *policyReviewer) recordDefined(jobPaths []string) {
 			return
 		}
 		spath := p.suitePathHere(root, b.Result.Suite.Path)
-		if rel := p.baseFileOf(root, spath, b.Result.Suite.Name); rel != "" {
+		if rel := p.baseFileOf(spath, b.Result.Suite.Name); rel != "" && root != "" {
 			spath = filepath.Join(root, rel)
 		}
 		p.committed = append(p.committed, committedBaseline{path, b, spath})

@@ -478,10 +478,12 @@ func TestBaselineSuitePathRecordedElsewhere(t *testing.T) {
 	t.Parallel() // ci --virtual: exact, whatever else runs
 	type layoutCase struct {
 		name, recorded, suiteAt string
-		base                    map[string][]byte // committed at the base beside the baseline
-		link                    [2]string         // a link committed at the base: path, target
-		decoy                   bool              // the change adds len.jsonnet at the root, defining len
+		base                    map[string][]byte   // committed at the base beside the baseline
+		link                    [2]string           // a link committed at the base: path, target
+		decoy                   bool                // the change adds len.jsonnet at the root, defining len
+		change                  []map[string][]byte // committed by the change, in turn, before the rest
 	}
+	oldSuite := policySuite("len", "4ms", nil)
 	cases := []layoutCase{
 		{name: "windows", recorded: `C:\Users\ci\clone\suites\len.jsonnet`},
 		{name: "windows .\\", recorded: `.\len.jsonnet`},
@@ -494,10 +496,17 @@ func TestBaselineSuitePathRecordedElsewhere(t *testing.T) {
 		{name: "a shorter tail at the base", recorded: "llm/len.jsonnet", suiteAt: "suites/llm/len.jsonnet", base: map[string][]byte{"len.jsonnet": []byte("// root\n")}},
 		{name: "letter case", recorded: `C:\Users\ci\clone\Suites\len.jsonnet`},
 		{name: "a backslash in a file's name", recorded: `/other/clone/suites/a\b.jsonnet`, suiteAt: `suites/a\b.jsonnet`},
+		// The base's links decide which file is the suite's, not the
+		// change's: a link turned into a copy of the old suite does not
+		// keep it, and an alias link deleted does not lose it.
+		{name: "a link at the base made a copy", recorded: "len.jsonnet", link: [2]string{"compat/len.jsonnet", "../suites/len.jsonnet"},
+			change: []map[string][]byte{{"compat/len.jsonnet": nil}, {"compat/len.jsonnet": oldSuite}}},
+		{name: "an alias link deleted", recorded: "len.jsonnet", link: [2]string{"compat/len.jsonnet", "../suites/len.jsonnet"},
+			change: []map[string][]byte{{"compat/len.jsonnet": nil}}},
 	}
 	for _, c := range cases {
 		for _, renamed := range []bool{false, true} {
-			code, out, md := ciRecordedElsewhere(t, c.recorded, c.suiteAt, c.base, c.link, c.decoy, renamed)
+			code, out, md := ciRecordedElsewhere(t, c.recorded, c.suiteAt, c.base, c.link, c.change, c.decoy, renamed)
 			want, says := exitOK, "0 regressions"
 			if renamed {
 				want, says = exitFailed, "suite len was renamed to len2"
@@ -512,7 +521,7 @@ func TestBaselineSuitePathRecordedElsewhere(t *testing.T) {
 // ciRecordedElsewhere gates a change to a repository whose baseline of
 // suite len records its suite file as recorded: the suite renamed (and
 // slowed, loosened, its workload changed) or left as it is.
-func ciRecordedElsewhere(t *testing.T, recorded, suiteAt string, base map[string][]byte, link [2]string, decoy, renamed bool) (int, string, string) {
+func ciRecordedElsewhere(t *testing.T, recorded, suiteAt string, base map[string][]byte, link [2]string, changes []map[string][]byte, decoy, renamed bool) (int, string, string) {
 	t.Helper()
 	repo, _ := policyRepo(t)
 	tree := jsonTree(t, filepath.Join(repo.Dir, "baselines", "len.json"))
@@ -534,6 +543,9 @@ func ciRecordedElsewhere(t *testing.T, recorded, suiteAt string, base map[string
 	}
 	// The change is committed, as a pull request's is: the gate reads
 	// the other suite files as HEAD has them.
+	for _, files := range changes {
+		repo.Commit("the change, in part", files)
+	}
 	change := map[string][]byte{}
 	if renamed {
 		change[suiteAt] = policySuite("len2", "12ms", func(s string) string {

@@ -92,6 +92,15 @@ func candidates(rels []string, lookup func(string) (string, bool)) []string {
 	return out
 }
 
+// Linked reports whether rel (relative to the root) is, or lies through,
+// one of the revision's symbolic links: its file in Dir is a copy of the
+// link's target, not a file of its own.
+func (t *Tree) Linked(rel string) bool {
+	slash := filepath.ToSlash(rel)
+	real, ok := throughLinks(slash, func(l string) (string, bool) { target, ok := t.links[l]; return target, ok })
+	return !ok || real != path.Clean(slash)
+}
+
 // Path maps a path in the work tree (absolute, or relative to the
 // working directory) to the same file in the revision written: the file
 // the revision has at the path as written below the repository's root,

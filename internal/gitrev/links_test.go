@@ -75,4 +75,11 @@ func TestWriteCopiesThroughLinks(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(tree.Dir, "out")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a link out of the repository was written: %v", err)
 	}
+	// Linked tells the copies from the files they copy.
+	for rel, want := range map[string]bool{"lib/common.libsonnet": true, "lib/deep/x.libsonnet": true, "suites/data.json": true, "lib": true, "out/passwd": true,
+		"libsrc/common.libsonnet": false, "data.json": false, "suites/other.json": false} {
+		if got := tree.Linked(filepath.FromSlash(rel)); got != want {
+			t.Errorf("Linked(%s) = %v, want %v", rel, got, want)
+		}
+	}
 }
