@@ -47,13 +47,14 @@ type policyReviewer struct {
 	// before the job ran, by path (recordDefined).
 	committed []committedBaseline
 	defined   map[string]definedHere
-	// loaded holds the base's suite files evaluated by baseSuite, by
-	// their path in the base's tree: each committed baseline asks for
-	// its own (recordDefined), and a file's variants share one.
+	// loaded holds the base's suite files evaluated (loadBase), by their
+	// path in the base's tree: each committed baseline asks for its own
+	// (recordDefined), a file's variants share one, and the index walks
+	// them all.
 	loaded map[string]loadedBase
 }
 
-// loadedBase is a base suite file as baseSuite evaluated it.
+// loadedBase is a base suite file as loadBase evaluated it.
 type loadedBase struct {
 	file *suitefile.File
 	err  error
@@ -130,6 +131,16 @@ func (p *policyReviewer) baseSuite(path, name string) (*suite.Suite, error) {
 	if _, err := os.Stat(bp); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
+	l, err := p.loadBase(bp)
+	if err != nil {
+		return nil, fmt.Errorf("%s at %s does not evaluate: %w", path, p.rev, err)
+	}
+	return variantNamed(l, name), nil
+}
+
+// loadBase evaluates the base's suite file at bp (a path in its tree)
+// once, for baseSuite and baseIndex alike.
+func (p *policyReviewer) loadBase(bp string) (*suitefile.File, error) {
 	got, ok := p.loaded[bp]
 	if !ok {
 		got.file, got.err = loadSuite(p.ctx, bp, p.base.opts)
@@ -138,10 +149,7 @@ func (p *policyReviewer) baseSuite(path, name string) (*suite.Suite, error) {
 		}
 		p.loaded[bp] = got
 	}
-	if got.err != nil {
-		return nil, fmt.Errorf("%s at %s does not evaluate: %w", path, p.rev, got.err)
-	}
-	return variantNamed(got.file, name), nil
+	return got.file, got.err
 }
 
 // baseFound is a suite of the base revision and where it was found.
@@ -163,42 +171,50 @@ func (p *policyReviewer) findBase(near, name, workload string) (*baseFound, erro
 	if tree == nil || err != nil {
 		return nil, err
 	}
-	if p.index == nil {
-		p.index = map[string][]baseFound{}
-		n := 0
-		_ = filepath.WalkDir(tree.Dir, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonnet") || n >= maxBaseSuites {
-				return nil
-			}
-			n++
-			l, err := loadSuite(p.ctx, path, p.base.opts)
-			if err != nil {
-				return nil // not a suite, or not one that evaluates: nothing to inherit
-			}
-			rel, _ := filepath.Rel(tree.Dir, path)
-			for _, v := range l.Variants() {
-				vn := l.Suite.Name
-				if v.Name != "" {
-					vn += "/" + v.Name
-				}
-				f := baseFound{v.Suite, fmt.Sprintf("%s (suite %s) at %s", filepath.ToSlash(rel), vn, p.rev), rel}
-				p.index["name:"+vn] = append(p.index["name:"+vn], f)
-				p.index["workload:"+v.WorkloadHash+"/"+v.Name] = append(p.index["workload:"+v.WorkloadHash+"/"+v.Name], f)
-			}
-			return nil
-		})
-	}
-	if fs := p.index["name:"+name]; len(fs) == 1 {
+	index := p.baseIndex(tree)
+	if fs := index["name:"+name]; len(fs) == 1 {
 		return &fs[0], nil
 	}
 	variant := ""
 	if i := strings.LastIndex(name, "/"); i >= 0 {
 		variant = name[i+1:]
 	}
-	if fs := p.index["workload:"+workload+"/"+variant]; len(fs) == 1 && workload != "" {
+	if fs := index["workload:"+workload+"/"+variant]; len(fs) == 1 && workload != "" {
 		return &fs[0], nil
 	}
 	return nil, nil
+}
+
+// baseIndex is the base's suites by name and by workload hash, from the
+// first maxBaseSuites suite files of its tree, built once.
+func (p *policyReviewer) baseIndex(tree *gitrev.Tree) map[string][]baseFound {
+	if p.index != nil {
+		return p.index
+	}
+	p.index = map[string][]baseFound{}
+	n := 0
+	_ = filepath.WalkDir(tree.Dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonnet") || n >= maxBaseSuites {
+			return nil
+		}
+		n++
+		l, err := p.loadBase(path)
+		if err != nil {
+			return nil // not a suite, or not one that evaluates: nothing to inherit
+		}
+		rel, _ := filepath.Rel(tree.Dir, path)
+		for _, v := range l.Variants() {
+			vn := l.Suite.Name
+			if v.Name != "" {
+				vn += "/" + v.Name
+			}
+			f := baseFound{v.Suite, fmt.Sprintf("%s (suite %s) at %s", filepath.ToSlash(rel), vn, p.rev), rel}
+			p.index["name:"+vn] = append(p.index["name:"+vn], f)
+			p.index["workload:"+v.WorkloadHash+"/"+v.Name] = append(p.index["workload:"+v.WorkloadHash+"/"+v.Name], f)
+		}
+		return nil
+	})
+	return p.index
 }
 
 // variantNamed is the suite (or variant, "suite/variant") named name in
@@ -584,9 +600,8 @@ func (p *policyReviewer) baseFileOf(spath, name string) string {
 	if tree == nil || err != nil {
 		return ""
 	}
-	p.findBase(p.baselines, name, "") // builds p.index
 	var own []string
-	for _, f := range p.index["name:"+name] {
+	for _, f := range p.baseIndex(tree)["name:"+name] {
 		if !tree.Linked(f.rel) {
 			own = append(own, f.rel)
 		}
@@ -639,8 +654,10 @@ func (p *policyReviewer) recordDefined(jobPaths []string) {
 			return
 		}
 		spath := p.suitePathHere(root, b.Result.Suite.Path)
-		if rel := p.baseFileOf(spath, b.Result.Suite.Name); rel != "" && root != "" {
-			spath = filepath.Join(root, rel)
+		if root != "" {
+			if rel := p.baseFileOf(spath, b.Result.Suite.Name); rel != "" {
+				spath = filepath.Join(root, rel)
+			}
 		}
 		p.committed = append(p.committed, committedBaseline{path, b, spath})
 		if spath == "" || slices.ContainsFunc(jobPaths, func(j string) bool { return samePath(j, spath) }) {

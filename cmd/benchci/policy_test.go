@@ -476,15 +476,8 @@ func TestRenamedSuiteOfABaselineRecordedElsewhere(t *testing.T) {
 // check skipped it.
 func TestBaselineSuitePathRecordedElsewhere(t *testing.T) {
 	t.Parallel() // ci --virtual: exact, whatever else runs
-	type layoutCase struct {
-		name, recorded, suiteAt string
-		base                    map[string][]byte   // committed at the base beside the baseline
-		link                    [2]string           // a link committed at the base: path, target
-		decoy                   bool                // the change adds len.jsonnet at the root, defining len
-		change                  []map[string][]byte // committed by the change, in turn, before the rest
-	}
 	oldSuite := policySuite("len", "4ms", nil)
-	cases := []layoutCase{
+	cases := []recordedLayout{
 		{name: "windows", recorded: `C:\Users\ci\clone\suites\len.jsonnet`},
 		{name: "windows .\\", recorded: `.\len.jsonnet`},
 		{name: "windows .\\ below", recorded: `.\llm\len.jsonnet`, suiteAt: "suites/llm/len.jsonnet"},
@@ -506,7 +499,7 @@ func TestBaselineSuitePathRecordedElsewhere(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, renamed := range []bool{false, true} {
-			code, out, md := ciRecordedElsewhere(t, c.recorded, c.suiteAt, c.base, c.link, c.change, c.decoy, renamed)
+			code, out, md := ciRecordedElsewhere(t, c, renamed)
 			want, says := exitOK, "0 regressions"
 			if renamed {
 				want, says = exitFailed, "suite len was renamed to len2"
@@ -518,32 +511,43 @@ func TestBaselineSuitePathRecordedElsewhere(t *testing.T) {
 	}
 }
 
+// recordedLayout is a repository whose baseline of suite len records
+// its suite file as recorded (TestBaselineSuitePathRecordedElsewhere).
+type recordedLayout struct {
+	name, recorded, suiteAt string
+	base                    map[string][]byte   // committed at the base beside the baseline
+	link                    [2]string           // a link committed at the base: path, target
+	decoy                   bool                // the change adds len.jsonnet at the root, defining len
+	change                  []map[string][]byte // committed by the change, in turn, before the rest
+}
+
 // ciRecordedElsewhere gates a change to a repository whose baseline of
 // suite len records its suite file as recorded: the suite renamed (and
 // slowed, loosened, its workload changed) or left as it is.
-func ciRecordedElsewhere(t *testing.T, recorded, suiteAt string, base map[string][]byte, link [2]string, changes []map[string][]byte, decoy, renamed bool) (int, string, string) {
+func ciRecordedElsewhere(t *testing.T, c recordedLayout, renamed bool) (int, string, string) {
 	t.Helper()
+	suiteAt := c.suiteAt
 	repo, _ := policyRepo(t)
 	tree := jsonTree(t, filepath.Join(repo.Dir, "baselines", "len.json"))
-	tree["result"].(map[string]any)["suite"].(map[string]any)["path"] = recorded
+	tree["result"].(map[string]any)["suite"].(map[string]any)["path"] = c.recorded
 	data, err := json.Marshal(tree)
 	if err != nil {
 		t.Fatal(err)
 	}
 	files := map[string][]byte{"baselines/len.json": data}
-	maps.Copy(files, base)
+	maps.Copy(files, c.base)
 	if suiteAt == "" {
 		suiteAt = "suites/len.jsonnet"
 	} else {
 		files["suites/len.jsonnet"], files[suiteAt] = nil, policySuite("len", "4ms", nil)
 	}
 	rev := repo.Commit("baseline recorded elsewhere", files)
-	if link[0] != "" {
-		rev = repo.Link("a link", link[0], link[1])
+	if c.link[0] != "" {
+		rev = repo.Link("a link", c.link[0], c.link[1])
 	}
 	// The change is committed, as a pull request's is: the gate reads
 	// the other suite files as HEAD has them.
-	for _, files := range changes {
+	for _, files := range c.change {
 		repo.Commit("the change, in part", files)
 	}
 	change := map[string][]byte{}
@@ -552,7 +556,7 @@ func ciRecordedElsewhere(t *testing.T, recorded, suiteAt string, base map[string
 			return strings.Replace(strings.Replace(s, `'5%'`, `'50%'`, 1), "fixed(16)", "fixed(17)", 1)
 		})
 	}
-	if decoy {
+	if c.decoy {
 		change["len.jsonnet"] = policySuite("len", "4ms", nil)
 	}
 	repo.Commit("the change", change)

@@ -92,12 +92,18 @@ func candidates(rels []string, lookup func(string) (string, bool)) []string {
 	return out
 }
 
+// link is the target of the revision's link at the slash path l.
+func (t *Tree) link(l string) (string, bool) {
+	target, ok := t.links[l]
+	return target, ok
+}
+
 // Linked reports whether rel (relative to the root) is, or lies through,
 // one of the revision's symbolic links: its file in Dir is a copy of the
 // link's target, not a file of its own.
 func (t *Tree) Linked(rel string) bool {
 	slash := filepath.ToSlash(rel)
-	real, ok := throughLinks(slash, func(l string) (string, bool) { target, ok := t.links[l]; return target, ok })
+	real, ok := throughLinks(slash, t.link)
 	return !ok || real != path.Clean(slash)
 }
 
@@ -112,7 +118,7 @@ func (t *Tree) Path(p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, rel := range candidates(rels, func(l string) (string, bool) { target, ok := t.links[l]; return target, ok }) {
+	for _, rel := range candidates(rels, t.link) {
 		if _, err := os.Lstat(filepath.Join(t.Dir, rel)); err == nil {
 			return filepath.Join(t.Dir, rel), nil
 		}
